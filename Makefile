@@ -1,0 +1,62 @@
+# probectl top-level build. Delegates to Kbuild (kmod/) and CMake (libctl/,
+# tools/, tests/). `make` builds the module for the running kernel (when its
+# headers are installed) and the user-space programs; `make check` runs
+# everything CI runs.
+TOP      := $(CURDIR)
+BUILD    ?= $(TOP)/build
+CACHE    ?= $(TOP)/.cache
+KDIR     ?= /lib/modules/$(shell uname -r)/build
+KERNELS  := $(shell awk '!/^[[:space:]]*(\#|$$)/ {print $$1}' tests/vm/kernels.list)
+JOBS     ?= $(shell nproc)
+export PROBECTL_CACHE := $(CACHE)
+
+.PHONY: all user kmod kmod-all deps unit check check-vm vm demo clean format
+
+all: user
+	@if [ -d "$(KDIR)" ]; then $(MAKE) kmod; \
+	else echo "note: no kernel headers at $(KDIR): module not built (make kmod KDIR=...)"; fi
+
+user:
+	cmake -S $(TOP) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+
+# Module for the running kernel (or KDIR=...), built in place.
+kmod:
+	$(MAKE) -C $(KDIR) M=$(TOP)/kmod modules
+
+# One module per test kernel, each in its own build folder so objects of
+# different kernels never mix: build/kmod/NAME/probectl.ko
+kmod-all: deps
+	@set -e; for k in $(KERNELS); do \
+		d=$(BUILD)/kmod/$$k; mkdir -p $$d; \
+		cp -u $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/Kbuild $$d/ 2>/dev/null || true; \
+		mkdir -p $$d/uapi; cp -u $(TOP)/kmod/uapi/*.h $$d/uapi/; \
+		echo "kmod: building for $$k"; \
+		$(MAKE) -s -C $(CACHE)/kernels/$$k/build M=$$d modules; \
+	done
+
+deps:
+	@$(TOP)/tools/deps.sh
+
+unit: user
+	cd $(BUILD) && ctest --output-on-failure
+
+check-vm: user kmod-all
+	@set -e; for k in $(KERNELS); do $(TOP)/tests/vm/suite --kernel $$k; done
+
+check: deps
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory check-vm
+
+vm: user kmod-all
+	$(TOP)/tests/vm/run --kernel $(or $(KERNEL),6.12) --interactive
+
+demo: deps user kmod-all
+	$(TOP)/tests/vm/demo --kernel $(or $(KERNEL),6.12)
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.h' | grep -v '^kmod/')
+
+clean:
+	rm -rf $(BUILD)
+	-$(MAKE) -C $(KDIR) M=$(TOP)/kmod clean 2>/dev/null

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Workload: calls getppid() N times (argv[1]) and prints the ppid once, so a
+ * test can compare exact hit counts and return values with what it saw.
+ * The raw syscall keeps libc from caching or batching anything.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? strtol(argv[1], NULL, 0) : 1000;
+	long ppid = 0;
+
+	for (long i = 0; i < n; i++)
+		ppid = syscall(SYS_getppid);
+	printf("%ld\n", ppid);
+	return 0;
+}

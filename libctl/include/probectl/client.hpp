@@ -1,0 +1,144 @@
+// Client: one generic-netlink socket to the "probectl" family (kmod/uapi/probectl.h).
+//
+// The kernel unicasts a probe's EVENTS to the socket that added it, and removes a
+// non-persistent probe when that socket closes; so one Client carries both the commands
+// and the records of a session. Records that arrive while a command waits for its ack
+// (always the case for flush()) are queued and handed out by the next consume().
+//
+// All methods return Result; errors carry the kernel's errno and extack text. Not
+// thread-safe: use one Client from one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "probectl/event.hpp"
+#include "probectl/result.hpp"
+#include "uapi/probectl.h"
+
+namespace probectl {
+
+// Probe kinds on the wire (enum probectl_probe_kind).
+enum class ProbeKind : std::uint32_t {
+    Kprobe = PROBECTL_KIND_KPROBE,
+    Kretprobe = PROBECTL_KIND_KRETPROBE,
+};
+
+// "kprobe", "kretprobe", "unknown"
+const char* toString(ProbeKind kind);
+
+// PROBE_ADD arguments. Exactly one of `symbol` (non-empty) or `addr` (non-zero) locates the
+// probe; the kernel resolves `symbol` itself (kallsyms_lookup_name semantics: the first of
+// duplicate names), so callers that care resolve duplicates in userspace (KernelSymbols)
+// and pass `addr`.
+struct ProbeRequest {
+    ProbeKind kind = ProbeKind::Kprobe;
+    std::string symbol;           // < PROBECTL_SYMBOL_MAX bytes
+    std::uint32_t offset = 0;     // bytes after symbol (kprobes only)
+    std::uint64_t addr = 0;       // kernel virtual address instead of symbol
+    std::uint32_t maxactive = 0;  // kretprobe instances, 0 = kernel default, max 4096
+    std::uint32_t flags = 0;      // PROBECTL_PROBE_F_PERSISTENT | PROBECTL_PROBE_F_SYSCALL
+};
+
+// PROBE_ADD reply.
+struct AddedProbe {
+    std::uint32_t id = 0;
+    std::uint64_t addr = 0;  // address the kernel registered (0 if it did not say)
+};
+
+// One PROBE_GET dump entry. Counters are totals since the probe was added.
+struct ProbeInfo {
+    std::uint32_t id = 0;
+    ProbeKind kind = ProbeKind::Kprobe;
+    std::string symbol;  // empty for address probes
+    std::uint32_t offset = 0;
+    std::uint64_t addr = 0;
+    std::uint32_t maxactive = 0;
+    std::uint32_t flags = 0;     // PROBECTL_PROBE_F_*
+    std::uint32_t owner = 0;     // netlink portid of the owning socket; 0 when persistent
+    std::uint64_t hits = 0;      // handler runs that passed the filter
+    std::uint64_t nmissed = 0;   // kprobe reentry + kretprobe instance shortage
+    std::uint64_t dropped = 0;   // records lost: ring full or delivery failed
+    std::uint64_t filtered = 0;  // hits skipped by the session's tgid filter
+
+    bool persistent() const { return flags & PROBECTL_PROBE_F_PERSISTENT; }
+    bool enabled() const { return flags & PROBECTL_PROBE_F_ENABLED; }
+    bool syscall() const { return flags & PROBECTL_PROBE_F_SYSCALL; }
+    // "do_sys_openat2+0x10" or "0xffffffff81234560"
+    std::string location() const;
+};
+
+struct ClientOptions {
+    // SO_RCVBUF request in bytes. Records arrive in bursts; a small buffer turns a burst into
+    // ENOBUFS overruns. Falls back to the kernel's rmem_max cap silently; connect() fails if
+    // the result is below 32 KiB.
+    int rcvbuf_bytes = 4 << 20;
+    // Try SO_RCVBUFFORCE first (works with CAP_NET_ADMIN, exceeds rmem_max).
+    bool force_rcvbuf = true;
+};
+
+class Client {
+  public:
+    // Opens a NETLINK_GENERIC socket (NETLINK_EXT_ACK and NETLINK_CAP_ACK on), sizes its
+    // receive buffer, resolves the "probectl" family and checks its version.
+    // Errors: ENOENT "family 'probectl' not found: is probectl.ko loaded? (sudo insmod
+    // kmod/probectl.ko)"; EPROTO on a family version other than PROBECTL_GENL_VERSION;
+    // socket errnos otherwise.
+    static Result<Client> connect(const ClientOptions& options = {});
+
+    Client(Client&&) noexcept;
+    Client& operator=(Client&&) noexcept;
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+    ~Client();  // closes the socket: the kernel then removes this socket's probes
+
+    // PROBE_ADD: the kernel registers and arms the probe, owned by this socket unless
+    // PROBECTL_PROBE_F_PERSISTENT. Errors: kernel errno + extack (EINVAL for a blacklisted
+    // or unknown location, ENOENT, EPERM without CAP_SYS_ADMIN/CAP_PERFMON, ...).
+    Result<AddedProbe> addProbe(const ProbeRequest& req);
+    // PROBE_DEL. ENOENT for an unknown id; EPERM for another socket's probe.
+    Result<void> removeProbe(std::uint32_t id);
+    // PROBE_GET dump: every probe of every owner, in kernel order.
+    Result<std::vector<ProbeInfo>> listProbes();
+    // PROBE_ENABLE / PROBE_DISABLE: arm or disarm without removing (counters are kept).
+    Result<void> enable(std::uint32_t id);
+    Result<void> disable(std::uint32_t id);
+    // SESSION_SET: only threads whose tgid is in `tgids` produce records for this socket's
+    // probes (others count as `filtered`). Empty = no filter. At most PROBECTL_MAX_TGIDS
+    // (EINVAL locally beyond that).
+    Result<void> setSessionTgids(const std::vector<std::uint32_t>& tgids);
+    // FLUSH: the kernel sends every buffered record of this socket's probes, then acks.
+    // Those EVENTS messages are queued here; call consume() afterwards to receive them.
+    Result<void> flush();
+
+    // The socket fd, for poll()/epoll (POLLIN when records or a stray reply are waiting).
+    int fd() const;
+    // Delivers queued records, then every EVENTS message readable without blocking.
+    // Returns the number of records delivered. A receive-buffer overrun (ENOBUFS) is not
+    // an error: it is counted in overruns() (the kernel's per-probe `dropped` counters give
+    // the exact number of records lost that way).
+    // Errors: EBADMSG for malformed records (see decodeRecords), socket errnos.
+    Result<std::size_t> consume(const EventCallback& on_event, const LostCallback& on_lost = {});
+    // poll(fd, timeout_ms) then consume(); timeout_ms < 0 waits forever. Returns 0 on
+    // timeout. EINTR from poll is returned as an error (err = EINTR) so signal handlers
+    // can stop a loop.
+    Result<std::size_t> poll(int timeout_ms, const EventCallback& on_event,
+                             const LostCallback& on_lost = {});
+
+    // Netlink port id of this socket (the `owner` of the probes it adds).
+    std::uint32_t portid() const;
+    // Family version the kernel reported at connect.
+    std::uint32_t familyVersion() const;
+    // Receive-buffer overruns seen (ENOBUFS on the socket): records were lost.
+    std::uint64_t overruns() const;
+
+  private:
+    struct Impl;  // socket, family id, receive buffer, queued EVENTS (src/client.cpp)
+    explicit Client(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace probectl

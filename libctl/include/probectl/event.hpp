@@ -1,0 +1,56 @@
+// Decoded event records: the userspace view of struct probectl_record
+// (kmod/uapi/probectl.h) and the decoder for PROBECTL_A_RECORDS blobs.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "probectl/result.hpp"
+
+namespace probectl {
+
+// Number of argument registers a record carries (PROBECTL_NARGS in the uapi header).
+inline constexpr std::size_t kEventArgs = 6;
+
+// One probe hit, as decoded from a struct probectl_record.
+struct Event {
+    std::uint32_t probe_id = 0;
+    // Text of the probe's spec ("syscall:getppid"); filled by Session (points into
+    // Session-owned storage, valid as long as the Session), empty from Client::consume.
+    std::string_view spec;
+    std::uint64_t timestamp_ns = 0;  // CLOCK_MONOTONIC ns (kernel ktime_get_mono_fast_ns())
+    std::uint32_t cpu = 0;
+    std::uint32_t pid = 0;   // thread id (task->pid)
+    std::uint32_t tgid = 0;  // process id (task->tgid)
+    std::string comm;        // task->comm, at most 15 chars (NUL padding stripped)
+    std::uint64_t ip = 0;    // kprobe: probed address; kretprobe: function entry
+    // Raw argument registers at entry (x86-64 SysV order rdi, rsi, rdx, rcx, r8, r9); for
+    // syscall probes (PROBECTL_PROBE_F_SYSCALL) the syscall's own six arguments.
+    std::array<std::uint64_t, kEventArgs> args{};
+    std::uint64_t retval = 0;      // valid when is_return: regs_return_value()
+    std::uint64_t latency_ns = 0;  // valid when is_return: entry-to-return, ns
+    bool is_return = false;        // PROBECTL_RECORD_F_RETURN
+};
+
+using EventCallback = std::function<void(const Event&)>;
+// Called with the number of records the kernel lost for this socket (PROBECTL_A_LOST),
+// once per EVENTS message that carries a non-zero count.
+using LostCallback = std::function<void(std::uint64_t lost)>;
+
+// Decodes a PROBECTL_A_RECORDS payload: struct probectl_record values packed back to back,
+// each advanced by its own `size` field (which may exceed sizeof(struct probectl_record)
+// when a newer kernel appends fields; the extra bytes are ignored).
+//
+// Calls `cb` once per valid record, in order. Returns the number of records decoded.
+// Errors (EBADMSG, message names the byte offset): a record whose size is smaller than
+// sizeof(struct probectl_record), not a multiple of 8, or runs past the end of the blob,
+// or trailing bytes too short to hold a record header. Records before the bad one have
+// already been delivered; decoding stops at the bad one (sizes can no longer be trusted).
+Result<std::size_t> decodeRecords(std::span<const std::byte> blob, const EventCallback& cb);
+
+}  // namespace probectl

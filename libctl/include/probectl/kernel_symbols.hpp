@@ -1,0 +1,142 @@
+// KernelSymbols: the kernel's symbol table as /proc/kallsyms shows it, plus the kprobes
+// blacklist, so that libctl can resolve and vet a location before asking the kernel
+// (the module cannot: kallsyms_lookup_name is unexported since 5.7).
+//
+// /proc/kallsyms line format (kernel/kallsyms.c s_show): "%px %c %s\t[%s]"
+//   ffffffff81234560 T __x64_sys_getppid
+//   ffffffffc0a01000 t my_func\t[my_module]
+// Addresses read as 0 when kptr_restrict hides them from the reader (non-root, or
+// kptr_restrict=2).
+// /sys/kernel/debug/kprobes/blacklist (kernel/kprobes.c blacklist_seq_show):
+//   "0x%px-0x%px\t%ps\n" = 0xSTART-0xEND<TAB>SYMBOL  (addresses 0 when hidden)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "probectl/client.hpp"
+#include "probectl/probe_spec.hpp"
+#include "probectl/result.hpp"
+
+namespace probectl {
+
+struct KernelSymbol {
+    std::uint64_t addr = 0;
+    char type = '?';  // kallsyms type letter: T/t text, D/d data, B/b bss, R/r rodata, ...
+    std::string name;
+    std::string module;  // "" for vmlinux
+    // Text symbols (T/t, W/w): the ones a kprobe can target.
+    bool isFunction() const;
+    // "function", "data", "rodata", "bss", "weak", "absolute", "other"
+    std::string_view kindName() const;
+};
+
+// One blacklist range (end exclusive, as the kernel's [start, end)).
+struct BlacklistEntry {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    std::string symbol;
+};
+
+// Whether a location can be probed, and why not (for `probectl resolve`, `symbols`).
+enum class Probeability {
+    Ok,
+    Unknown,      // no such symbol
+    Duplicate,    // several addresses for the name: use kprobe:0xADDR
+    Blacklisted,  // in the kprobes blacklist
+    NotText,      // data symbol: nothing to execute there
+};
+std::string_view toString(Probeability p);
+
+// A spec resolved against the symbol table: what to send and what it points at.
+struct Resolution {
+    ProbeRequest request;       // ready for Client::addProbe (kind, symbol/addr, offset, flags)
+    std::string symbol;         // symbol the location is in ("" if an address outside any)
+    std::string module;         // "" for vmlinux
+    std::uint64_t address = 0;  // symbol address + offset (0 when addresses are hidden)
+};
+
+class KernelSymbols {
+  public:
+    // Parses kallsyms text and (optionally) blacklist text. Lines that do not parse are
+    // skipped and counted in malformedLines(); EINVAL only if nothing parsed at all and the
+    // text was not empty.
+    static Result<KernelSymbols> fromText(std::string_view kallsyms,
+                                          std::string_view blacklist = {});
+    // Reads the real files. A missing/unreadable blacklist (debugfs not mounted, not root)
+    // is not an error: hasBlacklist() is then false. Errors: errno of opening kallsyms.
+    static Result<KernelSymbols> load(
+        const std::string& kallsyms_path = "/proc/kallsyms",
+        const std::string& blacklist_path = "/sys/kernel/debug/kprobes/blacklist");
+
+    std::size_t size() const { return symbols_.size(); }
+    const std::vector<KernelSymbol>& symbols() const { return symbols_; }
+    std::size_t malformedLines() const { return malformed_; }
+    // True when every address read as 0 (kptr_restrict or not root).
+    bool addressesHidden() const { return hidden_; }
+    bool hasBlacklist() const { return has_blacklist_; }
+
+    // Every symbol with this exact name (several for duplicated static names), address order.
+    std::vector<const KernelSymbol*> lookup(std::string_view name) const;
+    // The text symbol containing `addr` (greatest text symbol address <= addr), or nullptr.
+    // Always nullptr when addresses are hidden.
+    const KernelSymbol* symbolAt(std::uint64_t addr) const;
+
+    // The unique function named `name`. Errors (EINVAL unless noted), each naming `name`:
+    //   ENOENT  unknown, with "did you mean: a, b, c?" (see suggest())
+    //   ENOTUNIQ  several addresses: lists candidates (address + module) and suggests
+    //           kprobe:0xADDR
+    //   EINVAL  not a function (data symbol)
+    Result<const KernelSymbol*> resolveFunction(std::string_view name) const;
+
+    // Blacklist entry by symbol name, or containing `addr` (address ranges only when known).
+    std::optional<BlacklistEntry> blacklisted(std::string_view name) const;
+    std::optional<BlacklistEntry> blacklistedAddr(std::uint64_t addr) const;
+
+    // Syscall name -> this kernel's entry symbol: __x64_sys_NAME, else __se_sys_NAME, else
+    // sys_NAME (older or non-wrapper kernels). ENOENT with did-you-mean among syscalls.
+    Result<std::string> syscallSymbol(std::string_view syscall) const;
+
+    // Up to `max` names close to `name`: substring matches first (shortest first), then by
+    // edit distance (Levenshtein <= max(2, len/3)).
+    std::vector<std::string> suggest(std::string_view name, std::size_t max = 5) const;
+
+    // Symbols whose name matches a shell glob (* ? [...]), in table order.
+    std::vector<const KernelSymbol*> match(std::string_view glob) const;
+
+    // Probe-ability verdict for one symbol entry / name.
+    Probeability probeability(const KernelSymbol& sym) const;
+
+    // Resolves a parsed spec (see Resolution). kprobe/kretprobe by name send the name (the
+    // kernel resolves it) after checking it is unique, a function and not blacklisted;
+    // by address send the address after a blacklist check. syscall:NAME becomes a kprobe on
+    // syscallSymbol(NAME) with PROBECTL_PROBE_F_SYSCALL when it is an __x64_sys_ wrapper
+    // (the flag means "arg0 is the user pt_regs"). Errors as resolveFunction, plus
+    // EINVAL "SYMBOL is in the kprobes blacklist", EINVAL for an offset beyond the function
+    // (when the next symbol's address is known), and EACCES "addresses hidden: run as root /
+    // kptr_restrict" for an address spec when addresses are hidden.
+    Result<Resolution> resolve(const ProbeSpec& spec) const;
+
+  private:
+    void index();
+    std::vector<KernelSymbol> symbols_;
+    std::vector<std::size_t> by_addr_;  // text symbols sorted by address
+    std::unordered_map<std::string, std::vector<std::size_t>> by_name_;
+    std::vector<BlacklistEntry> blacklist_;
+    std::unordered_map<std::string, std::size_t> blacklist_by_name_;
+    std::size_t malformed_ = 0;
+    bool hidden_ = false;
+    bool has_blacklist_ = false;
+};
+
+// Shell-glob match (fnmatch without flags): * ? [abc] [a-z] [!x].
+bool globMatch(std::string_view glob, std::string_view text);
+// Levenshtein distance.
+std::size_t editDistance(std::string_view a, std::string_view b);
+
+}  // namespace probectl

@@ -1,0 +1,125 @@
+// Session: a tracing session that owns one Client (socket) and the probes it adds, for its
+// lifetime. Destroying it removes the probes (the kernel would also remove them when the
+// socket closes, however the process dies). Records arrive decoded, tagged with the spec
+// text of their probe.
+//
+// Typical use:
+//   auto s = probectl::Session::open({.tgids = {child_pid}});
+//   if (!s) die(s.error().describe());
+//   auto id = s->add("syscall:getppid");          // Result<uint32_t>
+//   s->run(on_event, [&] { return stop_requested; });
+//   auto stats = s->stop(on_event);               // disable, flush, drain, counters
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probectl/client.hpp"
+#include "probectl/event.hpp"
+#include "probectl/kernel_symbols.hpp"
+#include "probectl/probe_spec.hpp"
+#include "probectl/result.hpp"
+
+namespace probectl {
+
+struct SessionOptions {
+    // Only these processes (thread-group ids) produce records; empty = every process.
+    // At most PROBECTL_MAX_TGIDS. Set before any probe is added, so no stray records.
+    std::vector<std::uint32_t> tgids;
+    // kretprobe instances for specs that do not set their own (0 = kernel default).
+    std::uint32_t maxactive = 0;
+    // Symbol table used to resolve and vet specs (not owned; must outlive the Session).
+    // nullptr: the Session loads /proc/kallsyms (+ blacklist) on the first spec that needs
+    // it; if that fails, kprobe/kretprobe names go to the kernel unchecked and syscall:
+    // specs fail.
+    const KernelSymbols* symbols = nullptr;
+    ClientOptions client;
+};
+
+// A probe this session added.
+struct SessionProbe {
+    std::uint32_t id = 0;
+    std::string spec;             // spec text as given ("syscall:getppid")
+    Resolution resolution;        // what was sent
+    std::uint64_t addr = 0;       // address the kernel registered
+    std::uint64_t delivered = 0;  // records received by this session (userspace count)
+};
+
+// Per-probe counters at stop()/stats() time.
+struct ProbeStats {
+    std::uint32_t id = 0;
+    std::string spec;
+    std::uint64_t hits = 0;       // kernel: handler runs that passed the filter
+    std::uint64_t delivered = 0;  // userspace: records received and decoded
+    std::uint64_t dropped = 0;    // kernel: ring full or delivery failed
+    std::uint64_t nmissed = 0;    // kernel: reentry / kretprobe instance shortage
+    std::uint64_t filtered = 0;   // kernel: skipped by the tgid filter
+};
+
+struct SessionStats {
+    std::vector<ProbeStats> probes;  // in the order the probes were added
+    std::uint64_t lost = 0;          // sum of PROBECTL_A_LOST over the session
+    std::uint64_t overruns = 0;      // socket receive-buffer overruns (ENOBUFS)
+    // Anything lost anywhere: lost, overruns, or any probe's dropped/nmissed.
+    bool anyLoss() const;
+};
+
+class Session {
+  public:
+    // Connects (see Client::connect) and applies options.tgids.
+    static Result<Session> open(SessionOptions options = {});
+
+    Session(Session&&) noexcept;
+    Session& operator=(Session&&) noexcept;
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    // Removes this session's probes (best effort; errors ignored), closes the socket.
+    ~Session();
+
+    // Parses, resolves (KernelSymbols::resolve) and adds one probe; returns its id.
+    // Errors: EINVAL with the rendered spec error (column + caret); resolution errors
+    // (unknown/duplicate/blacklisted symbol, named); kernel errors with extack text. Every
+    // message starts with the spec text.
+    Result<std::uint32_t> add(std::string_view spec);
+    Result<std::uint32_t> add(const ProbeSpec& spec);
+    // Adds a request as is (no resolution), tagged `spec` in events and stats.
+    Result<std::uint32_t> addRequest(const ProbeRequest& req, std::string spec);
+
+    // Replaces the tgid filter (see SessionOptions::tgids).
+    Result<void> setTgids(const std::vector<std::uint32_t>& tgids);
+
+    // Waits up to timeout_ms (< 0: forever) for records and delivers them. Returns the
+    // number delivered (0 on timeout). EINTR is returned as an error so a signal can end
+    // a loop; run() handles it.
+    Result<std::size_t> poll(int timeout_ms, const EventCallback& cb);
+    // Delivers what is readable now without blocking.
+    Result<std::size_t> consume(const EventCallback& cb);
+    // Polls in `tick_ms` steps until should_stop() returns true (checked after every poll,
+    // including after EINTR). Returns the first error.
+    Result<void> run(const EventCallback& cb, const std::function<bool()>& should_stop,
+                     int tick_ms = 100);
+
+    // Ends tracing: disables every probe, FLUSHes, delivers the remaining records to `cb`,
+    // then reads the kernel counters (PROBE_GET). Probes stay registered (disabled) until
+    // the Session is destroyed, so their counters remain readable.
+    Result<SessionStats> stop(const EventCallback& cb);
+    // Counters now, without stopping (PROBE_GET + userspace counts).
+    Result<SessionStats> stats();
+
+    const std::vector<SessionProbe>& probes() const;
+    std::uint64_t lost() const;
+    int fd() const;
+    Client& client();
+
+  private:
+    struct Impl;  // src/session.cpp
+    explicit Session(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace probectl

@@ -78,6 +78,10 @@ struct ClientOptions {
     int rcvbuf_bytes = 4 << 20;
     // Try SO_RCVBUFFORCE first (works with CAP_NET_ADMIN, exceeds rmem_max).
     bool force_rcvbuf = true;
+    // How long a command waits for its ack (ms, < 0 forever) before failing with
+    // ETIMEDOUT. An ack can be lost when the receive buffer overflows; without a bound the
+    // caller would hang.
+    int reply_timeout_ms = 10000;
 };
 
 class Client {

@@ -102,8 +102,9 @@ class KernelSymbols {
     // sys_NAME (older or non-wrapper kernels). ENOENT with did-you-mean among syscalls.
     Result<std::string> syscallSymbol(std::string_view syscall) const;
 
-    // Up to `max` names close to `name`: substring matches first (shortest first), then by
-    // edit distance (Levenshtein <= max(2, len/3)).
+    // Up to `max` function names close to `name`: first by edit distance (Levenshtein
+    // <= max(2, len/3), closest first: likely typos), then names containing `name`
+    // (shortest first).
     std::vector<std::string> suggest(std::string_view name, std::size_t max = 5) const;
 
     // Symbols whose name matches a shell glob (* ? [...]), in table order.

@@ -119,6 +119,7 @@ class Session {
   private:
     struct Impl;  // src/session.cpp
     explicit Session(std::unique_ptr<Impl> impl);
+    Result<std::uint32_t> addRequestImpl(const Resolution& res, std::string spec);
     std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,571 @@
+// Client: libnl builds and parses messages; the receive loop is our own so that EVENTS
+// messages (sequence number 0, unicast at any time) can interleave with command replies
+// without tripping libnl's sequence checks, and so they are never dropped.
+#include "probectl/client.hpp"
+
+#include <fmt/format.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <optional>
+
+#include "netlink_error.hpp"
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+namespace probectl {
+
+const char* toString(ProbeKind kind) {
+    switch (kind) {
+        case ProbeKind::Kprobe:
+            return "kprobe";
+        case ProbeKind::Kretprobe:
+            return "kretprobe";
+    }
+    return "unknown";
+}
+
+std::string ProbeInfo::location() const {
+    if (symbol.empty())
+        return fmt::format("{:#x}", addr);
+    if (offset != 0)
+        return fmt::format("{}+{:#x}", symbol, offset);
+    return symbol;
+}
+
+namespace {
+
+// Receive buffers below this lose records in ordinary bursts (the brief's floor).
+constexpr int kMinRcvbuf = 32 * 1024;
+constexpr std::size_t kInitialRx = 64 * 1024;
+
+struct MsgDeleter {
+    void operator()(nl_msg* m) const { nlmsg_free(m); }
+};
+using MsgPtr = std::unique_ptr<nl_msg, MsgDeleter>;
+
+std::uint64_t getU64(const nlattr* a) {
+    // Counters are u64; tolerate a u32 from an older/leaner kernel side.
+    if (nla_len(a) >= 8)
+        return nla_get_u64(const_cast<nlattr*>(a));
+    if (nla_len(a) >= 4)
+        return nla_get_u32(const_cast<nlattr*>(a));
+    return 0;
+}
+std::uint32_t getU32(const nlattr* a) {
+    return nla_len(a) >= 4 ? nla_get_u32(const_cast<nlattr*>(a)) : 0;
+}
+
+std::int64_t nowMs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+// One command in flight: its sequence number and what to do with its replies.
+struct Request {
+    std::uint32_t seq = 0;
+    std::string context;  // "PROBE_ADD kprobe:foo", prefixes errors
+    std::function<Result<void>(const nlmsghdr*)> on_reply;
+    bool done = false;
+    std::optional<Error> error;
+};
+
+}  // namespace
+
+struct Client::Impl {
+    struct SockDeleter {
+        void operator()(nl_sock* s) const { nl_socket_free(s); }
+    };
+    // One EVENTS message seen while a command waited for its ack.
+    struct Pending {
+        std::vector<std::vector<std::byte>> records;
+        std::uint64_t lost = 0;
+    };
+
+    std::unique_ptr<nl_sock, SockDeleter> sock;
+    int fd = -1;
+    int family = 0;
+    std::uint32_t version = 0;
+    std::uint64_t overruns = 0;
+    ClientOptions options;
+    std::vector<std::byte> rx = std::vector<std::byte>(kInitialRx);
+    std::deque<Pending> pending;
+
+    MsgPtr newMessage(int type, std::uint8_t cmd, int flags, std::uint8_t version_ = 1) {
+        MsgPtr m(nlmsg_alloc());
+        if (m && !genlmsg_put(m.get(), NL_AUTO_PORT, NL_AUTO_SEQ, type, 0, flags, cmd, version_))
+            m.reset();
+        return m;
+    }
+    MsgPtr newCommand(std::uint8_t cmd, int flags = 0) {
+        return newMessage(family, cmd, flags, PROBECTL_GENL_VERSION);
+    }
+
+    // Reads one datagram; returns its length, 0 when nothing is readable (non-blocking).
+    Result<std::size_t> recvDatagram() {
+        for (;;) {
+            sockaddr_nl from{};
+            iovec iov{rx.data(), rx.size()};
+            msghdr mh{};
+            mh.msg_name = &from;
+            mh.msg_namelen = sizeof(from);
+            mh.msg_iov = &iov;
+            mh.msg_iovlen = 1;
+            // Peek first so a datagram larger than the buffer grows it instead of being cut.
+            ssize_t n = recvmsg(fd, &mh, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                    return std::size_t{0};
+                if (errno == ENOBUFS) {
+                    // The kernel could not queue a message for us: records (or a reply) lost.
+                    ++overruns;
+                    continue;
+                }
+                return makeError(errno, "netlink receive");
+            }
+            if (static_cast<std::size_t>(n) > rx.size()) {
+                rx.resize(static_cast<std::size_t>(n));
+                continue;
+            }
+            iov = {rx.data(), rx.size()};
+            n = recvmsg(fd, &mh, MSG_DONTWAIT);
+            if (n < 0) {
+                if (errno == EINTR || errno == EAGAIN)
+                    continue;
+                if (errno == ENOBUFS) {
+                    ++overruns;
+                    continue;
+                }
+                return makeError(errno, "netlink receive");
+            }
+            if (from.nl_pid != 0)
+                continue;  // only the kernel speaks this protocol to us
+            return static_cast<std::size_t>(n);
+        }
+    }
+
+    // Splits one EVENTS message into queued or delivered records.
+    Pending parseEvents(const nlmsghdr* h) {
+        Pending p;
+        const auto* gh = static_cast<const genlmsghdr*>(nlmsg_data(h));
+        nlattr* head = genlmsg_attrdata(gh, 0);
+        const int len = genlmsg_attrlen(gh, 0);
+        nlattr* a;
+        int rem;
+        nla_for_each_attr(a, head, len, rem) {
+            switch (nla_type(a)) {
+                case PROBECTL_A_RECORDS: {
+                    const auto* d = static_cast<const std::byte*>(nla_data(a));
+                    p.records.emplace_back(d, d + nla_len(a));
+                    break;
+                }
+                case PROBECTL_A_LOST:
+                    p.lost += getU64(a);
+                    break;
+                default:
+                    break;
+            }
+        }
+        return p;
+    }
+
+    bool isEvents(const nlmsghdr* h) const {
+        if (h->nlmsg_type != family || h->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
+            return false;
+        return static_cast<const genlmsghdr*>(nlmsg_data(h))->cmd == PROBECTL_CMD_EVENTS;
+    }
+
+    // Handles every message of one datagram. EVENTS are queued when a command is in
+    // flight (`req`), delivered otherwise.
+    Result<std::size_t> dispatch(std::size_t n, Request* req, const EventCallback* on_event,
+                                 const LostCallback* on_lost) {
+        std::size_t delivered = 0;
+        int len = static_cast<int>(n);
+        for (auto* h = reinterpret_cast<nlmsghdr*>(rx.data()); nlmsg_ok(h, len);
+             h = nlmsg_next(h, &len)) {
+            if (isEvents(h)) {
+                Pending p = parseEvents(h);
+                if (req || !on_event) {
+                    pending.push_back(std::move(p));
+                    continue;
+                }
+                auto r = deliver(p, *on_event, on_lost ? *on_lost : LostCallback{});
+                if (!r)
+                    return r;
+                delivered += *r;
+                continue;
+            }
+            if (!req)
+                continue;  // a late reply to a request that already failed or timed out
+            if (h->nlmsg_type == NLMSG_ERROR) {
+                detail::Ack ack;
+                if (!detail::parseErrorMessage(h, ack) || ack.seq != req->seq)
+                    continue;
+                req->done = true;
+                if (ack.error != 0 && !req->error)
+                    req->error = detail::kernelError(ack.error, req->context, ack);
+                continue;
+            }
+            if (h->nlmsg_seq != req->seq)
+                continue;
+            if (h->nlmsg_type == NLMSG_DONE) {
+                detail::Ack ack;
+                detail::parseDoneMessage(h, ack);
+                req->done = true;
+                if (ack.error != 0 && !req->error)
+                    req->error = detail::kernelError(ack.error, req->context, ack);
+                continue;
+            }
+            if (h->nlmsg_type == NLMSG_NOOP || h->nlmsg_type == NLMSG_OVERRUN)
+                continue;
+            if (req->on_reply && !req->error) {
+                auto r = req->on_reply(h);
+                if (!r)
+                    req->error = r.error();  // keep reading until the ack: stay in sync
+            }
+        }
+        return delivered;
+    }
+
+    Result<std::size_t> deliver(const Pending& p, const EventCallback& on_event,
+                                const LostCallback& on_lost) {
+        std::size_t n = 0;
+        if (p.lost != 0 && on_lost)
+            on_lost(p.lost);
+        for (const auto& blob : p.records) {
+            auto r = decodeRecords(blob, on_event);
+            if (!r)
+                return r;
+            n += *r;
+        }
+        return n;
+    }
+
+    // Sends `msg` and reads until its ack (or dump end), handing replies to `on_reply`.
+    Result<void> transact(nl_msg* msg, std::string context,
+                          std::function<Result<void>(const nlmsghdr*)> on_reply = {}) {
+        const int sent = nl_send_auto(sock.get(), msg);
+        if (sent < 0)
+            return makeError(errno ? errno : EIO,
+                             fmt::format("{}: send: {}", context, nl_geterror(sent)));
+        Request req;
+        req.seq = nlmsg_hdr(msg)->nlmsg_seq;
+        req.context = std::move(context);
+        req.on_reply = std::move(on_reply);
+        const std::int64_t deadline =
+            options.reply_timeout_ms < 0 ? -1 : nowMs() + options.reply_timeout_ms;
+        while (!req.done) {
+            int wait = -1;
+            if (deadline >= 0) {
+                wait = static_cast<int>(deadline - nowMs());
+                if (wait <= 0)
+                    return makeError(ETIMEDOUT,
+                                     fmt::format("{}: no answer from the kernel within {} ms",
+                                                 req.context, options.reply_timeout_ms));
+            }
+            pollfd pfd{fd, POLLIN, 0};
+            const int pr = ::poll(&pfd, 1, wait);
+            if (pr < 0) {
+                if (errno == EINTR)
+                    continue;  // a command is not interruptible halfway: finish it
+                return makeError(errno, fmt::format("{}: poll", req.context));
+            }
+            if (pr == 0)
+                continue;
+            auto n = recvDatagram();
+            if (!n)
+                return makeError(n.error().err,
+                                 fmt::format("{}: {}", req.context, n.error().message));
+            if (*n == 0)
+                continue;
+            auto d = dispatch(*n, &req, nullptr, nullptr);
+            if (!d)
+                return d.error();
+        }
+        if (req.error)
+            return *req.error;
+        return {};
+    }
+
+    Result<void> simple(std::uint8_t cmd, std::string context,
+                        const std::function<int(nl_msg*)>& fill = {}) {
+        MsgPtr m = newCommand(cmd);
+        if (!m || (fill && fill(m.get()) < 0))
+            return makeError(ENOMEM, fmt::format("{}: cannot build message", context));
+        return transact(m.get(), std::move(context));
+    }
+
+    Result<void> resolveFamily() {
+        MsgPtr m = newMessage(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0, 1);
+        if (!m || nla_put_string(m.get(), CTRL_ATTR_FAMILY_NAME, PROBECTL_GENL_NAME) < 0)
+            return makeError(ENOMEM, "cannot build CTRL_CMD_GETFAMILY");
+        bool found = false;
+        auto r = transact(m.get(), "resolve family", [&](const nlmsghdr* h) -> Result<void> {
+            nlattr* tb[CTRL_ATTR_MAX + 1] = {};
+            if (genlmsg_parse(const_cast<nlmsghdr*>(h), 0, tb, CTRL_ATTR_MAX, nullptr) < 0)
+                return makeError(EBADMSG, "resolve family: malformed reply");
+            if (tb[CTRL_ATTR_FAMILY_ID]) {
+                family = nla_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+                found = true;
+            }
+            if (tb[CTRL_ATTR_VERSION])
+                version = nla_get_u32(tb[CTRL_ATTR_VERSION]);
+            return {};
+        });
+        if (!r || !found) {
+            const int err = r ? ENOENT : r.error().err;
+            if (err == ENOENT)
+                return makeError(ENOENT, "family '" PROBECTL_GENL_NAME
+                                         "' not found: is "
+                                         "probectl.ko loaded? (sudo insmod kmod/probectl.ko)");
+            return r.error();
+        }
+        if (version != PROBECTL_GENL_VERSION)
+            return makeError(EPROTO, fmt::format("probectl.ko speaks protocol version {}, this "
+                                                 "libctl version {}: rebuild both from one tree",
+                                                 version, PROBECTL_GENL_VERSION));
+        return {};
+    }
+};
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+Client::~Client() = default;
+
+Result<Client> Client::connect(const ClientOptions& options) {
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    impl->sock.reset(nl_socket_alloc());
+    if (!impl->sock)
+        return makeError(ENOMEM, "cannot allocate a netlink socket");
+    // Sequence checks and auto-acks are handled by our own receive loop.
+    nl_socket_disable_seq_check(impl->sock.get());
+    if (int e = genl_connect(impl->sock.get()); e < 0)
+        return makeError(errno ? errno : EIO,
+                         fmt::format("cannot open a generic netlink socket: {}", nl_geterror(e)));
+    impl->fd = nl_socket_get_fd(impl->sock.get());
+
+    const int one = 1;
+    // Extended acks carry the kernel's error text; capped acks keep error replies small.
+    // Both are best effort: old kernels lack them and still work.
+    setsockopt(impl->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+    setsockopt(impl->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+
+    int want = options.rcvbuf_bytes;
+    if (!(options.force_rcvbuf &&
+          setsockopt(impl->fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want)) == 0))
+        setsockopt(impl->fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+    int got = 0;
+    socklen_t gl = sizeof(got);
+    getsockopt(impl->fd, SOL_SOCKET, SO_RCVBUF, &got, &gl);
+    // The kernel reports double the usable size (bookkeeping overhead), hence /2.
+    if (got / 2 < kMinRcvbuf && got < want)
+        return makeError(ENOBUFS, fmt::format("socket receive buffer is {} bytes, below the {} "
+                                              "needed (net.core.rmem_max)",
+                                              got / 2, kMinRcvbuf));
+
+    if (auto r = impl->resolveFamily(); !r)
+        return r.error();
+    return Client(std::move(impl));
+}
+
+Result<AddedProbe> Client::addProbe(const ProbeRequest& req) {
+    const std::string where =
+        req.symbol.empty()
+            ? fmt::format("{:#x}", req.addr)
+            : (req.offset ? fmt::format("{}+{:#x}", req.symbol, req.offset) : req.symbol);
+    const std::string context = fmt::format("add {} {}", toString(req.kind), where);
+    if (req.symbol.empty() == (req.addr == 0))
+        return makeError(EINVAL, context + ": give exactly one of a symbol or an address");
+    if (req.symbol.size() >= PROBECTL_SYMBOL_MAX)
+        return makeError(ENAMETOOLONG, context + ": symbol name too long");
+
+    MsgPtr m = impl_->newCommand(PROBECTL_CMD_PROBE_ADD);
+    if (!m)
+        return makeError(ENOMEM, context + ": cannot build message");
+    nl_msg* msg = m.get();
+    // Attribute puts only fail when the message is full; check them once at the end.
+    int e = 0;
+    auto put = [&e](int r) {
+        if (r < 0)
+            e = r;
+    };
+    put(nla_put_u32(msg, PROBECTL_A_PROBE_KIND, static_cast<std::uint32_t>(req.kind)));
+    if (!req.symbol.empty()) {
+        put(nla_put_string(msg, PROBECTL_A_PROBE_SYMBOL, req.symbol.c_str()));
+        if (req.offset)
+            put(nla_put_u32(msg, PROBECTL_A_PROBE_OFFSET, req.offset));
+    } else {
+        put(nla_put_u64(msg, PROBECTL_A_PROBE_ADDR, req.addr));
+    }
+    if (req.maxactive)
+        put(nla_put_u32(msg, PROBECTL_A_PROBE_MAXACTIVE, req.maxactive));
+    if (req.flags)
+        put(nla_put_u32(msg, PROBECTL_A_PROBE_FLAGS, req.flags));
+    if (e < 0)
+        return makeError(EMSGSIZE, context + ": cannot build message");
+
+    AddedProbe out;
+    bool got_id = false;
+    auto r = impl_->transact(msg, context, [&](const nlmsghdr* h) -> Result<void> {
+        nlattr* tb[PROBECTL_A_MAX + 1] = {};
+        if (genlmsg_parse(const_cast<nlmsghdr*>(h), 0, tb, PROBECTL_A_MAX, nullptr) < 0)
+            return makeError(EBADMSG, context + ": malformed reply");
+        if (tb[PROBECTL_A_PROBE_ID]) {
+            out.id = getU32(tb[PROBECTL_A_PROBE_ID]);
+            got_id = true;
+        }
+        if (tb[PROBECTL_A_PROBE_ADDR])
+            out.addr = getU64(tb[PROBECTL_A_PROBE_ADDR]);
+        return {};
+    });
+    if (!r)
+        return r.error();
+    if (!got_id)
+        return makeError(EPROTO, context + ": the kernel acked without a PROBE_ID reply");
+    return out;
+}
+
+Result<void> Client::removeProbe(std::uint32_t id) {
+    return impl_->simple(PROBECTL_CMD_PROBE_DEL, fmt::format("remove probe {}", id),
+                         [&](nl_msg* m) { return nla_put_u32(m, PROBECTL_A_PROBE_ID, id); });
+}
+
+Result<void> Client::enable(std::uint32_t id) {
+    return impl_->simple(PROBECTL_CMD_PROBE_ENABLE, fmt::format("enable probe {}", id),
+                         [&](nl_msg* m) { return nla_put_u32(m, PROBECTL_A_PROBE_ID, id); });
+}
+
+Result<void> Client::disable(std::uint32_t id) {
+    return impl_->simple(PROBECTL_CMD_PROBE_DISABLE, fmt::format("disable probe {}", id),
+                         [&](nl_msg* m) { return nla_put_u32(m, PROBECTL_A_PROBE_ID, id); });
+}
+
+Result<void> Client::setSessionTgids(const std::vector<std::uint32_t>& tgids) {
+    if (tgids.size() > PROBECTL_MAX_TGIDS)
+        return makeError(EINVAL, fmt::format("set tgid filter: {} tgids, at most {}", tgids.size(),
+                                             PROBECTL_MAX_TGIDS));
+    return impl_->simple(PROBECTL_CMD_SESSION_SET, "set tgid filter", [&](nl_msg* m) {
+        return nla_put(m, PROBECTL_A_SESSION_TGIDS,
+                       static_cast<int>(tgids.size() * sizeof(std::uint32_t)), tgids.data());
+    });
+}
+
+Result<void> Client::flush() {
+    return impl_->simple(PROBECTL_CMD_FLUSH, "flush");
+}
+
+Result<std::vector<ProbeInfo>> Client::listProbes() {
+    MsgPtr m = impl_->newCommand(PROBECTL_CMD_PROBE_GET, NLM_F_DUMP);
+    if (!m)
+        return makeError(ENOMEM, "list probes: cannot build message");
+    std::vector<ProbeInfo> out;
+    auto r = impl_->transact(m.get(), "list probes", [&](const nlmsghdr* h) -> Result<void> {
+        nlattr* tb[PROBECTL_A_MAX + 1] = {};
+        if (genlmsg_parse(const_cast<nlmsghdr*>(h), 0, tb, PROBECTL_A_MAX, nullptr) < 0)
+            return makeError(EBADMSG, "list probes: malformed reply");
+        ProbeInfo p;
+        if (auto* a = tb[PROBECTL_A_PROBE_ID])
+            p.id = getU32(a);
+        if (auto* a = tb[PROBECTL_A_PROBE_KIND])
+            p.kind = static_cast<ProbeKind>(getU32(a));
+        if (auto* a = tb[PROBECTL_A_PROBE_SYMBOL])
+            p.symbol.assign(static_cast<const char*>(nla_data(a)),
+                            strnlen(static_cast<const char*>(nla_data(a)),
+                                    static_cast<std::size_t>(nla_len(a))));
+        if (auto* a = tb[PROBECTL_A_PROBE_OFFSET])
+            p.offset = getU32(a);
+        if (auto* a = tb[PROBECTL_A_PROBE_ADDR])
+            p.addr = getU64(a);
+        if (auto* a = tb[PROBECTL_A_PROBE_MAXACTIVE])
+            p.maxactive = getU32(a);
+        if (auto* a = tb[PROBECTL_A_PROBE_FLAGS])
+            p.flags = getU32(a);
+        if (auto* a = tb[PROBECTL_A_PROBE_OWNER])
+            p.owner = getU32(a);
+        if (auto* a = tb[PROBECTL_A_PROBE_HITS])
+            p.hits = getU64(a);
+        if (auto* a = tb[PROBECTL_A_PROBE_NMISSED])
+            p.nmissed = getU64(a);
+        if (auto* a = tb[PROBECTL_A_PROBE_DROPPED])
+            p.dropped = getU64(a);
+        if (auto* a = tb[PROBECTL_A_PROBE_FILTERED])
+            p.filtered = getU64(a);
+        out.push_back(std::move(p));
+        return {};
+    });
+    if (!r)
+        return r.error();
+    return out;
+}
+
+int Client::fd() const {
+    return impl_ ? impl_->fd : -1;
+}
+
+Result<std::size_t> Client::consume(const EventCallback& on_event, const LostCallback& on_lost) {
+    std::size_t total = 0;
+    // Queued first: they arrived earlier than anything still in the socket.
+    while (!impl_->pending.empty()) {
+        Impl::Pending p = std::move(impl_->pending.front());
+        impl_->pending.pop_front();
+        auto r = impl_->deliver(p, on_event, on_lost);
+        if (!r)
+            return r;
+        total += *r;
+    }
+    for (;;) {
+        auto n = impl_->recvDatagram();
+        if (!n)
+            return n.error();
+        if (*n == 0)
+            return total;
+        auto d = impl_->dispatch(*n, nullptr, &on_event, &on_lost);
+        if (!d)
+            return d;
+        total += *d;
+    }
+}
+
+Result<std::size_t> Client::poll(int timeout_ms, const EventCallback& on_event,
+                                 const LostCallback& on_lost) {
+    if (impl_->pending.empty()) {
+        pollfd pfd{impl_->fd, POLLIN, 0};
+        const int pr = ::poll(&pfd, 1, timeout_ms);
+        if (pr < 0)
+            return makeError(errno, "poll");
+        if (pr == 0)
+            return std::size_t{0};
+    }
+    return consume(on_event, on_lost);
+}
+
+std::uint32_t Client::portid() const {
+    return nl_socket_get_local_port(impl_->sock.get());
+}
+std::uint32_t Client::familyVersion() const {
+    return impl_->version;
+}
+std::uint64_t Client::overruns() const {
+    return impl_->overruns;
+}
+
+}  // namespace probectl

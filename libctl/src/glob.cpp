@@ -1,0 +1,106 @@
+// Small string-matching helpers for symbol lookup: shell globs and edit distance.
+#include <algorithm>
+#include <vector>
+
+#include "probectl/kernel_symbols.hpp"
+
+namespace probectl {
+
+namespace {
+
+// Matches one bracket expression at glob[gi] ('[' already seen at gi) against c.
+// Returns the index after ']' or npos when the bracket is unterminated (then '[' is literal).
+std::size_t matchBracket(std::string_view glob, std::size_t gi, char c, bool& matched) {
+    std::size_t i = gi + 1;
+    bool negate = false;
+    if (i < glob.size() && (glob[i] == '!' || glob[i] == '^')) {
+        negate = true;
+        ++i;
+    }
+    bool hit = false;
+    bool first = true;
+    while (i < glob.size() && (first || glob[i] != ']')) {
+        first = false;
+        char lo = glob[i];
+        char hi = lo;
+        if (i + 2 < glob.size() && glob[i + 1] == '-' && glob[i + 2] != ']') {
+            hi = glob[i + 2];
+            i += 3;
+        } else {
+            ++i;
+        }
+        if (c >= lo && c <= hi)
+            hit = true;
+    }
+    if (i >= glob.size())
+        return std::string_view::npos;
+    matched = hit != negate;
+    return i + 1;
+}
+
+}  // namespace
+
+bool globMatch(std::string_view glob, std::string_view text) {
+    // Iterative matcher with single-star backtracking: linear enough for kallsyms sizes.
+    std::size_t g = 0, t = 0;
+    std::size_t star_g = std::string_view::npos, star_t = 0;
+    while (t < text.size()) {
+        if (g < glob.size()) {
+            const char gc = glob[g];
+            if (gc == '*') {
+                star_g = g++;
+                star_t = t;
+                continue;
+            }
+            if (gc == '?') {
+                ++g;
+                ++t;
+                continue;
+            }
+            if (gc == '[') {
+                bool matched = false;
+                const std::size_t next = matchBracket(glob, g, text[t], matched);
+                if (next != std::string_view::npos) {
+                    if (matched) {
+                        g = next;
+                        ++t;
+                        continue;
+                    }
+                } else if (text[t] == '[') {
+                    ++g;
+                    ++t;
+                    continue;
+                }
+            } else if (gc == text[t]) {
+                ++g;
+                ++t;
+                continue;
+            }
+        }
+        if (star_g == std::string_view::npos)
+            return false;
+        g = star_g + 1;
+        t = ++star_t;
+    }
+    while (g < glob.size() && glob[g] == '*')
+        ++g;
+    return g == glob.size();
+}
+
+std::size_t editDistance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace probectl

@@ -1,0 +1,379 @@
+// KernelSymbols: /proc/kallsyms and kprobes-blacklist parsing and lookups.
+#include "probectl/kernel_symbols.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+namespace probectl {
+
+bool KernelSymbol::isFunction() const {
+    // kallsyms letters (man nm): T/t text, W/w weak (text on x86 kernels).
+    return type == 'T' || type == 't' || type == 'W' || type == 'w';
+}
+
+std::string_view KernelSymbol::kindName() const {
+    switch (type) {
+        case 'T':
+        case 't':
+            return "function";
+        case 'W':
+        case 'w':
+            return "weak";
+        case 'D':
+        case 'd':
+            return "data";
+        case 'R':
+        case 'r':
+            return "rodata";
+        case 'B':
+        case 'b':
+            return "bss";
+        case 'A':
+        case 'a':
+            return "absolute";
+        default:
+            return "other";
+    }
+}
+
+std::string_view toString(Probeability p) {
+    switch (p) {
+        case Probeability::Ok:
+            return "yes";
+        case Probeability::Unknown:
+            return "no: unknown symbol";
+        case Probeability::Duplicate:
+            return "no: duplicate name (use kprobe:0xADDR)";
+        case Probeability::Blacklisted:
+            return "no: kprobes blacklist";
+        case Probeability::NotText:
+            return "no: not a function";
+    }
+    return "?";
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+        s.remove_suffix(1);
+    return s;
+}
+
+// Splits on spaces and tabs, dropping empty fields.
+std::vector<std::string_view> fields(std::string_view line) {
+    std::vector<std::string_view> out;
+    std::size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+            ++i;
+        const std::size_t start = i;
+        while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+            ++i;
+        if (i > start)
+            out.push_back(line.substr(start, i - start));
+    }
+    return out;
+}
+
+bool parseHex(std::string_view s, std::uint64_t& out) {
+    if (s.starts_with("0x") || s.starts_with("0X"))
+        s.remove_prefix(2);
+    if (s.empty())
+        return false;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out, 16);
+    return ec == std::errc() && p == s.data() + s.size();
+}
+
+template <class F>
+void forEachLine(std::string_view text, F&& f) {
+    while (!text.empty()) {
+        const std::size_t nl = text.find('\n');
+        f(text.substr(0, nl));
+        if (nl == std::string_view::npos)
+            break;
+        text.remove_prefix(nl + 1);
+    }
+}
+
+Result<std::string> readFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return makeError(errno ? errno : EIO, fmt::format("cannot read {}", path));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad())
+        return makeError(EIO, fmt::format("error reading {}", path));
+    return ss.str();
+}
+
+}  // namespace
+
+Result<KernelSymbols> KernelSymbols::fromText(std::string_view kallsyms,
+                                              std::string_view blacklist) {
+    KernelSymbols ks;
+    bool any_line = false;
+    forEachLine(kallsyms, [&](std::string_view line) {
+        line = trim(line);
+        if (line.empty())
+            return;
+        any_line = true;
+        const auto f = fields(line);
+        KernelSymbol sym;
+        if (f.size() < 3 || f.size() > 4 || f[1].size() != 1 || !parseHex(f[0], sym.addr)) {
+            ++ks.malformed_;
+            return;
+        }
+        sym.type = f[1][0];
+        sym.name = std::string(f[2]);
+        if (f.size() == 4) {
+            std::string_view mod = f[3];
+            if (mod.size() < 3 || mod.front() != '[' || mod.back() != ']') {
+                ++ks.malformed_;
+                return;
+            }
+            sym.module = std::string(mod.substr(1, mod.size() - 2));
+        }
+        ks.symbols_.push_back(std::move(sym));
+    });
+    if (any_line && ks.symbols_.empty())
+        return makeError(EINVAL,
+                         "no kallsyms line could be parsed (expected \"ADDRESS TYPE "
+                         "NAME [MODULE]\")");
+
+    forEachLine(blacklist, [&](std::string_view line) {
+        line = trim(line);
+        if (line.empty())
+            return;
+        ks.has_blacklist_ = true;
+        // "0xSTART-0xEND<TAB>SYMBOL[ [MODULE]]"
+        const std::size_t dash = line.find('-');
+        const std::size_t tab = line.find_first_of(" \t");
+        if (dash == std::string_view::npos || tab == std::string_view::npos || dash > tab)
+            return;
+        BlacklistEntry e;
+        if (!parseHex(line.substr(0, dash), e.start) ||
+            !parseHex(line.substr(dash + 1, tab - dash - 1), e.end))
+            return;
+        const auto rest = fields(line.substr(tab));
+        if (rest.empty())
+            return;
+        e.symbol = std::string(rest[0]);
+        ks.blacklist_by_name_.emplace(e.symbol, ks.blacklist_.size());
+        ks.blacklist_.push_back(std::move(e));
+    });
+    ks.index();
+    return ks;
+}
+
+Result<KernelSymbols> KernelSymbols::load(const std::string& kallsyms_path,
+                                          const std::string& blacklist_path) {
+    auto text = readFile(kallsyms_path);
+    if (!text)
+        return std::move(text).error();
+    std::string bl;
+    if (!blacklist_path.empty()) {
+        // Needs debugfs mounted and root; without it the kernel still refuses blacklisted
+        // locations, just with less helpful text.
+        auto b = readFile(blacklist_path);
+        if (b)
+            bl = std::move(*b);
+    }
+    auto ks = fromText(*text, bl);
+    if (ks && !bl.empty())
+        ks->has_blacklist_ = true;
+    return ks;
+}
+
+void KernelSymbols::index() {
+    hidden_ = !symbols_.empty();
+    for (std::size_t i = 0; i < symbols_.size(); ++i) {
+        const auto& s = symbols_[i];
+        by_name_[s.name].push_back(i);
+        if (s.addr != 0)
+            hidden_ = false;
+        if (s.isFunction())
+            by_addr_.push_back(i);
+    }
+    for (auto& [name, idx] : by_name_)
+        std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+            return symbols_[a].addr < symbols_[b].addr;
+        });
+    std::stable_sort(by_addr_.begin(), by_addr_.end(), [&](std::size_t a, std::size_t b) {
+        return symbols_[a].addr < symbols_[b].addr;
+    });
+}
+
+std::vector<const KernelSymbol*> KernelSymbols::lookup(std::string_view name) const {
+    std::vector<const KernelSymbol*> out;
+    auto it = by_name_.find(std::string(name));
+    if (it != by_name_.end())
+        for (std::size_t i : it->second)
+            out.push_back(&symbols_[i]);
+    return out;
+}
+
+const KernelSymbol* KernelSymbols::symbolAt(std::uint64_t addr) const {
+    if (hidden_ || addr == 0)
+        return nullptr;
+    auto it =
+        std::upper_bound(by_addr_.begin(), by_addr_.end(), addr,
+                         [&](std::uint64_t a, std::size_t i) { return a < symbols_[i].addr; });
+    if (it == by_addr_.begin())
+        return nullptr;
+    return &symbols_[*std::prev(it)];
+}
+
+Result<const KernelSymbol*> KernelSymbols::resolveFunction(std::string_view name) const {
+    const auto all = lookup(name);
+    if (all.empty()) {
+        std::string msg = fmt::format("unknown kernel symbol '{}'", name);
+        const auto near = suggest(name);
+        if (!near.empty())
+            msg += fmt::format("; did you mean: {}?", fmt::join(near, ", "));
+        return makeError(ENOENT, std::move(msg));
+    }
+    std::vector<const KernelSymbol*> funcs;
+    for (const auto* s : all)
+        if (s->isFunction())
+            funcs.push_back(s);
+    if (funcs.empty())
+        return makeError(EINVAL, fmt::format("'{}' is a {} symbol, not a function", name,
+                                             all.front()->kindName()));
+    // Several entries at one address are aliases of one function, not a real duplicate.
+    std::set<std::uint64_t> addrs;
+    for (const auto* s : funcs)
+        addrs.insert(s->addr);
+    if (funcs.size() > 1 && (addrs.size() > 1 || hidden_)) {
+        std::vector<std::string> cands;
+        for (const auto* s : funcs)
+            cands.push_back(fmt::format("{:#x} {} [{}]", s->addr, s->type,
+                                        s->module.empty() ? "vmlinux" : s->module));
+        std::string msg = fmt::format("'{}' names {} functions: {}; pick one with kprobe:0xADDR",
+                                      name, funcs.size(), fmt::join(cands, ", "));
+        if (hidden_)
+            msg += " (addresses hidden: run as root / kptr_restrict)";
+        return makeError(ENOTUNIQ, std::move(msg));
+    }
+    return funcs.front();
+}
+
+std::optional<BlacklistEntry> KernelSymbols::blacklisted(std::string_view name) const {
+    auto it = blacklist_by_name_.find(std::string(name));
+    if (it == blacklist_by_name_.end())
+        return std::nullopt;
+    return blacklist_[it->second];
+}
+
+std::optional<BlacklistEntry> KernelSymbols::blacklistedAddr(std::uint64_t addr) const {
+    if (addr == 0)
+        return std::nullopt;
+    for (const auto& e : blacklist_)
+        if (e.start != 0 && addr >= e.start && addr < e.end)
+            return e;
+    return std::nullopt;
+}
+
+Result<std::string> KernelSymbols::syscallSymbol(std::string_view syscall) const {
+    // x86-64 since 4.17 (CONFIG_ARCH_HAS_SYSCALL_WRAPPER): __x64_sys_NAME takes pt_regs;
+    // __se_sys_NAME is the sign-extending inner function; sys_NAME on older kernels.
+    for (const char* prefix : {"__x64_sys_", "__se_sys_", "sys_"}) {
+        const std::string cand = prefix + std::string(syscall);
+        for (const auto* s : lookup(cand))
+            if (s->isFunction())
+                return cand;
+    }
+    // Did-you-mean among syscall names only: suggesting arbitrary kernel functions for a
+    // mistyped syscall would be noise.
+    std::vector<std::pair<std::size_t, std::string>> near;
+    const std::size_t limit = std::max<std::size_t>(2, syscall.size() / 3);
+    std::set<std::string> seen;
+    for (const auto& s : symbols_) {
+        if (!s.isFunction() || !s.name.starts_with("__x64_sys_"))
+            continue;
+        std::string_view n = std::string_view(s.name).substr(10);
+        if (!seen.insert(std::string(n)).second)
+            continue;
+        const bool sub = n.find(syscall) != std::string_view::npos;
+        const std::size_t d = editDistance(syscall, n);
+        if (sub || d <= limit)
+            near.emplace_back(sub ? 0 : d, std::string(n));
+    }
+    std::sort(near.begin(), near.end());
+    std::string msg = fmt::format("unknown syscall '{}' (no __x64_sys_{}, __se_sys_{} or sys_{})",
+                                  syscall, syscall, syscall, syscall);
+    if (!near.empty()) {
+        std::vector<std::string> names;
+        for (std::size_t i = 0; i < near.size() && i < 5; ++i)
+            names.push_back(near[i].second);
+        msg += fmt::format("; did you mean: {}?", fmt::join(names, ", "));
+    }
+    return makeError(ENOENT, std::move(msg));
+}
+
+std::vector<std::string> KernelSymbols::suggest(std::string_view name, std::size_t max) const {
+    if (name.empty() || max == 0)
+        return {};
+    std::vector<std::string> substr;
+    std::vector<std::pair<std::size_t, std::string>> close;
+    const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
+    for (const auto& [cand, idx] : by_name_) {
+        if (!symbols_[idx.front()].isFunction())
+            continue;
+        if (cand.find(name) != std::string::npos) {
+            substr.push_back(cand);
+            continue;
+        }
+        const std::size_t dl =
+            cand.size() > name.size() ? cand.size() - name.size() : name.size() - cand.size();
+        if (dl > limit)
+            continue;
+        const std::size_t d = editDistance(name, cand);
+        if (d <= limit)
+            close.emplace_back(d, cand);
+    }
+    // Closest spelling first: a typo fix is likelier meant than a longer name containing it.
+    std::sort(close.begin(), close.end());
+    std::sort(substr.begin(), substr.end(), [](const std::string& a, const std::string& b) {
+        return a.size() != b.size() ? a.size() < b.size() : a < b;
+    });
+    std::vector<std::string> out;
+    for (auto& [d, c] : close)
+        if (out.size() < max)
+            out.push_back(c);
+    for (auto& c : substr)
+        if (out.size() < max)
+            out.push_back(c);
+    return out;
+}
+
+std::vector<const KernelSymbol*> KernelSymbols::match(std::string_view glob) const {
+    std::vector<const KernelSymbol*> out;
+    for (const auto& s : symbols_)
+        if (globMatch(glob, s.name))
+            out.push_back(&s);
+    return out;
+}
+
+Probeability KernelSymbols::probeability(const KernelSymbol& sym) const {
+    if (!sym.isFunction())
+        return Probeability::NotText;
+    if (blacklisted(sym.name) || blacklistedAddr(sym.addr))
+        return Probeability::Blacklisted;
+    auto r = resolveFunction(sym.name);
+    if (!r && r.error().err == ENOTUNIQ)
+        return Probeability::Duplicate;
+    return Probeability::Ok;
+}
+
+}  // namespace probectl

@@ -1,0 +1,105 @@
+#include "netlink_error.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace probectl::detail {
+
+namespace {
+
+// Walks the TLVs after an ack payload (same layout as netlink attributes).
+void parseTlvs(const unsigned char* p, std::size_t len, Ack& out) {
+    while (len >= sizeof(nlattr)) {
+        nlattr a;
+        std::memcpy(&a, p, sizeof(a));
+        if (a.nla_len < sizeof(nlattr) || a.nla_len > len)
+            return;
+        const unsigned char* data = p + NLA_HDRLEN;
+        const std::size_t dlen = a.nla_len - NLA_HDRLEN;
+        switch (a.nla_type & NLA_TYPE_MASK) {
+            case NLMSGERR_ATTR_MSG:
+                out.extack.assign(reinterpret_cast<const char*>(data),
+                                  strnlen(reinterpret_cast<const char*>(data), dlen));
+                break;
+#ifdef NLMSGERR_ATTR_MISS_TYPE
+            case NLMSGERR_ATTR_MISS_TYPE:
+                if (dlen >= sizeof(std::uint32_t)) {
+                    std::memcpy(&out.missing_attr, data, sizeof(std::uint32_t));
+                    out.has_missing_attr = true;
+                }
+                break;
+#endif
+            default:
+                break;
+        }
+        const std::size_t step = NLA_ALIGN(a.nla_len);
+        if (step >= len)
+            return;
+        p += step;
+        len -= step;
+    }
+}
+
+}  // namespace
+
+bool parseErrorMessage(const nlmsghdr* h, Ack& out) {
+    if (h->nlmsg_len < NLMSG_LENGTH(sizeof(nlmsgerr)))
+        return false;
+    const auto* base = static_cast<const unsigned char*>(NLMSG_DATA(h));
+    nlmsgerr e;
+    std::memcpy(&e, base, sizeof(e));
+    out.error = -e.error;
+    out.seq = e.msg.nlmsg_seq;
+    if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
+        return true;
+    // Unless NLM_F_CAPPED, the kernel echoes the whole request before the TLVs.
+    std::size_t off = sizeof(nlmsgerr);
+    if (!(h->nlmsg_flags & NLM_F_CAPPED) && e.msg.nlmsg_len > NLMSG_HDRLEN)
+        off += e.msg.nlmsg_len - NLMSG_HDRLEN;
+    off = NLMSG_ALIGN(off);
+    const std::size_t payload = h->nlmsg_len - NLMSG_HDRLEN;
+    if (off < payload)
+        parseTlvs(base + off, payload - off, out);
+    return true;
+}
+
+bool parseDoneMessage(const nlmsghdr* h, Ack& out) {
+    out.seq = h->nlmsg_seq;
+    if (h->nlmsg_len < NLMSG_LENGTH(sizeof(int)))
+        return true;  // a DONE without payload is a plain end of dump
+    const auto* base = static_cast<const unsigned char*>(NLMSG_DATA(h));
+    int err = 0;
+    std::memcpy(&err, base, sizeof(err));
+    out.error = err < 0 ? -err : 0;
+    if (h->nlmsg_flags & NLM_F_ACK_TLVS) {
+        const std::size_t off = NLMSG_ALIGN(sizeof(int));
+        const std::size_t payload = h->nlmsg_len - NLMSG_HDRLEN;
+        if (off < payload)
+            parseTlvs(base + off, payload - off, out);
+    }
+    return true;
+}
+
+Error kernelError(int err, std::string_view context, const Ack& ack) {
+    std::string msg(context);
+    if (!ack.extack.empty())
+        msg += fmt::format(": {}", ack.extack);
+    if (ack.has_missing_attr)
+        msg += fmt::format(" (missing attribute {})", ack.missing_attr);
+    switch (err) {
+        case EPERM:
+        case EACCES:
+            msg += "; needs CAP_SYS_ADMIN or CAP_PERFMON (run as root)";
+            break;
+        case EOPNOTSUPP:
+            msg += "; the loaded probectl.ko does not support this command (rebuild/reload it)";
+            break;
+        default:
+            break;
+    }
+    return makeError(err, std::move(msg), ack.extack);
+}
+
+}  // namespace probectl::detail

@@ -1,0 +1,107 @@
+// ProbeSpec -> ProbeRequest against the symbol table: the "userspace resolves, the kernel
+// registers" step. Checks here only improve the error text; the kernel still validates.
+#include <fmt/format.h>
+
+#include <cerrno>
+
+#include "probectl/kernel_symbols.hpp"
+#include "uapi/probectl.h"
+
+namespace probectl {
+
+namespace {
+
+Error withSpec(const ProbeSpec& spec, const Error& e) {
+    return makeError(e.err,
+                     fmt::format("{}: {}", spec.text.empty() ? spec.str() : spec.text, e.message),
+                     e.extack);
+}
+
+// Size of the function at `sym`: distance to the next text symbol, 0 when unknown.
+std::uint64_t functionSize(const KernelSymbols& ks, const KernelSymbol& sym) {
+    if (ks.addressesHidden() || sym.addr == 0)
+        return 0;
+    // Linear scan: only runs for specs with an offset, so not worth another index.
+    std::uint64_t next = 0;
+    for (const auto& s : ks.symbols())
+        if (s.isFunction() && s.addr > sym.addr && (next == 0 || s.addr < next))
+            next = s.addr;
+    return next ? next - sym.addr : 0;
+}
+
+}  // namespace
+
+Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
+    Resolution r;
+    r.request.kind = spec.kind == SpecKind::Kretprobe ? ProbeKind::Kretprobe : ProbeKind::Kprobe;
+    r.request.maxactive = spec.maxactive;
+    if (spec.maxactive > PROBECTL_MAXACTIVE_MAX)
+        return withSpec(spec,
+                        makeError(EINVAL, fmt::format("maxactive {} exceeds the kernel's "
+                                                      "limit {}",
+                                                      spec.maxactive, PROBECTL_MAXACTIVE_MAX)));
+
+    if (spec.has_addr) {
+        if (hidden_)
+            return withSpec(spec, makeError(EACCES,
+                                            "addresses hidden: run as root / "
+                                            "kptr_restrict (cannot check the address)"));
+        if (auto bl = blacklistedAddr(spec.addr))
+            return withSpec(spec, makeError(EINVAL, fmt::format("{:#x} is in the kprobes "
+                                                                "blacklist ({})",
+                                                                spec.addr, bl->symbol)));
+        r.request.addr = spec.addr;
+        r.address = spec.addr;
+        if (const auto* s = symbolAt(spec.addr)) {
+            r.symbol = s->name;
+            r.module = s->module;
+        }
+        return r;
+    }
+
+    std::string name = spec.symbol;
+    if (spec.kind == SpecKind::Syscall) {
+        auto sys = syscallSymbol(spec.symbol);
+        if (!sys)
+            return withSpec(spec, sys.error());
+        name = *sys;
+        // The flag means "arg0 is the user's pt_regs": true only of the __x64_sys_ wrappers.
+        if (name.starts_with("__x64_sys_"))
+            r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
+    }
+    if (name.size() >= PROBECTL_SYMBOL_MAX)
+        return withSpec(spec, makeError(ENAMETOOLONG, fmt::format("symbol name longer than {} "
+                                                                  "bytes",
+                                                                  PROBECTL_SYMBOL_MAX - 1)));
+    auto sym = resolveFunction(name);
+    if (!sym)
+        return withSpec(spec, sym.error());
+    const KernelSymbol& s = **sym;
+    if (auto bl = blacklisted(name))
+        return withSpec(spec, makeError(EINVAL, fmt::format("'{}' is in the kprobes blacklist "
+                                                            "(the kernel refuses to probe it)",
+                                                            name)));
+    if (auto bl = blacklistedAddr(s.addr + spec.offset))
+        return withSpec(
+            spec, makeError(EINVAL, fmt::format("'{}'{} lies in the kprobes "
+                                                "blacklist range of '{}'",
+                                                name,
+                                                spec.offset ? fmt::format("+{:#x}", spec.offset)
+                                                            : std::string(),
+                                                bl->symbol)));
+    if (spec.offset != 0) {
+        const std::uint64_t size = functionSize(*this, s);
+        if (size != 0 && spec.offset >= size)
+            return withSpec(spec, makeError(EINVAL, fmt::format("offset {:#x} is beyond '{}' "
+                                                                "({:#x} bytes long)",
+                                                                spec.offset, name, size)));
+    }
+    r.request.symbol = name;
+    r.request.offset = spec.offset;
+    r.symbol = name;
+    r.module = s.module;
+    r.address = s.addr ? s.addr + spec.offset : 0;
+    return r;
+}
+
+}  // namespace probectl

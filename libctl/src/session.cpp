@@ -1,0 +1,237 @@
+// Session: a Client plus the bookkeeping that turns raw records into tagged events and
+// end-of-trace statistics.
+#include "probectl/session.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+
+namespace probectl {
+
+bool SessionStats::anyLoss() const {
+    if (lost || overruns)
+        return true;
+    for (const auto& p : probes)
+        if (p.dropped || p.nmissed)
+            return true;
+    return false;
+}
+
+struct Session::Impl {
+    Client client;
+    SessionOptions options;
+    std::optional<KernelSymbols> own_symbols;  // loaded on demand when options.symbols is null
+    bool symbols_tried = false;
+    std::vector<SessionProbe> probes;
+    // Spec texts live here, not in `probes`, so Event::spec views stay valid as it grows.
+    std::deque<std::string> spec_texts;
+    std::unordered_map<std::uint32_t, std::size_t> index;  // probe id -> probes[]
+    std::unordered_map<std::uint32_t, std::string_view> spec_of;
+    std::uint64_t lost = 0;
+
+    explicit Impl(Client c, SessionOptions o) : client(std::move(c)), options(std::move(o)) {}
+
+    ~Impl() {
+        // The kernel removes them when the socket closes anyway; removing them first makes
+        // the end explicit and keeps `probectl list` tidy if the socket lingers.
+        for (const auto& p : probes)
+            (void)client.removeProbe(p.id);
+    }
+
+    const KernelSymbols* symbols() {
+        if (options.symbols)
+            return options.symbols;
+        if (!symbols_tried) {
+            symbols_tried = true;
+            auto ks = KernelSymbols::load();
+            if (ks)
+                own_symbols = std::move(*ks);
+        }
+        return own_symbols ? &*own_symbols : nullptr;
+    }
+
+    EventCallback wrap(const EventCallback& cb) {
+        return [this, &cb](const Event& ev) {
+            auto it = index.find(ev.probe_id);
+            if (it == index.end()) {
+                // A record for a probe we no longer track (removed mid-flight): pass it on.
+                if (cb)
+                    cb(ev);
+                return;
+            }
+            probes[it->second].delivered++;
+            if (cb) {
+                Event tagged = ev;
+                tagged.spec = spec_of[ev.probe_id];
+                cb(tagged);
+            }
+        };
+    }
+
+    LostCallback lostCounter() {
+        return [this](std::uint64_t n) { lost += n; };
+    }
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+Result<Session> Session::open(SessionOptions options) {
+    auto c = Client::connect(options.client);
+    if (!c)
+        return std::move(c).error();
+    auto impl = std::make_unique<Impl>(std::move(*c), std::move(options));
+    if (!impl->options.tgids.empty())
+        if (auto r = impl->client.setSessionTgids(impl->options.tgids); !r)
+            return r.error();
+    return Session(std::move(impl));
+}
+
+Result<std::uint32_t> Session::add(std::string_view spec) {
+    auto parsed = parseProbeSpec(spec);
+    if (!parsed)
+        return toError(parsed.error());
+    return add(*parsed);
+}
+
+Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
+    ProbeSpec spec = spec_in;
+    if (spec.text.empty())
+        spec.text = spec.str();
+    if (spec.kind == SpecKind::Kretprobe && spec.maxactive == 0)
+        spec.maxactive = impl_->options.maxactive;
+
+    Resolution res;
+    if (const KernelSymbols* ks = impl_->symbols()) {
+        auto r = ks->resolve(spec);
+        if (!r)
+            return std::move(r).error();
+        res = std::move(*r);
+    } else {
+        // No symbol table (no /proc/kallsyms?): let the kernel resolve names itself.
+        if (spec.kind == SpecKind::Syscall)
+            return makeError(ENOENT, fmt::format("{}: cannot resolve a syscall without "
+                                                 "/proc/kallsyms",
+                                                 spec.text));
+        res.request.kind =
+            spec.kind == SpecKind::Kretprobe ? ProbeKind::Kretprobe : ProbeKind::Kprobe;
+        res.request.symbol = spec.symbol;
+        res.request.offset = spec.offset;
+        res.request.addr = spec.has_addr ? spec.addr : 0;
+        res.request.maxactive = spec.maxactive;
+        res.symbol = spec.symbol;
+    }
+    auto id = addRequestImpl(res, spec.text);
+    return id;
+}
+
+Result<std::uint32_t> Session::addRequest(const ProbeRequest& req, std::string spec) {
+    Resolution res;
+    res.request = req;
+    res.symbol = req.symbol;
+    res.address = req.addr;
+    return addRequestImpl(res, std::move(spec));
+}
+
+Result<std::uint32_t> Session::addRequestImpl(const Resolution& res, std::string spec) {
+    auto added = impl_->client.addProbe(res.request);
+    if (!added) {
+        Error e = added.error();
+        // Lead with the user's spec: the kernel's wording names the resolved symbol.
+        e.message = fmt::format("{}: {}", spec, e.message);
+        return e;
+    }
+    SessionProbe p;
+    p.id = added->id;
+    p.spec = spec;
+    p.resolution = res;
+    p.addr = added->addr;
+    impl_->spec_texts.push_back(std::move(spec));
+    impl_->spec_of[p.id] = impl_->spec_texts.back();
+    impl_->index[p.id] = impl_->probes.size();
+    impl_->probes.push_back(std::move(p));
+    return added->id;
+}
+
+Result<void> Session::setTgids(const std::vector<std::uint32_t>& tgids) {
+    auto r = impl_->client.setSessionTgids(tgids);
+    if (r)
+        impl_->options.tgids = tgids;
+    return r;
+}
+
+Result<std::size_t> Session::poll(int timeout_ms, const EventCallback& cb) {
+    return impl_->client.poll(timeout_ms, impl_->wrap(cb), impl_->lostCounter());
+}
+
+Result<std::size_t> Session::consume(const EventCallback& cb) {
+    return impl_->client.consume(impl_->wrap(cb), impl_->lostCounter());
+}
+
+Result<void> Session::run(const EventCallback& cb, const std::function<bool()>& should_stop,
+                          int tick_ms) {
+    while (!(should_stop && should_stop())) {
+        auto r = poll(tick_ms, cb);
+        if (!r && r.error().err != EINTR)
+            return r.error();
+    }
+    return {};
+}
+
+Result<SessionStats> Session::stop(const EventCallback& cb) {
+    // Disable first so the flush drains a buffer that no longer grows.
+    for (const auto& p : impl_->probes)
+        if (auto r = impl_->client.disable(p.id); !r)
+            return r.error();
+    if (auto r = impl_->client.flush(); !r)
+        return r.error();
+    if (auto r = consume(cb); !r)
+        return r.error();
+    return stats();
+}
+
+Result<SessionStats> Session::stats() {
+    auto list = impl_->client.listProbes();
+    if (!list)
+        return std::move(list).error();
+    std::unordered_map<std::uint32_t, const ProbeInfo*> by_id;
+    for (const auto& info : *list)
+        by_id[info.id] = &info;
+    SessionStats s;
+    s.lost = impl_->lost;
+    s.overruns = impl_->client.overruns();
+    for (const auto& p : impl_->probes) {
+        ProbeStats ps;
+        ps.id = p.id;
+        ps.spec = p.spec;
+        ps.delivered = p.delivered;
+        if (auto it = by_id.find(p.id); it != by_id.end()) {
+            ps.hits = it->second->hits;
+            ps.dropped = it->second->dropped;
+            ps.nmissed = it->second->nmissed;
+            ps.filtered = it->second->filtered;
+        }
+        s.probes.push_back(std::move(ps));
+    }
+    return s;
+}
+
+const std::vector<SessionProbe>& Session::probes() const {
+    return impl_->probes;
+}
+std::uint64_t Session::lost() const {
+    return impl_->lost;
+}
+int Session::fd() const {
+    return impl_->client.fd();
+}
+Client& Session::client() {
+    return impl_->client;
+}
+
+}  // namespace probectl

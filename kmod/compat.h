@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every kernel-version difference probectl has to care about, and nothing
+ * else. Logic files never test LINUX_VERSION_CODE themselves: they use the
+ * names below, which follow the newest API. Targets: Debian 6.1 and 6.12.
+ */
+#ifndef PROBECTL_COMPAT_H
+#define PROBECTL_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/netlink.h>
+#include <linux/ring_buffer.h>
+#include <net/genetlink.h>
+
+#define KAPI_GE(a, b) (LINUX_VERSION_CODE >= KERNEL_VERSION(a, b, 0))
+
+/*
+ * ring_buffer_unlock_commit() lost its event argument in 6.2; the reserved
+ * event is still needed on 6.1, so callers keep it and pass both.
+ */
+#if KAPI_GE(6, 2)
+#define kapi_rb_unlock_commit(buf, ev) ring_buffer_unlock_commit(buf)
+#else
+#define kapi_rb_unlock_commit(buf, ev) ring_buffer_unlock_commit(buf, ev)
+#endif
+
+/*
+ * genl: 6.2 introduced split ops; families that still register plain
+ * struct genl_ops get a pre_doit taking the split op type.
+ */
+#if KAPI_GE(6, 2)
+#define KAPI_PRE_DOIT(fn, ops, skb, info)				\
+	int fn(const struct genl_split_ops *ops, struct sk_buff *skb,	\
+	       struct genl_info *info)
+#else
+#define KAPI_PRE_DOIT(fn, ops, skb, info)				\
+	int fn(const struct genl_ops *ops, struct sk_buff *skb,		\
+	       struct genl_info *info)
+#endif
+
+/* Attributes parsed against the family policy, as seen from a dump. */
+static inline struct nlattr **kapi_dump_attrs(struct netlink_callback *cb)
+{
+#if KAPI_GE(6, 2)
+	return genl_dumpit_info(cb)->info.attrs;
+#else
+	return genl_dumpit_info(cb)->attrs;
+#endif
+}
+
+/*
+ * Formatted extack messages exist from 6.2 on (formatted into the extack's
+ * own buffer). Before that extack can only point at a string that outlives
+ * the request, and the ack is built after genl_mutex is dropped, so a shared
+ * formatting buffer would race: fall back to a fixed message instead.
+ */
+#ifdef NL_SET_ERR_MSG_FMT_MOD
+#define kapi_set_err_msg_fmt_mod(extack, fixed, fmt, args...)		\
+	NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##args)
+#else
+#define kapi_set_err_msg_fmt_mod(extack, fixed, fmt, args...)		\
+	NL_SET_ERR_MSG_MOD(extack, fixed)
+#endif
+
+#ifdef NL_SET_ERR_MSG_ATTR_FMT
+#define kapi_set_err_msg_attr_fmt(extack, attr, fixed, fmt, args...)	\
+	NL_SET_ERR_MSG_ATTR_FMT(extack, attr, KBUILD_MODNAME ": " fmt, ##args)
+#else
+#define kapi_set_err_msg_attr_fmt(extack, attr, fixed, fmt, args...)	\
+	NL_SET_ERR_MSG_ATTR(extack, attr, KBUILD_MODNAME ": " fixed)
+#endif
+
+#endif /* PROBECTL_COMPAT_H */

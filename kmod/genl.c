@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The generic netlink side of probectl: family, policy, ops, message
+ * formatting, and the socket-release notifier. Requests are validated here
+ * and handed to probe.c as plain values; nothing here touches probes.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/netlink.h>
+#include <linux/notifier.h>
+#include <net/genetlink.h>
+#include <net/net_namespace.h>
+#include <net/netlink.h>
+
+#include "probectl.h"
+
+/* Every user-settable attribute; reply-only ones stay NLA_UNSPEC, which
+ * strict validation rejects in requests. */
+static const struct nla_policy probectl_policy[PROBECTL_A_MAX + 1] = {
+	[PROBECTL_A_PROBE_ID]		= { .type = NLA_U32 },
+	[PROBECTL_A_PROBE_KIND]		= NLA_POLICY_RANGE(NLA_U32,
+							   PROBECTL_KIND_KPROBE,
+							   PROBECTL_KIND_MAX),
+	[PROBECTL_A_PROBE_SYMBOL]	= { .type = NLA_NUL_STRING,
+					    .len = PROBECTL_SYMBOL_MAX - 1 },
+	[PROBECTL_A_PROBE_OFFSET]	= { .type = NLA_U32 },
+	[PROBECTL_A_PROBE_ADDR]		= { .type = NLA_U64 },
+	[PROBECTL_A_PROBE_MAXACTIVE]	= NLA_POLICY_MAX(NLA_U32,
+							 PROBECTL_MAXACTIVE_MAX),
+	[PROBECTL_A_PROBE_FLAGS]	= NLA_POLICY_MASK(NLA_U32,
+							  PROBECTL_PROBE_F_PERSISTENT |
+							  PROBECTL_PROBE_F_SYSCALL),
+	[PROBECTL_A_SESSION_TGIDS]	= { .type = NLA_BINARY,
+					    .len = PROBECTL_MAX_TGIDS * sizeof(u32) },
+};
+
+/* Fails the request with a named missing attribute (type and text). */
+#define probectl_missing(info, attr) ({					\
+	bool __miss = GENL_REQ_ATTR_CHECK(info, attr);			\
+	if (__miss)							\
+		NL_SET_ERR_MSG_MOD((info)->extack,			\
+				   "missing attribute " #attr);		\
+	__miss;								\
+})
+
+/*
+ * Tracing reads arbitrary kernel state: require CAP_SYS_ADMIN or
+ * CAP_PERFMON (in the initial user namespace, of both the opener of the
+ * socket and the sender) for every command, including dumps.
+ */
+static int probectl_check_perm(const struct sk_buff *skb,
+			       struct netlink_ext_ack *extack)
+{
+	if (netlink_capable(skb, CAP_SYS_ADMIN) ||
+	    netlink_capable(skb, CAP_PERFMON))
+		return 0;
+	NL_SET_ERR_MSG_MOD(extack, "CAP_SYS_ADMIN or CAP_PERFMON required");
+	return -EPERM;
+}
+
+static KAPI_PRE_DOIT(probectl_pre_doit, ops, skb, info)
+{
+	return probectl_check_perm(skb, info->extack);
+}
+
+static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr **a = info->attrs;
+	struct probectl_probe_req req = {};
+	struct sk_buff *reply;
+	void *hdr;
+	u64 addr;
+	u32 id;
+	int err;
+
+	if (probectl_missing(info, PROBECTL_A_PROBE_KIND))
+		return -EINVAL;
+	req.kind = nla_get_u32(a[PROBECTL_A_PROBE_KIND]);
+
+	if (a[PROBECTL_A_PROBE_SYMBOL] && a[PROBECTL_A_PROBE_ADDR]) {
+		NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_ADDR],
+				    "give PROBE_SYMBOL or PROBE_ADDR, not both");
+		return -EINVAL;
+	}
+	if (a[PROBECTL_A_PROBE_SYMBOL]) {
+		nla_strscpy(req.symbol, a[PROBECTL_A_PROBE_SYMBOL],
+			    sizeof(req.symbol));
+		if (!req.symbol[0]) {
+			NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_SYMBOL],
+					    "empty symbol name");
+			return -EINVAL;
+		}
+	} else if (a[PROBECTL_A_PROBE_ADDR]) {
+		req.addr = nla_get_u64(a[PROBECTL_A_PROBE_ADDR]);
+		if (!req.addr) {
+			NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_ADDR],
+					    "address 0 cannot be probed");
+			return -EINVAL;
+		}
+		if (a[PROBECTL_A_PROBE_OFFSET]) {
+			NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_OFFSET],
+					    "PROBE_OFFSET applies to PROBE_SYMBOL only; add it to PROBE_ADDR");
+			return -EINVAL;
+		}
+	} else {
+		NL_SET_ERR_ATTR_MISS(extack, NULL, PROBECTL_A_PROBE_SYMBOL);
+		NL_SET_ERR_MSG_MOD(extack,
+				   "missing attribute PROBECTL_A_PROBE_SYMBOL or PROBECTL_A_PROBE_ADDR");
+		return -EINVAL;
+	}
+	if (a[PROBECTL_A_PROBE_OFFSET])
+		req.offset = nla_get_u32(a[PROBECTL_A_PROBE_OFFSET]);
+	if (a[PROBECTL_A_PROBE_MAXACTIVE]) {
+		if (req.kind != PROBECTL_KIND_KRETPROBE) {
+			NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_MAXACTIVE],
+					    "PROBE_MAXACTIVE applies to kretprobes only");
+			return -EINVAL;
+		}
+		req.maxactive = nla_get_u32(a[PROBECTL_A_PROBE_MAXACTIVE]);
+	}
+	if (a[PROBECTL_A_PROBE_FLAGS])
+		req.flags = nla_get_u32(a[PROBECTL_A_PROBE_FLAGS]);
+
+	/* Allocated first: once the probe is armed, replying must not fail
+	 * for lack of memory. */
+	reply = genlmsg_new(nla_total_size(sizeof(u32)) +
+			    nla_total_size_64bit(sizeof(u64)), GFP_KERNEL);
+	if (!reply)
+		return -ENOMEM;
+
+	err = probectl_probe_add(&req, info->snd_portid, extack, &id, &addr);
+	if (err)
+		goto err_free;
+
+	hdr = genlmsg_put_reply(reply, info, &probectl_genl_family, 0,
+				PROBECTL_CMD_PROBE_ADD);
+	if (!hdr ||
+	    nla_put_u32(reply, PROBECTL_A_PROBE_ID, id) ||
+	    nla_put_u64_64bit(reply, PROBECTL_A_PROBE_ADDR, addr,
+			      PROBECTL_A_PAD)) {
+		err = -EMSGSIZE;
+		goto err_del;
+	}
+	genlmsg_end(reply, hdr);
+	err = genlmsg_reply(reply, info);
+	if (err) {
+		/* The caller would never learn the id: do not leave the
+		 * probe behind (the reply skb is already consumed). */
+		probectl_probe_del(id, NULL);
+		NL_SET_ERR_MSG_MOD(extack,
+				   "could not deliver the PROBE_ADD reply; probe removed");
+		return err;
+	}
+	return 0;
+
+err_del:
+	probectl_probe_del(id, NULL);
+err_free:
+	nlmsg_free(reply);
+	return err;
+}
+
+static int probectl_nl_probe_del(struct sk_buff *skb, struct genl_info *info)
+{
+	if (probectl_missing(info, PROBECTL_A_PROBE_ID))
+		return -EINVAL;
+	return probectl_probe_del(nla_get_u32(info->attrs[PROBECTL_A_PROBE_ID]),
+				  info->extack);
+}
+
+static int probectl_nl_probe_enable(struct sk_buff *skb,
+				    struct genl_info *info)
+{
+	if (probectl_missing(info, PROBECTL_A_PROBE_ID))
+		return -EINVAL;
+	return probectl_probe_set_enabled(nla_get_u32(info->attrs[PROBECTL_A_PROBE_ID]),
+					  true, info->extack);
+}
+
+static int probectl_nl_probe_disable(struct sk_buff *skb,
+				     struct genl_info *info)
+{
+	if (probectl_missing(info, PROBECTL_A_PROBE_ID))
+		return -EINVAL;
+	return probectl_probe_set_enabled(nla_get_u32(info->attrs[PROBECTL_A_PROBE_ID]),
+					  false, info->extack);
+}
+
+static int probectl_nl_session_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *a = info->attrs[PROBECTL_A_SESSION_TGIDS];
+	unsigned int n = 0;
+
+	if (a) {
+		if (nla_len(a) % sizeof(u32)) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a,
+					    "SESSION_TGIDS length must be a multiple of 4");
+			return -EINVAL;
+		}
+		n = nla_len(a) / sizeof(u32);
+	}
+	return probectl_session_set_filter(info->snd_portid,
+					   n ? nla_data(a) : NULL, n,
+					   info->extack);
+}
+
+/*
+ * Every record buffered for the caller's session is sent (as EVENTS
+ * messages) before this returns, hence before the ack.
+ */
+static int probectl_nl_flush(struct sk_buff *skb, struct genl_info *info)
+{
+	return probectl_flush(info->snd_portid, info->extack);
+}
+
+/* PROBE_GET dump. cb->args[0]: next id to visit; args[1]: only that id. */
+static int probectl_nl_probe_get_start(struct netlink_callback *cb)
+{
+	struct nlattr **attrs = kapi_dump_attrs(cb);
+	struct probectl_probe_info info;
+	unsigned long cursor;
+	int err;
+
+	err = probectl_check_perm(cb->skb, cb->extack);
+	if (err)
+		return err;
+
+	cb->args[0] = 0;
+	cb->args[1] = 0;
+	if (attrs && attrs[PROBECTL_A_PROBE_ID]) {
+		cursor = nla_get_u32(attrs[PROBECTL_A_PROBE_ID]);
+		if (!probectl_probe_info_next(&cursor, &info) ||
+		    info.id != nla_get_u32(attrs[PROBECTL_A_PROBE_ID])) {
+			kapi_set_err_msg_fmt_mod(cb->extack, "probe id not found",
+						 "probe id %u not found",
+						 nla_get_u32(attrs[PROBECTL_A_PROBE_ID]));
+			return -ENOENT;
+		}
+		cb->args[0] = info.id;
+		cb->args[1] = 1;
+	}
+	return 0;
+}
+
+static int probectl_nl_fill_probe(struct sk_buff *skb,
+				  struct netlink_callback *cb,
+				  const struct probectl_probe_info *info)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			  &probectl_genl_family, NLM_F_MULTI,
+			  PROBECTL_CMD_PROBE_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, PROBECTL_A_PROBE_ID, info->id) ||
+	    nla_put_u32(skb, PROBECTL_A_PROBE_KIND, info->kind) ||
+	    (info->symbol[0] &&
+	     nla_put_string(skb, PROBECTL_A_PROBE_SYMBOL, info->symbol)) ||
+	    nla_put_u32(skb, PROBECTL_A_PROBE_OFFSET, info->offset) ||
+	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_ADDR, info->addr,
+			      PROBECTL_A_PAD) ||
+	    nla_put_u32(skb, PROBECTL_A_PROBE_OWNER, info->owner) ||
+	    nla_put_u32(skb, PROBECTL_A_PROBE_FLAGS, info->flags) ||
+	    nla_put_u32(skb, PROBECTL_A_PROBE_MAXACTIVE, info->maxactive) ||
+	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_HITS, info->hits,
+			      PROBECTL_A_PAD) ||
+	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_NMISSED, info->nmissed,
+			      PROBECTL_A_PAD) ||
+	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_DROPPED, info->dropped,
+			      PROBECTL_A_PAD) ||
+	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_FILTERED, info->filtered,
+			      PROBECTL_A_PAD)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+static int probectl_nl_probe_get_dump(struct sk_buff *skb,
+				      struct netlink_callback *cb)
+{
+	unsigned long cursor = cb->args[0];
+	struct probectl_probe_info info;
+
+	/* args[1]: 0 = all probes, 1 = only id args[0], 2 = that one sent */
+	while (cb->args[1] != 2 && probectl_probe_info_next(&cursor, &info)) {
+		if (cb->args[1] == 1 && info.id != cb->args[0])
+			break;		/* deleted since start() */
+		/* Full: resume at this probe in the next dump message. */
+		if (probectl_nl_fill_probe(skb, cb, &info))
+			break;
+		cursor = (unsigned long)info.id + 1;
+		if (cb->args[1] == 1)
+			cb->args[1] = 2;
+	}
+	if (cb->args[1] == 0)
+		cb->args[0] = cursor;
+	return skb->len;
+}
+
+/*
+ * Plain genl_ops with the family policy work unchanged on 6.1 and on
+ * split-ops kernels (converted by the core).
+ */
+static const struct genl_ops probectl_genl_ops[] = {
+	{
+		.cmd	= PROBECTL_CMD_PROBE_ADD,
+		.doit	= probectl_nl_probe_add,
+	},
+	{
+		.cmd	= PROBECTL_CMD_PROBE_DEL,
+		.doit	= probectl_nl_probe_del,
+	},
+	{
+		.cmd	= PROBECTL_CMD_PROBE_GET,
+		.start	= probectl_nl_probe_get_start,
+		.dumpit	= probectl_nl_probe_get_dump,
+	},
+	{
+		.cmd	= PROBECTL_CMD_PROBE_ENABLE,
+		.doit	= probectl_nl_probe_enable,
+	},
+	{
+		.cmd	= PROBECTL_CMD_PROBE_DISABLE,
+		.doit	= probectl_nl_probe_disable,
+	},
+	{
+		.cmd	= PROBECTL_CMD_SESSION_SET,
+		.doit	= probectl_nl_session_set,
+	},
+	{
+		.cmd	= PROBECTL_CMD_FLUSH,
+		.doit	= probectl_nl_flush,
+	},
+};
+
+/*
+ * Not parallel_ops: doits and dumps are serialised by genl_mutex, which
+ * keeps FLUSH's ordering with the ack simple. Records only ever go by
+ * unicast to the owning portid, so there are no multicast groups.
+ */
+struct genl_family probectl_genl_family __ro_after_init = {
+	.name		= PROBECTL_GENL_NAME,
+	.version	= PROBECTL_GENL_VERSION,
+	.maxattr	= PROBECTL_A_MAX,
+	.policy		= probectl_policy,
+	.netnsok	= false,
+	.parallel_ops	= false,
+	.resv_start_op	= 0,	/* strict validation for every command */
+	.pre_doit	= probectl_pre_doit,
+	.module		= THIS_MODULE,
+	.ops		= probectl_genl_ops,
+	.n_ops		= ARRAY_SIZE(probectl_genl_ops),
+};
+
+/**
+ * probectl_genl_send_events() - unicast one EVENTS message to a session.
+ * @portid: the session's netlink port
+ * @records: packed struct probectl_record array (may be NULL if @len is 0)
+ * @len: bytes of @records
+ * @lost: value of PROBECTL_A_LOST, omitted when 0
+ *
+ * Process context only (GFP_KERNEL). Never blocks on the receiver.
+ *
+ * Return: 0 when queued on the receiving socket; -ENOMEM, -EMSGSIZE, or the
+ * genlmsg_unicast() error (-EAGAIN: receiver full, -ECONNREFUSED: gone).
+ * The caller owns accounting for records that were not delivered.
+ */
+int probectl_genl_send_events(u32 portid, const void *records, size_t len,
+			      u64 lost)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = genlmsg_new(nla_total_size(len) +
+			  nla_total_size_64bit(sizeof(u64)), GFP_KERNEL);
+	if (!skb)
+		return -ENOMEM;
+	hdr = genlmsg_put(skb, 0, 0, &probectl_genl_family, 0,
+			  PROBECTL_CMD_EVENTS);
+	if (!hdr)
+		goto err_size;
+	/* RECORDS first: its payload then starts 8-byte aligned in the
+	 * message (16 nlmsghdr + 4 genlmsghdr + 4 nlattr). */
+	if (len && nla_put(skb, PROBECTL_A_RECORDS, len, records))
+		goto err_size;
+	if (lost && nla_put_u64_64bit(skb, PROBECTL_A_LOST, lost,
+				      PROBECTL_A_PAD))
+		goto err_size;
+	genlmsg_end(skb, hdr);
+	return genlmsg_unicast(&init_net, skb, portid);
+
+err_size:
+	nlmsg_free(skb);
+	return -EMSGSIZE;
+}
+
+/*
+ * Called for every netlink socket release in the system (any protocol,
+ * any netns): keep the non-matching path to a few compares and one
+ * lockless lookup.
+ */
+static int probectl_netlink_event(struct notifier_block *nb,
+				  unsigned long event, void *ptr)
+{
+	struct netlink_notify *n = ptr;
+
+	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC ||
+	    !net_eq(n->net, &init_net))
+		return NOTIFY_DONE;
+	if (!probectl_session_exists(n->portid))
+		return NOTIFY_DONE;
+	probectl_owner_release(n->portid);
+	return NOTIFY_DONE;
+}
+
+struct notifier_block probectl_netlink_notifier = {
+	.notifier_call = probectl_netlink_event,
+};

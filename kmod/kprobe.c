@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Probe kind "kprobe": a breakpoint at a symbol, symbol+offset or address.
+ * One record per hit, written from the pre_handler.
+ */
+#include <linux/kprobes.h>
+#include <linux/slab.h>
+
+#include "probectl.h"
+
+/* NMI-like context (int3) or ftrace context: see probectl_admit(). */
+static int probectl_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct probectl_probe *p = container_of(kp, struct probectl_probe, kp);
+	struct ring_buffer_event *ev;
+	struct probectl_record *rec;
+
+	if (!probectl_admit(p))
+		return 0;
+	rec = probectl_record_reserve(p, &ev);
+	if (!rec)
+		return 0;
+	rec->ip = (unsigned long)kp->addr;
+	probectl_fetch_args(p, regs, rec->args);
+	probectl_record_commit(p, ev);
+	return 0;	/* regs->ip untouched */
+}
+NOKPROBE_SYMBOL(probectl_kprobe_pre);
+
+static int probectl_kprobe_arm(struct probectl_probe *p,
+			       struct netlink_ext_ack *extack)
+{
+	struct kprobe *kp = &p->kp;
+	int err;
+
+	/* A registration writes addr and flags; start clean every time. */
+	memset(kp, 0, sizeof(*kp));
+	if (p->symbol[0]) {
+		kp->symbol_name = p->symbol;
+		kp->offset = p->offset;
+	} else {
+		kp->addr = (kprobe_opcode_t *)(unsigned long)p->addr;
+	}
+	kp->pre_handler = probectl_kprobe_pre;
+	err = register_kprobe(kp);
+	if (err)
+		return probectl_probe_explain_error(p, err, extack);
+	return 0;
+}
+
+static void probectl_kprobe_disarm(struct probectl_probe **pp, unsigned int n)
+{
+	struct kprobe **kps;
+	unsigned int i;
+
+	if (n > 1) {
+		kps = kmalloc_array(n, sizeof(*kps), GFP_KERNEL);
+		if (kps) {
+			for (i = 0; i < n; i++)
+				kps[i] = &pp[i]->kp;
+			/* one synchronize_rcu() for the whole batch */
+			unregister_kprobes(kps, n);
+			kfree(kps);
+			return;
+		}
+	}
+	for (i = 0; i < n; i++)
+		unregister_kprobe(&pp[i]->kp);
+}
+
+static struct kprobe *probectl_kprobe_kprobe(struct probectl_probe *p)
+{
+	return &p->kp;
+}
+
+static u64 probectl_kprobe_nmissed(struct probectl_probe *p)
+{
+	return p->kp.nmissed;
+}
+
+static u32 probectl_kprobe_maxactive(struct probectl_probe *p)
+{
+	return 0;
+}
+
+const struct probectl_kind_ops probectl_kprobe_ops = {
+	.name		= "kprobe",
+	.arm		= probectl_kprobe_arm,
+	.disarm		= probectl_kprobe_disarm,
+	.kprobe		= probectl_kprobe_kprobe,
+	.nmissed	= probectl_kprobe_nmissed,
+	.maxactive	= probectl_kprobe_maxactive,
+};

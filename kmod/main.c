@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * probectl: dynamic kernel tracing controlled over generic netlink.
+ *
+ * This file only sets the module up in order and tears it down in reverse;
+ * the protocol lives in genl.c, the probe table in probe.c, the record
+ * transport in session.c.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/netlink.h>
+#include <net/genetlink.h>
+
+#include "probectl.h"
+
+unsigned int probectl_buffer_kb = 256;
+module_param_named(buffer_kb, probectl_buffer_kb, uint, 0644);
+MODULE_PARM_DESC(buffer_kb,
+		 "Ring buffer per CPU per session in KiB, used for sessions created afterwards (default 256, min 8)");
+
+unsigned int probectl_drain_interval_ms = 10;
+module_param_named(drain_interval_ms, probectl_drain_interval_ms, uint, 0644);
+MODULE_PARM_DESC(drain_interval_ms,
+		 "Interval in ms between deliveries of buffered records to their session (default 10, min 1)");
+
+static int __init probectl_init(void)
+{
+	int err;
+
+	/*
+	 * The notifier goes first: once the family is visible, sockets can
+	 * own probes, and their release must already be noticed.
+	 */
+	err = netlink_register_notifier(&probectl_netlink_notifier);
+	if (err)
+		goto err_out;
+
+	err = genl_register_family(&probectl_genl_family);
+	if (err)
+		goto err_notifier;
+
+	pr_info("loaded, genl family %s version %u\n", PROBECTL_GENL_NAME,
+		PROBECTL_GENL_VERSION);
+	return 0;
+
+err_notifier:
+	netlink_unregister_notifier(&probectl_netlink_notifier);
+err_out:
+	return err;
+}
+
+static void __exit probectl_exit(void)
+{
+	/*
+	 * Probes first (KERNEL-API.md section 6): refuse new requests, then
+	 * unregister every probe (no handler runs afterwards), stop every
+	 * drain and free the rings. Only then can the family and the notifier
+	 * go. Doits still in flight see the shutdown flag and fail cleanly.
+	 */
+	probectl_shutdown();
+	genl_unregister_family(&probectl_genl_family);
+	netlink_unregister_notifier(&probectl_netlink_notifier);
+	/* probes are freed from RCU callbacks that live in this module */
+	rcu_barrier();
+	pr_info("unloaded\n");
+}
+
+module_init(probectl_init);
+module_exit(probectl_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("probectl: kprobes and kretprobes over generic netlink");
+MODULE_ALIAS_GENL_FAMILY(PROBECTL_GENL_NAME);

@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The probe table: ids, ownership and lifecycle of every probe, plus the
+ * session-level requests that need the same lock (filter, flush, release).
+ *
+ * Probes live in an allocating xarray indexed by id. Writers hold
+ * probectl_lock; the drain work reads it under RCU only (to charge
+ * undelivered records), which is why probes are freed after a grace period.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/errno.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/xarray.h>
+
+#include "probectl.h"
+
+DEFINE_MUTEX(probectl_lock);
+static DEFINE_XARRAY_ALLOC1(probectl_probes);
+static u32 probectl_next_id = 1;	/* cyclic: ids are not reused soon */
+static bool probectl_shutting_down;	/* under probectl_lock */
+
+static const struct probectl_kind_ops *const probectl_kinds[] = {
+	[PROBECTL_KIND_KPROBE]		= &probectl_kprobe_ops,
+	[PROBECTL_KIND_KRETPROBE]	= &probectl_kretprobe_ops,
+};
+
+static const struct probectl_kind_ops *probectl_ops(const struct probectl_probe *p)
+{
+	return probectl_kinds[p->kind];
+}
+
+static void probectl_probe_free_rcu(struct rcu_head *head)
+{
+	struct probectl_probe *p = container_of(head, struct probectl_probe, rcu);
+
+	free_percpu(p->stats);
+	kfree(p);
+}
+
+/* After disarm: no handler runs; the drain may still hold an RCU lookup. */
+static void probectl_probe_free(struct probectl_probe *p)
+{
+	call_rcu(&p->rcu, probectl_probe_free_rcu);
+}
+
+static int probectl_refuse_shutdown(struct netlink_ext_ack *extack)
+{
+	NL_SET_ERR_MSG_MOD(extack, "module is unloading");
+	return -ESHUTDOWN;
+}
+
+/**
+ * probectl_probe_explain_error() - turn a registration error into extack.
+ * @p: the probe that failed to register (symbol/offset/addr as requested)
+ * @err: the negative errno from register_kprobe() or register_kretprobe()
+ * @extack: where the message goes
+ *
+ * Return: @err, unchanged, so callers can write "return explain(...)".
+ */
+int probectl_probe_explain_error(const struct probectl_probe *p, int err,
+				 struct netlink_ext_ack *extack)
+{
+	switch (err) {
+	case -ENOENT:
+		if (p->symbol[0])
+			kapi_set_err_msg_fmt_mod(extack,
+						 "unknown symbol (not in kallsyms, or its module is not loaded)",
+						 "unknown symbol '%s'", p->symbol);
+		else
+			kapi_set_err_msg_fmt_mod(extack,
+						 "no kernel symbol at this address",
+						 "no kernel symbol at address 0x%llx",
+						 p->addr);
+		break;
+	case -EINVAL:
+		if (p->symbol[0])
+			kapi_set_err_msg_fmt_mod(extack,
+						 "symbol is on the kprobe blacklist or cannot be probed",
+						 "symbol '%s' is on the kprobe blacklist or cannot be probed",
+						 p->symbol);
+		else
+			kapi_set_err_msg_fmt_mod(extack,
+						 "address is on the kprobe blacklist or not in kernel text",
+						 "address 0x%llx is on the kprobe blacklist or not in kernel text",
+						 p->addr);
+		break;
+	case -EILSEQ:
+		if (p->symbol[0])
+			kapi_set_err_msg_fmt_mod(extack,
+						 "offset is not on an instruction boundary",
+						 "offset %u into '%s' is not on an instruction boundary",
+						 p->offset, p->symbol);
+		else
+			kapi_set_err_msg_fmt_mod(extack,
+						 "address is not on an instruction boundary",
+						 "address 0x%llx is not on an instruction boundary",
+						 p->addr);
+		break;
+	case -EBUSY:
+		NL_SET_ERR_MSG_MOD(extack,
+				   "location is busy (claimed by ftrace IPMODIFY or livepatch)");
+		break;
+	case -ENOMEM:
+		NL_SET_ERR_MSG_MOD(extack, "out of memory registering the probe");
+		break;
+	default:
+		kapi_set_err_msg_fmt_mod(extack, "probe registration failed",
+					 "probe registration failed (%d)", err);
+		break;
+	}
+	return err;
+}
+
+/**
+ * probectl_probe_add() - create, register and arm a probe.
+ * @req: validated request
+ * @portid: requesting socket; becomes the owner unless persistent
+ * @extack: receives the reason for a refusal
+ * @id: set to the new probe's id
+ * @addr: set to the address the kernel resolved and armed
+ *
+ * Context: process context, may sleep. Takes probectl_lock.
+ * Return: 0 or a negative errno with an extack message.
+ */
+int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
+		       struct netlink_ext_ack *extack, u32 *id, u64 *addr)
+{
+	bool persistent = req->flags & PROBECTL_PROBE_F_PERSISTENT;
+	const struct probectl_kind_ops *ops;
+	struct probectl_session *s = NULL;
+	struct probectl_probe *p;
+	int err;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	p->stats = alloc_percpu(struct probectl_counters);
+	if (!p->stats) {
+		kfree(p);
+		return -ENOMEM;
+	}
+	p->kind = req->kind;
+	p->flags = req->flags;
+	p->owner = persistent ? 0 : portid;
+	p->offset = req->offset;
+	p->maxactive = req->maxactive;
+	p->addr = req->addr;
+	strscpy(p->symbol, req->symbol, sizeof(p->symbol));
+	atomic64_set(&p->undelivered, 0);
+	ops = probectl_ops(p);
+
+	mutex_lock(&probectl_lock);
+	if (probectl_shutting_down) {
+		err = probectl_refuse_shutdown(extack);
+		goto err_unlock;
+	}
+	if (!persistent) {
+		s = probectl_session_lookup(portid);
+		if (!s)
+			s = probectl_session_create(portid);
+		if (IS_ERR(s)) {
+			err = PTR_ERR(s);
+			NL_SET_ERR_MSG_MOD(extack,
+					   "cannot allocate the session ring buffer");
+			goto err_unlock;
+		}
+	}
+	p->session = s;
+
+	err = xa_alloc_cyclic(&probectl_probes, &p->id, p, xa_limit_31b,
+			      &probectl_next_id, GFP_KERNEL);
+	if (err < 0) {
+		NL_SET_ERR_MSG_MOD(extack, "no free probe id");
+		goto err_unlock;
+	}
+
+	/* Handlers may fire as soon as arm() returns: set up everything
+	 * they read before it. */
+	WRITE_ONCE(p->enabled, true);
+	err = ops->arm(p, extack);
+	if (err) {
+		xa_erase(&probectl_probes, p->id);
+		goto err_unlock;
+	}
+	*id = p->id;
+	*addr = (unsigned long)ops->kprobe(p)->addr;
+	mutex_unlock(&probectl_lock);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&probectl_lock);
+	/* Never armed, never visible to the drain: free right away. */
+	free_percpu(p->stats);
+	kfree(p);
+	return err;
+}
+
+/**
+ * probectl_probe_del() - unregister and free one probe by id.
+ * @id: probe id
+ * @extack: receives the reason for a refusal (may be NULL)
+ *
+ * Any privileged caller may delete any probe, persistent or owned: the id
+ * is the handle. Records of the probe still buffered in its session are
+ * delivered normally.
+ *
+ * Context: process context, may sleep. Takes probectl_lock.
+ * Return: 0, or -ENOENT when no probe has this id.
+ */
+int probectl_probe_del(u32 id, struct netlink_ext_ack *extack)
+{
+	struct probectl_probe *p;
+
+	mutex_lock(&probectl_lock);
+	if (probectl_shutting_down) {
+		mutex_unlock(&probectl_lock);
+		return probectl_refuse_shutdown(extack);
+	}
+	p = xa_erase(&probectl_probes, id);
+	if (!p) {
+		mutex_unlock(&probectl_lock);
+		kapi_set_err_msg_fmt_mod(extack, "probe id not found",
+					 "probe id %u not found", id);
+		return -ENOENT;
+	}
+	probectl_ops(p)->disarm(&p, 1);
+	mutex_unlock(&probectl_lock);
+	probectl_probe_free(p);
+	return 0;
+}
+
+/**
+ * probectl_probe_set_enabled() - arm or disarm a probe without removing it.
+ * @id: probe id
+ * @enable: true to arm, false to disarm
+ * @extack: receives the reason for a refusal
+ *
+ * Context: process context, may sleep. Takes probectl_lock.
+ * Return: 0; -ENOENT for an unknown id; the enable_kprobe() error (-EINVAL
+ * when the probed module went away).
+ */
+int probectl_probe_set_enabled(u32 id, bool enable,
+			       struct netlink_ext_ack *extack)
+{
+	struct probectl_probe *p;
+	struct kprobe *kp;
+	int err = 0;
+
+	mutex_lock(&probectl_lock);
+	if (probectl_shutting_down) {
+		err = probectl_refuse_shutdown(extack);
+		goto out;
+	}
+	p = xa_load(&probectl_probes, id);
+	if (!p) {
+		kapi_set_err_msg_fmt_mod(extack, "probe id not found",
+					 "probe id %u not found", id);
+		err = -ENOENT;
+		goto out;
+	}
+	kp = probectl_ops(p)->kprobe(p);
+	if (enable) {
+		/* flag first: the first hit after arming is recorded */
+		WRITE_ONCE(p->enabled, true);
+		err = enable_kprobe(kp);
+		if (err) {
+			WRITE_ONCE(p->enabled, false);
+			NL_SET_ERR_MSG_MOD(extack,
+					   "cannot re-arm: the probed code is gone (module unloaded?)");
+		}
+	} else {
+		err = disable_kprobe(kp);
+		WRITE_ONCE(p->enabled, false);
+		if (err)
+			NL_SET_ERR_MSG_MOD(extack, "disable_kprobe failed");
+	}
+out:
+	mutex_unlock(&probectl_lock);
+	return err;
+}
+
+/**
+ * probectl_probe_info_next() - snapshot the probe with the lowest id >= cursor.
+ * @cursor: in: first id to consider; out: the id found
+ * @info: filled with the probe's state and summed counters
+ *
+ * Context: process context. Takes probectl_lock.
+ * Return: true if a probe was found.
+ */
+bool probectl_probe_info_next(unsigned long *cursor,
+			      struct probectl_probe_info *info)
+{
+	const struct probectl_kind_ops *ops;
+	struct probectl_probe *p;
+	int cpu;
+
+	mutex_lock(&probectl_lock);
+	p = xa_find(&probectl_probes, cursor, U32_MAX, XA_PRESENT);
+	if (!p) {
+		mutex_unlock(&probectl_lock);
+		return false;
+	}
+	ops = probectl_ops(p);
+	memset(info, 0, sizeof(*info));
+	info->id = p->id;
+	info->kind = p->kind;
+	info->flags = p->flags;
+	if (READ_ONCE(p->enabled))
+		info->flags |= PROBECTL_PROBE_F_ENABLED;
+	info->owner = p->owner;
+	info->offset = p->offset;
+	info->addr = (unsigned long)ops->kprobe(p)->addr;
+	info->maxactive = ops->maxactive(p);
+	info->nmissed = ops->nmissed(p);
+	strscpy(info->symbol, p->symbol, sizeof(info->symbol));
+	for_each_possible_cpu(cpu) {
+		const struct probectl_counters *c = per_cpu_ptr(p->stats, cpu);
+
+		info->hits += READ_ONCE(c->hits);
+		info->dropped += READ_ONCE(c->dropped);
+		info->filtered += READ_ONCE(c->filtered);
+	}
+	info->dropped += atomic64_read(&p->undelivered);
+	mutex_unlock(&probectl_lock);
+	return true;
+}
+
+/**
+ * probectl_probe_charge_undelivered() - count records lost in transport.
+ * @id: the probe the records came from
+ * @n: how many
+ *
+ * Context: any sleepable context; lockless (RCU lookup).
+ * Return: false when the probe no longer exists (the caller then counts
+ * the records as lost on the session instead).
+ */
+bool probectl_probe_charge_undelivered(u32 id, u64 n)
+{
+	struct probectl_probe *p;
+
+	rcu_read_lock();
+	p = xa_load(&probectl_probes, id);
+	if (p)
+		atomic64_add(n, &p->undelivered);
+	rcu_read_unlock();
+	return p;
+}
+
+/**
+ * probectl_session_set_filter() - set the tgid filter of the caller's session.
+ * @portid: the caller
+ * @tgids: thread-group ids to trace (NULL when @n is 0)
+ * @n: number of ids; 0 removes the filter
+ *
+ * @extack: receives the reason for a refusal
+ *
+ * Creates the session when needed, so a filter can be set before any probe.
+ *
+ * Context: process context, may sleep. Takes probectl_lock.
+ * Return: 0 or a negative errno.
+ */
+int probectl_session_set_filter(u32 portid, const u32 *tgids, unsigned int n,
+				struct netlink_ext_ack *extack)
+{
+	struct probectl_tgid_filter *f = NULL;
+	struct probectl_session *s;
+	int err = 0;
+
+	if (n) {
+		f = kmalloc(struct_size(f, tgid, n), GFP_KERNEL);
+		if (!f)
+			return -ENOMEM;
+		f->n = n;
+		memcpy(f->tgid, tgids, n * sizeof(u32));
+	}
+
+	mutex_lock(&probectl_lock);
+	if (probectl_shutting_down) {
+		err = probectl_refuse_shutdown(extack);
+		goto out;
+	}
+	s = probectl_session_lookup(portid);
+	if (!s && !f)
+		goto out;	/* no session, no filter: nothing to change */
+	if (!s)
+		s = probectl_session_create(portid);
+	if (IS_ERR(s)) {
+		err = PTR_ERR(s);
+		NL_SET_ERR_MSG_MOD(extack, "cannot allocate the session");
+		goto out;
+	}
+	probectl_session_replace_filter(s, f);
+	f = NULL;
+out:
+	mutex_unlock(&probectl_lock);
+	kfree(f);
+	return err;
+}
+
+/**
+ * probectl_flush() - deliver every record buffered for a session, now.
+ * @portid: the session (the caller)
+ * @extack: receives the reason for a refusal
+ *
+ * Sends EVENTS messages to @portid before returning, so they precede the
+ * ack of the FLUSH request on that socket. A caller without session gets
+ * nothing and success.
+ *
+ * Context: process context, may sleep. Takes probectl_lock.
+ * Return: 0, or -ESHUTDOWN while the module unloads.
+ */
+int probectl_flush(u32 portid, struct netlink_ext_ack *extack)
+{
+	struct probectl_session *s;
+	int err = 0;
+
+	/* Held across the drain so module exit cannot free the session. */
+	mutex_lock(&probectl_lock);
+	if (probectl_shutting_down) {
+		err = probectl_refuse_shutdown(extack);
+		goto out;
+	}
+	s = probectl_session_lookup(portid);
+	if (s)
+		probectl_session_flush(s);
+out:
+	mutex_unlock(&probectl_lock);
+	return err;
+}
+
+/*
+ * Unregister every probe on @list, batched per kind so each batch costs
+ * one synchronize_rcu(), then queue them for freeing. probectl_lock held.
+ */
+static void probectl_reap(struct list_head *list)
+{
+	struct probectl_probe **vec, *p, *tmp;
+	unsigned int kind, n;
+
+	for (kind = PROBECTL_KIND_KPROBE; kind <= PROBECTL_KIND_MAX; kind++) {
+		n = 0;
+		list_for_each_entry(p, list, reap)
+			n += p->kind == kind;
+		if (!n)
+			continue;
+		vec = kmalloc_array(n, sizeof(*vec), GFP_KERNEL);
+		n = 0;
+		list_for_each_entry(p, list, reap) {
+			if (p->kind != kind)
+				continue;
+			if (vec)
+				vec[n++] = p;
+			else	/* no memory for a batch: one by one */
+				probectl_kinds[kind]->disarm(&p, 1);
+		}
+		if (vec) {
+			probectl_kinds[kind]->disarm(vec, n);
+			kfree(vec);
+		}
+	}
+	list_for_each_entry_safe(p, tmp, list, reap) {
+		list_del(&p->reap);
+		probectl_probe_free(p);
+	}
+}
+
+/**
+ * probectl_owner_release() - a netlink socket closed: drop what it owned.
+ * @portid: the released port
+ *
+ * Unregisters the socket's probes, then destroys its session (drain
+ * stopped, ring freed). Persistent probes are not owned and stay.
+ *
+ * Context: the NETLINK_URELEASE notifier (closing task, may sleep).
+ */
+void probectl_owner_release(u32 portid)
+{
+	struct probectl_session *s;
+	struct probectl_probe *p;
+	unsigned long id;
+	LIST_HEAD(list);
+
+	mutex_lock(&probectl_lock);
+	s = probectl_session_lookup(portid);
+	if (!s)
+		goto out;	/* raced with shutdown */
+	xa_for_each(&probectl_probes, id, p) {
+		if (p->session != s)
+			continue;
+		xa_erase(&probectl_probes, id);
+		list_add_tail(&p->reap, &list);
+	}
+	probectl_reap(&list);
+	probectl_session_destroy(s);
+out:
+	mutex_unlock(&probectl_lock);
+}
+
+/**
+ * probectl_shutdown() - remove every probe and session for module unload.
+ *
+ * After this, every request fails with -ESHUTDOWN, so the family can be
+ * unregistered without new probes appearing in between.
+ *
+ * Context: module exit.
+ */
+void probectl_shutdown(void)
+{
+	struct probectl_probe *p;
+	unsigned long id;
+	LIST_HEAD(list);
+
+	mutex_lock(&probectl_lock);
+	probectl_shutting_down = true;
+	xa_for_each(&probectl_probes, id, p) {
+		xa_erase(&probectl_probes, id);
+		list_add_tail(&p->reap, &list);
+	}
+	probectl_reap(&list);
+	probectl_session_destroy_all();
+	mutex_unlock(&probectl_lock);
+}

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * probectl internals shared between the module's files.
+ *
+ * Object model:
+ *  - a probe (struct probectl_probe) is one registered kprobe or kretprobe,
+ *    identified by a u32 id, owned by a netlink portid or persistent;
+ *  - a session (struct probectl_session) exists per owner portid: it holds
+ *    the ring buffer its probes write records into, the tgid filter, and the
+ *    drain that turns records into PROBECTL_CMD_EVENTS messages.
+ *
+ * Locking: probectl_lock (probe.c) protects the probe table, the session
+ * table and every probe/session lifetime change. It nests inside genl_mutex
+ * (doit/dumpit) and is taken alone by the NETLINK_URELEASE notifier and
+ * module exit. session->drain_lock nests inside probectl_lock and is the
+ * only lock the drain work takes, so cancel_delayed_work_sync() under
+ * probectl_lock cannot deadlock. Probe handlers take no lock at all.
+ */
+#ifndef PROBECTL_INTERNAL_H
+#define PROBECTL_INTERNAL_H
+
+#include <linux/atomic.h>
+#include <linux/kprobes.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/ring_buffer.h>
+#include <linux/sched.h>
+#include <linux/workqueue.h>
+#include <net/genetlink.h>
+
+#include "uapi/probectl.h"
+#include "compat.h"
+
+/* main.c: module parameters, read when a session is created / rearmed */
+extern unsigned int probectl_buffer_kb;
+extern unsigned int probectl_drain_interval_ms;
+
+/* genl.c */
+extern struct genl_family probectl_genl_family;
+extern struct notifier_block probectl_netlink_notifier;
+int probectl_genl_send_events(u32 portid, const void *records, size_t len,
+			      u64 lost);
+
+/* Replaced as a whole under RCU so handlers read it without locking. */
+struct probectl_tgid_filter {
+	struct rcu_head rcu;
+	unsigned int n;
+	u32 tgid[];
+};
+
+struct probectl_session {
+	u32 portid;
+	struct trace_buffer *ring;		/* non-overwrite: full => drop */
+	struct probectl_tgid_filter __rcu *filter;	/* NULL: no filter */
+	struct delayed_work drain_work;
+	struct mutex drain_lock;	/* one consumer at a time: work or FLUSH */
+	void *batch;			/* staging for one EVENTS message */
+	u64 *head_ts;			/* per CPU: timestamp of the oldest record */
+	atomic64_t lost;		/* undeliverable records of deleted probes */
+};
+
+/* Per-CPU so the handler only ever does this_cpu_inc(). */
+struct probectl_counters {
+	u64 hits;
+	u64 dropped;	/* ring full (or handler-side reserve failed) */
+	u64 filtered;
+};
+
+struct probectl_probe {
+	u32 id;
+	u32 kind;		/* enum probectl_probe_kind */
+	u32 flags;		/* PROBECTL_PROBE_F_PERSISTENT | _SYSCALL */
+	u32 owner;		/* portid, 0 when persistent */
+	bool enabled;		/* READ_ONCE in handlers */
+	u32 offset;
+	u32 maxactive;		/* as requested; 0 = kernel default */
+	u64 addr;		/* as requested when no symbol was given */
+	char symbol[PROBECTL_SYMBOL_MAX];	/* kp.symbol_name points here */
+	struct probectl_session *session;	/* NULL when persistent */
+	struct probectl_counters __percpu *stats;
+	atomic64_t undelivered;	/* records consumed but not delivered */
+	struct list_head reap;	/* collection list for batch removal */
+	struct rcu_head rcu;	/* freed after RCU: the drain looks probes up */
+	union {
+		struct kprobe kp;
+		struct kretprobe rp;
+	};
+};
+
+/*
+ * One per probe kind, indexed by enum probectl_probe_kind. arm() registers
+ * the probe (p->id, p->session, symbol/offset/addr already set) and explains
+ * a refusal through extack; disarm() unregisters n probes of this kind and
+ * returns only when none of their handlers can run any more.
+ */
+struct probectl_kind_ops {
+	const char *name;
+	int (*arm)(struct probectl_probe *p, struct netlink_ext_ack *extack);
+	void (*disarm)(struct probectl_probe **pp, unsigned int n);
+	struct kprobe *(*kprobe)(struct probectl_probe *p);
+	u64 (*nmissed)(struct probectl_probe *p);
+	u32 (*maxactive)(struct probectl_probe *p);
+};
+
+extern const struct probectl_kind_ops probectl_kprobe_ops;
+extern const struct probectl_kind_ops probectl_kretprobe_ops;
+
+/* A PROBE_ADD request after attribute validation (genl.c -> probe.c). */
+struct probectl_probe_req {
+	u32 kind;
+	u32 flags;
+	u32 offset;
+	u32 maxactive;
+	u64 addr;
+	char symbol[PROBECTL_SYMBOL_MAX];	/* "" when addr is used */
+};
+
+/* A consistent copy of one probe's state for PROBE_GET. */
+struct probectl_probe_info {
+	u32 id;
+	u32 kind;
+	u32 flags;
+	u32 owner;
+	u32 offset;
+	u32 maxactive;
+	u64 addr;
+	u64 hits;
+	u64 nmissed;
+	u64 dropped;
+	u64 filtered;
+	char symbol[PROBECTL_SYMBOL_MAX];
+};
+
+/* probe.c */
+extern struct mutex probectl_lock;
+int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
+		       struct netlink_ext_ack *extack, u32 *id, u64 *addr);
+int probectl_probe_del(u32 id, struct netlink_ext_ack *extack);
+int probectl_probe_set_enabled(u32 id, bool enable,
+			       struct netlink_ext_ack *extack);
+bool probectl_probe_info_next(unsigned long *cursor,
+			      struct probectl_probe_info *info);
+bool probectl_probe_charge_undelivered(u32 id, u64 n);
+int probectl_probe_explain_error(const struct probectl_probe *p, int err,
+				 struct netlink_ext_ack *extack);
+int probectl_session_set_filter(u32 portid, const u32 *tgids, unsigned int n,
+				struct netlink_ext_ack *extack);
+int probectl_flush(u32 portid, struct netlink_ext_ack *extack);
+void probectl_owner_release(u32 portid);
+void probectl_shutdown(void);
+
+/* session.c: callers hold probectl_lock unless noted */
+struct probectl_session *probectl_session_lookup(u32 portid);
+struct probectl_session *probectl_session_create(u32 portid);
+void probectl_session_destroy(struct probectl_session *s);
+void probectl_session_destroy_all(void);
+bool probectl_session_exists(u32 portid);	/* any context, no lock */
+void probectl_session_replace_filter(struct probectl_session *s,
+				     struct probectl_tgid_filter *f);
+void probectl_session_flush(struct probectl_session *s);
+struct probectl_record *probectl_record_reserve(struct probectl_probe *p,
+						struct ring_buffer_event **evp);
+void probectl_record_commit(struct probectl_probe *p,
+			    struct ring_buffer_event *ev);
+
+/* fetch.c */
+void probectl_fetch_args(const struct probectl_probe *p, struct pt_regs *regs,
+			 u64 args[PROBECTL_NARGS]);
+
+/*
+ * Handler prologue shared by every kind: returns true when a record should
+ * be written. Counts a hit, or a filtered hit when the session's tgid filter
+ * rejects current. Persistent probes have no session: they are counted and
+ * never produce records. Safe in NMI context: RCU read side and per-CPU
+ * increments only.
+ */
+static __always_inline bool probectl_admit(struct probectl_probe *p)
+{
+	struct probectl_session *s = p->session;
+	struct probectl_tgid_filter *f;
+	bool pass = true;
+	unsigned int i;
+
+	if (!READ_ONCE(p->enabled))
+		return false;
+	if (s) {
+		rcu_read_lock();
+		f = rcu_dereference(s->filter);
+		if (f) {
+			pass = false;
+			for (i = 0; i < f->n; i++) {
+				if (f->tgid[i] == current->tgid) {
+					pass = true;
+					break;
+				}
+			}
+		}
+		rcu_read_unlock();
+		if (!pass) {
+			this_cpu_inc(p->stats->filtered);
+			return false;
+		}
+	}
+	this_cpu_inc(p->stats->hits);
+	return s != NULL;
+}
+
+#endif /* PROBECTL_INTERNAL_H */

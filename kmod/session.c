@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sessions: one per owner portid. Probe handlers write fixed-size records
+ * into the session's ftrace ring buffer (per CPU, lockless, NMI-safe); a
+ * delayed work drains it every drain_interval_ms from process context and
+ * unicasts batches of records to the owner. FLUSH runs the same drain
+ * synchronously.
+ *
+ * Nothing is lost silently: a full ring makes the reservation fail and the
+ * handler counts a drop on its probe; a batch that cannot be delivered is
+ * charged record by record to its probes, or to the session's lost counter
+ * (sent as PROBECTL_A_LOST) when the probe is already gone.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kprobes.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/xarray.h>
+#include <net/genetlink.h>
+
+#include "probectl.h"
+
+/*
+ * Records per EVENTS message: as many as fit in a 32 KiB skb allocation
+ * (header, RECORDS attribute, LOST attribute with worst-case padding).
+ */
+#define PROBECTL_BATCH_BYTES						\
+	rounddown(SKB_WITH_OVERHEAD(32768) - NLMSG_HDRLEN - GENL_HDRLEN -	\
+		  NLA_HDRLEN - 2 * NLA_HDRLEN - sizeof(u64),		\
+		  sizeof(struct probectl_record))
+
+#define PROBECTL_RING_KB_MIN	8
+
+/* portid -> session; written under probectl_lock, read locklessly too. */
+static DEFINE_XARRAY(probectl_sessions);
+
+/**
+ * probectl_record_reserve() - reserve a record in the probe's session ring.
+ * @p: the probe; must have a session
+ * @evp: receives the ring event to pass to probectl_record_commit()
+ *
+ * Fills the common fields (size, probe id, timestamp, cpu, pid, tgid,
+ * comm); the caller fills the rest and commits.
+ *
+ * Context: probe handler (any context including NMI); no locks, no sleep.
+ * Return: the record, or NULL when the ring is full (counted as dropped).
+ */
+struct probectl_record *probectl_record_reserve(struct probectl_probe *p,
+						struct ring_buffer_event **evp)
+{
+	struct ring_buffer_event *ev;
+	struct probectl_record *rec;
+
+	ev = ring_buffer_lock_reserve(p->session->ring, sizeof(*rec));
+	if (!ev) {
+		this_cpu_inc(p->stats->dropped);
+		return NULL;
+	}
+	rec = ring_buffer_event_data(ev);
+	rec->size = sizeof(*rec);
+	rec->probe_id = p->id;
+	rec->timestamp_ns = ktime_get_mono_fast_ns();
+	rec->cpu = raw_smp_processor_id();
+	rec->pid = current->pid;
+	rec->tgid = current->tgid;
+	rec->flags = 0;
+	/* get_task_comm() takes task_lock: copy racily like bpf does */
+	memcpy(rec->comm, current->comm, sizeof(rec->comm));
+	rec->comm[sizeof(rec->comm) - 1] = '\0';
+	rec->ip = 0;
+	rec->retval = 0;
+	rec->latency_ns = 0;
+	*evp = ev;
+	return rec;
+}
+NOKPROBE_SYMBOL(probectl_record_reserve);
+
+/**
+ * probectl_record_commit() - publish a record reserved by probectl_record_reserve().
+ * @p: the probe
+ * @ev: the event returned through @evp
+ *
+ * Context: probe handler, same invocation as the reservation.
+ */
+void probectl_record_commit(struct probectl_probe *p,
+			    struct ring_buffer_event *ev)
+{
+	kapi_rb_unlock_commit(p->session->ring, ev);
+}
+NOKPROBE_SYMBOL(probectl_record_commit);
+
+/* Oldest unread record on @cpu, by our timestamp; U64_MAX when none. */
+static void probectl_session_peek(struct probectl_session *s, int cpu)
+{
+	struct ring_buffer_event *ev;
+	unsigned long lost;
+	u64 ts;
+
+	ev = ring_buffer_peek(s->ring, cpu, &ts, &lost);
+	s->head_ts[cpu] = ev ? ((struct probectl_record *)
+				ring_buffer_event_data(ev))->timestamp_ns : U64_MAX;
+}
+
+static int probectl_session_oldest_cpu(struct probectl_session *s)
+{
+	u64 best_ts = U64_MAX;
+	int cpu, best = -1;
+
+	for_each_possible_cpu(cpu) {
+		if (s->head_ts[cpu] < best_ts) {
+			best_ts = s->head_ts[cpu];
+			best = cpu;
+		}
+	}
+	return best;
+}
+
+/*
+ * Send s->batch[0..len) plus @lost. On failure, charge each record to its
+ * probe (runs of one id at a time) or, for deleted probes, to the session.
+ */
+static void probectl_session_send(struct probectl_session *s, size_t len,
+				  u64 lost)
+{
+	const struct probectl_record *rec;
+	size_t off, run_off;
+	u32 run_id;
+
+	if (!probectl_genl_send_events(s->portid, s->batch, len, lost))
+		return;
+
+	for (off = 0; off < len; ) {
+		rec = s->batch + off;
+		run_id = rec->probe_id;
+		run_off = off;
+		while (off < len &&
+		       ((const struct probectl_record *)(s->batch + off))->probe_id == run_id)
+			off += sizeof(*rec);
+		if (!probectl_probe_charge_undelivered(run_id,
+						       (off - run_off) / sizeof(*rec)))
+			lost += (off - run_off) / sizeof(*rec);
+	}
+	if (lost)
+		atomic64_add(lost, &s->lost);
+}
+
+/*
+ * Move up to @budget records from the ring to the owner, oldest first
+ * across CPUs, in batches of PROBECTL_BATCH_BYTES. The budget (the number
+ * of records present at the start) keeps a busy probe from holding the
+ * drain forever. Caller holds s->drain_lock.
+ */
+static void probectl_session_drain(struct probectl_session *s)
+{
+	unsigned long budget = ring_buffer_entries(s->ring);
+	struct ring_buffer_event *ev;
+	unsigned long lost_ev;
+	size_t len;
+	u64 lost, ts;
+	int cpu;
+
+	for (;;) {
+		len = 0;
+		for_each_possible_cpu(cpu)
+			probectl_session_peek(s, cpu);
+		while (budget && len + sizeof(struct probectl_record) <=
+		       PROBECTL_BATCH_BYTES) {
+			cpu = probectl_session_oldest_cpu(s);
+			if (cpu < 0)
+				break;
+			ev = ring_buffer_consume(s->ring, cpu, &ts, &lost_ev);
+			if (ev) {
+				memcpy(s->batch + len, ring_buffer_event_data(ev),
+				       sizeof(struct probectl_record));
+				len += sizeof(struct probectl_record);
+				budget--;
+			}
+			probectl_session_peek(s, cpu);
+		}
+		lost = atomic64_xchg(&s->lost, 0);
+		if (!len && !lost)
+			return;
+		probectl_session_send(s, len, lost);
+		/* A batch that is not full means the ring or budget ran out. */
+		if (len + sizeof(struct probectl_record) <= PROBECTL_BATCH_BYTES)
+			return;
+	}
+}
+
+static void probectl_session_schedule(struct probectl_session *s)
+{
+	unsigned int ms = max(READ_ONCE(probectl_drain_interval_ms), 1U);
+
+	queue_delayed_work(system_unbound_wq, &s->drain_work,
+			   msecs_to_jiffies(ms));
+}
+
+/*
+ * Periodic drain. Takes only drain_lock, never genl_mutex or
+ * probectl_lock: session destruction cancels this work synchronously while
+ * holding probectl_lock.
+ */
+static void probectl_session_drain_work(struct work_struct *work)
+{
+	struct probectl_session *s = container_of(to_delayed_work(work),
+						  struct probectl_session,
+						  drain_work);
+
+	mutex_lock(&s->drain_lock);
+	probectl_session_drain(s);
+	mutex_unlock(&s->drain_lock);
+	probectl_session_schedule(s);
+}
+
+/**
+ * probectl_session_flush() - drain a session synchronously.
+ * @s: the session
+ *
+ * Every record committed before the call is sent (or, if the receiver is
+ * full, counted as dropped) when this returns.
+ *
+ * Context: process context; caller holds probectl_lock.
+ */
+void probectl_session_flush(struct probectl_session *s)
+{
+	lockdep_assert_held(&probectl_lock);
+	mutex_lock(&s->drain_lock);
+	probectl_session_drain(s);
+	mutex_unlock(&s->drain_lock);
+}
+
+/**
+ * probectl_session_lookup() - find the session of a portid.
+ * @portid: owner
+ *
+ * Context: caller holds probectl_lock.
+ * Return: the session or NULL.
+ */
+struct probectl_session *probectl_session_lookup(u32 portid)
+{
+	lockdep_assert_held(&probectl_lock);
+	return xa_load(&probectl_sessions, portid);
+}
+
+/**
+ * probectl_session_exists() - cheap test used by the release notifier.
+ * @portid: a released netlink port
+ *
+ * Context: any; lockless, may race with creation (harmless: the release
+ * path looks again under probectl_lock).
+ * Return: true if @portid has a session.
+ */
+bool probectl_session_exists(u32 portid)
+{
+	return xa_load(&probectl_sessions, portid) != NULL;
+}
+
+/**
+ * probectl_session_create() - allocate a session with its ring and drain.
+ * @portid: owner
+ *
+ * Context: process context; caller holds probectl_lock and checked that
+ * no session exists for @portid.
+ * Return: the session or ERR_PTR(-ENOMEM / xa_insert error).
+ */
+struct probectl_session *probectl_session_create(u32 portid)
+{
+	unsigned long kb = max(READ_ONCE(probectl_buffer_kb), PROBECTL_RING_KB_MIN);
+	struct probectl_session *s;
+	int err = -ENOMEM;
+
+	lockdep_assert_held(&probectl_lock);
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return ERR_PTR(-ENOMEM);
+	s->portid = portid;
+	mutex_init(&s->drain_lock);
+	atomic64_set(&s->lost, 0);
+	INIT_DELAYED_WORK(&s->drain_work, probectl_session_drain_work);
+
+	s->batch = kvmalloc(PROBECTL_BATCH_BYTES, GFP_KERNEL);
+	s->head_ts = kcalloc(nr_cpu_ids, sizeof(*s->head_ts), GFP_KERNEL);
+	if (!s->batch || !s->head_ts)
+		goto err_free;
+	/* flags 0: no overwrite, so a full ring refuses new records */
+	s->ring = ring_buffer_alloc(kb * 1024, 0);
+	if (!s->ring)
+		goto err_free;
+	err = xa_insert(&probectl_sessions, portid, s, GFP_KERNEL);
+	if (err)
+		goto err_ring;
+	probectl_session_schedule(s);
+	return s;
+
+err_ring:
+	ring_buffer_free(s->ring);
+err_free:
+	kfree(s->head_ts);
+	kvfree(s->batch);
+	kfree(s);
+	return ERR_PTR(err);
+}
+
+/**
+ * probectl_session_replace_filter() - install a new tgid filter.
+ * @s: the session
+ * @f: the new filter (ownership passes to the session), NULL for none
+ *
+ * Context: caller holds probectl_lock. Handlers see either the old or the
+ * new filter; the old one is freed after a grace period.
+ */
+void probectl_session_replace_filter(struct probectl_session *s,
+				     struct probectl_tgid_filter *f)
+{
+	struct probectl_tgid_filter *old;
+
+	old = rcu_replace_pointer(s->filter, f, lockdep_is_held(&probectl_lock));
+	if (old)
+		kfree_rcu(old, rcu);
+}
+
+/**
+ * probectl_session_destroy() - stop the drain and free a session.
+ * @s: the session; none of its probes may still be registered
+ *
+ * Records still buffered are discarded: the owner is gone.
+ *
+ * Context: process context; caller holds probectl_lock.
+ */
+void probectl_session_destroy(struct probectl_session *s)
+{
+	lockdep_assert_held(&probectl_lock);
+	xa_erase(&probectl_sessions, s->portid);
+	/* also stops the work's self-rearming */
+	cancel_delayed_work_sync(&s->drain_work);
+	ring_buffer_free(s->ring);
+	/* no handler can run (probes unregistered): no grace period needed */
+	kfree(rcu_dereference_protected(s->filter, true));
+	kfree(s->head_ts);
+	kvfree(s->batch);
+	mutex_destroy(&s->drain_lock);
+	kfree(s);
+}
+
+/**
+ * probectl_session_destroy_all() - destroy every session (module unload).
+ *
+ * Context: caller holds probectl_lock and has unregistered every probe.
+ */
+void probectl_session_destroy_all(void)
+{
+	struct probectl_session *s;
+	unsigned long portid;
+
+	lockdep_assert_held(&probectl_lock);
+	xa_for_each(&probectl_sessions, portid, s)
+		probectl_session_destroy(s);
+}

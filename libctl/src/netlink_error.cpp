@@ -23,14 +23,12 @@ void parseTlvs(const unsigned char* p, std::size_t len, Ack& out) {
                 out.extack.assign(reinterpret_cast<const char*>(data),
                                   strnlen(reinterpret_cast<const char*>(data), dlen));
                 break;
-#ifdef NLMSGERR_ATTR_MISS_TYPE
             case NLMSGERR_ATTR_MISS_TYPE:
                 if (dlen >= sizeof(std::uint32_t)) {
                     std::memcpy(&out.missing_attr, data, sizeof(std::uint32_t));
                     out.has_missing_attr = true;
                 }
                 break;
-#endif
             default:
                 break;
         }

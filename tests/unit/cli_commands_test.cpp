@@ -1,0 +1,138 @@
+// Subcommands that need no kernel (resolve, symbols) run end to end on fixtures; the
+// others are checked for help and usage-error exit codes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "subcommands.hpp"
+
+using namespace probectl::cli;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+namespace {
+
+struct CmdRun {
+    int rc;
+    std::string out;
+    std::string err;
+};
+
+CmdRun run(const std::string& name, const std::vector<std::string>& args) {
+    std::ostringstream out, err;
+    Io io{out, err};
+    const Command* c = findCommand(name);
+    EXPECT_NE(c, nullptr) << name;
+    const int rc = c ? c->run(args, io) : -1;
+    return {rc, out.str(), err.str()};
+}
+
+std::vector<std::string> withFixtures(std::vector<std::string> args) {
+    const std::string dir = PROBECTL_FIXTURES;
+    args.insert(args.end(),
+                {"--kallsyms", dir + "/kallsyms.txt", "--blacklist", dir + "/blacklist.txt"});
+    return args;
+}
+
+}  // namespace
+
+TEST(CommandTable, EveryCommandHasHelpWithExamples) {
+    const std::vector<std::string> expected = {"trace",  "add",     "list",    "remove",
+                                               "enable", "disable", "resolve", "symbols"};
+    ASSERT_EQ(commands().size(), expected.size());
+    for (const auto& name : expected) {
+        CmdRun r = run(name, {"--help"});
+        EXPECT_EQ(r.rc, kExitOk) << name;
+        EXPECT_THAT(r.out, HasSubstr("Usage: probectl " + name)) << name;
+        EXPECT_THAT(r.out, HasSubstr("Example")) << name;
+        EXPECT_THAT(r.out, HasSubstr("--help")) << name;
+    }
+    EXPECT_EQ(findCommand("nope"), nullptr);
+}
+
+TEST(CommandTable, MainHelpListsEveryCommand) {
+    std::ostringstream os;
+    printMainHelp(os);
+    for (const auto& c : commands())
+        EXPECT_THAT(os.str(), HasSubstr(std::string("  ") + c.name)) << c.name;
+    EXPECT_THAT(os.str(), HasSubstr("Exit status: 0 ok, 1 runtime error"));
+}
+
+TEST(CommandUsage, BadCommandLinesExitWithTwo) {
+    for (const auto& [name, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"trace", {}},
+             {"trace", {"kprobe:foo+bar"}},
+             {"add", {"--persist"}},
+             {"list", {"x"}},
+             {"remove", {}},
+             {"enable", {"x"}},
+             {"disable", {}},
+             {"resolve", {"kprobe:"}},
+             {"symbols", {}}}) {
+        CmdRun r = run(name, args);
+        EXPECT_EQ(r.rc, kExitUsage) << name;
+        EXPECT_THAT(r.err, HasSubstr("probectl " + name + ": ")) << name;
+        EXPECT_THAT(r.err, HasSubstr("Try 'probectl " + name + " --help'.")) << name;
+    }
+}
+
+TEST(ResolveCommand, ProbeableSyscall) {
+    CmdRun r = run("resolve", withFixtures({"syscall:getppid"}));
+    EXPECT_EQ(r.rc, kExitOk) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("symbol:     __x64_sys_getppid\n"));
+    EXPECT_THAT(r.out, HasSubstr("module:     vmlinux\n"));
+    EXPECT_THAT(r.out, HasSubstr("address:    0xffffffff81001000\n"));
+    EXPECT_THAT(r.out, HasSubstr("registers:  kprobe __x64_sys_getppid (syscall wrapper"));
+    EXPECT_THAT(r.out, HasSubstr("probe-able: yes\n"));
+}
+
+TEST(ResolveCommand, ModuleSymbolWithOffsetAndAddress) {
+    CmdRun m = run("resolve", withFixtures({"kprobe:vfs_write+8"}));
+    EXPECT_EQ(m.rc, kExitOk) << m.err;
+    EXPECT_THAT(m.out, HasSubstr("address:    0xffffffff81001488"));
+    CmdRun a = run("resolve", withFixtures({"kprobe:0xffffffffc0a01100"}));
+    EXPECT_EQ(a.rc, kExitOk) << a.err;
+    EXPECT_THAT(a.out, HasSubstr("symbol:     cleanup_module_list\n"));
+    EXPECT_THAT(a.out, HasSubstr("module:     other_module\n"));
+}
+
+TEST(ResolveCommand, NotProbeableSaysWhyAndExitsOne) {
+    CmdRun bl = run("resolve", withFixtures({"kprobe:do_int3"}));
+    EXPECT_EQ(bl.rc, kExitRuntime);
+    EXPECT_THAT(bl.out, HasSubstr("probe-able: no\n"));
+    EXPECT_THAT(bl.out, HasSubstr("blacklist"));
+    CmdRun dup = run("resolve", withFixtures({"kprobe:cleanup_module_list"}));
+    EXPECT_EQ(dup.rc, kExitRuntime);
+    EXPECT_THAT(dup.out, HasSubstr("names 3 functions"));
+    CmdRun unknown = run("resolve", withFixtures({"kprobe:vfs_reed"}));
+    EXPECT_EQ(unknown.rc, kExitRuntime);
+    EXPECT_THAT(unknown.out, HasSubstr("did you mean: vfs_read"));
+}
+
+TEST(ResolveCommand, MissingKallsymsIsARuntimeError) {
+    CmdRun r = run("resolve", {"kprobe:vfs_read", "--kallsyms", "/nonexistent"});
+    EXPECT_EQ(r.rc, kExitRuntime);
+    EXPECT_THAT(r.err, HasSubstr("/nonexistent"));
+}
+
+TEST(SymbolsCommand, GlobTableWithKindModuleAndProbeability) {
+    CmdRun r = run("symbols", withFixtures({"cleanup_module_list"}));
+    EXPECT_EQ(r.rc, kExitOk) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("ADDRESS           TYPE  KIND      MODULE        PROBE"));
+    EXPECT_THAT(r.out, HasSubstr("ffffffffc0a01100  t     function  other_module  no: duplicate"));
+    CmdRun f = run("symbols", withFixtures({"*int3", "-f"}));
+    EXPECT_EQ(f.rc, kExitOk);
+    EXPECT_THAT(f.out, HasSubstr("no: kprobes blacklist  do_int3"));
+    CmdRun data = run("symbols", withFixtures({"mod_*"}));
+    EXPECT_THAT(data.out,
+                ::testing::ContainsRegex("d +data +my_module +no: not a function +mod_data"));
+    CmdRun fonly = run("symbols", withFixtures({"mod_*", "--functions"}));
+    EXPECT_THAT(fonly.out, Not(HasSubstr("mod_data")));
+}
+
+TEST(SymbolsCommand, NoMatchIsARuntimeError) {
+    CmdRun r = run("symbols", withFixtures({"zzz_nothing"}));
+    EXPECT_EQ(r.rc, kExitRuntime);
+    EXPECT_THAT(r.err, HasSubstr("no symbol matches '*zzz_nothing*'"));
+}

@@ -1,0 +1,153 @@
+// Command-line handling of every subcommand, without a kernel.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "subcommands.hpp"
+
+using namespace probectl;
+using namespace probectl::cli;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+using Args = std::vector<std::string>;
+
+TEST(TraceOptions, SpecsPidsAndOptions) {
+    auto o = parseTraceOptions({"syscall:openat", "-p", "12", "kretprobe:do_sys_openat2", "-p",
+                                "13", "--maxactive", "64", "-o", "out.txt", "--duration", "2.5"});
+    ASSERT_TRUE(o) << o.error().message;
+    ASSERT_EQ(o->specs.size(), 2u);
+    EXPECT_EQ(o->specs[0].kind, SpecKind::Syscall);
+    EXPECT_EQ(o->specs[1].kind, SpecKind::Kretprobe);
+    EXPECT_EQ(o->specs[1].maxactive, 64u);  // --maxactive reaches the kretprobe spec
+    EXPECT_EQ(o->specs[0].maxactive, 0u);
+    EXPECT_THAT(o->pids, ElementsAre(12u, 13u));
+    EXPECT_EQ(o->output, "out.txt");
+    EXPECT_DOUBLE_EQ(o->duration, 2.5);
+    EXPECT_TRUE(o->command.empty());
+    EXPECT_FALSE(o->help);
+}
+
+TEST(TraceOptions, EverythingAfterDoubleDashIsTheCommand) {
+    auto o = parseTraceOptions({"syscall:openat", "--", "ls", "-al", "--", "-p", "1"});
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_THAT(o->command, ElementsAre("ls", "-al", "--", "-p", "1"));
+    EXPECT_TRUE(o->pids.empty());
+    ASSERT_EQ(o->specs.size(), 1u);
+}
+
+TEST(TraceOptions, OptionsAfterSpecsAndLongForms) {
+    auto o = parseTraceOptions({"kprobe:vfs_read", "--pid=7", "--output", "f", "--", "true"});
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_THAT(o->pids, ElementsAre(7u));
+    EXPECT_EQ(o->output, "f");
+    EXPECT_THAT(o->command, ElementsAre("true"));
+}
+
+TEST(TraceOptions, Help) {
+    auto o = parseTraceOptions({"--help"});
+    ASSERT_TRUE(o);
+    EXPECT_TRUE(o->help);
+    auto h = parseTraceOptions({"-h", "not-a-spec"});
+    ASSERT_TRUE(h);
+    EXPECT_TRUE(h->help);
+}
+
+struct UsageCase {
+    Args args;
+    const char* message_part;
+};
+
+void PrintTo(const UsageCase& c, std::ostream* os) {
+    *os << "[";
+    for (const auto& a : c.args)
+        *os << " " << a;
+    *os << " ]";
+}
+
+class TraceUsageErrors : public ::testing::TestWithParam<UsageCase> {};
+
+TEST_P(TraceUsageErrors, AreUsageErrors) {
+    auto o = parseTraceOptions(GetParam().args);
+    ASSERT_FALSE(o);
+    EXPECT_THAT(o.error().message, HasSubstr(GetParam().message_part));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Trace, TraceUsageErrors,
+    ::testing::Values(
+        UsageCase{{}, "no probe spec"}, UsageCase{{"--", "ls"}, "no probe spec"},
+        UsageCase{{"syscall:openat", "--"}, "'--' must be followed by a command"},
+        UsageCase{{"syscall:openat", "--bogus"}, "unrecognised option '--bogus'"},
+        UsageCase{{"syscall:openat", "-p"}, "the required argument for option '--pid'"},
+        UsageCase{{"syscall:openat", "-p", "abc"}, "invalid"},
+        UsageCase{{"syscall:openat", "-p", "0"}, "-p 0"},
+        UsageCase{{"syscall:openat", "--maxactive", "0"}, "--maxactive must be 1..4096"},
+        UsageCase{{"syscall:openat", "--maxactive", "5000"}, "--maxactive must be 1..4096"},
+        UsageCase{{"syscall:openat", "--duration", "-1"}, "--duration"},
+        UsageCase{{"syscall:openat", "--dur", "1"}, "unrecognised option"},  // no guessing
+        UsageCase{{"kprobe:foo+bar"}, "(column 12)"},
+        UsageCase{{"kprobe:foo+bar"}, "  kprobe:foo+bar\n             ^"},
+        UsageCase{{"nosuch:thing", "--", "ls"}, "unknown probe type 'nosuch'"}));
+
+TEST(AddOptions, SpecPersistMaxactive) {
+    auto o = parseAddOptions({"kretprobe:do_sys_openat2", "--persist", "--maxactive", "8"});
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_TRUE(o->persist);
+    EXPECT_EQ(o->spec.maxactive, 8u);
+    auto plain = parseAddOptions({"kprobe:vfs_read"});
+    ASSERT_TRUE(plain);
+    EXPECT_FALSE(plain->persist);
+    EXPECT_FALSE(parseAddOptions({}));
+    EXPECT_FALSE(parseAddOptions({"kprobe:a", "kprobe:b"}));
+    auto ma = parseAddOptions({"kprobe:vfs_read", "--maxactive", "8"});
+    ASSERT_FALSE(ma);
+    EXPECT_THAT(ma.error().message, HasSubstr("only applies to kretprobe"));
+}
+
+TEST(RemoveOptions, IdsOrAll) {
+    auto o = parseRemoveOptions({"3", "5"});
+    ASSERT_TRUE(o);
+    EXPECT_THAT(o->ids, ElementsAre(3u, 5u));
+    auto all = parseRemoveOptions({"--all"});
+    ASSERT_TRUE(all);
+    EXPECT_TRUE(all->all);
+    EXPECT_FALSE(parseRemoveOptions({}));
+    EXPECT_FALSE(parseRemoveOptions({"--all", "3"}));
+    auto bad = parseRemoveOptions({"3x"});
+    ASSERT_FALSE(bad);
+    EXPECT_THAT(bad.error().message, HasSubstr("'3x' is not a probe id"));
+}
+
+TEST(ProbeIdOptions, EnableDisable) {
+    auto o = parseProbeIdOptions("enable", {"42"});
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->id, 42u);
+    EXPECT_FALSE(parseProbeIdOptions("enable", {}));
+    EXPECT_FALSE(parseProbeIdOptions("disable", {"1", "2"}));
+    EXPECT_FALSE(parseProbeIdOptions("disable", {"-1"}));
+}
+
+TEST(ResolveAndSymbolsOptions, Parse) {
+    auto r = parseResolveOptions({"syscall:execve", "--kallsyms", "k.txt", "--blacklist", ""});
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->spec.kind, SpecKind::Syscall);
+    EXPECT_EQ(r->kallsyms, "k.txt");
+    EXPECT_EQ(r->blacklist, "");
+    auto d = parseResolveOptions({"kprobe:x"});
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->kallsyms, "/proc/kallsyms");
+    EXPECT_FALSE(parseResolveOptions({}));
+
+    auto s = parseSymbolsOptions({"sys_*", "-f"});
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->glob, "sys_*");
+    EXPECT_TRUE(s->functions_only);
+    EXPECT_FALSE(parseSymbolsOptions({}));
+    EXPECT_FALSE(parseSymbolsOptions({"a", "b"}));
+}
+
+TEST(ListOptions, RejectsArguments) {
+    EXPECT_TRUE(parseListOptions({}));
+    EXPECT_FALSE(parseListOptions({"extra"}));
+    EXPECT_FALSE(parseListOptions({"--nope"}));
+}

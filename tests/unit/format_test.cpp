@@ -1,0 +1,122 @@
+// Output formats of trace and list.
+#include "format.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "uapi/probectl.h"
+
+using namespace probectl;
+using namespace probectl::cli;
+using ::testing::HasSubstr;
+
+namespace {
+
+Event entryEvent() {
+    Event e;
+    e.probe_id = 1;
+    e.spec = "syscall:getppid";
+    e.timestamp_ns = 5'001'234'567;
+    e.cpu = 2;
+    e.pid = 4242;
+    e.tgid = 4242;
+    e.comm = "getppid_loop";
+    e.args = {0x1, 0x2, 0x3, 0x4, 0x5, 0xffff};
+    return e;
+}
+
+}  // namespace
+
+TEST(FormatLatency, Units) {
+    EXPECT_EQ(formatLatency(0), "0ns");
+    EXPECT_EQ(formatLatency(999), "999ns");
+    EXPECT_EQ(formatLatency(1'000), "1.00us");
+    EXPECT_EQ(formatLatency(12'345), "12.3us");
+    EXPECT_EQ(formatLatency(123'456), "123us");
+    EXPECT_EQ(formatLatency(4'560'000), "4.56ms");
+    EXPECT_EQ(formatLatency(2'500'000'000), "2.50s");
+}
+
+TEST(FormatEvent, EntryShowsTimeCpuCommPidSpecArgs) {
+    const std::string line = formatEvent(entryEvent(), 5'000'000'000);
+    EXPECT_EQ(line,
+              "    0.001234 [002] getppid_loop        4242 syscall:getppid  arg0=0x1 arg1=0x2 "
+              "arg2=0x3 arg3=0x4 arg4=0x5 arg5=0xffff");
+}
+
+TEST(FormatEvent, ReturnShowsSignedRetvalHexAndLatency) {
+    Event e = entryEvent();
+    e.spec = "kretprobe:do_sys_openat2";
+    e.is_return = true;
+    e.retval = static_cast<std::uint64_t>(-2);
+    e.latency_ns = 12'345;
+    const std::string line = formatEvent(e, 5'000'000'000);
+    EXPECT_THAT(line, HasSubstr("kretprobe:do_sys_openat2  ret=-2 (0xfffffffffffffffe) "
+                                "lat=12.3us"));
+    EXPECT_THAT(line, ::testing::Not(HasSubstr("arg0")));
+}
+
+TEST(FormatEvent, EarlierThanStartClampsToZeroAndUnknownProbe) {
+    Event e = entryEvent();
+    e.spec = {};
+    e.probe_id = 9;
+    EXPECT_THAT(formatEvent(e, 6'000'000'000), ::testing::StartsWith("    0.000000 [002]"));
+    EXPECT_THAT(formatEvent(e, 0), HasSubstr("probe#9"));
+}
+
+TEST(Summary, TableAndLossWarning) {
+    SessionStats s;
+    s.probes.push_back({1, "syscall:getppid", 1000, 1000, 0, 0, 12});
+    s.probes.push_back({2, "kretprobe:do_sys_openat2", 10, 8, 2, 1, 0});
+    s.lost = 3;
+    std::ostringstream os;
+    printSummary(os, s);
+    EXPECT_EQ(os.str(),
+              "PROBE                     HITS  DELIVERED  DROPPED  NMISSED  FILTERED\n"
+              "syscall:getppid           1000       1000        0        0        12\n"
+              "kretprobe:do_sys_openat2    10          8        2        1         0\n"
+              "lost records: 3 (session), receive-buffer overruns: 0\n");
+    EXPECT_TRUE(s.anyLoss());
+    EXPECT_THAT(lossWarning(s), HasSubstr("2 dropped"));
+    EXPECT_THAT(lossWarning(s), HasSubstr("1 missed"));
+    EXPECT_THAT(lossWarning(s), HasSubstr("3 lost in transport"));
+
+    SessionStats clean;
+    clean.probes.push_back({1, "kprobe:vfs_read", 5, 5, 0, 0, 0});
+    EXPECT_FALSE(clean.anyLoss());
+    EXPECT_EQ(lossWarning(clean), "");
+}
+
+TEST(ProbeList, Columns) {
+    ProbeInfo a;
+    a.id = 1;
+    a.kind = ProbeKind::Kprobe;
+    a.symbol = "__x64_sys_getppid";
+    a.addr = 0xffffffff81001000ull;
+    a.flags = PROBECTL_PROBE_F_SYSCALL | PROBECTL_PROBE_F_ENABLED;
+    a.owner = 1234;
+    a.hits = 7;
+    ProbeInfo b;
+    b.id = 12;
+    b.kind = ProbeKind::Kretprobe;
+    b.addr = 0xffffffff81001400ull;
+    b.flags = PROBECTL_PROBE_F_PERSISTENT;
+    b.dropped = 3;
+    ProbeInfo c;
+    c.id = 13;
+    c.symbol = "vfs_read";
+    c.offset = 4;
+    std::ostringstream os;
+    printProbeList(os, {a, b, c});
+    EXPECT_EQ(os.str(),
+              "ID  KIND       LOCATION            ADDRESS             OWNER  PERSISTENT  ENABLED  "
+              "HITS  NMISSED  DROPPED  FILTERED\n"
+              " 1  syscall    __x64_sys_getppid   0xffffffff81001000   1234  no          yes      "
+              "   7        0        0         0\n"
+              "12  kretprobe  0xffffffff81001400  0xffffffff81001400      -  yes         no       "
+              "   0        0        3         0\n"
+              "13  kprobe     vfs_read+0x4        -                       -  no          no       "
+              "   0        0        0         0\n");
+}

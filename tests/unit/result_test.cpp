@@ -1,0 +1,41 @@
+#include "probectl/result.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <memory>
+
+using namespace probectl;
+
+TEST(Result, HoldsValueOrError) {
+    Result<int> ok = 42;
+    ASSERT_TRUE(ok.ok());
+    EXPECT_EQ(*ok, 42);
+    EXPECT_THROW((void)ok.error(), BadResultAccess);
+
+    Result<int> bad = makeError(ENOENT, "no such probe");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().err, ENOENT);
+    EXPECT_THROW((void)bad.value(), BadResultAccess);
+}
+
+TEST(Result, MoveOnlyValues) {
+    Result<std::unique_ptr<int>> r = std::make_unique<int>(7);
+    ASSERT_TRUE(r);
+    std::unique_ptr<int> p = std::move(r).value();
+    EXPECT_EQ(*p, 7);
+}
+
+TEST(Result, VoidResult) {
+    Result<void> ok;
+    EXPECT_TRUE(ok);
+    Result<void> bad = makeError(EPERM, "add kprobe foo");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().err, EPERM);
+}
+
+TEST(Error, DescribeAppendsStrerror) {
+    EXPECT_EQ(makeError(ENOENT, "family missing").describe(),
+              "family missing (No such file or directory)");
+    EXPECT_EQ(makeError(0, "just text").describe(), "just text");
+}

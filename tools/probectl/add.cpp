@@ -1,0 +1,112 @@
+// probectl add: add one probe. Without --persist it belongs to this short-lived command's
+// socket and is gone when the command exits, which is only useful to check that a spec is
+// accepted; --persist keeps it until `probectl remove ID` or rmmod.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <ostream>
+
+#include "probectl/client.hpp"
+#include "probectl/kernel_symbols.hpp"
+#include "subcommands.hpp"
+#include "uapi/probectl.h"
+
+namespace po = boost::program_options;
+
+namespace probectl::cli {
+
+namespace {
+constexpr const char* kCmd = "add";
+}
+
+po::options_description addOptionsDescription(AddOptions* o) {
+    po::options_description d("Options");
+    // clang-format off
+    d.add_options()
+        ("help,h", "show this help")
+        ("persist", po::bool_switch(o ? &o->persist : nullptr),
+         "keep the probe after this command exits (until 'probectl remove ID' or rmmod)")
+        ("maxactive", po::value<std::uint32_t>(o ? &o->maxactive : nullptr)->value_name("N"),
+         "kretprobe instances in flight (1..4096)");
+    // clang-format on
+    return d;
+}
+
+Parsed<AddOptions> parseAddOptions(const std::vector<std::string>& args) {
+    AddOptions o;
+    auto desc = addOptionsDescription(&o);
+    std::vector<std::string> specs;
+    desc.add_options()("spec", po::value<std::vector<std::string>>(&specs), "probe spec");
+    po::positional_options_description pos;
+    pos.add("spec", -1);
+    po::variables_map vm;
+    auto r = parseCommandLine(args, desc, pos, vm);
+    if (!r)
+        return std::move(r).error();
+    if (*r) {
+        o.help = true;
+        return o;
+    }
+    if (specs.size() != 1)
+        return UsageError{"add takes exactly one probe spec"};
+    auto spec = parseSpecArgument(specs[0]);
+    if (!spec)
+        return std::move(spec).error();
+    o.spec = std::move(*spec);
+    if (vm.count("maxactive")) {
+        if (o.maxactive == 0 || o.maxactive > PROBECTL_MAXACTIVE_MAX)
+            return UsageError{fmt::format("--maxactive must be 1..{}", PROBECTL_MAXACTIVE_MAX)};
+        if (o.spec.kind != SpecKind::Kretprobe)
+            return UsageError{"--maxactive only applies to kretprobe: specs"};
+        o.spec.maxactive = o.maxactive;
+    }
+    return o;
+}
+
+int runAdd(const std::vector<std::string>& args, Io& io) {
+    auto o = parseAddOptions(args);
+    if (!o)
+        return usageError(io, kCmd, o.error());
+    if (o->help) {
+        printHelp(*findCommand(kCmd), io.out);
+        return kExitOk;
+    }
+    ProbeRequest req;
+    auto ks = KernelSymbols::load();
+    if (ks) {
+        auto res = ks->resolve(o->spec);
+        if (!res)
+            return runtimeError(io, kCmd, res.error());
+        req = res->request;
+    } else if (o->spec.kind == SpecKind::Syscall) {
+        return runtimeError(io, kCmd, ks.error());
+    } else {
+        // No kallsyms: the kernel resolves the name itself.
+        req.kind = o->spec.kind == SpecKind::Kretprobe ? ProbeKind::Kretprobe : ProbeKind::Kprobe;
+        req.symbol = o->spec.symbol;
+        req.offset = o->spec.offset;
+        req.addr = o->spec.has_addr ? o->spec.addr : 0;
+        req.maxactive = o->spec.maxactive;
+    }
+    if (o->persist)
+        req.flags |= PROBECTL_PROBE_F_PERSISTENT;
+
+    auto client = Client::connect();
+    if (!client)
+        return runtimeError(io, kCmd, client.error());
+    auto added = client->addProbe(req);
+    if (!added) {
+        Error e = added.error();
+        e.message = fmt::format("{}: {}", o->spec.text, e.message);
+        return runtimeError(io, kCmd, e);
+    }
+    io.out << added->id << '\n';
+    if (!o->persist)
+        io.err << fmt::format(
+            "note: probe {} belongs to this command and was removed when it "
+            "exited; use --persist to keep it\n",
+            added->id);
+    return kExitOk;
+}
+
+}  // namespace probectl::cli

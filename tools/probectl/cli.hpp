@@ -1,0 +1,69 @@
+// Shared pieces of the probectl CLI: exit codes, the usage-error type, the command table
+// and the Boost.Program_options plumbing every subcommand uses.
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "probectl/result.hpp"
+
+namespace probectl::cli {
+
+enum ExitCode : int {
+    kExitOk = 0,
+    kExitRuntime = 1,  // the system said no: kernel, files, symbols
+    kExitUsage = 2,    // the command line is wrong
+};
+
+// A command-line mistake: printed with a pointer to `probectl CMD --help`, exit code 2.
+struct UsageError {
+    std::string message;
+};
+
+template <class T>
+using Parsed = Result<T, UsageError>;
+
+// Where a command writes: stdout/stderr in main(), string streams in tests.
+struct Io {
+    std::ostream& out;
+    std::ostream& err;
+};
+
+// One subcommand: one file each, listed in commands.cpp.
+struct Command {
+    const char* name;
+    const char* summary;  // one line for `probectl --help`
+    // Full help: usage line, explanation and examples (options are appended).
+    const char* help;
+    // Builds the command's option description (for --help and parsing).
+    boost::program_options::options_description (*options)();
+    int (*run)(const std::vector<std::string>& args, Io& io);
+};
+
+const std::vector<Command>& commands();
+const Command* findCommand(const std::string& name);
+
+// Prints `probectl CMD --help` text: help, then the options.
+void printHelp(const Command& cmd, std::ostream& os);
+// Prints the top-level help: commands with summaries and examples.
+void printMainHelp(std::ostream& os);
+
+// Runs Boost.Program_options over `args` with `desc` and `pos`; turns its exceptions into a
+// UsageError. Returns whether --help was requested.
+Parsed<bool> parseCommandLine(const std::vector<std::string>& args,
+                              const boost::program_options::options_description& desc,
+                              const boost::program_options::positional_options_description& pos,
+                              boost::program_options::variables_map& vm);
+
+// Reports a usage error ("probectl CMD: message\nTry 'probectl CMD --help'.") and returns 2.
+int usageError(Io& io, const char* command, const UsageError& e);
+// Reports a runtime error ("probectl CMD: message (strerror)") and returns 1.
+int runtimeError(Io& io, const char* command, const Error& e);
+
+// Parses a probe id ("12"), UsageError otherwise.
+Parsed<std::uint32_t> parseProbeId(const std::string& s);
+
+}  // namespace probectl::cli

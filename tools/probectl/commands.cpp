@@ -1,0 +1,139 @@
+// The command table: name, one-line summary, help with examples, options, entry point.
+// Adding a subcommand = one file + one row here.
+#include "cli.hpp"
+#include "subcommands.hpp"
+
+namespace probectl::cli {
+
+namespace {
+
+const char* const kTraceHelp =
+    R"(Usage: probectl trace SPEC... [-p PID]... [--maxactive N] [-o FILE] [--duration SEC]
+                      [-- CMD [ARGS...]]
+
+Adds the probes for as long as this command runs and prints one line per event:
+time since the trace started (s), [cpu], comm, pid, probe, then the six argument
+registers (arg0..arg5, hex; for syscall: probes the syscall's own arguments) or,
+for kretprobes, the return value and the time spent in the function. At the end
+(command exit, Ctrl-C, SIGTERM or --duration) it prints per-probe counters:
+  HITS       the probe ran (and passed the process filter)
+  DELIVERED  records this command received
+  DROPPED    records the kernel could not buffer or send
+  NMISSED    hits the kernel could not record (reentry, too few kretprobe instances)
+  FILTERED   hits in processes outside the filter
+and a warning whenever anything was lost.
+
+With -- CMD, CMD is started held before exec, the probes are added with a filter on
+its pid, then it runs; the trace ends when it exits. With -p, only those processes
+are traced. Without either, every process is traced until Ctrl-C or --duration.
+
+Examples:
+  sudo probectl trace syscall:openat -- ls -al
+  sudo probectl trace syscall:openat syscall:execve -- sh -c 'cat /etc/hostname'
+  sudo probectl trace kretprobe:do_sys_openat2 --maxactive 64 -- cat /etc/hostname
+  sudo probectl trace kprobe:do_nanosleep -p 1234 -p 1235 --duration 10
+  sudo probectl trace 'kprobe:vfs_read+4' -o /tmp/reads.txt
+)";
+
+const char* const kAddHelp = R"(Usage: probectl add SPEC [--persist] [--maxactive N]
+
+Adds one probe and prints its id. A probe belongs to the socket that added it: without
+--persist it is removed again when this command exits, so plain `add` only checks
+that the kernel accepts SPEC. With --persist it stays (counting hits, see
+'probectl list') until 'probectl remove ID' or rmmod; its records go nowhere.
+
+Examples:
+  sudo probectl add kprobe:do_nanosleep --persist
+  sudo probectl add kretprobe:do_sys_openat2 --maxactive 32 --persist
+  sudo probectl add kprobe:0xffffffff81234560          # check an address is accepted
+)";
+
+const char* const kListHelp = R"(Usage: probectl list
+
+Lists every probe in probectl.ko: id, kind, location, address, owner (netlink port
+of the owning process, '-' for persistent), persistent, enabled, and the counters
+hits, nmissed, dropped, filtered.
+
+Example:
+  sudo probectl list
+)";
+
+const char* const kRemoveHelp = R"(Usage: probectl remove ID... | --all
+
+Removes probes by id (from 'probectl list'); --all removes every probe this user
+may remove. Probes of a running trace vanish by themselves when it ends.
+
+Examples:
+  sudo probectl remove 3
+  sudo probectl remove --all
+)";
+
+const char* const kEnableHelp = R"(Usage: probectl enable ID
+
+Re-arms a disabled probe. Counters are kept.
+
+Example:
+  sudo probectl enable 3
+)";
+
+const char* const kDisableHelp = R"(Usage: probectl disable ID
+
+Disarms a probe without removing it: it stops counting and recording until
+'probectl enable ID'.
+
+Example:
+  sudo probectl disable 3
+)";
+
+const char* const kResolveHelp =
+    R"(Usage: probectl resolve SPEC [--kallsyms FILE] [--blacklist FILE]
+
+Shows what SPEC points at without adding anything: symbol, module, address, what
+would be registered, and whether it can be probed, and if not why (unknown symbol,
+with suggestions; several functions of that name; kprobes blacklist; not a
+function). Exit status 1 when it cannot be probed.
+
+Examples:
+  sudo probectl resolve syscall:execve
+  sudo probectl resolve kprobe:do_sys_openat2+0x10
+  sudo probectl resolve kprobe:0xffffffff81234560
+)";
+
+const char* const kSymbolsHelp =
+    R"(Usage: probectl symbols GLOB [-f] [--kallsyms FILE] [--blacklist FILE]
+
+Lists kernel symbols whose name matches GLOB (* ? [..]; a bare word matches as a
+substring, like grep): address, kallsyms type letter, kind (function/data/...),
+module, and whether a kprobe can go there. Addresses need root (kptr_restrict).
+
+Examples:
+  sudo probectl symbols 'sys_getppid*'
+  sudo probectl symbols -f '*openat*'
+  probectl symbols ext4_file_read --kallsyms saved-kallsyms.txt
+)";
+
+}  // namespace
+
+const std::vector<Command>& commands() {
+    static const std::vector<Command> table = {
+        {"trace", "trace events of probes until a command exits or Ctrl-C", kTraceHelp,
+         [] { return traceOptionsDescription(); }, runTrace},
+        {"add", "add one probe (--persist to keep it)", kAddHelp,
+         [] { return addOptionsDescription(); }, runAdd},
+        {"list", "list every probe with its counters", kListHelp,
+         [] { return listOptionsDescription(); }, runList},
+        {"remove", "remove probes by id, or --all", kRemoveHelp,
+         [] { return removeOptionsDescription(); }, runRemove},
+        {"enable", "re-arm a probe", kEnableHelp, [] { return probeIdOptionsDescription(); },
+         runEnable},
+        {"disable", "disarm a probe, keeping it", kDisableHelp,
+         [] { return probeIdOptionsDescription(); }, runDisable},
+        {"resolve", "show what a spec points at and whether it can be probed", kResolveHelp,
+         [] { return resolveOptionsDescription(); }, runResolve},
+        {"symbols", "list kernel symbols matching a glob", kSymbolsHelp,
+         [] { return symbolsOptionsDescription(); }, runSymbols},
+    };
+    return table;
+}
+
+}  // namespace probectl::cli

@@ -1,0 +1,111 @@
+#include "format.hpp"
+
+#include <fmt/format.h>
+#include <time.h>
+
+#include <ostream>
+
+#include "table.hpp"
+
+namespace probectl::cli {
+
+std::uint64_t monotonicNs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::string formatLatency(std::uint64_t ns) {
+    auto sig3 = [](double v, const char* unit) {
+        if (v >= 100)
+            return fmt::format("{:.0f}{}", v, unit);
+        if (v >= 10)
+            return fmt::format("{:.1f}{}", v, unit);
+        return fmt::format("{:.2f}{}", v, unit);
+    };
+    if (ns < 1000)
+        return fmt::format("{}ns", ns);
+    if (ns < 1000000)
+        return sig3(static_cast<double>(ns) / 1e3, "us");
+    if (ns < 1000000000)
+        return sig3(static_cast<double>(ns) / 1e6, "ms");
+    return sig3(static_cast<double>(ns) / 1e9, "s");
+}
+
+std::string eventHeader() {
+    return fmt::format("{:>12} {:>5} {:<16} {:>7} {}", "TIME(s)", "CPU", "COMM", "PID",
+                       "PROBE  ARGS");
+}
+
+std::string formatEvent(const Event& ev, std::uint64_t t0_ns) {
+    const std::uint64_t rel = ev.timestamp_ns > t0_ns ? ev.timestamp_ns - t0_ns : 0;
+    std::string line =
+        fmt::format("{:>5}.{:06} [{:03}] {:<16} {:>7} {}", rel / 1000000000,
+                    (rel % 1000000000) / 1000, ev.cpu, ev.comm, ev.pid,
+                    ev.spec.empty() ? fmt::format("probe#{}", ev.probe_id) : std::string(ev.spec));
+    if (ev.is_return) {
+        line += fmt::format("  ret={} ({:#x}) lat={}", static_cast<std::int64_t>(ev.retval),
+                            ev.retval, formatLatency(ev.latency_ns));
+    } else {
+        line += " ";
+        for (std::size_t i = 0; i < ev.args.size(); ++i)
+            line += fmt::format(" arg{}={:#x}", i, ev.args[i]);
+    }
+    return line;
+}
+
+void printSummary(std::ostream& os, const SessionStats& stats) {
+    using A = Table::Align;
+    Table t({{"PROBE", A::Left},
+             {"HITS", A::Right},
+             {"DELIVERED", A::Right},
+             {"DROPPED", A::Right},
+             {"NMISSED", A::Right},
+             {"FILTERED", A::Right}});
+    for (const auto& p : stats.probes)
+        t.add({p.spec, std::to_string(p.hits), std::to_string(p.delivered),
+               std::to_string(p.dropped), std::to_string(p.nmissed), std::to_string(p.filtered)});
+    t.print(os);
+    os << fmt::format("lost records: {} (session), receive-buffer overruns: {}\n", stats.lost,
+                      stats.overruns);
+}
+
+std::string lossWarning(const SessionStats& stats) {
+    std::uint64_t dropped = 0, nmissed = 0;
+    for (const auto& p : stats.probes) {
+        dropped += p.dropped;
+        nmissed += p.nmissed;
+    }
+    if (!stats.anyLoss())
+        return {};
+    return fmt::format(
+        "warning: events were lost: {} dropped (ring full or delivery failed), {} "
+        "missed (probe reentry or kretprobe --maxactive too small), {} lost in "
+        "transport, {} socket overruns",
+        dropped, nmissed, stats.lost, stats.overruns);
+}
+
+void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes) {
+    using A = Table::Align;
+    Table t({{"ID", A::Right},
+             {"KIND", A::Left},
+             {"LOCATION", A::Left},
+             {"ADDRESS", A::Left},
+             {"OWNER", A::Right},
+             {"PERSISTENT", A::Left},
+             {"ENABLED", A::Left},
+             {"HITS", A::Right},
+             {"NMISSED", A::Right},
+             {"DROPPED", A::Right},
+             {"FILTERED", A::Right}});
+    for (const auto& p : probes)
+        t.add({std::to_string(p.id), p.syscall() ? "syscall" : toString(p.kind), p.location(),
+               p.addr ? fmt::format("{:#018x}", p.addr) : "-",
+               p.owner ? std::to_string(p.owner) : "-", p.persistent() ? "yes" : "no",
+               p.enabled() ? "yes" : "no", std::to_string(p.hits), std::to_string(p.nmissed),
+               std::to_string(p.dropped), std::to_string(p.filtered)});
+    t.print(os);
+}
+
+}  // namespace probectl::cli

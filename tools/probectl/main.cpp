@@ -1,0 +1,40 @@
+// probectl: dispatches argv[1] through the command table. Exceptions are programming
+// errors or out-of-memory; they are caught once here.
+#include <fmt/format.h>
+
+#include <exception>
+#include <iostream>
+
+#include "cli.hpp"
+
+using namespace probectl::cli;
+
+int main(int argc, char** argv) {
+    Io io{std::cout, std::cerr};
+    try {
+        if (argc < 2) {
+            printMainHelp(std::cerr);
+            return kExitUsage;
+        }
+        const std::string name = argv[1];
+        if (name == "-h" || name == "--help" || name == "help") {
+            if (argc > 2)
+                if (const Command* c = findCommand(argv[2])) {
+                    printHelp(*c, std::cout);
+                    return kExitOk;
+                }
+            printMainHelp(std::cout);
+            return kExitOk;
+        }
+        const Command* cmd = findCommand(name);
+        if (!cmd) {
+            std::cerr << fmt::format("probectl: unknown command '{}'\nTry 'probectl --help'.\n",
+                                     name);
+            return kExitUsage;
+        }
+        return cmd->run(std::vector<std::string>(argv + 2, argv + argc), io);
+    } catch (const std::exception& e) {
+        std::cerr << "probectl: internal error: " << e.what() << '\n';
+        return kExitRuntime;
+    }
+}

@@ -1,0 +1,100 @@
+// probectl resolve: what a spec points at and whether the kernel will accept it, without
+// adding anything (a dry run of the userspace half of `add`).
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "probectl/kernel_symbols.hpp"
+#include "subcommands.hpp"
+#include "uapi/probectl.h"
+
+namespace po = boost::program_options;
+
+namespace probectl::cli {
+
+namespace {
+constexpr const char* kCmd = "resolve";
+}
+
+po::options_description resolveOptionsDescription(ResolveOptions* o) {
+    po::options_description d("Options");
+    // clang-format off
+    d.add_options()
+        ("help,h", "show this help")
+        ("kallsyms", po::value<std::string>(o ? &o->kallsyms : nullptr)->value_name("FILE")
+             ->default_value("/proc/kallsyms"), "symbol table to read")
+        ("blacklist", po::value<std::string>(o ? &o->blacklist : nullptr)->value_name("FILE")
+             ->default_value("/sys/kernel/debug/kprobes/blacklist"),
+         "kprobes blacklist to read (\"\" for none)");
+    // clang-format on
+    return d;
+}
+
+Parsed<ResolveOptions> parseResolveOptions(const std::vector<std::string>& args) {
+    ResolveOptions o;
+    auto desc = resolveOptionsDescription(&o);
+    std::vector<std::string> specs;
+    desc.add_options()("spec", po::value<std::vector<std::string>>(&specs), "probe spec");
+    po::positional_options_description pos;
+    pos.add("spec", -1);
+    po::variables_map vm;
+    auto r = parseCommandLine(args, desc, pos, vm);
+    if (!r)
+        return std::move(r).error();
+    if (*r) {
+        o.help = true;
+        return o;
+    }
+    if (specs.size() != 1)
+        return UsageError{"resolve takes exactly one probe spec"};
+    auto spec = parseSpecArgument(specs[0]);
+    if (!spec)
+        return std::move(spec).error();
+    o.spec = std::move(*spec);
+    return o;
+}
+
+int runResolve(const std::vector<std::string>& args, Io& io) {
+    auto o = parseResolveOptions(args);
+    if (!o)
+        return usageError(io, kCmd, o.error());
+    if (o->help) {
+        printHelp(*findCommand(kCmd), io.out);
+        return kExitOk;
+    }
+    auto ks = KernelSymbols::load(o->kallsyms, o->blacklist);
+    if (!ks)
+        return runtimeError(io, kCmd, ks.error());
+
+    auto row = [&](std::string_view k, const std::string& v) {
+        io.out << fmt::format("{:<12}{}\n", k, v);
+    };
+    row("spec:", o->spec.text);
+    row("kind:", std::string(toString(o->spec.kind)));
+    auto res = ks->resolve(o->spec);
+    if (!res) {
+        row("probe-able:", "no");
+        row("why:", res.error().message);
+        if (!ks->hasBlacklist())
+            io.err << "note: kprobes blacklist not read (mount debugfs, run as root)\n";
+        return kExitRuntime;
+    }
+    row("symbol:", res->symbol.empty() ? "(none: address outside any function)" : res->symbol);
+    row("module:", res->module.empty() ? "vmlinux" : res->module);
+    row("address:", ks->addressesHidden() ? std::string("hidden (run as root / kptr_restrict)")
+                                          : fmt::format("{:#018x}", res->address));
+    const auto& rq = res->request;
+    std::string sends = rq.symbol.empty() ? fmt::format("{:#x}", rq.addr) : rq.symbol;
+    if (rq.offset)
+        sends += fmt::format("+{:#x}", rq.offset);
+    if (rq.flags & PROBECTL_PROBE_F_SYSCALL)
+        sends += " (syscall wrapper: records carry the syscall's own arguments)";
+    row("registers:", fmt::format("{} {}", toString(rq.kind), sends));
+    row("probe-able:", ks->hasBlacklist() ? "yes"
+                                          : "yes as far as userspace can tell (kprobes "
+                                            "blacklist not readable: the kernel has the last "
+                                            "word)");
+    return kExitOk;
+}
+
+}  // namespace probectl::cli

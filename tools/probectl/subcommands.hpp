@@ -1,0 +1,95 @@
+// Option structs and parsers of every subcommand, declared together so unit tests can check
+// command-line handling without a kernel. Each subcommand's code lives in its own file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "probectl/probe_spec.hpp"
+
+namespace probectl::cli {
+
+// trace.cpp
+struct TraceOptions {
+    std::vector<ProbeSpec> specs;      // parsed; a bad spec is a usage error
+    std::vector<std::uint32_t> pids;   // -p PID (repeatable): tgid filter
+    std::uint32_t maxactive = 0;       // --maxactive N for kretprobes (1..4096), 0 = default
+    std::string output;                // -o FILE, "" = stdout
+    double duration = 0;               // --duration SEC, 0 = until Ctrl-C / command exit
+    std::vector<std::string> command;  // everything after "--"
+    bool help = false;
+};
+Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args);
+boost::program_options::options_description traceOptionsDescription(TraceOptions* o = nullptr);
+int runTrace(const std::vector<std::string>& args, Io& io);
+
+// add.cpp
+struct AddOptions {
+    ProbeSpec spec;
+    bool persist = false;
+    std::uint32_t maxactive = 0;
+    bool help = false;
+};
+Parsed<AddOptions> parseAddOptions(const std::vector<std::string>& args);
+boost::program_options::options_description addOptionsDescription(AddOptions* o = nullptr);
+int runAdd(const std::vector<std::string>& args, Io& io);
+
+// list.cpp
+struct ListOptions {
+    bool help = false;
+};
+Parsed<ListOptions> parseListOptions(const std::vector<std::string>& args);
+boost::program_options::options_description listOptionsDescription(ListOptions* o = nullptr);
+int runList(const std::vector<std::string>& args, Io& io);
+
+// remove.cpp
+struct RemoveOptions {
+    std::vector<std::uint32_t> ids;
+    bool all = false;
+    bool help = false;
+};
+Parsed<RemoveOptions> parseRemoveOptions(const std::vector<std::string>& args);
+boost::program_options::options_description removeOptionsDescription(RemoveOptions* o = nullptr);
+int runRemove(const std::vector<std::string>& args, Io& io);
+
+// enable.cpp / disable.cpp
+struct ProbeIdOptions {
+    std::uint32_t id = 0;
+    bool help = false;
+};
+Parsed<ProbeIdOptions> parseProbeIdOptions(const char* command,
+                                           const std::vector<std::string>& args);
+boost::program_options::options_description probeIdOptionsDescription(ProbeIdOptions* o = nullptr);
+int runEnable(const std::vector<std::string>& args, Io& io);
+int runDisable(const std::vector<std::string>& args, Io& io);
+
+// resolve.cpp
+struct ResolveOptions {
+    ProbeSpec spec;
+    std::uint32_t maxactive = 0;
+    std::string kallsyms = "/proc/kallsyms";
+    std::string blacklist = "/sys/kernel/debug/kprobes/blacklist";
+    bool help = false;
+};
+Parsed<ResolveOptions> parseResolveOptions(const std::vector<std::string>& args);
+boost::program_options::options_description resolveOptionsDescription(ResolveOptions* o = nullptr);
+int runResolve(const std::vector<std::string>& args, Io& io);
+
+// symbols.cpp
+struct SymbolsOptions {
+    std::string glob;
+    bool functions_only = false;
+    std::string kallsyms = "/proc/kallsyms";
+    std::string blacklist = "/sys/kernel/debug/kprobes/blacklist";
+    bool help = false;
+};
+Parsed<SymbolsOptions> parseSymbolsOptions(const std::vector<std::string>& args);
+boost::program_options::options_description symbolsOptionsDescription(SymbolsOptions* o = nullptr);
+int runSymbols(const std::vector<std::string>& args, Io& io);
+
+// Parses a spec argument; a bad spec is a usage error carrying the caret rendering.
+Parsed<ProbeSpec> parseSpecArgument(const std::string& text);
+
+}  // namespace probectl::cli

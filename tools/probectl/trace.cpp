@@ -1,0 +1,220 @@
+// probectl trace: add probes for the life of this command, print every event, then the
+// per-probe summary. With `-- CMD`, CMD is forked, held before exec until the probes and its
+// tgid filter are in place, then traced until it exits.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+#include "child.hpp"
+#include "format.hpp"
+#include "probectl/session.hpp"
+#include "subcommands.hpp"
+#include "uapi/probectl.h"
+
+namespace po = boost::program_options;
+
+namespace probectl::cli {
+
+namespace {
+
+constexpr const char* kCmd = "trace";
+
+volatile sig_atomic_t g_stop_signal = 0;
+
+extern "C" void onStopSignal(int sig) {
+    g_stop_signal = sig;
+}
+
+// SIGINT/SIGTERM end the trace (summary still printed); installed without SA_RESTART so
+// a blocked poll() returns at once. Previous handlers come back on scope exit.
+class StopSignals {
+  public:
+    StopSignals() {
+        g_stop_signal = 0;
+        struct sigaction sa {};
+        sa.sa_handler = onStopSignal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int_);
+        sigaction(SIGTERM, &sa, &old_term_);
+    }
+    ~StopSignals() {
+        sigaction(SIGINT, &old_int_, nullptr);
+        sigaction(SIGTERM, &old_term_, nullptr);
+    }
+    int caught() const { return g_stop_signal; }
+
+  private:
+    struct sigaction old_int_ {};
+    struct sigaction old_term_ {};
+};
+
+}  // namespace
+
+po::options_description traceOptionsDescription(TraceOptions* o) {
+    po::options_description d("Options");
+    // clang-format off
+    d.add_options()
+        ("help,h", "show this help")
+        ("pid,p", po::value<std::vector<std::uint32_t>>(o ? &o->pids : nullptr)
+             ->value_name("PID"),
+         "only trace process PID (repeatable, at most 64)")
+        ("maxactive", po::value<std::uint32_t>(o ? &o->maxactive : nullptr)->value_name("N"),
+         "kretprobe instances in flight (1..4096; default: the kernel's)")
+        ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
+         "write events and summary to FILE instead of stdout")
+        ("duration,d", po::value<double>(o ? &o->duration : nullptr)->value_name("SEC"),
+         "stop after SEC seconds");
+    // clang-format on
+    return d;
+}
+
+Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
+    TraceOptions o;
+    // Everything after the first "--" is the command, untouched (its own options included).
+    auto dash = std::find(args.begin(), args.end(), "--");
+    std::vector<std::string> mine(args.begin(), dash);
+    if (dash != args.end()) {
+        o.command.assign(dash + 1, args.end());
+        if (o.command.empty())
+            return UsageError{"'--' must be followed by a command to run"};
+    }
+
+    auto desc = traceOptionsDescription(&o);
+    std::vector<std::string> specs;
+    desc.add_options()("spec", po::value<std::vector<std::string>>(&specs), "probe spec");
+    po::positional_options_description pos;
+    pos.add("spec", -1);
+    po::variables_map vm;
+    auto r = parseCommandLine(mine, desc, pos, vm);
+    if (!r)
+        return std::move(r).error();
+    if (*r) {
+        o.help = true;
+        return o;
+    }
+    if (specs.empty())
+        return UsageError{"no probe spec given (e.g. probectl trace syscall:openat -- ls)"};
+    for (const auto& s : specs) {
+        auto spec = parseSpecArgument(s);
+        if (!spec)
+            return std::move(spec).error();
+        o.specs.push_back(std::move(*spec));
+    }
+    if (vm.count("maxactive") && (o.maxactive == 0 || o.maxactive > PROBECTL_MAXACTIVE_MAX))
+        return UsageError{fmt::format("--maxactive must be 1..{}", PROBECTL_MAXACTIVE_MAX)};
+    for (auto& s : o.specs)
+        if (s.kind == SpecKind::Kretprobe)
+            s.maxactive = o.maxactive;
+    if (vm.count("duration") && !(o.duration > 0))
+        return UsageError{"--duration must be a positive number of seconds"};
+    for (auto pid : o.pids)
+        if (pid == 0)
+            return UsageError{"-p 0 is not a process id"};
+    if (o.pids.size() + (o.command.empty() ? 0 : 1) > PROBECTL_MAX_TGIDS)
+        return UsageError{fmt::format("at most {} processes can be traced", PROBECTL_MAX_TGIDS)};
+    return o;
+}
+
+int runTrace(const std::vector<std::string>& args, Io& io) {
+    auto parsed = parseTraceOptions(args);
+    if (!parsed)
+        return usageError(io, kCmd, parsed.error());
+    TraceOptions& o = *parsed;
+    if (o.help) {
+        printHelp(*findCommand(kCmd), io.out);
+        return kExitOk;
+    }
+
+    std::ofstream file;
+    std::ostream* out = &io.out;
+    if (!o.output.empty()) {
+        file.open(o.output, std::ios::out | std::ios::trunc);
+        if (!file)
+            return runtimeError(
+                io, kCmd, makeError(errno ? errno : EIO, fmt::format("cannot write {}", o.output)));
+        out = &file;
+    }
+    for (auto pid : o.pids)
+        if (::kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH)
+            return runtimeError(io, kCmd, makeError(ESRCH, fmt::format("no process {}", pid)));
+
+    StopSignals signals;
+    std::optional<StoppedChild> child;
+    SessionOptions so;
+    so.tgids = o.pids;
+    so.maxactive = o.maxactive;
+    if (!o.command.empty()) {
+        auto c = StoppedChild::spawn(o.command);
+        if (!c)
+            return runtimeError(io, kCmd, c.error());
+        child.emplace(std::move(*c));
+        so.tgids.push_back(static_cast<std::uint32_t>(child->pid()));
+    }
+
+    auto session = Session::open(so);
+    if (!session)
+        return runtimeError(io, kCmd, session.error());
+    const std::uint64_t t0 = monotonicNs();
+    for (const auto& spec : o.specs)
+        if (auto id = session->add(spec); !id)
+            return runtimeError(io, kCmd, id.error());
+
+    io.err << fmt::format(
+        "Tracing {} probe{}{}. {}\n", o.specs.size(), o.specs.size() == 1 ? "" : "s",
+        child            ? fmt::format(" in '{}' (pid {})", o.command[0], child->pid())
+        : o.pids.empty() ? " system-wide"
+                         : " in the given processes",
+        child ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
+    *out << eventHeader() << '\n';
+
+    std::uint64_t events = 0;
+    auto onEvent = [&](const Event& ev) {
+        *out << formatEvent(ev, t0) << '\n';
+        ++events;
+    };
+
+    if (child)
+        if (auto r = child->release(); !r)
+            return runtimeError(io, kCmd, r.error());
+
+    const std::uint64_t deadline =
+        o.duration > 0 ? t0 + static_cast<std::uint64_t>(o.duration * 1e9) : 0;
+    std::optional<int> child_status;
+    auto shouldStop = [&] {
+        out->flush();
+        if (signals.caught())
+            return true;
+        if (deadline && monotonicNs() >= deadline)
+            return true;
+        if (child && !child_status)
+            child_status = child->tryWait();
+        return child_status.has_value();
+    };
+    int rc = kExitOk;
+    if (auto r = session->run(onEvent, shouldStop, 50); !r)
+        rc = runtimeError(io, kCmd, r.error());
+
+    // Even after an error or a signal: drain what the kernel holds and show the counters.
+    auto stats = session->stop(onEvent);
+    if (!stats)
+        return runtimeError(io, kCmd, stats.error());
+    *out << '\n';
+    printSummary(*out, *stats);
+    out->flush();
+    if (auto w = lossWarning(*stats); !w.empty())
+        io.err << w << '\n';
+    if (child && !child_status && child->pid() > 0)
+        child_status = child->terminate();
+    if (child_status)
+        io.err << fmt::format("'{}' {}\n", o.command[0],
+                              StoppedChild::describeStatus(*child_status));
+    return rc;
+}
+
+}  // namespace probectl::cli

@@ -1,0 +1,57 @@
+// Helpers shared by the in-VM integration tests: workload processes held at a gate so a
+// session can filter on their pid before they run, and small readers of kernel files.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "probectl/client.hpp"
+#include "probectl/result.hpp"
+
+namespace itest {
+
+// Path of a workload program built beside the test binary (tests/integration/workloads).
+std::string workload(const std::string& name);
+
+// A child process forked now and held before exec until release(), so its pid can be put
+// in a session filter first. Its stdout is captured.
+class Workload {
+  public:
+    explicit Workload(std::vector<std::string> argv);
+    ~Workload();  // kills and reaps the child if still running
+    Workload(const Workload&) = delete;
+    Workload& operator=(const Workload&) = delete;
+
+    pid_t pid() const { return pid_; }
+    void release();
+    // Waits for exit; returns the exit status (128+signal when killed) and fills `out`.
+    int wait(std::string* out = nullptr);
+
+  private:
+    pid_t pid_ = -1;
+    int gate_fd_ = -1;
+    int out_fd_ = -1;
+};
+
+// Whole file as text ("" when it cannot be read).
+std::string readFile(const std::string& path);
+// Lines of /sys/kernel/debug/kprobes/list that mention `symbol`. The kernel prints the
+// name kallsyms finds first for an address, which may be an alias (6.12 lists
+// __x64_sys_getppid as __do_sys_getppid): prefer kprobesListedAt with the resolved address.
+std::vector<std::string> kprobesListed(const std::string& symbol);
+// Lines of /sys/kernel/debug/kprobes/list for the probe registered at `addr`.
+std::vector<std::string> kprobesListedAt(std::uint64_t addr);
+// Probes currently registered by the module, by id.
+std::vector<probectl::ProbeInfo> listOrDie(probectl::Client& c);
+bool hasProbe(const std::vector<probectl::ProbeInfo>& probes, std::uint32_t id);
+// Formats a Result's error for an assertion message.
+template <class R>
+std::string why(const R& r) {
+    return r.ok() ? std::string("ok")
+                  : r.error().describe() + " [extack: " + r.error().extack + "]";
+}
+
+}  // namespace itest

@@ -1,0 +1,236 @@
+// Probe lifetime: owned probes die with their socket however the owner dies, persistent
+// ones stay until removed, disable/enable keep the probe, and rmmod under load is clean.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "itest_util.hpp"
+#include "probectl/session.hpp"
+
+using itest::hasProbe;
+using itest::listOrDie;
+using itest::why;
+using itest::Workload;
+using probectl::Client;
+using probectl::ProbeKind;
+using probectl::ProbeRequest;
+using probectl::Session;
+
+namespace {
+
+Client connectOrDie() {
+    auto c = Client::connect();
+    if (!c)
+        throw std::runtime_error("connect: " + c.error().describe());
+    return std::move(*c);
+}
+
+}  // namespace
+
+TEST(Lifecycle, SigkillOfTheTracerRemovesItsProbes) {
+    int ids[2];
+    if (pipe(ids))
+        FAIL() << "pipe";
+    pid_t tracer = fork();
+    ASSERT_GE(tracer, 0);
+    if (tracer == 0) {
+        // The tracer: adds two probes, reports their ids, then waits to be killed.
+        auto s = Session::open();
+        uint32_t out[2] = {0, 0};
+        if (s) {
+            auto a = s->add("kprobe:__x64_sys_getppid");
+            auto b = s->add("kretprobe:__x64_sys_getppid");
+            out[0] = a ? *a : 0;
+            out[1] = b ? *b : 0;
+        }
+        if (write(ids[1], out, sizeof(out)) != sizeof(out))
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(ids[1]);
+    uint32_t got[2] = {0, 0};
+    ASSERT_EQ(read(ids[0], got, sizeof(got)), static_cast<ssize_t>(sizeof(got)));
+    close(ids[0]);
+    ASSERT_NE(got[0], 0u) << "tracer could not add its kprobe";
+    ASSERT_NE(got[1], 0u) << "tracer could not add its kretprobe";
+
+    Client c = connectOrDie();
+    auto before = listOrDie(c);
+    ASSERT_TRUE(hasProbe(before, got[0]));
+    ASSERT_TRUE(hasProbe(before, got[1]));
+    uint64_t addr = 0;
+    for (const auto& p : before)
+        if (p.id == got[0])
+            addr = p.addr;
+    ASSERT_NE(addr, 0u);
+    EXPECT_EQ(itest::kprobesListedAt(addr).size(), 2u) << "the kprobe and the kretprobe";
+
+    kill(tracer, SIGKILL);
+    waitpid(tracer, nullptr, 0);
+    // The socket is released during exit, before the parent can reap the child.
+    auto after = listOrDie(c);
+    EXPECT_FALSE(hasProbe(after, got[0]));
+    EXPECT_FALSE(hasProbe(after, got[1]));
+    EXPECT_TRUE(itest::kprobesListedAt(addr).empty());
+}
+
+TEST(Lifecycle, PersistentProbeOutlivesItsSocketUntilRemoved) {
+    uint32_t id = 0;
+    uint64_t addr = 0;
+    {
+        Client c = connectOrDie();
+        ProbeRequest req;
+        req.symbol = "__x64_sys_getppid";
+        req.flags = PROBECTL_PROBE_F_PERSISTENT;
+        auto r = c.addProbe(req);
+        ASSERT_TRUE(r.ok()) << why(r);
+        id = r->id;
+        addr = r->addr;
+    }
+    Client c = connectOrDie();
+    auto probes = listOrDie(c);
+    ASSERT_TRUE(hasProbe(probes, id));
+    for (const auto& p : probes) {
+        if (p.id != id)
+            continue;
+        EXPECT_TRUE(p.persistent());
+        EXPECT_TRUE(p.enabled());
+        EXPECT_EQ(p.owner, 0u);
+        EXPECT_EQ(p.symbol, "__x64_sys_getppid");
+        EXPECT_NE(p.addr, 0u);
+    }
+    // It counts hits while nobody owns it.
+    Workload w({itest::workload("getppid_loop"), "10"});
+    w.release();
+    EXPECT_EQ(w.wait(), 0);
+    for (const auto& p : listOrDie(c)) {
+        if (p.id == id) {
+            EXPECT_GE(p.hits, 10u);
+        }
+    }
+    auto rm = c.removeProbe(id);
+    ASSERT_TRUE(rm.ok()) << why(rm);
+    EXPECT_EQ(itest::kprobesListedAt(addr).size(), 0u);
+    EXPECT_FALSE(hasProbe(listOrDie(c), id));
+}
+
+TEST(Lifecycle, ListShowsWhatWasAdded) {
+    Client c = connectOrDie();
+    ProbeRequest req;
+    req.kind = ProbeKind::Kretprobe;
+    req.symbol = "do_sys_openat2";
+    req.maxactive = 20;
+    auto r = c.addProbe(req);
+    ASSERT_TRUE(r.ok()) << why(r);
+    bool seen = false;
+    for (const auto& p : listOrDie(c)) {
+        if (p.id != r->id)
+            continue;
+        seen = true;
+        EXPECT_EQ(p.kind, ProbeKind::Kretprobe);
+        EXPECT_EQ(p.symbol, "do_sys_openat2");
+        EXPECT_EQ(p.addr, r->addr);
+        EXPECT_NE(p.addr, 0u);
+        EXPECT_EQ(p.maxactive, 20u);
+        EXPECT_EQ(p.owner, c.portid());
+        EXPECT_TRUE(p.enabled());
+        EXPECT_FALSE(p.persistent());
+    }
+    EXPECT_TRUE(seen);
+}
+
+TEST(Lifecycle, DisabledProbeStaysButDoesNotFire) {
+    Workload w1({itest::workload("getppid_loop"), "100"});
+    probectl::SessionOptions opts;
+    opts.tgids = {static_cast<uint32_t>(w1.pid())};
+    auto s = Session::open(opts);
+    ASSERT_TRUE(s.ok()) << why(s);
+    auto id = s->add("syscall:getppid");
+    ASSERT_TRUE(id.ok()) << why(id);
+    ASSERT_TRUE(s->client().disable(*id).ok());
+    w1.release();
+    EXPECT_EQ(w1.wait(), 0);
+    auto st = s->stats();
+    ASSERT_TRUE(st.ok()) << why(st);
+    EXPECT_EQ(st->probes.at(0).hits, 0u);
+    for (const auto& p : listOrDie(s->client())) {
+        if (p.id == *id) {
+            EXPECT_FALSE(p.enabled());
+        }
+    }
+
+    Workload w2({itest::workload("getppid_loop"), "100"});
+    ASSERT_TRUE(s->setTgids({static_cast<uint32_t>(w2.pid())}).ok());
+    ASSERT_TRUE(s->client().enable(*id).ok());
+    w2.release();
+    EXPECT_EQ(w2.wait(), 0);
+    size_t events = 0;
+    auto end = s->stop([&](const probectl::Event&) { events++; });
+    ASSERT_TRUE(end.ok()) << why(end);
+    EXPECT_EQ(end->probes.at(0).hits, 100u);
+    EXPECT_EQ(events, 100u);
+}
+
+TEST(Lifecycle, FilterKeepsOtherProcessesOut) {
+    Workload traced({itest::workload("getppid_loop"), "50"});
+    Workload other({itest::workload("getppid_loop"), "70"});
+    probectl::SessionOptions opts;
+    opts.tgids = {static_cast<uint32_t>(traced.pid())};
+    auto s = Session::open(opts);
+    ASSERT_TRUE(s.ok()) << why(s);
+    ASSERT_TRUE(s->add("syscall:getppid").ok());
+    other.release();
+    EXPECT_EQ(other.wait(), 0);
+    traced.release();
+    const auto want = static_cast<uint32_t>(traced.pid());
+    EXPECT_EQ(traced.wait(), 0);
+    size_t events = 0;
+    auto st = s->stop([&](const probectl::Event& e) {
+        events++;
+        EXPECT_EQ(e.tgid, want);
+    });
+    ASSERT_TRUE(st.ok()) << why(st);
+    EXPECT_EQ(events, 50u);
+    EXPECT_EQ(st->probes.at(0).hits, 50u);
+    EXPECT_GE(st->probes.at(0).filtered, 70u);
+}
+
+// Last in this file: the module is unloaded and loaded again.
+TEST(Lifecycle, RmmodWhileProbesFireIsClean) {
+    const char* ko = std::getenv("PROBECTL_KO");
+    if (!ko)
+        GTEST_SKIP() << "PROBECTL_KO not set (run by tests/vm/suite)";
+    Workload spinner({itest::workload("spin_getppid")});
+    spinner.release();
+    {
+        Client persistent = connectOrDie();
+        ProbeRequest req;
+        req.symbol = "__x64_sys_getppid";
+        req.flags = PROBECTL_PROBE_F_PERSISTENT;
+        auto added = persistent.addProbe(req);
+        ASSERT_TRUE(added.ok()) << why(added);
+        const uint64_t addr = added->addr;
+        auto s = Session::open();
+        ASSERT_TRUE(s.ok()) << why(s);
+        ASSERT_TRUE(s->add("kretprobe:__x64_sys_getppid").ok());
+        ASSERT_TRUE(s->add("syscall:getppid").ok());
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        auto st = s->stats();
+        ASSERT_TRUE(st.ok());
+        EXPECT_GT(st->probes.at(0).hits, 0u) << "probes must be firing when the module goes";
+        EXPECT_EQ(std::system("rmmod probectl"), 0);
+        EXPECT_TRUE(itest::kprobesListedAt(addr).empty());
+        // The session's socket outlives the module: its commands fail, nothing hangs.
+        EXPECT_FALSE(s->stats().ok());
+    }
+    const std::string insmod = std::string("insmod ") + ko;
+    ASSERT_EQ(std::system(insmod.c_str()), 0);
+    EXPECT_TRUE(Client::connect().ok());
+}

@@ -62,12 +62,4 @@ static inline struct nlattr **kapi_dump_attrs(struct netlink_callback *cb)
 	NL_SET_ERR_MSG_MOD(extack, fixed)
 #endif
 
-#ifdef NL_SET_ERR_MSG_ATTR_FMT
-#define kapi_set_err_msg_attr_fmt(extack, attr, fixed, fmt, args...)	\
-	NL_SET_ERR_MSG_ATTR_FMT(extack, attr, KBUILD_MODNAME ": " fmt, ##args)
-#else
-#define kapi_set_err_msg_attr_fmt(extack, attr, fixed, fmt, args...)	\
-	NL_SET_ERR_MSG_ATTR(extack, attr, KBUILD_MODNAME ": " fixed)
-#endif
-
 #endif /* PROBECTL_COMPAT_H */

@@ -208,40 +208,62 @@ static int probectl_nl_session_set(struct sk_buff *skb, struct genl_info *info)
 
 /*
  * Every record buffered for the caller's session is sent (as EVENTS
- * messages) before this returns, hence before the ack.
+ * messages) before this returns, hence before the ack. The request skb's
+ * sender socket is the caller's: its free receive space bounds the flush.
  */
 static int probectl_nl_flush(struct sk_buff *skb, struct genl_info *info)
 {
-	return probectl_flush(info->snd_portid, info->extack);
+	return probectl_flush(info->snd_portid, NETLINK_CB(skb).sk,
+			      info->extack);
 }
 
-/* PROBE_GET dump. cb->args[0]: next id to visit; args[1]: only that id. */
-static int probectl_nl_probe_get_start(struct netlink_callback *cb)
+/*
+ * PROBE_GET dump. cb->args[0]: next id to visit; args[1]: 0 = all probes,
+ * 1 = only id args[0], 2 = that one sent; args[2]: refusal deferred to
+ * dumpit (see start).
+ */
+static int probectl_nl_probe_get_check(struct netlink_callback *cb)
 {
 	struct nlattr **attrs = kapi_dump_attrs(cb);
 	struct probectl_probe_info info;
 	unsigned long cursor;
+	u32 id;
 	int err;
 
 	err = probectl_check_perm(cb->skb, cb->extack);
 	if (err)
 		return err;
-
 	cb->args[0] = 0;
 	cb->args[1] = 0;
 	if (attrs && attrs[PROBECTL_A_PROBE_ID]) {
-		cursor = nla_get_u32(attrs[PROBECTL_A_PROBE_ID]);
-		if (!probectl_probe_info_next(&cursor, &info) ||
-		    info.id != nla_get_u32(attrs[PROBECTL_A_PROBE_ID])) {
+		id = nla_get_u32(attrs[PROBECTL_A_PROBE_ID]);
+		cursor = id;
+		if (!probectl_probe_info_next(&cursor, &info) || info.id != id) {
 			kapi_set_err_msg_fmt_mod(cb->extack, "probe id not found",
-						 "probe id %u not found",
-						 nla_get_u32(attrs[PROBECTL_A_PROBE_ID]));
+						 "probe id %u not found", id);
 			return -ENOENT;
 		}
-		cb->args[0] = info.id;
+		cb->args[0] = id;
 		cb->args[1] = 1;
 	}
 	return 0;
+}
+
+/*
+ * Some kernels (6.1) give .start no extack, while every kernel passes one
+ * to dumpit and puts its message in NLMSG_DONE. Without one here, defer a
+ * refusal to the first dumpit call so it still carries its reason.
+ */
+static int probectl_nl_probe_get_start(struct netlink_callback *cb)
+{
+	int err = probectl_nl_probe_get_check(cb);
+
+	cb->args[2] = 0;
+	if (err && !cb->extack) {
+		cb->args[2] = 1;
+		return 0;
+	}
+	return err;
 }
 
 static int probectl_nl_fill_probe(struct sk_buff *skb,
@@ -283,10 +305,17 @@ static int probectl_nl_fill_probe(struct sk_buff *skb,
 static int probectl_nl_probe_get_dump(struct sk_buff *skb,
 				      struct netlink_callback *cb)
 {
-	unsigned long cursor = cb->args[0];
 	struct probectl_probe_info info;
+	unsigned long cursor;
+	int err;
 
-	/* args[1]: 0 = all probes, 1 = only id args[0], 2 = that one sent */
+	if (cb->args[2]) {
+		err = probectl_nl_probe_get_check(cb);
+		cb->args[2] = 0;
+		if (err)
+			return err;
+	}
+	cursor = cb->args[0];
 	while (cb->args[1] != 2 && probectl_probe_info_next(&cursor, &info)) {
 		if (cb->args[1] == 1 && info.id != cb->args[0])
 			break;		/* deleted since start() */

@@ -18,7 +18,7 @@
 unsigned int probectl_buffer_kb = 256;
 module_param_named(buffer_kb, probectl_buffer_kb, uint, 0644);
 MODULE_PARM_DESC(buffer_kb,
-		 "Ring buffer per CPU per session in KiB, used for sessions created afterwards (default 256, min 8)");
+		 "Ring buffer per CPU per session in KiB, used for sessions created afterwards (default 256, min 8, max 1048576)");
 
 unsigned int probectl_drain_interval_ms = 10;
 module_param_named(drain_interval_ms, probectl_drain_interval_ms, uint, 0644);

@@ -62,12 +62,16 @@ static int probectl_refuse_shutdown(struct netlink_ext_ack *extack)
 int probectl_probe_explain_error(const struct probectl_probe *p, int err,
 				 struct netlink_ext_ack *extack)
 {
+	/*
+	 * Formatted messages must fit NETLINK_MAX_FMTMSG_LEN (80 bytes with
+	 * the "probectl: " prefix): symbol names are cut to fit.
+	 */
 	switch (err) {
 	case -ENOENT:
 		if (p->symbol[0])
 			kapi_set_err_msg_fmt_mod(extack,
 						 "unknown symbol (not in kallsyms, or its module is not loaded)",
-						 "unknown symbol '%s'", p->symbol);
+						 "unknown symbol '%.48s'", p->symbol);
 		else
 			kapi_set_err_msg_fmt_mod(extack,
 						 "no kernel symbol at this address",
@@ -78,24 +82,24 @@ int probectl_probe_explain_error(const struct probectl_probe *p, int err,
 		if (p->symbol[0])
 			kapi_set_err_msg_fmt_mod(extack,
 						 "symbol is on the kprobe blacklist or cannot be probed",
-						 "symbol '%s' is on the kprobe blacklist or cannot be probed",
+						 "symbol '%.32s' is blacklisted or unprobeable",
 						 p->symbol);
 		else
 			kapi_set_err_msg_fmt_mod(extack,
 						 "address is on the kprobe blacklist or not in kernel text",
-						 "address 0x%llx is on the kprobe blacklist or not in kernel text",
+						 "address 0x%llx is blacklisted or not kernel text",
 						 p->addr);
 		break;
 	case -EILSEQ:
 		if (p->symbol[0])
 			kapi_set_err_msg_fmt_mod(extack,
 						 "offset is not on an instruction boundary",
-						 "offset %u into '%s' is not on an instruction boundary",
-						 p->offset, p->symbol);
+						 "'%.24s'+%u is not on an instruction boundary",
+						 p->symbol, p->offset);
 		else
 			kapi_set_err_msg_fmt_mod(extack,
 						 "address is not on an instruction boundary",
-						 "address 0x%llx is not on an instruction boundary",
+						 "0x%llx is not on an instruction boundary",
 						 p->addr);
 		break;
 	case -EBUSY:
@@ -182,8 +186,13 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	err = ops->arm(p, extack);
 	if (err) {
 		xa_erase(&probectl_probes, p->id);
-		goto err_unlock;
+		mutex_unlock(&probectl_lock);
+		/* the drain may have looked the id up: free after RCU */
+		probectl_probe_free(p);
+		return err;
 	}
+	if (s)
+		probectl_session_probe_added(s);
 	*id = p->id;
 	*addr = (unsigned long)ops->kprobe(p)->addr;
 	mutex_unlock(&probectl_lock);
@@ -191,7 +200,7 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 
 err_unlock:
 	mutex_unlock(&probectl_lock);
-	/* Never armed, never visible to the drain: free right away. */
+	/* never visible to anyone: free right away */
 	free_percpu(p->stats);
 	kfree(p);
 	return err;
@@ -226,6 +235,8 @@ int probectl_probe_del(u32 id, struct netlink_ext_ack *extack)
 		return -ENOENT;
 	}
 	probectl_ops(p)->disarm(&p, 1);
+	if (p->session)
+		probectl_session_probe_removed(p->session);
 	mutex_unlock(&probectl_lock);
 	probectl_probe_free(p);
 	return 0;
@@ -402,16 +413,20 @@ out:
 /**
  * probectl_flush() - deliver every record buffered for a session, now.
  * @portid: the session (the caller)
+ * @sk: the caller's socket
  * @extack: receives the reason for a refusal
  *
  * Sends EVENTS messages to @portid before returning, so they precede the
- * ack of the FLUSH request on that socket. A caller without session gets
- * nothing and success.
+ * ack of the FLUSH request on that socket. Never overruns @sk: when its
+ * receive buffer cannot take the rest, the rest stays buffered and the
+ * request fails with -EAGAIN, leaving room for that error ack. A caller
+ * without a session gets nothing and success.
  *
  * Context: process context, may sleep. Takes probectl_lock.
- * Return: 0, or -ESHUTDOWN while the module unloads.
+ * Return: 0, -EAGAIN (read the EVENTS, then FLUSH again), -ESHUTDOWN
+ * while the module unloads, or a send error (records counted as dropped).
  */
-int probectl_flush(u32 portid, struct netlink_ext_ack *extack)
+int probectl_flush(u32 portid, struct sock *sk, struct netlink_ext_ack *extack)
 {
 	struct probectl_session *s;
 	int err = 0;
@@ -424,7 +439,15 @@ int probectl_flush(u32 portid, struct netlink_ext_ack *extack)
 	}
 	s = probectl_session_lookup(portid);
 	if (s)
-		probectl_session_flush(s);
+		err = probectl_session_flush(s, sk);
+	if (err == -EAGAIN)
+		NL_SET_ERR_MSG_MOD(extack,
+				   "receive buffer full: read the EVENTS sent so far, then FLUSH again (nothing was dropped)");
+	else if (err)
+		kapi_set_err_msg_fmt_mod(extack,
+					 "could not deliver records; they are counted as dropped",
+					 "could not deliver records (%d); they are counted as dropped",
+					 err);
 out:
 	mutex_unlock(&probectl_lock);
 	return err;

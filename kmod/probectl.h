@@ -58,6 +58,7 @@ struct probectl_session {
 	void *batch;			/* staging for one EVENTS message */
 	u64 *head_ts;			/* per CPU: timestamp of the oldest record */
 	atomic64_t lost;		/* undeliverable records of deleted probes */
+	unsigned int nprobes;		/* registered probes, under probectl_lock */
 };
 
 /* Per-CPU so the handler only ever does this_cpu_inc(). */
@@ -146,7 +147,8 @@ int probectl_probe_explain_error(const struct probectl_probe *p, int err,
 				 struct netlink_ext_ack *extack);
 int probectl_session_set_filter(u32 portid, const u32 *tgids, unsigned int n,
 				struct netlink_ext_ack *extack);
-int probectl_flush(u32 portid, struct netlink_ext_ack *extack);
+int probectl_flush(u32 portid, struct sock *sk,
+		   struct netlink_ext_ack *extack);
 void probectl_owner_release(u32 portid);
 void probectl_shutdown(void);
 
@@ -158,7 +160,9 @@ void probectl_session_destroy_all(void);
 bool probectl_session_exists(u32 portid);	/* any context, no lock */
 void probectl_session_replace_filter(struct probectl_session *s,
 				     struct probectl_tgid_filter *f);
-void probectl_session_flush(struct probectl_session *s);
+void probectl_session_probe_added(struct probectl_session *s);
+void probectl_session_probe_removed(struct probectl_session *s);
+int probectl_session_flush(struct probectl_session *s, struct sock *sk);
 struct probectl_record *probectl_record_reserve(struct probectl_probe *p,
 						struct ring_buffer_event **evp);
 void probectl_record_commit(struct probectl_probe *p,

@@ -14,6 +14,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kprobes.h>
+#include <linux/log2.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -21,6 +22,7 @@
 #include <linux/timekeeping.h>
 #include <linux/xarray.h>
 #include <net/genetlink.h>
+#include <net/sock.h>
 
 #include "probectl.h"
 
@@ -34,6 +36,7 @@
 		  sizeof(struct probectl_record))
 
 #define PROBECTL_RING_KB_MIN	8
+#define PROBECTL_RING_KB_MAX	(1024 * 1024)	/* 1 GiB per CPU */
 
 /* portid -> session; written under probectl_lock, read locklessly too. */
 static DEFINE_XARRAY(probectl_sessions);
@@ -122,16 +125,19 @@ static int probectl_session_oldest_cpu(struct probectl_session *s)
 /*
  * Send s->batch[0..len) plus @lost. On failure, charge each record to its
  * probe (runs of one id at a time) or, for deleted probes, to the session.
+ * Return: 0 if delivered, else the send error.
  */
-static void probectl_session_send(struct probectl_session *s, size_t len,
-				  u64 lost)
+static int probectl_session_send(struct probectl_session *s, size_t len,
+				 u64 lost)
 {
 	const struct probectl_record *rec;
 	size_t off, run_off;
 	u32 run_id;
+	int err;
 
-	if (!probectl_genl_send_events(s->portid, s->batch, len, lost))
-		return;
+	err = probectl_genl_send_events(s->portid, s->batch, len, lost);
+	if (!err)
+		return 0;
 
 	for (off = 0; off < len; ) {
 		rec = s->batch + off;
@@ -146,29 +152,87 @@ static void probectl_session_send(struct probectl_session *s, size_t len,
 	}
 	if (lost)
 		atomic64_add(lost, &s->lost);
+	return err;
+}
+
+/*
+ * Upper bound of the truesize of an EVENTS skb with @len record bytes:
+ * the skb head is a kmalloc/page allocation (a power of two at these
+ * sizes) holding the message and skb_shared_info, plus struct sk_buff.
+ */
+static size_t probectl_events_truesize(size_t len)
+{
+	size_t head = SKB_DATA_ALIGN(NLMSG_HDRLEN + GENL_HDRLEN + 3 * NLA_HDRLEN +
+				     sizeof(u64) + len) +
+		      SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+
+	return roundup_pow_of_two(head) + SKB_DATA_ALIGN(sizeof(struct sk_buff));
+}
+
+/*
+ * Room kept free on the owner's socket for FLUSH's ack: an nlmsgerr that
+ * echoes the (attribute-less) request plus an extack message fits in a 1 KiB
+ * allocation, truesize about 1.3 KiB.
+ */
+#define PROBECTL_ACK_ROOM	2048
+
+/*
+ * Largest batch (bytes of records) that @sk can queue while leaving room
+ * for FLUSH's ack. Netlink refuses a message that would take sk_rmem_alloc
+ * past sk_rcvbuf (older kernels: once it is already past), and a refusal
+ * marks the socket congested, dropping everything after it, ack included,
+ * until the reader empties its queue. Without a socket (periodic drain)
+ * the full batch size.
+ */
+static size_t probectl_batch_cap(struct sock *sk)
+{
+	size_t len = PROBECTL_BATCH_BYTES;
+	long room;
+
+	if (!sk)
+		return len;
+	room = (long)READ_ONCE(sk->sk_rcvbuf) - atomic_read(&sk->sk_rmem_alloc) -
+	       PROBECTL_ACK_ROOM;
+	while (len && (long)probectl_events_truesize(len) > room)
+		len = rounddown(len / 2, sizeof(struct probectl_record));
+	return len;
 }
 
 /*
  * Move up to @budget records from the ring to the owner, oldest first
- * across CPUs, in batches of PROBECTL_BATCH_BYTES. The budget (the number
- * of records present at the start) keeps a busy probe from holding the
- * drain forever. Caller holds s->drain_lock.
+ * across CPUs, in batches of up to PROBECTL_BATCH_BYTES. The budget (the
+ * number of records present at the start) keeps a busy probe from holding
+ * the drain forever. A failed send ends the round: the receiver is full (or
+ * gone), and records left in the ring wait for the next round instead of
+ * being dropped too. With @room_sk (FLUSH: the owner's socket) batches are
+ * sized to what that socket can still take, and the drain stops early
+ * rather than overrun it. Caller holds s->drain_lock.
+ *
+ * Return: 0 when the budget or the ring ran out; -EAGAIN when @room_sk had
+ * no room for what remains; the send error after a failed send.
  */
-static void probectl_session_drain(struct probectl_session *s)
+static int probectl_session_drain(struct probectl_session *s,
+				  struct sock *room_sk)
 {
 	unsigned long budget = ring_buffer_entries(s->ring);
 	struct ring_buffer_event *ev;
 	unsigned long lost_ev;
-	size_t len;
+	size_t len, cap;
 	u64 lost, ts;
-	int cpu;
+	int cpu, err;
 
 	for (;;) {
-		len = 0;
 		for_each_possible_cpu(cpu)
 			probectl_session_peek(s, cpu);
-		while (budget && len + sizeof(struct probectl_record) <=
-		       PROBECTL_BATCH_BYTES) {
+		cap = probectl_batch_cap(room_sk);
+		if (!cap) {
+			if ((budget && probectl_session_oldest_cpu(s) >= 0) ||
+			    atomic64_read(&s->lost))
+				return -EAGAIN;
+			return 0;
+		}
+		len = 0;
+		while (budget && len + sizeof(struct probectl_record) <= cap) {
 			cpu = probectl_session_oldest_cpu(s);
 			if (cpu < 0)
 				break;
@@ -183,11 +247,13 @@ static void probectl_session_drain(struct probectl_session *s)
 		}
 		lost = atomic64_xchg(&s->lost, 0);
 		if (!len && !lost)
-			return;
-		probectl_session_send(s, len, lost);
+			return 0;
+		err = probectl_session_send(s, len, lost);
+		if (err)
+			return err;
 		/* A batch that is not full means the ring or budget ran out. */
-		if (len + sizeof(struct probectl_record) <= PROBECTL_BATCH_BYTES)
-			return;
+		if (len + sizeof(struct probectl_record) <= cap)
+			return 0;
 	}
 }
 
@@ -202,35 +268,74 @@ static void probectl_session_schedule(struct probectl_session *s)
 /*
  * Periodic drain. Takes only drain_lock, never genl_mutex or
  * probectl_lock: session destruction cancels this work synchronously while
- * holding probectl_lock.
+ * holding probectl_lock. A session without probes and with nothing left to
+ * send stops rearming (an idle client costs no wakeups); adding a probe
+ * kicks it again.
  */
 static void probectl_session_drain_work(struct work_struct *work)
 {
 	struct probectl_session *s = container_of(to_delayed_work(work),
 						  struct probectl_session,
 						  drain_work);
+	bool idle;
 
 	mutex_lock(&s->drain_lock);
-	probectl_session_drain(s);
+	probectl_session_drain(s, NULL);
+	idle = !READ_ONCE(s->nprobes) && !ring_buffer_entries(s->ring) &&
+	       !atomic64_read(&s->lost);
 	mutex_unlock(&s->drain_lock);
-	probectl_session_schedule(s);
+	if (!idle)
+		probectl_session_schedule(s);
 }
 
 /**
- * probectl_session_flush() - drain a session synchronously.
+ * probectl_session_probe_added() - a probe of @s was registered.
  * @s: the session
  *
- * Every record committed before the call is sent (or, if the receiver is
- * full, counted as dropped) when this returns.
- *
- * Context: process context; caller holds probectl_lock.
+ * Context: caller holds probectl_lock.
  */
-void probectl_session_flush(struct probectl_session *s)
+void probectl_session_probe_added(struct probectl_session *s)
 {
 	lockdep_assert_held(&probectl_lock);
+	WRITE_ONCE(s->nprobes, s->nprobes + 1);
+	probectl_session_schedule(s);	/* no-op while already pending */
+}
+
+/**
+ * probectl_session_probe_removed() - a probe of @s was unregistered.
+ * @s: the session
+ *
+ * Its buffered records are still delivered: the drain keeps running until
+ * the ring is empty.
+ *
+ * Context: caller holds probectl_lock.
+ */
+void probectl_session_probe_removed(struct probectl_session *s)
+{
+	lockdep_assert_held(&probectl_lock);
+	WRITE_ONCE(s->nprobes, s->nprobes - 1);
+}
+
+/**
+ * probectl_session_flush() - drain a session synchronously to its owner.
+ * @s: the session
+ * @sk: the owner's socket (the FLUSH sender), to size batches to its room
+ *
+ * Context: process context; caller holds probectl_lock.
+ * Return: 0 when every record committed before the call has been sent;
+ * -EAGAIN when @sk's receive buffer filled first (the rest stays buffered,
+ * nothing is dropped, and @sk still has room for the ack); another error
+ * if a send failed (that batch is counted as dropped).
+ */
+int probectl_session_flush(struct probectl_session *s, struct sock *sk)
+{
+	int err;
+
+	lockdep_assert_held(&probectl_lock);
 	mutex_lock(&s->drain_lock);
-	probectl_session_drain(s);
+	err = probectl_session_drain(s, sk);
 	mutex_unlock(&s->drain_lock);
+	return err;
 }
 
 /**
@@ -269,7 +374,8 @@ bool probectl_session_exists(u32 portid)
  */
 struct probectl_session *probectl_session_create(u32 portid)
 {
-	unsigned long kb = max(READ_ONCE(probectl_buffer_kb), PROBECTL_RING_KB_MIN);
+	unsigned long kb = clamp_t(unsigned long, READ_ONCE(probectl_buffer_kb),
+				   PROBECTL_RING_KB_MIN, PROBECTL_RING_KB_MAX);
 	struct probectl_session *s;
 	int err = -ENOMEM;
 
@@ -293,7 +399,7 @@ struct probectl_session *probectl_session_create(u32 portid)
 	err = xa_insert(&probectl_sessions, portid, s, GFP_KERNEL);
 	if (err)
 		goto err_ring;
-	probectl_session_schedule(s);
+	/* the drain starts with the first probe */
 	return s;
 
 err_ring:

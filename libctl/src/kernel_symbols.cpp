@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -56,11 +57,17 @@ std::string_view toString(Probeability p) {
             return "no: kprobes blacklist";
         case Probeability::NotText:
             return "no: not a function";
+        case Probeability::Padding:
+            return "no: padding before a function";
     }
     return "?";
 }
 
 namespace {
+
+// Function padding symbols (CONFIG_FUNCTION_PADDING_ALIGNMENT, >= 6.2) share the text type
+// letter but mark NOPs in front of the function they name.
+constexpr std::string_view kPaddingPrefix = "__pfx_";
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
@@ -70,18 +77,28 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-// Splits on spaces and tabs, dropping empty fields.
-std::vector<std::string_view> fields(std::string_view line) {
-    std::vector<std::string_view> out;
+// Up to five fields split on spaces and tabs (empty ones dropped); `count` says how many
+// were found, up to 5 even if there are more. Fixed storage: this runs once per kallsyms
+// line.
+struct Fields {
+    std::array<std::string_view, 5> f;
+    std::size_t count = 0;
+    std::size_t size() const { return count; }
+    std::string_view operator[](std::size_t i) const { return f[i]; }
+    bool empty() const { return count == 0; }
+};
+
+Fields fields(std::string_view line) {
+    Fields out;
     std::size_t i = 0;
-    while (i < line.size()) {
+    while (i < line.size() && out.count < out.f.size()) {
         while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
             ++i;
         const std::size_t start = i;
         while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
             ++i;
         if (i > start)
-            out.push_back(line.substr(start, i - start));
+            out.f[out.count++] = line.substr(start, i - start);
     }
     return out;
 }
@@ -122,6 +139,8 @@ Result<std::string> readFile(const std::string& path) {
 Result<KernelSymbols> KernelSymbols::fromText(std::string_view kallsyms,
                                               std::string_view blacklist) {
     KernelSymbols ks;
+    ks.symbols_.reserve(
+        static_cast<std::size_t>(std::count(kallsyms.begin(), kallsyms.end(), '\n')) + 1);
     bool any_line = false;
     forEachLine(kallsyms, [&](std::string_view line) {
         line = trim(line);
@@ -197,29 +216,33 @@ Result<KernelSymbols> KernelSymbols::load(const std::string& kallsyms_path,
 
 void KernelSymbols::index() {
     hidden_ = !symbols_.empty();
+    by_name_.resize(symbols_.size());
     for (std::size_t i = 0; i < symbols_.size(); ++i) {
         const auto& s = symbols_[i];
-        by_name_[s.name].push_back(i);
+        by_name_[i] = i;
         if (s.addr != 0)
             hidden_ = false;
         if (s.isFunction())
             by_addr_.push_back(i);
     }
-    for (auto& [name, idx] : by_name_)
-        std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-            return symbols_[a].addr < symbols_[b].addr;
-        });
-    std::stable_sort(by_addr_.begin(), by_addr_.end(), [&](std::size_t a, std::size_t b) {
-        return symbols_[a].addr < symbols_[b].addr;
+    std::sort(by_name_.begin(), by_name_.end(), [&](std::size_t a, std::size_t b) {
+        const int c = symbols_[a].name.compare(symbols_[b].name);
+        if (c != 0)
+            return c < 0;
+        return symbols_[a].addr != symbols_[b].addr ? symbols_[a].addr < symbols_[b].addr : a < b;
+    });
+    std::sort(by_addr_.begin(), by_addr_.end(), [&](std::size_t a, std::size_t b) {
+        return symbols_[a].addr != symbols_[b].addr ? symbols_[a].addr < symbols_[b].addr : a < b;
     });
 }
 
 std::vector<const KernelSymbol*> KernelSymbols::lookup(std::string_view name) const {
     std::vector<const KernelSymbol*> out;
-    auto it = by_name_.find(std::string(name));
-    if (it != by_name_.end())
-        for (std::size_t i : it->second)
-            out.push_back(&symbols_[i]);
+    auto it =
+        std::lower_bound(by_name_.begin(), by_name_.end(), name,
+                         [&](std::size_t i, std::string_view n) { return symbols_[i].name < n; });
+    for (; it != by_name_.end() && symbols_[*it].name == name; ++it)
+        out.push_back(&symbols_[*it]);
     return out;
 }
 
@@ -243,6 +266,10 @@ Result<const KernelSymbol*> KernelSymbols::resolveFunction(std::string_view name
             msg += fmt::format("; did you mean: {}?", fmt::join(near, ", "));
         return makeError(ENOENT, std::move(msg));
     }
+    if (name.starts_with(kPaddingPrefix))
+        return makeError(EINVAL, fmt::format("'{}' is padding before a function, not code; "
+                                             "probe '{}'",
+                                             name, name.substr(kPaddingPrefix.size())));
     std::vector<const KernelSymbol*> funcs;
     for (const auto* s : all)
         if (s->isFunction())
@@ -327,8 +354,15 @@ std::vector<std::string> KernelSymbols::suggest(std::string_view name, std::size
     std::vector<std::string> substr;
     std::vector<std::pair<std::size_t, std::string>> close;
     const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
-    for (const auto& [cand, idx] : by_name_) {
-        if (!symbols_[idx.front()].isFunction())
+    const std::string* prev = nullptr;
+    for (std::size_t i : by_name_) {
+        const KernelSymbol& sym = symbols_[i];
+        // Each name once (the array holds duplicates next to each other).
+        if (prev && *prev == sym.name)
+            continue;
+        prev = &sym.name;
+        const std::string& cand = sym.name;
+        if (!sym.isFunction() || cand.starts_with(kPaddingPrefix))
             continue;
         if (cand.find(name) != std::string::npos) {
             substr.push_back(cand);
@@ -368,6 +402,8 @@ std::vector<const KernelSymbol*> KernelSymbols::match(std::string_view glob) con
 Probeability KernelSymbols::probeability(const KernelSymbol& sym) const {
     if (!sym.isFunction())
         return Probeability::NotText;
+    if (sym.name.starts_with(kPaddingPrefix))
+        return Probeability::Padding;
     if (blacklisted(sym.name) || blacklistedAddr(sym.addr))
         return Probeability::Blacklisted;
     auto r = resolveFunction(sym.name);

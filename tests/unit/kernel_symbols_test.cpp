@@ -35,7 +35,7 @@ class KernelSymbolsTest : public ::testing::Test {
 }  // namespace
 
 TEST_F(KernelSymbolsTest, ParsesEveryLine) {
-    EXPECT_EQ(ks.size(), 30u);
+    EXPECT_EQ(ks.size(), 31u);
     EXPECT_EQ(ks.malformedLines(), 0u);
     EXPECT_FALSE(ks.addressesHidden());
     EXPECT_TRUE(ks.hasBlacklist());
@@ -159,7 +159,7 @@ TEST_F(KernelSymbolsTest, SymbolAtAddress) {
 
 TEST_F(KernelSymbolsTest, GlobMatch) {
     std::vector<std::string> names;
-    for (const auto* s : ks.match("*sys_getppid"))
+    for (const auto* s : ks.match("__[xi]*sys_getppid"))
         names.push_back(s->name);
     EXPECT_THAT(names, ElementsAre("__x64_sys_getppid", "__ia32_sys_getppid"));
 }
@@ -258,10 +258,21 @@ TEST(KernelSymbolsLoad, ReadsFilesAndToleratesMissingBlacklist) {
     auto r = KernelSymbols::load(std::string(PROBECTL_FIXTURES) + "/kallsyms.txt",
                                  "/nonexistent/blacklist");
     ASSERT_TRUE(r);
-    EXPECT_EQ(r->size(), 30u);
+    EXPECT_EQ(r->size(), 31u);
     EXPECT_FALSE(r->hasBlacklist());
     auto missing = KernelSymbols::load("/nonexistent/kallsyms");
     ASSERT_FALSE(missing);
     EXPECT_EQ(missing.error().err, ENOENT);
     EXPECT_THAT(missing.error().message, HasSubstr("/nonexistent/kallsyms"));
+}
+
+TEST_F(KernelSymbolsTest, PaddingSymbolsAreNotProbeTargets) {
+    const auto pfx = ks.lookup("__pfx___x64_sys_getppid");
+    ASSERT_EQ(pfx.size(), 1u);
+    EXPECT_EQ(ks.probeability(*pfx[0]), Probeability::Padding);
+    auto r = ks.resolveFunction("__pfx___x64_sys_getppid");
+    ASSERT_FALSE(r);
+    EXPECT_THAT(r.error().message, HasSubstr("probe '__x64_sys_getppid'"));
+    for (const auto& s : ks.suggest("x64_sys_getppid"))
+        EXPECT_FALSE(s.starts_with("__pfx_")) << s;
 }

@@ -24,7 +24,8 @@ for kretprobes, the return value and the time spent in the function. At the end
 and a warning whenever anything was lost.
 
 With -- CMD, CMD is started held before exec, the probes are added with a filter on
-its pid, then it runs; the trace ends when it exits. With -p, only those processes
+its pid, then it runs; the trace ends when it exits (if the trace ends first, on
+--duration or SIGTERM, CMD gets SIGTERM). With -p, only those processes
 are traced. Without either, every process is traced until Ctrl-C or --duration.
 
 Examples:

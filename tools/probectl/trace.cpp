@@ -160,10 +160,12 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     auto session = Session::open(so);
     if (!session)
         return runtimeError(io, kCmd, session.error());
-    const std::uint64_t t0 = monotonicNs();
     for (const auto& spec : o.specs)
         if (auto id = session->add(spec); !id)
             return runtimeError(io, kCmd, id.error());
+    // Time 0 and --duration count from when every probe is armed (symbol loading before it
+    // can take a while), just before the command is released.
+    const std::uint64_t t0 = monotonicNs();
 
     io.err << fmt::format(
         "Tracing {} probe{}{}. {}\n", o.specs.size(), o.specs.size() == 1 ? "" : "s",

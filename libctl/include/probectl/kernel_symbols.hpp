@@ -50,6 +50,7 @@ enum class Probeability {
     Duplicate,    // several addresses for the name: use kprobe:0xADDR
     Blacklisted,  // in the kprobes blacklist
     NotText,      // data symbol: nothing to execute there
+    Padding,      // __pfx_ symbol: NOP padding before a function (kernel >= 6.2), not code
 };
 std::string_view toString(Probeability p);
 
@@ -91,7 +92,7 @@ class KernelSymbols {
     //   ENOENT  unknown, with "did you mean: a, b, c?" (see suggest())
     //   ENOTUNIQ  several addresses: lists candidates (address + module) and suggests
     //           kprobe:0xADDR
-    //   EINVAL  not a function (data symbol)
+    //   EINVAL  not a function (data symbol), or __pfx_ padding (names the real function)
     Result<const KernelSymbol*> resolveFunction(std::string_view name) const;
 
     // Blacklist entry by symbol name, or containing `addr` (address ranges only when known).
@@ -127,7 +128,9 @@ class KernelSymbols {
     void index();
     std::vector<KernelSymbol> symbols_;
     std::vector<std::size_t> by_addr_;  // text symbols sorted by address
-    std::unordered_map<std::string, std::vector<std::size_t>> by_name_;
+    // Every symbol sorted by (name, address): one flat array is much cheaper to build for
+    // ~150k kallsyms lines than a hash map of vectors, and lookups are a binary search.
+    std::vector<std::size_t> by_name_;
     std::vector<BlacklistEntry> blacklist_;
     std::unordered_map<std::string, std::size_t> blacklist_by_name_;
     std::size_t malformed_ = 0;

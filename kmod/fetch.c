@@ -4,6 +4,8 @@
  * no sleeping; user-visible memory is never touched, kernel memory only
  * through the nofault accessor.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/kprobes.h>
 #include <linux/ptrace.h>
 #include <linux/string.h>

@@ -3,6 +3,8 @@
  * Probe kind "kprobe": a breakpoint at a symbol, symbol+offset or address.
  * One record per hit, written from the pre_handler.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/kprobes.h>
 #include <linux/slab.h>
 

@@ -5,6 +5,8 @@
  * argument registers are clobbered by the time the function returns); the
  * return handler writes one record with retval and latency.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/kprobes.h>
 #include <linux/ptrace.h>
 #include <linux/slab.h>

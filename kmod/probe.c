@@ -364,7 +364,6 @@ bool probectl_probe_charge_undelivered(u32 id, u64 n)
  * @portid: the caller
  * @tgids: thread-group ids to trace (NULL when @n is 0)
  * @n: number of ids; 0 removes the filter
- *
  * @extack: receives the reason for a refusal
  *
  * Creates the session when needed, so a filter can be set before any probe.

@@ -470,7 +470,14 @@ Result<void> Client::setSessionTgids(const std::vector<std::uint32_t>& tgids) {
 }
 
 Result<void> Client::flush() {
-    return impl_->simple(PROBECTL_CMD_FLUSH, "flush");
+    // The kernel sends only what fits in our receive buffer and answers EAGAIN when records
+    // remain; the ack wait has meanwhile queued what it sent, so the buffer is empty again.
+    // Each round delivers at least one batch, so the loop ends once the ring is empty.
+    for (;;) {
+        auto r = impl_->simple(PROBECTL_CMD_FLUSH, "flush");
+        if (r || r.error().err != EAGAIN)
+            return r;
+    }
 }
 
 Result<std::vector<ProbeInfo>> Client::listProbes() {

@@ -116,6 +116,9 @@ class Client {
     Result<void> setSessionTgids(const std::vector<std::uint32_t>& tgids);
     // FLUSH: the kernel sends every buffered record of this socket's probes, then acks.
     // Those EVENTS messages are queued here; call consume() afterwards to receive them.
+    // The kernel sends only what fits in the receive buffer and answers EAGAIN when more
+    // remains: flush() then repeats the request until the ring is empty (the queued records
+    // are held in memory meanwhile).
     Result<void> flush();
 
     // The socket fd, for poll()/epoll (POLLIN when records or a stray reply are waiting).

@@ -130,7 +130,8 @@ static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 	if (!reply)
 		return -ENOMEM;
 
-	err = probectl_probe_add(&req, info->snd_portid, extack, &id, &addr);
+	err = probectl_probe_add(&req, info->snd_portid, NETLINK_CB(skb).sk,
+				extack, &id, &addr);
 	if (err)
 		goto err_free;
 
@@ -201,7 +202,7 @@ static int probectl_nl_session_set(struct sk_buff *skb, struct genl_info *info)
 		}
 		n = nla_len(a) / sizeof(u32);
 	}
-	return probectl_session_set_filter(info->snd_portid,
+	return probectl_session_set_filter(info->snd_portid, NETLINK_CB(skb).sk,
 					   n ? nla_data(a) : NULL, n,
 					   info->extack);
 }

@@ -121,6 +121,7 @@ int probectl_probe_explain_error(const struct probectl_probe *p, int err,
  * probectl_probe_add() - create, register and arm a probe.
  * @req: validated request
  * @portid: requesting socket; becomes the owner unless persistent
+ * @sk: the requesting socket itself (held by a session it creates)
  * @extack: receives the reason for a refusal
  * @id: set to the new probe's id
  * @addr: set to the address the kernel resolved and armed
@@ -129,7 +130,8 @@ int probectl_probe_explain_error(const struct probectl_probe *p, int err,
  * Return: 0 or a negative errno with an extack message.
  */
 int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
-		       struct netlink_ext_ack *extack, u32 *id, u64 *addr)
+		       struct sock *sk, struct netlink_ext_ack *extack,
+		       u32 *id, u64 *addr)
 {
 	bool persistent = req->flags & PROBECTL_PROBE_F_PERSISTENT;
 	const struct probectl_kind_ops *ops;
@@ -163,7 +165,7 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	if (!persistent) {
 		s = probectl_session_lookup(portid);
 		if (!s)
-			s = probectl_session_create(portid);
+			s = probectl_session_create(portid, sk);
 		if (IS_ERR(s)) {
 			err = PTR_ERR(s);
 			NL_SET_ERR_MSG_MOD(extack,
@@ -362,6 +364,7 @@ bool probectl_probe_charge_undelivered(u32 id, u64 n)
 /**
  * probectl_session_set_filter() - set the tgid filter of the caller's session.
  * @portid: the caller
+ * @sk: the caller's socket (held by a session this creates)
  * @tgids: thread-group ids to trace (NULL when @n is 0)
  * @n: number of ids; 0 removes the filter
  * @extack: receives the reason for a refusal
@@ -371,7 +374,8 @@ bool probectl_probe_charge_undelivered(u32 id, u64 n)
  * Context: process context, may sleep. Takes probectl_lock.
  * Return: 0 or a negative errno.
  */
-int probectl_session_set_filter(u32 portid, const u32 *tgids, unsigned int n,
+int probectl_session_set_filter(u32 portid, struct sock *sk,
+				const u32 *tgids, unsigned int n,
 				struct netlink_ext_ack *extack)
 {
 	struct probectl_tgid_filter *f = NULL;
@@ -395,7 +399,7 @@ int probectl_session_set_filter(u32 portid, const u32 *tgids, unsigned int n,
 	if (!s && !f)
 		goto out;	/* no session, no filter: nothing to change */
 	if (!s)
-		s = probectl_session_create(portid);
+		s = probectl_session_create(portid, sk);
 	if (IS_ERR(s)) {
 		err = PTR_ERR(s);
 		NL_SET_ERR_MSG_MOD(extack, "cannot allocate the session");

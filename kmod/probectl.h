@@ -51,6 +51,13 @@ struct probectl_tgid_filter {
 
 struct probectl_session {
 	u32 portid;
+	/*
+	 * The owner's socket, held (sock_hold) from creation until
+	 * probectl_session_destroy(): the drain reads its free receive
+	 * space to never overrun it. Dropped at the owner's URELEASE or at
+	 * module exit, so the reference cannot outlive the module.
+	 */
+	struct sock *sk;
 	struct trace_buffer *ring;		/* non-overwrite: full => drop */
 	struct probectl_tgid_filter __rcu *filter;	/* NULL: no filter */
 	struct delayed_work drain_work;
@@ -136,7 +143,8 @@ struct probectl_probe_info {
 /* probe.c */
 extern struct mutex probectl_lock;
 int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
-		       struct netlink_ext_ack *extack, u32 *id, u64 *addr);
+		       struct sock *sk, struct netlink_ext_ack *extack,
+		       u32 *id, u64 *addr);
 int probectl_probe_del(u32 id, struct netlink_ext_ack *extack);
 int probectl_probe_set_enabled(u32 id, bool enable,
 			       struct netlink_ext_ack *extack);
@@ -145,7 +153,8 @@ bool probectl_probe_info_next(unsigned long *cursor,
 bool probectl_probe_charge_undelivered(u32 id, u64 n);
 int probectl_probe_explain_error(const struct probectl_probe *p, int err,
 				 struct netlink_ext_ack *extack);
-int probectl_session_set_filter(u32 portid, const u32 *tgids, unsigned int n,
+int probectl_session_set_filter(u32 portid, struct sock *sk,
+				const u32 *tgids, unsigned int n,
 				struct netlink_ext_ack *extack);
 int probectl_flush(u32 portid, struct sock *sk,
 		   struct netlink_ext_ack *extack);
@@ -154,7 +163,8 @@ void probectl_shutdown(void);
 
 /* session.c: callers hold probectl_lock unless noted */
 struct probectl_session *probectl_session_lookup(u32 portid);
-struct probectl_session *probectl_session_create(u32 portid);
+struct probectl_session *probectl_session_create(u32 portid,
+						 struct sock *sk);
 void probectl_session_destroy(struct probectl_session *s);
 void probectl_session_destroy_all(void);
 bool probectl_session_exists(u32 portid);	/* any context, no lock */

@@ -10,6 +10,13 @@
  * handler counts a drop on its probe; a batch that cannot be delivered is
  * charged record by record to its probes, or to the session's lost counter
  * (sent as PROBECTL_A_LOST) when the probe is already gone.
+ *
+ * Backpressure: both drains only send what the owner's socket can queue
+ * while keeping room for replies and acks, and leave the rest in the ring.
+ * A netlink socket that refuses one message is marked congested and then
+ * drops every later message, acks included, until its reader empties it;
+ * so the drains must never be the ones that fill it. A reader that does not
+ * keep up therefore fills the ring, where the handlers count the drops.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -177,22 +184,30 @@ static size_t probectl_events_truesize(size_t len)
 #define PROBECTL_ACK_ROOM	2048
 
 /*
- * Largest batch (bytes of records) that @sk can queue while leaving room
- * for FLUSH's ack. Netlink refuses a message that would take sk_rmem_alloc
- * past sk_rcvbuf (older kernels: once it is already past), and a refusal
- * marks the socket congested, dropping everything after it, ack included,
- * until the reader empties its queue. Without a socket (periodic drain)
- * the full batch size.
+ * Room the periodic drain leaves free: it runs concurrently with requests
+ * of the owner, whose replies and acks (PROBE_ADD replies, PROBE_GET dump
+ * messages of up to 32 KiB, error acks with extack) must still fit. A
+ * quarter of the receive buffer, at least 8 KiB.
  */
-static size_t probectl_batch_cap(struct sock *sk)
+static long probectl_drain_reserve(struct sock *sk)
+{
+	return max_t(long, 8192, READ_ONCE(sk->sk_rcvbuf) / 4);
+}
+
+/*
+ * Largest batch (bytes of records) that @sk can queue while leaving
+ * @reserve bytes free. Netlink refuses a message that would take
+ * sk_rmem_alloc past sk_rcvbuf (older kernels: once it is already past),
+ * and a refusal marks the socket congested, dropping everything after it,
+ * ack included, until the reader empties its queue.
+ */
+static size_t probectl_batch_cap(struct sock *sk, long reserve)
 {
 	size_t len = PROBECTL_BATCH_BYTES;
 	long room;
 
-	if (!sk)
-		return len;
 	room = (long)READ_ONCE(sk->sk_rcvbuf) - atomic_read(&sk->sk_rmem_alloc) -
-	       PROBECTL_ACK_ROOM;
+	       reserve;
 	while (len && (long)probectl_events_truesize(len) > room)
 		len = rounddown(len / 2, sizeof(struct probectl_record));
 	return len;
@@ -204,15 +219,14 @@ static size_t probectl_batch_cap(struct sock *sk)
  * number of records present at the start) keeps a busy probe from holding
  * the drain forever. A failed send ends the round: the receiver is full (or
  * gone), and records left in the ring wait for the next round instead of
- * being dropped too. With @room_sk (FLUSH: the owner's socket) batches are
- * sized to what that socket can still take, and the drain stops early
+ * being dropped too. Batches are sized to what the owner's socket can
+ * still take while keeping @reserve bytes free, and the drain stops early
  * rather than overrun it. Caller holds s->drain_lock.
  *
- * Return: 0 when the budget or the ring ran out; -EAGAIN when @room_sk had
- * no room for what remains; the send error after a failed send.
+ * Return: 0 when the budget or the ring ran out; -EAGAIN when the socket
+ * had no room for what remains; the send error after a failed send.
  */
-static int probectl_session_drain(struct probectl_session *s,
-				  struct sock *room_sk)
+static int probectl_session_drain(struct probectl_session *s, long reserve)
 {
 	unsigned long budget = ring_buffer_entries(s->ring);
 	struct ring_buffer_event *ev;
@@ -224,7 +238,7 @@ static int probectl_session_drain(struct probectl_session *s,
 	for (;;) {
 		for_each_possible_cpu(cpu)
 			probectl_session_peek(s, cpu);
-		cap = probectl_batch_cap(room_sk);
+		cap = probectl_batch_cap(s->sk, reserve);
 		if (!cap) {
 			if ((budget && probectl_session_oldest_cpu(s) >= 0) ||
 			    atomic64_read(&s->lost))
@@ -280,7 +294,8 @@ static void probectl_session_drain_work(struct work_struct *work)
 	bool idle;
 
 	mutex_lock(&s->drain_lock);
-	probectl_session_drain(s, NULL);
+	/* -EAGAIN: the owner is not reading; the rest waits in the ring */
+	probectl_session_drain(s, probectl_drain_reserve(s->sk));
 	idle = !READ_ONCE(s->nprobes) && !ring_buffer_entries(s->ring) &&
 	       !atomic64_read(&s->lost);
 	mutex_unlock(&s->drain_lock);
@@ -319,7 +334,10 @@ void probectl_session_probe_removed(struct probectl_session *s)
 /**
  * probectl_session_flush() - drain a session synchronously to its owner.
  * @s: the session
- * @sk: the owner's socket (the FLUSH sender), to size batches to its room
+ * @sk: the FLUSH sender's socket; records go to the session's own socket,
+ *	and only when they are the same may the flush use the room the
+ *	periodic drain keeps for replies (FLUSH's ack is then the only one
+ *	still to come on it)
  *
  * Context: process context; caller holds probectl_lock.
  * Return: 0 when every record committed before the call has been sent;
@@ -333,7 +351,8 @@ int probectl_session_flush(struct probectl_session *s, struct sock *sk)
 
 	lockdep_assert_held(&probectl_lock);
 	mutex_lock(&s->drain_lock);
-	err = probectl_session_drain(s, sk);
+	err = probectl_session_drain(s, sk == s->sk ? PROBECTL_ACK_ROOM :
+				     probectl_drain_reserve(s->sk));
 	mutex_unlock(&s->drain_lock);
 	return err;
 }
@@ -367,12 +386,15 @@ bool probectl_session_exists(u32 portid)
 /**
  * probectl_session_create() - allocate a session with its ring and drain.
  * @portid: owner
+ * @sk: the owner's socket (the sender of the creating request); the
+ *	session holds a reference on it until probectl_session_destroy()
  *
  * Context: process context; caller holds probectl_lock and checked that
  * no session exists for @portid.
  * Return: the session or ERR_PTR(-ENOMEM / xa_insert error).
  */
-struct probectl_session *probectl_session_create(u32 portid)
+struct probectl_session *probectl_session_create(u32 portid,
+						 struct sock *sk)
 {
 	unsigned long kb = clamp_t(unsigned long, READ_ONCE(probectl_buffer_kb),
 				   PROBECTL_RING_KB_MIN, PROBECTL_RING_KB_MAX);
@@ -399,6 +421,12 @@ struct probectl_session *probectl_session_create(u32 portid)
 	err = xa_insert(&probectl_sessions, portid, s, GFP_KERNEL);
 	if (err)
 		goto err_ring;
+	/*
+	 * The socket cannot be released while its own request runs, and its
+	 * release (URELEASE) destroys this session, dropping the reference.
+	 */
+	sock_hold(sk);
+	s->sk = sk;
 	/* the drain starts with the first probe */
 	return s;
 
@@ -443,6 +471,8 @@ void probectl_session_destroy(struct probectl_session *s)
 	xa_erase(&probectl_sessions, s->portid);
 	/* also stops the work's self-rearming */
 	cancel_delayed_work_sync(&s->drain_work);
+	/* the drain was the only user of the socket besides FLUSH (locked out) */
+	sock_put(s->sk);
 	ring_buffer_free(s->ring);
 	/* no handler can run (probes unregistered): no grace period needed */
 	kfree(rcu_dereference_protected(s->filter, true));

@@ -222,7 +222,7 @@ void KernelSymbols::index() {
         by_name_[i] = i;
         if (s.addr != 0)
             hidden_ = false;
-        if (s.isFunction())
+        if (s.addr != 0)
             by_addr_.push_back(i);
     }
     std::sort(by_name_.begin(), by_name_.end(), [&](std::size_t a, std::size_t b) {
@@ -246,15 +246,39 @@ std::vector<const KernelSymbol*> KernelSymbols::lookup(std::string_view name) co
     return out;
 }
 
+namespace {
+
+// Section end markers share the text letter but no code starts there (what follows them is
+// usually rodata or padding).
+bool isEndMarker(std::string_view name) {
+    return name == "_etext" || name == "_einittext" ||
+           (name.starts_with("__") && name.ends_with("_end"));
+}
+
+}  // namespace
+
 const KernelSymbol* KernelSymbols::symbolAt(std::uint64_t addr) const {
     if (hidden_ || addr == 0)
         return nullptr;
     auto it =
         std::upper_bound(by_addr_.begin(), by_addr_.end(), addr,
                          [&](std::uint64_t a, std::size_t i) { return a < symbols_[i].addr; });
-    if (it == by_addr_.begin())
+    // Nothing below `addr`, or nothing above it: no symbol bounds the address.
+    if (it == by_addr_.begin() || it == by_addr_.end())
         return nullptr;
-    return &symbols_[*std::prev(it)];
+    const std::uint64_t base = symbols_[*std::prev(it)].addr;
+    // Among the symbols at that address (aliases, markers), the last text one; a data
+    // symbol there means the address is in data.
+    const KernelSymbol* text = nullptr;
+    for (auto j = it; j != by_addr_.begin();) {
+        --j;
+        const KernelSymbol& s = symbols_[*j];
+        if (s.addr != base)
+            break;
+        if (s.isFunction() && !isEndMarker(s.name) && (!text || text->name.starts_with("__pfx_")))
+            text = &s;
+    }
+    return text;
 }
 
 Result<const KernelSymbol*> KernelSymbols::resolveFunction(std::string_view name) const {

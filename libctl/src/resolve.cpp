@@ -50,12 +50,29 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
             return withSpec(spec, makeError(EINVAL, fmt::format("{:#x} is in the kprobes "
                                                                 "blacklist ({})",
                                                                 spec.addr, bl->symbol)));
+        const KernelSymbol* s = symbolAt(spec.addr);
+        if (!s)
+            return withSpec(spec, makeError(EINVAL, fmt::format("{:#x} is not inside any function "
+                                                                "(in data, or past the last "
+                                                                "symbol)",
+                                                                spec.addr)));
+        if (s->name.starts_with("__pfx_"))
+            return withSpec(spec, makeError(EINVAL, fmt::format("{:#x} is in '{}', padding before "
+                                                                "a function, not code",
+                                                                spec.addr, s->name)));
+        const std::uint64_t off = spec.addr - s->addr;
+        // The kernel treats offset 0, and 4 over an ENDBR (IBT kernels report the entry
+        // there), as the function's entry; anything else is refused for a kretprobe.
+        if (spec.kind == SpecKind::Kretprobe && off != 0 && off != 4)
+            return withSpec(spec, makeError(EINVAL, fmt::format("a kretprobe must be at a "
+                                                                "function's entry: {:#x} is "
+                                                                "{}+{:#x}",
+                                                                spec.addr, s->name, off)));
         r.request.addr = spec.addr;
         r.address = spec.addr;
-        if (const auto* s = symbolAt(spec.addr)) {
-            r.symbol = s->name;
-            r.module = s->module;
-        }
+        r.symbol = s->name;
+        r.module = s->module;
+        r.symbol_offset = off;
         return r;
     }
 
@@ -101,6 +118,7 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
     r.symbol = name;
     r.module = s.module;
     r.address = s.addr ? s.addr + spec.offset : 0;
+    r.symbol_offset = spec.offset;
     return r;
 }
 

@@ -97,6 +97,25 @@ TEST(ResolveCommand, ModuleSymbolWithOffsetAndAddress) {
     EXPECT_THAT(a.out, HasSubstr("module:     other_module\n"));
 }
 
+TEST(ResolveCommand, OffsetInsideAFunctionIsNotAYes) {
+    for (const char* text : {"kprobe:do_sys_openat2+1", "kprobe:0xffffffff810011c1"}) {
+        CmdRun r = run("resolve", withFixtures({text}));
+        EXPECT_EQ(r.rc, kExitOk) << r.err;
+        EXPECT_THAT(r.out, HasSubstr("symbol:     do_sys_openat2+0x1\n"));
+        EXPECT_THAT(r.out, HasSubstr("probe-able: unknown until the kernel tries (offset inside "
+                                     "the function"));
+    }
+}
+
+TEST(ResolveCommand, AddressInDataOrOutsideFunctionsIsNo) {
+    for (const char* text : {"kprobe:0xffffffff82000000", "kretprobe:0x1234",
+                             "kprobe:0xffffffffffffffff", "kretprobe:0xffffffff81001410"}) {
+        CmdRun r = run("resolve", withFixtures({text}));
+        EXPECT_EQ(r.rc, kExitRuntime) << text;
+        EXPECT_THAT(r.out, HasSubstr("probe-able: no\n")) << text;
+    }
+}
+
 TEST(ResolveCommand, NotProbeableSaysWhyAndExitsOne) {
     CmdRun bl = run("resolve", withFixtures({"kprobe:do_int3"}));
     EXPECT_EQ(bl.rc, kExitRuntime);

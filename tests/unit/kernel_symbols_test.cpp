@@ -157,6 +157,52 @@ TEST_F(KernelSymbolsTest, SymbolAtAddress) {
     EXPECT_EQ(ks.symbolAt(0x1000), nullptr);
 }
 
+TEST_F(KernelSymbolsTest, SymbolAtIsNeverDataOrPastTheEnd) {
+    // The nearest symbol below is data: the address is in data, not in a function.
+    EXPECT_EQ(ks.symbolAt(0xffffffff82000000ull), nullptr);  // jiffies_64 itself
+    EXPECT_EQ(ks.symbolAt(0xffffffff82000010ull), nullptr);
+    // An end marker is not a function.
+    EXPECT_EQ(ks.symbolAt(0xffffffff81002200ull), nullptr);  // after __entry_text_end
+    // Below every symbol / past the last one.
+    EXPECT_EQ(ks.symbolAt(0x1234), nullptr);
+    EXPECT_EQ(ks.symbolAt(0xffffffffffffffffull), nullptr);
+    // Past the last symbol even when it is text: no next symbol bounds its size.
+    auto t = KernelSymbols::fromText("ffffffff81000000 T a\nffffffffc0a01000 t last\t[m]\n");
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->symbolAt(0xffffffffffffffffull), nullptr);
+    ASSERT_NE(t->symbolAt(0xffffffff81000010ull), nullptr);
+    // Text still found, aliases included.
+    ASSERT_NE(ks.symbolAt(0xffffffff810013c4ull), nullptr);
+    EXPECT_EQ(ks.symbolAt(0xffffffff810013c4ull)->name, "alias_a");
+}
+
+TEST_F(KernelSymbolsTest, ResolveAddressOutsideFunctionsIsRefused) {
+    for (const char* text : {"kprobe:0xffffffff82000000", "kretprobe:0x1234",
+                             "kprobe:0xffffffffffffffff", "kprobe:0xffffffff81002200"}) {
+        auto r = ks.resolve(spec(text));
+        ASSERT_FALSE(r) << text;
+        EXPECT_EQ(r.error().err, EINVAL);
+        EXPECT_THAT(r.error().message, HasSubstr("is not inside any function")) << text;
+    }
+    auto pfx = ks.resolve(spec("kprobe:0xffffffff81000ff4"));
+    ASSERT_FALSE(pfx);
+    EXPECT_THAT(pfx.error().message, HasSubstr("padding"));
+}
+
+TEST_F(KernelSymbolsTest, KretprobeByAddressMustBeAtEntry) {
+    auto mid = ks.resolve(spec("kretprobe:0xffffffff81001410"));
+    ASSERT_FALSE(mid);
+    EXPECT_THAT(mid.error().message, HasSubstr("a kretprobe must be at a function's entry: "
+                                               "0xffffffff81001410 is vfs_read+0x10"));
+    auto entry = ks.resolve(spec("kretprobe:0xffffffff81001400"));
+    ASSERT_TRUE(entry) << entry.error().message;
+    EXPECT_EQ(entry->symbol_offset, 0u);
+    // IBT kernels: the entry after ENDBR (sym+4) is accepted.
+    auto ibt = ks.resolve(spec("kretprobe:0xffffffff81001404"));
+    ASSERT_TRUE(ibt) << ibt.error().message;
+    EXPECT_EQ(ibt->symbol_offset, 4u);
+}
+
 TEST_F(KernelSymbolsTest, GlobMatch) {
     std::vector<std::string> names;
     for (const auto* s : ks.match("__[xi]*sys_getppid"))

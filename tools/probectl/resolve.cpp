@@ -16,6 +16,22 @@ namespace {
 constexpr const char* kCmd = "resolve";
 }
 
+std::string probeableVerdict(const Resolution& res, bool blacklist_read) {
+    // Userspace cannot decode instructions: a location inside a function may split one, and
+    // only the kernel's check (register_kprobe) can tell.
+    if (res.symbol_offset != 0) {
+        if (res.request.kind == ProbeKind::Kretprobe)
+            return "unknown until the kernel tries (entry+4 is the entry only on IBT kernels, "
+                   "after ENDBR)";
+        return "unknown until the kernel tries (offset inside the function; instruction "
+               "boundaries are checked by the kernel)";
+    }
+    if (!blacklist_read)
+        return "yes as far as userspace can tell (kprobes blacklist not readable: the kernel "
+               "has the last word)";
+    return "yes";
+}
+
 po::options_description resolveOptionsDescription(ResolveOptions* o) {
     po::options_description d("Options");
     // clang-format off
@@ -79,7 +95,8 @@ int runResolve(const std::vector<std::string>& args, Io& io) {
             io.err << "note: kprobes blacklist not read (mount debugfs, run as root)\n";
         return kExitRuntime;
     }
-    row("symbol:", res->symbol.empty() ? "(none: address outside any function)" : res->symbol);
+    row("symbol:", res->symbol_offset ? fmt::format("{}+{:#x}", res->symbol, res->symbol_offset)
+                                      : res->symbol);
     row("module:", res->module.empty() ? "vmlinux" : res->module);
     row("address:", ks->addressesHidden() ? std::string("hidden (run as root / kptr_restrict)")
                                           : fmt::format("{:#018x}", res->address));
@@ -90,10 +107,7 @@ int runResolve(const std::vector<std::string>& args, Io& io) {
     if (rq.flags & PROBECTL_PROBE_F_SYSCALL)
         sends += " (syscall wrapper: records carry the syscall's own arguments)";
     row("registers:", fmt::format("{} {}", toString(rq.kind), sends));
-    row("probe-able:", ks->hasBlacklist() ? "yes"
-                                          : "yes as far as userspace can tell (kprobes "
-                                            "blacklist not readable: the kernel has the last "
-                                            "word)");
+    row("probe-able:", probeableVerdict(*res, ks->hasBlacklist()));
     return kExitOk;
 }
 

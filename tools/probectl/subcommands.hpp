@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "probectl/kernel_symbols.hpp"
 #include "probectl/probe_spec.hpp"
 
 namespace probectl::cli {
@@ -76,6 +77,10 @@ struct ResolveOptions {
 Parsed<ResolveOptions> parseResolveOptions(const std::vector<std::string>& args);
 boost::program_options::options_description resolveOptionsDescription(ResolveOptions* o = nullptr);
 int runResolve(const std::vector<std::string>& args, Io& io);
+// The "probe-able:" verdict for a resolved location: "yes", or "unknown until the kernel
+// tries (...)" for a location inside a function (instruction boundaries are the kernel's
+// check), or "yes as far as userspace can tell" without the blacklist.
+std::string probeableVerdict(const Resolution& res, bool blacklist_read);
 
 // symbols.cpp
 struct SymbolsOptions {

@@ -60,6 +60,10 @@ struct Resolution {
     std::string symbol;         // symbol the location is in ("" if an address outside any)
     std::string module;         // "" for vmlinux
     std::uint64_t address = 0;  // symbol address + offset (0 when addresses are hidden)
+    // address - the symbol's address: the spec's +OFFSET, or where a 0xADDR falls inside its
+    // function. Non-zero means "inside the function": only the kernel can tell whether that
+    // is an instruction boundary.
+    std::uint64_t symbol_offset = 0;
 };
 
 class KernelSymbols {
@@ -84,7 +88,10 @@ class KernelSymbols {
 
     // Every symbol with this exact name (several for duplicated static names), address order.
     std::vector<const KernelSymbol*> lookup(std::string_view name) const;
-    // The text symbol containing `addr` (greatest text symbol address <= addr), or nullptr.
+    // The text symbol containing `addr`, or nullptr. The nearest symbol at or below `addr`
+    // of any kind must be text (an address in data, rodata or bss is in no function), and a
+    // following symbol must exist (its address bounds the function: past the last symbol
+    // the size is unknown). End markers (_etext, __*_end) are not functions.
     // Always nullptr when addresses are hidden.
     const KernelSymbol* symbolAt(std::uint64_t addr) const;
 
@@ -116,10 +123,13 @@ class KernelSymbols {
 
     // Resolves a parsed spec (see Resolution). kprobe/kretprobe by name send the name (the
     // kernel resolves it) after checking it is unique, a function and not blacklisted;
-    // by address send the address after a blacklist check. syscall:NAME becomes a kprobe on
-    // syscallSymbol(NAME) with PROBECTL_PROBE_F_SYSCALL when it is an __x64_sys_ wrapper
-    // (the flag means "arg0 is the user pt_regs"). Errors as resolveFunction, plus
-    // EINVAL "SYMBOL is in the kprobes blacklist", EINVAL for an offset beyond the function
+    // by address send the address after a blacklist check and after checking it lies in a
+    // function (symbolAt; EINVAL "not inside any function" otherwise). A kretprobe by
+    // address must be at a function's entry: the symbol's address, or symbol+4 (entry after
+    // ENDBR on IBT kernels); EINVAL "a kretprobe must be at a function's entry" otherwise.
+    // syscall:NAME becomes a kprobe on syscallSymbol(NAME) with PROBECTL_PROBE_F_SYSCALL when it is
+    // an __x64_sys_ wrapper (the flag means "arg0 is the user pt_regs"). Errors as resolveFunction,
+    // plus EINVAL "SYMBOL is in the kprobes blacklist", EINVAL for an offset beyond the function
     // (when the next symbol's address is known), and EACCES "addresses hidden: run as root /
     // kptr_restrict" for an address spec when addresses are hidden.
     Result<Resolution> resolve(const ProbeSpec& spec) const;
@@ -127,7 +137,7 @@ class KernelSymbols {
   private:
     void index();
     std::vector<KernelSymbol> symbols_;
-    std::vector<std::size_t> by_addr_;  // text symbols sorted by address
+    std::vector<std::size_t> by_addr_;  // every symbol with a non-zero address, by address
     // Every symbol sorted by (name, address): one flat array is much cheaper to build for
     // ~150k kallsyms lines than a hash map of vectors, and lookups are a binary search.
     std::vector<std::size_t> by_name_;

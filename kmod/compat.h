@@ -51,15 +51,20 @@ static inline struct nlattr **kapi_dump_attrs(struct netlink_callback *cb)
 /*
  * Formatted extack messages exist from 6.2 on (formatted into the extack's
  * own buffer). Before that extack can only point at a string that outlives
- * the request, and the ack is built after genl_mutex is dropped, so a shared
- * formatting buffer would race: fall back to a fixed message instead.
+ * the request, and the ack is built after genl_mutex is dropped, so the
+ * message is formatted into one of many static slots taken round-robin
+ * (compat.c): a slot is reused only after KAPI_ERRMSG_SLOTS later refusals,
+ * far more than can happen between a doit returning and its ack copying the
+ * text. Each slot's last byte stays NUL, so even a reuse race could only
+ * garble a message, never leave it unterminated.
  */
 #ifdef NL_SET_ERR_MSG_FMT_MOD
-#define kapi_set_err_msg_fmt_mod(extack, fixed, fmt, args...)		\
-	NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##args)
+#define kapi_set_err_msg_fmt_mod(extack, fixed, fmt, args...)			NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##args)
 #else
-#define kapi_set_err_msg_fmt_mod(extack, fixed, fmt, args...)		\
-	NL_SET_ERR_MSG_MOD(extack, fixed)
+#define KAPI_ERRMSG_SLOTS	64
+#define KAPI_ERRMSG_LEN		80	/* NETLINK_MAX_FMTMSG_LEN of 6.2+ */
+const char *kapi_errmsg_format(const char *fmt, ...) __printf(1, 2);
+#define kapi_set_err_msg_fmt_mod(extack, fixed, fmt, args...)			do {										struct netlink_ext_ack *__ext = (extack);				if (__ext)									__ext->_msg = kapi_errmsg_format(KBUILD_MODNAME							": " fmt, ##args);		} while (0)
 #endif
 
 #endif /* PROBECTL_COMPAT_H */

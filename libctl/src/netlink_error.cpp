@@ -89,7 +89,10 @@ Error kernelError(int err, std::string_view context, const Ack& ack) {
     switch (err) {
         case EPERM:
         case EACCES:
-            msg += "; needs CAP_SYS_ADMIN or CAP_PERFMON (run as root)";
+            // The module's extack usually says it already ("CAP_SYS_ADMIN or CAP_PERFMON
+            // required"): only add the hint when it does not.
+            if (ack.extack.find("CAP_") == std::string::npos)
+                msg += "; needs CAP_SYS_ADMIN or CAP_PERFMON (run as root)";
             break;
         case EOPNOTSUPP:
             msg += "; the loaded probectl.ko does not support this command (rebuild/reload it)";

@@ -91,8 +91,15 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
                                                                   "bytes",
                                                                   PROBECTL_SYMBOL_MAX - 1)));
     auto sym = resolveFunction(name);
-    if (!sym)
-        return withSpec(spec, sym.error());
+    if (!sym) {
+        Error e = sym.error();
+        // The duplicate hint names the spec's own kind: kretprobe:0xADDR for a kretprobe.
+        constexpr std::string_view hint = "pick one with kprobe:0xADDR";
+        if (spec.kind == SpecKind::Kretprobe)
+            if (auto at = e.message.find(hint); at != std::string::npos)
+                e.message.replace(at, hint.size(), "pick one with kretprobe:0xADDR");
+        return withSpec(spec, e);
+    }
     const KernelSymbol& s = **sym;
     if (auto bl = blacklisted(name))
         return withSpec(spec, makeError(EINVAL, fmt::format("'{}' is in the kprobes blacklist "

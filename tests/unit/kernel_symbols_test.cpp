@@ -262,6 +262,10 @@ TEST_F(KernelSymbolsTest, ResolveErrorsNameTheSpecAndSymbol) {
     auto dup = ks.resolve(spec("kretprobe:cleanup_module_list"));
     ASSERT_FALSE(dup);
     EXPECT_THAT(dup.error().message, HasSubstr("kretprobe:cleanup_module_list: "));
+    EXPECT_THAT(dup.error().message, HasSubstr("pick one with kretprobe:0xADDR"));
+    auto kdup = ks.resolve(spec("kprobe:cleanup_module_list"));
+    ASSERT_FALSE(kdup);
+    EXPECT_THAT(kdup.error().message, HasSubstr("pick one with kprobe:0xADDR"));
     auto unknown = ks.resolve(spec("syscall:nosuch"));
     ASSERT_FALSE(unknown);
     EXPECT_THAT(unknown.error().message, HasSubstr("syscall:nosuch: unknown syscall"));

@@ -39,3 +39,11 @@ TEST(Error, DescribeAppendsStrerror) {
               "family missing (No such file or directory)");
     EXPECT_EQ(makeError(0, "just text").describe(), "just text");
 }
+
+TEST(Error, DescribeLeavesOutMisleadingStrerror) {
+    EXPECT_EQ(makeError(EILSEQ, "bad spec").describe(), "bad spec");
+    EXPECT_EQ(makeError(ENOTUNIQ, "'x' names 2 functions").describe(), "'x' names 2 functions");
+    EXPECT_EQ(makeError(ERANGE, "offset too large").describe(), "offset too large");
+    EXPECT_EQ(makeError(ENOENT, "unknown kernel symbol 'x'").describe(),
+              "unknown kernel symbol 'x'");
+}

@@ -25,7 +25,8 @@ struct Error {
     std::string message;
     std::string extack;
 
-    // "message (strerror(err))", the form printed by the CLI.
+    // "message (strerror(err))", the form printed by the CLI; just "message" for errnos whose
+    // libc text misleads (EILSEQ, ENOTUNIQ, ERANGE; ENOENT when the message says "unknown").
     std::string describe() const;
 };
 

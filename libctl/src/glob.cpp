@@ -1,5 +1,6 @@
 // Small string-matching helpers for symbol lookup: shell globs and edit distance.
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "probectl/kernel_symbols.hpp"
@@ -39,6 +40,22 @@ std::size_t matchBracket(std::string_view glob, std::size_t gi, char c, bool& ma
 }
 
 }  // namespace
+
+std::string globError(std::string_view glob) {
+    for (std::size_t i = 0; i < glob.size();) {
+        if (glob[i] != '[') {
+            ++i;
+            continue;
+        }
+        bool matched = false;
+        const std::size_t next = matchBracket(glob, i, '\0', matched);
+        if (next == std::string_view::npos)
+            return "invalid glob '" + std::string(glob) + "': unterminated '[' at column " +
+                   std::to_string(i + 1) + " (quote it as [[] to match a literal '[')";
+        i = next;
+    }
+    return {};
+}
 
 bool globMatch(std::string_view glob, std::string_view text) {
     // Iterative matcher with single-star backtracking: linear enough for kallsyms sizes.

@@ -146,16 +146,28 @@ class Parser {
 
         if (!atEnd()) {
             const char c = peek();
-            if (c == ' ' || c == '\t' || c == '=')
+            if ((c == ' ' || c == '\t') && looksLikeFetchArg(pos_))
                 return fail(pos_,
                             "fetch arguments (NAME=SOURCE) are not supported by protocol "
                             "version 1; records carry the six argument registers");
+            if (c == ' ' || c == '\t')
+                return fail(pos_, "unexpected space after the location");
             return fail(pos_, fmt::format("unexpected '{}' after the location", c));
         }
         return spec;
     }
 
   private:
+    // Whitespace at `i` followed by NAME=...: what a fetch argument looks like.
+    bool looksLikeFetchArg(std::size_t i) const {
+        while (i < s_.size() && (s_[i] == ' ' || s_[i] == '\t'))
+            ++i;
+        if (i >= s_.size() || !isSymbolStart(s_[i]))
+            return false;
+        while (i < s_.size() && isSymbolChar(s_[i]))
+            ++i;
+        return i < s_.size() && s_[i] == '=';
+    }
     bool atEnd() const { return pos_ >= s_.size(); }
     char peek() const { return s_[pos_]; }
     bool peekHexPrefix() const {
@@ -182,9 +194,15 @@ class Parser {
                                      : (peek() >= '0' && peek() <= '9' ? peek() - '0' : -1);
             if (d < 0)
                 break;
-            if (v > (max - static_cast<unsigned>(d)) / base)
+            if (v > (max - static_cast<unsigned>(d)) / base) {
+                // Quote the whole number as written, not the digits read so far.
+                std::size_t end = pos_;
+                while (end < s_.size() &&
+                       (base == 16 ? hexValue(s_[end]) >= 0 : (s_[end] >= '0' && s_[end] <= '9')))
+                    ++end;
                 return fail(start, fmt::format("{} {} is too large (max {:#x})", what,
-                                               s_.substr(start, pos_ - start + 1), max));
+                                               s_.substr(start, end - start), max));
+            }
             v = v * base + static_cast<unsigned>(d);
             ++pos_;
         }

@@ -144,6 +144,10 @@ TEST(ResolveAndSymbolsOptions, Parse) {
     EXPECT_TRUE(s->functions_only);
     EXPECT_FALSE(parseSymbolsOptions({}));
     EXPECT_FALSE(parseSymbolsOptions({"a", "b"}));
+    // An unterminated bracket is a usage error, not a silent "no match".
+    auto bad = parseSymbolsOptions({"["});
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("unterminated '['"), std::string::npos);
 }
 
 TEST(ListOptions, RejectsArguments) {

@@ -3,6 +3,7 @@
 #include "probectl/kernel_symbols.hpp"
 
 using probectl::editDistance;
+using probectl::globError;
 using probectl::globMatch;
 
 TEST(Glob, StarsAndQuestionMarks) {
@@ -25,6 +26,15 @@ TEST(Glob, BracketExpressions) {
     EXPECT_FALSE(globMatch("sys_[a-c]x", "sys_dx"));
     // An unterminated bracket is a literal '['.
     EXPECT_TRUE(globMatch("a[b", "a[b"));
+}
+
+TEST(Glob, UnterminatedBracketIsReported) {
+    EXPECT_NE(globError("["), "");
+    EXPECT_NE(globError("sys_[ab"), "");
+    EXPECT_NE(globError("a[]"), "");  // ']' first is a member: still unterminated
+    EXPECT_EQ(globError("[[]"), "");
+    EXPECT_EQ(globError("vfs_[!rw]*"), "");
+    EXPECT_EQ(globError("plain"), "");
 }
 
 TEST(EditDistance, Levenshtein) {

@@ -115,7 +115,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"syscall:sys_openat", 9, "syscall:openat"},
         BadCase{"kprobe:foo bar=$arg1", 11, "fetch arguments"},
         BadCase{"kprobe:foo:bar", 11, "unexpected ':'"},
-        BadCase{"kprobe:foo+4 ", 13, "fetch arguments"}));
+        BadCase{"kprobe:foo+4 ", 13, "unexpected space after the location"},
+        BadCase{"kprobe:do_sys_openat2 ", 22, "unexpected space after the location"},
+        BadCase{"kprobe:do_sys_openat2 +4", 22, "unexpected space after the location"},
+        BadCase{"kprobe:foo\tx=%di", 11, "fetch arguments"},
+        BadCase{"kprobe:foo=1", 11, "unexpected '='"},
+        BadCase{"kprobe:do_sys_openat2+99999999999999999999999", 23,
+                "offset 99999999999999999999999 is too large"},
+        BadCase{"kprobe:0x1fffffffffffffffff", 8, "address 0x1fffffffffffffffff is too large"}));
 
 TEST(ProbeSpec, RenderDrawsACaretUnderTheColumn) {
     SpecError e = bad("kprobe:foo+bar");

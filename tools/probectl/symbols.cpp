@@ -50,6 +50,8 @@ Parsed<SymbolsOptions> parseSymbolsOptions(const std::vector<std::string>& args)
     if (globs.size() != 1)
         return UsageError{"symbols takes exactly one GLOB (quote it: 'sys_open*')"};
     o.glob = globs[0];
+    if (auto why = globError(o.glob); !why.empty())
+        return UsageError{why};
     return o;
 }
 

@@ -150,6 +150,8 @@ class KernelSymbols {
 
 // Shell-glob match (fnmatch without flags): * ? [abc] [a-z] [!x].
 bool globMatch(std::string_view glob, std::string_view text);
+// Why `glob` is not a valid pattern ("" when it is): an unterminated '[' bracket.
+std::string globError(std::string_view glob);
 // Levenshtein distance.
 std::size_t editDistance(std::string_view a, std::string_view b);
 

@@ -10,7 +10,7 @@ KERNELS  := $(shell awk '!/^[[:space:]]*(\#|$$)/ {print $$1}' tests/vm/kernels.l
 JOBS     ?= $(shell nproc)
 export PROBECTL_CACHE := $(CACHE)
 
-.PHONY: all user kmod kmod-all deps unit check check-vm vm demo clean format
+.PHONY: all user kmod kmod-all deps unit lint check check-vm vm demo clean format
 
 all: user
 	@if [ -d "$(KDIR)" ]; then $(MAKE) kmod; \
@@ -46,7 +46,13 @@ unit: user
 check-vm: user kmod-all
 	@rc=0; for k in $(KERNELS); do $(TOP)/tests/vm/suite --kernel $$k || rc=1; done; exit $$rc
 
+# Kernel-side static checks: spec vs uapi header, version tests only in
+# compat.h, W=1 builds, checkpatch --strict (fetched from linux-source).
+lint: deps
+	CHECKPATCH=$$($(TOP)/tools/fetch-checkpatch.sh) $(TOP)/tools/lint-kmod.sh
+
 check: deps
+	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory check-vm
 

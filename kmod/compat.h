@@ -59,12 +59,21 @@ static inline struct nlattr **kapi_dump_attrs(struct netlink_callback *cb)
  * garble a message, never leave it unterminated.
  */
 #ifdef NL_SET_ERR_MSG_FMT_MOD
-#define kapi_set_err_msg_fmt_mod(extack, fixed, fmt, args...)			NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##args)
+#define kapi_set_err_msg_fmt_mod(extack, fmt, args...)			\
+	NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##args)
 #else
 #define KAPI_ERRMSG_SLOTS	64
 #define KAPI_ERRMSG_LEN		80	/* NETLINK_MAX_FMTMSG_LEN of 6.2+ */
 const char *kapi_errmsg_format(const char *fmt, ...) __printf(1, 2);
-#define kapi_set_err_msg_fmt_mod(extack, fixed, fmt, args...)			do {										struct netlink_ext_ack *__ext = (extack);				if (__ext)									__ext->_msg = kapi_errmsg_format(KBUILD_MODNAME							": " fmt, ##args);		} while (0)
+#define kapi_set_err_msg_fmt_mod(extack, fmt, args...)			\
+	do {								\
+		struct netlink_ext_ack *__ext = (extack);		\
+									\
+		if (__ext)						\
+			__ext->_msg = kapi_errmsg_format(KBUILD_MODNAME	\
+							 ": " fmt,	\
+							 ##args);	\
+	} while (0)
 #endif
 
 #endif /* PROBECTL_COMPAT_H */

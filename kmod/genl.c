@@ -16,7 +16,8 @@
 #include "probectl.h"
 
 /* Every user-settable attribute; reply-only ones stay NLA_UNSPEC, which
- * strict validation rejects in requests. */
+ * strict validation rejects in requests.
+ */
 static const struct nla_policy probectl_policy[PROBECTL_A_MAX + 1] = {
 	[PROBECTL_A_PROBE_ID]		= { .type = NLA_U32 },
 	[PROBECTL_A_PROBE_KIND]		= NLA_POLICY_RANGE(NLA_U32,
@@ -124,14 +125,15 @@ static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 		req.flags = nla_get_u32(a[PROBECTL_A_PROBE_FLAGS]);
 
 	/* Allocated first: once the probe is armed, replying must not fail
-	 * for lack of memory. */
+	 * for lack of memory.
+	 */
 	reply = genlmsg_new(nla_total_size(sizeof(u32)) +
 			    nla_total_size_64bit(sizeof(u64)), GFP_KERNEL);
 	if (!reply)
 		return -ENOMEM;
 
 	err = probectl_probe_add(&req, info->snd_portid, NETLINK_CB(skb).sk,
-				extack, &id, &addr);
+				 extack, &id, &addr);
 	if (err)
 		goto err_free;
 
@@ -148,7 +150,8 @@ static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 	err = genlmsg_reply(reply, info);
 	if (err) {
 		/* The caller would never learn the id: do not leave the
-		 * probe behind (the reply skb is already consumed). */
+		 * probe behind (the reply skb is already consumed).
+		 */
 		probectl_probe_del(id, NULL);
 		NL_SET_ERR_MSG_MOD(extack,
 				   "could not deliver the PROBE_ADD reply; probe removed");
@@ -240,8 +243,7 @@ static int probectl_nl_probe_get_check(struct netlink_callback *cb)
 		id = nla_get_u32(attrs[PROBECTL_A_PROBE_ID]);
 		cursor = id;
 		if (!probectl_probe_info_next(&cursor, &info) || info.id != id) {
-			kapi_set_err_msg_fmt_mod(cb->extack, "probe id not found",
-						 "probe id %u not found", id);
+			kapi_set_err_msg_fmt_mod(cb->extack, "probe id %u not found", id);
 			return -ENOENT;
 		}
 		cb->args[0] = id;
@@ -415,7 +417,8 @@ int probectl_genl_send_events(u32 portid, const void *records, size_t len,
 	if (!hdr)
 		goto err_size;
 	/* RECORDS first: its payload then starts 8-byte aligned in the
-	 * message (16 nlmsghdr + 4 genlmsghdr + 4 nlattr). */
+	 * message (16 nlmsghdr + 4 genlmsghdr + 4 nlattr).
+	 */
 	if (len && nla_put(skb, PROBECTL_A_RECORDS, len, records))
 		goto err_size;
 	if (lost && nla_put_u64_64bit(skb, PROBECTL_A_LOST, lost,

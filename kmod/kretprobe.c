@@ -97,19 +97,13 @@ static int probectl_kret_explain_einval(struct probectl_probe *p,
 	kfree(kp);
 	/* messages fit NETLINK_MAX_FMTMSG_LEN, see explain_error() */
 	if (p->symbol[0] && !p->offset)
-		kapi_set_err_msg_fmt_mod(extack,
-					 "symbol is on the kretprobe blacklist",
-					 "symbol '%.32s' is on the kretprobe blacklist",
+		kapi_set_err_msg_fmt_mod(extack, "symbol '%.32s' is on the kretprobe blacklist",
 					 p->symbol);
 	else if (p->symbol[0])
-		kapi_set_err_msg_fmt_mod(extack,
-					 "kretprobe not at function entry",
-					 "kretprobe not at function entry: '%.24s'+%u",
+		kapi_set_err_msg_fmt_mod(extack, "kretprobe not at function entry: '%.24s'+%u",
 					 p->symbol, p->offset);
 	else
-		kapi_set_err_msg_fmt_mod(extack,
-					 "kretprobe not at function entry",
-					 "kretprobe not at function entry: 0x%llx",
+		kapi_set_err_msg_fmt_mod(extack, "kretprobe not at function entry: 0x%llx",
 					 p->addr);
 	return -EINVAL;
 }

@@ -16,6 +16,7 @@
 
 #include "probectl.h"
 
+/* Serialises the probe table, sessions and their lifecycle (not handlers). */
 DEFINE_MUTEX(probectl_lock);
 static DEFINE_XARRAY_ALLOC1(probectl_probes);
 static u32 probectl_next_id = 1;	/* cyclic: ids are not reused soon */
@@ -69,37 +70,28 @@ int probectl_probe_explain_error(const struct probectl_probe *p, int err,
 	switch (err) {
 	case -ENOENT:
 		if (p->symbol[0])
-			kapi_set_err_msg_fmt_mod(extack,
-						 "unknown symbol (not in kallsyms, or its module is not loaded)",
-						 "unknown symbol '%.48s'", p->symbol);
+			kapi_set_err_msg_fmt_mod(extack, "unknown symbol '%.48s'", p->symbol);
 		else
-			kapi_set_err_msg_fmt_mod(extack,
-						 "no kernel symbol at this address",
-						 "no kernel symbol at address 0x%llx",
+			kapi_set_err_msg_fmt_mod(extack, "no kernel symbol at address 0x%llx",
 						 p->addr);
 		break;
 	case -EINVAL:
 		if (p->symbol[0])
 			kapi_set_err_msg_fmt_mod(extack,
-						 "symbol is on the kprobe blacklist or cannot be probed",
 						 "symbol '%.32s' is blacklisted or unprobeable",
 						 p->symbol);
 		else
 			kapi_set_err_msg_fmt_mod(extack,
-						 "address is on the kprobe blacklist or not in kernel text",
 						 "address 0x%llx is blacklisted or not kernel text",
 						 p->addr);
 		break;
 	case -EILSEQ:
 		if (p->symbol[0])
 			kapi_set_err_msg_fmt_mod(extack,
-						 "offset is not on an instruction boundary",
 						 "'%.24s'+%u is not on an instruction boundary",
 						 p->symbol, p->offset);
 		else
-			kapi_set_err_msg_fmt_mod(extack,
-						 "address is not on an instruction boundary",
-						 "0x%llx is not on an instruction boundary",
+			kapi_set_err_msg_fmt_mod(extack, "0x%llx is not on an instruction boundary",
 						 p->addr);
 		break;
 	case -EBUSY:
@@ -110,8 +102,7 @@ int probectl_probe_explain_error(const struct probectl_probe *p, int err,
 		NL_SET_ERR_MSG_MOD(extack, "out of memory registering the probe");
 		break;
 	default:
-		kapi_set_err_msg_fmt_mod(extack, "probe registration failed",
-					 "probe registration failed (%d)", err);
+		kapi_set_err_msg_fmt_mod(extack, "probe registration failed (%d)", err);
 		break;
 	}
 	return err;
@@ -183,7 +174,8 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	}
 
 	/* Handlers may fire as soon as arm() returns: set up everything
-	 * they read before it. */
+	 * they read before it.
+	 */
 	WRITE_ONCE(p->enabled, true);
 	err = ops->arm(p, extack);
 	if (err) {
@@ -232,8 +224,7 @@ int probectl_probe_del(u32 id, struct netlink_ext_ack *extack)
 	p = xa_erase(&probectl_probes, id);
 	if (!p) {
 		mutex_unlock(&probectl_lock);
-		kapi_set_err_msg_fmt_mod(extack, "probe id not found",
-					 "probe id %u not found", id);
+		kapi_set_err_msg_fmt_mod(extack, "probe id %u not found", id);
 		return -ENOENT;
 	}
 	probectl_ops(p)->disarm(&p, 1);
@@ -268,8 +259,7 @@ int probectl_probe_set_enabled(u32 id, bool enable,
 	}
 	p = xa_load(&probectl_probes, id);
 	if (!p) {
-		kapi_set_err_msg_fmt_mod(extack, "probe id not found",
-					 "probe id %u not found", id);
+		kapi_set_err_msg_fmt_mod(extack, "probe id %u not found", id);
 		err = -ENOENT;
 		goto out;
 	}
@@ -448,7 +438,6 @@ int probectl_flush(u32 portid, struct sock *sk, struct netlink_ext_ack *extack)
 				   "receive buffer full: read the EVENTS sent so far, then FLUSH again (nothing was dropped)");
 	else if (err)
 		kapi_set_err_msg_fmt_mod(extack,
-					 "could not deliver records; they are counted as dropped",
 					 "could not deliver records (%d); they are counted as dropped",
 					 err);
 out:

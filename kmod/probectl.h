@@ -217,7 +217,7 @@ static __always_inline bool probectl_admit(struct probectl_probe *p)
 		}
 	}
 	this_cpu_inc(p->stats->hits);
-	return s != NULL;
+	return s;
 }
 
 #endif /* PROBECTL_INTERNAL_H */

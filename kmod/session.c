@@ -380,7 +380,7 @@ struct probectl_session *probectl_session_lookup(u32 portid)
  */
 bool probectl_session_exists(u32 portid)
 {
-	return xa_load(&probectl_sessions, portid) != NULL;
+	return xa_load(&probectl_sessions, portid);
 }
 
 /**

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <fstream>
+#include <string>
 #include <thread>
 
 using namespace probectl::cli;
@@ -72,4 +75,61 @@ TEST(StoppedChild, TerminateAndDestructorReap) {
 
 TEST(StoppedChild, EmptyCommand) {
     EXPECT_FALSE(StoppedChild::spawn({}));
+}
+
+namespace {
+
+// True once `pid` is gone or a zombie (reparented; its new parent may reap it later).
+bool deadWithin(pid_t pid, int ms) {
+    for (int waited = 0; waited < ms; waited += 10) {
+        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+        std::string line;
+        if (!stat || !std::getline(stat, line))
+            return true;
+        const auto paren = line.rfind(')');
+        if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z')
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+}  // namespace
+
+TEST(StoppedChild, DiesWithTheTracer) {
+    // kill -9 of probectl must not leave the command running (PR_SET_PDEATHSIG).
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    const pid_t tracer = fork();
+    ASSERT_GE(tracer, 0);
+    if (tracer == 0) {
+        ::close(fds[0]);
+        auto c = StoppedChild::spawn({"sleep", "30"});
+        if (!c || !c->release())
+            _exit(1);
+        const pid_t pid = c->pid();
+        (void)!::write(fds[1], &pid, sizeof(pid));
+        for (;;)
+            pause();
+    }
+    ::close(fds[1]);
+    pid_t child = -1;
+    ASSERT_EQ(::read(fds[0], &child, sizeof(child)), static_cast<ssize_t>(sizeof(child)));
+    ::close(fds[0]);
+    ASSERT_GT(child, 0);
+    ::kill(tracer, SIGKILL);
+    int st;
+    ASSERT_EQ(::waitpid(tracer, &st, 0), tracer);
+    EXPECT_TRUE(deadWithin(child, 3000)) << "'sleep 30' outlived its tracer";
+    ::kill(child, SIGKILL);  // in case the test failed
+}
+
+TEST(StoppedChild, ExitCodeFollowsTheShell) {
+    EXPECT_EQ(StoppedChild::exitCode(7 << 8), 7);  // exited with 7
+    EXPECT_EQ(StoppedChild::exitCode(SIGKILL), 128 + SIGKILL);
+    EXPECT_EQ(StoppedChild::exitCode(0), 0);
+    auto c = StoppedChild::spawn({"sh", "-c", "exit 7"});
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(c->release());
+    EXPECT_EQ(StoppedChild::exitCode(waitFor(*c)), 7);
 }

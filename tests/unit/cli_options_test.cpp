@@ -155,3 +155,11 @@ TEST(ListOptions, RejectsArguments) {
     EXPECT_FALSE(parseListOptions({"extra"}));
     EXPECT_FALSE(parseListOptions({"--nope"}));
 }
+
+TEST(TraceOptions, HeaderNamesCommandAndPids) {
+    // -p 1 -- true traces both: the header must say so.
+    EXPECT_EQ(traceTarget("true", 42, {1}), " in 'true' (pid 42) and in pid 1");
+    EXPECT_EQ(traceTarget("", 0, {1, 2}), " in pids 1, 2");
+    EXPECT_EQ(traceTarget("ls", 7, {}), " in 'ls' (pid 7)");
+    EXPECT_EQ(traceTarget("", 0, {}), " system-wide");
+}

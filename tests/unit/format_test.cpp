@@ -58,11 +58,12 @@ TEST(FormatEvent, ReturnShowsSignedRetvalHexAndLatency) {
     EXPECT_THAT(line, ::testing::Not(HasSubstr("arg0")));
 }
 
-TEST(FormatEvent, EarlierThanStartClampsToZeroAndUnknownProbe) {
+TEST(FormatEvent, EarlierThanStartIsNegativeAndUnknownProbe) {
     Event e = entryEvent();
     e.spec = {};
     e.probe_id = 9;
-    EXPECT_THAT(formatEvent(e, 6'000'000'000), ::testing::StartsWith("    0.000000 [002]"));
+    // 5.001234567 s against t0 = 6 s: 0.998765 s before the start, not 0.000000.
+    EXPECT_THAT(formatEvent(e, 6'000'000'000), ::testing::StartsWith("   -0.998765 [002]"));
     EXPECT_THAT(formatEvent(e, 0), HasSubstr("probe#9"));
 }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ Result<StoppedChild> StoppedChild::spawn(const std::vector<std::string>& argv) {
         args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
 
+    const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) {
         const int e = errno;
@@ -47,6 +49,10 @@ Result<StoppedChild> StoppedChild::spawn(const std::vector<std::string>& argv) {
         return makeError(e, "fork");
     }
     if (pid == 0) {
+        // Die with the tracer (kill -9 of probectl must not leave CMD running); the signal
+        // survives exec. If the parent died before prctl, we are already orphaned.
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+            _exit(126);
         ::close(go[1]);
         ::close(err[0]);
         char c;
@@ -133,6 +139,14 @@ int StoppedChild::terminate(int grace_ms) {
     reaped_ = true;
     pid_ = -1;
     return st;
+}
+
+int StoppedChild::exitCode(int status) {
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return 1;
 }
 
 std::string StoppedChild::describeStatus(int status) {

@@ -15,6 +15,7 @@ namespace probectl::cli {
 class StoppedChild {
   public:
     // Forks; the child blocks on a pipe until release(). argv[0] is looked up in PATH.
+    // The child gets PR_SET_PDEATHSIG(SIGKILL): it dies when this process dies.
     static Result<StoppedChild> spawn(const std::vector<std::string>& argv);
 
     StoppedChild(StoppedChild&& o) noexcept;
@@ -30,6 +31,8 @@ class StoppedChild {
     std::optional<int> tryWait();
     // SIGTERM, up to `grace_ms` to exit, then SIGKILL; returns the wait status.
     int terminate(int grace_ms = 1000);
+    // The shell's convention for a wait status: the exit code, or 128 + signal number.
+    static int exitCode(int status);
     // "exited with status N" / "killed by signal N (NAME)"
     static std::string describeStatus(int status);
 

@@ -12,7 +12,8 @@ const char* const kTraceHelp =
                       [-- CMD [ARGS...]]
 
 Adds the probes for as long as this command runs and prints one line per event:
-time since the trace started (s), [cpu], comm, pid, probe, then the six argument
+time (s) since every probe was armed (an event from a probe armed before the last
+one can show a small negative time), [cpu], comm, pid, probe, then the six argument
 registers (arg0..arg5, hex; for syscall: probes the syscall's own arguments) or,
 for kretprobes, the return value and the time spent in the function. At the end
 (command exit, Ctrl-C, SIGTERM or --duration) it prints per-probe counters:
@@ -25,8 +26,14 @@ and a warning whenever anything was lost.
 
 With -- CMD, CMD is started held before exec, the probes are added with a filter on
 its pid, then it runs; the trace ends when it exits (if the trace ends first, on
---duration or SIGTERM, CMD gets SIGTERM). With -p, only those processes
-are traced. Without either, every process is traced until Ctrl-C or --duration.
+--duration or SIGTERM, CMD gets SIGTERM). CMD also dies if probectl is killed.
+With -p, exactly those processes are traced (not their children). -p and -- CMD
+together trace both. Without either, every process is traced until Ctrl-C or
+--duration.
+
+Exit status: with -- CMD, CMD's own status when it ended by itself (its exit code,
+or 128+N when killed by signal N), like strace and perf; 0 when the trace ended it
+(--duration, Ctrl-C); 1 when probectl itself failed; 2 on a usage error.
 
 Examples:
   sudo probectl trace syscall:openat -- ls -al

@@ -39,11 +39,14 @@ std::string eventHeader() {
 }
 
 std::string formatEvent(const Event& ev, std::uint64_t t0_ns) {
-    const std::uint64_t rel = ev.timestamp_ns > t0_ns ? ev.timestamp_ns - t0_ns : 0;
-    std::string line =
-        fmt::format("{:>5}.{:06} [{:03}] {:<16} {:>7} {}", rel / 1000000000,
-                    (rel % 1000000000) / 1000, ev.cpu, ev.comm, ev.pid,
-                    ev.spec.empty() ? fmt::format("probe#{}", ev.probe_id) : std::string(ev.spec));
+    // Events from a probe armed before the last one can precede t0: shown negative rather
+    // than clamped to 0.
+    const bool early = ev.timestamp_ns < t0_ns;
+    const std::uint64_t rel = early ? t0_ns - ev.timestamp_ns : ev.timestamp_ns - t0_ns;
+    const std::string secs = fmt::format("{}{}", early ? "-" : "", rel / 1000000000);
+    std::string line = fmt::format(
+        "{:>5}.{:06} [{:03}] {:<16} {:>7} {}", secs, (rel % 1000000000) / 1000, ev.cpu, ev.comm,
+        ev.pid, ev.spec.empty() ? fmt::format("probe#{}", ev.probe_id) : std::string(ev.spec));
     if (ev.is_return) {
         line += fmt::format("  ret={} ({:#x}) lat={}", static_cast<std::int64_t>(ev.retval),
                             ev.retval, formatLatency(ev.latency_ns));

@@ -2,6 +2,8 @@
 // command-line handling without a kernel. Each subcommand's code lives in its own file.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +27,10 @@ struct TraceOptions {
 Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args);
 boost::program_options::options_description traceOptionsDescription(TraceOptions* o = nullptr);
 int runTrace(const std::vector<std::string>& args, Io& io);
+// What the "Tracing N probes..." line says is traced: " in 'CMD' (pid N)", " in pids A, B",
+// both joined with "and" (-p and -- CMD trace both), or " system-wide".
+std::string traceTarget(const std::string& command, pid_t child_pid,
+                        const std::vector<std::uint32_t>& pids);
 
 // add.cpp
 struct AddOptions {

@@ -56,6 +56,17 @@ class StopSignals {
 
 }  // namespace
 
+std::string traceTarget(const std::string& command, pid_t child_pid,
+                        const std::vector<std::uint32_t>& pids) {
+    std::string out;
+    if (!command.empty())
+        out = fmt::format(" in '{}' (pid {})", command, child_pid);
+    if (!pids.empty())
+        out += fmt::format("{} pid{} {}", command.empty() ? " in" : " and in",
+                           pids.size() == 1 ? "" : "s", fmt::join(pids, ", "));
+    return out.empty() ? " system-wide" : out;
+}
+
 po::options_description traceOptionsDescription(TraceOptions* o) {
     po::options_description d("Options");
     // clang-format off
@@ -169,9 +180,7 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
 
     io.err << fmt::format(
         "Tracing {} probe{}{}. {}\n", o.specs.size(), o.specs.size() == 1 ? "" : "s",
-        child            ? fmt::format(" in '{}' (pid {})", o.command[0], child->pid())
-        : o.pids.empty() ? " system-wide"
-                         : " in the given processes",
+        traceTarget(child ? o.command[0] : std::string(), child ? child->pid() : 0, o.pids),
         child ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
     *out << eventHeader() << '\n';
 
@@ -211,11 +220,16 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     out->flush();
     if (auto w = lossWarning(*stats); !w.empty())
         io.err << w << '\n';
+    // CMD ended on its own: its status (strace/perf style). Ended by us (--duration,
+    // Ctrl-C, SIGTERM): 0, the trace did what was asked.
+    const bool ended_itself = child_status.has_value();
     if (child && !child_status && child->pid() > 0)
         child_status = child->terminate();
     if (child_status)
         io.err << fmt::format("'{}' {}\n", o.command[0],
                               StoppedChild::describeStatus(*child_status));
+    if (rc == kExitOk && ended_itself)
+        return StoppedChild::exitCode(*child_status);
     return rc;
 }
 

@@ -129,9 +129,15 @@ class Client {
     // the exact number of records lost that way).
     // Errors: EBADMSG for malformed records (see decodeRecords), socket errnos.
     Result<std::size_t> consume(const EventCallback& on_event, const LostCallback& on_lost = {});
-    // poll(fd, timeout_ms) then consume(); timeout_ms < 0 waits forever. Returns 0 on
-    // timeout. EINTR from poll is returned as an error (err = EINTR) so signal handlers
-    // can stop a loop.
+    // As consume(), but reads at most `max_datagrams` datagrams from the socket (0: no
+    // limit), so a caller draining a live stream gets control back.
+    Result<std::size_t> consumeAtMost(std::size_t max_datagrams, const EventCallback& on_event,
+                                      const LostCallback& on_lost = {});
+    // Datagrams one poll() reads at most.
+    static constexpr std::size_t kPollMaxDatagrams = 64;
+    // poll(fd, timeout_ms) then consumeAtMost(kPollMaxDatagrams); timeout_ms < 0 waits
+    // forever. Returns 0 on timeout. EINTR from poll is returned as an error (err = EINTR) so
+    // signal handlers can stop a loop.
     Result<std::size_t> poll(int timeout_ms, const EventCallback& on_event,
                              const LostCallback& on_lost = {});
 

@@ -6,7 +6,7 @@ PKGS="build-essential gcc-12 make cmake pkg-config git
 	libnl-3-dev libnl-genl-3-dev libboost-program-options-dev
 	libgtest-dev libgmock-dev libfmt-dev nlohmann-json3-dev
 	qemu-system-x86 busybox-static cpio gzip pahole kmod
-	bc flex bison libelf-dev clang-format python3 python3-yaml"
+	bc flex bison libelf-dev clang-format python3 python3-yaml sparse"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" ||

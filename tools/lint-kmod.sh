@@ -4,7 +4,7 @@
 #  1. Documentation/netlink/probectl.yaml agrees with kmod/uapi/probectl.h
 #     (commands, attributes, kinds, flags, constants, record members);
 #  2. no LINUX_VERSION_CODE outside kmod/compat.h;
-#  3. the module builds with W=1 for every kernel in tests/vm/kernels.list
+#  3. the module builds with W=1, sparse-clean (C=2), for every kernel in tests/vm/kernels.list
 #     whose headers are in .cache/kernels (skipped otherwise, with a note);
 #  4. checkpatch.pl --strict, when $CHECKPATCH points at it.
 # Usage: tools/lint-kmod.sh   (from anywhere; exit status 1 on any failure)
@@ -78,12 +78,12 @@ for k in $kernels; do
 		echo "lint-kmod: W=1 build for $k skipped: no headers at $kdir (make deps)"
 		continue
 	fi
-	echo "lint-kmod: W=1 build for $k"
+	echo "lint-kmod: W=1 build with sparse (C=2) for $k"
 	d=$(mktemp -d)
 	cp kmod/*.c kmod/*.h kmod/Kbuild "$d/"
 	mkdir "$d/uapi" && cp kmod/uapi/*.h "$d/uapi/"
 	log=$d/build.log
-	if ! make -s -C "$kdir" M="$d" W=1 modules >"$log" 2>&1; then
+	if ! make -s -C "$kdir" M="$d" W=1 C=2 modules >"$log" 2>&1; then
 		cat "$log"; fail=1
 	elif grep -v 'Skipping BTF generation' "$log" | grep -q .; then
 		grep -v 'Skipping BTF generation' "$log"; fail=1

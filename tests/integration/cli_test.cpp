@@ -1,0 +1,141 @@
+// The probectl CLI as a user runs it in the VM: output, summary, exit status, errors, and
+// what a killed tracer leaves behind.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "itest_util.hpp"
+#include "probectl/client.hpp"
+
+using itest::Workload;
+using ::testing::HasSubstr;
+
+namespace {
+
+struct Ran {
+    int status = -1;  // exit code, or 128+signal
+    std::string out;  // stdout and stderr together
+};
+
+Ran sh(const std::string& cmd) {
+    Ran r;
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    if (!p)
+        return r;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;)
+        r.out.append(buf, n);
+    int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return r;
+}
+
+bool processAlive(pid_t pid) {
+    return kill(pid, 0) == 0;
+}
+
+}  // namespace
+
+TEST(Cli, TraceKretprobePrintsEachReturnAndTheSummary) {
+    Ran r = sh("probectl trace kretprobe:__x64_sys_getppid -- " + itest::workload("getppid_loop") +
+               " 3");
+    ASSERT_EQ(r.status, 0) << r.out;
+    // The workload prints its ppid (probectl's pid); every return line must show that value.
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(\n(\d+)\n)"))) << r.out;
+    const std::string ppid = m[1];
+    const std::regex ret_line("getppid_loop +\\d+ kretprobe:__x64_sys_getppid +ret=" + ppid + " ");
+    auto begin = std::sregex_iterator(r.out.begin(), r.out.end(), ret_line);
+    EXPECT_EQ(std::distance(begin, std::sregex_iterator()), 3) << r.out;
+    EXPECT_TRUE(
+        std::regex_search(r.out, std::regex(R"(kretprobe:__x64_sys_getppid +3 +3 +0 +0 +0)")))
+        << "summary: HITS DELIVERED DROPPED NMISSED FILTERED\n"
+        << r.out;
+}
+
+TEST(Cli, TraceExitsWithTheCommandsStatus) {
+    EXPECT_EQ(sh("probectl trace syscall:getppid -- sh -c 'exit 7'").status, 7);
+    EXPECT_EQ(sh("probectl trace syscall:getppid -- sh -c 'kill -SEGV $$'").status, 128 + SIGSEGV);
+}
+
+TEST(Cli, UnknownSymbolFailsNamingItAndSuggesting) {
+    Ran r = sh("probectl trace kprobe:do_sys_opnat2 -- true");
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("do_sys_opnat2"));
+    EXPECT_THAT(r.out, HasSubstr("do_sys_openat2"));
+}
+
+TEST(Cli, BadSpecIsAUsageErrorWithAColumn) {
+    Ran r = sh("probectl trace 'kprobe:do_sys_openat2+x'");
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("column 23"));
+    EXPECT_THAT(r.out, HasSubstr("^"));
+}
+
+// Under a flood of events the trace still ends on time, and accounts for every hit.
+TEST(Cli, DurationEndsABusyTraceAndNothingIsLostSilently) {
+    Workload spinner({itest::workload("spin_getppid")});
+    spinner.release();
+    const auto t0 = std::chrono::steady_clock::now();
+    Ran r =
+        sh("probectl trace syscall:getppid --duration 2 -o /tmp/cli-duration.txt; "
+           "tail -n 4 /tmp/cli-duration.txt");
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_LT(secs, 12.0) << "--duration 2 took " << secs << " s";
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(syscall:getppid +(\d+) +(\d+) +(\d+))")))
+        << r.out;
+    const unsigned long hits = std::stoul(m[1]), delivered = std::stoul(m[2]),
+                        dropped = std::stoul(m[3]);
+    EXPECT_GT(hits, 0u);
+    EXPECT_EQ(hits, delivered + dropped) << r.out;
+}
+
+TEST(Cli, KilledTracerLeavesNoProbeAndNoCommand) {
+    int out[2];
+    ASSERT_EQ(pipe(out), 0);
+    pid_t tracer = fork();
+    ASSERT_GE(tracer, 0);
+    if (tracer == 0) {
+        dup2(out[1], STDOUT_FILENO);
+        dup2(out[1], STDERR_FILENO);
+        close(out[0]);
+        execlp("probectl", "probectl", "trace", "kprobe:__x64_sys_getppid", "--", "sleep", "30",
+               static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    close(out[1]);
+    // The header (on stderr) names the command's pid: "... in 'sleep' (pid N)".
+    std::string text;
+    char buf[512];
+    std::smatch m;
+    while (!std::regex_search(text, m, std::regex(R"(\(pid (\d+)\))"))) {
+        ssize_t n = read(out[0], buf, sizeof(buf));
+        ASSERT_GT(n, 0) << "no header from probectl: " << text;
+        text.append(buf, static_cast<size_t>(n));
+    }
+    const pid_t sleeper = std::stoi(m[1]);
+    auto c = probectl::Client::connect();
+    ASSERT_TRUE(c.ok());
+    ASSERT_EQ(c->listProbes()->size(), 1u);
+
+    kill(tracer, SIGKILL);
+    waitpid(tracer, nullptr, 0);
+    close(out[0]);
+    EXPECT_TRUE(c->listProbes()->empty());
+    for (int i = 0; i < 50 && processAlive(sleeper); i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // The sleeper is this process's grandchild: once killed it is reaped by init.
+    EXPECT_FALSE(processAlive(sleeper)) << "the traced command outlived its tracer";
+}

@@ -77,6 +77,47 @@ TEST(CommandUsage, BadCommandLinesExitWithTwo) {
     }
 }
 
+TEST(CommandUsage, ExactlyOneArgumentMessages) {
+    for (const auto& [name, message] : std::vector<std::pair<std::string, std::string>>{
+             {"add", "probectl add: add takes exactly one probe spec\n"},
+             {"resolve", "probectl resolve: resolve takes exactly one probe spec\n"},
+             {"symbols",
+              "probectl symbols: symbols takes exactly one GLOB (quote it: 'sys_open*')\n"},
+             {"enable",
+              "probectl enable: enable takes exactly one probe id (see 'probectl list')\n"},
+             {"disable",
+              "probectl disable: disable takes exactly one probe id (see 'probectl list')\n"}}) {
+        for (const std::vector<std::string>& args :
+             {std::vector<std::string>{}, std::vector<std::string>{"a", "b"}}) {
+            CmdRun r = run(name, args);
+            EXPECT_EQ(r.rc, kExitUsage) << name;
+            EXPECT_EQ(r.err, message + "Try 'probectl " + name + " --help'.\n") << name;
+            EXPECT_EQ(r.out, "") << name;
+        }
+    }
+}
+
+TEST(CommandTable, HelpOptionsOfEachCommand) {
+    const std::string help = "Options:\n  -h [ --help ]                         show this help\n";
+    const std::string symbol_sources =
+        "  --kallsyms FILE (=/proc/kallsyms)     symbol table to read\n"
+        "  --blacklist FILE (=/sys/kernel/debug/kprobes/blacklist)\n"
+        "                                        kprobes blacklist to read (\"\" for none)\n";
+    auto options = [](const std::string& name) {
+        CmdRun r = run(name, {"--help"});
+        EXPECT_EQ(r.rc, kExitOk) << name;
+        return r.out.substr(r.out.find("Options:\n"));
+    };
+    EXPECT_EQ(options("resolve"), help + symbol_sources + "\n");
+    EXPECT_EQ(options("symbols"),
+              help + "  -f [ --functions ]                    only functions (text symbols)\n" +
+                  symbol_sources + "\n");
+    for (const char* name : {"list", "enable", "disable"})
+        EXPECT_EQ(options(name), "Options:\n  -h [ --help ]         show this help\n\n") << name;
+    for (const char* name : {"add", "remove", "trace"})
+        EXPECT_THAT(options(name), Not(HasSubstr("--kallsyms"))) << name;
+}
+
 TEST(ResolveCommand, ProbeableSyscall) {
     CmdRun r = run("resolve", withFixtures({"syscall:getppid"}));
     EXPECT_EQ(r.rc, kExitOk) << r.err;

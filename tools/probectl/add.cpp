@@ -33,44 +33,22 @@ po::options_description addOptionsDescription(AddOptions* o) {
 }
 
 Parsed<AddOptions> parseAddOptions(const std::vector<std::string>& args) {
-    AddOptions o;
-    auto desc = addOptionsDescription(&o);
-    std::vector<std::string> specs;
-    desc.add_options()("spec", po::value<std::vector<std::string>>(&specs), "probe spec");
-    po::positional_options_description pos;
-    pos.add("spec", -1);
     po::variables_map vm;
-    auto r = parseCommandLine(args, desc, pos, vm);
-    if (!r)
-        return std::move(r).error();
-    if (*r) {
-        o.help = true;
+    auto o = parseSpecOptions(kCmd, args, addOptionsDescription, vm);
+    if (!o || o->help || !vm.count("maxactive"))
         return o;
-    }
-    if (specs.size() != 1)
-        return UsageError{"add takes exactly one probe spec"};
-    auto spec = parseSpecArgument(specs[0]);
-    if (!spec)
-        return std::move(spec).error();
-    o.spec = std::move(*spec);
-    if (vm.count("maxactive")) {
-        if (o.maxactive == 0 || o.maxactive > PROBECTL_MAXACTIVE_MAX)
-            return UsageError{fmt::format("--maxactive must be 1..{}", PROBECTL_MAXACTIVE_MAX)};
-        if (o.spec.kind != SpecKind::Kretprobe)
-            return UsageError{"--maxactive only applies to kretprobe: specs"};
-        o.spec.maxactive = o.maxactive;
-    }
+    if (o->maxactive == 0 || o->maxactive > PROBECTL_MAXACTIVE_MAX)
+        return UsageError{fmt::format("--maxactive must be 1..{}", PROBECTL_MAXACTIVE_MAX)};
+    if (o->spec.kind != SpecKind::Kretprobe)
+        return UsageError{"--maxactive only applies to kretprobe: specs"};
+    o->spec.maxactive = o->maxactive;
     return o;
 }
 
 int runAdd(const std::vector<std::string>& args, Io& io) {
     auto o = parseAddOptions(args);
-    if (!o)
-        return usageError(io, kCmd, o.error());
-    if (o->help) {
-        printHelp(*findCommand(kCmd), io.out);
-        return kExitOk;
-    }
+    if (auto rc = parsedExit(io, kCmd, o))
+        return *rc;
     ProbeRequest req;
     auto ks = KernelSymbols::load();
     if (ks) {
@@ -91,22 +69,21 @@ int runAdd(const std::vector<std::string>& args, Io& io) {
     if (o->persist)
         req.flags |= PROBECTL_PROBE_F_PERSISTENT;
 
-    auto client = Client::connect();
-    if (!client)
-        return runtimeError(io, kCmd, client.error());
-    auto added = client->addProbe(req);
-    if (!added) {
-        Error e = added.error();
-        e.message = fmt::format("{}: {}", o->spec.text, e.message);
-        return runtimeError(io, kCmd, e);
-    }
-    io.out << added->id << '\n';
-    if (!o->persist)
-        io.err << fmt::format(
-            "note: probe {} belongs to this command and was removed when it "
-            "exited; use --persist to keep it\n",
-            added->id);
-    return kExitOk;
+    return withClient(io, kCmd, [&](Client& client) -> int {
+        auto added = client.addProbe(req);
+        if (!added) {
+            Error e = added.error();
+            e.message = fmt::format("{}: {}", o->spec.text, e.message);
+            return runtimeError(io, kCmd, e);
+        }
+        io.out << added->id << '\n';
+        if (!o->persist)
+            io.err << fmt::format(
+                "note: probe {} belongs to this command and was removed when it "
+                "exited; use --persist to keep it\n",
+                added->id);
+        return kExitOk;
+    });
 }
 
 }  // namespace probectl::cli

@@ -63,6 +63,47 @@ Parsed<bool> parseCommandLine(const std::vector<std::string>& args,
     return false;
 }
 
+Parsed<Positionals> parsePositionals(const std::vector<std::string>& args,
+                                     po::options_description& desc, const char* name,
+                                     const char* what, po::variables_map& vm) {
+    Positionals p;
+    desc.add_options()(name, po::value<std::vector<std::string>>(&p.values), what);
+    po::positional_options_description pos;
+    pos.add(name, -1);
+    auto r = parseCommandLine(args, desc, pos, vm);
+    if (!r)
+        return std::move(r).error();
+    p.help = *r;
+    return p;
+}
+
+Parsed<std::optional<std::string>> parseOnePositional(const std::vector<std::string>& args,
+                                                      po::options_description& desc,
+                                                      const char* name, const char* what,
+                                                      const std::string& count_error,
+                                                      po::variables_map& vm) {
+    auto p = parsePositionals(args, desc, name, what, vm);
+    if (!p)
+        return std::move(p).error();
+    if (p->help)
+        return std::optional<std::string>();
+    if (p->values.size() != 1)
+        return UsageError{count_error};
+    return std::optional<std::string>(std::move(p->values[0]));
+}
+
+void addSymbolSourceOptions(po::options_description& desc, std::string* kallsyms,
+                            std::string* blacklist) {
+    // clang-format off
+    desc.add_options()
+        ("kallsyms", po::value<std::string>(kallsyms)->value_name("FILE")
+             ->default_value("/proc/kallsyms"), "symbol table to read")
+        ("blacklist", po::value<std::string>(blacklist)->value_name("FILE")
+             ->default_value("/sys/kernel/debug/kprobes/blacklist"),
+         "kprobes blacklist to read (\"\" for none)");
+    // clang-format on
+}
+
 int usageError(Io& io, const char* command, const UsageError& e) {
     io.err << fmt::format("probectl {}: {}\nTry 'probectl {} --help'.\n", command, e.message,
                           command);
@@ -89,37 +130,20 @@ Parsed<ProbeSpec> parseSpecArgument(const std::string& text) {
     return std::move(*spec);
 }
 
-po::options_description probeIdOptionsDescription(ProbeIdOptions* o) {
-    po::options_description d("Options");
-    d.add_options()("help,h", "show this help");
-    (void)o;
-    return d;
-}
-
-Parsed<ProbeIdOptions> parseProbeIdOptions(const char* command,
-                                           const std::vector<std::string>& args) {
-    ProbeIdOptions o;
-    auto desc = probeIdOptionsDescription(&o);
-    std::vector<std::string> ids;
-    desc.add_options()("id", po::value<std::vector<std::string>>(&ids), "probe id");
-    po::positional_options_description pos;
-    pos.add("id", -1);
-    po::variables_map vm;
-    auto r = parseCommandLine(args, desc, pos, vm);
-    if (!r)
-        return std::move(r).error();
-    if (*r) {
-        o.help = true;
-        return o;
-    }
-    if (ids.size() != 1)
-        return UsageError{
-            fmt::format("{} takes exactly one probe id (see 'probectl list')", command)};
-    auto id = parseProbeId(ids[0]);
-    if (!id)
-        return std::move(id).error();
-    o.id = *id;
-    return o;
+Parsed<std::optional<ProbeSpec>> parseOneSpec(const char* command,
+                                              const std::vector<std::string>& args,
+                                              po::options_description& desc,
+                                              po::variables_map& vm) {
+    auto arg = parseOnePositional(args, desc, "spec", "probe spec",
+                                  fmt::format("{} takes exactly one probe spec", command), vm);
+    if (!arg)
+        return std::move(arg).error();
+    if (!*arg)
+        return std::optional<ProbeSpec>();
+    auto spec = parseSpecArgument(**arg);
+    if (!spec)
+        return std::move(spec).error();
+    return std::optional<ProbeSpec>(std::move(*spec));
 }
 
 }  // namespace probectl::cli

@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,8 +59,46 @@ Parsed<bool> parseCommandLine(const std::vector<std::string>& args,
                               const boost::program_options::positional_options_description& pos,
                               boost::program_options::variables_map& vm);
 
+// The positional arguments of a command line, or help = true when --help was given.
+struct Positionals {
+    bool help = false;
+    std::vector<std::string> values;
+};
+
+// parseCommandLine for OPTIONS (`desc`) plus any number of positional arguments, collected
+// under the hidden option `name` (`what` describes it).
+Parsed<Positionals> parsePositionals(const std::vector<std::string>& args,
+                                     boost::program_options::options_description& desc,
+                                     const char* name, const char* what,
+                                     boost::program_options::variables_map& vm);
+
+// parsePositionals for exactly one positional argument: the argument, or nullopt when --help
+// was given. Any other number of arguments is the UsageError `count_error`.
+Parsed<std::optional<std::string>> parseOnePositional(
+    const std::vector<std::string>& args, boost::program_options::options_description& desc,
+    const char* name, const char* what, const std::string& count_error,
+    boost::program_options::variables_map& vm);
+
+// Adds --kallsyms FILE and --blacklist FILE, where resolve and symbols read symbols from.
+void addSymbolSourceOptions(boost::program_options::options_description& desc,
+                            std::string* kallsyms, std::string* blacklist);
+
 // Reports a usage error ("probectl CMD: message\nTry 'probectl CMD --help'.") and returns 2.
 int usageError(Io& io, const char* command, const UsageError& e);
+
+// What a command does with its parsed options first: a usage error is reported (2), --help
+// prints the command's help (0); nullopt when the command goes on.
+template <class O>
+std::optional<int> parsedExit(Io& io, const char* command, const Parsed<O>& o) {
+    if (!o)
+        return usageError(io, command, o.error());
+    if (o->help) {
+        printHelp(*findCommand(command), io.out);
+        return kExitOk;
+    }
+    return std::nullopt;
+}
+
 // Reports a runtime error ("probectl CMD: message (strerror)") and returns 1.
 int runtimeError(Io& io, const char* command, const Error& e);
 

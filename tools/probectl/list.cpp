@@ -33,20 +33,15 @@ Parsed<ListOptions> parseListOptions(const std::vector<std::string>& args) {
 
 int runList(const std::vector<std::string>& args, Io& io) {
     auto o = parseListOptions(args);
-    if (!o)
-        return usageError(io, kCmd, o.error());
-    if (o->help) {
-        printHelp(*findCommand(kCmd), io.out);
+    if (auto rc = parsedExit(io, kCmd, o))
+        return *rc;
+    return withClient(io, kCmd, [&](Client& client) -> int {
+        auto probes = client.listProbes();
+        if (!probes)
+            return runtimeError(io, kCmd, probes.error());
+        printProbeList(io.out, *probes);
         return kExitOk;
-    }
-    auto client = Client::connect();
-    if (!client)
-        return runtimeError(io, kCmd, client.error());
-    auto probes = client->listProbes();
-    if (!probes)
-        return runtimeError(io, kCmd, probes.error());
-    printProbeList(io.out, *probes);
-    return kExitOk;
+    });
 }
 
 }  // namespace probectl::cli

@@ -27,18 +27,14 @@ po::options_description removeOptionsDescription(RemoveOptions* o) {
 Parsed<RemoveOptions> parseRemoveOptions(const std::vector<std::string>& args) {
     RemoveOptions o;
     auto desc = removeOptionsDescription(&o);
-    std::vector<std::string> ids;
-    desc.add_options()("id", po::value<std::vector<std::string>>(&ids), "probe id");
-    po::positional_options_description pos;
-    pos.add("id", -1);
     po::variables_map vm;
-    auto r = parseCommandLine(args, desc, pos, vm);
-    if (!r)
-        return std::move(r).error();
-    if (*r) {
-        o.help = true;
+    auto positionals = parsePositionals(args, desc, "id", "probe id", vm);
+    if (!positionals)
+        return std::move(positionals).error();
+    o.help = positionals->help;
+    if (o.help)
         return o;
-    }
+    const auto& ids = positionals->values;
     if (o.all && !ids.empty())
         return UsageError{"give probe ids or --all, not both"};
     if (!o.all && ids.empty())
@@ -54,31 +50,26 @@ Parsed<RemoveOptions> parseRemoveOptions(const std::vector<std::string>& args) {
 
 int runRemove(const std::vector<std::string>& args, Io& io) {
     auto o = parseRemoveOptions(args);
-    if (!o)
-        return usageError(io, kCmd, o.error());
-    if (o->help) {
-        printHelp(*findCommand(kCmd), io.out);
-        return kExitOk;
-    }
-    auto client = Client::connect();
-    if (!client)
-        return runtimeError(io, kCmd, client.error());
-    std::vector<std::uint32_t> ids = o->ids;
-    if (o->all) {
-        auto list = client->listProbes();
-        if (!list)
-            return runtimeError(io, kCmd, list.error());
-        for (const auto& p : *list)
-            ids.push_back(p.id);
-    }
-    int rc = kExitOk;
-    for (auto id : ids) {
-        if (auto r = client->removeProbe(id); !r)
-            rc = runtimeError(io, kCmd, r.error());
-        else
-            io.out << fmt::format("removed probe {}\n", id);
-    }
-    return rc;
+    if (auto rc = parsedExit(io, kCmd, o))
+        return *rc;
+    return withClient(io, kCmd, [&](Client& client) -> int {
+        std::vector<std::uint32_t> ids = o->ids;
+        if (o->all) {
+            auto list = client.listProbes();
+            if (!list)
+                return runtimeError(io, kCmd, list.error());
+            for (const auto& p : *list)
+                ids.push_back(p.id);
+        }
+        int rc = kExitOk;
+        for (auto id : ids) {
+            if (auto r = client.removeProbe(id); !r)
+                rc = runtimeError(io, kCmd, r.error());
+            else
+                io.out << fmt::format("removed probe {}\n", id);
+        }
+        return rc;
+    });
 }
 
 }  // namespace probectl::cli

@@ -34,50 +34,20 @@ std::string probeableVerdict(const Resolution& res, bool blacklist_read) {
 
 po::options_description resolveOptionsDescription(ResolveOptions* o) {
     po::options_description d("Options");
-    // clang-format off
-    d.add_options()
-        ("help,h", "show this help")
-        ("kallsyms", po::value<std::string>(o ? &o->kallsyms : nullptr)->value_name("FILE")
-             ->default_value("/proc/kallsyms"), "symbol table to read")
-        ("blacklist", po::value<std::string>(o ? &o->blacklist : nullptr)->value_name("FILE")
-             ->default_value("/sys/kernel/debug/kprobes/blacklist"),
-         "kprobes blacklist to read (\"\" for none)");
-    // clang-format on
+    d.add_options()("help,h", "show this help");
+    addSymbolSourceOptions(d, o ? &o->kallsyms : nullptr, o ? &o->blacklist : nullptr);
     return d;
 }
 
 Parsed<ResolveOptions> parseResolveOptions(const std::vector<std::string>& args) {
-    ResolveOptions o;
-    auto desc = resolveOptionsDescription(&o);
-    std::vector<std::string> specs;
-    desc.add_options()("spec", po::value<std::vector<std::string>>(&specs), "probe spec");
-    po::positional_options_description pos;
-    pos.add("spec", -1);
     po::variables_map vm;
-    auto r = parseCommandLine(args, desc, pos, vm);
-    if (!r)
-        return std::move(r).error();
-    if (*r) {
-        o.help = true;
-        return o;
-    }
-    if (specs.size() != 1)
-        return UsageError{"resolve takes exactly one probe spec"};
-    auto spec = parseSpecArgument(specs[0]);
-    if (!spec)
-        return std::move(spec).error();
-    o.spec = std::move(*spec);
-    return o;
+    return parseSpecOptions(kCmd, args, resolveOptionsDescription, vm);
 }
 
 int runResolve(const std::vector<std::string>& args, Io& io) {
     auto o = parseResolveOptions(args);
-    if (!o)
-        return usageError(io, kCmd, o.error());
-    if (o->help) {
-        printHelp(*findCommand(kCmd), io.out);
-        return kExitOk;
-    }
+    if (auto rc = parsedExit(io, kCmd, o))
+        return *rc;
     auto ks = KernelSymbols::load(o->kallsyms, o->blacklist);
     if (!ks)
         return runtimeError(io, kCmd, ks.error());

@@ -5,10 +5,12 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
+#include "probectl/client.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/probe_spec.hpp"
 
@@ -61,7 +63,7 @@ Parsed<RemoveOptions> parseRemoveOptions(const std::vector<std::string>& args);
 boost::program_options::options_description removeOptionsDescription(RemoveOptions* o = nullptr);
 int runRemove(const std::vector<std::string>& args, Io& io);
 
-// enable.cpp / disable.cpp
+// enable_disable.cpp
 struct ProbeIdOptions {
     std::uint32_t id = 0;
     bool help = false;
@@ -102,5 +104,37 @@ int runSymbols(const std::vector<std::string>& args, Io& io);
 
 // Parses a spec argument; a bad spec is a usage error carrying the caret rendering.
 Parsed<ProbeSpec> parseSpecArgument(const std::string& text);
+// parseOnePositional for a command taking exactly one probe spec ("CMD takes exactly one
+// probe spec"), parsed: the spec, or nullopt when --help was given.
+Parsed<std::optional<ProbeSpec>> parseOneSpec(const char* command,
+                                              const std::vector<std::string>& args,
+                                              boost::program_options::options_description& desc,
+                                              boost::program_options::variables_map& vm);
+// The parser of a command whose options O (with .spec and .help) are OPTIONS, described by
+// describe(&o), plus exactly one probe spec. `vm` receives the options for vm.count().
+template <class O>
+Parsed<O> parseSpecOptions(const char* command, const std::vector<std::string>& args,
+                           boost::program_options::options_description (*describe)(O*),
+                           boost::program_options::variables_map& vm) {
+    O o;
+    auto desc = describe(&o);
+    auto spec = parseOneSpec(command, args, desc, vm);
+    if (!spec)
+        return std::move(spec).error();
+    o.help = !*spec;
+    if (!o.help)
+        o.spec = std::move(**spec);
+    return o;
+}
+
+// Connects to probectl.ko and returns run(client); a failed connect is a runtime error of
+// `command` (1).
+template <class F>
+int withClient(Io& io, const char* command, F&& run) {
+    auto client = Client::connect();
+    if (!client)
+        return runtimeError(io, command, client.error());
+    return run(*client);
+}
 
 }  // namespace probectl::cli

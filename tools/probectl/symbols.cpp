@@ -22,34 +22,24 @@ po::options_description symbolsOptionsDescription(SymbolsOptions* o) {
     d.add_options()
         ("help,h", "show this help")
         ("functions,f", po::bool_switch(o ? &o->functions_only : nullptr),
-         "only functions (text symbols)")
-        ("kallsyms", po::value<std::string>(o ? &o->kallsyms : nullptr)->value_name("FILE")
-             ->default_value("/proc/kallsyms"), "symbol table to read")
-        ("blacklist", po::value<std::string>(o ? &o->blacklist : nullptr)->value_name("FILE")
-             ->default_value("/sys/kernel/debug/kprobes/blacklist"),
-         "kprobes blacklist to read (\"\" for none)");
+         "only functions (text symbols)");
     // clang-format on
+    addSymbolSourceOptions(d, o ? &o->kallsyms : nullptr, o ? &o->blacklist : nullptr);
     return d;
 }
 
 Parsed<SymbolsOptions> parseSymbolsOptions(const std::vector<std::string>& args) {
     SymbolsOptions o;
     auto desc = symbolsOptionsDescription(&o);
-    std::vector<std::string> globs;
-    desc.add_options()("glob", po::value<std::vector<std::string>>(&globs), "pattern");
-    po::positional_options_description pos;
-    pos.add("glob", -1);
     po::variables_map vm;
-    auto r = parseCommandLine(args, desc, pos, vm);
-    if (!r)
-        return std::move(r).error();
-    if (*r) {
-        o.help = true;
+    auto glob = parseOnePositional(args, desc, "glob", "pattern",
+                                   "symbols takes exactly one GLOB (quote it: 'sys_open*')", vm);
+    if (!glob)
+        return std::move(glob).error();
+    o.help = !*glob;
+    if (o.help)
         return o;
-    }
-    if (globs.size() != 1)
-        return UsageError{"symbols takes exactly one GLOB (quote it: 'sys_open*')"};
-    o.glob = globs[0];
+    o.glob = std::move(**glob);
     if (auto why = globError(o.glob); !why.empty())
         return UsageError{why};
     return o;
@@ -57,12 +47,8 @@ Parsed<SymbolsOptions> parseSymbolsOptions(const std::vector<std::string>& args)
 
 int runSymbols(const std::vector<std::string>& args, Io& io) {
     auto o = parseSymbolsOptions(args);
-    if (!o)
-        return usageError(io, kCmd, o.error());
-    if (o->help) {
-        printHelp(*findCommand(kCmd), io.out);
-        return kExitOk;
-    }
+    if (auto rc = parsedExit(io, kCmd, o))
+        return *rc;
     auto ks = KernelSymbols::load(o->kallsyms, o->blacklist);
     if (!ks)
         return runtimeError(io, kCmd, ks.error());

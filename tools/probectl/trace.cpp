@@ -97,18 +97,14 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
     }
 
     auto desc = traceOptionsDescription(&o);
-    std::vector<std::string> specs;
-    desc.add_options()("spec", po::value<std::vector<std::string>>(&specs), "probe spec");
-    po::positional_options_description pos;
-    pos.add("spec", -1);
     po::variables_map vm;
-    auto r = parseCommandLine(mine, desc, pos, vm);
+    auto r = parsePositionals(mine, desc, "spec", "probe spec", vm);
     if (!r)
         return std::move(r).error();
-    if (*r) {
-        o.help = true;
+    o.help = r->help;
+    if (o.help)
         return o;
-    }
+    const auto& specs = r->values;
     if (specs.empty())
         return UsageError{"no probe spec given (e.g. probectl trace syscall:openat -- ls)"};
     for (const auto& s : specs) {
@@ -134,13 +130,9 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
 
 int runTrace(const std::vector<std::string>& args, Io& io) {
     auto parsed = parseTraceOptions(args);
-    if (!parsed)
-        return usageError(io, kCmd, parsed.error());
+    if (auto rc = parsedExit(io, kCmd, parsed))
+        return *rc;
     TraceOptions& o = *parsed;
-    if (o.help) {
-        printHelp(*findCommand(kCmd), io.out);
-        return kExitOk;
-    }
 
     std::ofstream file;
     std::ostream* out = &io.out;

@@ -25,14 +25,15 @@ kmod:
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod modules
 
 # One module per test kernel, each in its own build folder so objects of
-# different kernels never mix: build/kmod/NAME/probectl.ko
+# different kernels never mix: build/kmod/NAME/probectl.ko. tools/kmake
+# builds inside the unstable root for kernels that need it.
 kmod-all: deps
 	@set -e; for k in $(KERNELS); do \
 		d=$(BUILD)/kmod/$$k; mkdir -p $$d; \
 		cp -u $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/Kbuild $$d/ 2>/dev/null || true; \
 		mkdir -p $$d/uapi; cp -u $(TOP)/kmod/uapi/*.h $$d/uapi/; \
 		echo "kmod: building for $$k"; \
-		$(MAKE) -s -C $(CACHE)/kernels/$$k/build M=$$d modules; \
+		$(TOP)/tools/kmake $$k $$d -s modules; \
 	done
 
 deps:

@@ -2,7 +2,11 @@
 /*
  * Every kernel-version difference probectl has to care about, and nothing
  * else. Logic files never test LINUX_VERSION_CODE themselves: they use the
- * names below, which follow the newest API. Targets: Debian 6.1 and 6.12.
+ * names below, which follow the newest API. Targets: Debian 6.1, 6.12 and
+ * unstable's 7.2. 7.2 needs nothing beyond the 6.2 boundaries below: the
+ * module uses only kprobes, kretprobes, generic netlink, the ring buffer and
+ * a delayed work, none of which changed again up to 7.2 (no uprobes, timers,
+ * tracepoints or symbol namespaces, whose 6.13+ changes would need shims).
  */
 #ifndef PROBECTL_COMPAT_H
 #define PROBECTL_COMPAT_H

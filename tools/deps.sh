@@ -1,11 +1,12 @@
 #!/bin/sh
-# Installs every build and test dependency (Debian 12). Idempotent: only
+# Installs every build and test dependency (Debian 12; debootstrap makes the
+# unstable build root of kernels that need it). Idempotent: only
 # missing packages are installed, so a second run does no apt work.
 set -eu
 PKGS="build-essential gcc-12 make cmake pkg-config git
 	libnl-3-dev libnl-genl-3-dev libboost-program-options-dev
 	libgtest-dev libgmock-dev libfmt-dev nlohmann-json3-dev
-	qemu-system-x86 busybox-static cpio gzip pahole kmod
+	qemu-system-x86 busybox-static cpio gzip pahole kmod debootstrap
 	bc flex bison libelf-dev clang-format python3 python3-yaml sparse"
 missing=""
 for p in $PKGS; do

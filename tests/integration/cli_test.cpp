@@ -92,7 +92,9 @@ TEST(Cli, DurationEndsABusyTraceAndNothingIsLostSilently) {
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ASSERT_EQ(r.status, 0) << r.out;
-    EXPECT_LT(secs, 12.0) << "--duration 2 took " << secs << " s";
+    // Not a speed test: under TCG the flood competes with probectl for the one emulated
+    // thread, so this only catches a trace that does not end (it took 8-19 s on 7.2).
+    EXPECT_LT(secs, 60.0) << "--duration 2 took " << secs << " s";
     std::smatch m;
     ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(syscall:getppid +(\d+) +(\d+) +(\d+))")))
         << r.out;

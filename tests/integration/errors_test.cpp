@@ -27,13 +27,6 @@ using ::testing::HasSubstr;
 
 namespace {
 
-Client connectOrDie() {
-    auto c = Client::connect();
-    if (!c)
-        throw std::runtime_error("connect: " + c.error().describe());
-    return std::move(*c);
-}
-
 // A blacklisted function whose name is unique in kallsyms, so the name means one place.
 std::string blacklistedFunction() {
     auto syms = probectl::KernelSymbols::load();
@@ -52,7 +45,7 @@ std::string blacklistedFunction() {
 }  // namespace
 
 TEST(Errors, KernelRefusesUnknownSymbol) {
-    Client c = connectOrDie();
+    Client c = itest::connectOrDie();
     ProbeRequest req;
     req.symbol = "probectl_no_such_function";
     auto r = c.addProbe(req);
@@ -74,7 +67,7 @@ TEST(Errors, SessionRefusesUnknownSymbolWithSuggestions) {
 TEST(Errors, KernelRefusesBlacklistedSymbol) {
     const std::string sym = blacklistedFunction();
     ASSERT_FALSE(sym.empty()) << "no usable entry in /sys/kernel/debug/kprobes/blacklist";
-    Client c = connectOrDie();
+    Client c = itest::connectOrDie();
     ProbeRequest req;
     req.symbol = sym;
     auto r = c.addProbe(req);
@@ -98,7 +91,7 @@ TEST(Errors, SessionRefusesBlacklistedSymbolBeforeTheKernel) {
 }
 
 TEST(Errors, KernelRefusesOffsetInsideAnInstruction) {
-    Client c = connectOrDie();
+    Client c = itest::connectOrDie();
     ProbeRequest req;
     req.symbol = "do_sys_openat2";
     req.offset = 1;  // inside the first instruction (endbr64 or the fentry nop)
@@ -109,7 +102,7 @@ TEST(Errors, KernelRefusesOffsetInsideAnInstruction) {
 }
 
 TEST(Errors, KernelRefusesUnknownProbeId) {
-    Client c = connectOrDie();
+    Client c = itest::connectOrDie();
     for (auto r : {c.removeProbe(0x7ffffff0), c.enable(0x7ffffff0), c.disable(0x7ffffff0)}) {
         ASSERT_FALSE(r.ok());
         EXPECT_EQ(r.error().err, ENOENT) << why(r);

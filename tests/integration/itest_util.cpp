@@ -110,6 +110,13 @@ std::vector<std::string> kprobesListedAt(std::uint64_t addr) {
     return hits;
 }
 
+probectl::Client connectOrDie() {
+    auto c = probectl::Client::connect();
+    if (!c)
+        throw std::runtime_error("connect: " + c.error().describe());
+    return std::move(*c);
+}
+
 std::vector<probectl::ProbeInfo> listOrDie(probectl::Client& c) {
     auto r = c.listProbes();
     if (!r)

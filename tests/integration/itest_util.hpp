@@ -44,6 +44,8 @@ std::string readFile(const std::string& path);
 std::vector<std::string> kprobesListed(const std::string& symbol);
 // Lines of /sys/kernel/debug/kprobes/list for the probe registered at `addr`.
 std::vector<std::string> kprobesListedAt(std::uint64_t addr);
+// A connected Client; throws (failing the test) when the module cannot be reached.
+probectl::Client connectOrDie();
 // Probes currently registered by the module, by id.
 std::vector<probectl::ProbeInfo> listOrDie(probectl::Client& c);
 bool hasProbe(const std::vector<probectl::ProbeInfo>& probes, std::uint32_t id);

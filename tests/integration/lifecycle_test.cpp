@@ -22,17 +22,6 @@ using probectl::ProbeKind;
 using probectl::ProbeRequest;
 using probectl::Session;
 
-namespace {
-
-Client connectOrDie() {
-    auto c = Client::connect();
-    if (!c)
-        throw std::runtime_error("connect: " + c.error().describe());
-    return std::move(*c);
-}
-
-}  // namespace
-
 TEST(Lifecycle, SigkillOfTheTracerRemovesItsProbes) {
     int ids[2];
     if (pipe(ids))
@@ -61,7 +50,7 @@ TEST(Lifecycle, SigkillOfTheTracerRemovesItsProbes) {
     ASSERT_NE(got[0], 0u) << "tracer could not add its kprobe";
     ASSERT_NE(got[1], 0u) << "tracer could not add its kretprobe";
 
-    Client c = connectOrDie();
+    Client c = itest::connectOrDie();
     auto before = listOrDie(c);
     ASSERT_TRUE(hasProbe(before, got[0]));
     ASSERT_TRUE(hasProbe(before, got[1]));
@@ -85,7 +74,7 @@ TEST(Lifecycle, PersistentProbeOutlivesItsSocketUntilRemoved) {
     uint32_t id = 0;
     uint64_t addr = 0;
     {
-        Client c = connectOrDie();
+        Client c = itest::connectOrDie();
         ProbeRequest req;
         req.symbol = "__x64_sys_getppid";
         req.flags = PROBECTL_PROBE_F_PERSISTENT;
@@ -94,7 +83,7 @@ TEST(Lifecycle, PersistentProbeOutlivesItsSocketUntilRemoved) {
         id = r->id;
         addr = r->addr;
     }
-    Client c = connectOrDie();
+    Client c = itest::connectOrDie();
     auto probes = listOrDie(c);
     ASSERT_TRUE(hasProbe(probes, id));
     for (const auto& p : probes) {
@@ -122,7 +111,7 @@ TEST(Lifecycle, PersistentProbeOutlivesItsSocketUntilRemoved) {
 }
 
 TEST(Lifecycle, ListShowsWhatWasAdded) {
-    Client c = connectOrDie();
+    Client c = itest::connectOrDie();
     ProbeRequest req;
     req.kind = ProbeKind::Kretprobe;
     req.symbol = "do_sys_openat2";
@@ -210,7 +199,7 @@ TEST(Lifecycle, RmmodWhileProbesFireIsClean) {
     Workload spinner({itest::workload("spin_getppid")});
     spinner.release();
     {
-        Client persistent = connectOrDie();
+        Client persistent = itest::connectOrDie();
         ProbeRequest req;
         req.symbol = "__x64_sys_getppid";
         req.flags = PROBECTL_PROBE_F_PERSISTENT;

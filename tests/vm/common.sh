@@ -11,9 +11,11 @@ vm_die() {
 	exit 2
 }
 
-# Kernel names in kernels.list, space-separated, in file order.
+# Kernel names in kernels.list then kernels-extra.list (those `make check`
+# does not run), space-separated, in file order.
 vm_kernel_names() {
-	awk '!/^[[:space:]]*(#|$)/ {printf "%s%s", sep, $1; sep=" "}' "$vm_top/tests/vm/kernels.list"
+	awk '!/^[[:space:]]*(#|$)/ {printf "%s%s", sep, $1; sep=" "}' \
+		"$vm_top/tests/vm/kernels.list" "$vm_top/tests/vm/kernels-extra.list"
 }
 
 # Validates NAME against kernels.list and that `make deps` extracted it;
@@ -30,5 +32,5 @@ vm_select_kernel() {
 		vm_kver=$(cat "$vm_kdir/kver")
 		return 0
 	done
-	vm_die "unknown kernel '$name': choose one of: $(vm_kernel_names) (see tests/vm/kernels.list)"
+	vm_die "unknown kernel '$name': choose one of: $(vm_kernel_names) (see tests/vm/kernels.list, kernels-extra.list)"
 }

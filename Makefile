@@ -54,7 +54,7 @@ check-vm: user kmod-all
 # minutes on 2 cores) into /var/cache/probectl; later runs reuse it.
 check-debug: user
 	@$(MAKE) --no-print-directory kmod-all KERNELS=debug DEPS_KERNELS=debug
-	@$(TOP)/tests/vm/suite --kernel debug
+	@$(TOP)/tests/vm/suite --kernel debug --timeout $${VM_SUITE_TIMEOUT:-2400}
 
 # Kernel-side static checks: spec vs uapi header, version tests only in
 # compat.h, W=1 builds, checkpatch --strict (fetched from linux-source).

@@ -1,0 +1,111 @@
+// Fetch programs: a parsed FetchArg compiled into a flat list of fixed-size instructions
+// that a probe handler runs without recursion or allocation.
+//
+// Machine model (what the kernel interpreter implements): one u64 accumulator per argument.
+// A program is exactly
+//
+//   [Load]  Deref*  Store          (Load is absent only before StoreComm)
+//
+//   Load*      set the accumulator: an argument, register, stack slot, return value, a task
+//              property or an immediate.
+//   Deref      acc = zero-extended `size` bytes read at acc + offset, from kernel memory or,
+//              with kFetchFlagUser, from the current task's user memory. Reads never fault:
+//              the kernel uses copy_from_kernel_nofault / copy_from_user_nofault; a failed
+//              read ends the argument with its fault flag set (printed "<fault>", JSON null).
+//   StoreInt   write the low `size` bytes of acc into the record.
+//   StoreString copy the NUL-terminated string at acc + offset (kernel memory, or user with
+//              kFetchFlagUser), at most `operand` bytes including the NUL; a string that does
+//              not end within the bound is stored truncated and flagged so.
+//   StoreArray copy `operand` elements of `size` bytes from acc + offset.
+//   StoreComm  copy current->comm (operand = 16, TASK_COMM_LEN).
+//
+// Display properties (signed, hex) are not in the program: the host keeps the FetchArg and
+// formats the stored bytes itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "probectl/fetch_spec.hpp"
+#include "probectl/result.hpp"
+
+namespace probectl {
+
+enum class FetchOpcode : std::uint8_t {
+    LoadArg = 1,       // operand = N of $argN (1..6); size 8
+    LoadReg = 2,       // operand = X86Reg (pt_regs word index); size 8, or 4 for a 32-bit name
+    LoadStack = 3,     // operand = N of $stackN; size 8
+    LoadRetval = 4,    // size 8
+    LoadPid = 5,       // task tgid; size 4
+    LoadTid = 6,       // task pid; size 4
+    LoadUid = 7,       // current_uid() in the initial user namespace; size 4
+    LoadCpu = 8,       // smp_processor_id(); size 4
+    LoadImm = 9,       // acc = operand | (u64)(u32)offset << 32; size 8
+    Deref = 10,        // size 1/2/4/8, offset, flags kFetchFlagUser
+    StoreInt = 11,     // size 1/2/4/8
+    StoreString = 12,  // offset, operand = max bytes incl. NUL, flags kFetchFlagUser
+    StoreArray = 13,   // size 1/2/4/8 per element, offset, operand = count, flags kFetchFlagUser
+    StoreComm = 14,    // operand = 16
+};
+
+inline constexpr std::uint16_t kFetchFlagUser = 1u << 0;  // user memory (Deref, Store*)
+
+// One instruction, 12 bytes, naturally aligned, no padding: the lead's uapi struct can have
+// the same layout (u8 op, u8 size, u16 flags, s32 offset, u32 operand).
+struct FetchInsn {
+    std::uint8_t op = 0;  // FetchOpcode
+    std::uint8_t size = 0;
+    std::uint16_t flags = 0;
+    std::int32_t offset = 0;
+    std::uint32_t operand = 0;
+
+    friend bool operator==(const FetchInsn&, const FetchInsn&) = default;
+};
+static_assert(sizeof(FetchInsn) == 12);
+
+inline constexpr std::size_t kFetchMaxInsns = 16;  // per argument
+// Bounds on StoreString's operand; kprobe_events' own bound is MAX_STRING_SIZE (PATH_MAX).
+inline constexpr std::uint32_t kFetchMinString = 2;
+inline constexpr std::uint32_t kFetchMaxString = 4096;
+inline constexpr std::uint32_t kFetchDefaultString = 256;
+inline constexpr std::uint32_t kFetchCommLen = 16;
+
+struct FetchProgram {
+    std::vector<FetchInsn> insns;
+    // Upper bound of the bytes the Store writes (value or string incl. NUL), so the kernel
+    // can size a record before running the program.
+    std::uint32_t max_bytes = 0;
+};
+
+struct FetchCompileOptions {
+    // Longest string stored, bytes including the NUL (kFetchMinString..kFetchMaxString).
+    std::uint32_t max_string = kFetchDefaultString;
+};
+
+// Compiles one parsed argument. Errors (EINVAL): max_string out of range, or an argument not
+// produced by parseFetchArg that breaks its rules (no source, depth or array out of bounds).
+Result<FetchProgram> compileFetchArg(const FetchArg& arg, const FetchCompileOptions& opts = {});
+
+// Compiles every argument; at most kFetchMaxArgs.
+Result<std::vector<FetchProgram>> compileFetchArgs(const std::vector<FetchArg>& args,
+                                                   const FetchCompileOptions& opts = {});
+
+// The checks the kernel must make on a program it receives, written once here so the
+// kernel's validator and the host agree (and tests can feed crafted programs). Errors
+// (EINVAL, message names the instruction index and the rule): empty or longer than
+// kFetchMaxInsns, unknown opcode, a Load not first, more than one Load, a Deref before any
+// Load, Deref/StoreInt/StoreArray size not 1/2/4/8, Load sizes other than documented,
+// LoadArg operand outside 1..6, LoadReg operand >= kX86RegCount, LoadStack operand above
+// kFetchMaxStackN, StoreString bound outside kFetchMinString..kFetchMaxString, StoreArray
+// count outside 1..kFetchMaxArray, StoreComm with a Load before it or operand != 16, more
+// than kFetchMaxDepth Derefs, unknown flags, the last instruction not a Store or a Store
+// before the end.
+Result<void> validateFetchProgram(std::span<const FetchInsn> insns);
+
+// One instruction as text, for debugging and test failure messages: "deref.u s4 +0x10".
+std::string toString(const FetchInsn& insn);
+
+}  // namespace probectl

@@ -1,0 +1,550 @@
+// Fetch-argument parser: a hand-written scanner so every error knows its column.
+#include "probectl/fetch_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <limits>
+#include <optional>
+#include <utility>
+
+namespace probectl {
+
+namespace {
+
+struct TypeName {
+    std::string_view name;
+    FetchType type;
+};
+constexpr std::array<TypeName, 14> kTypes{{
+    {"u8", FetchType::U8},
+    {"u16", FetchType::U16},
+    {"u32", FetchType::U32},
+    {"u64", FetchType::U64},
+    {"s8", FetchType::S8},
+    {"s16", FetchType::S16},
+    {"s32", FetchType::S32},
+    {"s64", FetchType::S64},
+    {"x8", FetchType::X8},
+    {"x16", FetchType::X16},
+    {"x32", FetchType::X32},
+    {"x64", FetchType::X64},
+    {"string", FetchType::String},
+    {"ustring", FetchType::Ustring},
+}};
+
+constexpr std::array<std::string_view, kX86RegCount> kRegNames{
+    "r15", "r14", "r13", "r12", "bp",      "bx", "r11", "r10",   "r9", "r8", "ax",
+    "cx",  "dx",  "si",  "di",  "orig_ax", "ip", "cs",  "flags", "sp", "ss",
+};
+
+struct RegAlias {
+    std::string_view name;
+    X86Reg reg;
+    bool reg32;
+};
+// Assembler spellings accepted besides the kernel's pt_regs names.
+constexpr std::array<RegAlias, 28> kRegAliases{{
+    {"rax", X86Reg::Ax, false},       {"rbx", X86Reg::Bx, false},
+    {"rcx", X86Reg::Cx, false},       {"rdx", X86Reg::Dx, false},
+    {"rsi", X86Reg::Si, false},       {"rdi", X86Reg::Di, false},
+    {"rbp", X86Reg::Bp, false},       {"rsp", X86Reg::Sp, false},
+    {"rip", X86Reg::Ip, false},       {"eax", X86Reg::Ax, true},
+    {"ebx", X86Reg::Bx, true},        {"ecx", X86Reg::Cx, true},
+    {"edx", X86Reg::Dx, true},        {"esi", X86Reg::Si, true},
+    {"edi", X86Reg::Di, true},        {"ebp", X86Reg::Bp, true},
+    {"esp", X86Reg::Sp, true},        {"r8d", X86Reg::R8, true},
+    {"r9d", X86Reg::R9, true},        {"r10d", X86Reg::R10, true},
+    {"r11d", X86Reg::R11, true},      {"r12d", X86Reg::R12, true},
+    {"r13d", X86Reg::R13, true},      {"r14d", X86Reg::R14, true},
+    {"r15d", X86Reg::R15, true},      {"eflags", X86Reg::Flags, false},
+    {"rflags", X86Reg::Flags, false}, {"orig_rax", X86Reg::OrigAx, false},
+}};
+
+const char* const kSourceHint =
+    "expected a fetch source: $argN, $retval, $comm, $pid, $tid, $uid, $cpu, $stackN, %REG, "
+    "+OFFS(SOURCE), +uOFFS(SOURCE) or \\IMM";
+
+bool isNameStart(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool isNameChar(char c) {
+    return isNameStart(c) || (c >= '0' && c <= '9');
+}
+bool isSpace(char c) {
+    return c == ' ' || c == '\t';
+}
+int hexValue(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+std::optional<std::pair<X86Reg, bool>> lookupRegister(std::string_view name) {
+    for (std::size_t i = 0; i < kRegNames.size(); ++i)
+        if (kRegNames[i] == name)
+            return std::pair{static_cast<X86Reg>(i), false};
+    for (const auto& a : kRegAliases)
+        if (a.name == name)
+            return std::pair{a.reg, a.reg32};
+    return std::nullopt;
+}
+
+// Parses the argument occupying input[begin, end).
+class ArgParser {
+  public:
+    ArgParser(std::string_view input, std::size_t begin, std::size_t end, const FetchOptions& o)
+        : s_(input), pos_(begin), end_(end), opts_(o) {}
+
+    Result<FetchArg, SpecError> run(std::size_t position) {
+        FetchArg arg;
+        arg.column = pos_ + 1;
+        const std::size_t name_start = pos_;
+        std::size_t i = pos_;
+        while (i < end_ && isNameChar(s_[i]))
+            ++i;
+        if (i < end_ && s_[i] == '=') {
+            if (i == name_start || !isNameStart(s_[name_start]))
+                return fail(name_start, "an argument NAME starts with a letter or '_'");
+            arg.name = std::string(s_.substr(name_start, i - name_start));
+            pos_ = i + 1;
+            if (atEnd())
+                return fail(pos_, fmt::format("expected a fetch source after '{}='", arg.name));
+        } else {
+            arg.name = fmt::format("arg{}", position);
+            arg.auto_named = true;
+        }
+
+        auto src = source(0);
+        if (!src.ok())
+            return std::move(src).error();
+        arg.source = std::move(*src);
+
+        std::size_t type_col = 0;
+        if (!atEnd() && peek() == ':') {
+            ++pos_;
+            type_col = pos_;
+            const std::size_t start = pos_;
+            while (!atEnd() && isNameChar(peek()))
+                ++pos_;
+            const std::string_view t = s_.substr(start, pos_ - start);
+            if (t.empty())
+                return fail(start,
+                            "expected a TYPE after ':' (u8..u64, s8..s64, x8..x64, "
+                            "string, ustring)");
+            bool found = false;
+            for (const auto& tn : kTypes)
+                if (tn.name == t) {
+                    arg.type = tn.type;
+                    found = true;
+                }
+            if (!found)
+                return fail(start, fmt::format("unknown type '{}' (expected u8..u64, s8..s64, "
+                                               "x8..x64, string or ustring)",
+                                               t));
+            arg.type_given = true;
+            if (!atEnd() && peek() == '[') {
+                const std::size_t bracket = pos_;
+                ++pos_;
+                auto n = number(kFetchMaxArray, "array length");
+                if (!n.ok())
+                    return std::move(n).error();
+                if (*n == 0)
+                    return fail(bracket + 1, "array length must be at least 1");
+                if (atEnd() || peek() != ']')
+                    return fail(pos_, "expected ']' after the array length");
+                ++pos_;
+                arg.array_len = static_cast<std::uint32_t>(*n);
+            }
+        }
+        if (!atEnd())
+            return fail(pos_, fmt::format("unexpected '{}' after the fetch source", peek()));
+
+        if (auto err = check(arg, type_col))
+            return std::move(*err);
+        return arg;
+    }
+
+  private:
+    bool atEnd() const { return pos_ >= end_; }
+    char peek() const { return s_[pos_]; }
+
+    SpecError fail(std::size_t index, std::string message) const {
+        return SpecError{std::move(message), index + 1, std::string(s_)};
+    }
+
+    // Decimal or 0x-hex number at pos_, at most `max`.
+    Result<std::uint64_t, SpecError> number(std::uint64_t max, std::string_view what) {
+        const std::size_t start = pos_;
+        unsigned base = 10;
+        if (pos_ + 1 < end_ && s_[pos_] == '0' && (s_[pos_ + 1] == 'x' || s_[pos_ + 1] == 'X')) {
+            base = 16;
+            pos_ += 2;
+        }
+        const std::size_t digits = pos_;
+        std::uint64_t v = 0;
+        bool too_large = false;
+        while (!atEnd()) {
+            const int d = base == 16 ? hexValue(peek())
+                                     : (peek() >= '0' && peek() <= '9' ? peek() - '0' : -1);
+            if (d < 0)
+                break;
+            if (v > (std::numeric_limits<std::uint64_t>::max() - static_cast<unsigned>(d)) / base)
+                too_large = true;
+            v = v * base + static_cast<unsigned>(d);
+            ++pos_;
+        }
+        if (pos_ == digits)
+            return fail(
+                pos_, fmt::format("expected {} digits for the {}{}", base == 16 ? "hex" : "decimal",
+                                  what, atEnd() ? "" : fmt::format(", got '{}'", peek())));
+        if (!atEnd() && isNameChar(peek()))
+            return fail(pos_, fmt::format("invalid digit '{}' in {} {}", peek(),
+                                          base == 16 ? "hex" : "decimal", what));
+        if (too_large || v > max)
+            return fail(start, fmt::format("{} {} is out of range (max {})", what,
+                                           s_.substr(start, pos_ - start), max));
+        return v;
+    }
+
+    Result<FetchSourcePtr, SpecError> source(std::size_t depth) {
+        if (atEnd())
+            return fail(pos_, kSourceHint);
+        FetchSource node;
+        node.column = pos_ + 1;
+        const char c = peek();
+        if (c == '$')
+            return special(std::move(node));
+        if (c == '%') {
+            ++pos_;
+            const std::size_t start = pos_;
+            while (!atEnd() && isNameChar(peek()))
+                ++pos_;
+            const std::string_view name = s_.substr(start, pos_ - start);
+            auto reg = lookupRegister(name);
+            if (!reg)
+                return fail(start, fmt::format("unknown x86-64 register '%{}'", name));
+            node.kind = FetchSource::Kind::Reg;
+            node.index = static_cast<std::uint32_t>(reg->first);
+            node.reg32 = reg->second;
+            return std::make_shared<const FetchSource>(std::move(node));
+        }
+        if (c == '\\') {
+            ++pos_;
+            bool negative = false;
+            if (!atEnd() && peek() == '-') {
+                negative = true;
+                ++pos_;
+            }
+            auto v = number(
+                negative ? std::uint64_t{1} << 63 : std::numeric_limits<std::uint64_t>::max(),
+                "immediate");
+            if (!v.ok())
+                return std::move(v).error();
+            node.kind = FetchSource::Kind::Imm;
+            node.imm = negative ? ~*v + 1 : *v;
+            return std::make_shared<const FetchSource>(std::move(node));
+        }
+        if (c == '+' || c == '-') {
+            const bool negative = c == '-';
+            ++pos_;
+            if (!atEnd() && peek() == 'u') {
+                node.user = true;
+                ++pos_;
+            }
+            const std::size_t num_start = pos_;
+            auto v = number(std::numeric_limits<std::uint64_t>::max(), "offset");
+            if (!v.ok())
+                return std::move(v).error();
+            const std::uint64_t limit =
+                negative ? std::uint64_t{1} << 31
+                         : static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max());
+            if (*v > limit)
+                return fail(num_start,
+                            fmt::format("offset {}{} does not fit in 32 bits", negative ? "-" : "+",
+                                        s_.substr(num_start, pos_ - num_start)));
+            node.offset = negative ? -static_cast<std::int64_t>(*v) : static_cast<std::int64_t>(*v);
+            if (atEnd() || peek() != '(')
+                return fail(pos_, "expected '(' after the offset: +OFFS(SOURCE)");
+            if (depth + 1 > kFetchMaxDepth)
+                return fail(node.column - 1,
+                            fmt::format("dereferences nest deeper than {} levels", kFetchMaxDepth));
+            const std::size_t open = pos_;
+            ++pos_;
+            auto inner = source(depth + 1);
+            if (!inner.ok())
+                return std::move(inner).error();
+            if ((*inner)->kind == FetchSource::Kind::Comm)
+                return fail((*inner)->column - 1, "$comm cannot be dereferenced");
+            if (atEnd() || peek() != ')')
+                return fail(pos_,
+                            fmt::format("expected ')' to close the '(' at column {}", open + 1));
+            ++pos_;
+            node.kind = FetchSource::Kind::Deref;
+            node.inner = std::move(*inner);
+            return std::make_shared<const FetchSource>(std::move(node));
+        }
+        return fail(pos_, kSourceHint);
+    }
+
+    Result<FetchSourcePtr, SpecError> special(FetchSource node) {
+        const std::size_t dollar = pos_;
+        ++pos_;
+        const std::size_t start = pos_;
+        while (!atEnd() && (peek() >= 'a' && peek() <= 'z'))
+            ++pos_;
+        const std::string_view word = s_.substr(start, pos_ - start);
+        using K = FetchSource::Kind;
+        if (word == "arg" || word == "stack") {
+            const bool is_arg = word == "arg";
+            if (atEnd() || peek() < '0' || peek() > '9') {
+                if (!is_arg) {  // kprobe_events' "$stack": the stack address
+                    node.kind = K::Reg;
+                    node.index = static_cast<std::uint32_t>(X86Reg::Sp);
+                    return std::make_shared<const FetchSource>(std::move(node));
+                }
+                return fail(pos_, "expected the argument number after $arg (1..6)");
+            }
+            const std::size_t num = pos_;
+            auto n = number(is_arg ? kFetchMaxArgN : kFetchMaxStackN,
+                            is_arg ? "argument number" : "stack slot");
+            if (!n.ok())
+                return std::move(n).error();
+            if (is_arg && *n == 0)
+                return fail(num,
+                            "$argN counts from 1, as in kprobe_events: $arg1 is the first "
+                            "argument");
+            if (is_arg && !opts_.at_function_entry)
+                return fail(dollar, opts_.is_return
+                                        ? "$argN is not available in a return probe: the "
+                                          "argument registers are gone at return"
+                                        : "$argN is only available at a function entry (offset "
+                                          "0); use %REG or $stackN");
+            node.kind = is_arg ? K::Arg : K::Stack;
+            node.index = static_cast<std::uint32_t>(*n);
+            return std::make_shared<const FetchSource>(std::move(node));
+        }
+        static constexpr std::array<std::pair<std::string_view, K>, 6> kWords{{
+            {"retval", K::Retval},
+            {"comm", K::Comm},
+            {"pid", K::Pid},
+            {"tid", K::Tid},
+            {"uid", K::Uid},
+            {"cpu", K::Cpu},
+        }};
+        for (const auto& [w, k] : kWords) {
+            if (w != word)
+                continue;
+            if (!atEnd() && isNameChar(peek()))
+                break;
+            if (k == K::Retval && !opts_.is_return)
+                return fail(dollar,
+                            "$retval is only available in return probes (kretprobe:, "
+                            "uretprobe:)");
+            node.kind = k;
+            return std::make_shared<const FetchSource>(std::move(node));
+        }
+        while (!atEnd() && isNameChar(peek()))
+            ++pos_;
+        return fail(dollar, fmt::format("unknown variable '{}' ({})",
+                                        s_.substr(dollar, pos_ - dollar), kSourceHint));
+    }
+
+    std::optional<SpecError> check(FetchArg& arg, std::size_t type_col) const {
+        using K = FetchSource::Kind;
+        const FetchSource& src = *arg.source;
+        const std::size_t tcol = type_col > 0 ? type_col : src.column - 1;
+        if (src.kind == K::Comm) {
+            if (arg.type_given && arg.type != FetchType::String)
+                return fail(tcol, "$comm is always a string: drop the type or write :string");
+            if (arg.array_len != 0)
+                return fail(tcol, "$comm cannot be an array");
+            arg.type = FetchType::String;
+            return std::nullopt;
+        }
+        if (!arg.type_given) {
+            if (src.kind == K::Pid || src.kind == K::Tid || src.kind == K::Uid ||
+                src.kind == K::Cpu)
+                arg.type = FetchType::U32;
+            else if (src.kind == K::Reg && src.reg32)
+                arg.type = FetchType::X32;
+            else
+                arg.type = FetchType::X64;
+        }
+        if (isStringType(arg.type)) {
+            if (arg.array_len != 0)
+                return fail(tcol, "arrays of strings are not supported");
+            const bool pointer_sized = src.kind == K::Deref || src.kind == K::Arg ||
+                                       src.kind == K::Retval || src.kind == K::Stack ||
+                                       (src.kind == K::Reg && !src.reg32);
+            if (!pointer_sized)
+                return fail(tcol, fmt::format("type {} needs an address: use a dereference "
+                                              "(+0(SOURCE)) or a pointer-sized source",
+                                              toString(arg.type)));
+        }
+        if (arg.array_len != 0 && src.kind != K::Deref)
+            return fail(tcol,
+                        "an array is read from memory: its source must be a dereference, "
+                        "e.g. +0($arg1):u8[16]");
+        return std::nullopt;
+    }
+
+    std::string_view s_;
+    std::size_t pos_;
+    std::size_t end_;
+    const FetchOptions& opts_;
+};
+
+}  // namespace
+
+std::string_view toString(FetchType t) {
+    for (const auto& tn : kTypes)
+        if (tn.type == t)
+            return tn.name;
+    return "?";
+}
+
+std::uint8_t fetchTypeSize(FetchType t) {
+    switch (t) {
+        case FetchType::U8:
+        case FetchType::S8:
+        case FetchType::X8:
+            return 1;
+        case FetchType::U16:
+        case FetchType::S16:
+        case FetchType::X16:
+            return 2;
+        case FetchType::U32:
+        case FetchType::S32:
+        case FetchType::X32:
+            return 4;
+        case FetchType::U64:
+        case FetchType::S64:
+        case FetchType::X64:
+            return 8;
+        case FetchType::String:
+        case FetchType::Ustring:
+            return 0;
+    }
+    return 0;
+}
+
+bool isStringType(FetchType t) {
+    return t == FetchType::String || t == FetchType::Ustring;
+}
+bool isSignedType(FetchType t) {
+    return t == FetchType::S8 || t == FetchType::S16 || t == FetchType::S32 || t == FetchType::S64;
+}
+bool isHexType(FetchType t) {
+    return t == FetchType::X8 || t == FetchType::X16 || t == FetchType::X32 || t == FetchType::X64;
+}
+
+std::string_view toString(X86Reg r) {
+    const auto i = static_cast<std::size_t>(r);
+    return i < kRegNames.size() ? kRegNames[i] : "?";
+}
+
+std::string FetchSource::str() const {
+    switch (kind) {
+        case Kind::Arg:
+            return fmt::format("$arg{}", index);
+        case Kind::Retval:
+            return "$retval";
+        case Kind::Comm:
+            return "$comm";
+        case Kind::Pid:
+            return "$pid";
+        case Kind::Tid:
+            return "$tid";
+        case Kind::Uid:
+            return "$uid";
+        case Kind::Cpu:
+            return "$cpu";
+        case Kind::Reg: {
+            if (!reg32)
+                return fmt::format("%{}", toString(static_cast<X86Reg>(index)));
+            for (const auto& a : kRegAliases)
+                if (a.reg32 && a.reg == static_cast<X86Reg>(index))
+                    return fmt::format("%{}", a.name);
+            return "%?";
+        }
+        case Kind::Stack:
+            return fmt::format("$stack{}", index);
+        case Kind::Deref: {
+            const char* sign = offset < 0 ? "-" : "+";
+            const std::uint64_t mag = offset < 0 ? static_cast<std::uint64_t>(-offset)
+                                                 : static_cast<std::uint64_t>(offset);
+            return fmt::format("{}{}{}({})", sign, user ? "u" : "",
+                               mag < 10 ? fmt::format("{}", mag) : fmt::format("{:#x}", mag),
+                               inner ? inner->str() : "?");
+        }
+        case Kind::Imm:
+            return fmt::format("\\{:#x}", imm);
+    }
+    return "?";
+}
+
+std::size_t FetchSource::depth() const {
+    return kind == Kind::Deref && inner ? 1 + inner->depth() : 0;
+}
+
+std::string FetchArg::str() const {
+    std::string s = fmt::format("{}={}:{}", name, source ? source->str() : "?", toString(type));
+    if (array_len != 0)
+        s += fmt::format("[{}]", array_len);
+    return s;
+}
+
+bool FetchArg::readsUserMemory() const {
+    if (type == FetchType::Ustring)
+        return true;
+    for (const FetchSource* s = source.get(); s; s = s->inner.get())
+        if (s->kind == FetchSource::Kind::Deref && s->user)
+            return true;
+    return false;
+}
+
+Result<std::vector<FetchArg>, SpecError> parseFetchArgs(std::string_view input, std::size_t begin,
+                                                        const FetchOptions& opts) {
+    std::vector<FetchArg> args;
+    std::size_t i = begin;
+    while (true) {
+        while (i < input.size() && isSpace(input[i]))
+            ++i;
+        if (i >= input.size())
+            break;
+        std::size_t end = i;
+        while (end < input.size() && !isSpace(input[end]))
+            ++end;
+        if (args.size() == kFetchMaxArgs)
+            return SpecError{fmt::format("too many fetch arguments (max {})", kFetchMaxArgs), i + 1,
+                             std::string(input)};
+        auto arg = ArgParser(input, i, end, opts).run(args.size() + 1);
+        if (!arg.ok())
+            return std::move(arg).error();
+        for (const auto& prev : args)
+            if (prev.name == arg->name)
+                return SpecError{fmt::format("duplicate argument name '{}' (first at column {})",
+                                             arg->name, prev.column),
+                                 arg->column, std::string(input)};
+        args.push_back(std::move(*arg));
+        i = end;
+    }
+    return args;
+}
+
+Result<FetchArg, SpecError> parseFetchArg(std::string_view text, std::size_t position,
+                                          const FetchOptions& opts) {
+    if (text.empty())
+        return SpecError{kSourceHint, 1, std::string(text)};
+    for (std::size_t i = 0; i < text.size(); ++i)
+        if (isSpace(text[i]))
+            return SpecError{"unexpected space inside a fetch argument", i + 1, std::string(text)};
+    return ArgParser(text, 0, text.size(), opts).run(position);
+}
+
+}  // namespace probectl

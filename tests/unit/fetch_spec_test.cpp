@@ -1,0 +1,243 @@
+#include "probectl/fetch_spec.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+using namespace probectl;
+using ::testing::HasSubstr;
+using K = FetchSource::Kind;
+
+namespace {
+
+FetchArg good(std::string_view text, FetchOptions opts = {}) {
+    auto r = parseFetchArg(text, 1, opts);
+    EXPECT_TRUE(r.ok()) << text << ": " << (r ? "" : r.error().render());
+    return r ? *r : FetchArg{};
+}
+
+SpecError bad(std::string_view text, FetchOptions opts = {}) {
+    auto r = parseFetchArg(text, 1, opts);
+    EXPECT_FALSE(r.ok()) << text << " parsed as " << (r ? r->str() : "");
+    return r ? SpecError{} : r.error();
+}
+
+FetchOptions ret() {
+    FetchOptions o;
+    o.is_return = true;
+    o.at_function_entry = false;
+    return o;
+}
+
+}  // namespace
+
+TEST(FetchSpec, ArgDefaultsToX64AndAutoName) {
+    auto a = good("$arg1");
+    EXPECT_EQ(a.name, "arg1");
+    EXPECT_TRUE(a.auto_named);
+    EXPECT_EQ(a.source->kind, K::Arg);
+    EXPECT_EQ(a.source->index, 1u);
+    EXPECT_EQ(a.type, FetchType::X64);
+    EXPECT_FALSE(a.type_given);
+    EXPECT_EQ(a.str(), "arg1=$arg1:x64");
+}
+
+TEST(FetchSpec, NamedTypedArguments) {
+    auto a = good("flags=$arg3:x32");
+    EXPECT_EQ(a.name, "flags");
+    EXPECT_FALSE(a.auto_named);
+    EXPECT_EQ(a.type, FetchType::X32);
+    EXPECT_EQ(good("n=$arg6:s64").type, FetchType::S64);
+    EXPECT_EQ(good("_x1=$arg2:u8").type, FetchType::U8);
+}
+
+TEST(FetchSpec, EveryType) {
+    for (auto [t, want] :
+         std::vector<std::pair<std::string, FetchType>>{{"u8", FetchType::U8},
+                                                        {"u16", FetchType::U16},
+                                                        {"u32", FetchType::U32},
+                                                        {"u64", FetchType::U64},
+                                                        {"s8", FetchType::S8},
+                                                        {"s16", FetchType::S16},
+                                                        {"s32", FetchType::S32},
+                                                        {"s64", FetchType::S64},
+                                                        {"x8", FetchType::X8},
+                                                        {"x16", FetchType::X16},
+                                                        {"x32", FetchType::X32},
+                                                        {"x64", FetchType::X64},
+                                                        {"string", FetchType::String},
+                                                        {"ustring", FetchType::Ustring}}) {
+        auto a = good("+0($arg1):" + t);
+        EXPECT_EQ(a.type, want) << t;
+        EXPECT_EQ(toString(a.type), t);
+    }
+}
+
+TEST(FetchSpec, Specials) {
+    EXPECT_EQ(good("$comm").type, FetchType::String);
+    EXPECT_EQ(good("c=$comm:string").source->kind, K::Comm);
+    EXPECT_EQ(good("$pid").type, FetchType::U32);
+    EXPECT_EQ(good("$tid").source->kind, K::Tid);
+    EXPECT_EQ(good("$uid:x32").type, FetchType::X32);
+    EXPECT_EQ(good("$cpu").source->kind, K::Cpu);
+    EXPECT_EQ(good("$stack0").source->kind, K::Stack);
+    EXPECT_EQ(good("$stack3").source->index, 3u);
+    EXPECT_EQ(good("$retval", ret()).source->kind, K::Retval);
+}
+
+TEST(FetchSpec, Registers) {
+    auto a = good("%di");
+    EXPECT_EQ(a.source->kind, K::Reg);
+    EXPECT_EQ(a.source->index, static_cast<std::uint32_t>(X86Reg::Di));
+    EXPECT_EQ(good("%rdi").source->index, static_cast<std::uint32_t>(X86Reg::Di));
+    EXPECT_EQ(good("%r15").source->index, 0u);
+    EXPECT_EQ(good("%orig_ax").source->index, static_cast<std::uint32_t>(X86Reg::OrigAx));
+    EXPECT_EQ(good("%ss").source->index, 20u);
+    auto e = good("%eax");
+    EXPECT_TRUE(e.source->reg32);
+    EXPECT_EQ(e.type, FetchType::X32);
+    EXPECT_EQ(e.str(), "arg1=%eax:x32");
+    EXPECT_TRUE(good("%r9d").source->reg32);
+    EXPECT_EQ(good("%rip").str(), "arg1=%ip:x64");
+}
+
+TEST(FetchSpec, DereferenceNestsAndPrintsCanonically) {
+    auto a = good("x=+0x10(-8(+u0($arg1))):u32");
+    const FetchSource& s = *a.source;
+    EXPECT_EQ(s.kind, K::Deref);
+    EXPECT_EQ(s.offset, 16);
+    EXPECT_FALSE(s.user);
+    EXPECT_EQ(s.inner->offset, -8);
+    EXPECT_TRUE(s.inner->inner->user);
+    EXPECT_EQ(s.inner->inner->inner->kind, K::Arg);
+    EXPECT_EQ(s.depth(), 3u);
+    EXPECT_EQ(a.str(), "x=+0x10(-8(+u0($arg1))):u32");
+    EXPECT_TRUE(a.readsUserMemory());
+    EXPECT_FALSE(good("+8(%si)").readsUserMemory());
+}
+
+TEST(FetchSpec, StringsOnPointers) {
+    auto a = good("path=+0($arg2):string");
+    EXPECT_EQ(a.type, FetchType::String);
+    EXPECT_EQ(good("path=$arg2:ustring").type, FetchType::Ustring);
+    EXPECT_TRUE(good("$arg2:ustring").readsUserMemory());
+    EXPECT_EQ(good("%si:string").source->kind, K::Reg);
+    EXPECT_EQ(good("$stack1:string").source->kind, K::Stack);
+}
+
+TEST(FetchSpec, Arrays) {
+    auto a = good("b=+8($arg1):x8[16]");
+    EXPECT_EQ(a.array_len, 16u);
+    EXPECT_EQ(a.str(), "b=+8($arg1):x8[16]");
+    EXPECT_EQ(good("+0(%di):u64[64]").array_len, 64u);
+}
+
+TEST(FetchSpec, Immediates) {
+    EXPECT_EQ(good("\\42").source->imm, 42u);
+    EXPECT_EQ(good("\\0xff").source->imm, 255u);
+    EXPECT_EQ(good("\\-1").source->imm, ~0ull);
+    EXPECT_EQ(good("\\-1:s64").str(), "arg1=\\0xffffffffffffffff:s64");
+}
+
+TEST(FetchSpec, ListNamesByPosition) {
+    auto r = parseFetchArgs("kprobe:do_sys_openat2 $arg1  fn=+0($arg2):ustring\t$arg3:x32", 21);
+    ASSERT_TRUE(r.ok()) << r.error().render();
+    ASSERT_EQ(r->size(), 3u);
+    EXPECT_EQ((*r)[0].name, "arg1");
+    EXPECT_EQ((*r)[0].column, 23u);
+    EXPECT_EQ((*r)[1].name, "fn");
+    EXPECT_EQ((*r)[2].name, "arg3");
+    EXPECT_TRUE(parseFetchArgs("").ok());
+    EXPECT_TRUE(parseFetchArgs("   ")->empty());
+}
+
+// Errors: each checks the message and that the column points at the fault.
+struct BadCase {
+    std::string text;
+    std::size_t column;
+    std::string message;
+};
+
+TEST(FetchSpec, ErrorsPointAtTheFault) {
+    const std::vector<BadCase> cases = {
+        {"", 1, "expected a fetch source"},
+        {"x=", 3, "expected a fetch source after 'x='"},
+        {"$arg0", 5, "counts from 1"},
+        {"$arg7", 5, "argument number 7 is out of range (max 6)"},
+        {"$arg", 5, "expected the argument number"},
+        {"$args", 1, "unknown variable '$args'"},
+        {"$foo", 1, "unknown variable '$foo'"},
+        {"$retval", 1, "only available in return probes"},
+        {"$stack512", 7, "stack slot 512 is out of range"},
+        {"%xyz", 2, "unknown x86-64 register '%xyz'"},
+        {"+8$arg1", 3, "expected '('"},
+        {"+8($arg1", 9, "expected ')' to close the '(' at column 3"},
+        {"+0x($arg1)", 4, "expected hex digits"},
+        {"+12k($arg1)", 4, "invalid digit 'k'"},
+        {"+4294967296($arg1)", 2, "does not fit in 32 bits"},
+        {"-2147483649($arg1)", 2, "does not fit in 32 bits"},
+        {"+0($comm)", 4, "$comm cannot be dereferenced"},
+        {"$arg1:", 7, "expected a TYPE"},
+        {"$arg1:u128", 7, "unknown type 'u128'"},
+        {"$arg1:int", 7, "unknown type 'int'"},
+        {"$comm:u32", 7, "$comm is always a string"},
+        {"$comm:string[2]", 7, "$comm cannot be an array"},
+        {"$pid:string", 6, "needs an address"},
+        {"%eax:string", 6, "needs an address"},
+        {"\\5:ustring", 4, "needs an address"},
+        {"$arg1:u8[4]", 7, "its source must be a dereference"},
+        {"+0($arg1):string[2]", 11, "arrays of strings"},
+        {"+0($arg1):u8[0]", 14, "at least 1"},
+        {"+0($arg1):u8[65]", 14, "array length 65 is out of range (max 64)"},
+        {"+0($arg1):u8[4", 15, "expected ']'"},
+        {"$arg1)", 6, "unexpected ')'"},
+        {"$arg1:u8,", 9, "unexpected ','"},
+        {"1x=$arg1", 1, "starts with a letter"},
+        {"a b", 2, "unexpected space"},
+        {"@sym", 1, "expected a fetch source"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.text);
+        SpecError e = bad(c.text);
+        EXPECT_THAT(e.message, HasSubstr(c.message));
+        EXPECT_EQ(e.column, c.column) << e.render();
+    }
+}
+
+TEST(FetchSpec, ArgNeedsFunctionEntry) {
+    FetchOptions mid;
+    mid.at_function_entry = false;
+    EXPECT_THAT(bad("$arg1", mid).message, HasSubstr("only available at a function entry"));
+    EXPECT_THAT(bad("x=+0($arg2)", ret()).message, HasSubstr("not available in a return probe"));
+    EXPECT_EQ(bad("x=+0($arg2)", ret()).column, 6u);
+}
+
+TEST(FetchSpec, DepthLimit) {
+    std::string s = "$arg1";
+    for (std::size_t i = 0; i < kFetchMaxDepth; ++i)
+        s = "+0(" + s + ")";
+    EXPECT_EQ(good(s).source->depth(), kFetchMaxDepth);
+    SpecError e = bad("+0(" + s + ")");
+    EXPECT_THAT(e.message, HasSubstr("deeper than 8"));
+    EXPECT_EQ(e.column, 4u + 3u * (kFetchMaxDepth - 1));
+}
+
+TEST(FetchSpec, ListErrorsCarryTheWholeInput) {
+    const std::string spec = "kprobe:vfs_read a=$arg1 a=$arg2";
+    auto r = parseFetchArgs(spec, 15);
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.error().message, HasSubstr("duplicate argument name 'a' (first at column 17)"));
+    EXPECT_EQ(r.error().column, 25u);
+    EXPECT_EQ(r.error().input, spec);
+    EXPECT_THAT(r.error().render(), HasSubstr("\n  " + spec + "\n" + std::string(26, ' ') + "^"));
+
+    // An auto name clashing with a written one is a duplicate too.
+    EXPECT_FALSE(parseFetchArgs("arg2=$arg1 $arg2").ok());
+
+    std::string many;
+    for (std::size_t i = 0; i <= kFetchMaxArgs; ++i)
+        many += " $pid";
+    auto m = parseFetchArgs(many);
+    ASSERT_FALSE(m.ok());
+    EXPECT_THAT(m.error().message, HasSubstr("too many fetch arguments (max 16)"));
+    EXPECT_EQ(m.error().column, 2u + 5u * kFetchMaxArgs);
+}

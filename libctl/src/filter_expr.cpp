@@ -1,0 +1,844 @@
+// Filter predicates: tokenizer, recursive-descent parser with type checks, postfix compiler,
+// validator and the reference evaluator.
+#include "probectl/filter_expr.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cerrno>
+#include <limits>
+#include <optional>
+
+#include "probectl/kernel_symbols.hpp"
+
+namespace probectl {
+
+namespace {
+
+constexpr std::size_t kMaxNesting = 16;
+
+struct Token {
+    enum class Kind { End, Ident, Special, Int, Str, Op, LParen, RParen, AndAnd, OrOr, Bang };
+    Kind kind = Kind::End;
+    std::size_t pos = 0;  // 0-based index into the input
+    std::string_view text;
+    std::uint64_t num = 0;  // Int magnitude
+    bool negative = false;  // Int had a leading '-'
+    std::string str;        // Str, unescaped
+    FilterCmp cmp = FilterCmp::Eq;
+};
+
+bool isIdentStart(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool isIdentChar(char c) {
+    return isIdentStart(c) || (c >= '0' && c <= '9');
+}
+int hexValue(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+bool hasGlobChar(std::string_view s) {
+    return s.find_first_of("*?[") != std::string_view::npos;
+}
+
+class Parser {
+  public:
+    Parser(std::string_view input, std::size_t begin, const std::vector<FetchArg>& args)
+        : s_(input), pos_(begin), args_(args) {}
+
+    Result<FilterNodePtr, SpecError> run() {
+        auto t = next();
+        if (!t.ok())
+            return std::move(t).error();
+        if (tok_.kind == Token::Kind::End)
+            return fail(tok_.pos, "empty filter: expected a test such as fd == 3");
+        auto e = orExpr(0);
+        if (!e.ok())
+            return e;
+        if (tok_.kind != Token::Kind::End)
+            return fail(tok_.pos,
+                        tok_.kind == Token::Kind::RParen
+                            ? std::string("unbalanced ')'")
+                            : fmt::format("unexpected '{}': expected && or ||", tok_.text));
+        return e;
+    }
+
+  private:
+    SpecError fail(std::size_t index, std::string message) const {
+        return SpecError{std::move(message), index + 1, std::string(s_)};
+    }
+
+    // Reads the next token into tok_.
+    Result<void, SpecError> next() {
+        while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t'))
+            ++pos_;
+        Token t;
+        t.pos = pos_;
+        if (pos_ >= s_.size()) {
+            tok_ = t;
+            return {};
+        }
+        const char c = s_[pos_];
+        const char n = pos_ + 1 < s_.size() ? s_[pos_ + 1] : '\0';
+        auto two = [&](Token::Kind k) {
+            t.kind = k;
+            t.text = s_.substr(pos_, 2);
+            pos_ += 2;
+        };
+        auto op = [&](FilterCmp cmp, std::size_t len) {
+            t.kind = Token::Kind::Op;
+            t.cmp = cmp;
+            t.text = s_.substr(pos_, len);
+            pos_ += len;
+        };
+        if (c == '&' && n == '&') {
+            two(Token::Kind::AndAnd);
+        } else if (c == '|' && n == '|') {
+            two(Token::Kind::OrOr);
+        } else if (c == '=' && n == '=') {
+            op(FilterCmp::Eq, 2);
+        } else if (c == '!' && n == '=') {
+            op(FilterCmp::Ne, 2);
+        } else if (c == '!' && n == '~') {
+            op(FilterCmp::NotGlob, 2);
+        } else if (c == '<' && n == '=') {
+            op(FilterCmp::Le, 2);
+        } else if (c == '>' && n == '=') {
+            op(FilterCmp::Ge, 2);
+        } else if (c == '<') {
+            op(FilterCmp::Lt, 1);
+        } else if (c == '>') {
+            op(FilterCmp::Gt, 1);
+        } else if (c == '~') {
+            op(FilterCmp::Glob, 1);
+        } else if (c == '&') {
+            op(FilterCmp::Mask, 1);
+        } else if (c == '!') {
+            t.kind = Token::Kind::Bang;
+            t.text = s_.substr(pos_++, 1);
+        } else if (c == '(' || c == ')') {
+            t.kind = c == '(' ? Token::Kind::LParen : Token::Kind::RParen;
+            t.text = s_.substr(pos_++, 1);
+        } else if (c == '=') {
+            return fail(pos_, "'=' assigns; compare with '=='");
+        } else if (c == '|') {
+            return fail(pos_, "'|' is not an operator here; did you mean '||'?");
+        } else if (c == '"') {
+            auto r = stringLiteral(t);
+            if (!r.ok())
+                return r;
+        } else if ((c >= '0' && c <= '9') || (c == '-' && n >= '0' && n <= '9')) {
+            auto r = intLiteral(t);
+            if (!r.ok())
+                return r;
+        } else if (isIdentStart(c) || (c == '$' && isIdentStart(n))) {
+            t.kind = c == '$' ? Token::Kind::Special : Token::Kind::Ident;
+            const std::size_t start = pos_++;
+            while (pos_ < s_.size() && isIdentChar(s_[pos_]))
+                ++pos_;
+            t.text = s_.substr(start, pos_ - start);
+        } else {
+            return fail(pos_, fmt::format("unexpected '{}' in the filter", c));
+        }
+        tok_ = std::move(t);
+        return {};
+    }
+
+    Result<void, SpecError> intLiteral(Token& t) {
+        const std::size_t start = pos_;
+        t.kind = Token::Kind::Int;
+        if (s_[pos_] == '-') {
+            t.negative = true;
+            ++pos_;
+        }
+        unsigned base = 10;
+        if (pos_ + 1 < s_.size() && s_[pos_] == '0' &&
+            (s_[pos_ + 1] == 'x' || s_[pos_ + 1] == 'X')) {
+            base = 16;
+            pos_ += 2;
+        }
+        const std::size_t digits = pos_;
+        bool overflow = false;
+        while (pos_ < s_.size()) {
+            const int d = base == 16 ? hexValue(s_[pos_])
+                                     : (s_[pos_] >= '0' && s_[pos_] <= '9' ? s_[pos_] - '0' : -1);
+            if (d < 0)
+                break;
+            if (t.num >
+                (std::numeric_limits<std::uint64_t>::max() - static_cast<unsigned>(d)) / base)
+                overflow = true;
+            t.num = t.num * base + static_cast<unsigned>(d);
+            ++pos_;
+        }
+        if (pos_ == digits)
+            return fail(pos_, "expected hex digits after 0x");
+        if (pos_ < s_.size() && isIdentChar(s_[pos_]))
+            return fail(pos_, fmt::format("invalid digit '{}' in a number", s_[pos_]));
+        t.text = s_.substr(start, pos_ - start);
+        if (overflow || (t.negative && t.num > (std::uint64_t{1} << 63)))
+            return fail(start, fmt::format("number {} does not fit in 64 bits", t.text));
+        return {};
+    }
+
+    Result<void, SpecError> stringLiteral(Token& t) {
+        const std::size_t start = pos_++;
+        t.kind = Token::Kind::Str;
+        while (true) {
+            if (pos_ >= s_.size())
+                return fail(start, "unterminated string: missing closing '\"'");
+            const char c = s_[pos_];
+            if (c == '"')
+                break;
+            if (c != '\\') {
+                t.str += c;
+                ++pos_;
+                continue;
+            }
+            const std::size_t esc = pos_;
+            if (++pos_ >= s_.size())
+                return fail(esc, "unterminated string: missing closing '\"'");
+            const char e = s_[pos_++];
+            switch (e) {
+                case '"':
+                case '\\':
+                    t.str += e;
+                    break;
+                case 'n':
+                    t.str += '\n';
+                    break;
+                case 't':
+                    t.str += '\t';
+                    break;
+                case 'x': {
+                    const int h = pos_ < s_.size() ? hexValue(s_[pos_]) : -1;
+                    const int l = pos_ + 1 < s_.size() ? hexValue(s_[pos_ + 1]) : -1;
+                    if (h < 0 || l < 0)
+                        return fail(esc, "\\x takes two hex digits");
+                    const char byte = static_cast<char>(h * 16 + l);
+                    if (byte == '\0')
+                        return fail(esc, "a string cannot contain \\x00");
+                    t.str += byte;
+                    pos_ += 2;
+                    break;
+                }
+                default:
+                    return fail(esc, fmt::format("unknown escape '\\{}' (use \\\" \\\\ \\n \\t "
+                                                 "\\xHH)",
+                                                 e));
+            }
+        }
+        ++pos_;
+        t.text = s_.substr(start, pos_ - start);
+        if (t.str.size() > kFilterMaxStringLen)
+            return fail(start, fmt::format("string longer than {} bytes", kFilterMaxStringLen));
+        return {};
+    }
+
+    Result<FilterNodePtr, SpecError> orExpr(std::size_t depth) {
+        auto lhs = andExpr(depth);
+        if (!lhs.ok())
+            return lhs;
+        FilterNodePtr node = std::move(*lhs);
+        while (tok_.kind == Token::Kind::OrOr) {
+            auto n = next();
+            if (!n.ok())
+                return std::move(n).error();
+            auto rhs = andExpr(depth);
+            if (!rhs.ok())
+                return rhs;
+            node = binary(FilterNode::Kind::Or, node, std::move(*rhs));
+        }
+        return node;
+    }
+
+    Result<FilterNodePtr, SpecError> andExpr(std::size_t depth) {
+        auto lhs = unary(depth);
+        if (!lhs.ok())
+            return lhs;
+        FilterNodePtr node = std::move(*lhs);
+        while (tok_.kind == Token::Kind::AndAnd) {
+            auto n = next();
+            if (!n.ok())
+                return std::move(n).error();
+            auto rhs = unary(depth);
+            if (!rhs.ok())
+                return rhs;
+            node = binary(FilterNode::Kind::And, node, std::move(*rhs));
+        }
+        return node;
+    }
+
+    static FilterNodePtr binary(FilterNode::Kind k, FilterNodePtr l, FilterNodePtr r) {
+        FilterNode n;
+        n.kind = k;
+        n.column = l->column;
+        n.lhs = std::move(l);
+        n.rhs = std::move(r);
+        return std::make_shared<const FilterNode>(std::move(n));
+    }
+
+    Result<FilterNodePtr, SpecError> unary(std::size_t depth) {
+        if (tok_.kind == Token::Kind::Bang || tok_.kind == Token::Kind::LParen) {
+            if (depth + 1 > kMaxNesting)
+                return fail(tok_.pos,
+                            fmt::format("filter nests deeper than {} levels", kMaxNesting));
+        }
+        if (tok_.kind == Token::Kind::Bang) {
+            const std::size_t at = tok_.pos;
+            auto n = next();
+            if (!n.ok())
+                return std::move(n).error();
+            auto inner = unary(depth + 1);
+            if (!inner.ok())
+                return inner;
+            FilterNode node;
+            node.kind = FilterNode::Kind::Not;
+            node.column = at + 1;
+            node.lhs = std::move(*inner);
+            return std::make_shared<const FilterNode>(std::move(node));
+        }
+        if (tok_.kind == Token::Kind::LParen) {
+            const std::size_t open = tok_.pos;
+            auto n = next();
+            if (!n.ok())
+                return std::move(n).error();
+            auto inner = orExpr(depth + 1);
+            if (!inner.ok())
+                return inner;
+            if (tok_.kind != Token::Kind::RParen)
+                return fail(tok_.pos,
+                            fmt::format("expected ')' to close the '(' at column {}", open + 1));
+            auto m = next();
+            if (!m.ok())
+                return std::move(m).error();
+            return inner;
+        }
+        return test();
+    }
+
+    bool isOperand(const Token& t) const {
+        return t.kind == Token::Kind::Ident || t.kind == Token::Kind::Special ||
+               t.kind == Token::Kind::Int || t.kind == Token::Kind::Str;
+    }
+
+    std::string describe(const Token& t) const {
+        return t.kind == Token::Kind::End ? "the end of the filter" : fmt::format("'{}'", t.text);
+    }
+
+    Result<FilterNodePtr, SpecError> test() {
+        if (!isOperand(tok_))
+            return fail(tok_.pos, fmt::format("expected a field, a number or a string, got {}",
+                                              describe(tok_)));
+        Token left = tok_;
+        auto n = next();
+        if (!n.ok())
+            return std::move(n).error();
+        const bool left_is_field =
+            left.kind == Token::Kind::Ident || left.kind == Token::Kind::Special;
+        if (tok_.kind != Token::Kind::Op) {
+            // A bare field: true when non-zero.
+            if (!left_is_field)
+                return fail(left.pos, fmt::format("a literal alone is not a test: compare it "
+                                                  "with a field, e.g. fd == {}",
+                                                  left.text));
+            if (isOperand(tok_))
+                return fail(tok_.pos, fmt::format("expected an operator (== != < <= > >= & ~ "
+                                                  "!~) or && ||, got {}",
+                                                  describe(tok_)));
+            Token zero;
+            zero.kind = Token::Kind::Int;
+            zero.pos = left.pos;
+            return build(left, FilterCmp::Ne, zero, left.pos, false);
+        }
+        const Token op = tok_;
+        auto m = next();
+        if (!m.ok())
+            return std::move(m).error();
+        if (!isOperand(tok_))
+            return fail(tok_.pos, fmt::format("expected a value after '{}', got {}", op.text,
+                                              describe(tok_)));
+        Token right = tok_;
+        auto k = next();
+        if (!k.ok())
+            return std::move(k).error();
+        const bool right_is_field =
+            right.kind == Token::Kind::Ident || right.kind == Token::Kind::Special;
+        if (left_is_field && right_is_field)
+            return fail(right.pos,
+                        "compare a field with a literal: two fields cannot be "
+                        "compared in the kernel");
+        if (!left_is_field && !right_is_field)
+            return fail(left.pos, "compare a field with a literal: neither side is a field");
+        if (left_is_field)
+            return build(left, op.cmp, right, op.pos, true);
+        // LITERAL OP FIELD: mirror the comparison so the field is on the left.
+        FilterCmp mirrored = op.cmp;
+        switch (op.cmp) {
+            case FilterCmp::Lt:
+                mirrored = FilterCmp::Gt;
+                break;
+            case FilterCmp::Le:
+                mirrored = FilterCmp::Ge;
+                break;
+            case FilterCmp::Gt:
+                mirrored = FilterCmp::Lt;
+                break;
+            case FilterCmp::Ge:
+                mirrored = FilterCmp::Le;
+                break;
+            case FilterCmp::Glob:
+            case FilterCmp::NotGlob:
+            case FilterCmp::Mask:
+                return fail(op.pos, fmt::format("'{}' takes the field on its left", op.text));
+            default:
+                break;
+        }
+        return build(right, mirrored, left, op.pos, true, left.pos);
+    }
+
+    // Resolves the field token and checks the literal against its type.
+    Result<FilterNodePtr, SpecError> build(const Token& field, FilterCmp cmp, const Token& lit,
+                                           std::size_t op_pos, bool explicit_op,
+                                           std::optional<std::size_t> column = std::nullopt) {
+        FilterNode node;
+        node.kind = FilterNode::Kind::Test;
+        node.column = (column ? *column : field.pos) + 1;
+        node.field_name = std::string(field.text);
+        node.cmp = cmp;
+        bool field_is_string = false;
+        if (field.kind == Token::Kind::Special) {
+            static constexpr std::array<std::pair<std::string_view, FilterFieldKind>, 5> kSpecials{{
+                {"$pid", FilterFieldKind::Pid},
+                {"$tid", FilterFieldKind::Tid},
+                {"$uid", FilterFieldKind::Uid},
+                {"$cpu", FilterFieldKind::Cpu},
+                {"$comm", FilterFieldKind::Comm},
+            }};
+            bool found = false;
+            for (const auto& [name, kind] : kSpecials)
+                if (name == field.text) {
+                    node.field = kind;
+                    found = true;
+                }
+            if (!found)
+                return fail(field.pos, fmt::format("unknown variable '{}' (filters know $pid "
+                                                   "$tid $uid $cpu $comm and fetched names)",
+                                                   field.text));
+            field_is_string = node.field == FilterFieldKind::Comm;
+            node.width = field_is_string ? 0 : 4;
+        } else {
+            std::size_t i = 0;
+            for (; i < args_.size(); ++i)
+                if (args_[i].name == field.text)
+                    break;
+            if (i == args_.size()) {
+                std::string names;
+                for (const auto& a : args_)
+                    names += (names.empty() ? "" : ", ") + a.name;
+                return fail(field.pos, fmt::format("unknown field '{}' ({})", field.text,
+                                                   names.empty() ? "this probe fetches no arguments"
+                                                                 : "fetched: " + names));
+            }
+            const FetchArg& a = args_[i];
+            if (a.array_len != 0)
+                return fail(field.pos, fmt::format("'{}' is an array: filters compare scalars "
+                                                   "and strings",
+                                                   field.text));
+            node.field = FilterFieldKind::Arg;
+            node.arg_index = static_cast<std::uint16_t>(i);
+            field_is_string = isStringType(a.type);
+            node.width = fetchTypeSize(a.type);
+            node.is_signed = isSignedType(a.type);
+        }
+        node.is_string = field_is_string;
+
+        const bool lit_is_string = lit.kind == Token::Kind::Str;
+        if (field_is_string) {
+            if (cmp != FilterCmp::Eq && cmp != FilterCmp::Ne && cmp != FilterCmp::Glob &&
+                cmp != FilterCmp::NotGlob)
+                return fail(
+                    explicit_op ? op_pos : field.pos,
+                    fmt::format("strings compare with == != ~ !~, not '{}'", toString(cmp)));
+            if (!lit_is_string)
+                return fail(lit.pos, fmt::format("'{}' is a string: compare it with a \"quoted\" "
+                                                 "string",
+                                                 field.text));
+            if (cmp == FilterCmp::Eq && hasGlobChar(lit.str))
+                node.cmp = FilterCmp::Glob;
+            if (cmp == FilterCmp::Ne && hasGlobChar(lit.str))
+                node.cmp = FilterCmp::NotGlob;
+            if ((node.cmp == FilterCmp::Glob || node.cmp == FilterCmp::NotGlob)) {
+                const std::string why = globError(lit.str);
+                if (!why.empty())
+                    return fail(lit.pos, fmt::format("bad glob: {}", why));
+            }
+            node.text = lit.str;
+            return std::make_shared<const FilterNode>(std::move(node));
+        }
+        if (cmp == FilterCmp::Glob || cmp == FilterCmp::NotGlob)
+            return fail(op_pos, "'~' and '!~' match strings; use == or != for numbers");
+        if (lit_is_string)
+            return fail(lit.pos,
+                        fmt::format("'{}' is an integer: compare it with a number", field.text));
+        auto r = fitLiteral(node, lit, cmp == FilterCmp::Mask);
+        if (!r.ok())
+            return std::move(r).error();
+        return std::make_shared<const FilterNode>(std::move(node));
+    }
+
+    Result<void, SpecError> fitLiteral(FilterNode& node, const Token& lit, bool mask) {
+        const unsigned bits = node.width * 8u;
+        const std::string type = node.field == FilterFieldKind::Arg
+                                     ? std::string(toString(args_[node.arg_index].type))
+                                     : "u32";
+        if (lit.negative) {
+            if (!node.is_signed || mask)
+                return fail(lit.pos, fmt::format("{} is negative but '{}' is {}{}", lit.text,
+                                                 node.field_name, type,
+                                                 mask ? " (a mask is unsigned)" : ""));
+            const std::uint64_t min_mag = std::uint64_t{1} << (bits - 1);
+            if (lit.num > min_mag)
+                return fail(lit.pos, fmt::format("{} is out of range for {} '{}'", lit.text, type,
+                                                 node.field_name));
+            node.value = ~lit.num + 1;
+            return {};
+        }
+        const std::uint64_t max = node.is_signed && !mask
+                                      ? (std::uint64_t{1} << (bits - 1)) - 1
+                                      : (bits == 64 ? std::numeric_limits<std::uint64_t>::max()
+                                                    : (std::uint64_t{1} << bits) - 1);
+        if (lit.num > max)
+            return fail(lit.pos, fmt::format("{} is out of range for {} '{}' (max {})", lit.text,
+                                             type, node.field_name, max));
+        node.value = lit.num;
+        return {};
+    }
+
+    std::string_view s_;
+    std::size_t pos_;
+    const std::vector<FetchArg>& args_;
+    Token tok_;
+};
+
+std::string quote(std::string_view s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f)
+            out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        else
+            out += c;
+    }
+    return out + "\"";
+}
+
+struct Compiler {
+    FilterProgram prog;
+    std::size_t depth = 0;
+    std::size_t max_depth = 0;
+
+    Result<void> emit(const FilterNode& n) {
+        switch (n.kind) {
+            case FilterNode::Kind::Test: {
+                FilterInsn in;
+                in.op = static_cast<std::uint8_t>(FilterOpcode::Test);
+                in.cmp = static_cast<std::uint8_t>(n.cmp);
+                in.field_kind = static_cast<std::uint8_t>(n.field);
+                in.arg_index = n.arg_index;
+                if (n.is_string) {
+                    in.flags = kFilterFlagString;
+                    if (prog.strings.size() == kFilterMaxStrings)
+                        return makeError(EINVAL, fmt::format("filter has more than {} strings",
+                                                             kFilterMaxStrings));
+                    if (n.text.size() > kFilterMaxStringLen)
+                        return makeError(EINVAL, "filter string too long");
+                    in.value = prog.strings.size();
+                    prog.strings.push_back(n.text);
+                } else {
+                    in.flags = n.is_signed ? kFilterFlagSigned : 0;
+                    in.width = n.width;
+                    in.value = n.value;
+                }
+                return push(in, +1);
+            }
+            case FilterNode::Kind::Not: {
+                auto r = emit(*n.lhs);
+                if (!r.ok())
+                    return r;
+                FilterInsn in;
+                in.op = static_cast<std::uint8_t>(FilterOpcode::Not);
+                return push(in, 0);
+            }
+            case FilterNode::Kind::And:
+            case FilterNode::Kind::Or: {
+                auto l = emit(*n.lhs);
+                if (!l.ok())
+                    return l;
+                auto r = emit(*n.rhs);
+                if (!r.ok())
+                    return r;
+                FilterInsn in;
+                in.op = static_cast<std::uint8_t>(
+                    n.kind == FilterNode::Kind::And ? FilterOpcode::And : FilterOpcode::Or);
+                return push(in, -1);
+            }
+        }
+        return makeError(EINVAL, "filter: unknown node");
+    }
+
+    Result<void> push(const FilterInsn& in, int delta) {
+        if (prog.insns.size() == kFilterMaxInsns)
+            return makeError(EINVAL, fmt::format("filter compiles to more than {} instructions",
+                                                 kFilterMaxInsns));
+        prog.insns.push_back(in);
+        depth = static_cast<std::size_t>(static_cast<long>(depth) + delta);
+        if (depth > kFilterMaxStack)
+            return makeError(EINVAL, fmt::format("filter needs a stack deeper than {}: nest "
+                                                 "fewer parentheses on the right of && and ||",
+                                                 kFilterMaxStack));
+        return {};
+    }
+};
+
+std::int64_t signExtend(std::uint64_t v, unsigned width) {
+    if (width >= 8)
+        return static_cast<std::int64_t>(v);
+    const unsigned shift = 64 - width * 8;
+    return static_cast<std::int64_t>(v << shift) >> shift;
+}
+
+std::uint64_t truncate(std::uint64_t v, unsigned width) {
+    return width >= 8 ? v : v & ((std::uint64_t{1} << (width * 8)) - 1);
+}
+
+template <class T>
+bool compare(FilterCmp c, T a, T b) {
+    switch (c) {
+        case FilterCmp::Eq:
+            return a == b;
+        case FilterCmp::Ne:
+            return a != b;
+        case FilterCmp::Lt:
+            return a < b;
+        case FilterCmp::Le:
+            return a <= b;
+        case FilterCmp::Gt:
+            return a > b;
+        case FilterCmp::Ge:
+            return a >= b;
+        default:
+            return false;
+    }
+}
+
+}  // namespace
+
+std::string_view toString(FilterCmp c) {
+    switch (c) {
+        case FilterCmp::Eq:
+            return "==";
+        case FilterCmp::Ne:
+            return "!=";
+        case FilterCmp::Lt:
+            return "<";
+        case FilterCmp::Le:
+            return "<=";
+        case FilterCmp::Gt:
+            return ">";
+        case FilterCmp::Ge:
+            return ">=";
+        case FilterCmp::Glob:
+            return "~";
+        case FilterCmp::NotGlob:
+            return "!~";
+        case FilterCmp::Mask:
+            return "&";
+    }
+    return "?";
+}
+
+std::string FilterNode::str() const {
+    switch (kind) {
+        case Kind::Test:
+            if (is_string)
+                return fmt::format("({} {} {})", field_name, toString(cmp), quote(text));
+            if (is_signed && cmp != FilterCmp::Mask)
+                return fmt::format("({} {} {})", field_name, toString(cmp),
+                                   signExtend(value, width));
+            return fmt::format("({} {} {:#x})", field_name, toString(cmp), value);
+        case Kind::Not:
+            return "!" + lhs->str();
+        case Kind::And:
+            return fmt::format("({} && {})", lhs->str(), rhs->str());
+        case Kind::Or:
+            return fmt::format("({} || {})", lhs->str(), rhs->str());
+    }
+    return "?";
+}
+
+Result<FilterNodePtr, SpecError> parseFilter(std::string_view input,
+                                             const std::vector<FetchArg>& args, std::size_t begin) {
+    return Parser(input, begin, args).run();
+}
+
+Result<FilterProgram> compileFilter(const FilterNode& root) {
+    Compiler c;
+    auto r = c.emit(root);
+    if (!r.ok())
+        return r.error();
+    return std::move(c.prog);
+}
+
+Result<void> validateFilterProgram(const FilterProgram& prog, std::span<const bool> arg_is_string) {
+    auto bad = [](std::size_t i, std::string what) {
+        return makeError(EINVAL, fmt::format("filter insn {}: {}", i, what));
+    };
+    if (prog.insns.empty() || prog.insns.size() > kFilterMaxInsns)
+        return makeError(EINVAL, fmt::format("filter has {} instructions (1..{})",
+                                             prog.insns.size(), kFilterMaxInsns));
+    if (prog.strings.size() > kFilterMaxStrings)
+        return makeError(EINVAL, fmt::format("filter has {} strings (max {})", prog.strings.size(),
+                                             kFilterMaxStrings));
+    std::size_t depth = 0;
+    for (std::size_t i = 0; i < prog.insns.size(); ++i) {
+        const FilterInsn& in = prog.insns[i];
+        switch (static_cast<FilterOpcode>(in.op)) {
+            case FilterOpcode::Test: {
+                if (in.cmp > static_cast<std::uint8_t>(FilterCmp::Mask))
+                    return bad(i, fmt::format("unknown comparison {}", in.cmp));
+                if (in.field_kind > static_cast<std::uint8_t>(FilterFieldKind::Comm))
+                    return bad(i, fmt::format("unknown field kind {}", in.field_kind));
+                if ((in.flags & ~(kFilterFlagSigned | kFilterFlagString)) != 0)
+                    return bad(i, fmt::format("unknown flags {:#x}", in.flags));
+                const auto kind = static_cast<FilterFieldKind>(in.field_kind);
+                if (kind == FilterFieldKind::Arg && in.arg_index >= arg_is_string.size())
+                    return bad(i, fmt::format("argument {} does not exist", in.arg_index));
+                const bool is_string =
+                    kind == FilterFieldKind::Comm ||
+                    (kind == FilterFieldKind::Arg && arg_is_string[in.arg_index]);
+                const bool wants_string = (in.flags & kFilterFlagString) != 0;
+                if (is_string != wants_string)
+                    return bad(i, is_string ? "integer comparison on a string field"
+                                            : "string comparison on an integer field");
+                const auto cmp = static_cast<FilterCmp>(in.cmp);
+                if (is_string) {
+                    if (cmp != FilterCmp::Eq && cmp != FilterCmp::Ne && cmp != FilterCmp::Glob &&
+                        cmp != FilterCmp::NotGlob)
+                        return bad(i, "strings compare with == != ~ !~ only");
+                    if (in.value >= prog.strings.size())
+                        return bad(i, fmt::format("string {} does not exist", in.value));
+                    if (prog.strings[in.value].size() > kFilterMaxStringLen)
+                        return bad(i, "string too long");
+                } else {
+                    if (cmp == FilterCmp::Glob || cmp == FilterCmp::NotGlob)
+                        return bad(i, "glob comparison on an integer");
+                    if (in.width != 1 && in.width != 2 && in.width != 4 && in.width != 8)
+                        return bad(i, fmt::format("width {} is not 1, 2, 4 or 8", in.width));
+                }
+                if (++depth > kFilterMaxStack)
+                    return bad(i, fmt::format("stack deeper than {}", kFilterMaxStack));
+                break;
+            }
+            case FilterOpcode::And:
+            case FilterOpcode::Or:
+                if (depth < 2)
+                    return bad(i, "stack underflow");
+                --depth;
+                break;
+            case FilterOpcode::Not:
+                if (depth < 1)
+                    return bad(i, "stack underflow");
+                break;
+            default:
+                return bad(i, fmt::format("unknown opcode {}", in.op));
+        }
+    }
+    if (depth != 1)
+        return makeError(EINVAL, fmt::format("filter leaves {} values, not 1", depth));
+    return {};
+}
+
+bool evalFilter(const FilterProgram& prog, const FilterValues& v) {
+    bool stack[kFilterMaxStack] = {};
+    std::size_t sp = 0;
+    for (const FilterInsn& in : prog.insns) {
+        switch (static_cast<FilterOpcode>(in.op)) {
+            case FilterOpcode::Test: {
+                const auto kind = static_cast<FilterFieldKind>(in.field_kind);
+                const auto cmp = static_cast<FilterCmp>(in.cmp);
+                bool result = false;
+                const bool faulted = kind == FilterFieldKind::Arg &&
+                                     in.arg_index < v.faulted.size() && v.faulted[in.arg_index];
+                if (faulted) {
+                    result = false;
+                } else if (in.flags & kFilterFlagString) {
+                    const std::string& s =
+                        kind == FilterFieldKind::Comm ? v.comm : v.strs.at(in.arg_index);
+                    const std::string& lit = prog.strings.at(in.value);
+                    if (cmp == FilterCmp::Eq)
+                        result = s == lit;
+                    else if (cmp == FilterCmp::Ne)
+                        result = s != lit;
+                    else if (cmp == FilterCmp::Glob)
+                        result = globMatch(lit, s);
+                    else
+                        result = !globMatch(lit, s);
+                } else {
+                    std::uint64_t raw = 0;
+                    switch (kind) {
+                        case FilterFieldKind::Pid:
+                            raw = v.pid;
+                            break;
+                        case FilterFieldKind::Tid:
+                            raw = v.tid;
+                            break;
+                        case FilterFieldKind::Uid:
+                            raw = v.uid;
+                            break;
+                        case FilterFieldKind::Cpu:
+                            raw = v.cpu;
+                            break;
+                        default:
+                            raw = v.ints.at(in.arg_index);
+                    }
+                    raw = truncate(raw, in.width);
+                    if (cmp == FilterCmp::Mask)
+                        result = (raw & in.value) != 0;
+                    else if (in.flags & kFilterFlagSigned)
+                        result =
+                            compare(cmp, signExtend(raw, in.width), signExtend(in.value, in.width));
+                    else
+                        result = compare(cmp, raw, truncate(in.value, in.width));
+                }
+                stack[sp++] = result;
+                break;
+            }
+            case FilterOpcode::And:
+                --sp;
+                stack[sp - 1] = stack[sp - 1] && stack[sp];
+                break;
+            case FilterOpcode::Or:
+                --sp;
+                stack[sp - 1] = stack[sp - 1] || stack[sp];
+                break;
+            case FilterOpcode::Not:
+                stack[sp - 1] = !stack[sp - 1];
+                break;
+        }
+    }
+    return sp == 1 && stack[0];
+}
+
+}  // namespace probectl

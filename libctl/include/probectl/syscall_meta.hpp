@@ -1,0 +1,122 @@
+// Syscall metadata: names, numbers and argument names/types, from the running kernel's
+// syscall trace events when tracefs is mounted, else from a table generated at build time
+// from <asm/unistd_64.h> (names and numbers only).
+//
+// Source of the format: the kernel's Documentation/trace/events.rst ("Event formats"): each
+// event directory holds a `format` file
+//
+//   name: sys_enter_openat
+//   ID: 633
+//   format:
+//   <TAB>field:unsigned short common_type;<TAB>offset:0;<TAB>size:2;<TAB>signed:0;
+//   ... common_* fields, a blank line, then the event's own fields ...
+//   <blank line>
+//   print fmt: "...", ...
+//
+// For syscalls (kernel/trace/trace_syscalls.c) the own fields are `int __syscall_nr` then,
+// for sys_enter_NAME, one field per argument, each stored as 8 bytes whatever its C type,
+// with the type as the kernel's SYSCALL_DEFINE spelled it (after __user is expanded away:
+// "const char *", "int", "umode_t"); sys_exit_NAME has `long ret`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probectl/result.hpp"
+
+namespace probectl {
+
+// One `field:` line of a format file.
+struct TraceField {
+    std::string type;             // C type as printed: "const char *", "unsigned short"
+    std::string name;             // "filename"; an array field "char comm[16]" gives name "comm"
+    std::uint32_t array_len = 0;  // N of "name[N]", 0 for scalars
+    std::uint32_t offset = 0;     // bytes from the record start
+    std::uint32_t size = 0;       // bytes
+    bool is_signed = false;
+};
+
+// A parsed format file.
+struct TraceEventFormat {
+    std::string name;                // "sys_enter_openat"
+    std::uint32_t id = 0;            // the event's ID line
+    std::vector<TraceField> common;  // common_type, common_flags, ...
+    std::vector<TraceField> fields;  // the event's own fields, in order
+    std::string print_fmt;           // the text after "print fmt: "
+};
+
+// Parses one format file's text. Errors (EBADMSG, message names the 1-based line): a missing
+// name:/ID:/format: header, a field line without field:/offset:/size:/signed:, a number that
+// does not parse.
+Result<TraceEventFormat> parseEventFormat(std::string_view text);
+
+// One syscall argument as the tracer needs it.
+struct SyscallArg {
+    std::string name;  // "filename"
+    std::string type;  // "const char *"
+    std::uint32_t size = 8;
+    bool is_pointer = false;       // the type ends in '*'
+    bool is_string = false;        // char * or const char * (a path or buffer, see below)
+    bool is_string_array = false;  // const char *const * (execve's argv, envp)
+};
+
+// Classifies a C type as printed in a format file. `char *` and `const char *` are both
+// strings to this function; whether a given argument is NUL-terminated (a path) or a
+// counted buffer (write's buf) is the formatter's knowledge (strace_format.hpp).
+SyscallArg classifySyscallArg(std::string name, std::string type, std::uint32_t size = 8);
+
+struct SyscallInfo {
+    std::string name;              // "openat"
+    int nr = -1;                   // x86-64 number, -1 when unknown
+    std::vector<SyscallArg> args;  // empty and has_args false without tracefs
+    bool has_args = false;         // args come from the kernel's format files
+    std::uint32_t enter_id = 0;    // trace event IDs, 0 when unknown
+    std::uint32_t exit_id = 0;
+};
+
+// Builds a SyscallInfo from the sys_enter_NAME format (required) and sys_exit_NAME format
+// (optional, for its ID). Errors (EINVAL): not a sys_enter_ event, no __syscall_nr field,
+// more than 6 arguments.
+Result<SyscallInfo> syscallFromFormats(const TraceEventFormat& enter,
+                                       const TraceEventFormat* exit = nullptr);
+
+// Syscall names and x86-64 numbers generated at build time from <asm/unistd_64.h>,
+// ordered by number.
+struct SyscallName {
+    const char* name;
+    int nr;
+};
+std::span<const SyscallName> builtinSyscallNames();
+
+class SyscallTable {
+  public:
+    // Every syscall of builtinSyscallNames(), without argument metadata.
+    static SyscallTable builtin();
+
+    // Reads <tracefs>/events/syscalls/sys_enter_*/format (and sys_exit_*) and merges them
+    // with builtinSyscallNames() for the numbers. Errors: ENOENT (message names the
+    // directory) when events/syscalls does not exist (tracefs not mounted, or a kernel
+    // without CONFIG_FTRACE_SYSCALLS); EBADMSG naming the file when a format does not
+    // parse. Unreadable files (EACCES) are skipped: their syscalls keep names and numbers.
+    static Result<SyscallTable> fromTracefs(const std::string& tracefs = "/sys/kernel/tracing");
+
+    // tracefs when it has syscall events, else builtin(): never fails.
+    static SyscallTable load(const std::string& tracefs = "/sys/kernel/tracing");
+
+    const SyscallInfo* find(std::string_view name) const;
+    const SyscallInfo* find(int nr) const;
+    const std::vector<SyscallInfo>& all() const { return syscalls_; }
+    // At least one entry came from format files.
+    bool hasArgs() const { return has_args_; }
+
+  private:
+    void add(SyscallInfo info);
+    std::vector<SyscallInfo> syscalls_;  // sorted by name
+    bool has_args_ = false;
+};
+
+}  // namespace probectl

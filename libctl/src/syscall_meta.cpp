@@ -1,0 +1,285 @@
+// Syscall metadata: format-file parser, argument classification, the merged table.
+#include "probectl/syscall_meta.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace probectl {
+
+namespace {
+
+constexpr SyscallName kBuiltinNames[] = {
+#include "syscall_names.inc"
+};
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+        s.remove_suffix(1);
+    return s;
+}
+
+template <class T>
+bool parseNumber(std::string_view s, T& out) {
+    s = trim(s);
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size();
+}
+
+Error badLine(std::size_t line, std::string what) {
+    return makeError(EBADMSG, fmt::format("format line {}: {}", line, what));
+}
+
+// "\tfield:const char * filename;\toffset:24;\tsize:8;\tsigned:0;"
+Result<TraceField> parseField(std::string_view line, std::size_t lineno) {
+    TraceField f;
+    std::string_view rest = trim(line);
+    auto take = [&](std::string_view key, std::string_view& value) -> bool {
+        if (!rest.starts_with(key))
+            return false;
+        const auto semi = rest.find(';');
+        if (semi == std::string_view::npos)
+            return false;
+        value = rest.substr(key.size(), semi - key.size());
+        rest = trim(rest.substr(semi + 1));
+        return true;
+    };
+    std::string_view decl, off, size, sign;
+    if (!take("field:", decl))
+        return badLine(lineno, "expected 'field:TYPE NAME;'");
+    if (!take("offset:", off) || !parseNumber(off, f.offset))
+        return badLine(lineno, "expected 'offset:N;'");
+    if (!take("size:", size) || !parseNumber(size, f.size))
+        return badLine(lineno, "expected 'size:N;'");
+    // Kernels before 2.6.32 had no signed: column; every kernel we support has it.
+    unsigned s = 0;
+    if (!take("signed:", sign) || !parseNumber(sign, s) || s > 1)
+        return badLine(lineno, "expected 'signed:0;' or 'signed:1;'");
+    f.is_signed = s == 1;
+
+    decl = trim(decl);
+    if (decl.ends_with(']')) {
+        const auto open = decl.rfind('[');
+        if (open == std::string_view::npos ||
+            !parseNumber(decl.substr(open + 1, decl.size() - open - 2), f.array_len))
+            return badLine(lineno, "bad array declaration");
+        decl = trim(decl.substr(0, open));
+    }
+    const auto space = decl.find_last_of(" *");
+    if (space == std::string_view::npos || space + 1 == decl.size())
+        return badLine(lineno, "expected 'TYPE NAME' after field:");
+    f.name = std::string(decl.substr(space + 1));
+    f.type = std::string(trim(decl.substr(0, space + 1)));
+    return f;
+}
+
+std::string readFile(const std::filesystem::path& p, bool& ok) {
+    std::ifstream in(p);
+    ok = static_cast<bool>(in);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace
+
+Result<TraceEventFormat> parseEventFormat(std::string_view text) {
+    TraceEventFormat ev;
+    bool have_name = false, have_id = false, in_format = false, past_common = false;
+    std::size_t lineno = 0;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        ++lineno;
+        const std::string_view t = trim(line);
+        if (t.starts_with("print fmt:")) {
+            ev.print_fmt = std::string(trim(t.substr(10)));
+            in_format = false;
+            continue;
+        }
+        if (in_format) {
+            if (t.empty()) {
+                past_common = past_common || !ev.common.empty();
+                continue;
+            }
+            auto f = parseField(line, lineno);
+            if (!f.ok())
+                return f.error();
+            // The blank line separates common fields; the name prefix is the fallback.
+            const bool common = !past_common && f->name.starts_with("common_");
+            (common ? ev.common : ev.fields).push_back(std::move(*f));
+            continue;
+        }
+        if (t.empty())
+            continue;
+        if (t.starts_with("name:")) {
+            ev.name = std::string(trim(t.substr(5)));
+            have_name = !ev.name.empty();
+        } else if (t.starts_with("ID:")) {
+            if (!parseNumber(t.substr(3), ev.id))
+                return badLine(lineno, "bad ID");
+            have_id = true;
+        } else if (t == "format:") {
+            in_format = true;
+        } else {
+            return badLine(lineno, fmt::format("unexpected '{}'", t));
+        }
+    }
+    if (!have_name)
+        return makeError(EBADMSG, "format: no 'name:' line");
+    if (!have_id)
+        return makeError(EBADMSG, "format: no 'ID:' line");
+    if (ev.common.empty() && ev.fields.empty())
+        return makeError(EBADMSG, "format: no fields");
+    return ev;
+}
+
+SyscallArg classifySyscallArg(std::string name, std::string type, std::uint32_t size) {
+    SyscallArg a;
+    a.name = std::move(name);
+    a.size = size;
+    // Normalise spacing the way the kernel prints it ("const char *const *").
+    std::string t;
+    for (char c : type)
+        if (!(c == ' ' && (t.empty() || t.back() == ' ')))
+            t += c;
+    while (!t.empty() && t.back() == ' ')
+        t.pop_back();
+    a.type = t;
+    // Without qualifiers or spaces: "char*", "char**" ("const char *const *").
+    std::string bare = t;
+    for (std::string_view q : {"const", "__user"})
+        for (auto at = bare.find(q); at != std::string::npos; at = bare.find(q))
+            bare.erase(at, q.size());
+    std::erase(bare, ' ');
+    a.is_pointer = !t.empty() && t.back() == '*';
+    a.is_string = bare == "char*";
+    a.is_string_array = bare == "char**";
+    return a;
+}
+
+Result<SyscallInfo> syscallFromFormats(const TraceEventFormat& enter,
+                                       const TraceEventFormat* exit) {
+    constexpr std::string_view kEnter = "sys_enter_";
+    if (!enter.name.starts_with(kEnter))
+        return makeError(EINVAL, fmt::format("{} is not a sys_enter_ event", enter.name));
+    SyscallInfo info;
+    info.name = enter.name.substr(kEnter.size());
+    info.enter_id = enter.id;
+    info.has_args = true;
+    bool have_nr = false;
+    for (const auto& f : enter.fields) {
+        if (f.name == "__syscall_nr") {
+            have_nr = true;
+            continue;
+        }
+        info.args.push_back(classifySyscallArg(f.name, f.type, f.size));
+    }
+    if (!have_nr)
+        return makeError(EINVAL, fmt::format("{}: no __syscall_nr field", enter.name));
+    if (info.args.size() > 6)
+        return makeError(EINVAL,
+                         fmt::format("{}: {} arguments (max 6)", enter.name, info.args.size()));
+    if (exit)
+        info.exit_id = exit->id;
+    return info;
+}
+
+std::span<const SyscallName> builtinSyscallNames() {
+    return kBuiltinNames;
+}
+
+void SyscallTable::add(SyscallInfo info) {
+    auto it =
+        std::lower_bound(syscalls_.begin(), syscalls_.end(), info.name,
+                         [](const SyscallInfo& s, const std::string& n) { return s.name < n; });
+    if (it != syscalls_.end() && it->name == info.name) {
+        if (info.nr < 0)
+            info.nr = it->nr;
+        *it = std::move(info);
+    } else {
+        syscalls_.insert(it, std::move(info));
+    }
+}
+
+SyscallTable SyscallTable::builtin() {
+    SyscallTable t;
+    for (const auto& n : builtinSyscallNames()) {
+        SyscallInfo info;
+        info.name = n.name;
+        info.nr = n.nr;
+        t.add(std::move(info));
+    }
+    return t;
+}
+
+Result<SyscallTable> SyscallTable::fromTracefs(const std::string& tracefs) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(tracefs) / "events" / "syscalls";
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        return makeError(
+            ENOENT, fmt::format("{}: no syscall trace events (is tracefs mounted?)", dir.string()));
+    SyscallTable t = builtin();
+    std::vector<fs::path> enters;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.path().filename().string().starts_with("sys_enter_"))
+            enters.push_back(e.path());
+    if (ec)
+        return makeError(ec.value(), fmt::format("{}: {}", dir.string(), ec.message()));
+    std::sort(enters.begin(), enters.end());
+    for (const auto& p : enters) {
+        bool ok = false;
+        const std::string text = readFile(p / "format", ok);
+        if (!ok)
+            continue;
+        auto ev = parseEventFormat(text);
+        if (!ev.ok())
+            return makeError(EBADMSG,
+                             fmt::format("{}: {}", (p / "format").string(), ev.error().message));
+        const std::string name = p.filename().string().substr(10);
+        std::optional<TraceEventFormat> exit;
+        bool exit_ok = false;
+        const std::string exit_text = readFile(dir / ("sys_exit_" + name) / "format", exit_ok);
+        if (exit_ok) {
+            auto x = parseEventFormat(exit_text);
+            if (x.ok())
+                exit = std::move(*x);
+        }
+        auto info = syscallFromFormats(*ev, exit ? &*exit : nullptr);
+        if (!info.ok())
+            return makeError(EBADMSG,
+                             fmt::format("{}: {}", (p / "format").string(), info.error().message));
+        t.add(std::move(*info));
+        t.has_args_ = true;
+    }
+    return t;
+}
+
+SyscallTable SyscallTable::load(const std::string& tracefs) {
+    auto t = fromTracefs(tracefs);
+    return t.ok() ? std::move(*t) : builtin();
+}
+
+const SyscallInfo* SyscallTable::find(std::string_view name) const {
+    auto it = std::lower_bound(syscalls_.begin(), syscalls_.end(), name,
+                               [](const SyscallInfo& s, std::string_view n) { return s.name < n; });
+    return it != syscalls_.end() && it->name == name ? &*it : nullptr;
+}
+
+const SyscallInfo* SyscallTable::find(int nr) const {
+    for (const auto& s : syscalls_)
+        if (s.nr == nr)
+            return &s;
+    return nullptr;
+}
+
+}  // namespace probectl

@@ -1,0 +1,193 @@
+#include "probectl/syscall_meta.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+using namespace probectl;
+using ::testing::HasSubstr;
+
+namespace {
+
+const std::string kTracefs = std::string(PROBECTL_FIXTURES) + "/syscalls";
+
+std::string fixture(const std::string& event) {
+    std::ifstream in(kTracefs + "/events/syscalls/" + event + "/format");
+    EXPECT_TRUE(in) << event;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+TraceEventFormat parsed(const std::string& event) {
+    auto r = parseEventFormat(fixture(event));
+    EXPECT_TRUE(r.ok()) << event << ": " << (r ? "" : r.error().message);
+    return r ? *r : TraceEventFormat{};
+}
+
+}  // namespace
+
+TEST(SyscallMeta, ParsesAnEnterFormat) {
+    auto ev = parsed("sys_enter_openat");
+    EXPECT_EQ(ev.name, "sys_enter_openat");
+    EXPECT_EQ(ev.id, 651u);
+    ASSERT_EQ(ev.common.size(), 4u);
+    EXPECT_EQ(ev.common[0].type, "unsigned short");
+    EXPECT_EQ(ev.common[0].name, "common_type");
+    EXPECT_EQ(ev.common[3].name, "common_pid");
+    EXPECT_TRUE(ev.common[3].is_signed);
+    ASSERT_EQ(ev.fields.size(), 5u);
+    EXPECT_EQ(ev.fields[0].name, "__syscall_nr");
+    EXPECT_EQ(ev.fields[0].size, 4u);
+    EXPECT_EQ(ev.fields[2].type, "const char *");
+    EXPECT_EQ(ev.fields[2].name, "filename");
+    EXPECT_EQ(ev.fields[2].offset, 24u);
+    EXPECT_EQ(ev.fields[2].size, 8u);
+    EXPECT_FALSE(ev.fields[2].is_signed);
+    EXPECT_THAT(ev.print_fmt, HasSubstr("\"dfd: 0x%08lx, filename: 0x%08lx"));
+}
+
+TEST(SyscallMeta, ParsesAnExitFormat) {
+    auto ev = parsed("sys_exit_read");
+    ASSERT_EQ(ev.fields.size(), 2u);
+    EXPECT_EQ(ev.fields[1].type, "long");
+    EXPECT_EQ(ev.fields[1].name, "ret");
+    EXPECT_TRUE(ev.fields[1].is_signed);
+    EXPECT_EQ(ev.print_fmt, "\"0x%lx\", REC->ret");
+}
+
+TEST(SyscallMeta, ArrayFieldsAndMissingSeparator) {
+    // A non-syscall event (sched_process_exec-like) with an array field, and no blank line
+    // after the common fields.
+    auto r = parseEventFormat(
+        "name: demo\nID: 7\nformat:\n"
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+        "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+        "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n\nprint fmt: \"%s\", REC->comm\n");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->common.size(), 1u);
+    ASSERT_EQ(r->fields.size(), 2u);
+    EXPECT_EQ(r->fields[0].name, "comm");
+    EXPECT_EQ(r->fields[0].type, "char");
+    EXPECT_EQ(r->fields[0].array_len, 16u);
+    EXPECT_EQ(r->fields[1].type, "pid_t");
+}
+
+TEST(SyscallMeta, BadFormatsNameTheLine) {
+    auto err = [](std::string_view text) {
+        auto r = parseEventFormat(text);
+        EXPECT_FALSE(r.ok()) << text;
+        return r ? std::string() : r.error().message;
+    };
+    EXPECT_THAT(err("ID: 1\nformat:\n\tfield:int a;\toffset:0;\tsize:4;\tsigned:1;\n"),
+                HasSubstr("no 'name:'"));
+    EXPECT_THAT(err("name: x\nformat:\n\tfield:int a;\toffset:0;\tsize:4;\tsigned:1;\n"),
+                HasSubstr("no 'ID:'"));
+    EXPECT_THAT(err("name: x\nID: 1\nformat:\n"), HasSubstr("no fields"));
+    EXPECT_THAT(err("name: x\nID: one\n"), HasSubstr("line 2: bad ID"));
+    EXPECT_THAT(err("name: x\nID: 1\nformat:\n\tfield:int a;\toffset:z;\tsize:4;\tsigned:1;\n"),
+                HasSubstr("line 4: expected 'offset:N;'"));
+    EXPECT_THAT(err("name: x\nID: 1\nformat:\n\tfield:int a;\toffset:0;\tsize:4;\n"),
+                HasSubstr("line 4: expected 'signed:0;'"));
+    EXPECT_THAT(err("name: x\nID: 1\nformat:\n\tfield:a;\toffset:0;\tsize:4;\tsigned:1;\n"),
+                HasSubstr("line 4: expected 'TYPE NAME'"));
+    EXPECT_THAT(err("name: x\nID: 1\nbogus\n"), HasSubstr("line 3: unexpected 'bogus'"));
+}
+
+TEST(SyscallMeta, ClassifiesArgumentTypes) {
+    EXPECT_TRUE(classifySyscallArg("f", "const char *").is_string);
+    EXPECT_TRUE(classifySyscallArg("b", "char *").is_string);
+    EXPECT_TRUE(classifySyscallArg("f", "const char __user *").is_string);
+    auto argv = classifySyscallArg("argv", "const char *const *");
+    EXPECT_TRUE(argv.is_string_array);
+    EXPECT_TRUE(argv.is_pointer);
+    EXPECT_FALSE(argv.is_string);
+    auto p = classifySyscallArg("p", "int *");
+    EXPECT_TRUE(p.is_pointer);
+    EXPECT_FALSE(p.is_string);
+    auto n = classifySyscallArg("n", "size_t");
+    EXPECT_FALSE(n.is_pointer);
+    EXPECT_FALSE(n.is_string);
+    EXPECT_FALSE(classifySyscallArg("u", "unsigned char *").is_string);
+}
+
+TEST(SyscallMeta, SyscallFromFormats) {
+    auto enter = parsed("sys_enter_execve");
+    auto exit = parsed("sys_exit_execve");
+    auto info = syscallFromFormats(enter, &exit);
+    ASSERT_TRUE(info.ok()) << info.error().message;
+    EXPECT_EQ(info->name, "execve");
+    EXPECT_EQ(info->enter_id, 151u);
+    EXPECT_EQ(info->exit_id, 150u);
+    ASSERT_EQ(info->args.size(), 3u);
+    EXPECT_TRUE(info->args[0].is_string);
+    EXPECT_TRUE(info->args[1].is_string_array);
+    EXPECT_EQ(info->args[2].name, "envp");
+
+    EXPECT_THAT(syscallFromFormats(exit).error().message, HasSubstr("not a sys_enter_ event"));
+    TraceEventFormat no_nr = enter;
+    no_nr.fields.erase(no_nr.fields.begin());
+    EXPECT_THAT(syscallFromFormats(no_nr).error().message, HasSubstr("no __syscall_nr"));
+}
+
+TEST(SyscallMeta, BuiltinNamesComeFromTheHeaders) {
+    auto names = builtinSyscallNames();
+    EXPECT_GT(names.size(), 300u);
+    auto t = SyscallTable::builtin();
+    EXPECT_FALSE(t.hasArgs());
+    ASSERT_NE(t.find("read"), nullptr);
+    EXPECT_EQ(t.find("read")->nr, 0);
+    EXPECT_EQ(t.find("openat")->nr, 257);
+    EXPECT_EQ(t.find("getppid")->nr, 110);
+    EXPECT_FALSE(t.find("openat")->has_args);
+    EXPECT_EQ(t.find(59)->name, "execve");
+    EXPECT_EQ(t.find("no_such_syscall"), nullptr);
+}
+
+TEST(SyscallMeta, TableFromFixtureTracefs) {
+    auto r = SyscallTable::fromTracefs(kTracefs);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(r->hasArgs());
+    const SyscallInfo* o = r->find("openat");
+    ASSERT_NE(o, nullptr);
+    EXPECT_TRUE(o->has_args);
+    EXPECT_EQ(o->nr, 257);
+    ASSERT_EQ(o->args.size(), 4u);
+    EXPECT_EQ(o->args[3].type, "umode_t");
+    EXPECT_EQ(r->find("getppid")->args.size(), 0u);
+    EXPECT_TRUE(r->find("getppid")->has_args);
+    EXPECT_EQ(r->find("mmap")->args.size(), 6u);
+    EXPECT_EQ(r->find("clone")->args[2].type, "int *");
+    EXPECT_FALSE(r->find("clone")->args[2].is_string);
+    EXPECT_TRUE(r->find("write")->args[1].is_string);
+    // Syscalls without a fixture keep their number.
+    EXPECT_EQ(r->find("futex")->nr, 202);
+    EXPECT_FALSE(r->find("futex")->has_args);
+}
+
+TEST(SyscallMeta, MissingTracefsFallsBack) {
+    auto r = SyscallTable::fromTracefs("/nonexistent/tracefs");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().err, ENOENT);
+    EXPECT_THAT(r.error().message, HasSubstr("is tracefs mounted?"));
+    auto t = SyscallTable::load("/nonexistent/tracefs");
+    EXPECT_FALSE(t.hasArgs());
+    EXPECT_EQ(t.find("close")->nr, 3);
+}
+
+TEST(SyscallMeta, BrokenFormatFileIsNamed) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("probectl-syscalls-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir / "events/syscalls/sys_enter_bad");
+    std::ofstream(dir / "events/syscalls/sys_enter_bad/format") << "name: sys_enter_bad\nID: x\n";
+    auto r = SyscallTable::fromTracefs(dir.string());
+    std::filesystem::remove_all(dir);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().err, EBADMSG);
+    EXPECT_THAT(r.error().message, HasSubstr("sys_enter_bad/format: format line 2: bad ID"));
+}

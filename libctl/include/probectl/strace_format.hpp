@@ -1,0 +1,92 @@
+// strace-style text for one syscall: `openat(AT_FDCWD, "/etc/passwd", O_RDONLY|O_CLOEXEC) = 3`.
+//
+// The conventions are strace's as observed on Debian 12's strace 6.1 (the unit test compares
+// against lines it printed; tests/unit/fixtures/strace/):
+//  - the call is padded with spaces to column 40 before "= RESULT" (strace's alignment);
+//  - a failing call prints "= -1 ENAME (description)"; a kernel-internal restart code prints
+//    "= ? ENAME (description)";
+//  - strings in double quotes, escaping \t \n \v \f \r \" \\ by name and other bytes outside
+//    0x20..0x7e in octal with the fewest digits (three when the next byte is '0'..'7'); at
+//    most `string_limit` bytes of data buffers, then `"..."...`; paths are not cut;
+//  - NULL for a zero pointer, 0x hex for other pointers and for pointers whose memory could
+//    not be read;
+//  - flag sets as NAME|NAME|0xREST (open flags, mmap prot and flags, clone flags), file modes
+//    in octal (0644), AT_FDCWD for -100, fds as int.
+// Decoders exist for openat, open, creat, read, write, pread64, pwrite64, close, mmap,
+// munmap, mprotect, clone, execve and argument-less calls; any other syscall prints its
+// arguments from the syscall metadata (strings quoted, pointers hex, int types in decimal)
+// or, without metadata, six hex values.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probectl/syscall_meta.hpp"
+
+namespace probectl {
+
+// Memory fetched for a pointer argument.
+struct FetchedBytes {
+    std::string bytes;       // what was read (no terminating NUL)
+    bool truncated = false;  // the fetch stopped at its bound before the data ended
+    bool faulted = false;    // the read faulted: print the pointer instead
+};
+
+struct SyscallRecord {
+    std::string name;                     // "openat"
+    std::array<std::uint64_t, 6> args{};  // raw argument registers
+    // Fetched memory per argument, for pointer arguments the tracer read: paths (at entry),
+    // input buffers (write: at entry, length = count), output buffers (read: at exit,
+    // length = return value).
+    std::array<std::optional<FetchedBytes>, 6> mem;
+    // execve: argv strings when fetched (else the pointer prints), and the envp count.
+    std::optional<std::vector<std::string>> argv;
+    std::optional<std::size_t> envc;
+    std::optional<std::int64_t> retval;  // nullopt: the call has not returned (prints " = ?")
+};
+
+struct StraceOptions {
+    std::size_t string_limit = 32;  // strace -s default
+    bool align = true;              // pad to column 40 before " = "
+};
+
+// The whole line (no trailing newline). `info` supplies argument names/types for syscalls
+// without a decoder; nullptr prints six hex arguments for them.
+std::string formatSyscall(const SyscallRecord& rec, const SyscallInfo* info,
+                          const StraceOptions& opts = {});
+
+// Pieces, exposed for other printers and tests.
+// Quoted, escaped bytes; "..." appended after the quote when more data exists than shown
+// (bytes longer than `limit`, or `truncated`). limit = SIZE_MAX: no cut.
+std::string straceQuote(std::string_view bytes, std::size_t limit, bool truncated = false);
+std::string straceOpenFlags(std::uint64_t flags);   // "O_RDONLY|O_CLOEXEC"
+std::string straceMode(std::uint64_t mode);         // "0644", "000"
+std::string straceMmapProt(std::uint64_t prot);     // "PROT_READ|PROT_WRITE", "PROT_NONE"
+std::string straceMmapFlags(std::uint64_t flags);   // "MAP_PRIVATE|MAP_ANONYMOUS"
+std::string straceCloneFlags(std::uint64_t flags);  // "CLONE_VM|...|SIGCHLD", "0"
+std::string straceDirFd(std::uint64_t fd);          // "AT_FDCWD" or the int
+std::string stracePointer(std::uint64_t p);         // "NULL" or "0x7ffc..."
+// "= 3", "= -1 ENOENT (No such file or directory)", "= 0x7f00..." (mmap), "= ?" (nullopt)
+std::string straceReturn(std::string_view syscall, std::optional<std::int64_t> retval);
+
+// What a tracer must read from memory for a syscall so formatSyscall can print it like
+// strace: which argument, and when.
+struct SyscallMemHint {
+    enum class Kind {
+        Path,       // NUL-terminated string at entry (paths: not cut by string_limit)
+        InBuffer,   // `len_arg` bytes at entry (write's buf)
+        OutBuffer,  // return-value bytes at exit (read's buf)
+    };
+    std::size_t arg = 0;  // 0-based argument index
+    Kind kind = Kind::Path;
+    std::size_t len_arg = 0;  // InBuffer: index of the length argument
+};
+// Hints for the decoded syscalls; for others, a Path hint per metadata argument whose type
+// is a char pointer (is_string). Empty for unknown syscalls without metadata.
+std::vector<SyscallMemHint> syscallMemHints(std::string_view syscall, const SyscallInfo* info);
+
+}  // namespace probectl

@@ -1,0 +1,455 @@
+// strace-style syscall lines. Flag values come from the kernel's uapi headers; the order in
+// which names are printed follows strace's (see the header and the fixture test).
+#include "probectl/strace_format.hpp"
+
+#include <fmt/format.h>
+#include <linux/fcntl.h>
+#include <linux/mman.h>
+#include <linux/sched.h>
+#include <signal.h>
+
+#include <limits>
+
+#include "probectl/errno_names.hpp"
+
+namespace probectl {
+
+namespace {
+
+struct FlagName {
+    std::uint64_t bits;
+    const char* name;
+};
+
+// Multi-bit entries (O_SYNC contains O_DSYNC, O_TMPFILE contains O_DIRECTORY) come before
+// their parts so the whole is printed once.
+constexpr FlagName kOpenFlags[] = {
+    {O_CREAT, "O_CREAT"},           {O_EXCL, "O_EXCL"},         {O_NOCTTY, "O_NOCTTY"},
+    {O_TRUNC, "O_TRUNC"},           {O_APPEND, "O_APPEND"},     {O_NONBLOCK, "O_NONBLOCK"},
+    {__O_SYNC | O_DSYNC, "O_SYNC"}, {O_DSYNC, "O_DSYNC"},       {O_DIRECT, "O_DIRECT"},
+    {O_LARGEFILE, "O_LARGEFILE"},   {O_NOFOLLOW, "O_NOFOLLOW"}, {O_NOATIME, "O_NOATIME"},
+    {O_CLOEXEC, "O_CLOEXEC"},       {O_PATH, "O_PATH"},         {O_TMPFILE, "O_TMPFILE"},
+    {O_DIRECTORY, "O_DIRECTORY"},   {FASYNC, "FASYNC"},
+};
+
+constexpr FlagName kProt[] = {
+    {PROT_READ, "PROT_READ"}, {PROT_WRITE, "PROT_WRITE"},         {PROT_EXEC, "PROT_EXEC"},
+    {PROT_SEM, "PROT_SEM"},   {PROT_GROWSDOWN, "PROT_GROWSDOWN"}, {PROT_GROWSUP, "PROT_GROWSUP"},
+};
+
+constexpr FlagName kMapFlags[] = {
+    {MAP_FIXED, "MAP_FIXED"},
+    {MAP_ANONYMOUS, "MAP_ANONYMOUS"},
+    {MAP_32BIT, "MAP_32BIT"},
+    {MAP_NORESERVE, "MAP_NORESERVE"},
+    {MAP_POPULATE, "MAP_POPULATE"},
+    {MAP_NONBLOCK, "MAP_NONBLOCK"},
+    {MAP_GROWSDOWN, "MAP_GROWSDOWN"},
+    {MAP_DENYWRITE, "MAP_DENYWRITE"},
+    {MAP_EXECUTABLE, "MAP_EXECUTABLE"},
+    {MAP_LOCKED, "MAP_LOCKED"},
+    {MAP_STACK, "MAP_STACK"},
+    {MAP_HUGETLB, "MAP_HUGETLB"},
+    {MAP_SYNC, "MAP_SYNC"},
+    {MAP_FIXED_NOREPLACE, "MAP_FIXED_NOREPLACE"},
+};
+
+constexpr FlagName kCloneFlags[] = {
+    {CLONE_VM, "CLONE_VM"},
+    {CLONE_FS, "CLONE_FS"},
+    {CLONE_FILES, "CLONE_FILES"},
+    {CLONE_SIGHAND, "CLONE_SIGHAND"},
+    {CLONE_PIDFD, "CLONE_PIDFD"},
+    {CLONE_PTRACE, "CLONE_PTRACE"},
+    {CLONE_VFORK, "CLONE_VFORK"},
+    {CLONE_PARENT, "CLONE_PARENT"},
+    {CLONE_THREAD, "CLONE_THREAD"},
+    {CLONE_NEWNS, "CLONE_NEWNS"},
+    {CLONE_SYSVSEM, "CLONE_SYSVSEM"},
+    {CLONE_SETTLS, "CLONE_SETTLS"},
+    {CLONE_PARENT_SETTID, "CLONE_PARENT_SETTID"},
+    {CLONE_CHILD_CLEARTID, "CLONE_CHILD_CLEARTID"},
+    {CLONE_DETACHED, "CLONE_DETACHED"},
+    {CLONE_UNTRACED, "CLONE_UNTRACED"},
+    {CLONE_CHILD_SETTID, "CLONE_CHILD_SETTID"},
+    {CLONE_NEWCGROUP, "CLONE_NEWCGROUP"},
+    {CLONE_NEWUTS, "CLONE_NEWUTS"},
+    {CLONE_NEWIPC, "CLONE_NEWIPC"},
+    {CLONE_NEWUSER, "CLONE_NEWUSER"},
+    {CLONE_NEWPID, "CLONE_NEWPID"},
+    {CLONE_NEWNET, "CLONE_NEWNET"},
+    {CLONE_IO, "CLONE_IO"},
+};
+
+// Appends NAME|NAME|0xrest for the bits of `v` covered by `table`; returns the rest.
+template <std::size_t N>
+std::uint64_t appendFlags(std::string& out, std::uint64_t v, const FlagName (&table)[N]) {
+    for (const auto& f : table) {
+        if ((v & f.bits) == f.bits) {
+            if (!out.empty())
+                out += '|';
+            out += f.name;
+            v &= ~f.bits;
+        }
+    }
+    return v;
+}
+
+void appendRest(std::string& out, std::uint64_t rest) {
+    if (rest == 0)
+        return;
+    if (!out.empty())
+        out += '|';
+    out += fmt::format("{:#x}", rest);
+}
+
+const char* signalName(int sig) {
+    // sigabbrev_np (glibc 2.32+) gives "CHLD"; strace prints "SIGCHLD".
+    return ::sigabbrev_np(sig);
+}
+
+std::int32_t asInt(std::uint64_t v) {
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
+}
+
+std::string fd(std::uint64_t v) {
+    return fmt::format("{}", asInt(v));
+}
+
+std::string ulong(std::uint64_t v) {
+    return fmt::format("{}", v);
+}
+
+std::string hexOrZero(std::uint64_t v) {
+    return v == 0 ? "0" : fmt::format("{:#x}", v);
+}
+
+// A pointer argument with memory: the quoted bytes, or the pointer when not fetched or
+// faulted (strace prints the address of memory it cannot read).
+std::string memArg(const SyscallRecord& r, std::size_t i, std::size_t limit) {
+    const auto& m = r.mem[i];
+    if (r.args[i] == 0)
+        return "NULL";
+    if (!m || m->faulted)
+        return stracePointer(r.args[i]);
+    return straceQuote(m->bytes, limit, m->truncated);
+}
+
+std::string path(const SyscallRecord& r, std::size_t i) {
+    return memArg(r, i, std::numeric_limits<std::size_t>::max());
+}
+
+bool returned(const SyscallRecord& r) {
+    return r.retval && *r.retval >= 0;
+}
+
+std::string outBuffer(const SyscallRecord& r, std::size_t i, const StraceOptions& o) {
+    // Before return, or after a failure, strace has nothing to show but the address.
+    if (!returned(r))
+        return stracePointer(r.args[i]);
+    // Only the returned count of bytes is data, whatever the tracer copied.
+    const auto n = static_cast<std::size_t>(*r.retval);
+    if (r.mem[i] && !r.mem[i]->faulted && r.mem[i]->bytes.size() > n) {
+        SyscallRecord cut = r;
+        cut.mem[i]->bytes.resize(n);
+        return memArg(cut, i, o.string_limit);
+    }
+    return memArg(r, i, o.string_limit);
+}
+
+std::string openMode(std::uint64_t flags, std::uint64_t mode) {
+    const bool wants = (flags & O_CREAT) || ((flags & O_TMPFILE) == O_TMPFILE);
+    return wants ? ", " + straceMode(mode) : "";
+}
+
+std::string cloneArgs(const SyscallRecord& r) {
+    // x86-64: clone(flags, newsp, parent_tid, child_tid, tls)
+    const std::uint64_t flags = r.args[0];
+    std::string s =
+        fmt::format("child_stack={}, flags={}", stracePointer(r.args[1]), straceCloneFlags(flags));
+    if (flags & (CLONE_PARENT_SETTID | CLONE_PIDFD))
+        s += ", parent_tid=" + stracePointer(r.args[2]);
+    if (flags & CLONE_SETTLS)
+        s += ", tls=" + stracePointer(r.args[4]);
+    if (flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID))
+        s += ", child_tidptr=" + stracePointer(r.args[3]);
+    return s;
+}
+
+std::string execveArgs(const SyscallRecord& r, const StraceOptions& o) {
+    std::string s = path(r, 0) + ", ";
+    if (r.args[1] == 0) {
+        s += "NULL";
+    } else if (r.argv) {
+        s += '[';
+        for (std::size_t i = 0; i < r.argv->size(); ++i) {
+            if (i)
+                s += ", ";
+            if (i == o.string_limit) {
+                s += "...";
+                break;
+            }
+            s += straceQuote((*r.argv)[i], o.string_limit);
+        }
+        s += ']';
+    } else {
+        s += stracePointer(r.args[1]);
+    }
+    s += ", " + stracePointer(r.args[2]);
+    if (r.args[2] != 0 && r.envc)
+        s += fmt::format(" /* {} var{} */", *r.envc, *r.envc == 1 ? "" : "s");
+    return s;
+}
+
+// x86-64 syscalls without arguments, so they print "getppid()" even without metadata.
+bool isArgumentless(std::string_view n) {
+    static constexpr std::string_view kNames[] = {
+        "getpid",     "getppid",      "gettid",          "getuid", "geteuid", "getgid", "getegid",
+        "getpgrp",    "setsid",       "sched_yield",     "fork",   "vfork",   "pause",  "sync",
+        "munlockall", "inotify_init", "restart_syscall",
+    };
+    for (auto k : kNames)
+        if (k == n)
+            return true;
+    return false;
+}
+
+bool isIntType(const std::string& t) {
+    return t == "int" || t == "long" || t == "pid_t" || t == "off_t" || t == "loff_t" ||
+           t == "ssize_t" || t == "key_t" || t == "clockid_t" || t == "timer_t";
+}
+
+std::string genericArgs(const SyscallRecord& r, const SyscallInfo* info, const StraceOptions& o) {
+    std::string s;
+    const std::size_t n = info ? info->args.size() : 6;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i)
+            s += ", ";
+        if (!info) {
+            s += hexOrZero(r.args[i]);
+            continue;
+        }
+        const SyscallArg& a = info->args[i];
+        if (a.is_string)
+            s += memArg(r, i, o.string_limit);
+        else if (a.is_pointer)
+            s += stracePointer(r.args[i]);
+        else if (isIntType(a.type))
+            s += a.type == "int" || a.type == "pid_t" || a.type == "clockid_t"
+                     ? fmt::format("{}", asInt(r.args[i]))
+                     : fmt::format("{}", static_cast<std::int64_t>(r.args[i]));
+        else if (a.type.starts_with("unsigned") || a.type == "size_t" || a.type == "u32" ||
+                 a.type == "u64")
+            s += ulong(r.args[i]);
+        else
+            s += hexOrZero(r.args[i]);
+    }
+    return s;
+}
+
+std::string callArgs(const SyscallRecord& r, const SyscallInfo* info, const StraceOptions& o) {
+    const auto& a = r.args;
+    const std::string& n = r.name;
+    if (n == "openat")
+        return fmt::format("{}, {}, {}{}", straceDirFd(a[0]), path(r, 1), straceOpenFlags(a[2]),
+                           openMode(a[2], a[3]));
+    if (n == "open")
+        return fmt::format("{}, {}{}", path(r, 0), straceOpenFlags(a[1]), openMode(a[1], a[2]));
+    if (n == "creat")
+        return fmt::format("{}, {}", path(r, 0), straceMode(a[1]));
+    if (n == "read" || n == "pread64") {
+        std::string s = fmt::format("{}, {}, {}", fd(a[0]), outBuffer(r, 1, o), ulong(a[2]));
+        return n == "pread64" ? s + fmt::format(", {}", static_cast<std::int64_t>(a[3])) : s;
+    }
+    if (n == "write" || n == "pwrite64") {
+        std::string s =
+            fmt::format("{}, {}, {}", fd(a[0]), memArg(r, 1, o.string_limit), ulong(a[2]));
+        return n == "pwrite64" ? s + fmt::format(", {}", static_cast<std::int64_t>(a[3])) : s;
+    }
+    if (n == "close")
+        return fd(a[0]);
+    if (n == "mmap")
+        return fmt::format("{}, {}, {}, {}, {}, {}", stracePointer(a[0]), ulong(a[1]),
+                           straceMmapProt(a[2]), straceMmapFlags(a[3]), fd(a[4]), hexOrZero(a[5]));
+    if (n == "munmap")
+        return fmt::format("{}, {}", stracePointer(a[0]), ulong(a[1]));
+    if (n == "mprotect")
+        return fmt::format("{}, {}, {}", stracePointer(a[0]), ulong(a[1]), straceMmapProt(a[2]));
+    if (n == "clone")
+        return cloneArgs(r);
+    if (n == "execve")
+        return execveArgs(r, o);
+    if (!info && isArgumentless(n))
+        return "";
+    return genericArgs(r, info, o);
+}
+
+}  // namespace
+
+std::string straceQuote(std::string_view bytes, std::size_t limit, bool truncated) {
+    std::string out = "\"";
+    const std::size_t n = std::min(bytes.size(), limit);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto c = static_cast<unsigned char>(bytes[i]);
+        switch (c) {
+            case '"':
+                out += "\\\"";
+                continue;
+            case '\\':
+                out += "\\\\";
+                continue;
+            case '\t':
+                out += "\\t";
+                continue;
+            case '\n':
+                out += "\\n";
+                continue;
+            case '\v':
+                out += "\\v";
+                continue;
+            case '\f':
+                out += "\\f";
+                continue;
+            case '\r':
+                out += "\\r";
+                continue;
+            default:
+                break;
+        }
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+            continue;
+        }
+        // Shortest octal unless an octal digit follows, which would extend the escape.
+        const bool digit_follows = i + 1 < n && bytes[i + 1] >= '0' && bytes[i + 1] <= '7';
+        out += digit_follows ? fmt::format("\\{:03o}", c) : fmt::format("\\{:o}", c);
+    }
+    out += '"';
+    if (bytes.size() > limit || truncated)
+        out += "...";
+    return out;
+}
+
+std::string straceOpenFlags(std::uint64_t flags) {
+    std::string out;
+    const std::uint64_t acc = flags & O_ACCMODE;
+    out = acc == O_RDONLY   ? "O_RDONLY"
+          : acc == O_WRONLY ? "O_WRONLY"
+          : acc == O_RDWR   ? "O_RDWR"
+                            : "O_ACCMODE";
+    appendRest(out, appendFlags(out, flags & ~static_cast<std::uint64_t>(O_ACCMODE), kOpenFlags));
+    return out;
+}
+
+std::string straceMode(std::uint64_t mode) {
+    // strace: a leading 0, at least three digits ("000", "0644", "04755").
+    return fmt::format("0{:02o}", mode);
+}
+
+std::string straceMmapProt(std::uint64_t prot) {
+    if (prot == 0)
+        return "PROT_NONE";
+    std::string out;
+    appendRest(out, appendFlags(out, prot, kProt));
+    return out;
+}
+
+std::string straceMmapFlags(std::uint64_t flags) {
+    std::string out;
+    switch (flags & MAP_TYPE) {
+        case 0:
+            out = "MAP_FILE";
+            break;
+        case MAP_SHARED:
+            out = "MAP_SHARED";
+            break;
+        case MAP_PRIVATE:
+            out = "MAP_PRIVATE";
+            break;
+        case MAP_SHARED_VALIDATE:
+            out = "MAP_SHARED_VALIDATE";
+            break;
+        default:
+            out = fmt::format("{:#x}", flags & MAP_TYPE);
+    }
+    std::uint64_t rest = appendFlags(out, flags & ~static_cast<std::uint64_t>(MAP_TYPE), kMapFlags);
+    const std::uint64_t huge = (rest >> MAP_HUGE_SHIFT) & MAP_HUGE_MASK;
+    rest &= ~(static_cast<std::uint64_t>(MAP_HUGE_MASK) << MAP_HUGE_SHIFT);
+    appendRest(out, rest);
+    if (huge != 0)
+        out += fmt::format("|{}<<MAP_HUGE_SHIFT", huge);
+    return out;
+}
+
+std::string straceCloneFlags(std::uint64_t flags) {
+    std::string out;
+    const int sig = static_cast<int>(flags & CSIGNAL);
+    appendRest(out, appendFlags(out, flags & ~static_cast<std::uint64_t>(CSIGNAL), kCloneFlags));
+    if (sig != 0) {
+        if (!out.empty())
+            out += '|';
+        const char* name = signalName(sig);
+        out += name ? fmt::format("SIG{}", name) : fmt::format("{}", sig);
+    }
+    return out.empty() ? "0" : out;
+}
+
+std::string straceDirFd(std::uint64_t v) {
+    return asInt(v) == AT_FDCWD ? "AT_FDCWD" : fd(v);
+}
+
+std::string stracePointer(std::uint64_t p) {
+    return p == 0 ? "NULL" : fmt::format("{:#x}", p);
+}
+
+std::string straceReturn(std::string_view syscall, std::optional<std::int64_t> retval) {
+    if (!retval)
+        return "= ?";
+    const std::int64_t v = *retval;
+    if (v < 0 && v >= -4095) {
+        const int err = static_cast<int>(-v);
+        const std::string_view name = errnoName(err);
+        const bool internal = err >= 512 && err <= 516;
+        return fmt::format("= {} {} ({})", internal ? "?" : "-1",
+                           name.empty() ? fmt::format("errno {}", err) : std::string(name),
+                           errnoDescription(err));
+    }
+    if (syscall == "mmap" || syscall == "brk" || syscall == "mremap" || syscall == "shmat")
+        return "= " + hexOrZero(static_cast<std::uint64_t>(v));
+    return fmt::format("= {}", v);
+}
+
+std::string formatSyscall(const SyscallRecord& rec, const SyscallInfo* info,
+                          const StraceOptions& opts) {
+    std::string call = fmt::format("{}({})", rec.name, callArgs(rec, info, opts));
+    const std::string ret = straceReturn(rec.name, rec.retval);
+    // strace pads the call to 40 columns, then "= ..."; longer calls get one space.
+    constexpr std::size_t kColumn = 40;
+    if (opts.align && call.size() < kColumn)
+        call.resize(kColumn, ' ');
+    else
+        call += ' ';
+    return call + ret;
+}
+
+std::vector<SyscallMemHint> syscallMemHints(std::string_view n, const SyscallInfo* info) {
+    using K = SyscallMemHint::Kind;
+    if (n == "openat")
+        return {{1, K::Path, 0}};
+    if (n == "open" || n == "creat" || n == "execve")
+        return {{0, K::Path, 0}};
+    if (n == "read" || n == "pread64")
+        return {{1, K::OutBuffer, 0}};
+    if (n == "write" || n == "pwrite64")
+        return {{1, K::InBuffer, 2}};
+    if (n == "close" || n == "mmap" || n == "munmap" || n == "mprotect" || n == "clone")
+        return {};
+    std::vector<SyscallMemHint> hints;
+    if (info)
+        for (std::size_t i = 0; i < info->args.size(); ++i)
+            if (info->args[i].is_string)
+                hints.push_back({i, K::Path, 0});
+    return hints;
+}
+
+}  // namespace probectl

@@ -1,0 +1,126 @@
+#include "probectl/event_json.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+using namespace probectl;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+FetchedValue value(std::string name, FetchType t, std::uint64_t raw) {
+    FetchedValue v;
+    v.name = std::move(name);
+    v.type = t;
+    v.raw = raw;
+    return v;
+}
+
+DecodedEvent openatEvent() {
+    DecodedEvent e;
+    e.timestamp_ns = 123456789;
+    e.cpu = 1;
+    e.pid = 100;
+    e.tid = 101;
+    e.comm = "cat";
+    e.probe = "syscall:openat";
+    e.probe_id = 7;
+    e.ip = 0xffffffff81234560;
+    e.values.push_back(value("dfd", FetchType::S32, 0xffffff9c));
+    FetchedValue path;
+    path.name = "path";
+    path.type = FetchType::Ustring;
+    path.str = "/etc/passwd";
+    e.values.push_back(path);
+    e.values.push_back(value("flags", FetchType::X32, 0x80000));
+    e.values.push_back(value("mode", FetchType::U16, 0644));
+    e.retval = 3;
+    e.latency_ns = 2500;
+    e.syscall = "openat(AT_FDCWD, \"/etc/passwd\", O_RDONLY|O_CLOEXEC) = 3";
+    return e;
+}
+
+}  // namespace
+
+TEST(EventJson, EventSchema) {
+    const json j = eventToJson(openatEvent());
+    EXPECT_EQ(toJsonLine(j),
+              "{\"type\":\"event\",\"ts_ns\":123456789,\"cpu\":1,\"pid\":100,\"tid\":101,"
+              "\"comm\":\"cat\",\"probe\":\"syscall:openat\",\"probe_id\":7,"
+              "\"ip\":\"0xffffffff81234560\",\"args\":{\"dfd\":-100,\"path\":\"/etc/passwd\","
+              "\"flags\":\"0x80000\",\"mode\":420},\"retval\":3,\"latency_ns\":2500,"
+              "\"syscall\":\"openat(AT_FDCWD, \\\"/etc/passwd\\\", O_RDONLY|O_CLOEXEC) = 3\"}");
+}
+
+TEST(EventJson, FaultIsNullAndListedNeverEmpty) {
+    DecodedEvent e = openatEvent();
+    e.values[1].faulted = true;
+    e.values[1].str.clear();
+    e.values[3].faulted = true;
+    const json j = eventToJson(e);
+    EXPECT_TRUE(j["args"]["path"].is_null());
+    EXPECT_TRUE(j["args"]["mode"].is_null());
+    EXPECT_EQ(j["faults"], json::array({"path", "mode"}));
+    EXPECT_FALSE(j.contains("truncated"));
+    // The line shows null, not "" or 0.
+    EXPECT_THAT(toJsonLine(j), ::testing::HasSubstr("\"path\":null"));
+}
+
+TEST(EventJson, TruncatedArraysAndWidths) {
+    DecodedEvent e;
+    FetchedValue s;
+    s.name = "s";
+    s.type = FetchType::String;
+    s.str = "abc";
+    s.truncated = true;
+    e.values.push_back(s);
+    FetchedValue a;
+    a.name = "a";
+    a.type = FetchType::S8;
+    a.array_len = 3;
+    a.array = {1, 0xff, 0x80};
+    e.values.push_back(a);
+    FetchedValue x;
+    x.name = "x";
+    x.type = FetchType::X8;
+    x.array_len = 2;
+    x.array = {0x0f, 0xf0};
+    e.values.push_back(x);
+    e.values.push_back(value("big", FetchType::U64, ~0ull));
+    e.values.push_back(value("neg", FetchType::S64, ~0ull));
+    const json j = eventToJson(e);
+    EXPECT_EQ(j["truncated"], json::array({"s"}));
+    EXPECT_EQ(j["args"]["a"], json::array({1, -1, -128}));
+    EXPECT_EQ(j["args"]["x"], json::array({"0xf", "0xf0"}));
+    EXPECT_EQ(j["args"]["big"].get<std::uint64_t>(), ~0ull);
+    EXPECT_EQ(j["args"]["neg"].get<std::int64_t>(), -1);
+    EXPECT_FALSE(j.contains("retval"));
+    EXPECT_FALSE(j.contains("syscall"));
+    EXPECT_FALSE(j.contains("faults"));
+}
+
+TEST(EventJson, NoArgsNoArgsKey) {
+    DecodedEvent e;
+    EXPECT_FALSE(eventToJson(e).contains("args"));
+}
+
+TEST(EventJson, InvalidUtf8IsReplacedNotThrown) {
+    DecodedEvent e;
+    FetchedValue s;
+    s.name = "s";
+    s.type = FetchType::Ustring;
+    s.str =
+        "a\xff"
+        "b";
+    e.values.push_back(s);
+    EXPECT_THAT(toJsonLine(eventToJson(e)), ::testing::HasSubstr("\"s\":\"a\xef\xbf\xbd"
+                                                                 "b\""));
+}
+
+TEST(EventJson, Summary) {
+    const json j = summaryToJson({{1, "syscall:openat", 10, 8, 2, 0, 5}}, 3);
+    EXPECT_EQ(toJsonLine(j),
+              "{\"type\":\"summary\",\"probes\":[{\"id\":1,\"probe\":\"syscall:openat\","
+              "\"hits\":10,\"delivered\":8,\"dropped\":2,\"nmissed\":0,\"filtered\":5}],"
+              "\"lost\":3}");
+}

@@ -241,3 +241,26 @@ TEST(FetchSpec, ListErrorsCarryTheWholeInput) {
     EXPECT_THAT(m.error().message, HasSubstr("too many fetch arguments (max 16)"));
     EXPECT_EQ(m.error().column, 2u + 5u * kFetchMaxArgs);
 }
+
+// Arbitrary input never crashes the parser, and every error points inside the input (or just
+// past its end).
+TEST(FetchSpec, ArbitraryInputGivesColumnsInRange) {
+    const std::string alphabet = "$%+-u()0x19:[]=a_\\ \targstckrtvlomdpiu8s6x";
+    std::uint32_t seed = 12345;
+    auto rnd = [&] {
+        seed = seed * 1103515245u + 12345u;
+        return (seed >> 16) & 0x7fff;
+    };
+    for (int n = 0; n < 5000; ++n) {
+        std::string s;
+        const std::size_t len = rnd() % 24;
+        for (std::size_t i = 0; i < len; ++i)
+            s += alphabet[rnd() % alphabet.size()];
+        auto r = parseFetchArgs(s);
+        if (!r.ok()) {
+            EXPECT_GE(r.error().column, 1u) << s;
+            EXPECT_LE(r.error().column, s.size() + 1) << s;
+            EXPECT_FALSE(r.error().message.empty()) << s;
+        }
+    }
+}

@@ -283,3 +283,30 @@ TEST(FilterExpr, ValidatorRejectsCraftedPrograms) {
         deep.insns.push_back(ok);
     EXPECT_THAT(why(deep), HasSubstr("insn 8: stack deeper than 8"));
 }
+
+TEST(FilterExpr, ArbitraryInputGivesColumnsInRange) {
+    const std::string alphabet = "fdpathn$comm &|!=<>~()\"\\x0123-9 buf";
+    std::uint32_t seed = 99;
+    auto rnd = [&] {
+        seed = seed * 1103515245u + 12345u;
+        return (seed >> 16) & 0x7fff;
+    };
+    for (int n = 0; n < 5000; ++n) {
+        std::string s;
+        const std::size_t len = rnd() % 24;
+        for (std::size_t i = 0; i < len; ++i)
+            s += alphabet[rnd() % alphabet.size()];
+        auto r = parseFilter(s, args());
+        if (r.ok()) {
+            // Whatever parses also compiles or fails with a limit message, never crashes.
+            auto p = compileFilter(**r);
+            if (p.ok()) {
+                const bool is_string[6] = {false, true, false, false, false, false};
+                EXPECT_TRUE(validateFilterProgram(*p, is_string).ok()) << s;
+            }
+        } else {
+            EXPECT_GE(r.error().column, 1u) << s;
+            EXPECT_LE(r.error().column, s.size() + 1) << s;
+        }
+    }
+}

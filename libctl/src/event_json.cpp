@@ -8,13 +8,10 @@ namespace probectl {
 namespace {
 
 nlohmann::ordered_json integer(FetchType t, std::uint64_t raw) {
-    const unsigned width = fetchTypeSize(t);
     if (isHexType(t))
         return fmt::format("{:#x}", raw);
-    if (isSignedType(t)) {
-        const unsigned shift = 64 - width * 8;
-        return static_cast<std::int64_t>(raw << shift) >> shift;
-    }
+    if (isSignedType(t))
+        return fetchedSigned(t, raw);
     return raw;
 }
 

@@ -37,21 +37,9 @@
 #include <string>
 #include <vector>
 
-#include "probectl/fetch_spec.hpp"
+#include "probectl/fetched_value.hpp"
 
 namespace probectl {
-
-// One fetched value, decoded from a record.
-struct FetchedValue {
-    std::string name;
-    FetchType type = FetchType::X64;
-    std::uint32_t array_len = 0;       // 0: scalar
-    std::uint64_t raw = 0;             // integer scalars: the stored bytes, zero-extended
-    std::vector<std::uint64_t> array;  // arrays: each element zero-extended
-    std::string str;                   // string types
-    bool truncated = false;            // string stopped at the fetch bound
-    bool faulted = false;              // the read faulted: no value
-};
 
 struct DecodedEvent {
     std::uint64_t timestamp_ns = 0;

@@ -17,11 +17,82 @@ std::string_view toString(SpecKind kind) {
             return "kretprobe";
         case SpecKind::Syscall:
             return "syscall";
+        case SpecKind::Uprobe:
+            return "uprobe";
+        case SpecKind::Uretprobe:
+            return "uretprobe";
+        case SpecKind::Usdt:
+            return "usdt";
     }
     return "unknown";
 }
 
+bool isUserSpace(SpecKind kind) {
+    return kind == SpecKind::Uprobe || kind == SpecKind::Uretprobe || kind == SpecKind::Usdt;
+}
+
+std::string_view toString(UserAddrKind kind) {
+    switch (kind) {
+        case UserAddrKind::None:
+            return "";
+        case UserAddrKind::FileOffset:
+            return "file offset";
+        case UserAddrKind::ElfAddress:
+            return "ELF address";
+        case UserAddrKind::ProcessAddress:
+            return "process address";
+    }
+    return "";
+}
+
+namespace {
+
+bool isUserSymbolChar(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '$' || c == '@';
+}
+
+// A field as the grammar reads it back: bare when `bare_ok`, else in the quote it lacks.
+std::string quoteField(const std::string& v, bool bare_ok) {
+    if (bare_ok && !v.empty())
+        return v;
+    const char q = v.find('\'') == std::string::npos ? '\'' : '"';
+    return q + v + q;
+}
+
+std::string userStr(const ProbeSpec& p) {
+    const bool path_bare = p.path.find_first_of(":'\" \t") == std::string::npos;
+    std::string s = fmt::format("{}:{}:", toString(p.kind), quoteField(p.path, path_bare));
+    if (p.kind == SpecKind::Usdt) {
+        if (!p.provider.empty())
+            s += p.provider + ':';
+        return s + p.usdt_name;
+    }
+    if (p.has_addr) {
+        const char* mark = "";
+        if (p.user_addr == UserAddrKind::ProcessAddress)
+            mark = "va=";
+        else if (p.user_addr == UserAddrKind::ElfAddress)
+            mark = "elf=";
+        else if (p.user_addr_marked)
+            mark = "off=";
+        return s + fmt::format("{}{:#x}", mark, p.addr);
+    }
+    bool sym_bare =
+        !p.symbol.empty() && !(p.symbol[0] >= '0' && p.symbol[0] <= '9') && p.symbol[0] != '@';
+    for (char c : p.symbol)
+        sym_bare = sym_bare && isUserSymbolChar(c);
+    s += quoteField(p.symbol, sym_bare);
+    if (p.offset != 0)
+        s += fmt::format("+{:#x}", p.offset);
+    return s;
+}
+
+}  // namespace
+
 std::string ProbeSpec::str() const {
+    if (isUserSpace(kind))
+        return userStr(*this);
     std::string s{toString(kind)};
     s += ':';
     if (has_addr)
@@ -86,14 +157,27 @@ class Parser {
             spec.kind = SpecKind::Kretprobe;
         else if (type == "syscall")
             spec.kind = SpecKind::Syscall;
-        else if (type == "uprobe" || type == "uretprobe" || type == "usdt" || type == "tracepoint")
+        else if (type == "uprobe")
+            spec.kind = SpecKind::Uprobe;
+        else if (type == "uretprobe")
+            spec.kind = SpecKind::Uretprobe;
+        else if (type == "usdt")
+            spec.kind = SpecKind::Usdt;
+        else if (type == "tracepoint")
             return fail(
                 0, fmt::format("'{}' probes are not supported by this kernel module yet", type));
         else
-            return fail(0, fmt::format("unknown probe type '{}' (expected kprobe, kretprobe or "
-                                       "syscall)",
+            return fail(0, fmt::format("unknown probe type '{}' (expected kprobe, kretprobe, "
+                                       "syscall, uprobe, uretprobe or usdt)",
                                        type));
         pos_ = colon + 1;
+        if (isUserSpace(spec.kind)) {
+            if (auto r = parseUser(spec); !r.ok())
+                return r.error();
+            if (auto r = trailing(); !r.ok())
+                return r.error();
+            return spec;
+        }
         const std::string_view kind = toString(spec.kind);
 
         if (atEnd())
@@ -144,20 +228,189 @@ class Parser {
             spec.offset = static_cast<std::uint32_t>(*v);
         }
 
-        if (!atEnd()) {
-            const char c = peek();
-            if ((c == ' ' || c == '\t') && looksLikeFetchArg(pos_))
-                return fail(pos_,
-                            "fetch arguments (NAME=SOURCE) are not supported by protocol "
-                            "version 1; records carry the six argument registers");
-            if (c == ' ' || c == '\t')
-                return fail(pos_, "unexpected space after the location");
-            return fail(pos_, fmt::format("unexpected '{}' after the location", c));
-        }
+        if (auto r = trailing(); !r.ok())
+            return r.error();
         return spec;
     }
 
   private:
+    // Whatever follows a complete location is an error; say which kind.
+    Result<void, SpecError> trailing() const {
+        if (atEnd())
+            return {};
+        const char c = peek();
+        if ((c == ' ' || c == '\t') && looksLikeFetchArg(pos_))
+            return fail(pos_,
+                        "fetch arguments (NAME=SOURCE) are not supported by protocol "
+                        "version 1; records carry the six argument registers");
+        if (c == ' ' || c == '\t')
+            return fail(pos_, "unexpected space after the location");
+        return fail(pos_, fmt::format("unexpected '{}' after the location", c));
+    }
+
+    // A quoted field at pos_ ('...' or "..."): its text, pos_ after the closing quote.
+    Result<std::string, SpecError> quoted(std::string_view what) {
+        const char q = peek();
+        const std::size_t open = pos_;
+        const std::size_t close = s_.find(q, open + 1);
+        if (close == std::string_view::npos)
+            return fail(open, fmt::format("unterminated {} quote in {} (no closing {})",
+                                          q == '\'' ? "single" : "double", what, q));
+        if (close == open + 1)
+            return fail(open, fmt::format("empty {}", what));
+        pos_ = close + 1;
+        return std::string(s_.substr(open + 1, close - open - 1));
+    }
+
+    bool atQuote() const { return !atEnd() && (peek() == '\'' || peek() == '"'); }
+
+    // Expects ':' at pos_ after `after`, then a non-empty rest.
+    Result<void, SpecError> colonThen(std::string_view after, std::string_view expected) {
+        if (atEnd())
+            return fail(pos_, fmt::format("expected ':' and {} after {}", expected, after));
+        if (peek() != ':')
+            return fail(pos_, fmt::format("expected ':' after {}, got '{}'", after, peek()));
+        ++pos_;
+        if (atEnd())
+            return fail(pos_, fmt::format("expected {} after ':'", expected));
+        return {};
+    }
+
+    // PATH ':' ( location | [PROVIDER ':'] NAME ), pos_ just after "uprobe:" etc.
+    Result<void, SpecError> parseUser(ProbeSpec& spec) {
+        const std::string_view kind = toString(spec.kind);
+        if (atEnd())
+            return fail(pos_,
+                        fmt::format("expected PATH after '{}:' (a file path or a library name "
+                                    "such as libc)",
+                                    kind));
+        if (atQuote()) {
+            auto q = quoted("PATH");
+            if (!q.ok())
+                return std::move(q).error();
+            spec.path = std::move(*q);
+        } else {
+            const std::size_t start = pos_;
+            while (!atEnd() && peek() != ':') {
+                if (peek() == ' ' || peek() == '\t')
+                    return fail(pos_, "unexpected space in PATH (quote a path that has one)");
+                ++pos_;
+            }
+            if (pos_ == start)
+                return fail(start, fmt::format("empty PATH after '{}:'", kind));
+            spec.path = std::string(s_.substr(start, pos_ - start));
+        }
+        if (spec.kind == SpecKind::Usdt)
+            return parseUsdt(spec);
+        auto c = colonThen("PATH", "a symbol, 0xFILEOFFSET, off=N, elf=N or va=N");
+        if (!c.ok())
+            return c;
+        return parseUserLocation(spec);
+    }
+
+    Result<void, SpecError> parseUsdt(ProbeSpec& spec) {
+        auto c = colonThen("PATH", "PROVIDER:NAME or NAME");
+        if (!c.ok())
+            return c;
+        auto ident = [&](std::string_view what) -> Result<std::string, SpecError> {
+            const std::size_t start = pos_;
+            while (!atEnd() && (isSymbolChar(peek()) && peek() != '$'))
+                ++pos_;
+            if (pos_ == start)
+                return fail(pos_, fmt::format("expected a USDT {} ([A-Za-z0-9_.]), got '{}'", what,
+                                              peek()));
+            return std::string(s_.substr(start, pos_ - start));
+        };
+        auto first = ident("provider or name");
+        if (!first.ok())
+            return std::move(first).error();
+        if (!atEnd() && peek() == ':') {
+            ++pos_;
+            if (atEnd())
+                return fail(pos_, "expected the probe NAME after PROVIDER:");
+            auto name = ident("probe name");
+            if (!name.ok())
+                return std::move(name).error();
+            spec.provider = std::move(*first);
+            spec.usdt_name = std::move(*name);
+        } else {
+            spec.usdt_name = std::move(*first);
+        }
+        return {};
+    }
+
+    Result<void, SpecError> parseUserLocation(ProbeSpec& spec) {
+        const std::size_t start = pos_;
+        // off=, elf=, va=: explicit address kinds. '=' never occurs in a symbol, so no name
+        // is shadowed by these markers.
+        struct Marker {
+            std::string_view text;
+            UserAddrKind kind;
+        };
+        for (const Marker m :
+             {Marker{"off=", UserAddrKind::FileOffset}, Marker{"elf=", UserAddrKind::ElfAddress},
+              Marker{"va=", UserAddrKind::ProcessAddress}}) {
+            if (s_.substr(pos_).starts_with(m.text)) {
+                pos_ += m.text.size();
+                if (atEnd())
+                    return fail(pos_, fmt::format("expected a number after '{}'", m.text));
+                return userNumber(spec, m.kind, true);
+            }
+        }
+        if (peekHexPrefix())
+            return userNumber(spec, UserAddrKind::FileOffset, false);
+        if (atQuote()) {
+            auto q = quoted("symbol");
+            if (!q.ok())
+                return std::move(q).error();
+            spec.symbol = std::move(*q);
+        } else {
+            if (!isSymbolStart(peek()) && peek() != '$')
+                return fail(pos_, fmt::format("expected a symbol, 0xFILEOFFSET, off=N, elf=N or "
+                                              "va=N, got '{}'",
+                                              peek()));
+            while (!atEnd() && isUserSymbolChar(peek()))
+                ++pos_;
+            if (!atEnd() && (peek() == ':' || peek() == '(' || peek() == '<'))
+                return fail(pos_, fmt::format("'{}' in a symbol: quote C++ names, e.g. "
+                                              "{}:{}:'ns::f(int)'",
+                                              peek(), toString(spec.kind), spec.path));
+            if (!atEnd() && peek() == '=')
+                return fail(start, fmt::format("unknown address marker '{}' (off=, elf= or va=)",
+                                               s_.substr(start, pos_ - start + 1)));
+            spec.symbol = std::string(s_.substr(start, pos_ - start));
+        }
+        if (!atEnd() && peek() == '+') {
+            if (spec.kind == SpecKind::Uretprobe)
+                return fail(pos_, "uretprobe: probes the function's return; it takes no +OFFSET");
+            ++pos_;
+            if (atEnd())
+                return fail(pos_, "expected an offset after '+' (decimal or 0x hex)");
+            auto v = number(std::numeric_limits<std::uint32_t>::max(), "offset");
+            if (!v.ok())
+                return std::move(v).error();
+            spec.offset = static_cast<std::uint32_t>(*v);
+        }
+        return {};
+    }
+
+    Result<void, SpecError> userNumber(ProbeSpec& spec, UserAddrKind kind, bool marked) {
+        const std::size_t start = pos_;
+        auto v = number(std::numeric_limits<std::uint64_t>::max(),
+                        kind == UserAddrKind::FileOffset ? "file offset" : "address");
+        if (!v.ok())
+            return std::move(v).error();
+        if (*v == 0 && kind != UserAddrKind::FileOffset)
+            return fail(start, "address 0 cannot be probed");
+        if (!atEnd() && peek() == '+')
+            return fail(pos_, "an address takes no +OFFSET: add it to the address");
+        spec.addr = *v;
+        spec.has_addr = true;
+        spec.user_addr = kind;
+        spec.user_addr_marked = marked;
+        return {};
+    }
+
     // Whitespace at `i` followed by NAME=...: what a fetch argument looks like.
     bool looksLikeFetchArg(std::size_t i) const {
         while (i < s_.size() && (s_[i] == ' ' || s_[i] == '\t'))

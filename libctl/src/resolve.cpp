@@ -32,6 +32,14 @@ std::uint64_t functionSize(const KernelSymbols& ks, const KernelSymbol& sym) {
 }  // namespace
 
 Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
+    // A user-space function may share its name with a kernel one (memcpy): never let a
+    // uprobe spec become a kprobe.
+    if (isUserSpace(spec.kind))
+        return withSpec(spec, makeError(EINVAL, fmt::format("{} specs name a location in a "
+                                                            "user-space file; they are resolved "
+                                                            "by resolveUserSpec, not against "
+                                                            "kernel symbols",
+                                                            toString(spec.kind))));
     Resolution r;
     r.request.kind = spec.kind == SpecKind::Kretprobe ? ProbeKind::Kretprobe : ProbeKind::Kprobe;
     r.request.maxactive = spec.maxactive;

@@ -108,9 +108,14 @@ TEST(CommandTable, HelpOptionsOfEachCommand) {
         EXPECT_EQ(r.rc, kExitOk) << name;
         return r.out.substr(r.out.find("Options:\n"));
     };
-    EXPECT_EQ(options("resolve"), help + symbol_sources + "\n");
+    EXPECT_EQ(options("resolve"),
+              help + symbol_sources +
+                  "  -p [ --pid ] PID                      user-space specs: find PATH and va= \n"
+                  "                                        addresses in process PID\n\n");
     EXPECT_EQ(options("symbols"),
               help + "  -f [ --functions ]                    only functions (text symbols)\n" +
+                  "  -p [ --pid ] PID                      PATH[:GLOB]: find PATH as process PID \n"
+                  "                                        sees it\n" +
                   symbol_sources + "\n");
     for (const char* name : {"list", "enable", "disable"})
         EXPECT_EQ(options(name), "Options:\n  -h [ --help ]         show this help\n\n") << name;

@@ -94,30 +94,59 @@ Example:
 )";
 
 const char* const kResolveHelp =
-    R"(Usage: probectl resolve SPEC [--kallsyms FILE] [--blacklist FILE]
+    R"(Usage: probectl resolve SPEC [--kallsyms FILE] [--blacklist FILE] [-p PID]
 
 Shows what SPEC points at without adding anything: symbol, module, address, what
 would be registered, and whether it can be probed, and if not why (unknown symbol,
 with suggestions; several functions of that name; kprobes blacklist; not a
 function). Exit status 1 when it cannot be probed.
 
+For user-space specs it shows the file the kernel will open, the FILE OFFSET of
+the probed instruction (what a uprobe is registered at), the function, its ELF
+address (as readelf/objdump print it), a USDT probe's semaphore offset and
+decoded arguments, and each step of the computation. No kernel module needed.
+  uprobe:PATH:FUNCTION[+OFF]  uretprobe:PATH:FUNCTION  usdt:PATH:[PROVIDER:]NAME
+  uprobe:PATH:0xN or off=N    N is a file offset in PATH
+  uprobe:PATH:elf=N           N is an ELF address (readelf -s, nm, objdump)
+  uprobe:PATH:va=N            N is an address in the running process -p PID
+PATH is a file path or a library name (libc, libssl.so.3), found like the
+dynamic linker does; with -p, as that process sees it (its mappings, its mount
+namespace). With -p a bare 0xN is refused as ambiguous: write off= or va=.
+Quote C++ names and paths with ':' inside the spec: uprobe:/bin/x:'ns::f(int)'.
+
 Examples:
   sudo probectl resolve syscall:execve
   sudo probectl resolve kprobe:do_sys_openat2+0x10
   sudo probectl resolve kprobe:0xffffffff81234560
+  probectl resolve uprobe:libc:malloc
+  probectl resolve "uretprobe:/usr/bin/prog:'ns::parse(char const*)'"
+  probectl resolve usdt:/usr/bin/python3:python:function__entry
+  sudo probectl resolve uprobe:libc:va=0x7f3a5c29e930 -p 1234
 )";
 
 const char* const kSymbolsHelp =
     R"(Usage: probectl symbols GLOB [-f] [--kallsyms FILE] [--blacklist FILE]
+       probectl symbols PATH[:GLOB] [-p PID]
 
 Lists kernel symbols whose name matches GLOB (* ? [..]; a bare word matches as a
 substring, like grep): address, kallsyms type letter, kind (function/data/...),
 module, and whether a kprobe can go there. Addresses need root (kptr_restrict).
 
+With PATH (an argument with a '/' or a ':'; a library name such as libc needs
+the colon: 'libc:'), lists that binary's functions matching GLOB (all without
+one), demangled: ELF address (as readelf prints it), size, FILE OFFSET (what a
+uprobe registers), type (FUNC, or IFUNC: a resolver, not the function), binding
+and source file of local functions; then its USDT probes: provider:name, file
+offset, semaphore file offset, decoded arguments. No kernel module needed.
+
 Examples:
   sudo probectl symbols 'sys_getppid*'
   sudo probectl symbols -f '*openat*'
   probectl symbols ext4_file_read --kallsyms saved-kallsyms.txt
+  probectl symbols 'libc:mall*'
+  probectl symbols /usr/bin/python3:
+  probectl symbols '/usr/bin/prog:ns::*'
+  sudo probectl symbols libssl.so.3:SSL_write -p 1234
 )";
 
 }  // namespace
@@ -138,7 +167,7 @@ const std::vector<Command>& commands() {
          [] { return probeIdOptionsDescription(); }, runDisable},
         {"resolve", "show what a spec points at and whether it can be probed", kResolveHelp,
          [] { return resolveOptionsDescription(); }, runResolve},
-        {"symbols", "list kernel symbols matching a glob", kSymbolsHelp,
+        {"symbols", "list kernel symbols, or a binary's functions and USDT probes", kSymbolsHelp,
          [] { return symbolsOptionsDescription(); }, runSymbols},
     };
     return table;

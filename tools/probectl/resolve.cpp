@@ -1,10 +1,12 @@
 // probectl resolve: what a spec points at and whether the kernel will accept it, without
 // adding anything (a dry run of the userspace half of `add`).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <ostream>
 
 #include "probectl/kernel_symbols.hpp"
+#include "probectl/user_target.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
 
@@ -14,7 +16,63 @@ namespace probectl::cli {
 
 namespace {
 constexpr const char* kCmd = "resolve";
+
+// uprobe/uretprobe/usdt: ELF resolution only, no kallsyms and no kernel.
+int resolveUser(const ResolveOptions& o, Io& io) {
+    auto row = [&](std::string_view k, const std::string& v) {
+        io.out << fmt::format("{:<14}{}\n", k, v);
+    };
+    row("spec:", o.spec.text);
+    row("kind:", std::string(toString(o.spec.kind)));
+    UserResolveOptions uo;
+    uo.pid = static_cast<pid_t>(o.pid);
+    auto all = resolveUserSpecAll(o.spec, uo);
+    if (!all) {
+        row("probe-able:", "no");
+        row("why:", all.error().message);
+        return kExitRuntime;
+    }
+    for (std::size_t i = 0; i < all->size(); ++i) {
+        const UserTarget& t = (*all)[i];
+        if (all->size() > 1)
+            row("site:", fmt::format("{} of {}", i + 1, all->size()));
+        row("file:",
+            t.path == t.file ? t.path : fmt::format("{} ({} in pid {})", t.path, t.file, o.pid));
+        if (t.kind == SpecKind::Usdt)
+            row("usdt:", fmt::format("{}:{}", t.usdt_provider, t.usdt_name));
+        row("symbol:", t.symbol.empty()  ? std::string("(none)")
+                       : t.symbol_offset ? fmt::format("{}+{:#x}", t.symbol, t.symbol_offset)
+                                         : t.symbol);
+        row("ELF address:", fmt::format("{:#x}", t.vaddr));
+        row("file offset:", fmt::format("{:#x}", t.file_offset));
+        if (t.kind == SpecKind::Usdt) {
+            row("semaphore:", t.ref_ctr_offset ? fmt::format("file offset {:#x} (ref_ctr_offset)",
+                                                             t.ref_ctr_offset)
+                                               : std::string("none"));
+            std::vector<std::string> args;
+            for (const auto& a : t.usdt_args)
+                args.push_back(fmt::format("{} ({})", a.str(), a.text));
+            row("args:",
+                args.empty() ? std::string("none") : fmt::format("{}", fmt::join(args, ", ")));
+        }
+        row("registers:",
+            fmt::format(
+                "{} {}:{:#x}{}", t.is_return ? "uretprobe" : "uprobe", t.path, t.file_offset,
+                t.ref_ctr_offset ? fmt::format(" ref_ctr_offset {:#x}", t.ref_ctr_offset) : ""));
+        std::string_view how = t.how;
+        bool first = true;
+        while (!how.empty()) {
+            const auto nl = how.find('\n');
+            row(first ? "how:" : "", std::string(how.substr(0, nl)));
+            first = false;
+            how.remove_prefix(nl == std::string_view::npos ? how.size() : nl + 1);
+        }
+    }
+    row("probe-able:", "yes as far as userspace can tell (the kernel checks the instruction)");
+    return kExitOk;
 }
+
+}  // namespace
 
 std::string probeableVerdict(const Resolution& res, bool blacklist_read) {
     // Userspace cannot decode instructions: a location inside a function may split one, and
@@ -36,18 +94,31 @@ po::options_description resolveOptionsDescription(ResolveOptions* o) {
     po::options_description d("Options");
     d.add_options()("help,h", "show this help");
     addSymbolSourceOptions(d, o ? &o->kallsyms : nullptr, o ? &o->blacklist : nullptr);
+    d.add_options()(
+        "pid,p",
+        boost::program_options::value<std::uint32_t>(o ? &o->pid : nullptr)->value_name("PID"),
+        "user-space specs: find PATH and va= addresses in process PID");
     return d;
 }
 
 Parsed<ResolveOptions> parseResolveOptions(const std::vector<std::string>& args) {
     po::variables_map vm;
-    return parseSpecOptions(kCmd, args, resolveOptionsDescription, vm);
+    auto o = parseSpecOptions(kCmd, args, resolveOptionsDescription, vm);
+    if (o && !o->help && vm.count("pid")) {
+        if (o->pid == 0)
+            return UsageError{"-p takes a process id (> 0)"};
+        if (!isUserSpace(o->spec.kind))
+            return UsageError{"-p applies to uprobe:, uretprobe: and usdt: specs"};
+    }
+    return o;
 }
 
 int runResolve(const std::vector<std::string>& args, Io& io) {
     auto o = parseResolveOptions(args);
     if (auto rc = parsedExit(io, kCmd, o))
         return *rc;
+    if (isUserSpace(o->spec.kind))
+        return resolveUser(*o, io);
     auto ks = KernelSymbols::load(o->kallsyms, o->blacklist);
     if (!ks)
         return runtimeError(io, kCmd, ks.error());

@@ -78,6 +78,7 @@ int runDisable(const std::vector<std::string>& args, Io& io);
 struct ResolveOptions {
     ProbeSpec spec;
     std::uint32_t maxactive = 0;
+    std::uint32_t pid = 0;  // -p PID: resolve a user-space spec as that process sees files
     std::string kallsyms = "/proc/kallsyms";
     std::string blacklist = "/sys/kernel/debug/kprobes/blacklist";
     bool help = false;
@@ -93,6 +94,10 @@ std::string probeableVerdict(const Resolution& res, bool blacklist_read);
 // symbols.cpp
 struct SymbolsOptions {
     std::string glob;
+    // PATH of `symbols PATH[:GLOB]` (the argument has a '/' or ':'): list that binary's
+    // functions and USDT probes instead of kernel symbols. "" for kernel symbols.
+    std::string elf_path;
+    std::uint32_t pid = 0;  // -p PID: find PATH as that process sees it
     bool functions_only = false;
     std::string kallsyms = "/proc/kallsyms";
     std::string blacklist = "/sys/kernel/debug/kprobes/blacklist";

@@ -1,10 +1,15 @@
 // probectl symbols: `grep NAME /proc/kallsyms`, done properly: glob match, kind from the
-// type letter, module, and whether a kprobe can go there.
+// type letter, module, and whether a kprobe can go there. With PATH[:GLOB], the same for a
+// user-space binary: its functions with file offsets, and its USDT probes.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gelf.h>
 
 #include <ostream>
 
+#include "probectl/elf_resolver.hpp"
 #include "probectl/kernel_symbols.hpp"
+#include "probectl/user_target.hpp"
 #include "subcommands.hpp"
 #include "table.hpp"
 
@@ -14,7 +19,79 @@ namespace probectl::cli {
 
 namespace {
 constexpr const char* kCmd = "symbols";
+
+// A bare word means "contains", as grep would.
+std::string globOf(const std::string& word) {
+    if (word.find_first_of("*?[") == std::string::npos)
+        return "*" + word + "*";
+    return word;
 }
+
+int userSymbols(const SymbolsOptions& o, Io& io) {
+    UserResolveOptions uo;
+    uo.pid = static_cast<pid_t>(o.pid);
+    auto file = findUserFile(o.elf_path, uo);
+    if (!file)
+        return runtimeError(io, kCmd, file.error());
+    ElfOpenOptions eo;
+    eo.debug_dir = file->root + uo.debug_dir;
+    auto elf = ElfResolver::open(file->path, eo);
+    if (!elf)
+        return runtimeError(io, kCmd, elf.error());
+    const std::string glob = o.glob.empty() ? "*" : globOf(o.glob);
+    io.out << fmt::format("file: {} ({}{}; symbols from {})\n", file->path, toString(elf->type()),
+                          elf->buildId().empty() ? "" : ", build-id " + elf->buildId(),
+                          elf->symbolSource());
+    using A = Table::Align;
+    Table t({{"ADDRESS", A::Left},
+             {"SIZE", A::Right},
+             {"OFFSET", A::Left},
+             {"TYPE", A::Left},
+             {"BIND", A::Left},
+             {"NAME", A::Left},
+             {"FILE", A::Left}});
+    for (const auto& s : elf->symbols()) {
+        if (!s.isFunction() || !(globMatch(glob, s.demangled) || globMatch(glob, s.name) ||
+                                 globMatch(glob, s.displayName())))
+            continue;
+        auto off = elf->fileOffset(s.value);
+        t.add({fmt::format("{:#x}", s.value), std::to_string(s.size),
+               off ? fmt::format("{:#x}", *off) : "-", s.isIfunc() ? "IFUNC" : "FUNC",
+               s.bind == STB_LOCAL  ? "local"
+               : s.bind == STB_WEAK ? "weak"
+                                    : "global",
+               s.displayName(), s.file});
+    }
+    Table u({{"USDT", A::Left}, {"OFFSET", A::Left}, {"SEMAPHORE", A::Left}, {"ARGS", A::Left}});
+    for (const auto& p : elf->usdtProbes()) {
+        const std::string name = p.provider + ":" + p.name;
+        if (!globMatch(glob, name) && !globMatch(glob, p.name))
+            continue;
+        std::vector<std::string> args;
+        for (const auto& a : p.decoded)
+            args.push_back(a.str());
+        u.add({name, fmt::format("{:#x}", p.file_offset),
+               p.semaphore_offset ? fmt::format("{:#x}", p.semaphore_offset) : "-",
+               p.args_error.empty() ? fmt::format("{}", fmt::join(args, ", "))
+                                    : "? " + p.args_error});
+    }
+    if (t.rows() == 0 && u.rows() == 0) {
+        io.err << fmt::format("probectl {}: no function or USDT probe of {} matches '{}'\n", kCmd,
+                              file->path, glob);
+        return kExitRuntime;
+    }
+    if (t.rows())
+        t.print(io.out);
+    if (u.rows()) {
+        if (t.rows())
+            io.out << "\n";
+        u.print(io.out);
+    }
+    io.out << "ADDRESS is the ELF address (readelf -s); OFFSET the file offset a uprobe uses.\n";
+    return kExitOk;
+}
+
+}  // namespace
 
 po::options_description symbolsOptionsDescription(SymbolsOptions* o) {
     po::options_description d("Options");
@@ -22,7 +99,9 @@ po::options_description symbolsOptionsDescription(SymbolsOptions* o) {
     d.add_options()
         ("help,h", "show this help")
         ("functions,f", po::bool_switch(o ? &o->functions_only : nullptr),
-         "only functions (text symbols)");
+         "only functions (text symbols)")
+        ("pid,p", po::value<std::uint32_t>(o ? &o->pid : nullptr)->value_name("PID"),
+         "PATH[:GLOB]: find PATH as process PID sees it");
     // clang-format on
     addSymbolSourceOptions(d, o ? &o->kallsyms : nullptr, o ? &o->blacklist : nullptr);
     return d;
@@ -40,6 +119,18 @@ Parsed<SymbolsOptions> parseSymbolsOptions(const std::vector<std::string>& args)
     if (o.help)
         return o;
     o.glob = std::move(**glob);
+    // PATH[:GLOB]: kernel symbols have neither '/' nor ':'.
+    if (o.glob.find_first_of("/:") != std::string::npos) {
+        const auto colon = o.glob.find(':');
+        o.elf_path = o.glob.substr(0, colon);
+        o.glob = colon == std::string::npos ? std::string() : o.glob.substr(colon + 1);
+        if (o.elf_path.empty())
+            return UsageError{"PATH[:GLOB] needs a PATH before ':' (a file or a library name)"};
+    } else if (vm.count("pid")) {
+        return UsageError{"-p applies to PATH[:GLOB] (user-space binaries)"};
+    }
+    if (vm.count("pid") && o.pid == 0)
+        return UsageError{"-p takes a process id (> 0)"};
     if (auto why = globError(o.glob); !why.empty())
         return UsageError{why};
     return o;
@@ -49,13 +140,12 @@ int runSymbols(const std::vector<std::string>& args, Io& io) {
     auto o = parseSymbolsOptions(args);
     if (auto rc = parsedExit(io, kCmd, o))
         return *rc;
+    if (!o->elf_path.empty())
+        return userSymbols(*o, io);
     auto ks = KernelSymbols::load(o->kallsyms, o->blacklist);
     if (!ks)
         return runtimeError(io, kCmd, ks.error());
-    // A bare word means "contains", as grep would.
-    std::string glob = o->glob;
-    if (glob.find_first_of("*?[") == std::string::npos)
-        glob = "*" + glob + "*";
+    const std::string glob = globOf(o->glob);
 
     using A = Table::Align;
     Table t({{"ADDRESS", A::Left},

@@ -4,7 +4,29 @@
 //   kretprobe:SYMBOL          kretprobe:0xADDR
 //   syscall:NAME              (resolved later by KernelSymbols to e.g. __x64_sys_NAME)
 //
-// OFFSET is decimal or 0x-hex bytes; SYMBOL is [A-Za-z_.][A-Za-z0-9_.$]* (covers
+// User space (resolved by resolveUserSpec, user_target.hpp):
+//   uprobe:PATH:SYMBOL[+OFFSET]    function entry, or OFFSET bytes into it
+//   uprobe:PATH:0xN                N is a FILE OFFSET in PATH (what the kernel takes)
+//   uprobe:PATH:off=N              the same, marked explicitly (needed together with -p)
+//   uprobe:PATH:elf=N              N is an ELF virtual address, as readelf -s, nm and
+//                                  objdump print it (st_value space)
+//   uprobe:PATH:va=N               N is a runtime address in the process given with -p PID
+//   uretprobe:PATH:SYMBOL          function return (also with 0xN / off= / elf= / va=)
+//   usdt:PATH:PROVIDER:NAME        a USDT (sys/sdt.h) probe; usdt:PATH:NAME when only one
+//                                  provider has NAME
+// PATH is an absolute or relative file path (it contains a '/'), or a library name such as
+// libc or libc.so.6, found as the dynamic linker finds it (ld.so.cache, then the standard
+// directories; with -p PID, in that process's mappings).
+//
+// Quoting: PATH and SYMBOL may be written in single or double quotes; inside quotes every
+// character is literal up to the matching quote (there are no escapes, so a field cannot
+// contain its own quote character: use the other kind). Quotes are needed for C++ names
+// and for paths that contain ':':
+//   uprobe:/bin/x:'ns::f(int)'     uprobe:"/opt/a:b/prog":main
+// An unquoted user-space SYMBOL is [A-Za-z_.$][A-Za-z0-9_.$@]* ('@' for versioned names
+// such as memcpy@GLIBC_2.2.5); a ':' or '(' in it is refused with a hint to quote it.
+//
+// OFFSET is decimal or 0x-hex bytes; a kernel SYMBOL is [A-Za-z_.][A-Za-z0-9_.$]* (covers
 // compiler suffixes such as foo.isra.0, foo.cold). Fetch arguments (NAME=SOURCE) are not
 // part of protocol version 1 and are rejected with a column-accurate error.
 #pragma once
@@ -22,10 +44,28 @@ enum class SpecKind {
     Kprobe,     // kprobe:...
     Kretprobe,  // kretprobe:...
     Syscall,    // syscall:NAME, a kprobe on the syscall's entry wrapper
+    Uprobe,     // uprobe:PATH:...
+    Uretprobe,  // uretprobe:PATH:...
+    Usdt,       // usdt:PATH:[PROVIDER:]NAME
 };
 
-// "kprobe", "kretprobe", "syscall"
+// "kprobe", "kretprobe", "syscall", "uprobe", "uretprobe", "usdt"
 std::string_view toString(SpecKind kind);
+
+// Uprobe, Uretprobe and Usdt: resolved against ELF files, not the kernel's symbols.
+bool isUserSpace(SpecKind kind);
+
+// What the number N of a user-space address location means. Three address spaces are in
+// play and mixing them up probes the wrong instruction, so the spec names which one it uses.
+enum class UserAddrKind {
+    None,            // the location is a symbol (or a USDT probe)
+    FileOffset,      // 0xN or off=N: byte offset in the file, the kernel's uprobe offset
+    ElfAddress,      // elf=N: an address in the ELF's own layout (st_value, p_vaddr)
+    ProcessAddress,  // va=N: an address in a running process (needs a pid to translate)
+};
+
+// "file offset", "ELF address", "process address" ("" for None)
+std::string_view toString(UserAddrKind kind);
 
 struct ProbeSpec {
     SpecKind kind = SpecKind::Kprobe;
@@ -40,7 +80,20 @@ struct ProbeSpec {
     std::uint32_t maxactive = 0;
     std::string text;  // the text this spec was parsed from (canonical form if built by hand)
 
-    // Canonical text: "kprobe:do_sys_openat2+0x10", "kprobe:0xffffffff81000000", ...
+    // User-space specs only. For uprobe/uretprobe, `symbol` is the function name as written
+    // (mangled or demangled C++, optionally name@VERSION), `offset` the +OFFSET bytes, and an
+    // address location sets has_addr, `addr` and `user_addr`.
+    std::string path;       // PATH as written: a file path or a library name
+    std::string provider;   // usdt: PROVIDER, "" when the spec gave only NAME
+    std::string usdt_name;  // usdt: NAME
+    UserAddrKind user_addr = UserAddrKind::None;
+    // The address kind was written out (off=, elf=, va=) rather than implied by a bare 0xN.
+    // With a pid a bare 0xN is ambiguous (file offset or process address?) and is refused.
+    bool user_addr_marked = false;
+
+    // Canonical text: "kprobe:do_sys_openat2+0x10", "kprobe:0xffffffff81000000",
+    // "uprobe:/bin/x:'ns::f(int)'+0x4", "uprobe:libc:off=0x9be70", "usdt:/bin/x:prov:name",
+    // with fields quoted where the grammar needs it, so that parsing str() gives this spec.
     std::string str() const;
 };
 

@@ -1,0 +1,121 @@
+// ElfResolver queries: address <-> file offset through PT_LOAD, and symbol lookups.
+#include <fmt/format.h>
+#include <gelf.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "probectl/elf_resolver.hpp"
+
+namespace probectl {
+
+const LoadSegment* ElfResolver::segmentForAddress(std::uint64_t elf_addr) const {
+    for (const auto& s : segments_)
+        if (s.containsAddress(elf_addr))
+            return &s;
+    return nullptr;
+}
+
+Result<std::uint64_t> ElfResolver::fileOffset(std::uint64_t elf_addr) const {
+    if (const LoadSegment* s = segmentForAddress(elf_addr))
+        return elf_addr - s->vaddr + s->offset;
+    for (const auto& s : segments_)
+        if (elf_addr >= s.vaddr && elf_addr - s.vaddr < s.memsz)
+            return makeError(EINVAL, fmt::format("{}: ELF address {:#x} is in the zero-filled "
+                                                 "(.bss) part of PT_LOAD[{}]: no file bytes",
+                                                 path_, elf_addr, s.index));
+    return makeError(
+        EINVAL, fmt::format("{}: ELF address {:#x} is in no PT_LOAD segment", path_, elf_addr));
+}
+
+Result<std::uint64_t> ElfResolver::elfAddress(std::uint64_t file_offset) const {
+    for (const auto& s : segments_)
+        if (s.containsOffset(file_offset))
+            return file_offset - s.offset + s.vaddr;
+    return makeError(
+        EINVAL, fmt::format("{}: file offset {:#x} is in no PT_LOAD segment", path_, file_offset));
+}
+
+const ElfSymbol* ElfResolver::functionAt(std::uint64_t elf_addr) const {
+    // symbols_ is sorted by value: candidates are at or before the address. Sizes differ, so
+    // walk back over the few symbols that start below it.
+    auto it = std::upper_bound(symbols_.begin(), symbols_.end(), elf_addr,
+                               [](std::uint64_t a, const ElfSymbol& s) { return a < s.value; });
+    const ElfSymbol* best = nullptr;
+    for (auto i = it; i != symbols_.begin();) {
+        --i;
+        if (!i->isFunction())
+            continue;
+        if (i->contains(elf_addr)) {
+            // Same start address: globals sort first; keep the first one found at this value.
+            if (!best || i->value > best->value ||
+                (i->value == best->value && i->bind != STB_LOCAL))
+                best = &*i;
+        }
+        // Functions are rarely larger than 1 MiB; stop scanning once far below.
+        if (elf_addr - i->value > (1u << 20))
+            break;
+    }
+    return best;
+}
+
+std::vector<const ElfSymbol*> ElfResolver::functionsNamed(std::string_view name) const {
+    std::string_view base = name;
+    std::string_view want_version;
+    bool want_hidden = false;
+    // name@@V / name@V (C++ names contain no '@', so this never splits a demangled name).
+    if (auto at = name.find('@'); at != std::string_view::npos && at > 0) {
+        base = name.substr(0, at);
+        want_hidden = !name.substr(at).starts_with("@@");
+        want_version = name.substr(at + (want_hidden ? 1 : 2));
+    }
+    const bool has_params = base.find('(') != std::string_view::npos;
+    std::vector<const ElfSymbol*> out;
+    for (const auto& s : symbols_) {
+        if (!s.isFunction())
+            continue;
+        bool match = s.name == base || s.demangled == base;
+        if (!match && !has_params && s.demangled != s.name)
+            match = withoutParameters(s.demangled) == base;
+        if (!match)
+            continue;
+        if (want_version.empty() ? s.hidden_version
+                                 : (s.version != want_version || s.hidden_version != want_hidden))
+            continue;
+        // One entry per address: aliases of one function are one function.
+        if (std::none_of(out.begin(), out.end(),
+                         [&](const ElfSymbol* o) { return o->value == s.value; }))
+            out.push_back(&s);
+    }
+    return out;
+}
+
+std::vector<const ElfSymbol*> ElfResolver::ifuncImplementations(const ElfSymbol& ifunc) const {
+    const std::string prefixes[] = {"__" + ifunc.name + "_", ifunc.name + "_"};
+    // Longer IFUNC names sharing the prefix own their own variants: __memcpy_chk's
+    // __memcpy_chk_avx_unaligned is not a memcpy.
+    std::vector<std::string> other_ifuncs;
+    for (const auto& s : symbols_)
+        if (s.isIfunc() && s.name != ifunc.name)
+            other_ifuncs.push_back(s.name + "_");
+    std::vector<const ElfSymbol*> out;
+    for (const auto& s : symbols_) {
+        if (s.type != STT_FUNC || s.value == ifunc.value)
+            continue;
+        if (std::none_of(std::begin(prefixes), std::end(prefixes),
+                         [&](const std::string& p) { return s.name.starts_with(p); }))
+            continue;
+        if (std::any_of(other_ifuncs.begin(), other_ifuncs.end(), [&](const std::string& p) {
+                return p.size() > ifunc.name.size() + 1 && s.name.starts_with(p);
+            }))
+            continue;
+        if (std::none_of(out.begin(), out.end(),
+                         [&](const ElfSymbol* o) { return o->name == s.name; }))
+            out.push_back(&s);
+    }
+    std::sort(out.begin(), out.end(),
+              [](const ElfSymbol* a, const ElfSymbol* b) { return a->name < b->name; });
+    return out;
+}
+
+}  // namespace probectl

@@ -1,0 +1,120 @@
+// .note.stapsdt -> UsdtProbe: the note layout of <sys/sdt.h> (_SDT_NOTE_NAME "stapsdt",
+// _SDT_NOTE_TYPE 3), read through libelf's note iterator.
+#include <fmt/format.h>
+#include <gelf.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "elf_handle.hpp"
+#include "usdt_notes.hpp"
+
+namespace probectl {
+
+namespace {
+
+constexpr unsigned kStapsdtNoteType = 3;
+
+// A NUL-terminated string at desc[*at], advancing *at past its NUL.
+bool takeString(const char* desc, std::size_t size, std::size_t* at, std::string* out) {
+    if (*at >= size)
+        return false;
+    const void* nul = std::memchr(desc + *at, '\0', size - *at);
+    if (!nul)
+        return false;
+    const std::size_t len = static_cast<const char*>(nul) - (desc + *at);
+    out->assign(desc + *at, len);
+    *at += len + 1;
+    return true;
+}
+
+}  // namespace
+
+Result<std::vector<UsdtProbe>> readUsdtNotes(Elf* elf, const ElfResolver& file) {
+    std::vector<UsdtProbe> out;
+    Elf_Scn* notes = findSection(elf, ".note.stapsdt");
+    if (!notes)
+        return out;
+    // Without .stapsdt.base nothing can have moved the file: no adjustment.
+    std::uint64_t base_now = 0;
+    bool have_base = false;
+    if (Elf_Scn* b = findSection(elf, ".stapsdt.base")) {
+        GElf_Shdr sh;
+        if (gelf_getshdr(b, &sh)) {
+            base_now = sh.sh_addr;
+            have_base = true;
+        }
+    }
+    const std::size_t addr_size = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
+    Elf_Data* data = elf_getdata(notes, nullptr);
+    std::size_t off = 0;
+    GElf_Nhdr nh;
+    std::size_t name_off = 0, desc_off = 0;
+    while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+        const char* base = static_cast<const char*>(data->d_buf);
+        if (nh.n_type != kStapsdtNoteType || nh.n_namesz != sizeof("stapsdt") ||
+            std::memcmp(base + name_off, "stapsdt", sizeof("stapsdt")) != 0)
+            continue;
+        const char* desc = base + desc_off;
+        const std::size_t size = nh.n_descsz;
+        auto truncated = [&] {
+            return makeError(EINVAL, fmt::format("{}: truncated .note.stapsdt entry at note "
+                                                 "offset {:#x}",
+                                                 file.path(), desc_off));
+        };
+        if (size < 3 * addr_size)
+            return truncated();
+        auto addr = [&](std::size_t i) {
+            std::uint64_t v = 0;
+            if (addr_size == 8) {
+                std::memcpy(&v, desc + i * 8, 8);
+            } else {
+                std::uint32_t v32 = 0;
+                std::memcpy(&v32, desc + i * 4, 4);
+                v = v32;
+            }
+            return v;
+        };
+        UsdtProbe p;
+        p.pc = addr(0);
+        p.base = addr(1);
+        p.semaphore = addr(2);
+        std::size_t at = 3 * addr_size;
+        if (!takeString(desc, size, &at, &p.provider) || !takeString(desc, size, &at, &p.name) ||
+            !takeString(desc, size, &at, &p.args))
+            return truncated();
+        if (have_base && p.base != 0) {
+            // Unsigned wrap-around gives the right result for a move in either direction.
+            p.pc += base_now - p.base;
+            if (p.semaphore)
+                p.semaphore += base_now - p.base;
+        }
+        const std::string what = fmt::format("{}: USDT {}:{}", file.path(), p.provider, p.name);
+        auto pc_off = file.fileOffset(p.pc);
+        if (!pc_off)
+            return makeError(EINVAL,
+                             fmt::format("{}: probe site: {}", what, pc_off.error().message));
+        p.file_offset = *pc_off;
+        if (p.semaphore) {
+            const LoadSegment* seg = file.segmentForAddress(p.semaphore);
+            if (!seg)
+                return makeError(EINVAL, fmt::format("{}: semaphore {:#x} is in no file-backed "
+                                                     "PT_LOAD segment",
+                                                     what, p.semaphore));
+            // The kernel writes the counter in every process that maps the file.
+            if (!seg->writable())
+                return makeError(EINVAL, fmt::format("{}: semaphore {:#x} is in read-only "
+                                                     "PT_LOAD[{}]",
+                                                     what, p.semaphore, seg->index));
+            p.semaphore_offset = p.semaphore - seg->vaddr + seg->offset;
+        }
+        if (auto a = parseUsdtArgs(p.args))
+            p.decoded = std::move(*a);
+        else
+            p.args_error = a.error().message;
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+}  // namespace probectl

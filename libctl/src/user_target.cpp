@@ -1,0 +1,411 @@
+// ProbeSpec (uprobe/uretprobe/usdt) -> UserTarget: the policy half of ELF resolution.
+// ElfResolver reports what the file holds; this file decides what may be probed, refuses
+// anything ambiguous, and explains each number it computes.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gelf.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+
+#include "probectl/elf_resolver.hpp"
+#include "probectl/kernel_symbols.hpp"
+#include "probectl/proc_maps.hpp"
+#include "probectl/user_target.hpp"
+
+namespace probectl {
+
+namespace {
+
+std::string segmentFlags(const LoadSegment& s) {
+    return fmt::format("{}{}{}", s.flags & PF_R ? 'R' : '-', s.flags & PF_W ? 'W' : '-',
+                       s.flags & PF_X ? 'X' : '-');
+}
+
+// The arithmetic of ElfResolver::fileOffset, written out.
+std::string segmentStep(const LoadSegment& s, std::uint64_t vaddr) {
+    return fmt::format(
+        "PT_LOAD[{}] ({}, p_vaddr {:#x}, p_offset {:#x}): file offset = {:#x} - "
+        "{:#x} + {:#x} = {:#x}",
+        s.index, segmentFlags(s), s.vaddr, s.offset, vaddr, s.vaddr, s.offset,
+        vaddr - s.vaddr + s.offset);
+}
+
+class Resolver {
+  public:
+    Resolver(const ProbeSpec& spec, const UserResolveOptions& o) : spec_(spec), o_(o) {}
+
+    Result<std::vector<UserTarget>> run() {
+        if (!isUserSpace(spec_.kind))
+            return fail(EINVAL, fmt::format("{} is not a user-space probe (uprobe, uretprobe or "
+                                            "usdt)",
+                                            toString(spec_.kind)));
+        auto f = findUserFile(spec_.path, o_);
+        if (!f)
+            return fail(f.error().err, f.error().message);
+        file_ = std::move(*f);
+        ElfOpenOptions eo;
+        if (!o_.debug_dir.empty())
+            eo.debug_dir = file_.root + o_.debug_dir;
+        else
+            eo.debug_dir.clear();
+        auto elf = ElfResolver::open(file_.path, eo);
+        if (!elf)
+            return fail(elf.error().err, elf.error().message);
+        elf_.emplace(std::move(*elf));
+
+        if (spec_.kind == SpecKind::Usdt)
+            return usdt();
+        Result<UserTarget> t = spec_.has_addr ? address() : symbol();
+        if (!t)
+            return std::move(t).error();
+        return std::vector<UserTarget>{std::move(*t)};
+    }
+
+  private:
+    Error fail(int err, std::string_view message) const {
+        return makeError(
+            err, fmt::format("{}: {}", spec_.text.empty() ? spec_.str() : spec_.text, message));
+    }
+
+    UserTarget base() const {
+        UserTarget t;
+        t.kind = spec_.kind;
+        t.is_return = spec_.kind == SpecKind::Uretprobe;
+        t.path = file_.path;
+        t.file = file_.file;
+        t.how = "file: " + file_.how + "\n";
+        return t;
+    }
+
+    // How the user writes a location of this file in a spec: PATH as they gave it.
+    std::string specAt(std::string_view location) const {
+        ProbeSpec s;
+        s.kind = spec_.kind == SpecKind::Usdt ? SpecKind::Uprobe : spec_.kind;
+        s.path = spec_.path;
+        s.symbol = "x";  // str() quotes PATH as the grammar needs; the location replaces "x"
+        std::string text = s.str();
+        text.pop_back();
+        return text + std::string(location);
+    }
+
+    // Executable code only: a uprobe elsewhere would never fire (or the kernel refuses it).
+    Result<void> checkExecutable(std::uint64_t vaddr, std::string_view what) const {
+        const LoadSegment* seg = elf_->segmentForAddress(vaddr);
+        if (!seg)
+            return fail(EINVAL, fmt::format("{} (ELF address {:#x}) is in no PT_LOAD segment of "
+                                            "{}",
+                                            what, vaddr, file_.path));
+        if (!seg->executable())
+            return fail(EINVAL,
+                        fmt::format("{} (ELF address {:#x}) is in non-executable "
+                                    "PT_LOAD[{}] ({}) of {}: not code",
+                                    what, vaddr, seg->index, segmentFlags(*seg), file_.path));
+        return {};
+    }
+
+    // Names the function around `vaddr` and checks a uretprobe sits on an entry.
+    Result<void> nameLocation(UserTarget& t) const {
+        if (const ElfSymbol* s = elf_->functionAt(t.vaddr)) {
+            t.symbol = s->displayName();
+            t.symbol_offset = t.vaddr - s->value;
+            t.how += fmt::format("in function {} (ELF address {:#x}, size {}, {}) +{:#x}\n",
+                                 t.symbol, s->value, s->size, toString(s->table), t.symbol_offset);
+        } else {
+            t.how += "in no known function (no symbol covers this address)\n";
+        }
+        if (t.is_return && !t.symbol.empty() && t.symbol_offset != 0)
+            return fail(EINVAL, fmt::format("a uretprobe must be at a function's entry: ELF "
+                                            "address {:#x} is {}+{:#x}",
+                                            t.vaddr, t.symbol, t.symbol_offset));
+        return {};
+    }
+
+    Result<UserTarget> address() const {
+        UserTarget t = base();
+        const std::uint64_t n = spec_.addr;
+        switch (spec_.user_addr) {
+            case UserAddrKind::FileOffset: {
+                if (o_.pid > 0 && !spec_.user_addr_marked)
+                    return fail(EINVAL, fmt::format("with a pid, {:#x} is ambiguous: write "
+                                                    "off={:#x} for a file offset or va={:#x} for "
+                                                    "an address in process {}",
+                                                    n, n, n, o_.pid));
+                auto v = elf_->elfAddress(n);
+                if (!v)
+                    return fail(EINVAL, v.error().message);
+                t.file_offset = n;
+                t.vaddr = *v;
+                t.how += fmt::format("file offset {:#x} as given (ELF address {:#x})\n", n, *v);
+                break;
+            }
+            case UserAddrKind::ElfAddress: {
+                auto off = elf_->fileOffset(n);
+                if (!off)
+                    return fail(EINVAL, off.error().message);
+                t.vaddr = n;
+                t.file_offset = *off;
+                t.how += fmt::format("ELF address {:#x} as given\n", n);
+                t.how += segmentStep(*elf_->segmentForAddress(n), n) + "\n";
+                break;
+            }
+            case UserAddrKind::ProcessAddress: {
+                auto r = processAddress(t, n);
+                if (!r)
+                    return r.error();
+                break;
+            }
+            case UserAddrKind::None:
+                return fail(EINVAL, "no address in the spec");
+        }
+        if (auto r =
+                checkExecutable(t.vaddr, fmt::format("{} {:#x}", toString(spec_.user_addr), n));
+            !r)
+            return r.error();
+        if (auto r = nameLocation(t); !r)
+            return r.error();
+        return t;
+    }
+
+    // va=ADDR: the mapping holding ADDR in process pid tells the file offset directly.
+    Result<void> processAddress(UserTarget& t, std::uint64_t addr) const {
+        if (o_.pid <= 0)
+            return fail(EINVAL, fmt::format("va={:#x} is an address in a running process: give "
+                                            "its pid (-p PID), or write elf={:#x} for an address "
+                                            "as readelf/objdump print it, or off={:#x} for a "
+                                            "file offset",
+                                            addr, addr, addr));
+        auto maps = ProcMaps::read(o_.pid);
+        if (!maps)
+            return fail(maps.error().err, maps.error().message);
+        const ProcMapping* m = maps->containing(addr);
+        if (!m)
+            return fail(EINVAL, fmt::format("va={:#x} is not mapped in process {}", addr, o_.pid));
+        if (!m->isFile())
+            return fail(EINVAL, fmt::format("va={:#x} is in an anonymous mapping '{}' of process "
+                                            "{} (JIT code or heap?), not in a file",
+                                            addr, m->path, o_.pid));
+        struct stat st;
+        const bool same_inode = ::stat(file_.path.c_str(), &st) == 0 && st.st_ino == m->inode;
+        if (m->path != file_.file && !same_inode)
+            return fail(EINVAL, fmt::format("va={:#x} is in {} in process {}, not in {}", addr,
+                                            m->path, o_.pid, file_.file));
+        t.file_offset = m->fileOffset(addr);
+        auto v = elf_->elfAddress(t.file_offset);
+        if (!v)
+            return fail(EINVAL, v.error().message);
+        t.vaddr = *v;
+        t.how += fmt::format(
+            "process {} maps {:x}-{:x} {} offset {:#x} {}: file offset = {:#x} - "
+            "{:#x} + {:#x} = {:#x} (ELF address {:#x})\n",
+            o_.pid, m->start, m->end, m->perms, m->offset, m->path, addr, m->start, m->offset,
+            t.file_offset, t.vaddr);
+        return {};
+    }
+
+    std::string candidateLine(const ElfSymbol& s) const {
+        auto off = elf_->fileOffset(s.value);
+        std::string where = s.section;
+        if (!s.file.empty())
+            where = s.file + (where.empty() ? "" : " " + where);
+        return fmt::format("  {}  ELF address {:#x}, size {}, {}{}",
+                           off ? specAt(fmt::format("off={:#x}", *off)) : std::string("?"), s.value,
+                           s.size, s.bind == STB_LOCAL ? "local" : "global",
+                           where.empty() ? "" : ", " + where);
+    }
+
+    Error notFound() const {
+        // Data of that name, or only old versions, deserve their own explanation.
+        for (const auto& s : elf_->symbols()) {
+            if (s.name != spec_.symbol && s.demangled != spec_.symbol)
+                continue;
+            if (!s.isFunction())
+                return fail(EINVAL, fmt::format("'{}' in {} is data (an object), not a function",
+                                                spec_.symbol, file_.path));
+            if (s.hidden_version)
+                return fail(ENOENT, fmt::format("'{}' in {} exists only as the old version {}: "
+                                                "name it with the version ({}@{})",
+                                                spec_.symbol, file_.path, s.displayName(),
+                                                spec_.symbol, s.version));
+        }
+        std::vector<std::pair<std::size_t, std::string>> close;
+        for (const auto& s : elf_->symbols()) {
+            if (!s.isFunction())
+                continue;
+            const std::string n = withoutParameters(s.demangled);
+            const std::size_t d = editDistance(n, spec_.symbol);
+            if (d <= std::max<std::size_t>(2, spec_.symbol.size() / 4) ||
+                (spec_.symbol.size() >= 4 && n.find(spec_.symbol) != std::string::npos))
+                close.emplace_back(d, s.displayName());
+        }
+        std::sort(close.begin(), close.end());
+        close.erase(std::unique(close.begin(), close.end()), close.end());
+        std::vector<std::string> names;
+        for (std::size_t i = 0; i < close.size() && i < 5; ++i)
+            names.push_back(close[i].second);
+        return fail(ENOENT, fmt::format("no function '{}' in {} (symbols from {}){}", spec_.symbol,
+                                        file_.path, elf_->symbolSource(),
+                                        names.empty() ? std::string()
+                                                      : fmt::format("; similar: {}",
+                                                                    fmt::join(names, ", "))));
+    }
+
+    Error ifunc(const ElfSymbol& s) const {
+        auto impls = elf_->ifuncImplementations(s);
+        std::string msg = fmt::format(
+            "'{}' in {} is an IFUNC (STT_GNU_IFUNC): ELF address {:#x} is its resolver, which "
+            "the dynamic linker calls once to choose an implementation for this CPU, so a "
+            "probe there would not see calls to {}. ",
+            s.displayName(), file_.path, s.value, s.name);
+        if (impls.empty())
+            return fail(EINVAL,
+                        msg + fmt::format("No implementations named __{}_* or {}_* are in {}: "
+                                          "install the file's debug symbols (e.g. libc6-dbg) to "
+                                          "see them, or probe the address the process "
+                                          "resolved with va=ADDR and -p PID",
+                                          s.name, s.name, elf_->symbolSource()));
+        std::vector<std::string> lines;
+        for (const ElfSymbol* i : impls)
+            lines.push_back(fmt::format("  {}  (ELF address {:#x}, size {})",
+                                        specAt(i->displayName()), i->value, i->size));
+        return fail(EINVAL, msg + fmt::format("Probe an implementation instead (which one runs "
+                                              "depends on the CPU):\n{}",
+                                              fmt::join(lines, "\n")));
+    }
+
+    Result<UserTarget> symbol() const {
+        auto found = elf_->functionsNamed(spec_.symbol);
+        if (found.empty())
+            return notFound();
+        if (found.size() > 1) {
+            std::vector<std::string> lines;
+            for (const ElfSymbol* s : found)
+                lines.push_back(fmt::format("{}  {}", candidateLine(*s), s->displayName()));
+            return fail(ENOTUNIQ, fmt::format("'{}' names {} functions in {}; pick one by its "
+                                              "file offset{}:\n{}",
+                                              spec_.symbol, found.size(), file_.path,
+                                              found[0]->demangled != found[0]->name
+                                                  ? " (or by its full C++ signature, quoted)"
+                                                  : "",
+                                              fmt::join(lines, "\n")));
+        }
+        const ElfSymbol& s = *found[0];
+        if (s.isIfunc())
+            return ifunc(s);
+        if (s.size != 0 && spec_.offset >= s.size)
+            return fail(EINVAL, fmt::format("offset {:#x} is beyond '{}' ({} bytes long)",
+                                            spec_.offset, s.displayName(), s.size));
+        UserTarget t = base();
+        t.vaddr = s.value + spec_.offset;
+        t.symbol = s.displayName();
+        t.symbol_offset = spec_.offset;
+        t.how +=
+            fmt::format("symbol {} in {}: ELF address {:#x}, size {}, {}{}\n", s.displayName(),
+                        elf_->symbolSource(), s.value, s.size, s.section.empty() ? "?" : s.section,
+                        spec_.offset ? fmt::format(", +{:#x} = {:#x}", spec_.offset, t.vaddr) : "");
+        if (auto r = checkExecutable(t.vaddr, fmt::format("'{}'", s.displayName())); !r)
+            return r.error();
+        auto off = elf_->fileOffset(t.vaddr);
+        if (!off)
+            return fail(EINVAL, off.error().message);
+        t.file_offset = *off;
+        t.how += segmentStep(*elf_->segmentForAddress(t.vaddr), t.vaddr) + "\n";
+        return t;
+    }
+
+    Result<std::vector<UserTarget>> usdt() const {
+        std::vector<const UsdtProbe*> hits;
+        std::vector<std::string> providers;
+        for (const auto& p : elf_->usdtProbes()) {
+            if (p.name != spec_.usdt_name ||
+                (!spec_.provider.empty() && p.provider != spec_.provider))
+                continue;
+            hits.push_back(&p);
+            if (std::find(providers.begin(), providers.end(), p.provider) == providers.end())
+                providers.push_back(p.provider);
+        }
+        const std::string want =
+            spec_.provider.empty() ? spec_.usdt_name : spec_.provider + ":" + spec_.usdt_name;
+        if (hits.empty()) {
+            std::vector<std::string> all;
+            for (const auto& p : elf_->usdtProbes())
+                if (std::string n = p.provider + ":" + p.name;
+                    std::find(all.begin(), all.end(), n) == all.end())
+                    all.push_back(n);
+            return fail(ENOENT, fmt::format("no USDT probe {} in {}{}", want, file_.path,
+                                            all.empty() ? std::string(" (it has no .note.stapsdt)")
+                                                        : fmt::format("; it has: {}",
+                                                                      fmt::join(all, ", "))));
+        }
+        if (providers.size() > 1)
+            return fail(ENOTUNIQ,
+                        fmt::format("USDT name '{}' exists under several providers in "
+                                    "{}: {}; write usdt:PATH:PROVIDER:NAME",
+                                    spec_.usdt_name, file_.path, fmt::join(providers, ", ")));
+        std::vector<UserTarget> out;
+        for (std::size_t i = 0; i < hits.size(); ++i) {
+            const UsdtProbe& p = *hits[i];
+            if (!p.args_error.empty())
+                return fail(EINVAL, fmt::format("USDT {}:{} in {}: {}", p.provider, p.name,
+                                                file_.path, p.args_error));
+            UserTarget t = base();
+            t.usdt_provider = p.provider;
+            t.usdt_name = p.name;
+            t.usdt_args = p.decoded;
+            t.vaddr = p.pc;
+            t.file_offset = p.file_offset;
+            t.ref_ctr_offset = p.semaphore_offset;
+            t.how += fmt::format(
+                "USDT note {}:{} (site {} of {}): pc {:#x}, .stapsdt.base "
+                "recorded {:#x}, args '{}'\n",
+                p.provider, p.name, i + 1, hits.size(), p.pc, p.base, p.args);
+            t.how += segmentStep(*elf_->segmentForAddress(p.pc), p.pc) + "\n";
+            if (p.semaphore) {
+                t.how += "semaphore: " +
+                         segmentStep(*elf_->segmentForAddress(p.semaphore), p.semaphore) +
+                         " = ref_ctr_offset\n";
+            } else {
+                t.how += "semaphore: none (the probe's arguments are always evaluated)\n";
+            }
+            if (auto r = nameLocation(t); !r)
+                return r.error();
+            out.push_back(std::move(t));
+        }
+        return out;
+    }
+
+    const ProbeSpec& spec_;
+    const UserResolveOptions& o_;
+    UserFile file_;
+    std::optional<ElfResolver> elf_;
+};
+
+}  // namespace
+
+Result<std::vector<UserTarget>> resolveUserSpecAll(const ProbeSpec& spec,
+                                                   const UserResolveOptions& options) {
+    return Resolver(spec, options).run();
+}
+
+Result<UserTarget> resolveUserSpec(const ProbeSpec& spec, const UserResolveOptions& options) {
+    auto all = resolveUserSpecAll(spec, options);
+    if (!all)
+        return std::move(all).error();
+    if (all->size() > 1) {
+        std::vector<std::string> sites;
+        for (const auto& t : *all)
+            sites.push_back(fmt::format("  file offset {:#x}{}", t.file_offset,
+                                        t.symbol.empty() ? "" : " in " + t.symbol));
+        return makeError(ENOTUNIQ,
+                         fmt::format("{}: USDT probe has {} sites in {} (each needs "
+                                     "its own uprobe; resolveUserSpecAll returns them "
+                                     "all):\n{}",
+                                     spec.text.empty() ? spec.str() : spec.text, all->size(),
+                                     (*all)[0].path, fmt::join(sites, "\n")));
+    }
+    return std::move((*all)[0]);
+}
+
+}  // namespace probectl

@@ -1,0 +1,119 @@
+// `probectl resolve` and `probectl symbols` on user-space binaries (the ELF fixtures): no
+// kernel involved. Offsets are checked against readelf, never hard-coded.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "readelf_util.hpp"
+#include "subcommands.hpp"
+
+using namespace probectl::cli;
+using namespace probectl::test;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+namespace {
+
+struct CmdRun {
+    int rc;
+    std::string out;
+    std::string err;
+};
+
+CmdRun run(const std::string& name, const std::vector<std::string>& args) {
+    std::ostringstream out, err;
+    Io io{out, err};
+    const Command* c = findCommand(name);
+    EXPECT_NE(c, nullptr) << name;
+    const int rc = c ? c->run(args, io) : -1;
+    return {rc, out.str(), err.str()};
+}
+
+std::uint64_t readelfOffset(const std::string& file, const std::string& name) {
+    for (const auto& s : readelfSymbols(file))
+        if (s.name == name)
+            return expectedOffset(readelfLoads(file), s.value).value();
+    ADD_FAILURE() << name;
+    return 0;
+}
+
+}  // namespace
+
+TEST(CliUser, ResolveUprobeShowsFileOffsetAndSteps) {
+    const std::string p = FX_NOPIE_PATH;
+    CmdRun r = run("resolve", {"uprobe:" + p + ":fx_work"});
+    ASSERT_EQ(r.rc, kExitOk) << r.err << r.out;
+    EXPECT_THAT(r.out,
+                HasSubstr(fmt::format("file offset:  {:#x}\n", readelfOffset(p, "fx_work"))));
+    EXPECT_THAT(r.out, HasSubstr("symbol:       fx_work\n"));
+    EXPECT_THAT(r.out, HasSubstr("how:"));
+    EXPECT_THAT(r.out, HasSubstr("PT_LOAD["));
+    EXPECT_THAT(r.out, HasSubstr(fmt::format("registers:    uprobe {}:", p)));
+}
+
+TEST(CliUser, ResolveUsdtShowsSemaphoreAndArgs) {
+    const std::string p = FX_USDT_PATH;
+    CmdRun r = run("resolve", {"usdt:" + p + ":fx:sem"});
+    ASSERT_EQ(r.rc, kExitOk) << r.err << r.out;
+    std::uint64_t sem = 0;
+    for (const auto& n : readelfStapsdt(p))
+        if (n.name == "sem")
+            sem = expectedOffset(readelfLoads(p), n.semaphore).value();
+    ASSERT_NE(sem, 0u);
+    EXPECT_THAT(r.out,
+                HasSubstr(fmt::format("semaphore:    file offset {:#x} (ref_ctr_offset)", sem)));
+    EXPECT_THAT(r.out, HasSubstr("args:         s32 %rdi (-4@%edi)"));
+}
+
+TEST(CliUser, ResolveRefusalsExitOne) {
+    CmdRun dup = run("resolve", {std::string("uprobe:") + FX_DUP_PATH + ":helper"});
+    EXPECT_EQ(dup.rc, kExitRuntime);
+    EXPECT_THAT(dup.out, HasSubstr("probe-able:   no"));
+    EXPECT_THAT(dup.out, HasSubstr(":off=0x"));
+    EXPECT_THAT(dup.out, Not(HasSubstr("C++ signature"))) << "C names have no signature";
+    CmdRun ifunc = run("resolve", {std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc"});
+    EXPECT_EQ(ifunc.rc, kExitRuntime);
+    EXPECT_THAT(ifunc.out, HasSubstr("IFUNC"));
+}
+
+TEST(CliUser, PidOptionUsage) {
+    CmdRun k = run("resolve", {"kprobe:vfs_read", "-p", "1"});
+    EXPECT_EQ(k.rc, kExitUsage);
+    EXPECT_THAT(k.err, HasSubstr("-p applies to uprobe:"));
+    CmdRun amb = run("resolve", {std::string("uprobe:") + FX_PIE_PATH + ":0x1000", "-p",
+                                 std::to_string(::getpid())});
+    EXPECT_EQ(amb.rc, kExitRuntime);
+    EXPECT_THAT(amb.out, HasSubstr("ambiguous"));
+    CmdRun s = run("symbols", {"vfs_*", "-p", "1"});
+    EXPECT_EQ(s.rc, kExitUsage);
+}
+
+TEST(CliUser, SymbolsListsFunctionsDemangledAndUsdt) {
+    const std::string cxx = FX_CXX_PATH;
+    CmdRun c = run("symbols", {cxx + ":fx::*"});
+    ASSERT_EQ(c.rc, kExitOk) << c.err;
+    EXPECT_THAT(c.out, HasSubstr("fx::twice(int)"));
+    EXPECT_THAT(c.out, HasSubstr("fx::twice(double)"));
+    EXPECT_THAT(c.out, HasSubstr(fmt::format("{:#x}", readelfOffset(cxx, "_ZN2fx5twiceEi"))));
+    EXPECT_THAT(c.out, Not(HasSubstr("main")));
+
+    CmdRun u = run("symbols", {std::string(FX_USDT_PATH) + ":"});
+    ASSERT_EQ(u.rc, kExitOk) << u.err;
+    EXPECT_THAT(u.out, HasSubstr("fx:plain"));
+    EXPECT_THAT(u.out, HasSubstr("fx:sem"));
+    EXPECT_THAT(u.out, HasSubstr("s32 %rdi, s32 $5"));
+
+    CmdRun d = run("symbols", {std::string(FX_DUP_PATH) + ":helper"});
+    ASSERT_EQ(d.rc, kExitOk);
+    EXPECT_THAT(d.out, HasSubstr("dup_a.c"));
+    EXPECT_THAT(d.out, HasSubstr("dup_b.c"));
+
+    CmdRun none = run("symbols", {std::string(FX_PIE_PATH) + ":zzz_nothing"});
+    EXPECT_EQ(none.rc, kExitRuntime);
+    CmdRun lib = run("symbols", {"libc:malloc"});
+    EXPECT_EQ(lib.rc, kExitOk) << lib.err;
+    EXPECT_THAT(lib.out, HasSubstr("libc.so.6"));
+}

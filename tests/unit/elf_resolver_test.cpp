@@ -1,0 +1,260 @@
+// ElfResolver on the fixtures the build compiled: every number is checked against readelf.
+#include "probectl/elf_resolver.hpp"
+
+#include <gelf.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "probectl/library_path.hpp"
+#include "readelf_util.hpp"
+
+using namespace probectl;
+using namespace probectl::test;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+namespace {
+
+ElfResolver openOk(const std::string& path) {
+    auto r = ElfResolver::open(path);
+    if (!r)
+        ADD_FAILURE() << path << ": " << r.error().message;
+    return std::move(r).value();
+}
+
+std::string baseName(const std::string& readelf_name) {
+    return readelf_name.substr(0, readelf_name.find('@'));
+}
+
+const ElfSymbol* one(const ElfResolver& elf, std::string_view name) {
+    auto v = elf.functionsNamed(name);
+    EXPECT_EQ(v.size(), 1u) << name;
+    return v.size() == 1 ? v[0] : nullptr;
+}
+
+std::vector<std::string> names(const std::vector<const ElfSymbol*>& v) {
+    std::vector<std::string> out;
+    for (auto* s : v)
+        out.push_back(s->name);
+    return out;
+}
+
+}  // namespace
+
+TEST(ElfResolver, SegmentsMatchReadelf) {
+    for (const auto& fx : allFixtures()) {
+        SCOPED_TRACE(fx.name);
+        auto elf = openOk(fx.path);
+        auto loads = readelfLoads(fx.path);
+        ASSERT_EQ(elf.loadSegments().size(), loads.size());
+        for (std::size_t i = 0; i < loads.size(); ++i) {
+            EXPECT_EQ(elf.loadSegments()[i].vaddr, loads[i].vaddr);
+            EXPECT_EQ(elf.loadSegments()[i].offset, loads[i].offset);
+            EXPECT_EQ(elf.loadSegments()[i].filesz, loads[i].filesz);
+            EXPECT_EQ(elf.loadSegments()[i].memsz, loads[i].memsz);
+            EXPECT_EQ(elf.loadSegments()[i].executable(),
+                      loads[i].flags.find('E') != std::string::npos);
+        }
+    }
+}
+
+// The core promise: file offset = st_value - p_vaddr + p_offset, for every function of
+// every layout (ET_EXEC at two bases, PIE, shared library, stripped, lld).
+TEST(ElfResolver, EveryFunctionOffsetMatchesReadelf) {
+    for (const auto& fx : allFixtures()) {
+        SCOPED_TRACE(fx.name);
+        auto elf = openOk(fx.path);
+        auto loads = readelfLoads(fx.path);
+        std::size_t checked = 0;
+        for (const auto& rs : readelfSymbols(fx.path)) {
+            if ((rs.type != "FUNC" && rs.type != "IFUNC") || rs.ndx == "UND" || rs.ndx == "ABS")
+                continue;
+            const std::string name = baseName(rs.name);
+            auto it = std::find_if(
+                elf.symbols().begin(), elf.symbols().end(),
+                [&](const ElfSymbol& s) { return s.name == name && s.value == rs.value; });
+            ASSERT_NE(it, elf.symbols().end()) << rs.name;
+            EXPECT_EQ(it->size, rs.size) << rs.name;
+            EXPECT_EQ(it->isIfunc(), rs.type == "IFUNC") << rs.name;
+            auto want = expectedOffset(loads, rs.value);
+            ASSERT_TRUE(want) << rs.name;
+            auto got = elf.fileOffset(rs.value);
+            ASSERT_TRUE(got) << got.error().message;
+            EXPECT_EQ(*got, *want) << rs.name;
+            auto back = elf.elfAddress(*got);
+            ASSERT_TRUE(back);
+            EXPECT_EQ(*back, rs.value);
+            ++checked;
+        }
+        EXPECT_GT(checked, 0u);
+    }
+}
+
+TEST(ElfResolver, TypesAndBases) {
+    auto nopie = openOk(FX_NOPIE_PATH);
+    auto moved = openOk(FX_NOPIE_MOVED_PATH);
+    auto pie = openOk(FX_PIE_PATH);
+    auto lib = openOk(FXLIB_PATH);
+    EXPECT_EQ(nopie.type(), ElfResolver::Type::Executable);
+    EXPECT_EQ(moved.type(), ElfResolver::Type::Executable);
+    EXPECT_EQ(pie.type(), ElfResolver::Type::SharedObject);
+    EXPECT_EQ(lib.type(), ElfResolver::Type::SharedObject);
+    // Same code at another base: different addresses, and the offsets still follow readelf.
+    const ElfSymbol* a = one(nopie, "fx_work");
+    const ElfSymbol* b = one(moved, "fx_work");
+    ASSERT_TRUE(a && b);
+    EXPECT_NE(a->value, b->value);
+    EXPECT_EQ(nopie.fileOffset(a->value).value(),
+              expectedOffset(readelfLoads(FX_NOPIE_PATH), a->value).value());
+    EXPECT_EQ(moved.fileOffset(b->value).value(),
+              expectedOffset(readelfLoads(FX_NOPIE_MOVED_PATH), b->value).value());
+    EXPECT_FALSE(nopie.buildId().empty());
+}
+
+TEST(ElfResolver, LldLayoutHasVaddrNotEqualOffset) {
+    if (lldFixture().empty())
+        GTEST_SKIP() << "clang/lld not found at configure time";
+    auto elf = openOk(lldFixture());
+    bool shifted = false;
+    for (const auto& s : elf.loadSegments())
+        shifted = shifted || (s.executable() && s.vaddr != s.offset);
+    EXPECT_TRUE(shifted) << "lld's executable segment should have p_vaddr != p_offset";
+    const ElfSymbol* w = one(elf, "fx_work");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(elf.fileOffset(w->value).value(),
+              expectedOffset(readelfLoads(lldFixture()), w->value).value());
+    EXPECT_NE(elf.fileOffset(w->value).value(), w->value);
+}
+
+TEST(ElfResolver, StrippedFallsBackToDynsym) {
+    auto elf = openOk(FX_STRIPPED_PATH);
+    EXPECT_THAT(elf.symbolSource(), HasSubstr(".dynsym"));
+    EXPECT_TRUE(elf.debugFile().empty());
+    const ElfSymbol* w = one(elf, "fx_work");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->table, SymbolTable::Dynsym);
+    EXPECT_GT(w->size, 0u);
+    for (const auto& s : elf.symbols())
+        EXPECT_NE(s.bind, STB_LOCAL) << s.name << ": .dynsym of an executable has no locals";
+    // The unstripped twin has the same function at the same place.
+    auto pie = openOk(FX_PIE_PATH);
+    EXPECT_EQ(pie.symbolSource(), ".symtab");
+}
+
+TEST(ElfResolver, DuplicateLocalsAreAllReturnedWithTheirFiles) {
+    auto elf = openOk(FX_DUP_PATH);
+    auto v = elf.functionsNamed("helper");
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_NE(v[0]->value, v[1]->value);
+    std::vector<std::string> files = {v[0]->file, v[1]->file};
+    EXPECT_THAT(files, Contains("dup_a.c"));
+    EXPECT_THAT(files, Contains("dup_b.c"));
+    EXPECT_EQ(v[0]->section, ".text");
+    EXPECT_EQ(v[0]->bind, STB_LOCAL);
+}
+
+TEST(ElfResolver, CxxNamesMangledAndDemangled) {
+    auto elf = openOk(FX_CXX_PATH);
+    const ElfSymbol* i = one(elf, "fx::twice(int)");
+    ASSERT_TRUE(i);
+    EXPECT_EQ(i->name, "_ZN2fx5twiceEi");
+    EXPECT_EQ(i->demangled, "fx::twice(int)");
+    EXPECT_EQ(one(elf, "_ZN2fx5twiceEi"), i);
+    EXPECT_EQ(elf.functionsNamed("fx::twice").size(), 2u) << "two overloads";
+    const ElfSymbol* d = one(elf, "fx::twice(double)");
+    ASSERT_TRUE(d);
+    EXPECT_NE(d->value, i->value);
+    const ElfSymbol* add = one(elf, "fx::Counter::add");
+    ASSERT_TRUE(add);
+    EXPECT_EQ(add->demangled, "fx::Counter::add(long) const");
+    EXPECT_TRUE(one(elf, "fx::only"));
+    EXPECT_TRUE(elf.functionsNamed("twice").empty()) << "no match on a partial name";
+}
+
+TEST(ElfResolver, FunctionAtNamesAddressesInside) {
+    auto elf = openOk(FX_PIE_PATH);
+    const ElfSymbol* w = one(elf, "fx_work");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(elf.functionAt(w->value), w);
+    EXPECT_EQ(elf.functionAt(w->value + w->size - 1), w);
+    const ElfSymbol* after = elf.functionAt(w->value + w->size);
+    EXPECT_TRUE(after == nullptr || after->name != "fx_work");
+}
+
+TEST(ElfResolver, FixtureIfuncImplementations) {
+    auto elf = openOk(FX_PIE_PATH);
+    const ElfSymbol* f = one(elf, "fx_ifunc");
+    ASSERT_TRUE(f);
+    EXPECT_TRUE(f->isIfunc());
+    auto impls = names(elf.ifuncImplementations(*f));
+    EXPECT_THAT(impls, Contains("fx_ifunc_generic"));
+    EXPECT_THAT(impls, Contains("fx_ifunc_fast"));
+    EXPECT_THAT(impls, Not(Contains("fx_ifunc_resolver"))) << "the resolver is not an impl";
+}
+
+TEST(ElfResolver, GlibcIfuncsAndVersions) {
+    auto lib = findLibrary("libc.so.6");
+    ASSERT_TRUE(lib) << lib.error().message;
+    auto elf = openOk(lib->path);
+    // memcpy@@GLIBC_2.14 is the IFUNC; memcpy@GLIBC_2.2.5 is an old plain version.
+    const ElfSymbol* m = one(elf, "memcpy");
+    ASSERT_TRUE(m);
+    EXPECT_TRUE(m->isIfunc());
+    EXPECT_EQ(m->version, "GLIBC_2.14");
+    EXPECT_FALSE(m->hidden_version);
+    const ElfSymbol* old = one(elf, "memcpy@GLIBC_2.2.5");
+    ASSERT_TRUE(old);
+    EXPECT_FALSE(old->isIfunc());
+    EXPECT_TRUE(old->hidden_version);
+    const ElfSymbol* s = one(elf, "strlen");
+    ASSERT_TRUE(s);
+    EXPECT_TRUE(s->isIfunc());
+    if (elf.debugFile().empty())
+        GTEST_SKIP() << "no debug file for " << lib->path << " (install libc6-dbg)";
+    EXPECT_THAT(elf.symbolSource(), HasSubstr(".build-id"));
+    auto mi = names(elf.ifuncImplementations(*m));
+    EXPECT_THAT(mi, Contains("__memcpy_avx_unaligned"));
+    EXPECT_THAT(mi, Contains("__memcpy_sse2_unaligned"));
+    for (const auto& n : mi)
+        EXPECT_FALSE(n.starts_with("__memcpy_chk")) << n << " belongs to __memcpy_chk";
+    auto si = names(elf.ifuncImplementations(*s));
+    EXPECT_THAT(si, Contains("__strlen_avx2"));
+    EXPECT_THAT(si, Contains("__strlen_sse2"));
+}
+
+TEST(ElfResolver, OffsetErrorsNameTheAddress) {
+    auto elf = openOk(FX_NOPIE_PATH);
+    auto r = elf.fileOffset(0x10);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, EINVAL);
+    EXPECT_THAT(r.error().message, HasSubstr("0x10"));
+    EXPECT_THAT(r.error().message, HasSubstr("no PT_LOAD"));
+    // The tail of the data segment is .bss: an address without file bytes.
+    const auto& rw = elf.loadSegments().back();
+    ASSERT_GT(rw.memsz, rw.filesz);
+    auto bss = elf.fileOffset(rw.vaddr + rw.filesz);
+    ASSERT_FALSE(bss);
+    EXPECT_THAT(bss.error().message, HasSubstr(".bss"));
+}
+
+TEST(ElfResolver, OpenErrors) {
+    auto missing = ElfResolver::open("/nonexistent/probectl-fixture");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().err, ENOENT);
+    EXPECT_THAT(missing.error().message, HasSubstr("/nonexistent/probectl-fixture"));
+    auto text = ElfResolver::open(PROBECTL_FIXTURES "/kallsyms.txt");
+    ASSERT_FALSE(text);
+    EXPECT_EQ(text.error().err, ENOEXEC);
+}
+
+TEST(ElfDemangle, NamesAndParameterLists) {
+    EXPECT_EQ(demangle("_ZN2fx5twiceEi"), "fx::twice(int)");
+    EXPECT_EQ(demangle("main"), "main");
+    EXPECT_EQ(demangle("_Znot_valid"), "_Znot_valid");
+    EXPECT_EQ(withoutParameters("ns::S::m(int) const"), "ns::S::m");
+    EXPECT_EQ(withoutParameters("f(void (*)(int))"), "f");
+    EXPECT_EQ(withoutParameters("plain"), "plain");
+}

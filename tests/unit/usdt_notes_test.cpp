@@ -1,0 +1,73 @@
+// .note.stapsdt of the USDT fixture against readelf -n: sites, base adjustment, semaphores.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "probectl/elf_resolver.hpp"
+#include "readelf_util.hpp"
+
+using namespace probectl;
+using namespace probectl::test;
+
+TEST(UsdtNotes, MatchReadelf) {
+    auto elf = ElfResolver::open(FX_USDT_PATH);
+    ASSERT_TRUE(elf) << elf.error().message;
+    auto notes = readelfStapsdt(FX_USDT_PATH);
+    auto loads = readelfLoads(FX_USDT_PATH);
+    const auto base_now = readelfSectionAddr(FX_USDT_PATH, ".stapsdt.base");
+    ASSERT_TRUE(base_now);
+    ASSERT_EQ(elf->usdtProbes().size(), notes.size());
+    ASSERT_EQ(notes.size(), 2u) << "fx:plain and fx:sem";
+    bool saw_sem = false, saw_plain = false;
+    for (std::size_t i = 0; i < notes.size(); ++i) {
+        const auto& want = notes[i];
+        const auto& got = elf->usdtProbes()[i];
+        SCOPED_TRACE(want.provider + ":" + want.name);
+        EXPECT_EQ(got.provider, want.provider);
+        EXPECT_EQ(got.name, want.name);
+        EXPECT_EQ(got.args, want.args);
+        EXPECT_EQ(got.base, want.base);
+        // pc moves with .stapsdt.base (zero difference unless the file was prelinked).
+        const std::uint64_t pc = want.location + (*base_now - want.base);
+        EXPECT_EQ(got.pc, pc);
+        EXPECT_EQ(got.file_offset, expectedOffset(loads, pc).value());
+        EXPECT_TRUE(got.args_error.empty()) << got.args_error;
+        EXPECT_FALSE(got.decoded.empty());
+        if (want.semaphore) {
+            saw_sem = true;
+            EXPECT_EQ(got.semaphore, want.semaphore);
+            // The semaphore lives in the writable data segment, whose p_vaddr and p_offset
+            // differ: the ref_ctr_offset is not the address.
+            EXPECT_EQ(got.semaphore_offset, expectedOffset(loads, want.semaphore).value());
+            const LoadSegment* seg = elf->segmentForAddress(got.semaphore);
+            ASSERT_TRUE(seg);
+            EXPECT_TRUE(seg->writable());
+            EXPECT_NE(got.semaphore_offset, got.semaphore);
+        } else {
+            saw_plain = true;
+            EXPECT_EQ(got.semaphore, 0u);
+            EXPECT_EQ(got.semaphore_offset, 0u);
+        }
+    }
+    EXPECT_TRUE(saw_sem);
+    EXPECT_TRUE(saw_plain);
+}
+
+TEST(UsdtNotes, ConstantArgumentDecoded) {
+    auto elf = ElfResolver::open(FX_USDT_PATH);
+    ASSERT_TRUE(elf);
+    for (const auto& p : elf->usdtProbes()) {
+        if (p.name != "plain")
+            continue;
+        ASSERT_EQ(p.decoded.size(), 2u);
+        EXPECT_EQ(p.decoded[1].kind, UsdtArg::Kind::Constant);
+        EXPECT_EQ(p.decoded[1].value, 5);
+        EXPECT_EQ(p.decoded[0].size, 4u);
+        EXPECT_TRUE(p.decoded[0].is_signed);
+    }
+}
+
+TEST(UsdtNotes, NoNotesNoProbes) {
+    auto elf = ElfResolver::open(FX_PIE_PATH);
+    ASSERT_TRUE(elf);
+    EXPECT_TRUE(elf->usdtProbes().empty());
+}

@@ -1,0 +1,249 @@
+// resolveUserSpec end to end on the fixtures: file offsets equal readelf's, and every
+// ambiguity is refused with the way out.
+#include "probectl/user_target.hpp"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+
+#include "readelf_util.hpp"
+
+using namespace probectl;
+using namespace probectl::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+Result<UserTarget> resolve(const std::string& text, const UserResolveOptions& o = {}) {
+    auto spec = parseProbeSpec(text);
+    if (!spec) {
+        ADD_FAILURE() << spec.error().render();
+        return makeError(EINVAL, "bad spec");
+    }
+    return resolveUserSpec(*spec, o);
+}
+
+UserTarget good(const std::string& text, const UserResolveOptions& o = {}) {
+    auto r = resolve(text, o);
+    if (!r)
+        ADD_FAILURE() << text << ": " << r.error().message;
+    return r ? *r : UserTarget{};
+}
+
+Error bad(const std::string& text, int err, const UserResolveOptions& o = {}) {
+    auto r = resolve(text, o);
+    EXPECT_FALSE(r) << text << " resolved";
+    if (r)
+        return {};
+    EXPECT_EQ(r.error().err, err) << r.error().message;
+    EXPECT_THAT(r.error().message, HasSubstr(text)) << "starts with the spec";
+    return r.error();
+}
+
+// readelf's value of `name` in `file`, and the file offset readelf's PT_LOADs give it.
+std::pair<std::uint64_t, std::uint64_t> readelfFunction(const std::string& file,
+                                                        const std::string& name) {
+    for (const auto& s : readelfSymbols(file))
+        if (s.name == name && (s.type == "FUNC" || s.type == "IFUNC"))
+            return {s.value, expectedOffset(readelfLoads(file), s.value).value()};
+    ADD_FAILURE() << name << " not in readelf -Ws " << file;
+    return {0, 0};
+}
+
+}  // namespace
+
+extern "C" __attribute__((noinline, used)) int probectl_user_target_marker(int x) {
+    return x + 42;
+}
+
+TEST(UserTarget, SymbolOffsetsMatchReadelfInEveryLayout) {
+    for (const auto& fx : allFixtures()) {
+        const std::string name = fx.name;
+        if (name == "libfxlib.so" || name == "fx_libuser" || name == "fx_dup" || name == "fx_cxx" ||
+            name == "fx_usdt")
+            continue;
+        SCOPED_TRACE(name);
+        auto [value, off] = readelfFunction(fx.path, "fx_work");
+        auto t = good("uprobe:" + fx.path + ":fx_work");
+        EXPECT_EQ(t.file_offset, off);
+        EXPECT_EQ(t.vaddr, value);
+        EXPECT_EQ(t.symbol, "fx_work");
+        EXPECT_EQ(t.path, fx.path);
+        EXPECT_FALSE(t.is_return);
+        EXPECT_EQ(t.ref_ctr_offset, 0u);
+        EXPECT_THAT(t.how, HasSubstr("PT_LOAD"));
+        auto r = good("uretprobe:" + fx.path + ":fx_work");
+        EXPECT_TRUE(r.is_return);
+        EXPECT_EQ(r.file_offset, off);
+        auto plus = good("uprobe:" + fx.path + ":fx_work+1");
+        EXPECT_EQ(plus.file_offset, off + 1);
+        EXPECT_EQ(plus.symbol_offset, 1u);
+    }
+}
+
+TEST(UserTarget, SharedLibraryFunction) {
+    auto [value, off] = readelfFunction(FXLIB_PATH, "fx_lib_add");
+    auto t = good(std::string("uprobe:") + FXLIB_PATH + ":fx_lib_add");
+    EXPECT_EQ(t.file_offset, off);
+    EXPECT_EQ(t.vaddr, value);
+}
+
+TEST(UserTarget, AddressForms) {
+    const std::string p = FX_PIE_PATH;
+    auto [value, off] = readelfFunction(p, "fx_work");
+    auto byOff = good(fmt::format("uprobe:{}:{:#x}", p, off));
+    EXPECT_EQ(byOff.file_offset, off);
+    EXPECT_EQ(byOff.symbol, "fx_work");
+    EXPECT_EQ(byOff.vaddr, value);
+    auto marked = good(fmt::format("uprobe:{}:off={:#x}", p, off));
+    EXPECT_EQ(marked.file_offset, off);
+    auto byElf = good(fmt::format("uprobe:{}:elf={:#x}", p, value + 1));
+    EXPECT_EQ(byElf.file_offset, off + 1);
+    EXPECT_EQ(byElf.symbol_offset, 1u);
+    // For the non-PIE binary the ELF address is also the runtime address, and it differs
+    // from the file offset.
+    const std::string np = FX_NOPIE_PATH;
+    auto [nv, noff] = readelfFunction(np, "fx_work");
+    EXPECT_NE(nv, noff);
+    EXPECT_EQ(good(fmt::format("uprobe:{}:elf={:#x}", np, nv)).file_offset, noff);
+}
+
+TEST(UserTarget, AddressErrors) {
+    const std::string p = FX_PIE_PATH;
+    // The ELF header is at file offset 0: mapped, but not code.
+    EXPECT_THAT(bad("uprobe:" + p + ":0x0", EINVAL).message, HasSubstr("non-executable"));
+    EXPECT_THAT(bad("uprobe:" + p + ":0x7fffffff", EINVAL).message, HasSubstr("no PT_LOAD"));
+    EXPECT_THAT(bad("uprobe:" + p + ":va=0x1000", EINVAL).message, HasSubstr("-p PID"));
+    UserResolveOptions self;
+    self.pid = ::getpid();
+    EXPECT_THAT(bad("uprobe:" + p + ":0x1000", EINVAL, self).message,
+                HasSubstr("ambiguous: write off=0x1000 for a file offset or va=0x1000"));
+    auto [value, off] = readelfFunction(p, "fx_work");
+    EXPECT_THAT(bad(fmt::format("uretprobe:{}:elf={:#x}", p, value + 1), EINVAL).message,
+                HasSubstr("must be at a function's entry"));
+}
+
+TEST(UserTarget, ProcessAddressInThisProcess) {
+    char exe[PATH_MAX];
+    ASSERT_NE(::realpath("/proc/self/exe", exe), nullptr);
+    UserResolveOptions o;
+    o.pid = ::getpid();
+    const auto addr = reinterpret_cast<std::uintptr_t>(&probectl_user_target_marker);
+    auto t = good(fmt::format("uprobe:{}:va={:#x}", exe, addr), o);
+    auto [value, off] = readelfFunction(exe, "probectl_user_target_marker");
+    EXPECT_EQ(t.file_offset, off);
+    EXPECT_EQ(t.vaddr, value);
+    EXPECT_EQ(t.symbol, "probectl_user_target_marker");
+    EXPECT_THAT(t.how, HasSubstr("maps"));
+    // Same process, same mount namespace: the plain path, no /proc/PID/root detour.
+    EXPECT_EQ(t.path, exe);
+    // The address is not in the named file.
+    EXPECT_THAT(bad(fmt::format("uprobe:{}:va={:#x}", FX_PIE_PATH, addr), EINVAL, o).message,
+                HasSubstr("not in"));
+}
+
+TEST(UserTarget, LibraryNameWithAndWithoutPid) {
+    auto t = good("uprobe:libc:malloc");
+    EXPECT_THAT(t.path, HasSubstr("libc.so.6"));
+    EXPECT_THAT(t.how, HasSubstr("ld.so.cache"));
+    UserResolveOptions o;
+    o.pid = ::getpid();
+    auto p = good("uprobe:libc:malloc", o);
+    EXPECT_EQ(p.file_offset, t.file_offset);
+    EXPECT_THAT(p.how, HasSubstr("mapped by pid"));
+    // Another mount namespace cannot be made here; /proc/PID/root of a process sharing ours
+    // must not be used as a prefix.
+    EXPECT_EQ(p.path.rfind("/proc/", 0), std::string::npos);
+}
+
+TEST(UserTarget, DuplicatesRefusedWithCandidates) {
+    const std::string p = FX_DUP_PATH;
+    auto e = bad("uprobe:" + p + ":helper", ENOTUNIQ);
+    EXPECT_THAT(e.message, HasSubstr("2 functions"));
+    EXPECT_THAT(e.message, HasSubstr("dup_a.c"));
+    EXPECT_THAT(e.message, HasSubstr("dup_b.c"));
+    // Each candidate comes with a spec that selects it, and that spec resolves.
+    std::size_t found = 0;
+    for (const auto& rs : readelfSymbols(p)) {
+        if (rs.name != "helper")
+            continue;
+        const auto off = expectedOffset(readelfLoads(p), rs.value).value();
+        const std::string pick = fmt::format("uprobe:{}:off={:#x}", p, off);
+        EXPECT_THAT(e.message, HasSubstr(pick));
+        EXPECT_EQ(good(pick).symbol, "helper");
+        ++found;
+    }
+    EXPECT_EQ(found, 2u);
+}
+
+TEST(UserTarget, CxxByMangledAndDemangledName) {
+    const std::string p = FX_CXX_PATH;
+    auto [value, off] = readelfFunction(p, "_ZN2fx5twiceEi");
+    auto a = good("uprobe:" + p + ":'fx::twice(int)'");
+    auto b = good("uprobe:" + p + ":_ZN2fx5twiceEi");
+    EXPECT_EQ(a.file_offset, off);
+    EXPECT_EQ(b.file_offset, off);
+    EXPECT_EQ(a.symbol, "fx::twice(int)");
+    EXPECT_EQ(b.symbol, "fx::twice(int)") << "printed demangled";
+    auto e = bad("uprobe:" + p + ":'fx::twice'", ENOTUNIQ);
+    EXPECT_THAT(e.message, HasSubstr("fx::twice(int)"));
+    EXPECT_THAT(e.message, HasSubstr("fx::twice(double)"));
+    EXPECT_EQ(good("uprobe:" + p + ":'fx::Counter::add'").symbol, "fx::Counter::add(long) const");
+}
+
+TEST(UserTarget, IfuncRefusedWithImplementations) {
+    auto e = bad(std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc", EINVAL);
+    EXPECT_THAT(e.message, HasSubstr("IFUNC"));
+    EXPECT_THAT(e.message, HasSubstr(std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc_generic"));
+    EXPECT_THAT(e.message, HasSubstr(std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc_fast"));
+    EXPECT_TRUE(good(std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc_generic").file_offset);
+}
+
+TEST(UserTarget, GlibcIfuncs) {
+    auto m = bad("uprobe:libc:memcpy", EINVAL);
+    EXPECT_THAT(m.message, HasSubstr("IFUNC"));
+    auto s = bad("uprobe:libc:strlen", EINVAL);
+    if (m.message.find("No implementations") != std::string::npos)
+        GTEST_SKIP() << "libc debug symbols (libc6-dbg) not installed: " << m.message;
+    EXPECT_THAT(m.message, HasSubstr("uprobe:libc:__memcpy_avx_unaligned"));
+    EXPECT_THAT(s.message, HasSubstr("uprobe:libc:__strlen_avx2"));
+    EXPECT_THAT(s.message, HasSubstr("uprobe:libc:__strlen_sse2"));
+    auto impl = good("uprobe:libc:__strlen_sse2");
+    EXPECT_EQ(impl.symbol, "__strlen_sse2");
+    // The old memcpy ABI is reachable by its version.
+    EXPECT_EQ(good("uprobe:libc:memcpy@GLIBC_2.2.5").symbol, "memcpy@GLIBC_2.2.5");
+}
+
+TEST(UserTarget, NotFoundSuggests) {
+    auto e = bad(std::string("uprobe:") + FX_PIE_PATH + ":fx_wrok", ENOENT);
+    EXPECT_THAT(e.message, HasSubstr("similar: fx_work"));
+    bad("uprobe:/nonexistent/file:main", ENOENT);
+    bad("uprobe:libprobectl-nonexistent:main", ENOENT);
+}
+
+TEST(UserTarget, UsdtWithAndWithoutSemaphore) {
+    const std::string p = FX_USDT_PATH;
+    auto notes = readelfStapsdt(p);
+    auto loads = readelfLoads(p);
+    for (const auto& n : notes) {
+        SCOPED_TRACE(n.name);
+        auto t = good("usdt:" + p + ":" + n.provider + ":" + n.name);
+        auto short_form = good("usdt:" + p + ":" + n.name);
+        EXPECT_EQ(short_form.file_offset, t.file_offset);
+        EXPECT_EQ(t.file_offset, expectedOffset(loads, n.location).value());
+        EXPECT_EQ(t.ref_ctr_offset, n.semaphore ? expectedOffset(loads, n.semaphore).value() : 0u);
+        EXPECT_EQ(t.usdt_provider, "fx");
+        EXPECT_EQ(t.kind, SpecKind::Usdt);
+        EXPECT_FALSE(t.usdt_args.empty());
+        EXPECT_THAT(t.how, HasSubstr("semaphore"));
+    }
+    auto e = bad("usdt:" + p + ":fx:nope", ENOENT);
+    EXPECT_THAT(e.message, HasSubstr("fx:plain"));
+    bad("usdt:" + std::string(FX_PIE_PATH) + ":fx:plain", ENOENT);
+}

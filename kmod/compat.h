@@ -3,17 +3,18 @@
  * Every kernel-version difference probectl has to care about, and nothing
  * else. Logic files never test LINUX_VERSION_CODE themselves: they use the
  * names below, which follow the newest API. Targets: Debian 6.1, 6.12 and
- * unstable's 7.2. 7.2 needs nothing beyond the 6.2 boundaries below: the
- * module uses only kprobes, kretprobes, generic netlink, the ring buffer and
- * a delayed work, none of which changed again up to 7.2 (no uprobes, timers,
- * tracepoints or symbol namespaces, whose 6.13+ changes would need shims).
+ * unstable's 7.2. Boundaries: 6.2 (ring buffer, genl split ops, formatted
+ * extack), 6.12 and 6.13 (uprobes; ../shared/KERNEL-API.md section 2).
+ * Tracepoint registration by name, used for fork tracking, did not change.
  */
 #ifndef PROBECTL_COMPAT_H
 #define PROBECTL_COMPAT_H
 
 #include <linux/version.h>
 #include <linux/netlink.h>
+#include <linux/path.h>
 #include <linux/ring_buffer.h>
+#include <linux/uprobes.h>
 #include <net/genetlink.h>
 
 #define KAPI_GE(a, b) (LINUX_VERSION_CODE >= KERNEL_VERSION(a, b, 0))
@@ -79,5 +80,76 @@ const char *kapi_errmsg_format(const char *fmt, ...) __printf(1, 2);
 							 ##args);	\
 	} while (0)
 #endif
+
+/*
+ * uprobes. 6.13 gave handlers a per-call cookie (unused here: return
+ * probes pair entries by stack pointer on every version); 6.12 dropped the
+ * filter's context argument, made uprobe_register() return the uprobe and
+ * split unregistering into a per-probe nosync and a once-per-batch sync.
+ */
+#if KAPI_GE(6, 13)
+#define KAPI_UPROBE_HANDLER(fn, uc, regs)				\
+	int fn(struct uprobe_consumer *uc, struct pt_regs *regs,	\
+	       __u64 *kapi_cookie)
+#define KAPI_URETPROBE_HANDLER(fn, uc, func, regs)			\
+	int fn(struct uprobe_consumer *uc, unsigned long func,		\
+	       struct pt_regs *regs, __u64 *kapi_cookie)
+#else
+#define KAPI_UPROBE_HANDLER(fn, uc, regs)				\
+	int fn(struct uprobe_consumer *uc, struct pt_regs *regs)
+#define KAPI_URETPROBE_HANDLER(fn, uc, func, regs)			\
+	int fn(struct uprobe_consumer *uc, unsigned long func,		\
+	       struct pt_regs *regs)
+#endif
+#if KAPI_GE(6, 12)
+#define KAPI_UPROBE_FILTER(fn, uc, mm)					\
+	bool fn(struct uprobe_consumer *uc, struct mm_struct *mm)
+#else
+#define KAPI_UPROBE_FILTER(fn, uc, mm)					\
+	bool fn(struct uprobe_consumer *uc, enum uprobe_filter_ctx kapi_ctx, \
+		struct mm_struct *mm)
+#endif
+
+/* One registered (inode, offset) consumer and what keeps its file alive. */
+struct kapi_uprobe {
+	struct uprobe_consumer uc;	/* zeroed before registering */
+	struct path path;		/* pins dentry and mount */
+	struct inode *inode;		/* d_real_inode(path.dentry) */
+	loff_t offset;
+	loff_t ref_ctr_offset;
+#if KAPI_GE(6, 12)
+	struct uprobe *uprobe;
+#endif
+};
+
+static inline int kapi_uprobe_register(struct kapi_uprobe *u)
+{
+#if KAPI_GE(6, 12)
+	u->uprobe = uprobe_register(u->inode, u->offset, u->ref_ctr_offset,
+				    &u->uc);
+	return PTR_ERR_OR_ZERO(u->uprobe);
+#else
+	return uprobe_register_refctr(u->inode, u->offset, u->ref_ctr_offset,
+				      &u->uc);
+#endif
+}
+
+/* Handlers may still run until kapi_uprobe_unregister_sync() returns. */
+static inline void kapi_uprobe_unregister_nosync(struct kapi_uprobe *u)
+{
+#if KAPI_GE(6, 12)
+	uprobe_unregister_nosync(u->uprobe, &u->uc);
+#else
+	uprobe_unregister(u->inode, u->offset, &u->uc);	/* synchronous */
+#endif
+}
+
+/* Once per batch of kapi_uprobe_unregister_nosync() calls. */
+static inline void kapi_uprobe_unregister_sync(void)
+{
+#if KAPI_GE(6, 12)
+	uprobe_unregister_sync();
+#endif
+}
 
 #endif /* PROBECTL_COMPAT_H */

@@ -34,6 +34,12 @@ static const struct nla_policy probectl_policy[PROBECTL_A_MAX + 1] = {
 							  PROBECTL_PROBE_F_SYSCALL),
 	[PROBECTL_A_SESSION_TGIDS]	= { .type = NLA_BINARY,
 					    .len = PROBECTL_MAX_TGIDS * sizeof(u32) },
+	[PROBECTL_A_PROBE_PATH]		= { .type = NLA_NUL_STRING,
+					    .len = PROBECTL_PATH_MAX - 1 },
+	[PROBECTL_A_PROBE_FILE_OFFSET]	= { .type = NLA_U64 },
+	[PROBECTL_A_PROBE_REF_CTR_OFFSET] = { .type = NLA_U64 },
+	[PROBECTL_A_SESSION_FLAGS]	= NLA_POLICY_MASK(NLA_U32,
+							  PROBECTL_SESSION_F_FOLLOW),
 };
 
 /* Fails the request with a named missing attribute (type and text). */
@@ -65,37 +71,37 @@ static KAPI_PRE_DOIT(probectl_pre_doit, ops, skb, info)
 	return probectl_check_perm(skb, info->extack);
 }
 
-static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
+/* kprobe, kretprobe: SYMBOL[+OFFSET] or ADDR, and MAXACTIVE. */
+static int probectl_parse_kernel_location(struct genl_info *info,
+					  struct probectl_probe_req *req)
 {
 	struct netlink_ext_ack *extack = info->extack;
 	struct nlattr **a = info->attrs;
-	struct probectl_probe_req req = {};
-	struct sk_buff *reply;
-	void *hdr;
-	u64 addr;
-	u32 id;
-	int err;
+	int i;
 
-	if (probectl_missing(info, PROBECTL_A_PROBE_KIND))
-		return -EINVAL;
-	req.kind = nla_get_u32(a[PROBECTL_A_PROBE_KIND]);
-
+	for (i = PROBECTL_A_PROBE_PATH; i <= PROBECTL_A_PROBE_REF_CTR_OFFSET; i++) {
+		if (a[i]) {
+			NL_SET_ERR_MSG_ATTR(extack, a[i],
+					    "PROBE_PATH and file offsets apply to uprobes only");
+			return -EINVAL;
+		}
+	}
 	if (a[PROBECTL_A_PROBE_SYMBOL] && a[PROBECTL_A_PROBE_ADDR]) {
 		NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_ADDR],
 				    "give PROBE_SYMBOL or PROBE_ADDR, not both");
 		return -EINVAL;
 	}
 	if (a[PROBECTL_A_PROBE_SYMBOL]) {
-		nla_strscpy(req.symbol, a[PROBECTL_A_PROBE_SYMBOL],
-			    sizeof(req.symbol));
-		if (!req.symbol[0]) {
+		nla_strscpy(req->symbol, a[PROBECTL_A_PROBE_SYMBOL],
+			    sizeof(req->symbol));
+		if (!req->symbol[0]) {
 			NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_SYMBOL],
 					    "empty symbol name");
 			return -EINVAL;
 		}
 	} else if (a[PROBECTL_A_PROBE_ADDR]) {
-		req.addr = nla_get_u64(a[PROBECTL_A_PROBE_ADDR]);
-		if (!req.addr) {
+		req->addr = nla_get_u64(a[PROBECTL_A_PROBE_ADDR]);
+		if (!req->addr) {
 			NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_ADDR],
 					    "address 0 cannot be probed");
 			return -EINVAL;
@@ -112,17 +118,80 @@ static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	if (a[PROBECTL_A_PROBE_OFFSET])
-		req.offset = nla_get_u32(a[PROBECTL_A_PROBE_OFFSET]);
+		req->offset = nla_get_u32(a[PROBECTL_A_PROBE_OFFSET]);
 	if (a[PROBECTL_A_PROBE_MAXACTIVE]) {
-		if (req.kind != PROBECTL_KIND_KRETPROBE) {
+		if (req->kind != PROBECTL_KIND_KRETPROBE) {
 			NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_MAXACTIVE],
 					    "PROBE_MAXACTIVE applies to kretprobes only");
 			return -EINVAL;
 		}
-		req.maxactive = nla_get_u32(a[PROBECTL_A_PROBE_MAXACTIVE]);
+		req->maxactive = nla_get_u32(a[PROBECTL_A_PROBE_MAXACTIVE]);
 	}
+	return 0;
+}
+
+/* uprobe, uretprobe: PATH + FILE_OFFSET [+ REF_CTR_OFFSET]. */
+static int probectl_parse_user_location(struct genl_info *info,
+					struct probectl_probe_req *req)
+{
+	static const int kernel_only[] = {
+		PROBECTL_A_PROBE_SYMBOL, PROBECTL_A_PROBE_ADDR,
+		PROBECTL_A_PROBE_OFFSET, PROBECTL_A_PROBE_MAXACTIVE,
+	};
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr **a = info->attrs;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kernel_only); i++) {
+		if (a[kernel_only[i]]) {
+			NL_SET_ERR_MSG_ATTR(extack, a[kernel_only[i]],
+					    "uprobes take PROBE_PATH and PROBE_FILE_OFFSET, not kernel locations");
+			return -EINVAL;
+		}
+	}
+	if (probectl_missing(info, PROBECTL_A_PROBE_PATH) ||
+	    probectl_missing(info, PROBECTL_A_PROBE_FILE_OFFSET))
+		return -EINVAL;
+	req->path = nla_data(a[PROBECTL_A_PROBE_PATH]);
+	if (req->path[0] != '/') {
+		NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_PATH],
+				    "PROBE_PATH must be an absolute path");
+		return -EINVAL;
+	}
+	req->file_offset = nla_get_u64(a[PROBECTL_A_PROBE_FILE_OFFSET]);
+	if (a[PROBECTL_A_PROBE_REF_CTR_OFFSET])
+		req->ref_ctr_offset = nla_get_u64(a[PROBECTL_A_PROBE_REF_CTR_OFFSET]);
+	return 0;
+}
+
+static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr **a = info->attrs;
+	struct probectl_probe_req req = {};
+	struct sk_buff *reply;
+	void *hdr;
+	u64 addr;
+	u32 id;
+	int err;
+
+	if (probectl_missing(info, PROBECTL_A_PROBE_KIND))
+		return -EINVAL;
+	req.kind = nla_get_u32(a[PROBECTL_A_PROBE_KIND]);
+
+	if (req.kind == PROBECTL_KIND_UPROBE || req.kind == PROBECTL_KIND_URETPROBE)
+		err = probectl_parse_user_location(info, &req);
+	else
+		err = probectl_parse_kernel_location(info, &req);
+	if (err)
+		return err;
 	if (a[PROBECTL_A_PROBE_FLAGS])
 		req.flags = nla_get_u32(a[PROBECTL_A_PROBE_FLAGS]);
+	if ((req.flags & PROBECTL_PROBE_F_SYSCALL) && req.path) {
+		NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_FLAGS],
+				    "the SYSCALL flag applies to kprobes only");
+		return -EINVAL;
+	}
 
 	/* Allocated first: once the probe is armed, replying must not fail
 	 * for lack of memory.
@@ -195,6 +264,7 @@ static int probectl_nl_probe_disable(struct sk_buff *skb,
 static int probectl_nl_session_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *a = info->attrs[PROBECTL_A_SESSION_TGIDS];
+	struct nlattr *f = info->attrs[PROBECTL_A_SESSION_FLAGS];
 	unsigned int n = 0;
 
 	if (a) {
@@ -205,8 +275,14 @@ static int probectl_nl_session_set(struct sk_buff *skb, struct genl_info *info)
 		}
 		n = nla_len(a) / sizeof(u32);
 	}
+	if (f && !n && nla_get_u32(f)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, f,
+				    "SESSION_FLAGS need SESSION_TGIDS to apply to");
+		return -EINVAL;
+	}
 	return probectl_session_set_filter(info->snd_portid, NETLINK_CB(skb).sk,
 					   n ? nla_data(a) : NULL, n,
+					   f ? nla_get_u32(f) : 0,
 					   info->extack);
 }
 
@@ -243,9 +319,12 @@ static int probectl_nl_probe_get_check(struct netlink_callback *cb)
 		id = nla_get_u32(attrs[PROBECTL_A_PROBE_ID]);
 		cursor = id;
 		if (!probectl_probe_info_next(&cursor, &info) || info.id != id) {
+			if (cursor == id)
+				kfree(info.path);
 			kapi_set_err_msg_fmt_mod(cb->extack, "probe id %u not found", id);
 			return -ENOENT;
 		}
+		kfree(info.path);
 		cb->args[0] = id;
 		cb->args[1] = 1;
 	}
@@ -297,7 +376,13 @@ static int probectl_nl_fill_probe(struct sk_buff *skb,
 	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_DROPPED, info->dropped,
 			      PROBECTL_A_PAD) ||
 	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_FILTERED, info->filtered,
-			      PROBECTL_A_PAD)) {
+			      PROBECTL_A_PAD) ||
+	    (info->path &&
+	     (nla_put_string(skb, PROBECTL_A_PROBE_PATH, info->path) ||
+	      nla_put_u64_64bit(skb, PROBECTL_A_PROBE_FILE_OFFSET,
+				info->file_offset, PROBECTL_A_PAD) ||
+	      nla_put_u64_64bit(skb, PROBECTL_A_PROBE_REF_CTR_OFFSET,
+				info->ref_ctr_offset, PROBECTL_A_PAD)))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -320,10 +405,14 @@ static int probectl_nl_probe_get_dump(struct sk_buff *skb,
 	}
 	cursor = cb->args[0];
 	while (cb->args[1] != 2 && probectl_probe_info_next(&cursor, &info)) {
-		if (cb->args[1] == 1 && info.id != cb->args[0])
+		if (cb->args[1] == 1 && info.id != cb->args[0]) {
+			kfree(info.path);
 			break;		/* deleted since start() */
+		}
 		/* Full: resume at this probe in the next dump message. */
-		if (probectl_nl_fill_probe(skb, cb, &info))
+		err = probectl_nl_fill_probe(skb, cb, &info);
+		kfree(info.path);
+		if (err)
 			break;
 		cursor = (unsigned long)info.id + 1;
 		if (cb->args[1] == 1)

@@ -70,9 +70,42 @@ static void probectl_kprobe_disarm(struct probectl_probe **pp, unsigned int n)
 		unregister_kprobe(&pp[i]->kp);
 }
 
-static struct kprobe *probectl_kprobe_kprobe(struct probectl_probe *p)
+static u64 probectl_kprobe_addr(struct probectl_probe *p)
 {
-	return &p->kp;
+	return (unsigned long)p->kp.addr;
+}
+
+/**
+ * probectl_kprobe_set_enabled() - enable_kprobe()/disable_kprobe() with a reason.
+ * @kp: the registered kprobe (also a kretprobe's)
+ * @enable: arm or disarm
+ * @extack: receives the reason for a refusal
+ *
+ * Context: process context, probectl_lock held.
+ * Return: 0, or the kprobes core's error.
+ */
+int probectl_kprobe_set_enabled(struct kprobe *kp, bool enable,
+				struct netlink_ext_ack *extack)
+{
+	int err;
+
+	if (enable) {
+		err = enable_kprobe(kp);
+		if (err)
+			NL_SET_ERR_MSG_MOD(extack,
+					   "cannot re-arm: the probed code is gone (module unloaded?)");
+	} else {
+		err = disable_kprobe(kp);
+		if (err)
+			NL_SET_ERR_MSG_MOD(extack, "disable_kprobe failed");
+	}
+	return err;
+}
+
+static int probectl_kprobe_enable(struct probectl_probe *p, bool enable,
+				  struct netlink_ext_ack *extack)
+{
+	return probectl_kprobe_set_enabled(&p->kp, enable, extack);
 }
 
 static u64 probectl_kprobe_nmissed(struct probectl_probe *p)
@@ -89,7 +122,8 @@ const struct probectl_kind_ops probectl_kprobe_ops = {
 	.name		= "kprobe",
 	.arm		= probectl_kprobe_arm,
 	.disarm		= probectl_kprobe_disarm,
-	.kprobe		= probectl_kprobe_kprobe,
+	.addr		= probectl_kprobe_addr,
+	.set_enabled	= probectl_kprobe_enable,
 	.nmissed	= probectl_kprobe_nmissed,
 	.maxactive	= probectl_kprobe_maxactive,
 };

@@ -153,9 +153,15 @@ static void probectl_kret_disarm(struct probectl_probe **pp, unsigned int n)
 		unregister_kretprobe(&pp[i]->rp);
 }
 
-static struct kprobe *probectl_kret_kprobe(struct probectl_probe *p)
+static u64 probectl_kret_addr(struct probectl_probe *p)
 {
-	return &p->rp.kp;
+	return (unsigned long)p->rp.kp.addr;
+}
+
+static int probectl_kret_enable(struct probectl_probe *p, bool enable,
+				struct netlink_ext_ack *extack)
+{
+	return probectl_kprobe_set_enabled(&p->rp.kp, enable, extack);
 }
 
 static u64 probectl_kret_nmissed(struct probectl_probe *p)
@@ -173,7 +179,8 @@ const struct probectl_kind_ops probectl_kretprobe_ops = {
 	.name		= "kretprobe",
 	.arm		= probectl_kret_arm,
 	.disarm		= probectl_kret_disarm,
-	.kprobe		= probectl_kret_kprobe,
+	.addr		= probectl_kret_addr,
+	.set_enabled	= probectl_kret_enable,
 	.nmissed	= probectl_kret_nmissed,
 	.maxactive	= probectl_kret_maxactive,
 };

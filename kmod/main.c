@@ -33,9 +33,13 @@ static int __init probectl_init(void)
 	 * The notifier goes first: once the family is visible, sockets can
 	 * own probes, and their release must already be noticed.
 	 */
-	err = netlink_register_notifier(&probectl_netlink_notifier);
+	err = probectl_track_init();
 	if (err)
 		goto err_out;
+
+	err = netlink_register_notifier(&probectl_netlink_notifier);
+	if (err)
+		goto err_track;
 
 	err = genl_register_family(&probectl_genl_family);
 	if (err)
@@ -47,6 +51,8 @@ static int __init probectl_init(void)
 
 err_notifier:
 	netlink_unregister_notifier(&probectl_netlink_notifier);
+err_track:
+	probectl_track_exit();
 err_out:
 	return err;
 }
@@ -62,6 +68,7 @@ static void __exit probectl_exit(void)
 	probectl_shutdown();
 	genl_unregister_family(&probectl_genl_family);
 	netlink_unregister_notifier(&probectl_netlink_notifier);
+	probectl_track_exit();
 	/* probes are freed from RCU callbacks that live in this module */
 	rcu_barrier();
 	pr_info("unloaded\n");
@@ -71,5 +78,5 @@ module_init(probectl_init);
 module_exit(probectl_exit);
 
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("probectl: kprobes and kretprobes over generic netlink");
+MODULE_DESCRIPTION("probectl: kprobes, kretprobes, uprobes and uretprobes over generic netlink");
 MODULE_ALIAS_GENL_FAMILY(PROBECTL_GENL_NAME);

@@ -25,6 +25,8 @@ static bool probectl_shutting_down;	/* under probectl_lock */
 static const struct probectl_kind_ops *const probectl_kinds[] = {
 	[PROBECTL_KIND_KPROBE]		= &probectl_kprobe_ops,
 	[PROBECTL_KIND_KRETPROBE]	= &probectl_kretprobe_ops,
+	[PROBECTL_KIND_UPROBE]		= &probectl_uprobe_ops,
+	[PROBECTL_KIND_URETPROBE]	= &probectl_uretprobe_ops,
 };
 
 static const struct probectl_kind_ops *probectl_ops(const struct probectl_probe *p)
@@ -37,6 +39,7 @@ static void probectl_probe_free_rcu(struct rcu_head *head)
 	struct probectl_probe *p = container_of(head, struct probectl_probe, rcu);
 
 	free_percpu(p->stats);
+	kfree(p->path);
 	kfree(p);
 }
 
@@ -145,6 +148,16 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	p->maxactive = req->maxactive;
 	p->addr = req->addr;
 	strscpy(p->symbol, req->symbol, sizeof(p->symbol));
+	p->file_offset = req->file_offset;
+	p->ref_ctr_offset = req->ref_ctr_offset;
+	if (req->path) {
+		p->path = kstrdup(req->path, GFP_KERNEL);
+		if (!p->path) {
+			free_percpu(p->stats);
+			kfree(p);
+			return -ENOMEM;
+		}
+	}
 	atomic64_set(&p->undelivered, 0);
 	ops = probectl_ops(p);
 
@@ -188,7 +201,7 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	if (s)
 		probectl_session_probe_added(s);
 	*id = p->id;
-	*addr = (unsigned long)ops->kprobe(p)->addr;
+	*addr = ops->addr(p);
 	mutex_unlock(&probectl_lock);
 	return 0;
 
@@ -196,6 +209,7 @@ err_unlock:
 	mutex_unlock(&probectl_lock);
 	/* never visible to anyone: free right away */
 	free_percpu(p->stats);
+	kfree(p->path);
 	kfree(p);
 	return err;
 }
@@ -242,14 +256,13 @@ int probectl_probe_del(u32 id, struct netlink_ext_ack *extack)
  * @extack: receives the reason for a refusal
  *
  * Context: process context, may sleep. Takes probectl_lock.
- * Return: 0; -ENOENT for an unknown id; the enable_kprobe() error (-EINVAL
- * when the probed module went away).
+ * Return: 0; -ENOENT for an unknown id; the kind's error (for kprobes the
+ * enable_kprobe() error, -EINVAL when the probed module went away).
  */
 int probectl_probe_set_enabled(u32 id, bool enable,
 			       struct netlink_ext_ack *extack)
 {
 	struct probectl_probe *p;
-	struct kprobe *kp;
 	int err = 0;
 
 	mutex_lock(&probectl_lock);
@@ -263,21 +276,15 @@ int probectl_probe_set_enabled(u32 id, bool enable,
 		err = -ENOENT;
 		goto out;
 	}
-	kp = probectl_ops(p)->kprobe(p);
 	if (enable) {
 		/* flag first: the first hit after arming is recorded */
 		WRITE_ONCE(p->enabled, true);
-		err = enable_kprobe(kp);
-		if (err) {
-			WRITE_ONCE(p->enabled, false);
-			NL_SET_ERR_MSG_MOD(extack,
-					   "cannot re-arm: the probed code is gone (module unloaded?)");
-		}
-	} else {
-		err = disable_kprobe(kp);
-		WRITE_ONCE(p->enabled, false);
+		err = probectl_ops(p)->set_enabled(p, true, extack);
 		if (err)
-			NL_SET_ERR_MSG_MOD(extack, "disable_kprobe failed");
+			WRITE_ONCE(p->enabled, false);
+	} else {
+		err = probectl_ops(p)->set_enabled(p, false, extack);
+		WRITE_ONCE(p->enabled, false);
 	}
 out:
 	mutex_unlock(&probectl_lock);
@@ -287,7 +294,9 @@ out:
 /**
  * probectl_probe_info_next() - snapshot the probe with the lowest id >= cursor.
  * @cursor: in: first id to consider; out: the id found
- * @info: filled with the probe's state and summed counters
+ * @info: filled with the probe's state and summed counters; info->path is
+ *	a copy the caller kfree()s (NULL when the probe has no path, or when
+ *	there was no memory for the copy)
  *
  * Context: process context. Takes probectl_lock.
  * Return: true if a probe was found.
@@ -314,10 +323,13 @@ bool probectl_probe_info_next(unsigned long *cursor,
 		info->flags |= PROBECTL_PROBE_F_ENABLED;
 	info->owner = p->owner;
 	info->offset = p->offset;
-	info->addr = (unsigned long)ops->kprobe(p)->addr;
+	info->addr = ops->addr(p);
 	info->maxactive = ops->maxactive(p);
 	info->nmissed = ops->nmissed(p);
 	strscpy(info->symbol, p->symbol, sizeof(info->symbol));
+	info->path = p->path ? kstrdup(p->path, GFP_KERNEL) : NULL;
+	info->file_offset = p->file_offset;
+	info->ref_ctr_offset = p->ref_ctr_offset;
 	for_each_possible_cpu(cpu) {
 		const struct probectl_counters *c = per_cpu_ptr(p->stats, cpu);
 
@@ -357,6 +369,7 @@ bool probectl_probe_charge_undelivered(u32 id, u64 n)
  * @sk: the caller's socket (held by a session this creates)
  * @tgids: thread-group ids to trace (NULL when @n is 0)
  * @n: number of ids; 0 removes the filter
+ * @flags: PROBECTL_SESSION_F_*
  * @extack: receives the reason for a refusal
  *
  * Creates the session when needed, so a filter can be set before any probe.
@@ -365,28 +378,24 @@ bool probectl_probe_charge_undelivered(u32 id, u64 n)
  * Return: 0 or a negative errno.
  */
 int probectl_session_set_filter(u32 portid, struct sock *sk,
-				const u32 *tgids, unsigned int n,
+				const u32 *tgids, unsigned int n, u32 flags,
 				struct netlink_ext_ack *extack)
 {
-	struct probectl_tgid_filter *f = NULL;
 	struct probectl_session *s;
 	int err = 0;
 
-	if (n) {
-		f = kmalloc(struct_size(f, tgid, n), GFP_KERNEL);
-		if (!f)
-			return -ENOMEM;
-		f->n = n;
-		memcpy(f->tgid, tgids, n * sizeof(u32));
+	if ((flags & PROBECTL_SESSION_F_FOLLOW) && !probectl_track_available()) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "cannot follow forks: this kernel has no sched_process_fork tracepoint");
+		return -EOPNOTSUPP;
 	}
-
 	mutex_lock(&probectl_lock);
 	if (probectl_shutting_down) {
 		err = probectl_refuse_shutdown(extack);
 		goto out;
 	}
 	s = probectl_session_lookup(portid);
-	if (!s && !f)
+	if (!s && !n)
 		goto out;	/* no session, no filter: nothing to change */
 	if (!s)
 		s = probectl_session_create(portid, sk);
@@ -395,11 +404,11 @@ int probectl_session_set_filter(u32 portid, struct sock *sk,
 		NL_SET_ERR_MSG_MOD(extack, "cannot allocate the session");
 		goto out;
 	}
-	probectl_session_replace_filter(s, f);
-	f = NULL;
+	err = probectl_session_replace_filter(s, tgids, n, flags);
+	if (err)
+		NL_SET_ERR_MSG_MOD(extack, "out of memory for the tgid filter");
 out:
 	mutex_unlock(&probectl_lock);
-	kfree(f);
 	return err;
 }
 

@@ -3,18 +3,22 @@
  * probectl internals shared between the module's files.
  *
  * Object model:
- *  - a probe (struct probectl_probe) is one registered kprobe or kretprobe,
- *    identified by a u32 id, owned by a netlink portid or persistent;
+ *  - a probe (struct probectl_probe) is one registered kprobe, kretprobe,
+ *    uprobe or uretprobe, identified by a u32 id, owned by a netlink portid
+ *    or persistent;
  *  - a session (struct probectl_session) exists per owner portid: it holds
- *    the ring buffer its probes write records into, the tgid filter, and the
- *    drain that turns records into PROBECTL_CMD_EVENTS messages.
+ *    the ring buffer its probes write records into, the tgid filter (with
+ *    fork following, track.c), and the drain that turns records into
+ *    PROBECTL_CMD_EVENTS messages.
  *
  * Locking: probectl_lock (probe.c) protects the probe table, the session
  * table and every probe/session lifetime change. It nests inside genl_mutex
  * (doit/dumpit) and is taken alone by the NETLINK_URELEASE notifier and
  * module exit. session->drain_lock nests inside probectl_lock and is the
  * only lock the drain work takes, so cancel_delayed_work_sync() under
- * probectl_lock cannot deadlock. Probe handlers take no lock at all.
+ * probectl_lock cannot deadlock. Probe handlers take no lock at all, except
+ * uretprobe handlers (task context), which take their probe's pairing
+ * table lock. The fork tracepoint takes a session's tgids xa_lock.
  */
 #ifndef PROBECTL_INTERNAL_H
 #define PROBECTL_INTERNAL_H
@@ -27,6 +31,7 @@
 #include <linux/ring_buffer.h>
 #include <linux/sched.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <net/genetlink.h>
 
 #include "uapi/probectl.h"
@@ -42,13 +47,6 @@ extern struct notifier_block probectl_netlink_notifier;
 int probectl_genl_send_events(u32 portid, const void *records, size_t len,
 			      u64 lost);
 
-/* Replaced as a whole under RCU so handlers read it without locking. */
-struct probectl_tgid_filter {
-	struct rcu_head rcu;
-	unsigned int n;
-	u32 tgid[];
-};
-
 struct probectl_session {
 	u32 portid;
 	/*
@@ -59,7 +57,18 @@ struct probectl_session {
 	 */
 	struct sock *sk;
 	struct trace_buffer *ring;		/* non-overwrite: full => drop */
-	struct probectl_tgid_filter __rcu *filter;	/* NULL: no filter */
+	/*
+	 * The tgid filter: when @filtering, only processes in @tgids produce
+	 * records. Handlers read it locklessly (xa_load); SESSION_SET and the
+	 * fork tracepoint (track.c) write it. @follow: forks of a filtered
+	 * process join it. While @filtering the session is on track.c's RCU
+	 * list, and is freed only after a grace period.
+	 */
+	struct xarray tgids;
+	bool filtering;
+	bool follow;
+	struct list_head track_node;
+	atomic64_t untracked;	/* forks that could not join (no memory) */
 	struct delayed_work drain_work;
 	struct mutex drain_lock;	/* one consumer at a time: work or FLUSH */
 	void *batch;			/* staging for one EVENTS message */
@@ -85,6 +94,9 @@ struct probectl_probe {
 	u32 maxactive;		/* as requested; 0 = kernel default */
 	u64 addr;		/* as requested when no symbol was given */
 	char symbol[PROBECTL_SYMBOL_MAX];	/* kp.symbol_name points here */
+	char *path;		/* uprobes: the probed file, else NULL */
+	u64 file_offset;	/* uprobes */
+	u64 ref_ctr_offset;	/* uprobes: USDT semaphore, 0 = none */
 	struct probectl_session *session;	/* NULL when persistent */
 	struct probectl_counters __percpu *stats;
 	atomic64_t undelivered;	/* records consumed but not delivered */
@@ -93,26 +105,54 @@ struct probectl_probe {
 	union {
 		struct kprobe kp;
 		struct kretprobe rp;
+		struct {
+			struct kapi_uprobe up;
+			struct probectl_uret_table *uret;	/* uretprobe */
+			atomic64_t unpaired;	/* uretprobe: returns without entry */
+		};
 	};
 };
 
 /*
  * One per probe kind, indexed by enum probectl_probe_kind. arm() registers
- * the probe (p->id, p->session, symbol/offset/addr already set) and explains
- * a refusal through extack; disarm() unregisters n probes of this kind and
- * returns only when none of their handlers can run any more.
+ * the probe (p->id, p->session, location already set) and explains a
+ * refusal through extack; disarm() unregisters n probes of this kind and
+ * returns only when none of their handlers can run any more. addr() is the
+ * kernel address armed (0 for uprobes); set_enabled() arms or disarms
+ * without unregistering (after p->enabled was set, before it is cleared).
  */
 struct probectl_kind_ops {
 	const char *name;
 	int (*arm)(struct probectl_probe *p, struct netlink_ext_ack *extack);
 	void (*disarm)(struct probectl_probe **pp, unsigned int n);
-	struct kprobe *(*kprobe)(struct probectl_probe *p);
+	u64 (*addr)(struct probectl_probe *p);
+	int (*set_enabled)(struct probectl_probe *p, bool enable,
+			   struct netlink_ext_ack *extack);
 	u64 (*nmissed)(struct probectl_probe *p);
 	u32 (*maxactive)(struct probectl_probe *p);
 };
 
 extern const struct probectl_kind_ops probectl_kprobe_ops;
 extern const struct probectl_kind_ops probectl_kretprobe_ops;
+extern const struct probectl_kind_ops probectl_uprobe_ops;
+extern const struct probectl_kind_ops probectl_uretprobe_ops;
+
+/* kprobe.c: set_enabled() of kprobe-based kinds */
+int probectl_kprobe_set_enabled(struct kprobe *kp, bool enable,
+				struct netlink_ext_ack *extack);
+
+/* uprobe.c: shared by uprobe and uretprobe */
+int probectl_uprobe_arm_common(struct probectl_probe *p,
+			       struct netlink_ext_ack *extack);
+void probectl_uprobe_disarm_common(struct probectl_probe **pp, unsigned int n);
+bool probectl_uprobe_wants_mm(struct probectl_probe *p, struct mm_struct *mm);
+int probectl_uprobe_set_enabled(struct probectl_probe *p, bool enable,
+				struct netlink_ext_ack *extack);
+u64 probectl_uprobe_addr(struct probectl_probe *p);
+u32 probectl_uprobe_maxactive(struct probectl_probe *p);
+
+/* uretprobe.c */
+void probectl_uret_table_free(struct probectl_probe *p);
 
 /* A PROBE_ADD request after attribute validation (genl.c -> probe.c). */
 struct probectl_probe_req {
@@ -122,6 +162,9 @@ struct probectl_probe_req {
 	u32 maxactive;
 	u64 addr;
 	char symbol[PROBECTL_SYMBOL_MAX];	/* "" when addr is used */
+	const char *path;	/* uprobes: in the request message */
+	u64 file_offset;
+	u64 ref_ctr_offset;
 };
 
 /* A consistent copy of one probe's state for PROBE_GET. */
@@ -138,6 +181,9 @@ struct probectl_probe_info {
 	u64 dropped;
 	u64 filtered;
 	char symbol[PROBECTL_SYMBOL_MAX];
+	char *path;		/* kmalloc'ed copy, caller frees; NULL if none */
+	u64 file_offset;
+	u64 ref_ctr_offset;
 };
 
 /* probe.c */
@@ -154,7 +200,7 @@ bool probectl_probe_charge_undelivered(u32 id, u64 n);
 int probectl_probe_explain_error(const struct probectl_probe *p, int err,
 				 struct netlink_ext_ack *extack);
 int probectl_session_set_filter(u32 portid, struct sock *sk,
-				const u32 *tgids, unsigned int n,
+				const u32 *tgids, unsigned int n, u32 flags,
 				struct netlink_ext_ack *extack);
 int probectl_flush(u32 portid, struct sock *sk,
 		   struct netlink_ext_ack *extack);
@@ -168,8 +214,8 @@ struct probectl_session *probectl_session_create(u32 portid,
 void probectl_session_destroy(struct probectl_session *s);
 void probectl_session_destroy_all(void);
 bool probectl_session_exists(u32 portid);	/* any context, no lock */
-void probectl_session_replace_filter(struct probectl_session *s,
-				     struct probectl_tgid_filter *f);
+int probectl_session_replace_filter(struct probectl_session *s,
+				    const u32 *tgids, unsigned int n, u32 flags);
 void probectl_session_probe_added(struct probectl_session *s);
 void probectl_session_probe_removed(struct probectl_session *s);
 int probectl_session_flush(struct probectl_session *s, struct sock *sk);
@@ -178,43 +224,43 @@ struct probectl_record *probectl_record_reserve(struct probectl_probe *p,
 void probectl_record_commit(struct probectl_probe *p,
 			    struct ring_buffer_event *ev);
 
+/* track.c: fork following for filtered sessions */
+int probectl_track_init(void);
+void probectl_track_exit(void);
+bool probectl_track_available(void);
+void probectl_track_add(struct probectl_session *s);
+void probectl_track_del(struct probectl_session *s);
+
 /* fetch.c */
 void probectl_fetch_args(const struct probectl_probe *p, struct pt_regs *regs,
 			 u64 args[PROBECTL_NARGS]);
 
 /*
+ * Whether @tgid passes @s's filter. xa_load() is lockless (RCU inside), so
+ * this is safe in any context, NMI included.
+ */
+static __always_inline bool probectl_session_tracks(struct probectl_session *s,
+						    pid_t tgid)
+{
+	return !READ_ONCE(s->filtering) || xa_load(&s->tgids, tgid);
+}
+
+/*
  * Handler prologue shared by every kind: returns true when a record should
  * be written. Counts a hit, or a filtered hit when the session's tgid filter
  * rejects current. Persistent probes have no session: they are counted and
- * never produce records. Safe in NMI context: RCU read side and per-CPU
- * increments only.
+ * never produce records. Safe in NMI context: lockless xarray lookup and
+ * per-CPU increments only.
  */
 static __always_inline bool probectl_admit(struct probectl_probe *p)
 {
 	struct probectl_session *s = p->session;
-	struct probectl_tgid_filter *f;
-	bool pass = true;
-	unsigned int i;
 
 	if (!READ_ONCE(p->enabled))
 		return false;
-	if (s) {
-		rcu_read_lock();
-		f = rcu_dereference(s->filter);
-		if (f) {
-			pass = false;
-			for (i = 0; i < f->n; i++) {
-				if (f->tgid[i] == current->tgid) {
-					pass = true;
-					break;
-				}
-			}
-		}
-		rcu_read_unlock();
-		if (!pass) {
-			this_cpu_inc(p->stats->filtered);
-			return false;
-		}
+	if (s && !probectl_session_tracks(s, current->tgid)) {
+		this_cpu_inc(p->stats->filtered);
+		return false;
 	}
 	this_cpu_inc(p->stats->hits);
 	return s;

@@ -408,6 +408,9 @@ struct probectl_session *probectl_session_create(u32 portid,
 	s->portid = portid;
 	mutex_init(&s->drain_lock);
 	atomic64_set(&s->lost, 0);
+	xa_init(&s->tgids);
+	INIT_LIST_HEAD(&s->track_node);
+	atomic64_set(&s->untracked, 0);
 	INIT_DELAYED_WORK(&s->drain_work, probectl_session_drain_work);
 
 	s->batch = kvmalloc(PROBECTL_BATCH_BYTES, GFP_KERNEL);
@@ -442,19 +445,48 @@ err_free:
 /**
  * probectl_session_replace_filter() - install a new tgid filter.
  * @s: the session
- * @f: the new filter (ownership passes to the session), NULL for none
+ * @tgids: thread-group ids to trace
+ * @n: how many; 0 removes the filter
+ * @flags: PROBECTL_SESSION_F_*
  *
- * Context: caller holds probectl_lock. Handlers see either the old or the
- * new filter; the old one is freed after a grace period.
+ * The new ids are added before the old ones are erased, so a handler
+ * racing with this sees a superset of one of the two filters, never a
+ * process that is in both filtered out.
+ *
+ * Context: process context; caller holds probectl_lock.
+ * Return: 0, or -ENOMEM (the session then keeps what was added so far).
  */
-void probectl_session_replace_filter(struct probectl_session *s,
-				     struct probectl_tgid_filter *f)
+int probectl_session_replace_filter(struct probectl_session *s,
+				    const u32 *tgids, unsigned int n, u32 flags)
 {
-	struct probectl_tgid_filter *old;
+	unsigned long tgid;
+	unsigned int i;
+	void *entry;
+	int err;
 
-	old = rcu_replace_pointer(s->filter, f, lockdep_is_held(&probectl_lock));
-	if (old)
-		kfree_rcu(old, rcu);
+	lockdep_assert_held(&probectl_lock);
+	if (!n)
+		WRITE_ONCE(s->filtering, false);
+	for (i = 0; i < n; i++) {
+		err = xa_err(xa_store(&s->tgids, tgids[i], xa_mk_value(1),
+				      GFP_KERNEL));
+		if (err)
+			return err;
+	}
+	xa_for_each(&s->tgids, tgid, entry) {
+		for (i = 0; i < n && tgids[i] != tgid; i++)
+			;
+		if (i == n)
+			xa_erase(&s->tgids, tgid);
+	}
+	WRITE_ONCE(s->follow, n && (flags & PROBECTL_SESSION_F_FOLLOW));
+	if (n) {
+		WRITE_ONCE(s->filtering, true);
+		probectl_track_add(s);
+	} else {
+		probectl_track_del(s);
+	}
+	return 0;
 }
 
 /**
@@ -469,13 +501,15 @@ void probectl_session_destroy(struct probectl_session *s)
 {
 	lockdep_assert_held(&probectl_lock);
 	xa_erase(&probectl_sessions, s->portid);
+	/* waits for the fork tracepoint to let go of it */
+	probectl_track_del(s);
 	/* also stops the work's self-rearming */
 	cancel_delayed_work_sync(&s->drain_work);
 	/* the drain was the only user of the socket besides FLUSH (locked out) */
 	sock_put(s->sk);
 	ring_buffer_free(s->ring);
-	/* no handler can run (probes unregistered): no grace period needed */
-	kfree(rcu_dereference_protected(s->filter, true));
+	/* no handler can run (probes unregistered), nor the fork tracepoint */
+	xa_destroy(&s->tgids);
 	kfree(s->head_ts);
 	kvfree(s->batch);
 	mutex_destroy(&s->drain_lock);

@@ -22,6 +22,7 @@
 #define PROBECTL_MAX_TGIDS	64	/* thread-group ids in one session filter */
 #define PROBECTL_MAXACTIVE_MAX	4096	/* KRETPROBE_MAXACTIVE_MAX in trace_kprobe.c */
 #define PROBECTL_NARGS		6	/* x86-64 SysV/syscall argument registers */
+#define PROBECTL_PATH_MAX	4096	/* uprobe file path incl. NUL (PATH_MAX) */
 
 enum probectl_cmd {
 	PROBECTL_CMD_UNSPEC,
@@ -30,7 +31,7 @@ enum probectl_cmd {
 	PROBECTL_CMD_PROBE_GET,		/* dump: one message per probe (list) */
 	PROBECTL_CMD_PROBE_ENABLE,	/* do: PROBE_ID */
 	PROBECTL_CMD_PROBE_DISABLE,	/* do: PROBE_ID */
-	PROBECTL_CMD_SESSION_SET,	/* do: SESSION_TGIDS (empty = no filter) */
+	PROBECTL_CMD_SESSION_SET,	/* do: SESSION_TGIDS (empty = no filter), SESSION_FLAGS */
 	PROBECTL_CMD_FLUSH,		/* do: deliver every buffered record, then ack */
 	PROBECTL_CMD_EVENTS,		/* kernel -> owner: RECORDS (+ LOST) */
 	__PROBECTL_CMD_MAX,
@@ -41,6 +42,8 @@ enum probectl_probe_kind {
 	PROBECTL_KIND_UNSPEC,
 	PROBECTL_KIND_KPROBE,
 	PROBECTL_KIND_KRETPROBE,
+	PROBECTL_KIND_UPROBE,		/* PATH + FILE_OFFSET (+ REF_CTR_OFFSET for USDT) */
+	PROBECTL_KIND_URETPROBE,	/* PATH + FILE_OFFSET of the function entry */
 	__PROBECTL_KIND_MAX,
 };
 #define PROBECTL_KIND_MAX (__PROBECTL_KIND_MAX - 1)
@@ -57,6 +60,15 @@ enum probectl_probe_flags {
 	PROBECTL_PROBE_F_SYSCALL	= 1U << 1,
 	/* set in PROBE_GET replies only */
 	PROBECTL_PROBE_F_ENABLED	= 1U << 2,
+};
+
+/* PROBECTL_A_SESSION_FLAGS */
+enum probectl_session_flags {
+	/*
+	 * processes that a traced process forks from now on are traced
+	 * too, across exec, like strace -f
+	 */
+	PROBECTL_SESSION_F_FOLLOW	= 1U << 0,
 };
 
 enum probectl_attr {
@@ -77,6 +89,16 @@ enum probectl_attr {
 	PROBECTL_A_SESSION_TGIDS,	/* binary, __u32[] of at most PROBECTL_MAX_TGIDS */
 	PROBECTL_A_RECORDS,		/* binary, packed struct probectl_record[] */
 	PROBECTL_A_LOST,		/* u64, records lost in this session since the last EVENTS */
+	/*
+	 * uprobes: the file is looked up in the sender's mount namespace and
+	 * pinned while the probe exists. Offsets are FILE offsets (ELF:
+	 * st_value - p_vaddr + p_offset of the containing PT_LOAD), not
+	 * virtual addresses.
+	 */
+	PROBECTL_A_PROBE_PATH,		/* NUL string, absolute, < PROBECTL_PATH_MAX */
+	PROBECTL_A_PROBE_FILE_OFFSET,	/* u64, file offset of the probed instruction */
+	PROBECTL_A_PROBE_REF_CTR_OFFSET, /* u64, file offset of a USDT semaphore (u16); 0 = none */
+	PROBECTL_A_SESSION_FLAGS,	/* u32, enum probectl_session_flags */
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)
@@ -98,10 +120,10 @@ struct probectl_record {
 	__u32 tgid;		/* process id (task->tgid) */
 	__u32 flags;		/* PROBECTL_RECORD_F_* */
 	char comm[PROBECTL_COMM_LEN];
-	__u64 ip;		/* kprobe: probed address; kretprobe: function entry */
+	__u64 ip;		/* probed address; ret probes: function entry (uprobes: user virtual address) */
 	__u64 args[PROBECTL_NARGS];	/* raw argument registers at entry (syscall: user regs) */
-	__u64 retval;		/* kretprobe: regs_return_value() */
-	__u64 latency_ns;	/* kretprobe: entry-to-return */
+	__u64 retval;		/* kretprobe, uretprobe: regs_return_value() */
+	__u64 latency_ns;	/* kretprobe, uretprobe: entry-to-return */
 };
 
 #endif /* _UAPI_PROBECTL_H */

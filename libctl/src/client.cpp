@@ -35,11 +35,20 @@ const char* toString(ProbeKind kind) {
             return "kprobe";
         case ProbeKind::Kretprobe:
             return "kretprobe";
+        case ProbeKind::Uprobe:
+            return "uprobe";
+        case ProbeKind::Uretprobe:
+            return "uretprobe";
     }
     return "unknown";
 }
 
 std::string ProbeInfo::location() const {
+    if (isUserKind(kind)) {
+        if (ref_ctr_offset)
+            return fmt::format("{}:{:#x} (semaphore {:#x})", path, file_offset, ref_ctr_offset);
+        return fmt::format("{}:{:#x}", path, file_offset);
+    }
     if (symbol.empty())
         return fmt::format("{:#x}", addr);
     if (offset != 0)
@@ -388,15 +397,30 @@ Result<Client> Client::connect(const ClientOptions& options) {
 }
 
 Result<AddedProbe> Client::addProbe(const ProbeRequest& req) {
+    const bool user = isUserKind(req.kind);
     const std::string where =
-        req.symbol.empty()
+        user ? fmt::format("{}:{:#x}", req.path, req.file_offset)
+        : req.symbol.empty()
             ? fmt::format("{:#x}", req.addr)
             : (req.offset ? fmt::format("{}+{:#x}", req.symbol, req.offset) : req.symbol);
     const std::string context = fmt::format("add {} {}", toString(req.kind), where);
-    if (req.symbol.empty() == (req.addr == 0))
-        return makeError(EINVAL, context + ": give exactly one of a symbol or an address");
-    if (req.symbol.size() >= PROBECTL_SYMBOL_MAX)
-        return makeError(ENAMETOOLONG, context + ": symbol name too long");
+    if (user) {
+        if (!req.symbol.empty() || req.addr || req.offset || req.maxactive)
+            return makeError(EINVAL, context +
+                                         ": uprobes are located by path and file offset only "
+                                         "(no symbol, address, offset or maxactive)");
+        if (req.path.empty() || req.path.front() != '/')
+            return makeError(EINVAL, context + ": the path must be absolute");
+        if (req.path.size() >= PROBECTL_PATH_MAX)
+            return makeError(ENAMETOOLONG, context + ": path too long");
+    } else {
+        if (req.symbol.empty() == (req.addr == 0))
+            return makeError(EINVAL, context + ": give exactly one of a symbol or an address");
+        if (req.symbol.size() >= PROBECTL_SYMBOL_MAX)
+            return makeError(ENAMETOOLONG, context + ": symbol name too long");
+        if (!req.path.empty() || req.file_offset || req.ref_ctr_offset)
+            return makeError(EINVAL, context + ": paths and file offsets are for uprobes only");
+    }
 
     MsgPtr m = impl_->newCommand(PROBECTL_CMD_PROBE_ADD);
     if (!m)
@@ -409,7 +433,12 @@ Result<AddedProbe> Client::addProbe(const ProbeRequest& req) {
             e = r;
     };
     put(nla_put_u32(msg, PROBECTL_A_PROBE_KIND, static_cast<std::uint32_t>(req.kind)));
-    if (!req.symbol.empty()) {
+    if (user) {
+        put(nla_put_string(msg, PROBECTL_A_PROBE_PATH, req.path.c_str()));
+        put(nla_put_u64(msg, PROBECTL_A_PROBE_FILE_OFFSET, req.file_offset));
+        if (req.ref_ctr_offset)
+            put(nla_put_u64(msg, PROBECTL_A_PROBE_REF_CTR_OFFSET, req.ref_ctr_offset));
+    } else if (!req.symbol.empty()) {
         put(nla_put_string(msg, PROBECTL_A_PROBE_SYMBOL, req.symbol.c_str()));
         if (req.offset)
             put(nla_put_u32(msg, PROBECTL_A_PROBE_OFFSET, req.offset));
@@ -459,13 +488,18 @@ Result<void> Client::disable(std::uint32_t id) {
                          [&](nl_msg* m) { return nla_put_u32(m, PROBECTL_A_PROBE_ID, id); });
 }
 
-Result<void> Client::setSessionTgids(const std::vector<std::uint32_t>& tgids) {
+Result<void> Client::setSessionTgids(const std::vector<std::uint32_t>& tgids, bool follow) {
     if (tgids.size() > PROBECTL_MAX_TGIDS)
         return makeError(EINVAL, fmt::format("set tgid filter: {} tgids, at most {}", tgids.size(),
                                              PROBECTL_MAX_TGIDS));
+    if (follow && tgids.empty())
+        return makeError(EINVAL, "set tgid filter: following forks needs processes to follow");
     return impl_->simple(PROBECTL_CMD_SESSION_SET, "set tgid filter", [&](nl_msg* m) {
-        return nla_put(m, PROBECTL_A_SESSION_TGIDS,
-                       static_cast<int>(tgids.size() * sizeof(std::uint32_t)), tgids.data());
+        int r = nla_put(m, PROBECTL_A_SESSION_TGIDS,
+                        static_cast<int>(tgids.size() * sizeof(std::uint32_t)), tgids.data());
+        if (r >= 0 && follow)
+            r = nla_put_u32(m, PROBECTL_A_SESSION_FLAGS, PROBECTL_SESSION_F_FOLLOW);
+        return r;
     });
 }
 
@@ -516,6 +550,14 @@ Result<std::vector<ProbeInfo>> Client::listProbes() {
             p.dropped = getU64(a);
         if (auto* a = tb[PROBECTL_A_PROBE_FILTERED])
             p.filtered = getU64(a);
+        if (auto* a = tb[PROBECTL_A_PROBE_PATH])
+            p.path.assign(static_cast<const char*>(nla_data(a)),
+                          strnlen(static_cast<const char*>(nla_data(a)),
+                                  static_cast<std::size_t>(nla_len(a))));
+        if (auto* a = tb[PROBECTL_A_PROBE_FILE_OFFSET])
+            p.file_offset = getU64(a);
+        if (auto* a = tb[PROBECTL_A_PROBE_REF_CTR_OFFSET])
+            p.ref_ctr_offset = getU64(a);
         out.push_back(std::move(p));
         return {};
     });

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "probectl/user_target.hpp"
+
 #include <cerrno>
 #include <deque>
 #include <optional>
@@ -87,7 +89,7 @@ Result<Session> Session::open(SessionOptions options) {
         return std::move(c).error();
     auto impl = std::make_unique<Impl>(std::move(*c), std::move(options));
     if (!impl->options.tgids.empty())
-        if (auto r = impl->client.setSessionTgids(impl->options.tgids); !r)
+        if (auto r = impl->client.setSessionTgids(impl->options.tgids, impl->options.follow); !r)
             return r.error();
     return Session(std::move(impl));
 }
@@ -106,6 +108,8 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
     if (spec.kind == SpecKind::Kretprobe && spec.maxactive == 0)
         spec.maxactive = impl_->options.maxactive;
 
+    if (isUserSpace(spec.kind))
+        return addUser(spec);
     Resolution res;
     if (const KernelSymbols* ks = impl_->symbols()) {
         auto r = ks->resolve(spec);
@@ -128,6 +132,39 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
     }
     auto id = addRequestImpl(res, spec.text);
     return id;
+}
+
+Result<std::uint32_t> Session::addUser(const ProbeSpec& spec) {
+    UserResolveOptions ro;
+    ro.pid = impl_->options.resolve_pid;
+    auto targets = resolveUserSpecAll(spec, ro);
+    if (!targets)
+        return std::move(targets).error();
+    std::vector<std::uint32_t> ids;
+    for (const UserTarget& t : *targets) {
+        Resolution res;
+        res.request.kind = t.is_return ? ProbeKind::Uretprobe : ProbeKind::Uprobe;
+        res.request.path = t.path;
+        res.request.file_offset = t.file_offset;
+        res.request.ref_ctr_offset = t.ref_ctr_offset;
+        res.symbol = t.symbol;
+        res.symbol_offset = t.symbol_offset;
+        res.address = t.vaddr;
+        auto id = addRequestImpl(res, spec.text);
+        if (!id) {
+            // All sites or none: take back the ones already added (the newest probes).
+            for (std::size_t i = 0; i < ids.size(); i++) {
+                const SessionProbe& last = impl_->probes.back();
+                (void)impl_->client.removeProbe(last.id);
+                impl_->index.erase(last.id);
+                impl_->spec_of.erase(last.id);
+                impl_->probes.pop_back();
+            }
+            return id;
+        }
+        ids.push_back(*id);
+    }
+    return ids.front();
 }
 
 Result<std::uint32_t> Session::addRequest(const ProbeRequest& req, std::string spec) {
@@ -158,10 +195,12 @@ Result<std::uint32_t> Session::addRequestImpl(const Resolution& res, std::string
     return added->id;
 }
 
-Result<void> Session::setTgids(const std::vector<std::uint32_t>& tgids) {
-    auto r = impl_->client.setSessionTgids(tgids);
-    if (r)
+Result<void> Session::setTgids(const std::vector<std::uint32_t>& tgids, bool follow) {
+    auto r = impl_->client.setSessionTgids(tgids, follow);
+    if (r) {
         impl_->options.tgids = tgids;
+        impl_->options.follow = follow;
+    }
     return r;
 }
 

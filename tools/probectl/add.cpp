@@ -8,6 +8,7 @@
 
 #include "probectl/client.hpp"
 #include "probectl/kernel_symbols.hpp"
+#include "probectl/user_target.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
 
@@ -50,8 +51,16 @@ int runAdd(const std::vector<std::string>& args, Io& io) {
     if (auto rc = parsedExit(io, kCmd, o))
         return *rc;
     ProbeRequest req;
-    auto ks = KernelSymbols::load();
-    if (ks) {
+    if (isUserSpace(o->spec.kind)) {
+        // One probe per command: a USDT probe with several sites is refused with the list.
+        auto t = resolveUserSpec(o->spec);
+        if (!t)
+            return runtimeError(io, kCmd, t.error());
+        req.kind = t->is_return ? ProbeKind::Uretprobe : ProbeKind::Uprobe;
+        req.path = t->path;
+        req.file_offset = t->file_offset;
+        req.ref_ctr_offset = t->ref_ctr_offset;
+    } else if (auto ks = KernelSymbols::load(); ks) {
         auto res = ks->resolve(o->spec);
         if (!res)
             return runtimeError(io, kCmd, res.error());

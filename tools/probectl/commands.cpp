@@ -8,8 +8,8 @@ namespace probectl::cli {
 namespace {
 
 const char* const kTraceHelp =
-    R"(Usage: probectl trace SPEC... [-p PID]... [--maxactive N] [-o FILE] [--duration SEC]
-                      [-- CMD [ARGS...]]
+    R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--maxactive N] [-o FILE]
+                      [--duration SEC] [-- CMD [ARGS...]]
 
 Adds the probes for as long as this command runs and prints one line per event:
 time (s) since every probe was armed (an event from a probe armed before the last
@@ -27,9 +27,17 @@ and a warning whenever anything was lost.
 With -- CMD, CMD is started held before exec, the probes are added with a filter on
 its pid, then it runs; the trace ends when it exits (if the trace ends first, on
 --duration or SIGTERM, CMD gets SIGTERM). CMD also dies if probectl is killed.
-With -p, exactly those processes are traced (not their children). -p and -- CMD
+With -p, exactly those processes are traced (not their children; add -f for the
+processes they fork from now on, across exec, like strace -f). -p and -- CMD
 together trace both. Without either, every process is traced until Ctrl-C or
---duration.
+--duration. Uprobes are armed only in the traced processes: others running the
+same code are neither recorded nor slowed down.
+
+SPEC is a kernel location (kprobe:, kretprobe:, syscall:) or a user-space one:
+  uprobe:PATH:FUNCTION[+OFF]   uprobe:PATH:0xFILEOFFSET   uretprobe:PATH:FUNCTION
+  usdt:PATH:PROVIDER:NAME
+PATH is a file or a library name (libc); 'probectl symbols PATH' lists what it
+offers and 'probectl resolve SPEC' shows the file offset a spec comes to.
 
 Exit status: with -- CMD, CMD's own status when it ended by itself (its exit code,
 or 128+N when killed by signal N), like strace and perf; 0 when the trace ended it
@@ -41,6 +49,9 @@ Examples:
   sudo probectl trace kretprobe:do_sys_openat2 --maxactive 64 -- cat /etc/hostname
   sudo probectl trace kprobe:do_nanosleep -p 1234 -p 1235 --duration 10
   sudo probectl trace 'kprobe:vfs_read+4' -o /tmp/reads.txt
+  sudo probectl trace uprobe:libc:malloc -- ls
+  sudo probectl trace uretprobe:libc:malloc -f -- sh -c 'ls | wc -l'
+  sudo probectl trace usdt:libstdc++:libstdcxx:throw -p 1234   # C++ exceptions thrown
 )";
 
 const char* const kAddHelp = R"(Usage: probectl add SPEC [--persist] [--maxactive N]
@@ -54,6 +65,7 @@ Examples:
   sudo probectl add kprobe:do_nanosleep --persist
   sudo probectl add kretprobe:do_sys_openat2 --maxactive 32 --persist
   sudo probectl add kprobe:0xffffffff81234560          # check an address is accepted
+  sudo probectl add uprobe:libc:malloc --persist       # count malloc calls system-wide
 )";
 
 const char* const kListHelp = R"(Usage: probectl list

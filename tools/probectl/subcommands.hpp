@@ -24,6 +24,7 @@ struct TraceOptions {
     std::string output;                // -o FILE, "" = stdout
     double duration = 0;               // --duration SEC, 0 = until Ctrl-C / command exit
     std::vector<std::string> command;  // everything after "--"
+    bool follow = false;               // -f: also the processes they fork from now on
     bool help = false;
 };
 Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args);

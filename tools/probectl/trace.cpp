@@ -74,7 +74,11 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
         ("help,h", "show this help")
         ("pid,p", po::value<std::vector<std::uint32_t>>(o ? &o->pids : nullptr)
              ->value_name("PID"),
-         "only trace process PID (repeatable, at most 64)")
+         "only trace process PID (repeatable, at most 64); with one -p, library names "
+         "and paths in uprobe/usdt specs are found as PID sees them")
+        ("follow,f", po::bool_switch(o ? &o->follow : nullptr),
+         "also trace the processes that the traced ones fork from now on (and what they "
+         "exec), like strace -f; needs -p or -- CMD")
         ("maxactive", po::value<std::uint32_t>(o ? &o->maxactive : nullptr)->value_name("N"),
          "kretprobe instances in flight (1..4096; default: the kernel's)")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
@@ -123,6 +127,8 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
     for (auto pid : o.pids)
         if (pid == 0)
             return UsageError{"-p 0 is not a process id"};
+    if (o.follow && o.pids.empty() && o.command.empty())
+        return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
     if (o.pids.size() + (o.command.empty() ? 0 : 1) > PROBECTL_MAX_TGIDS)
         return UsageError{fmt::format("at most {} processes can be traced", PROBECTL_MAX_TGIDS)};
     return o;
@@ -151,7 +157,10 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     std::optional<StoppedChild> child;
     SessionOptions so;
     so.tgids = o.pids;
+    so.follow = o.follow;
     so.maxactive = o.maxactive;
+    if (o.pids.size() == 1)
+        so.resolve_pid = static_cast<pid_t>(o.pids[0]);
     if (!o.command.empty()) {
         auto c = StoppedChild::spawn(o.command);
         if (!c)

@@ -25,15 +25,27 @@ namespace probectl {
 enum class ProbeKind : std::uint32_t {
     Kprobe = PROBECTL_KIND_KPROBE,
     Kretprobe = PROBECTL_KIND_KRETPROBE,
+    Uprobe = PROBECTL_KIND_UPROBE,  // USDT probes too (with ref_ctr_offset)
+    Uretprobe = PROBECTL_KIND_URETPROBE,
 };
 
-// "kprobe", "kretprobe", "unknown"
+// "kprobe", "kretprobe", "uprobe", "uretprobe", "unknown"
 const char* toString(ProbeKind kind);
 
-// PROBE_ADD arguments. Exactly one of `symbol` (non-empty) or `addr` (non-zero) locates the
-// probe; the kernel resolves `symbol` itself (kallsyms_lookup_name semantics: the first of
+// True for the kinds located by file and file offset.
+constexpr bool isUserKind(ProbeKind kind) {
+    return kind == ProbeKind::Uprobe || kind == ProbeKind::Uretprobe;
+}
+
+// PROBE_ADD arguments.
+// Kernel kinds: exactly one of `symbol` (non-empty) or `addr` (non-zero) locates the probe;
+// the kernel resolves `symbol` itself (kallsyms_lookup_name semantics: the first of
 // duplicate names), so callers that care resolve duplicates in userspace (KernelSymbols)
 // and pass `addr`.
+// User kinds (uprobe, uretprobe): `path` and `file_offset` locate it; symbol, offset, addr
+// and maxactive must be left empty. The kernel opens `path` in the caller's mount
+// namespace: give an absolute path valid there (e.g. /proc/PID/root/... for a process in
+// another namespace).
 struct ProbeRequest {
     ProbeKind kind = ProbeKind::Kprobe;
     std::string symbol;           // < PROBECTL_SYMBOL_MAX bytes
@@ -41,12 +53,20 @@ struct ProbeRequest {
     std::uint64_t addr = 0;       // kernel virtual address instead of symbol
     std::uint32_t maxactive = 0;  // kretprobe instances, 0 = kernel default, max 4096
     std::uint32_t flags = 0;      // PROBECTL_PROBE_F_PERSISTENT | PROBECTL_PROBE_F_SYSCALL
+    std::string path;             // user kinds: absolute path, < PROBECTL_PATH_MAX bytes
+    // User kinds: FILE offset (bytes from the start of the file) of the probed instruction,
+    // as computed from the ELF program headers (st_value - p_vaddr + p_offset); not a
+    // virtual address.
+    std::uint64_t file_offset = 0;
+    // USDT: file offset of the probe's 16-bit semaphore (2-byte aligned), which the kernel
+    // raises while the probe is armed in a process; 0 = none.
+    std::uint64_t ref_ctr_offset = 0;
 };
 
 // PROBE_ADD reply.
 struct AddedProbe {
     std::uint32_t id = 0;
-    std::uint64_t addr = 0;  // address the kernel registered (0 if it did not say)
+    std::uint64_t addr = 0;  // kernel address registered (0 if it did not say; 0 for uprobes)
 };
 
 // One PROBE_GET dump entry. Counters are totals since the probe was added.
@@ -57,17 +77,21 @@ struct ProbeInfo {
     std::uint32_t offset = 0;
     std::uint64_t addr = 0;
     std::uint32_t maxactive = 0;
-    std::uint32_t flags = 0;     // PROBECTL_PROBE_F_*
-    std::uint32_t owner = 0;     // netlink portid of the owning socket; 0 when persistent
-    std::uint64_t hits = 0;      // handler runs that passed the filter
-    std::uint64_t nmissed = 0;   // kprobe reentry + kretprobe instance shortage
-    std::uint64_t dropped = 0;   // records lost: ring full or delivery failed
-    std::uint64_t filtered = 0;  // hits skipped by the session's tgid filter
+    std::uint32_t flags = 0;           // PROBECTL_PROBE_F_*
+    std::uint32_t owner = 0;           // netlink portid of the owning socket; 0 when persistent
+    std::uint64_t hits = 0;            // handler runs that passed the filter
+    std::uint64_t nmissed = 0;         // kprobe reentry + kretprobe instance shortage
+    std::uint64_t dropped = 0;         // records lost: ring full or delivery failed
+    std::uint64_t filtered = 0;        // hits skipped by the session's tgid filter
+    std::string path;                  // user kinds: the probed file
+    std::uint64_t file_offset = 0;     // user kinds: file offset of the probed instruction
+    std::uint64_t ref_ctr_offset = 0;  // USDT semaphore file offset, 0 = none
 
     bool persistent() const { return flags & PROBECTL_PROBE_F_PERSISTENT; }
     bool enabled() const { return flags & PROBECTL_PROBE_F_ENABLED; }
     bool syscall() const { return flags & PROBECTL_PROBE_F_SYSCALL; }
-    // "do_sys_openat2+0x10" or "0xffffffff81234560"
+    // "do_sys_openat2+0x10", "0xffffffff81234560", or for user kinds "/bin/busybox:0x1234"
+    // (file offset) with " (semaphore 0x...)" for USDT probes
     std::string location() const;
 };
 
@@ -112,8 +136,11 @@ class Client {
     Result<void> disable(std::uint32_t id);
     // SESSION_SET: only threads whose tgid is in `tgids` produce records for this socket's
     // probes (others count as `filtered`). Empty = no filter. At most PROBECTL_MAX_TGIDS
-    // (EINVAL locally beyond that).
-    Result<void> setSessionTgids(const std::vector<std::uint32_t>& tgids);
+    // (EINVAL locally beyond that). With `follow`, processes those processes fork from now
+    // on join the filter, across exec (EINVAL locally with an empty list; EOPNOTSUPP from a
+    // kernel without the sched_process_fork tracepoint). Uprobes are armed only in the
+    // filtered processes' address spaces.
+    Result<void> setSessionTgids(const std::vector<std::uint32_t>& tgids, bool follow = false);
     // FLUSH: the kernel sends every buffered record of this socket's probes, then acks.
     // Those EVENTS messages are queued here; call consume() afterwards to receive them.
     // The kernel sends only what fits in the receive buffer and answers EAGAIN when more

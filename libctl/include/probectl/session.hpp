@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/types.h>
+
 #include "probectl/client.hpp"
 #include "probectl/event.hpp"
 #include "probectl/kernel_symbols.hpp"
@@ -31,6 +33,12 @@ struct SessionOptions {
     // Only these processes (thread-group ids) produce records; empty = every process.
     // At most PROBECTL_MAX_TGIDS. Set before any probe is added, so no stray records.
     std::vector<std::uint32_t> tgids;
+    // Processes that the filtered ones fork from now on are traced too (strace -f). Needs
+    // a non-empty `tgids`.
+    bool follow = false;
+    // User-space specs (uprobe, uretprobe, usdt) name files and libraries as this process
+    // sees them (0: as the tracer sees them; see UserResolveOptions::pid).
+    pid_t resolve_pid = 0;
     // kretprobe instances for specs that do not set their own (0 = kernel default).
     std::uint32_t maxactive = 0;
     // Symbol table used to resolve and vet specs (not owned; must outlive the Session).
@@ -81,17 +89,20 @@ class Session {
     // Removes this session's probes (best effort; errors ignored), closes the socket.
     ~Session();
 
-    // Parses, resolves (KernelSymbols::resolve) and adds one probe; returns its id.
-    // Errors: EINVAL with the rendered spec error (column + caret); resolution errors
-    // (unknown/duplicate/blacklisted symbol, named); kernel errors with extack text. Every
-    // message starts with the spec text.
+    // Parses, resolves (KernelSymbols::resolve for kernel specs, resolveUserSpecAll for
+    // uprobe/uretprobe/usdt) and adds the probe; returns its id. A USDT probe with several
+    // sites adds one uprobe per site, all tagged with the spec, and returns the first id;
+    // if any site fails, none stays. Errors: EINVAL with the rendered spec error (column +
+    // caret); resolution errors (unknown/duplicate/blacklisted symbol, named; see
+    // user_target.hpp for user-space ones); kernel errors with extack text. Every message
+    // starts with the spec text.
     Result<std::uint32_t> add(std::string_view spec);
     Result<std::uint32_t> add(const ProbeSpec& spec);
     // Adds a request as is (no resolution), tagged `spec` in events and stats.
     Result<std::uint32_t> addRequest(const ProbeRequest& req, std::string spec);
 
-    // Replaces the tgid filter (see SessionOptions::tgids).
-    Result<void> setTgids(const std::vector<std::uint32_t>& tgids);
+    // Replaces the tgid filter (see SessionOptions::tgids and follow).
+    Result<void> setTgids(const std::vector<std::uint32_t>& tgids, bool follow = false);
 
     // Waits up to timeout_ms (< 0: forever) for records and delivers them. Returns the
     // number delivered (0 on timeout). EINTR is returned as an error so a signal can end
@@ -120,6 +131,7 @@ class Session {
     struct Impl;  // src/session.cpp
     explicit Session(std::unique_ptr<Impl> impl);
     Result<std::uint32_t> addRequestImpl(const Resolution& res, std::string spec);
+    Result<std::uint32_t> addUser(const ProbeSpec& spec);
     std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Probe kind "uretprobe": function return in user space. One consumer with
+ * an entry handler (filter, count, save the entry time and arguments) and
+ * a return handler (one record with retval and latency).
+ *
+ * Up to 6.12 the core gives handlers no per-call storage, so entries are
+ * paired with returns here, by thread id and stack pointer: at the
+ * function's first instruction sp points at the return address, and right
+ * after the function returns (where the return handler sees the
+ * registers) it is 8 bytes higher. That key is unique per live call, also
+ * for recursion, and does not depend on the order of returns (longjmp).
+ * Entries live in a small open-addressing table per probe; when a bucket
+ * run is full the oldest entry is replaced and its return will count as
+ * unpaired (reported as nmissed).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bits.h>
+#include <linux/hash.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/uprobes.h>
+
+#include "probectl.h"
+
+#define PROBECTL_URET_BITS	9
+#define PROBECTL_URET_SLOTS	BIT(PROBECTL_URET_BITS)
+#define PROBECTL_URET_PROBE	8	/* slots searched per lookup */
+
+struct probectl_uret_slot {
+	pid_t pid;		/* 0: free */
+	unsigned long sp;	/* at function entry */
+	u64 t0;
+	u64 args[PROBECTL_NARGS];
+};
+
+struct probectl_uret_table {
+	raw_spinlock_t lock;	/* handlers are preemptible task context */
+	struct probectl_uret_slot slot[PROBECTL_URET_SLOTS];
+};
+
+static unsigned int probectl_uret_hash(pid_t pid, unsigned long sp)
+{
+	return hash_long(sp ^ ((unsigned long)pid << 32), PROBECTL_URET_BITS);
+}
+
+static KAPI_UPROBE_HANDLER(probectl_uret_entry, uc, regs)
+{
+	struct probectl_probe *p = container_of(uc, struct probectl_probe, up.uc);
+	struct probectl_uret_table *t = p->uret;
+	struct probectl_uret_slot *slot, *victim = NULL;
+	unsigned int h, i;
+	unsigned long flags;
+
+	if (!probectl_admit(p)) {
+		if (READ_ONCE(p->enabled) && !probectl_uprobe_wants_mm(p, current->mm))
+			return UPROBE_HANDLER_REMOVE;
+		return 0;
+	}
+	if (!p->session)
+		return 0;	/* persistent: counted, nothing to pair */
+	h = probectl_uret_hash(current->pid, regs->sp);
+	raw_spin_lock_irqsave(&t->lock, flags);
+	for (i = 0; i < PROBECTL_URET_PROBE; i++) {
+		slot = &t->slot[(h + i) % PROBECTL_URET_SLOTS];
+		if (!slot->pid || (slot->pid == current->pid && slot->sp == regs->sp)) {
+			victim = slot;
+			break;
+		}
+		if (!victim || slot->t0 < victim->t0)
+			victim = slot;
+	}
+	victim->pid = current->pid;
+	victim->sp = regs->sp;
+	victim->t0 = ktime_get_mono_fast_ns();
+	probectl_fetch_args(p, regs, victim->args);
+	raw_spin_unlock_irqrestore(&t->lock, flags);
+	return 0;
+}
+
+static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
+{
+	struct probectl_probe *p = container_of(uc, struct probectl_probe, up.uc);
+	struct probectl_uret_table *t = p->uret;
+	unsigned long sp = regs->sp - sizeof(unsigned long);
+	struct probectl_uret_slot *slot, found = {};
+	struct ring_buffer_event *ev;
+	struct probectl_record *rec;
+	unsigned long flags;
+	unsigned int h, i;
+
+	if (!p->session || !READ_ONCE(p->enabled) ||
+	    !probectl_session_tracks(p->session, current->tgid))
+		return 0;
+	h = probectl_uret_hash(current->pid, sp);
+	raw_spin_lock_irqsave(&t->lock, flags);
+	for (i = 0; i < PROBECTL_URET_PROBE; i++) {
+		slot = &t->slot[(h + i) % PROBECTL_URET_SLOTS];
+		if (slot->pid == current->pid && slot->sp == sp) {
+			found = *slot;
+			slot->pid = 0;
+			break;
+		}
+	}
+	raw_spin_unlock_irqrestore(&t->lock, flags);
+	if (!found.pid) {
+		atomic64_inc(&p->unpaired);
+		return 0;
+	}
+	rec = probectl_record_reserve(p, &ev);
+	if (!rec)
+		return 0;
+	rec->flags = PROBECTL_RECORD_F_RETURN;
+	rec->ip = func;
+	memcpy(rec->args, found.args, sizeof(rec->args));
+	rec->retval = regs_return_value(regs);
+	rec->latency_ns = rec->timestamp_ns - found.t0;
+	probectl_record_commit(p, ev);
+	return 0;
+}
+
+/**
+ * probectl_uret_table_free() - free a uretprobe's pairing table.
+ * @p: any uprobe-based probe (no-op without a table)
+ *
+ * Context: after the consumer is unregistered and synchronised.
+ */
+void probectl_uret_table_free(struct probectl_probe *p)
+{
+	kvfree(p->uret);
+	p->uret = NULL;
+}
+
+static int probectl_uret_arm(struct probectl_probe *p,
+			     struct netlink_ext_ack *extack)
+{
+	int err;
+
+	memset(&p->up, 0, sizeof(p->up));
+	atomic64_set(&p->unpaired, 0);
+	p->uret = kvzalloc(sizeof(*p->uret), GFP_KERNEL);
+	if (!p->uret)
+		return -ENOMEM;
+	raw_spin_lock_init(&p->uret->lock);
+	p->up.uc.handler = probectl_uret_entry;
+	p->up.uc.ret_handler = probectl_uret_return;
+	err = probectl_uprobe_arm_common(p, extack);
+	if (err)
+		probectl_uret_table_free(p);
+	return err;
+}
+
+static u64 probectl_uret_nmissed(struct probectl_probe *p)
+{
+	return atomic64_read(&p->unpaired);
+}
+
+const struct probectl_kind_ops probectl_uretprobe_ops = {
+	.name		= "uretprobe",
+	.arm		= probectl_uret_arm,
+	.disarm		= probectl_uprobe_disarm_common,
+	.addr		= probectl_uprobe_addr,
+	.set_enabled	= probectl_uprobe_set_enabled,
+	.nmissed	= probectl_uret_nmissed,
+	.maxactive	= probectl_uprobe_maxactive,
+};

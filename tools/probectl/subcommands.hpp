@@ -5,6 +5,8 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,11 +27,17 @@ struct TraceOptions {
     double duration = 0;               // --duration SEC, 0 = until Ctrl-C / command exit
     std::vector<std::string> command;  // everything after "--"
     bool follow = false;               // -f: also the processes they fork from now on
+    std::string backend = "kernel";    // --backend kernel|ptrace
+    bool seccomp_bpf = false;          // --seccomp-bpf (ptrace backend with -- CMD)
     bool help = false;
 };
 Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args);
 boost::program_options::options_description traceOptionsDescription(TraceOptions* o = nullptr);
 int runTrace(const std::vector<std::string>& args, Io& io);
+// trace_ptrace.cpp: runTrace's body for --backend=ptrace (options already checked, output
+// open); caught_signal() returns the SIGINT/SIGTERM caught so far, 0 for none.
+int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
+                   const std::function<int()>& caught_signal);
 // What the "Tracing N probes..." line says is traced: " in 'CMD' (pid N)", " in pids A, B",
 // both joined with "and" (-p and -- CMD trace both), or " system-wide".
 std::string traceTarget(const std::string& command, pid_t child_pid,

@@ -84,7 +84,14 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
          "write events and summary to FILE instead of stdout")
         ("duration,d", po::value<double>(o ? &o->duration : nullptr)->value_name("SEC"),
-         "stop after SEC seconds");
+         "stop after SEC seconds")
+        ("backend", po::value<std::string>(o ? &o->backend : nullptr)->value_name("NAME"),
+         "kernel (probectl.ko, the default) or ptrace (breakpoints and syscall stops from "
+         "this process, like gdb and strace: no module needed, far slower; uprobe, "
+         "uretprobe, usdt and syscall specs)")
+        ("seccomp-bpf", po::bool_switch(o ? &o->seccomp_bpf : nullptr),
+         "ptrace backend: stop the command only on traced syscalls (a seccomp filter, like "
+         "strace --seccomp-bpf); needs -- CMD, not -p");
     // clang-format on
     return d;
 }
@@ -129,6 +136,10 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
             return UsageError{"-p 0 is not a process id"};
     if (o.follow && o.pids.empty() && o.command.empty())
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
+    if (o.backend != "kernel" && o.backend != "ptrace")
+        return UsageError{fmt::format("--backend must be kernel or ptrace, not '{}'", o.backend)};
+    if (o.seccomp_bpf && (o.backend != "ptrace" || o.command.empty() || !o.pids.empty()))
+        return UsageError{"--seccomp-bpf needs --backend=ptrace and -- CMD (and no -p)"};
     if (o.pids.size() + (o.command.empty() ? 0 : 1) > PROBECTL_MAX_TGIDS)
         return UsageError{fmt::format("at most {} processes can be traced", PROBECTL_MAX_TGIDS)};
     return o;
@@ -154,6 +165,8 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
             return runtimeError(io, kCmd, makeError(ESRCH, fmt::format("no process {}", pid)));
 
     StopSignals signals;
+    if (o.backend == "ptrace")
+        return runTracePtrace(o, io, *out, [&] { return signals.caught(); });
     std::optional<StoppedChild> child;
     SessionOptions so;
     so.tgids = o.pids;

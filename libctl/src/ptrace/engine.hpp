@@ -1,0 +1,194 @@
+// The ptrace engine behind PtraceSession: traced threads, the address spaces they run in,
+// the breakpoints in each space, and the handling of every kind of ptrace stop.
+//
+// State of a traced thread, from the tracer's side: Running (resumed by us), Stopped (in a
+// ptrace-stop we have not resumed; `pending` holds its wait status when it was collected
+// while stopping a whole space and is not handled yet), Listening (in a job-control stop,
+// PTRACE_LISTEN). Only the tracing thread may issue ptrace requests.
+#pragma once
+
+#include <linux/filter.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "probectl/event.hpp"
+#include "probectl/probe_spec.hpp"
+#include "probectl/ptrace_session.hpp"
+#include "probectl/result.hpp"
+#include "ptrace/memory.hpp"
+#include "ptrace/ptrace_ops.hpp"
+#include "ptrace/spawn.hpp"
+
+namespace probectl::ptrace {
+
+// One place a user-space probe fires: a file (by device and inode, as /proc/PID/maps names
+// it) and a byte offset in it.
+struct Site {
+    std::string path;  // tracer's view, for messages
+    dev_t dev = 0;
+    ino_t ino = 0;
+    std::uint64_t file_offset = 0;
+    std::uint64_t semaphore_offset = 0;  // USDT semaphore (file offset), 0 = none
+};
+
+struct Probe {
+    PtraceProbe info;
+    std::vector<Site> sites;  // uprobe/uretprobe/usdt
+    int syscall_nr = -1;      // syscall
+    bool internal = false;    // the dynamic linker's rendezvous hook (never reported)
+};
+
+// An int3 the engine wrote. `entries`: probes whose entry is here; `returns`: pending
+// uretprobe returns that will come back here (a return address).
+struct Breakpoint {
+    std::uint8_t orig = 0;
+    std::vector<std::uint32_t> entries;
+    std::uint32_t returns = 0;
+    bool needed() const { return !entries.empty() || returns > 0; }
+};
+
+struct PendingReturn {
+    std::uint32_t probe_id = 0;
+    std::uint64_t ret_addr = 0;  // where the breakpoint is
+    std::uint64_t sp_after = 0;  // rsp once `ret` has popped the return address
+    std::uint64_t func = 0;      // function entry (Event::ip of the return)
+    std::uint64_t entry_ns = 0;
+    std::array<std::uint64_t, kEventArgs> args{};
+};
+
+// An address space: a process, shared by its threads and by a vfork child until that
+// child execs or exits.
+struct Space {
+    pid_t id = 0;  // tgid of the process that owns it
+    ProcMem mem;
+    std::map<std::uint64_t, Breakpoint> bps;
+    // Every address ever patched here: a thread that trapped on an int3 that has since been
+    // removed (its trap was already on the way) is recognised and rewound, not sent SIGTRAP.
+    std::set<std::uint64_t> patched;
+    std::set<std::pair<std::uint32_t, std::uint64_t>> placed;  // (probe id, address)
+    std::map<std::uint64_t, std::uint32_t> semaphores;         // address -> raises by us
+    std::set<pid_t> threads;
+};
+
+struct Thread {
+    enum class State { Running, Stopped, Listening };
+    pid_t tid = 0;
+    pid_t tgid = 0;
+    Space* space = nullptr;
+    State state = State::Stopped;
+    std::optional<int> pending;        // wait status collected but not handled
+    int inject = 0;                    // signal to deliver at the next resume
+    bool report = true;                // false: a child kept traced only until it drops our int3s
+    bool syscall_exit_wanted = false;  // seccomp mode: resume with PTRACE_SYSCALL once
+    bool in_group_stop = false;        // job-control stopped: resume with PTRACE_LISTEN
+    // A probed syscall in progress (entry seen, exit not yet).
+    struct Call {
+        std::uint64_t nr = 0;
+        std::array<std::uint64_t, kEventArgs> args{};
+        std::uint64_t ip = 0;
+        std::uint64_t entry_ns = 0;
+    };
+    std::optional<Call> call;
+    std::vector<PendingReturn> returns;  // innermost last
+    std::string comm;
+    std::uint64_t rseq = 0;  // address of the thread's struct rseq, 0 = not known
+};
+
+class Engine {
+  public:
+    explicit Engine(PtraceSessionOptions options);
+    ~Engine();
+
+    Result<void> attach(pid_t tgid);
+    Result<void> spawnCommand();
+    Result<std::uint32_t> addProbe(const ProbeSpec& spec);
+    Result<void> release();
+    Result<std::size_t> poll(int timeout_ms, const EventCallback& cb);
+    void detachAll(const EventCallback& cb);
+
+    bool done() const { return threads_.empty(); }
+    std::optional<int> commandStatus() const { return command_status_; }
+    pid_t commandPid() const { return command_.pid(); }
+    std::optional<int> terminateCommand(int grace_ms);
+    const std::vector<PtraceProbe>& probeInfo();
+    std::vector<pid_t> threadIds() const;
+    SessionStats stats() const;
+
+  private:
+    // engine.cpp: threads, spaces, waiting, fork/exec, detach
+    Thread& addThread(pid_t tid, pid_t tgid, Space* space, bool report);
+    Space* newSpace(pid_t id);
+    void dropThread(pid_t tid);
+    void dropSpace(Space* s);
+    void resume(Thread& t);
+    void stopSpace(Space& s, pid_t except, bool include_listening = false);
+    void resumeSpace(Space& s, pid_t except);
+    void collect(Thread& t);
+    // Stopped just after one of our int3s with its SIGTRAP still queued.
+    bool trapPending(const Thread& t);
+    void dispatch(pid_t pid, int status);
+    void handle(Thread& t, const Stop& stop);
+    void onNewChild(Thread& parent, int event);
+    void onExec(Thread& t);
+    void onExit(Thread& t, int status);
+    void forgetThreadsOf(pid_t tgid, pid_t keep);
+    void cleanAndDetachChild(Thread& child);
+    bool syscallMode(const Thread& t) const;
+
+    // hits.cpp: breakpoints, syscalls, events
+    void onTrap(Thread& t);
+    void onBreakpoint(Thread& t, user_regs_struct& regs, std::uint64_t addr);
+    void stepOver(Thread& t, user_regs_struct& regs, std::uint64_t addr);
+    void onSyscallStop(Thread& t, bool seccomp_stop);
+    void emit(Thread& t, Probe& p, Event& ev);
+    Event baseEvent(Thread& t, std::uint32_t probe_id);
+    void missReturns(Thread& t, std::size_t keep);
+
+    // placement.cpp: probes -> addresses in a space
+    void placeAll(Space& s);
+    Result<void> insert(Space& s, std::uint64_t addr, std::uint32_t probe_id);
+    void removeUnneeded(Space& s);
+    void restoreAll(Space& s);
+    void adjustSemaphores(Space& s, int delta);
+    void addLinkerHook();
+    Result<void> setupSites(Probe& p, const ProbeSpec& spec);
+
+    // seccomp.cpp
+    std::vector<sock_filter> seccompFilter() const;
+
+    Probe* probe(std::uint32_t id);
+
+    PtraceSessionOptions options_;
+    std::vector<std::unique_ptr<Probe>> probes_;  // stable addresses: Event::spec views them
+    std::vector<PtraceProbe> info_;
+    std::map<pid_t, Thread> threads_;
+    std::map<pid_t, std::unique_ptr<Space>> spaces_;
+    std::map<pid_t, int> early_;  // first stops of children whose parent's event is not seen
+    std::deque<pid_t> pending_;   // threads with a collected status, in arrival order
+    std::deque<Event> queued_;    // events produced outside poll() (release, stop)
+    const EventCallback* cb_ = nullptr;
+    std::size_t delivered_now_ = 0;
+    HeldCommand command_;
+    bool released_ = false;
+    std::optional<int> command_status_;
+    std::set<std::uint64_t> traced_syscalls_;
+    bool has_user_probes_ = false;
+    std::set<std::string> hooked_linkers_;  // ld.so paths whose hook probe exists
+    bool detached_ = false;
+    // detachAll() in progress: handlers leave threads stopped instead of resuming them.
+    bool stopping_ = false;
+    std::uint32_t next_id_ = 1;
+    int sigchld_fd_ = -1;
+};
+
+}  // namespace probectl::ptrace

@@ -1,0 +1,268 @@
+// What a stop means for the probes: breakpoint hits (entries and returns), stepping over
+// the original instruction, syscall entry/exit pairs, and building events.
+#include <signal.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
+
+#include "ptrace/engine.hpp"
+
+namespace probectl::ptrace {
+
+namespace {
+
+constexpr std::uint8_t kInt3 = 0xCC;
+
+std::array<std::uint64_t, kEventArgs> argRegs(const user_regs_struct& r) {
+    return {r.rdi, r.rsi, r.rdx, r.rcx, r.r8, r.r9};
+}
+
+}  // namespace
+
+Event Engine::baseEvent(Thread& t, std::uint32_t probe_id) {
+    Event ev;
+    ev.probe_id = probe_id;
+    if (Probe* p = probe(probe_id))
+        ev.spec = p->info.spec;
+    ev.timestamp_ns = monotonicNowNs();
+    ev.pid = static_cast<std::uint32_t>(t.tid);
+    ev.tgid = static_cast<std::uint32_t>(t.tgid);
+    if (t.comm.empty())
+        t.comm = readComm(t.tid);
+    ev.comm = t.comm;
+    // The CPU the thread last ran on, as sched_getcpu() in it would say: glibc registers a
+    // struct rseq per thread whose cpu_id (offset 4) the kernel keeps current on every
+    // return to user space. Threads without rseq report CPU 0.
+    if (!t.rseq) {
+        __ptrace_rseq_configuration conf{};
+        if (::ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t.tid, sizeof(conf), &conf) > 0)
+            t.rseq = conf.rseq_abi_pointer;
+    }
+    if (t.rseq) {
+        std::uint32_t cpu = 0;
+        if (readRemote(t.tid, t.rseq + 4, &cpu, sizeof(cpu)) && cpu != ~0u)
+            ev.cpu = cpu;
+    }
+    return ev;
+}
+
+void Engine::emit(Thread&, Probe& p, Event& ev) {
+    p.info.hits++;
+    if (cb_) {
+        p.info.delivered++;
+        delivered_now_++;
+        if (*cb_)
+            (*cb_)(ev);
+    } else {
+        queued_.push_back(std::move(ev));
+    }
+}
+
+void Engine::missReturns(Thread& t, std::size_t keep) {
+    while (t.returns.size() > keep) {
+        const PendingReturn& r = t.returns.back();
+        if (Probe* p = probe(r.probe_id))
+            p->info.missed++;
+        if (t.space)
+            if (auto it = t.space->bps.find(r.ret_addr); it != t.space->bps.end())
+                if (it->second.returns > 0)
+                    it->second.returns--;
+        t.returns.pop_back();
+    }
+}
+
+void Engine::onTrap(Thread& t) {
+    auto regs = getRegs(t.tid);
+    if (!regs) {
+        resume(t);
+        return;
+    }
+    const std::uint64_t addr = regs->rip - 1;
+    Space& s = *t.space;
+    if (s.bps.count(addr)) {
+        onBreakpoint(t, *regs, addr);
+        return;
+    }
+    siginfo_t si{};
+    (void)::ptrace(PTRACE_GETSIGINFO, t.tid, nullptr, &si);
+    if (si.si_code == SI_KERNEL && s.patched.count(addr)) {
+        // Our int3, removed after this thread had already trapped on it: run the original.
+        regs->rip = addr;
+        (void)setRegs(t.tid, *regs);
+    } else if (si.si_code != TRAP_TRACE) {
+        t.inject = SIGTRAP;  // the program's own trap
+    }
+    resume(t);
+}
+
+void Engine::onBreakpoint(Thread& t, user_regs_struct& regs, std::uint64_t addr) {
+    Space& s = *t.space;
+    bool rescan = false;
+    if (t.report) {
+        if (s.bps.at(addr).returns > 0) {
+            // Frames below this one that never came back here (longjmp, exceptions) are
+            // counted as missed, then every entry whose frame this is returns.
+            std::size_t keep = t.returns.size();
+            while (keep > 0 && t.returns[keep - 1].sp_after < regs.rsp)
+                --keep;
+            missReturns(t, keep);
+            while (!t.returns.empty() && t.returns.back().ret_addr == addr &&
+                   t.returns.back().sp_after == regs.rsp) {
+                const PendingReturn r = t.returns.back();
+                t.returns.pop_back();
+                s.bps.at(addr).returns--;
+                if (Probe* p = probe(r.probe_id)) {
+                    Event ev = baseEvent(t, r.probe_id);
+                    ev.ip = r.func;
+                    ev.args = r.args;
+                    ev.is_return = true;
+                    ev.retval = regs.rax;
+                    ev.latency_ns = ev.timestamp_ns - r.entry_ns;
+                    emit(t, *p, ev);
+                }
+            }
+        }
+        const std::vector<std::uint32_t> entries = s.bps.at(addr).entries;
+        for (std::uint32_t id : entries) {
+            Probe* p = probe(id);
+            if (!p)
+                continue;
+            if (p->internal) {
+                rescan = true;
+                continue;
+            }
+            if (p->info.kind == SpecKind::Uretprobe) {
+                std::uint64_t ret = 0;
+                if (!readRemote(t.tid, regs.rsp, &ret, sizeof(ret)) || stopping_)
+                    continue;
+                PendingReturn r;
+                r.probe_id = id;
+                r.ret_addr = ret;
+                r.sp_after = regs.rsp + 8;
+                r.func = addr;
+                r.entry_ns = monotonicNowNs();
+                r.args = argRegs(regs);
+                if (insert(s, ret, 0))
+                    t.returns.push_back(r);
+                else
+                    p->info.missed++;
+                continue;
+            }
+            Event ev = baseEvent(t, id);
+            ev.ip = addr;
+            ev.args = argRegs(regs);
+            emit(t, *p, ev);
+        }
+    }
+    if (rescan && !stopping_)
+        placeAll(s);
+    stepOver(t, regs, addr);
+}
+
+void Engine::stepOver(Thread& t, user_regs_struct& regs, std::uint64_t addr) {
+    Space& s = *t.space;
+    regs.rip = addr;
+    (void)setRegs(t.tid, regs);
+    if (stopping_)
+        return;  // the byte goes back for good in detachAll
+    auto it = s.bps.find(addr);
+    if (it != s.bps.end() && !it->second.needed()) {
+        // Nothing wants this address any more: remove the int3 instead of stepping.
+        (void)s.mem.write(addr, &it->second.orig, 1);
+        s.bps.erase(it);
+        it = s.bps.end();
+    }
+    if (it == s.bps.end()) {
+        resume(t);
+        return;
+    }
+    // While the original byte is in place no other thread of this memory may run, or it
+    // could pass the probe unseen.
+    stopSpace(s, t.tid);
+    const std::uint8_t orig = it->second.orig;
+    (void)s.mem.write(addr, &orig, 1);
+    const pid_t tid = t.tid;
+    for (;;) {
+        (void)::ptrace(PTRACE_SINGLESTEP, tid, nullptr, nullptr);
+        int st = 0;
+        if (waitThread(tid, &st) < 0)
+            st = 0;
+        const Stop stop = classify(st);
+        if (stop.kind == StopKind::Signal && stop.sig() == SIGTRAP)
+            break;
+        if (stop.kind == StopKind::Signal) {
+            // Delivered when the thread runs on; stepping goes on without it.
+            t.inject = stop.sig();
+            continue;
+        }
+        if (stop.kind == StopKind::Interrupt || stop.kind == StopKind::GroupStop) {
+            // A PTRACE_INTERRUPT from an earlier stop of the whole space, latched while
+            // this thread reported its trap, fires before the step: step again.
+            continue;
+        }
+        // The instruction ended the thread or raised an event (a syscall instruction that
+        // forks or execs): put the int3 back and handle it like any stop.
+        if (s.mem.valid())
+            (void)s.mem.write(addr, &kInt3, 1);
+        resumeSpace(s, tid);
+        handle(t, stop);
+        return;
+    }
+    (void)s.mem.write(addr, &kInt3, 1);
+    removeUnneeded(s);
+    resumeSpace(s, tid);
+    resume(t);
+}
+
+void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
+    __ptrace_syscall_info info{};
+    if (::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) <= 0 || !t.report) {
+        resume(t);
+        return;
+    }
+    const std::uint64_t now = monotonicNowNs();
+    if (info.op == PTRACE_SYSCALL_INFO_ENTRY || info.op == PTRACE_SYSCALL_INFO_SECCOMP) {
+        const std::uint64_t nr =
+            info.op == PTRACE_SYSCALL_INFO_ENTRY ? info.entry.nr : info.seccomp.nr;
+        const auto* args =
+            info.op == PTRACE_SYSCALL_INFO_ENTRY ? info.entry.args : info.seccomp.args;
+        t.call.reset();
+        if (traced_syscalls_.count(nr)) {
+            Thread::Call c;
+            c.nr = nr;
+            std::copy(args, args + kEventArgs, c.args.begin());
+            c.ip = info.instruction_pointer;
+            c.entry_ns = now;
+            if (nr == SYS_exit || nr == SYS_exit_group) {
+                // They never return: their event is the entry.
+                for (auto& p : probes_)
+                    if (p->syscall_nr == static_cast<int>(nr)) {
+                        Event ev = baseEvent(t, p->info.id);
+                        ev.ip = c.ip;
+                        ev.args = c.args;
+                        emit(t, *p, ev);
+                    }
+            } else {
+                t.call = c;
+                t.syscall_exit_wanted = seccomp_stop;
+            }
+        }
+    } else if (info.op == PTRACE_SYSCALL_INFO_EXIT && t.call) {
+        const Thread::Call c = *t.call;
+        t.call.reset();
+        for (auto& p : probes_)
+            if (p->syscall_nr == static_cast<int>(c.nr)) {
+                Event ev = baseEvent(t, p->info.id);
+                ev.ip = c.ip;
+                ev.args = c.args;
+                // One event per call, like strace: the arguments of the entry and the
+                // return value and duration of the exit (is_return stays false).
+                ev.retval = static_cast<std::uint64_t>(info.exit.rval);
+                ev.latency_ns = now - c.entry_ns;
+                emit(t, *p, ev);
+            }
+    }
+    resume(t);
+}
+
+}  // namespace probectl::ptrace

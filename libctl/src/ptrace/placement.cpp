@@ -1,0 +1,221 @@
+// From probes to int3 bytes: resolving a spec to file sites, finding where each site is
+// mapped in a process, and writing (and restoring) the bytes and USDT semaphores.
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "probectl/proc_maps.hpp"
+#include "probectl/syscall_meta.hpp"
+#include "probectl/user_target.hpp"
+#include "ptrace/engine.hpp"
+
+namespace probectl::ptrace {
+
+namespace {
+
+constexpr std::uint8_t kInt3 = 0xCC;
+
+// maps names the device as major:minor of the inode's superblock, as stat's st_dev does;
+// the path is compared too because some filesystems (overlayfs) show another device.
+bool sameFile(const ProcMapping& m, const Site& s) {
+    if (m.inode != s.ino)
+        return false;
+    return (m.dev_major == major(s.dev) && m.dev_minor == minor(s.dev)) || m.path == s.path;
+}
+
+bool coversOffset(const ProcMapping& m, std::uint64_t off) {
+    return off >= m.offset && off < m.offset + (m.end - m.start);
+}
+
+}  // namespace
+
+Result<void> Engine::setupSites(Probe& p, const ProbeSpec& spec) {
+    UserResolveOptions ro;
+    ro.pid = options_.resolve_pid;
+    auto targets = resolveUserSpecAll(spec, ro);
+    if (!targets)
+        return std::move(targets).error();
+    for (const auto& t : *targets) {
+        struct stat st {};
+        if (::stat(t.path.c_str(), &st) < 0)
+            return makeError(errno, fmt::format("{}: cannot stat {}", spec.text, t.path));
+        Site s;
+        s.path = t.path;
+        s.dev = st.st_dev;
+        s.ino = st.st_ino;
+        s.file_offset = t.file_offset;
+        s.semaphore_offset = t.ref_ctr_offset;
+        p.sites.push_back(s);
+    }
+    return {};
+}
+
+Result<std::uint32_t> Engine::addProbe(const ProbeSpec& spec) {
+    const std::string text = spec.text.empty() ? spec.str() : spec.text;
+    if (spec.kind == SpecKind::Kprobe || spec.kind == SpecKind::Kretprobe)
+        return makeError(EOPNOTSUPP,
+                         fmt::format("{}: {} probes are in the kernel, which ptrace cannot "
+                                     "reach (use --backend=kernel)",
+                                     text, toString(spec.kind)));
+    auto p = std::make_unique<Probe>();
+    p->info.spec = text;
+    p->info.kind = spec.kind;
+    if (spec.kind == SpecKind::Syscall) {
+        static const SyscallTable table = SyscallTable::builtin();
+        const SyscallInfo* info = table.find(spec.symbol);
+        if (!info || info->nr < 0)
+            return makeError(ENOENT, fmt::format("{}: unknown syscall '{}'", text, spec.symbol));
+        if (options_.seccomp && released_)
+            return makeError(EINVAL, fmt::format("{}: the seccomp filter is already installed "
+                                                 "in the command; add syscall probes before "
+                                                 "release()",
+                                                 text));
+        p->syscall_nr = info->nr;
+        traced_syscalls_.insert(static_cast<std::uint64_t>(info->nr));
+    } else {
+        if (auto r = setupSites(*p, spec); !r)
+            return std::move(r).error();
+        addLinkerHook();
+    }
+    p->info.id = next_id_++;
+    const std::uint32_t id = p->info.id;
+    probes_.push_back(std::move(p));
+    // Stopped while the bytes go in, and restarted in the mode the probes now need
+    // (PTRACE_SYSCALL once a syscall probe exists).
+    for (auto& [sid, s] : spaces_) {
+        stopSpace(*s, 0);
+        placeAll(*s);
+        resumeSpace(*s, 0);
+    }
+    return id;
+}
+
+Result<void> Engine::insert(Space& s, std::uint64_t addr, std::uint32_t probe_id) {
+    auto it = s.bps.find(addr);
+    if (it == s.bps.end()) {
+        Breakpoint bp;
+        if (auto r = s.mem.read(addr, &bp.orig, 1); !r)
+            return r;
+        if (auto r = s.mem.write(addr, &kInt3, 1); !r)
+            return r;
+        it = s.bps.emplace(addr, bp).first;
+        s.patched.insert(addr);
+    }
+    if (probe_id)
+        it->second.entries.push_back(probe_id);
+    else
+        it->second.returns++;
+    return {};
+}
+
+void Engine::placeAll(Space& s) {
+    if (!s.mem.valid())
+        return;
+    auto maps = ProcMaps::read(s.id);
+    if (!maps)
+        return;
+    for (const auto& p : probes_) {
+        for (const auto& site : p->sites) {
+            for (const auto& m : maps->mappings()) {
+                if (!sameFile(m, site))
+                    continue;
+                if (m.executable() && coversOffset(m, site.file_offset)) {
+                    const std::uint64_t addr = m.start + site.file_offset - m.offset;
+                    if (!s.placed.count({p->info.id, addr}) && insert(s, addr, p->info.id))
+                        s.placed.insert({p->info.id, addr});
+                }
+                // The semaphore lives in the writable data mapping of the same file.
+                if (site.semaphore_offset && m.perms.size() > 1 && m.perms[1] == 'w' &&
+                    coversOffset(m, site.semaphore_offset)) {
+                    const std::uint64_t addr = m.start + site.semaphore_offset - m.offset;
+                    if (s.placed.count({p->info.id, addr}))
+                        continue;
+                    std::uint16_t v = 0;
+                    if (!s.mem.read(addr, &v, sizeof(v)))
+                        continue;
+                    ++v;
+                    if (s.mem.write(addr, &v, sizeof(v))) {
+                        s.semaphores[addr]++;
+                        s.placed.insert({p->info.id, addr});
+                    }
+                }
+            }
+        }
+    }
+}
+
+void Engine::removeUnneeded(Space& s) {
+    for (auto it = s.bps.begin(); it != s.bps.end();) {
+        if (it->second.needed()) {
+            ++it;
+            continue;
+        }
+        (void)s.mem.write(it->first, &it->second.orig, 1);
+        it = s.bps.erase(it);
+    }
+}
+
+void Engine::adjustSemaphores(Space& s, int delta) {
+    for (const auto& [addr, n] : s.semaphores) {
+        std::uint16_t v = 0;
+        if (!s.mem.read(addr, &v, sizeof(v)))
+            continue;
+        const int next = static_cast<int>(v) + delta * static_cast<int>(n);
+        v = static_cast<std::uint16_t>(next < 0 ? 0 : next);
+        (void)s.mem.write(addr, &v, sizeof(v));
+    }
+}
+
+void Engine::restoreAll(Space& s) {
+    if (s.mem.valid()) {
+        for (const auto& [addr, bp] : s.bps)
+            (void)s.mem.write(addr, &bp.orig, 1);
+        adjustSemaphores(s, -1);
+    }
+    s.bps.clear();
+    s.semaphores.clear();
+    s.placed.clear();
+}
+
+void Engine::addLinkerHook() {
+    // Libraries a process loads after exec (and by dlopen) are not mapped when the probes
+    // are first placed. The dynamic linker calls _dl_debug_state() after every change of
+    // its link map (the r_debug rendezvous gdb uses): a breakpoint there re-places probes.
+    std::vector<pid_t> where;
+    for (const auto& [id, s] : spaces_)
+        where.push_back(id);
+    where.push_back(::getpid());  // a held command still maps the tracer's linker
+    for (pid_t pid : where) {
+        auto maps = ProcMaps::read(pid);
+        if (!maps)
+            continue;
+        for (const auto& m : maps->mappings()) {
+            if (!m.isFile() || !m.executable())
+                continue;
+            const auto slash = m.path.rfind('/');
+            const std::string name = m.path.substr(slash + 1);
+            if (name.rfind("ld-linux", 0) != 0 && name.rfind("ld-", 0) != 0)
+                continue;
+            if (!hooked_linkers_.insert(m.path).second)
+                continue;
+            ProbeSpec spec;
+            spec.kind = SpecKind::Uprobe;
+            spec.path = m.path;
+            spec.symbol = "_dl_debug_state";
+            spec.text = fmt::format("uprobe:{}:_dl_debug_state", m.path);
+            auto p = std::make_unique<Probe>();
+            p->internal = true;
+            // Out of the range of user probe ids, which count 1, 2, ... as added.
+            p->info.id = 0x80000000u + static_cast<std::uint32_t>(hooked_linkers_.size());
+            p->info.spec = spec.text;
+            p->info.kind = SpecKind::Uprobe;
+            if (setupSites(*p, spec))
+                probes_.push_back(std::move(p));
+        }
+    }
+}
+
+}  // namespace probectl::ptrace

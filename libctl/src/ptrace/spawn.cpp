@@ -1,0 +1,180 @@
+#include "ptrace/spawn.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+namespace probectl::ptrace {
+
+namespace {
+
+void closeFd(int& fd) {
+    if (fd >= 0)
+        ::close(fd);
+    fd = -1;
+}
+
+// The child's filter buffer: static, so reading it needs no allocation after fork.
+sock_filter g_filter[kMaxFilterLen];
+
+bool readAll(int fd, void* buf, std::size_t len) {
+    auto* p = static_cast<char*>(buf);
+    while (len > 0) {
+        const ssize_t n = ::read(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        p += n;
+        len -= static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+[[noreturn]] void childFail(int err_fd, int e) {
+    (void)!::write(err_fd, &e, sizeof(e));
+    _exit(127);
+}
+
+}  // namespace
+
+Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
+    if (argv.empty())
+        return makeError(EINVAL, "no command to run");
+    int go[2], err[2];
+    if (pipe2(go, O_CLOEXEC) < 0)
+        return makeError(errno, "pipe");
+    if (pipe2(err, O_CLOEXEC) < 0) {
+        const int e = errno;
+        ::close(go[0]);
+        ::close(go[1]);
+        return makeError(e, "pipe");
+    }
+    std::vector<char*> args;
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) {
+        const int e = errno;
+        for (int fd : {go[0], go[1], err[0], err[1]})
+            ::close(fd);
+        return makeError(e, "fork");
+    }
+    if (pid == 0) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+            _exit(126);
+        ::close(go[1]);
+        ::close(err[0]);
+        // Tell the tracer we are parked in read(): whatever this child does before
+        // start() is done by then, so no syscall of ours leaks into the command's trace.
+        if (::write(err[1], "R", 1) != 1)
+            _exit(126);
+        std::uint32_t len = 0;
+        if (!readAll(go[0], &len, sizeof(len)))
+            _exit(126);  // the tracer gave up before releasing us
+        if (len > kMaxFilterLen)
+            childFail(err[1], E2BIG);
+        if (len > 0) {
+            if (!readAll(go[0], g_filter, len * sizeof(sock_filter)))
+                _exit(126);
+            sock_fprog prog{static_cast<unsigned short>(len), g_filter};
+            if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                childFail(err[1], errno);
+        }
+        execvp(args[0], args.data());
+        childFail(err[1], errno);
+    }
+    ::close(go[0]);
+    ::close(err[1]);
+    char ready = 0;
+    if (!readAll(err[0], &ready, 1)) {
+        // It died before parking (its parent check failed): nothing to trace.
+        ::close(go[1]);
+        ::close(err[0]);
+        int st;
+        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        return makeError(ECHILD, fmt::format("'{}' exited before it could be started", argv[0]));
+    }
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
+    HeldCommand c;
+    c.pid_ = pid;
+    c.go_fd_ = go[1];
+    c.err_fd_ = err[0];
+    c.name_ = argv[0];
+    return c;
+}
+
+HeldCommand::HeldCommand(HeldCommand&& o) noexcept
+    : pid_(o.pid_), go_fd_(o.go_fd_), err_fd_(o.err_fd_), name_(std::move(o.name_)) {
+    o.pid_ = -1;
+    o.go_fd_ = o.err_fd_ = -1;
+}
+
+HeldCommand& HeldCommand::operator=(HeldCommand&& o) noexcept {
+    if (this != &o) {
+        closeFd(go_fd_);
+        closeFd(err_fd_);
+        pid_ = o.pid_;
+        go_fd_ = o.go_fd_;
+        err_fd_ = o.err_fd_;
+        name_ = std::move(o.name_);
+        o.pid_ = -1;
+        o.go_fd_ = o.err_fd_ = -1;
+    }
+    return *this;
+}
+
+HeldCommand::~HeldCommand() {
+    closeFd(go_fd_);
+    closeFd(err_fd_);
+}
+
+Result<void> HeldCommand::start(const std::vector<sock_filter>& filter) {
+    if (go_fd_ < 0)
+        return makeError(EINVAL, "no held command to start");
+    // One write: 4 + 512 * 8 bytes at most, which a pipe buffer (64 KiB) takes whole
+    // without the child reading.
+    std::vector<char> msg(sizeof(std::uint32_t) + filter.size() * sizeof(sock_filter));
+    const auto len = static_cast<std::uint32_t>(filter.size());
+    std::memcpy(msg.data(), &len, sizeof(len));
+    if (!filter.empty())
+        std::memcpy(msg.data() + sizeof(len), filter.data(), filter.size() * sizeof(sock_filter));
+    const ssize_t n = ::write(go_fd_, msg.data(), msg.size());
+    const int e = errno;
+    closeFd(go_fd_);
+    if (n != static_cast<ssize_t>(msg.size()))
+        return makeError(n < 0 ? e : EIO, fmt::format("cannot start {}", name_));
+    return {};
+}
+
+std::optional<Result<void>> HeldCommand::execResult() {
+    if (err_fd_ < 0)
+        return Result<void>{};
+    int e = 0;
+    ssize_t n;
+    do
+        n = ::read(err_fd_, &e, sizeof(e));
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN)
+        return std::nullopt;
+    closeFd(err_fd_);
+    if (n == static_cast<ssize_t>(sizeof(e)))
+        return Result<void>{makeError(e, fmt::format("cannot run '{}'", name_))};
+    return Result<void>{};
+}
+
+}  // namespace probectl::ptrace

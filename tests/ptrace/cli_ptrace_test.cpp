@@ -1,0 +1,81 @@
+// `probectl trace --backend=ptrace` end to end, through runTrace with captured streams:
+// one line per event in the kernel backend's format, the same summary, CMD's exit status.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "subcommands.hpp"
+
+namespace probectl::cli {
+namespace {
+
+const std::string kWorkload = PT_WORKLOAD_PATH;
+
+struct Run {
+    int rc = -1;
+    std::string out, err;
+};
+
+Run trace(std::vector<std::string> args) {
+    std::ostringstream out, err;
+    Io io{out, err};
+    Run r;
+    r.rc = runTrace(args, io);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+std::size_t countLines(const std::string& text, const std::string& needle) {
+    std::istringstream in(text);
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);)
+        if (line.find(needle) != std::string::npos)
+            ++n;
+    return n;
+}
+
+TEST(CliPtrace, UprobeAndUretprobeLinesAndSummary) {
+    const std::string entry = "uprobe:" + kWorkload + ":pt_add";
+    const std::string ret = "uretprobe:" + kWorkload + ":pt_add";
+    auto r = trace({"--backend=ptrace", entry, ret, "--", kWorkload, "calls", "6"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.err.find("with ptrace"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("exited with status 0"), std::string::npos) << r.err;
+    // pt_add(6, 13) then its return, 19
+    EXPECT_EQ(countLines(r.out, " arg0=0x6 arg1=0xd "), 1u) << r.out;
+    EXPECT_EQ(countLines(r.out, "ret=19 (0x13)"), 1u) << r.out;
+    EXPECT_EQ(countLines(r.out, "] pt_workload "), 12u) << r.out;
+    // Summary: PROBE HITS DELIVERED DROPPED NMISSED FILTERED
+    EXPECT_EQ(countLines(r.out, entry + " "), 7u) << r.out;  // 6 events + summary row
+}
+
+TEST(CliPtrace, CommandExitStatusIsPassedOn) {
+    auto r = trace({"--backend=ptrace", "syscall:getppid", "--", kWorkload, "bad-mode", "1"});
+    EXPECT_EQ(r.rc, 2) << r.err;
+}
+
+TEST(CliPtrace, KernelKindsRefused) {
+    auto r = trace({"--backend=ptrace", "kprobe:do_sys_openat2", "--", kWorkload, "calls", "1"});
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_NE(r.err.find("kprobe:do_sys_openat2"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--backend=kernel"), std::string::npos) << r.err;
+}
+
+TEST(CliPtrace, OptionChecks) {
+    EXPECT_EQ(trace({"--backend=dtrace", "syscall:getppid", "--", "true"}).rc, 2);
+    EXPECT_EQ(trace({"--seccomp-bpf", "syscall:getppid", "--", "true"}).rc, 2);
+    EXPECT_EQ(trace({"--backend=ptrace", "--seccomp-bpf", "-p", "1", "syscall:getppid"}).rc, 2);
+}
+
+TEST(CliPtrace, SeccompSyscallLines) {
+    auto r = trace(
+        {"--backend=ptrace", "--seccomp-bpf", "syscall:getppid", "--", kWorkload, "syscalls", "4"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(countLines(r.out, "syscall:getppid"), 5u) << r.out;  // 4 events + summary row
+}
+
+}  // namespace
+}  // namespace probectl::cli

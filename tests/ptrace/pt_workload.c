@@ -1,0 +1,116 @@
+/* Workload for the ptrace backend tests: known calls, returns, syscalls, threads and forks,
+ * so every event a test sees can be checked against what the program did.
+ *
+ *   pt_workload calls N        pt_add(i, 2*i+1) for i = 1..N (returns 3*i+1)
+ *   pt_workload fact N         pt_fact(N), recursive: N entries, N returns (n!)
+ *   pt_workload syscalls N     N raw getppid(), then openat(AT_FDCWD, PT_MISSING, O_RDONLY)
+ *                              (fails with ENOENT)
+ *   pt_workload threads T N    T threads, thread k calls pt_add(k, j) for j = 0..N-1
+ *   pt_workload forks N        pt_add(i, 0) for i = 1..N here, then a forked child does the
+ *                              same with pt_add(i, 1); exits 0 only if the child exited 0
+ *   pt_workload spin T         T threads calling pt_spin(j) forever; thread 0 writes one
+ *                              byte to stdout every 4096 calls (progress for the tests)
+ *
+ * noipa keeps each function a real call with its own symbol. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PT_MISSING "/nonexistent/probectl-ptrace-test"
+
+__attribute__((noipa)) long pt_add(long a, long b) {
+    return a + b;
+}
+
+__attribute__((noipa)) long pt_fact(long n) {
+    /* the multiplication after the call keeps it a real (non-tail) recursion */
+    return n <= 1 ? 1 : n * pt_fact(n - 1);
+}
+
+__attribute__((noipa)) long pt_spin(long j) {
+    return j ^ 0x5a;
+}
+
+static long g_n;
+
+static void* adder(void* arg) {
+    long k = (long)arg, sum = 0;
+    for (long j = 0; j < g_n; ++j)
+        sum += pt_add(k, j);
+    return (void*)sum;
+}
+
+static void* spinner(void* arg) {
+    long k = (long)arg;
+    for (long j = 0;; ++j) {
+        pt_spin(j);
+        if (k == 0 && (j & 4095) == 0 && write(1, "x", 1) < 0)
+            _exit(3);
+    }
+    return NULL;
+}
+
+static int run_threads(long t, void* (*fn)(void*), int join) {
+    pthread_t th[64];
+    if (t < 1 || t > 64)
+        return 2;
+    for (long k = 0; k < t; ++k)
+        if (pthread_create(&th[k], NULL, fn, (void*)k) != 0)
+            return 2;
+    if (join)
+        for (long k = 0; k < t; ++k)
+            pthread_join(th[k], NULL);
+    else
+        for (;;)
+            pause();
+    return 0;
+}
+
+int main(int argc, char** argv) {
+    if (argc < 3)
+        return 2;
+    const char* mode = argv[1];
+    long n = atol(argv[2]);
+    if (!strcmp(mode, "calls")) {
+        long sum = 0;
+        for (long i = 1; i <= n; ++i)
+            sum += pt_add(i, 2 * i + 1);
+        printf("pt_add calls: %ld sum: %ld\n", n, sum);
+    } else if (!strcmp(mode, "fact")) {
+        printf("pt_fact(%ld) = %ld\n", n, pt_fact(n));
+    } else if (!strcmp(mode, "syscalls")) {
+        long ppid = 0;
+        for (long i = 0; i < n; ++i)
+            ppid = syscall(SYS_getppid);
+        long fd = syscall(SYS_openat, AT_FDCWD, PT_MISSING, O_RDONLY);
+        printf("getppid: %ld x%ld openat: %ld\n", ppid, n, fd);
+    } else if (!strcmp(mode, "threads")) {
+        g_n = argc > 3 ? atol(argv[3]) : 100;
+        return run_threads(n, adder, 1);
+    } else if (!strcmp(mode, "forks")) {
+        for (long i = 1; i <= n; ++i)
+            pt_add(i, 0);
+        pid_t pid = fork();
+        if (pid < 0)
+            return 2;
+        if (pid == 0) {
+            for (long i = 1; i <= n; ++i)
+                pt_add(i, 1);
+            _exit(0);
+        }
+        int st = 0;
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            return 4;
+    } else if (!strcmp(mode, "spin")) {
+        return run_threads(n, spinner, 0);
+    } else {
+        return 2;
+    }
+    return 0;
+}

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Argument fetching for probe handlers. Runs in handler context: no locks,
- * no sleeping; user-visible memory is never touched, kernel memory only
- * through the nofault accessor.
+ * Argument fetching for probe handlers: the six argument registers of every
+ * record, and the probe's fetch programs (NAME=SOURCE[:TYPE] arguments,
+ * compiled by libctl, validated here at PROBE_ADD). Runs in handler
+ * context: no locks, no sleeping; memory only through the non-faulting
+ * accessors.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/align.h>
+#include <linux/cred.h>
 #include <linux/kprobes.h>
+#include <linux/minmax.h>
 #include <linux/ptrace.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/uidgid.h>
 
 #include "probectl.h"
 
@@ -56,3 +62,309 @@ void probectl_fetch_args(const struct probectl_probe *p, struct pt_regs *regs,
 		args[i] = regs_get_kernel_argument(regs, i);
 }
 NOKPROBE_SYMBOL(probectl_fetch_args);
+
+/* Bytes a STORE writes at most, or 0 for an instruction that is no STORE. */
+static u32 probectl_fetch_store_bytes(const struct probectl_fetch_insn *in)
+{
+	switch (in->op) {
+	case PROBECTL_FETCH_STORE_INT:
+		return in->size;
+	case PROBECTL_FETCH_STORE_STRING:
+		return in->operand;
+	case PROBECTL_FETCH_STORE_ARRAY:
+		return in->size * in->operand;
+	case PROBECTL_FETCH_STORE_COMM:
+		return PROBECTL_COMM_LEN;
+	}
+	return 0;
+}
+
+static bool probectl_fetch_size_ok(u8 size)
+{
+	return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
+/* One instruction at position @pos of an argument's program. */
+static const char *probectl_fetch_check_insn(const struct probectl_fetch_insn *in,
+					     unsigned int pos, bool loaded,
+					     bool is_return)
+{
+	if (in->flags & ~PROBECTL_FETCH_F_USER)
+		return "unknown flags";
+	switch (in->op) {
+	case PROBECTL_FETCH_LOAD_ARG ... PROBECTL_FETCH_LOAD_IMM:
+		if (pos)
+			return "a load that is not first";
+		if (in->op == PROBECTL_FETCH_LOAD_ARG &&
+		    (in->operand < 1 || in->operand > PROBECTL_NARGS))
+			return "$argN out of 1..6";
+		if (in->op == PROBECTL_FETCH_LOAD_REG &&
+		    (in->operand >= sizeof(struct pt_regs) / sizeof(long) ||
+		     (in->size != 8 && in->size != 4)))
+			return "bad register";
+		if (in->op == PROBECTL_FETCH_LOAD_STACK && in->operand > PROBECTL_FETCH_MAX_STACK)
+			return "$stackN beyond 511";
+		if (in->op == PROBECTL_FETCH_LOAD_RETVAL && !is_return)
+			return "$retval outside a return probe";
+		return NULL;
+	case PROBECTL_FETCH_DEREF:
+		if (!loaded)
+			return "dereference before a load";
+		return probectl_fetch_size_ok(in->size) ? NULL : "dereference size not 1, 2, 4, 8";
+	case PROBECTL_FETCH_STORE_INT:
+		if (!loaded)
+			return "store before a load";
+		return probectl_fetch_size_ok(in->size) ? NULL : "store size not 1, 2, 4, 8";
+	case PROBECTL_FETCH_STORE_STRING:
+		if (!loaded)
+			return "store before a load";
+		return in->operand >= 2 && in->operand <= PROBECTL_PATH_MAX ?
+		       NULL : "string bound out of 2..4096";
+	case PROBECTL_FETCH_STORE_ARRAY:
+		if (!loaded)
+			return "store before a load";
+		if (!probectl_fetch_size_ok(in->size))
+			return "array element size not 1, 2, 4, 8";
+		return in->operand >= 1 && in->operand <= PROBECTL_FETCH_MAX_ARRAY ?
+		       NULL : "array length out of 1..64";
+	case PROBECTL_FETCH_STORE_COMM:
+		if (loaded)
+			return "comm after a load";
+		return in->operand == PROBECTL_COMM_LEN ? NULL : "comm length not 16";
+	}
+	return "unknown opcode";
+}
+
+/**
+ * probectl_fetch_validate() - check fetch programs received from userspace.
+ * @insns: the programs, one per argument, each ending at its STORE
+ * @n: number of instructions
+ * @is_return: the probe fires at function return ($retval allowed)
+ * @extack: receives the first rule broken, with argument and instruction
+ * @nargs: set to the number of arguments
+ * @bytes: set to the most bytes the values add to a record
+ *
+ * Context: process context.
+ * Return: 0 or -EINVAL.
+ */
+int probectl_fetch_validate(const struct probectl_fetch_insn *insns,
+			    unsigned int n, bool is_return,
+			    struct netlink_ext_ack *extack, u32 *nargs,
+			    u32 *bytes)
+{
+	unsigned int i, pos = 0, depth = 0, arg = 0;
+	bool loaded = false;
+	const char *why;
+	u32 total = 0;
+
+	for (i = 0; i < n; i++) {
+		why = probectl_fetch_check_insn(&insns[i], pos, loaded, is_return);
+		if (!why && ++pos > PROBECTL_FETCH_MAX_INSNS)
+			why = "more than 16 instructions";
+		if (!why && insns[i].op == PROBECTL_FETCH_DEREF &&
+		    ++depth > PROBECTL_FETCH_MAX_DEPTH)
+			why = "more than 8 dereferences";
+		if (!why && arg == PROBECTL_FETCH_MAX_ARGS)
+			why = "more than 16 arguments";
+		if (why) {
+			kapi_set_err_msg_fmt_mod(extack,
+						 "fetch argument %u, instruction %u: %s",
+						 arg + 1, pos + 1, why);
+			return -EINVAL;
+		}
+		loaded = true;
+		if (!probectl_fetch_store_bytes(&insns[i]))
+			continue;
+		total += sizeof(struct probectl_fetch_value) +
+			 ALIGN(probectl_fetch_store_bytes(&insns[i]), 8);
+		arg++;
+		pos = 0;
+		depth = 0;
+		loaded = false;
+	}
+	if (pos) {
+		kapi_set_err_msg_fmt_mod(extack,
+					 "fetch argument %u does not end with a store", arg + 1);
+		return -EINVAL;
+	}
+	if (sizeof(struct probectl_record) + total > PROBECTL_RECORD_MAX) {
+		kapi_set_err_msg_fmt_mod(extack,
+					 "fetched values need up to %u bytes, records hold %zu",
+					 total,
+					 PROBECTL_RECORD_MAX - sizeof(struct probectl_record));
+		return -EINVAL;
+	}
+	*nargs = arg;
+	*bytes = total;
+	return 0;
+}
+
+/* Non-faulting read of @size bytes; user memory for uprobes or F_USER. */
+static int probectl_fetch_read(void *dst, unsigned long addr, size_t size,
+			       bool user)
+{
+	if (user)
+		return copy_from_user_nofault(dst, (const void __user *)addr, size);
+	return copy_from_kernel_nofault(dst, (const void *)addr, size);
+}
+
+/*
+ * A NUL-terminated string of at most @max bytes (incl. NUL) into @dst, read
+ * page by page so that a string ending just before an unmapped page still
+ * reads. Sets the value's flags; returns its length incl. the NUL.
+ */
+static u16 probectl_fetch_string(char *dst, unsigned long addr, u32 max,
+				 bool user, u8 *flags)
+{
+	u32 len = 0, chunk;
+	char *nul;
+
+	while (len < max - 1) {
+		chunk = min_t(u32, max - 1 - len,
+			      PAGE_SIZE - ((addr + len) & ~PAGE_MASK));
+		if (probectl_fetch_read(dst + len, addr + len, chunk, user)) {
+			if (!len)
+				*flags |= PROBECTL_FETCH_V_FAULT;
+			else
+				*flags |= PROBECTL_FETCH_V_TRUNCATED;
+			break;
+		}
+		nul = memchr(dst + len, '\0', chunk);
+		if (nul)
+			return nul - dst + 1;
+		len += chunk;
+	}
+	if (len == max - 1)
+		*flags |= PROBECTL_FETCH_V_TRUNCATED;
+	if (*flags & PROBECTL_FETCH_V_FAULT)
+		return 0;
+	dst[len] = '\0';
+	return len + 1;
+}
+
+static u64 probectl_fetch_load(const struct probectl_fetch_insn *in,
+			       const struct probectl_fetch_ctx *ctx, bool *fault)
+{
+	struct pt_regs *regs = ctx->regs;
+	unsigned long v = 0;
+	u64 r;
+
+	switch (in->op) {
+	case PROBECTL_FETCH_LOAD_ARG:
+		return ctx->args[in->operand - 1];
+	case PROBECTL_FETCH_LOAD_REG:
+		r = ((unsigned long *)regs)[in->operand];
+		return in->size == 4 ? (u32)r : r;
+	case PROBECTL_FETCH_LOAD_STACK:
+		if (!ctx->user)
+			return regs_get_kernel_stack_nth(regs, in->operand);
+		*fault = probectl_fetch_read(&v, regs->sp + in->operand * sizeof(long),
+					     sizeof(v), true);
+		return v;
+	case PROBECTL_FETCH_LOAD_RETVAL:
+		return ctx->retval;
+	case PROBECTL_FETCH_LOAD_PID:
+		return current->tgid;
+	case PROBECTL_FETCH_LOAD_TID:
+		return current->pid;
+	case PROBECTL_FETCH_LOAD_UID:
+		return from_kuid(&init_user_ns, current_uid());
+	case PROBECTL_FETCH_LOAD_CPU:
+		return raw_smp_processor_id();
+	case PROBECTL_FETCH_LOAD_IMM:
+		return in->operand | (u64)(u32)in->offset << 32;
+	}
+	return 0;
+}
+
+/* Runs one argument's program from @in; returns the instructions used. */
+static unsigned int probectl_fetch_one(const struct probectl_fetch_insn *in,
+				       const struct probectl_fetch_ctx *ctx,
+				       struct probectl_fetch_value *val)
+{
+	void *data = val + 1;
+	unsigned int i = 0;
+	bool fault = false;
+	u64 acc = 0, v;
+
+	val->len = 0;
+	val->flags = 0;
+	val->reserved = 0;
+	val->reserved2 = 0;
+	for (;; i++, in++) {
+		bool user = ctx->user || (in->flags & PROBECTL_FETCH_F_USER);
+
+		if (in->op < PROBECTL_FETCH_DEREF) {
+			acc = probectl_fetch_load(in, ctx, &fault);
+			continue;
+		}
+		if (in->op == PROBECTL_FETCH_DEREF) {
+			v = 0;
+			if (!fault)
+				fault = probectl_fetch_read(&v, acc + in->offset, in->size, user);
+			acc = v;
+			continue;
+		}
+		if (fault)
+			break;
+		switch (in->op) {
+		case PROBECTL_FETCH_STORE_INT:
+			memcpy(data, &acc, in->size);
+			val->len = in->size;
+			break;
+		case PROBECTL_FETCH_STORE_STRING:
+			val->len = probectl_fetch_string(data, acc + in->offset, in->operand,
+							 user, &val->flags);
+			break;
+		case PROBECTL_FETCH_STORE_ARRAY:
+			fault = probectl_fetch_read(data, acc + in->offset,
+						    in->size * in->operand, user);
+			val->len = fault ? 0 : in->size * in->operand;
+			break;
+		case PROBECTL_FETCH_STORE_COMM:
+			memcpy(data, current->comm, PROBECTL_COMM_LEN);
+			((char *)data)[PROBECTL_COMM_LEN - 1] = '\0';
+			val->len = strnlen(data, PROBECTL_COMM_LEN) + 1;
+			break;
+		}
+		break;
+	}
+	if (fault)
+		val->flags |= PROBECTL_FETCH_V_FAULT;
+	/* the store ends the program, also when a fault skipped it */
+	while (!probectl_fetch_store_bytes(in)) {
+		in++;
+		i++;
+	}
+	return i + 1;
+}
+
+/**
+ * probectl_fetch_run() - run a probe's fetch programs into a record.
+ * @p: the probe (programs validated at PROBE_ADD)
+ * @ctx: registers and what the handler knows
+ * @out: where the first struct probectl_fetch_value goes; room for
+ *	p->fetch_bytes bytes
+ *
+ * Context: probe handler (any context); reads memory only through the
+ * non-faulting accessors.
+ * Return: bytes written, a multiple of 8.
+ */
+u32 probectl_fetch_run(const struct probectl_probe *p,
+		       const struct probectl_fetch_ctx *ctx, void *out)
+{
+	const struct probectl_fetch_insn *in = p->fetch;
+	struct probectl_fetch_value *val;
+	unsigned int used = 0;
+	u32 off = 0;
+
+	while (used < p->fetch_insns) {
+		val = out + off;
+		used += probectl_fetch_one(in + used, ctx, val);
+		/* no stale ring bytes, nor bytes read past a string's NUL */
+		memset((void *)(val + 1) + val->len, 0, ALIGN(val->len, 8) - val->len);
+		off += sizeof(*val) + ALIGN(val->len, 8);
+	}
+	return off;
+}
+NOKPROBE_SYMBOL(probectl_fetch_run);

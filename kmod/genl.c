@@ -40,6 +40,10 @@ static const struct nla_policy probectl_policy[PROBECTL_A_MAX + 1] = {
 	[PROBECTL_A_PROBE_REF_CTR_OFFSET] = { .type = NLA_U64 },
 	[PROBECTL_A_SESSION_FLAGS]	= NLA_POLICY_MASK(NLA_U32,
 							  PROBECTL_SESSION_F_FOLLOW),
+	[PROBECTL_A_PROBE_FETCH]	= { .type = NLA_BINARY,
+					    .len = PROBECTL_FETCH_MAX_ARGS *
+						   PROBECTL_FETCH_MAX_INSNS *
+						   sizeof(struct probectl_fetch_insn) },
 };
 
 /* Fails the request with a named missing attribute (type and text). */
@@ -187,6 +191,21 @@ static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 		return err;
 	if (a[PROBECTL_A_PROBE_FLAGS])
 		req.flags = nla_get_u32(a[PROBECTL_A_PROBE_FLAGS]);
+	if (a[PROBECTL_A_PROBE_FETCH]) {
+		if (nla_len(a[PROBECTL_A_PROBE_FETCH]) % sizeof(struct probectl_fetch_insn)) {
+			NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_FETCH],
+					    "PROBE_FETCH length must be a multiple of 12");
+			return -EINVAL;
+		}
+		if (req.flags & PROBECTL_PROBE_F_PERSISTENT) {
+			NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_FETCH],
+					    "persistent probes count hits only: no fetch arguments");
+			return -EINVAL;
+		}
+		req.fetch = nla_data(a[PROBECTL_A_PROBE_FETCH]);
+		req.fetch_insns = nla_len(a[PROBECTL_A_PROBE_FETCH]) /
+				  sizeof(struct probectl_fetch_insn);
+	}
 	if ((req.flags & PROBECTL_PROBE_F_SYSCALL) && req.path) {
 		NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_FLAGS],
 				    "the SYSCALL flag applies to kprobes only");

@@ -24,6 +24,8 @@ static int probectl_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 		return 0;
 	rec->ip = (unsigned long)kp->addr;
 	probectl_fetch_args(p, regs, rec->args);
+	probectl_record_fetch(p, rec, &(struct probectl_fetch_ctx){
+		.regs = regs, .args = rec->args });
 	probectl_record_commit(p, ev);
 	return 0;	/* regs->ip untouched */
 }

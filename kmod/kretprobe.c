@@ -59,6 +59,8 @@ static int probectl_kret_return(struct kretprobe_instance *ri,
 	memcpy(rec->args, d->args, sizeof(rec->args));
 	rec->retval = regs_return_value(regs);
 	rec->latency_ns = rec->timestamp_ns - d->t0;
+	probectl_record_fetch(p, rec, &(struct probectl_fetch_ctx){
+		.regs = regs, .args = d->args, .retval = rec->retval });
 	probectl_record_commit(p, ev);
 	return 0;
 }

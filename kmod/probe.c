@@ -40,6 +40,7 @@ static void probectl_probe_free_rcu(struct rcu_head *head)
 
 	free_percpu(p->stats);
 	kfree(p->path);
+	kfree(p->fetch);
 	kfree(p);
 }
 
@@ -153,10 +154,26 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	if (req->path) {
 		p->path = kstrdup(req->path, GFP_KERNEL);
 		if (!p->path) {
-			free_percpu(p->stats);
-			kfree(p);
-			return -ENOMEM;
+			err = -ENOMEM;
+			goto err_free;
 		}
+	}
+	if (req->fetch_insns) {
+		u32 nargs;
+
+		err = probectl_fetch_validate(req->fetch, req->fetch_insns,
+					      req->kind == PROBECTL_KIND_KRETPROBE ||
+					      req->kind == PROBECTL_KIND_URETPROBE,
+					      extack, &nargs, &p->fetch_bytes);
+		if (err)
+			goto err_free;
+		p->fetch = kmemdup(req->fetch, req->fetch_insns * sizeof(*req->fetch),
+				   GFP_KERNEL);
+		if (!p->fetch) {
+			err = -ENOMEM;
+			goto err_free;
+		}
+		p->fetch_insns = req->fetch_insns;
 	}
 	atomic64_set(&p->undelivered, 0);
 	ops = probectl_ops(p);
@@ -207,9 +224,11 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 
 err_unlock:
 	mutex_unlock(&probectl_lock);
+err_free:
 	/* never visible to anyone: free right away */
 	free_percpu(p->stats);
 	kfree(p->path);
+	kfree(p->fetch);
 	kfree(p);
 	return err;
 }

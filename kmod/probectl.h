@@ -47,6 +47,12 @@ extern struct notifier_block probectl_netlink_notifier;
 int probectl_genl_send_events(u32 portid, const void *records, size_t len,
 			      u64 lost);
 
+/* The oldest unread record of one CPU's ring, as the drain last saw it. */
+struct probectl_head {
+	u64 ts;		/* U64_MAX: none */
+	u32 size;	/* its struct probectl_record.size */
+};
+
 struct probectl_session {
 	u32 portid;
 	/*
@@ -72,7 +78,7 @@ struct probectl_session {
 	struct delayed_work drain_work;
 	struct mutex drain_lock;	/* one consumer at a time: work or FLUSH */
 	void *batch;			/* staging for one EVENTS message */
-	u64 *head_ts;			/* per CPU: timestamp of the oldest record */
+	struct probectl_head *head;	/* per CPU: the oldest record */
 	atomic64_t lost;		/* undeliverable records of deleted probes */
 	unsigned int nprobes;		/* registered probes, under probectl_lock */
 };
@@ -97,6 +103,9 @@ struct probectl_probe {
 	char *path;		/* uprobes: the probed file, else NULL */
 	u64 file_offset;	/* uprobes */
 	u64 ref_ctr_offset;	/* uprobes: USDT semaphore, 0 = none */
+	struct probectl_fetch_insn *fetch;	/* fetch programs, NULL if none */
+	u32 fetch_insns;
+	u32 fetch_bytes;	/* most bytes the values add to a record */
 	struct probectl_session *session;	/* NULL when persistent */
 	struct probectl_counters __percpu *stats;
 	atomic64_t undelivered;	/* records consumed but not delivered */
@@ -165,6 +174,8 @@ struct probectl_probe_req {
 	const char *path;	/* uprobes: in the request message */
 	u64 file_offset;
 	u64 ref_ctr_offset;
+	const struct probectl_fetch_insn *fetch;	/* in the request message */
+	u32 fetch_insns;
 };
 
 /* A consistent copy of one probe's state for PROBE_GET. */
@@ -234,6 +245,33 @@ void probectl_track_del(struct probectl_session *s);
 /* fetch.c */
 void probectl_fetch_args(const struct probectl_probe *p, struct pt_regs *regs,
 			 u64 args[PROBECTL_NARGS]);
+
+/* What a fetch program may read, as the handler knows it. */
+struct probectl_fetch_ctx {
+	struct pt_regs *regs;
+	const u64 *args;	/* $argN: at entry (saved there for return probes) */
+	u64 retval;
+	bool user;		/* uprobes: stack and memory are the task's */
+};
+
+int probectl_fetch_validate(const struct probectl_fetch_insn *insns,
+			    unsigned int n, bool is_return,
+			    struct netlink_ext_ack *extack, u32 *nargs,
+			    u32 *bytes);
+u32 probectl_fetch_run(const struct probectl_probe *p,
+		       const struct probectl_fetch_ctx *ctx, void *out);
+
+/*
+ * Runs @p's fetch programs into @rec and grows rec->size to cover them.
+ * Context: probe handler, between reserve and commit.
+ */
+static __always_inline void probectl_record_fetch(struct probectl_probe *p,
+						  struct probectl_record *rec,
+						  const struct probectl_fetch_ctx *ctx)
+{
+	if (p->fetch_insns)
+		rec->size += probectl_fetch_run(p, ctx, rec + 1);
+}
 
 /*
  * Whether @tgid passes @s's filter. xa_load() is lockless (RCU inside), so

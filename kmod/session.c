@@ -39,8 +39,7 @@
  */
 #define PROBECTL_BATCH_BYTES						\
 	rounddown(SKB_WITH_OVERHEAD(32768) - NLMSG_HDRLEN - GENL_HDRLEN -	\
-		  NLA_HDRLEN - 2 * NLA_HDRLEN - sizeof(u64),		\
-		  sizeof(struct probectl_record))
+		  NLA_HDRLEN - 2 * NLA_HDRLEN - sizeof(u64), 8)
 
 #define PROBECTL_RING_KB_MIN	8
 #define PROBECTL_RING_KB_MAX	(1024 * 1024)	/* 1 GiB per CPU */
@@ -65,7 +64,8 @@ struct probectl_record *probectl_record_reserve(struct probectl_probe *p,
 	struct ring_buffer_event *ev;
 	struct probectl_record *rec;
 
-	ev = ring_buffer_lock_reserve(p->session->ring, sizeof(*rec));
+	/* room for the most the fetch programs can write; size says what they did */
+	ev = ring_buffer_lock_reserve(p->session->ring, sizeof(*rec) + p->fetch_bytes);
 	if (!ev) {
 		this_cpu_inc(p->stats->dropped);
 		return NULL;
@@ -110,9 +110,12 @@ static void probectl_session_peek(struct probectl_session *s, int cpu)
 	unsigned long lost;
 	u64 ts;
 
+	struct probectl_record *rec;
+
 	ev = ring_buffer_peek(s->ring, cpu, &ts, &lost);
-	s->head_ts[cpu] = ev ? ((struct probectl_record *)
-				ring_buffer_event_data(ev))->timestamp_ns : U64_MAX;
+	rec = ev ? ring_buffer_event_data(ev) : NULL;
+	s->head[cpu].ts = rec ? rec->timestamp_ns : U64_MAX;
+	s->head[cpu].size = rec ? rec->size : 0;
 }
 
 static int probectl_session_oldest_cpu(struct probectl_session *s)
@@ -121,8 +124,8 @@ static int probectl_session_oldest_cpu(struct probectl_session *s)
 	int cpu, best = -1;
 
 	for_each_possible_cpu(cpu) {
-		if (s->head_ts[cpu] < best_ts) {
-			best_ts = s->head_ts[cpu];
+		if (s->head[cpu].ts < best_ts) {
+			best_ts = s->head[cpu].ts;
 			best = cpu;
 		}
 	}
@@ -138,8 +141,9 @@ static int probectl_session_send(struct probectl_session *s, size_t len,
 				 u64 lost)
 {
 	const struct probectl_record *rec;
-	size_t off, run_off;
+	size_t off;
 	u32 run_id;
+	u64 n;
 	int err;
 
 	err = probectl_genl_send_events(s->portid, s->batch, len, lost);
@@ -149,13 +153,14 @@ static int probectl_session_send(struct probectl_session *s, size_t len,
 	for (off = 0; off < len; ) {
 		rec = s->batch + off;
 		run_id = rec->probe_id;
-		run_off = off;
+		n = 0;
 		while (off < len &&
-		       ((const struct probectl_record *)(s->batch + off))->probe_id == run_id)
-			off += sizeof(*rec);
-		if (!probectl_probe_charge_undelivered(run_id,
-						       (off - run_off) / sizeof(*rec)))
-			lost += (off - run_off) / sizeof(*rec);
+		       ((const struct probectl_record *)(s->batch + off))->probe_id == run_id) {
+			off += ((const struct probectl_record *)(s->batch + off))->size;
+			n++;
+		}
+		if (!probectl_probe_charge_undelivered(run_id, n))
+			lost += n;
 	}
 	if (lost)
 		atomic64_add(lost, &s->lost);
@@ -209,7 +214,7 @@ static size_t probectl_batch_cap(struct sock *sk, long reserve)
 	room = (long)READ_ONCE(sk->sk_rcvbuf) - atomic_read(&sk->sk_rmem_alloc) -
 	       reserve;
 	while (len && (long)probectl_events_truesize(len) > room)
-		len = rounddown(len / 2, sizeof(struct probectl_record));
+		len = rounddown(len / 2, 8);
 	return len;
 }
 
@@ -234,6 +239,7 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 	size_t len, cap;
 	u64 lost, ts;
 	int cpu, err;
+	bool full;
 
 	for (;;) {
 		for_each_possible_cpu(cpu)
@@ -246,19 +252,28 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 			return 0;
 		}
 		len = 0;
-		while (budget && len + sizeof(struct probectl_record) <= cap) {
+		full = false;
+		while (budget) {
 			cpu = probectl_session_oldest_cpu(s);
 			if (cpu < 0)
 				break;
+			if (len + s->head[cpu].size > cap) {
+				full = true;
+				break;
+			}
 			ev = ring_buffer_consume(s->ring, cpu, &ts, &lost_ev);
 			if (ev) {
+				/* what was peeked: consume returns that same event */
 				memcpy(s->batch + len, ring_buffer_event_data(ev),
-				       sizeof(struct probectl_record));
-				len += sizeof(struct probectl_record);
+				       s->head[cpu].size);
+				len += s->head[cpu].size;
 				budget--;
 			}
 			probectl_session_peek(s, cpu);
 		}
+		/* the oldest record is bigger than the room left */
+		if (full && !len)
+			return -EAGAIN;
 		lost = atomic64_xchg(&s->lost, 0);
 		if (!len && !lost)
 			return 0;
@@ -266,7 +281,7 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 		if (err)
 			return err;
 		/* A batch that is not full means the ring or budget ran out. */
-		if (len + sizeof(struct probectl_record) <= cap)
+		if (!full)
 			return 0;
 	}
 }
@@ -414,8 +429,8 @@ struct probectl_session *probectl_session_create(u32 portid,
 	INIT_DELAYED_WORK(&s->drain_work, probectl_session_drain_work);
 
 	s->batch = kvmalloc(PROBECTL_BATCH_BYTES, GFP_KERNEL);
-	s->head_ts = kcalloc(nr_cpu_ids, sizeof(*s->head_ts), GFP_KERNEL);
-	if (!s->batch || !s->head_ts)
+	s->head = kcalloc(nr_cpu_ids, sizeof(*s->head), GFP_KERNEL);
+	if (!s->batch || !s->head)
 		goto err_free;
 	/* flags 0: no overwrite, so a full ring refuses new records */
 	s->ring = ring_buffer_alloc(kb * 1024, 0);
@@ -436,7 +451,7 @@ struct probectl_session *probectl_session_create(u32 portid,
 err_ring:
 	ring_buffer_free(s->ring);
 err_free:
-	kfree(s->head_ts);
+	kfree(s->head);
 	kvfree(s->batch);
 	kfree(s);
 	return ERR_PTR(err);
@@ -510,7 +525,7 @@ void probectl_session_destroy(struct probectl_session *s)
 	ring_buffer_free(s->ring);
 	/* no handler can run (probes unregistered), nor the fork tracepoint */
 	xa_destroy(&s->tgids);
-	kfree(s->head_ts);
+	kfree(s->head);
 	kvfree(s->batch);
 	mutex_destroy(&s->drain_lock);
 	kfree(s);

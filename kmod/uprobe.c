@@ -86,6 +86,8 @@ static KAPI_UPROBE_HANDLER(probectl_uprobe_handler, uc, regs)
 	/* the core rewinds ip to the breakpoint before calling handlers */
 	rec->ip = instruction_pointer(regs);
 	probectl_fetch_args(p, regs, rec->args);
+	probectl_record_fetch(p, rec, &(struct probectl_fetch_ctx){
+		.regs = regs, .args = rec->args, .user = true });
 	probectl_record_commit(p, ev);
 	return 0;
 }

@@ -120,6 +120,9 @@ static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
 	memcpy(rec->args, found.args, sizeof(rec->args));
 	rec->retval = regs_return_value(regs);
 	rec->latency_ns = rec->timestamp_ns - found.t0;
+	probectl_record_fetch(p, rec, &(struct probectl_fetch_ctx){
+		.regs = regs, .args = found.args, .retval = rec->retval,
+		.user = true });
 	probectl_record_commit(p, ev);
 	return 0;
 }

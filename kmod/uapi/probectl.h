@@ -23,6 +23,16 @@
 #define PROBECTL_MAXACTIVE_MAX	4096	/* KRETPROBE_MAXACTIVE_MAX in trace_kprobe.c */
 #define PROBECTL_NARGS		6	/* x86-64 SysV/syscall argument registers */
 #define PROBECTL_PATH_MAX	4096	/* uprobe file path incl. NUL (PATH_MAX) */
+/*
+ * One record with its fetched values: an ftrace ring buffer event must fit
+ * in one buffer page (BUF_MAX_DATA_SIZE, 4072 bytes with 4 KiB pages).
+ */
+#define PROBECTL_RECORD_MAX	4032
+#define PROBECTL_FETCH_MAX_ARGS	16	/* fetch arguments per probe */
+#define PROBECTL_FETCH_MAX_INSNS 16	/* instructions per fetch argument */
+#define PROBECTL_FETCH_MAX_DEPTH 8	/* dereferences per fetch argument */
+#define PROBECTL_FETCH_MAX_ARRAY 64	/* elements of a TYPE[N] argument */
+#define PROBECTL_FETCH_MAX_STACK 511	/* N of $stackN: within a 4 KiB stack page */
 
 enum probectl_cmd {
 	PROBECTL_CMD_UNSPEC,
@@ -99,9 +109,61 @@ enum probectl_attr {
 	PROBECTL_A_PROBE_FILE_OFFSET,	/* u64, file offset of the probed instruction */
 	PROBECTL_A_PROBE_REF_CTR_OFFSET, /* u64, file offset of a USDT semaphore (u16); 0 = none */
 	PROBECTL_A_SESSION_FLAGS,	/* u32, enum probectl_session_flags */
+	PROBECTL_A_PROBE_FETCH,		/* binary, struct probectl_fetch_insn[] (programs in order) */
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)
+
+/*
+ * Fetch programs (PROBECTL_A_PROBE_FETCH): one per fetch argument, each
+ *   [LOAD_*] DEREF* STORE_*     (no LOAD only before STORE_COMM)
+ * run on one u64 accumulator in the probe handler; programs follow each
+ * other in the attribute, each ending at its STORE. Memory is read with
+ * non-faulting copies: a failed read ends the argument with
+ * PROBECTL_FETCH_V_FAULT. For uprobes every read is of user memory.
+ */
+enum probectl_fetch_op {
+	PROBECTL_FETCH_LOAD_ARG = 1,	/* operand: N of $argN, 1..6 */
+	PROBECTL_FETCH_LOAD_REG,	/* operand: word index in x86-64 struct pt_regs; size 8 or 4 */
+	PROBECTL_FETCH_LOAD_STACK,	/* operand: N of $stackN (stack word N) */
+	PROBECTL_FETCH_LOAD_RETVAL,	/* return probes only */
+	PROBECTL_FETCH_LOAD_PID,	/* tgid, size 4 */
+	PROBECTL_FETCH_LOAD_TID,	/* pid, size 4 */
+	PROBECTL_FETCH_LOAD_UID,	/* uid in the initial user namespace, size 4 */
+	PROBECTL_FETCH_LOAD_CPU,	/* size 4 */
+	PROBECTL_FETCH_LOAD_IMM,	/* operand | (u64)(u32)offset << 32 */
+	PROBECTL_FETCH_DEREF,		/* acc = size bytes at acc + offset (size 1, 2, 4, 8) */
+	PROBECTL_FETCH_STORE_INT,	/* low size bytes of acc */
+	PROBECTL_FETCH_STORE_STRING,	/* NUL-terminated at acc + offset, at most operand bytes incl. NUL */
+	PROBECTL_FETCH_STORE_ARRAY,	/* operand elements of size bytes at acc + offset */
+	PROBECTL_FETCH_STORE_COMM,	/* current->comm; operand PROBECTL_COMM_LEN */
+	__PROBECTL_FETCH_OP_MAX,
+};
+
+/* struct probectl_fetch_insn.flags */
+#define PROBECTL_FETCH_F_USER	(1U << 0)	/* DEREF, STORE_*: user memory */
+
+struct probectl_fetch_insn {
+	__u8 op;		/* enum probectl_fetch_op */
+	__u8 size;
+	__u16 flags;
+	__s32 offset;
+	__u32 operand;
+};
+
+/*
+ * After the fixed struct probectl_record, one of these per fetch argument,
+ * in the probe's order, each followed by @len bytes of value and padding up
+ * to the next multiple of 8 (the record's @size covers all of it).
+ */
+struct probectl_fetch_value {
+	__u16 len;		/* bytes of value; strings include their NUL */
+	__u8 flags;		/* PROBECTL_FETCH_V_* */
+	__u8 reserved;
+	__u32 reserved2;
+};
+#define PROBECTL_FETCH_V_FAULT		(1U << 0)	/* read failed: no value */
+#define PROBECTL_FETCH_V_TRUNCATED	(1U << 1)	/* string cut at its bound */
 
 /* struct probectl_record.flags */
 #define PROBECTL_RECORD_F_RETURN	(1U << 0)	/* retval and latency_ns are valid */

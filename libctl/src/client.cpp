@@ -447,6 +447,9 @@ Result<AddedProbe> Client::addProbe(const ProbeRequest& req) {
     }
     if (req.maxactive)
         put(nla_put_u32(msg, PROBECTL_A_PROBE_MAXACTIVE, req.maxactive));
+    if (!req.fetch.empty())
+        put(nla_put(msg, PROBECTL_A_PROBE_FETCH,
+                    static_cast<int>(req.fetch.size() * sizeof(FetchInsn)), req.fetch.data()));
     if (req.flags)
         put(nla_put_u32(msg, PROBECTL_A_PROBE_FLAGS, req.flags));
     if (e < 0)

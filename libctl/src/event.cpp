@@ -54,6 +54,26 @@ Result<std::size_t> decodeRecords(std::span<const std::byte> blob, const EventCa
             ev.retval = r.retval;
             ev.latency_ns = r.latency_ns;
         }
+        // Fetched values follow the fixed part, each 8-byte aligned.
+        for (std::size_t v = sizeof(r); v < size;) {
+            probectl_fetch_value h;
+            if (size - v < sizeof(h))
+                return makeError(EBADMSG, fmt::format("record at byte {}: truncated fetch "
+                                                      "value header at {}",
+                                                      off, v));
+            std::memcpy(&h, blob.data() + off + v, sizeof(h));
+            v += sizeof(h);
+            if (h.len > size - v)
+                return makeError(EBADMSG, fmt::format("record at byte {}: fetch value of {} "
+                                                      "bytes runs past the record",
+                                                      off, h.len));
+            Event::RawValue raw;
+            const auto* data = reinterpret_cast<const std::uint8_t*>(blob.data() + off + v);
+            raw.bytes.assign(data, data + h.len);
+            raw.flags = h.flags;
+            ev.fetched.push_back(std::move(raw));
+            v += (h.len + 7u) & ~std::size_t{7};
+        }
         if (cb)
             cb(ev);
         ++n;

@@ -91,6 +91,13 @@ std::string userStr(const ProbeSpec& p) {
 }  // namespace
 
 std::string ProbeSpec::str() const {
+    std::string s = locationStr();
+    for (const auto& a : fetch_args)
+        s += ' ' + a.str();
+    return s;
+}
+
+std::string ProbeSpec::locationStr() const {
     if (isUserSpace(kind))
         return userStr(*this);
     std::string s{toString(kind)};
@@ -174,7 +181,7 @@ class Parser {
         if (isUserSpace(spec.kind)) {
             if (auto r = parseUser(spec); !r.ok())
                 return r.error();
-            if (auto r = trailing(); !r.ok())
+            if (auto r = trailing(spec); !r.ok())
                 return r.error();
             return spec;
         }
@@ -228,24 +235,38 @@ class Parser {
             spec.offset = static_cast<std::uint32_t>(*v);
         }
 
-        if (auto r = trailing(); !r.ok())
+        if (auto r = trailing(spec); !r.ok())
             return r.error();
         return spec;
     }
 
   private:
-    // Whatever follows a complete location is an error; say which kind.
-    Result<void, SpecError> trailing() const {
+    // After a complete location: fetch arguments, or nothing.
+    Result<void, SpecError> trailing(ProbeSpec& spec) const {
         if (atEnd())
             return {};
         const char c = peek();
-        if ((c == ' ' || c == '\t') && looksLikeFetchArg(pos_))
-            return fail(pos_,
-                        "fetch arguments (NAME=SOURCE) are not supported by protocol "
-                        "version 1; records carry the six argument registers");
-        if (c == ' ' || c == '\t')
-            return fail(pos_, "unexpected space after the location");
-        return fail(pos_, fmt::format("unexpected '{}' after the location", c));
+        if (c != ' ' && c != '\t')
+            return fail(pos_, fmt::format("unexpected '{}' after the location", c));
+        std::size_t i = pos_;
+        while (i < s_.size() && (s_[i] == ' ' || s_[i] == '\t'))
+            ++i;
+        if (i == s_.size())
+            return {};
+        if (spec.kind == SpecKind::Usdt)
+            return fail(i,
+                        "usdt probes take no fetch arguments: they record their own "
+                        "(arg1..argN, from the probe's note)");
+        FetchOptions opts;
+        opts.is_return = spec.kind == SpecKind::Kretprobe || spec.kind == SpecKind::Uretprobe;
+        opts.at_function_entry = opts.is_return || spec.kind == SpecKind::Syscall ||
+                                 (spec.offset == 0 && spec.user_addr == UserAddrKind::None &&
+                                  !(spec.has_addr && !isUserSpace(spec.kind)));
+        auto args = parseFetchArgs(s_, pos_, opts);
+        if (!args.ok())
+            return std::move(args).error();
+        spec.fetch_args = std::move(*args);
+        return {};
     }
 
     // A quoted field at pos_ ('...' or "..."): its text, pos_ after the closing quote.
@@ -411,16 +432,6 @@ class Parser {
         return {};
     }
 
-    // Whitespace at `i` followed by NAME=...: what a fetch argument looks like.
-    bool looksLikeFetchArg(std::size_t i) const {
-        while (i < s_.size() && (s_[i] == ' ' || s_[i] == '\t'))
-            ++i;
-        if (i >= s_.size() || !isSymbolStart(s_[i]))
-            return false;
-        while (i < s_.size() && isSymbolChar(s_[i]))
-            ++i;
-        return i < s_.size() && s_[i] == '=';
-    }
     bool atEnd() const { return pos_ >= s_.size(); }
     char peek() const { return s_[pos_]; }
     bool peekHexPrefix() const {

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "probectl/fetch_decode.hpp"
+#include "probectl/fetch_program.hpp"
 #include "probectl/user_target.hpp"
 
 #include <cerrno>
@@ -12,6 +14,21 @@
 #include <unordered_map>
 
 namespace probectl {
+
+namespace {
+
+// The spec's fetch arguments as one concatenated program list for ProbeRequest::fetch.
+Result<std::vector<FetchInsn>> fetchProgram(const ProbeSpec& spec) {
+    std::vector<FetchInsn> out;
+    auto progs = compileFetchArgs(spec.fetch_args);
+    if (!progs)
+        return makeError(EINVAL, fmt::format("{}: {}", spec.text, progs.error().message));
+    for (const auto& p : *progs)
+        out.insert(out.end(), p.insns.begin(), p.insns.end());
+    return out;
+}
+
+}  // namespace
 
 bool SessionStats::anyLoss() const {
     if (lost || overruns)
@@ -64,10 +81,14 @@ struct Session::Impl {
                     cb(ev);
                 return;
             }
-            probes[it->second].delivered++;
+            SessionProbe& p = probes[it->second];
+            p.delivered++;
             if (cb) {
                 Event tagged = ev;
                 tagged.spec = spec_of[ev.probe_id];
+                for (std::size_t i = 0; i < tagged.fetched.size() && i < p.fetch_args.size(); i++)
+                    tagged.values.push_back(decodeFetchedValue(
+                        p.fetch_args[i], tagged.fetched[i].bytes, tagged.fetched[i].flags));
                 cb(tagged);
             }
         };
@@ -130,8 +151,11 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
         res.request.maxactive = spec.maxactive;
         res.symbol = spec.symbol;
     }
-    auto id = addRequestImpl(res, spec.text);
-    return id;
+    auto fetch = fetchProgram(spec);
+    if (!fetch)
+        return std::move(fetch).error();
+    res.request.fetch = std::move(*fetch);
+    return addRequestImpl(res, spec.text, spec.fetch_args);
 }
 
 Result<std::uint32_t> Session::addUser(const ProbeSpec& spec) {
@@ -150,7 +174,20 @@ Result<std::uint32_t> Session::addUser(const ProbeSpec& spec) {
         res.symbol = t.symbol;
         res.symbol_offset = t.symbol_offset;
         res.address = t.vaddr;
-        auto id = addRequestImpl(res, spec.text);
+        std::vector<FetchArg> fetch_args = spec.fetch_args;
+        if (spec.kind == SpecKind::Usdt) {
+            auto u = usdtFetch(t.usdt_args);
+            if (!u)
+                return makeError(EINVAL, fmt::format("{}: {}", spec.text, u.error().message));
+            fetch_args = std::move(u->args);
+            res.request.fetch = std::move(u->insns);
+        } else {
+            auto fetch = fetchProgram(spec);
+            if (!fetch)
+                return std::move(fetch).error();
+            res.request.fetch = std::move(*fetch);
+        }
+        auto id = addRequestImpl(res, spec.text, std::move(fetch_args));
         if (!id) {
             // All sites or none: take back the ones already added (the newest probes).
             for (std::size_t i = 0; i < ids.size(); i++) {
@@ -175,7 +212,8 @@ Result<std::uint32_t> Session::addRequest(const ProbeRequest& req, std::string s
     return addRequestImpl(res, std::move(spec));
 }
 
-Result<std::uint32_t> Session::addRequestImpl(const Resolution& res, std::string spec) {
+Result<std::uint32_t> Session::addRequestImpl(const Resolution& res, std::string spec,
+                                              std::vector<FetchArg> fetch_args) {
     auto added = impl_->client.addProbe(res.request);
     if (!added) {
         Error e = added.error();
@@ -188,6 +226,7 @@ Result<std::uint32_t> Session::addRequestImpl(const Resolution& res, std::string
     p.spec = spec;
     p.resolution = res;
     p.addr = added->addr;
+    p.fetch_args = std::move(fetch_args);
     impl_->spec_texts.push_back(std::move(spec));
     impl_->spec_of[p.id] = impl_->spec_texts.back();
     impl_->index[p.id] = impl_->probes.size();

@@ -44,10 +44,19 @@ std::string formatEvent(const Event& ev, std::uint64_t t0_ns) {
     const bool early = ev.timestamp_ns < t0_ns;
     const std::uint64_t rel = early ? t0_ns - ev.timestamp_ns : ev.timestamp_ns - t0_ns;
     const std::string secs = fmt::format("{}{}", early ? "-" : "", rel / 1000000000);
-    std::string line = fmt::format(
-        "{:>5}.{:06} [{:03}] {:<16} {:>7} {}", secs, (rel % 1000000000) / 1000, ev.cpu, ev.comm,
-        ev.pid, ev.spec.empty() ? fmt::format("probe#{}", ev.probe_id) : std::string(ev.spec));
-    if (ev.is_return) {
+    // With fetch arguments the spec's location names the probe and the values replace the
+    // raw registers.
+    std::string probe =
+        ev.spec.empty() ? fmt::format("probe#{}", ev.probe_id) : std::string(ev.spec);
+    if (!ev.values.empty())
+        probe = probe.substr(0, probe.find(' '));
+    std::string line = fmt::format("{:>5}.{:06} [{:03}] {:<16} {:>7} {}", secs,
+                                   (rel % 1000000000) / 1000, ev.cpu, ev.comm, ev.pid, probe);
+    if (!ev.values.empty()) {
+        line += "  " + formatFetchedValues(ev.values);
+        if (ev.is_return)
+            line += fmt::format(" lat={}", formatLatency(ev.latency_ns));
+    } else if (ev.is_return) {
         line += fmt::format("  ret={} ({:#x}) lat={}", static_cast<std::int64_t>(ev.retval),
                             ev.retval, formatLatency(ev.latency_ns));
     } else {

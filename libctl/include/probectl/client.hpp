@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "probectl/event.hpp"
+#include "probectl/fetch_program.hpp"
 #include "probectl/result.hpp"
 #include "uapi/probectl.h"
 
@@ -61,6 +62,10 @@ struct ProbeRequest {
     // USDT: file offset of the probe's 16-bit semaphore (2-byte aligned), which the kernel
     // raises while the probe is armed in a process; 0 = none.
     std::uint64_t ref_ctr_offset = 0;
+    // Fetch programs (compileFetchArgs), one per fetch argument, concatenated in order; each
+    // record then carries their values after the fixed part (Event::fetched). Not with
+    // PROBECTL_PROBE_F_PERSISTENT (EINVAL from the kernel).
+    std::vector<FetchInsn> fetch;
 };
 
 // PROBE_ADD reply.

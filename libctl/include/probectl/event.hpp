@@ -9,7 +9,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "probectl/fetched_value.hpp"
 #include "probectl/result.hpp"
 
 namespace probectl {
@@ -35,6 +37,16 @@ struct Event {
     std::uint64_t retval = 0;      // valid when is_return: regs_return_value()
     std::uint64_t latency_ns = 0;  // valid when is_return: entry-to-return, ns
     bool is_return = false;        // PROBECTL_RECORD_F_RETURN
+    // Fetch-argument values as the kernel stored them (struct probectl_fetch_value), in the
+    // probe's order; empty for probes without fetch arguments.
+    struct RawValue {
+        std::vector<std::uint8_t> bytes;  // strings include their NUL
+        std::uint8_t flags = 0;           // PROBECTL_FETCH_V_FAULT | _TRUNCATED
+    };
+    std::vector<RawValue> fetched;
+    // The same values decoded with the probe's fetch arguments (names, types); filled by
+    // Session, empty from Client::consume.
+    std::vector<FetchedValue> values;
 };
 
 using EventCallback = std::function<void(const Event&)>;

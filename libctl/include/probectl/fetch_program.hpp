@@ -31,30 +31,32 @@
 
 #include "probectl/fetch_spec.hpp"
 #include "probectl/result.hpp"
+#include "uapi/probectl.h"
 
 namespace probectl {
 
+// Values and layout are the kernel's (enum probectl_fetch_op, struct probectl_fetch_insn in
+// kmod/uapi/probectl.h): programs go to the kernel as they are.
 enum class FetchOpcode : std::uint8_t {
-    LoadArg = 1,       // operand = N of $argN (1..6); size 8
-    LoadReg = 2,       // operand = X86Reg (pt_regs word index); size 8, or 4 for a 32-bit name
-    LoadStack = 3,     // operand = N of $stackN; size 8
-    LoadRetval = 4,    // size 8
-    LoadPid = 5,       // task tgid; size 4
-    LoadTid = 6,       // task pid; size 4
-    LoadUid = 7,       // current_uid() in the initial user namespace; size 4
-    LoadCpu = 8,       // smp_processor_id(); size 4
-    LoadImm = 9,       // acc = operand | (u64)(u32)offset << 32; size 8
-    Deref = 10,        // size 1/2/4/8, offset, flags kFetchFlagUser
-    StoreInt = 11,     // size 1/2/4/8
-    StoreString = 12,  // offset, operand = max bytes incl. NUL, flags kFetchFlagUser
-    StoreArray = 13,   // size 1/2/4/8 per element, offset, operand = count, flags kFetchFlagUser
-    StoreComm = 14,    // operand = 16
+    LoadArg = PROBECTL_FETCH_LOAD_ARG,          // operand = N of $argN (1..6); size 8
+    LoadReg = PROBECTL_FETCH_LOAD_REG,          // operand = X86Reg (pt_regs word); size 8 or 4
+    LoadStack = PROBECTL_FETCH_LOAD_STACK,      // operand = N of $stackN; size 8
+    LoadRetval = PROBECTL_FETCH_LOAD_RETVAL,    // size 8
+    LoadPid = PROBECTL_FETCH_LOAD_PID,          // task tgid; size 4
+    LoadTid = PROBECTL_FETCH_LOAD_TID,          // task pid; size 4
+    LoadUid = PROBECTL_FETCH_LOAD_UID,          // uid in the initial user namespace; size 4
+    LoadCpu = PROBECTL_FETCH_LOAD_CPU,          // smp_processor_id(); size 4
+    LoadImm = PROBECTL_FETCH_LOAD_IMM,          // acc = operand | (u64)(u32)offset << 32
+    Deref = PROBECTL_FETCH_DEREF,               // size 1/2/4/8, offset, flags kFetchFlagUser
+    StoreInt = PROBECTL_FETCH_STORE_INT,        // size 1/2/4/8
+    StoreString = PROBECTL_FETCH_STORE_STRING,  // offset, operand = max bytes incl. NUL
+    StoreArray = PROBECTL_FETCH_STORE_ARRAY,    // element size, offset, operand = count
+    StoreComm = PROBECTL_FETCH_STORE_COMM,      // operand = 16
 };
 
-inline constexpr std::uint16_t kFetchFlagUser = 1u << 0;  // user memory (Deref, Store*)
+inline constexpr std::uint16_t kFetchFlagUser = PROBECTL_FETCH_F_USER;  // user memory
 
-// One instruction, 12 bytes, naturally aligned, no padding: the lead's uapi struct can have
-// the same layout (u8 op, u8 size, u16 flags, s32 offset, u32 operand).
+// One instruction, 12 bytes: the kernel's struct probectl_fetch_insn.
 struct FetchInsn {
     std::uint8_t op = 0;  // FetchOpcode
     std::uint8_t size = 0;
@@ -64,9 +66,11 @@ struct FetchInsn {
 
     friend bool operator==(const FetchInsn&, const FetchInsn&) = default;
 };
-static_assert(sizeof(FetchInsn) == 12);
+static_assert(sizeof(FetchInsn) == sizeof(probectl_fetch_insn));
+static_assert(offsetof(FetchInsn, offset) == offsetof(probectl_fetch_insn, offset));
+static_assert(offsetof(FetchInsn, operand) == offsetof(probectl_fetch_insn, operand));
 
-inline constexpr std::size_t kFetchMaxInsns = 16;  // per argument
+inline constexpr std::size_t kFetchMaxInsns = PROBECTL_FETCH_MAX_INSNS;  // per argument
 // Bounds on StoreString's operand; kprobe_events' own bound is MAX_STRING_SIZE (PATH_MAX).
 inline constexpr std::uint32_t kFetchMinString = 2;
 inline constexpr std::uint32_t kFetchMaxString = 4096;

@@ -46,17 +46,19 @@
 #include <string_view>
 #include <vector>
 
-#include "probectl/probe_spec.hpp"
 #include "probectl/result.hpp"
+#include "probectl/spec_error.hpp"
+#include "uapi/probectl.h"
 
 namespace probectl {
 
 // Limits shared with the fetch-program compiler and, through it, the kernel's validator.
-inline constexpr std::size_t kFetchMaxArgs = 16;       // arguments per probe
-inline constexpr std::size_t kFetchMaxDepth = 8;       // nested dereferences per argument
-inline constexpr std::uint32_t kFetchMaxArray = 64;    // kprobe_events' MAX_ARRAY_LEN
-inline constexpr std::uint32_t kFetchMaxArgN = 6;      // $arg1..$arg6
-inline constexpr std::uint32_t kFetchMaxStackN = 511;  // $stackN: within a 4 KiB page
+// The kernel's limits (kmod/uapi/probectl.h), which it checks again.
+inline constexpr std::size_t kFetchMaxArgs = PROBECTL_FETCH_MAX_ARGS;       // per probe
+inline constexpr std::size_t kFetchMaxDepth = PROBECTL_FETCH_MAX_DEPTH;     // dereferences
+inline constexpr std::uint32_t kFetchMaxArray = PROBECTL_FETCH_MAX_ARRAY;   // MAX_ARRAY_LEN
+inline constexpr std::uint32_t kFetchMaxArgN = PROBECTL_NARGS;              // $arg1..$arg6
+inline constexpr std::uint32_t kFetchMaxStackN = PROBECTL_FETCH_MAX_STACK;  // $stackN
 
 enum class FetchType : std::uint8_t {
     U8,

@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "probectl/fetch_spec.hpp"
-#include "probectl/probe_spec.hpp"
+#include "probectl/spec_error.hpp"
 #include "probectl/result.hpp"
 
 namespace probectl {

@@ -27,16 +27,24 @@
 // such as memcpy@GLIBC_2.2.5); a ':' or '(' in it is refused with a hint to quote it.
 //
 // OFFSET is decimal or 0x-hex bytes; a kernel SYMBOL is [A-Za-z_.][A-Za-z0-9_.$]* (covers
-// compiler suffixes such as foo.isra.0, foo.cold). Fetch arguments (NAME=SOURCE) are not
-// part of protocol version 1 and are rejected with a column-accurate error.
+// compiler suffixes such as foo.isra.0, foo.cold).
+//
+// Fetch arguments follow the location, separated by spaces, in the kprobe_events language
+// (fetch_spec.hpp): "kprobe:do_sys_openat2 dfd=$arg1:s32 path=+0($arg2):ustring",
+// "uretprobe:libc:malloc size=$arg1:u64 ptr=$retval". $argN is allowed at a function's
+// entry (offset 0) and in return probes (the kernel saves the entry arguments); $retval in
+// return probes only. USDT probes take none: they fetch their own arguments (arg1..argN).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "probectl/fetch_spec.hpp"
 #include "probectl/result.hpp"
+#include "probectl/spec_error.hpp"
 
 namespace probectl {
 
@@ -79,6 +87,7 @@ struct ProbeSpec {
     // spec text: set from an option (probectl trace --maxactive N) or SessionOptions.
     std::uint32_t maxactive = 0;
     std::string text;  // the text this spec was parsed from (canonical form if built by hand)
+    std::vector<FetchArg> fetch_args;  // NAME=SOURCE[:TYPE] after the location, in order
 
     // User-space specs only. For uprobe/uretprobe, `symbol` is the function name as written
     // (mangled or demangled C++, optionally name@VERSION), `offset` the +OFFSET bytes, and an
@@ -95,26 +104,11 @@ struct ProbeSpec {
     // "uprobe:/bin/x:'ns::f(int)'+0x4", "uprobe:libc:off=0x9be70", "usdt:/bin/x:prov:name",
     // with fields quoted where the grammar needs it, so that parsing str() gives this spec.
     std::string str() const;
-};
-
-// A parse error pointing into the input.
-//  column: 1-based column of the offending character (input.size()+1 for "unexpected end").
-struct SpecError {
-    std::string message;
-    std::size_t column = 0;
-    std::string input;
-
-    // Three lines in the style of bpftrace/perf:
-    //   <input>:1:<column>: error: <message>
-    //   <input>
-    //         ^
-    std::string render() const;
+    // str() without the fetch arguments.
+    std::string locationStr() const;
 };
 
 // Parses one spec. Never touches the system (resolution is KernelSymbols' job).
 Result<ProbeSpec, SpecError> parseProbeSpec(std::string_view text);
-
-// SpecError -> Error (err = EINVAL, message = render()), for callers using one error type.
-Error toError(const SpecError& e);
 
 }  // namespace probectl

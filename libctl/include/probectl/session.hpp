@@ -23,6 +23,7 @@
 
 #include "probectl/client.hpp"
 #include "probectl/event.hpp"
+#include "probectl/fetch_spec.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/probe_spec.hpp"
 #include "probectl/result.hpp"
@@ -56,6 +57,8 @@ struct SessionProbe {
     Resolution resolution;        // what was sent
     std::uint64_t addr = 0;       // address the kernel registered
     std::uint64_t delivered = 0;  // records received by this session (userspace count)
+    // Its fetch arguments (the spec's, or a USDT probe's own arg1..argN): Event::values.
+    std::vector<FetchArg> fetch_args;
 };
 
 // Per-probe counters at stop()/stats() time.
@@ -130,7 +133,8 @@ class Session {
   private:
     struct Impl;  // src/session.cpp
     explicit Session(std::unique_ptr<Impl> impl);
-    Result<std::uint32_t> addRequestImpl(const Resolution& res, std::string spec);
+    Result<std::uint32_t> addRequestImpl(const Resolution& res, std::string spec,
+                                         std::vector<FetchArg> fetch_args = {});
     Result<std::uint32_t> addUser(const ProbeSpec& spec);
     std::unique_ptr<Impl> impl_;
 };

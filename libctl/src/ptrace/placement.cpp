@@ -60,6 +60,11 @@ Result<std::uint32_t> Engine::addProbe(const ProbeSpec& spec) {
                          fmt::format("{}: {} probes are in the kernel, which ptrace cannot "
                                      "reach (use --backend=kernel)",
                                      text, toString(spec.kind)));
+    if (!spec.fetch_args.empty())
+        return makeError(EOPNOTSUPP,
+                         fmt::format("{}: the ptrace backend records the argument registers "
+                                     "only; fetch arguments need --backend=kernel",
+                                     text));
     auto p = std::make_unique<Probe>();
     p->info.spec = text;
     p->info.kind = spec.kind;

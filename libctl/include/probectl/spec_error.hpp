@@ -1,0 +1,29 @@
+// SpecError: a parse error pointing into the text of a probe spec, its fetch arguments or
+// its filter, shared by every parser of that text.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "probectl/result.hpp"
+
+namespace probectl {
+
+// A parse error pointing into the input.
+//  column: 1-based column of the offending character (input.size()+1 for "unexpected end").
+struct SpecError {
+    std::string message;
+    std::size_t column = 0;
+    std::string input;
+
+    // Three lines in the style of bpftrace/perf:
+    //   <input>:1:<column>: error: <message>
+    //   <input>
+    //         ^
+    std::string render() const;
+};
+
+// SpecError -> Error (err = EINVAL, message = render()), for callers using one error type.
+Error toError(const SpecError& e);
+
+}  // namespace probectl

@@ -48,10 +48,10 @@ unit: user
 check-vm: user kmod-all
 	@rc=0; for k in $(KERNELS); do $(TOP)/tests/vm/suite --kernel $$k || rc=1; done; exit $$rc
 
-# The integration suite on the debug kernel (tests/vm/kernels-extra.list:
-# KASAN, lockdep, kmemleak, atomic-sleep and list checks), which `make check`
-# does not run yet. The first run on a machine builds the kernel (about 12
-# minutes on 2 cores) into /var/cache/probectl; later runs reuse it.
+# The integration suite on the debug kernel alone (KASAN, lockdep, kmemleak,
+# atomic-sleep and list checks; also part of `make check`). The first run on
+# a machine builds the kernel (about 12 minutes on 2 idle cores) into
+# /var/cache/probectl; later runs reuse it.
 check-debug: user
 	@$(MAKE) --no-print-directory kmod-all KERNELS=debug DEPS_KERNELS=debug
 	@$(TOP)/tests/vm/suite --kernel debug --timeout $${VM_SUITE_TIMEOUT:-2400}

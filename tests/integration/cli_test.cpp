@@ -62,6 +62,28 @@ TEST(Cli, TraceKretprobePrintsEachReturnAndTheSummary) {
         << r.out;
 }
 
+// --format json -o FILE: one object per event with the fetched values, then the summary.
+TEST(Cli, JsonLinesWithFetchedValuesToAFile) {
+    const std::string file = "/tmp/cli-json.out";
+    Ran r = sh("probectl trace --format json -o " + file + " 'uretprobe:" +
+               itest::workload("uprobe_target") + ":pc_add a=$arg1:s64 r=$retval:s64' -- " +
+               itest::workload("uprobe_target") + " calls 4");
+    ASSERT_EQ(r.status, 0) << r.out;
+    std::string text = itest::readFile(file);
+    std::vector<std::string> lines;
+    for (std::size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1)
+        lines.push_back(text.substr(at, nl - at));
+    ASSERT_EQ(lines.size(), 5u) << text;
+    for (int i = 1; i <= 4; i++) {
+        EXPECT_THAT(lines[i - 1], HasSubstr("\"type\":\"event\"")) << lines[i - 1];
+        EXPECT_THAT(lines[i - 1], HasSubstr("\"args\":{\"a\":" + std::to_string(i) +
+                                            ",\"r\":" + std::to_string(3 * i + 1) + "}"))
+            << lines[i - 1];
+    }
+    EXPECT_THAT(lines[4], HasSubstr("\"type\":\"summary\""));
+    EXPECT_THAT(lines[4], HasSubstr("\"hits\":4,\"delivered\":4,\"dropped\":0"));
+}
+
 TEST(Cli, TraceExitsWithTheCommandsStatus) {
     EXPECT_EQ(sh("probectl trace syscall:getppid -- sh -c 'exit 7'").status, 7);
     EXPECT_EQ(sh("probectl trace syscall:getppid -- sh -c 'kill -SEGV $$'").status, 128 + SIGSEGV);

@@ -8,6 +8,8 @@
 
 #include "uapi/probectl.h"
 
+#include <nlohmann/json.hpp>
+
 using namespace probectl;
 using namespace probectl::cli;
 using ::testing::HasSubstr;
@@ -65,6 +67,64 @@ TEST(FormatEvent, EarlierThanStartIsNegativeAndUnknownProbe) {
     // 5.001234567 s against t0 = 6 s: 0.998765 s before the start, not 0.000000.
     EXPECT_THAT(formatEvent(e, 6'000'000'000), ::testing::StartsWith("   -0.998765 [002]"));
     EXPECT_THAT(formatEvent(e, 0), HasSubstr("probe#9"));
+}
+
+// --format json: the JSON Lines schema of probectl/event_json.hpp, parsed back.
+TEST(FormatEventJson, FetchedValuesRawRegistersAndReturns) {
+    Event e;
+    e.probe_id = 3;
+    e.spec = "syscall:openat path=+0($arg2):ustring";
+    e.timestamp_ns = 42;
+    e.pid = 101;
+    e.tgid = 100;
+    e.comm = "cat";
+    e.ip = 0xffffffff81000000;
+    FetchedValue path;
+    path.name = "path";
+    path.type = FetchType::Ustring;
+    path.str = "/etc/hostname";
+    FetchedValue bad;
+    bad.name = "bad";
+    bad.type = FetchType::String;
+    bad.faulted = true;
+    e.values = {path, bad};
+    auto j = nlohmann::json::parse(formatEventJson(e));
+    EXPECT_EQ(j["type"], "event");
+    EXPECT_EQ(j["pid"], 100);
+    EXPECT_EQ(j["tid"], 101);
+    EXPECT_EQ(j["probe"], "syscall:openat path=+0($arg2):ustring");
+    EXPECT_EQ(j["args"]["path"], "/etc/hostname");
+    EXPECT_TRUE(j["args"]["bad"].is_null());
+    EXPECT_EQ(j["faults"], nlohmann::json::array({"bad"}));
+
+    Event raw;
+    raw.args = {1, 2, 3, 4, 5, 6};
+    auto r = nlohmann::json::parse(formatEventJson(raw));
+    EXPECT_EQ(r["args"]["arg0"], "0x1");
+    EXPECT_EQ(r["args"]["arg5"], "0x6");
+    EXPECT_FALSE(r.contains("retval"));
+
+    Event ret;
+    ret.is_return = true;
+    ret.retval = static_cast<std::uint64_t>(-2);
+    ret.latency_ns = 1500;
+    auto rr = nlohmann::json::parse(formatEventJson(ret));
+    EXPECT_EQ(rr["retval"], -2);
+    EXPECT_EQ(rr["latency_ns"], 1500);
+    EXPECT_FALSE(rr.contains("args"));
+}
+
+TEST(FormatEventJson, SummaryObject) {
+    SessionStats st;
+    st.probes.push_back({7, "kprobe:do_nanosleep", 10, 8, 2, 0, 1});
+    st.lost = 3;
+    auto j = nlohmann::json::parse(formatSummaryJson(st));
+    EXPECT_EQ(j["type"], "summary");
+    EXPECT_EQ(j["lost"], 3);
+    ASSERT_EQ(j["probes"].size(), 1u);
+    EXPECT_EQ(j["probes"][0]["hits"], 10);
+    EXPECT_EQ(j["probes"][0]["dropped"], 2);
+    EXPECT_EQ(j["probes"][0]["probe"], "kprobe:do_nanosleep");
 }
 
 TEST(Summary, TableAndLossWarning) {

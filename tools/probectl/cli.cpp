@@ -23,7 +23,8 @@ void printHelp(const Command& cmd, std::ostream& os) {
 }
 
 void printMainHelp(std::ostream& os) {
-    os << "probectl: dynamic tracing with kprobes and kretprobes (probectl.ko)\n\n"
+    os << "probectl: dynamic tracing with kprobes, kretprobes, uprobes, uretprobes and USDT "
+          "probes\n(probectl.ko; or ptrace, with trace --backend=ptrace)\n\n"
           "Usage: probectl COMMAND [OPTIONS] [ARGS]\n"
           "       probectl COMMAND --help     (details and examples for one command)\n\n"
           "Commands:\n";
@@ -34,6 +35,11 @@ void printMainHelp(std::ostream& os) {
           "  kprobe:0xADDR            an exact kernel address (for duplicate symbol names)\n"
           "  kretprobe:SYMBOL         function return: return value and latency\n"
           "  syscall:NAME             a syscall's entry, with the syscall's own six arguments\n"
+          "  uprobe:PATH:FUNC[+OFF]   a user function (PATH: a file or a library name, libc)\n"
+          "  uprobe:PATH:0xOFF        an instruction at a FILE offset (also off=, elf=, va=)\n"
+          "  uretprobe:PATH:FUNC      a user function's return: return value and latency\n"
+          "  usdt:PATH:PROVIDER:NAME  a USDT (sys/sdt.h) probe, with its own arguments\n"
+          "  Any spec may be followed by fetch arguments: NAME=SOURCE[:TYPE] ...\n"
           "\nExamples:\n"
           "  sudo probectl trace syscall:openat -- ls -al\n"
           "  sudo probectl trace kretprobe:do_sys_openat2 -p 1234 --duration 5\n"

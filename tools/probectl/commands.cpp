@@ -37,7 +37,17 @@ SPEC is a kernel location (kprobe:, kretprobe:, syscall:) or a user-space one:
   uprobe:PATH:FUNCTION[+OFF]   uprobe:PATH:0xFILEOFFSET   uretprobe:PATH:FUNCTION
   usdt:PATH:PROVIDER:NAME
 PATH is a file or a library name (libc); 'probectl symbols PATH' lists what it
-offers and 'probectl resolve SPEC' shows the file offset a spec comes to.
+offers and 'probectl resolve SPEC' shows the file offset a spec comes to. A bare
+0xN is a file offset; elf=0xN is an address as readelf prints it; va=0xN is a
+runtime address in the process given with -p.
+
+Fetch arguments follow the location, in the kprobe_events language:
+  NAME=SOURCE[:TYPE]   SOURCE: $argN (1..6) $retval $comm $pid $tid $uid $cpu %REG
+                       $stackN +OFFS(SOURCE) (dereference, nestable) +uOFFS(SOURCE)
+                       TYPE: u8..u64 s8..s64 x8..x64 string ustring, TYPE[N]
+A read that fails prints <fault>. $argN works at function entry and in return
+probes (the entry arguments are saved); USDT probes fetch their own arg1..argN.
+--format json writes JSON Lines: one object per event, then a summary object.
 
 Exit status: with -- CMD, CMD's own status when it ended by itself (its exit code,
 or 128+N when killed by signal N), like strace and perf; 0 when the trace ended it
@@ -49,8 +59,10 @@ Examples:
   sudo probectl trace kretprobe:do_sys_openat2 --maxactive 64 -- cat /etc/hostname
   sudo probectl trace kprobe:do_nanosleep -p 1234 -p 1235 --duration 10
   sudo probectl trace 'kprobe:vfs_read+4' -o /tmp/reads.txt
-  sudo probectl trace uprobe:libc:malloc -- ls
-  sudo probectl trace uretprobe:libc:malloc -f -- sh -c 'ls | wc -l'
+  sudo probectl trace 'syscall:openat path=+0($arg2):ustring' -- cat /etc/hostname
+  sudo probectl trace 'kretprobe:do_sys_openat2 fd=$retval:s32' --format json -- ls
+  sudo probectl trace uprobe:libc:malloc -- /usr/bin/ls    # a dynamically linked ls
+  sudo probectl trace 'uretprobe:libc:malloc size=$arg1 ptr=$retval' -f -- sh -c '/usr/bin/ls / | wc -l'
   sudo probectl trace usdt:libstdc++:libstdcxx:throw -p 1234   # C++ exceptions thrown
 )";
 

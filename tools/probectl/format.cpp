@@ -1,5 +1,7 @@
 #include "format.hpp"
 
+#include "probectl/event_json.hpp"
+
 #include <fmt/format.h>
 #include <time.h>
 
@@ -65,6 +67,40 @@ std::string formatEvent(const Event& ev, std::uint64_t t0_ns) {
             line += fmt::format(" arg{}={:#x}", i, ev.args[i]);
     }
     return line;
+}
+
+std::string formatEventJson(const Event& ev) {
+    DecodedEvent d;
+    d.timestamp_ns = ev.timestamp_ns;
+    d.cpu = ev.cpu;
+    d.pid = ev.tgid;
+    d.tid = ev.pid;
+    d.comm = ev.comm;
+    d.probe = ev.spec;
+    d.probe_id = ev.probe_id;
+    d.ip = ev.ip;
+    d.values = ev.values;
+    if (d.values.empty() && !ev.is_return) {
+        for (std::size_t i = 0; i < ev.args.size(); ++i) {
+            FetchedValue v;
+            v.name = fmt::format("arg{}", i);
+            v.type = FetchType::X64;
+            v.raw = ev.args[i];
+            d.values.push_back(std::move(v));
+        }
+    }
+    if (ev.is_return) {
+        d.retval = static_cast<std::int64_t>(ev.retval);
+        d.latency_ns = ev.latency_ns;
+    }
+    return toJsonLine(eventToJson(d));
+}
+
+std::string formatSummaryJson(const SessionStats& stats) {
+    std::vector<ProbeSummary> probes;
+    for (const auto& p : stats.probes)
+        probes.push_back({p.id, p.spec, p.hits, p.delivered, p.dropped, p.nmissed, p.filtered});
+    return toJsonLine(summaryToJson(probes, stats.lost));
 }
 
 void printSummary(std::ostream& os, const SessionStats& stats) {

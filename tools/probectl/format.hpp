@@ -24,6 +24,12 @@ std::string formatEvent(const Event& ev, std::uint64_t t0_ns);
 // Column header matching formatEvent.
 std::string eventHeader();
 
+// --format json: one JSON Lines object per event (schema: probectl/event_json.hpp). Events
+// without fetch arguments carry their six argument registers as args arg0..arg5 (x64).
+std::string formatEventJson(const Event& ev);
+// The final summary object: per-probe counters and the session's lost records.
+std::string formatSummaryJson(const SessionStats& stats);
+
 // Per-probe table (PROBE HITS DELIVERED DROPPED NMISSED FILTERED) and the lost line.
 void printSummary(std::ostream& os, const SessionStats& stats);
 // "warning: ..." describing every loss, or "" when nothing was lost.

@@ -28,6 +28,7 @@ struct TraceOptions {
     std::vector<std::string> command;  // everything after "--"
     bool follow = false;               // -f: also the processes they fork from now on
     std::string backend = "kernel";    // --backend kernel|ptrace
+    std::string format = "text";       // --format text|json (JSON Lines)
     bool seccomp_bpf = false;          // --seccomp-bpf (ptrace backend with -- CMD)
     bool help = false;
 };

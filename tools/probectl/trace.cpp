@@ -81,6 +81,9 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "exec), like strace -f; needs -p or -- CMD")
         ("maxactive", po::value<std::uint32_t>(o ? &o->maxactive : nullptr)->value_name("N"),
          "kretprobe instances in flight (1..4096; default: the kernel's)")
+        ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
+         "text (default) or json: JSON Lines, one object per event and a final summary "
+         "object, the same fields as the text")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
          "write events and summary to FILE instead of stdout")
         ("duration,d", po::value<double>(o ? &o->duration : nullptr)->value_name("SEC"),
@@ -138,6 +141,8 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
     if (o.backend != "kernel" && o.backend != "ptrace")
         return UsageError{fmt::format("--backend must be kernel or ptrace, not '{}'", o.backend)};
+    if (o.format != "text" && o.format != "json")
+        return UsageError{fmt::format("--format must be text or json, not '{}'", o.format)};
     if (o.seccomp_bpf && (o.backend != "ptrace" || o.command.empty() || !o.pids.empty()))
         return UsageError{"--seccomp-bpf needs --backend=ptrace and -- CMD (and no -p)"};
     if (o.pids.size() + (o.command.empty() ? 0 : 1) > PROBECTL_MAX_TGIDS)
@@ -196,11 +201,13 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
         "Tracing {} probe{}{}. {}\n", o.specs.size(), o.specs.size() == 1 ? "" : "s",
         traceTarget(child ? o.command[0] : std::string(), child ? child->pid() : 0, o.pids),
         child ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
-    *out << eventHeader() << '\n';
+    const bool json = o.format == "json";
+    if (!json)
+        *out << eventHeader() << '\n';
 
     std::uint64_t events = 0;
     auto onEvent = [&](const Event& ev) {
-        *out << formatEvent(ev, t0) << '\n';
+        *out << (json ? formatEventJson(ev) : formatEvent(ev, t0)) << '\n';
         ++events;
     };
 
@@ -229,8 +236,12 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     auto stats = session->stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
-    *out << '\n';
-    printSummary(*out, *stats);
+    if (json) {
+        *out << formatSummaryJson(*stats) << '\n';
+    } else {
+        *out << '\n';
+        printSummary(*out, *stats);
+    }
     out->flush();
     if (auto w = lossWarning(*stats); !w.empty())
         io.err << w << '\n';

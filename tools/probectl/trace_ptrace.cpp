@@ -41,9 +41,13 @@ int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
         traceTarget(has_command ? o.command[0] : std::string(),
                     has_command ? session->commandPid() : 0, o.pids),
         has_command ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
-    out << eventHeader() << '\n';
+    const bool json = o.format == "json";
+    if (!json)
+        out << eventHeader() << '\n';
 
-    auto onEvent = [&](const Event& ev) { out << formatEvent(ev, t0) << '\n'; };
+    auto onEvent = [&](const Event& ev) {
+        out << (json ? formatEventJson(ev) : formatEvent(ev, t0)) << '\n';
+    };
     if (has_command)
         if (auto r = session->release(); !r)
             return runtimeError(io, kCmd, r.error());
@@ -66,8 +70,12 @@ int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
     auto stats = session->stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
-    out << '\n';
-    printSummary(out, *stats);
+    if (json) {
+        out << formatSummaryJson(*stats) << '\n';
+    } else {
+        out << '\n';
+        printSummary(out, *stats);
+    }
     out.flush();
     if (auto w = lossWarning(*stats); !w.empty())
         io.err << w << '\n';

@@ -154,7 +154,9 @@ struct probectl_fetch_insn {
 /*
  * After the fixed struct probectl_record, one of these per fetch argument,
  * in the probe's order, each followed by @len bytes of value and padding up
- * to the next multiple of 8 (the record's @size covers all of it).
+ * to the next multiple of 8 (the record's @size covers all of it). Values
+ * start at sizeof(struct probectl_record) of this protocol version: growing
+ * the fixed part would change PROBECTL_GENL_VERSION.
  */
 struct probectl_fetch_value {
 	__u16 len;		/* bytes of value; strings include their NUL */

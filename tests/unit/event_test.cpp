@@ -195,3 +195,44 @@ TEST(DecodeRecords, NullCallbackStillCounts) {
     ASSERT_TRUE(r);
     EXPECT_EQ(*r, 2u);
 }
+
+// Fetched values follow the fixed record: an 8-byte header each, then the value padded to 8.
+TEST(DecodeRecords, FetchedValuesAfterTheRecord) {
+    std::vector<std::byte> blob;
+    probectl_record r = makeRecord(4);
+    const char path[] = "/etc/hostname";  // 14 bytes with the NUL: 16 with padding
+    const std::uint32_t size = sizeof(r) + 8 + 16 + 8 + 0;
+    append(blob, r, size);
+    std::byte* v = blob.data() + sizeof(r);
+    probectl_fetch_value h{};
+    h.len = sizeof(path);
+    h.flags = PROBECTL_FETCH_V_TRUNCATED;
+    std::memcpy(v, &h, sizeof(h));
+    std::memcpy(v + 8, path, sizeof(path));
+    h.len = 0;
+    h.flags = PROBECTL_FETCH_V_FAULT;
+    std::memcpy(v + 24, &h, sizeof(h));
+    Result<std::size_t> n = 0;
+    auto evs = decodeAll(blob, &n);
+    ASSERT_TRUE(n) << n.error().message;
+    ASSERT_EQ(evs.size(), 1u);
+    ASSERT_EQ(evs[0].fetched.size(), 2u);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(evs[0].fetched[0].bytes.data())),
+              "/etc/hostname");
+    EXPECT_EQ(evs[0].fetched[0].flags, PROBECTL_FETCH_V_TRUNCATED);
+    EXPECT_TRUE(evs[0].fetched[1].bytes.empty());
+    EXPECT_EQ(evs[0].fetched[1].flags, PROBECTL_FETCH_V_FAULT);
+}
+
+TEST(DecodeRecords, FetchedValueRunningPastTheRecordIsMalformed) {
+    std::vector<std::byte> blob;
+    append(blob, makeRecord(4), sizeof(probectl_record) + 16);
+    probectl_fetch_value h{};
+    h.len = 200;
+    std::memcpy(blob.data() + sizeof(probectl_record), &h, sizeof(h));
+    Result<std::size_t> n = 0;
+    decodeAll(blob, &n);
+    ASSERT_FALSE(n);
+    EXPECT_EQ(n.error().err, EBADMSG);
+    EXPECT_NE(n.error().message.find("runs past the record"), std::string::npos);
+}

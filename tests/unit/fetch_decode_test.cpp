@@ -1,0 +1,95 @@
+// Fetched bytes back to typed values, and USDT argument specs to fetch programs.
+#include <gtest/gtest.h>
+
+#include "probectl/fetch_decode.hpp"
+#include "uapi/probectl.h"
+
+using namespace probectl;
+
+namespace {
+
+FetchArg arg(const char* name, FetchType t, std::uint32_t array_len = 0) {
+    FetchArg a;
+    a.name = name;
+    a.type = t;
+    a.array_len = array_len;
+    return a;
+}
+
+std::uint8_t op(FetchOpcode o) {
+    return static_cast<std::uint8_t>(o);
+}
+
+}  // namespace
+
+TEST(DecodeFetchedValue, IntegersStringsArraysAndFaults) {
+    const std::uint8_t le[] = {0xfe, 0xff, 0xff, 0xff};
+    auto v = decodeFetchedValue(arg("fd", FetchType::S32), le, 0);
+    EXPECT_EQ(v.name, "fd");
+    EXPECT_EQ(fetchedSigned(v.type, v.raw), -2);
+    EXPECT_EQ(formatFetchedValue(v), "-2");
+
+    const std::uint8_t str[] = {'/', 'e', 't', 'c', 0};
+    v = decodeFetchedValue(arg("p", FetchType::Ustring), str, PROBECTL_FETCH_V_TRUNCATED);
+    EXPECT_EQ(v.str, "/etc");
+    EXPECT_TRUE(v.truncated);
+
+    const std::uint8_t arr[] = {1, 0, 2, 0, 3, 0};
+    v = decodeFetchedValue(arg("a", FetchType::U16, 3), arr, 0);
+    EXPECT_EQ(v.array, (std::vector<std::uint64_t>{1, 2, 3}));
+
+    v = decodeFetchedValue(arg("bad", FetchType::String), {}, PROBECTL_FETCH_V_FAULT);
+    EXPECT_TRUE(v.faulted);
+    EXPECT_EQ(formatFetchedValue(v), "<fault>");
+
+    // Fewer bytes than the type needs: a fault, never a made-up value.
+    v = decodeFetchedValue(arg("short", FetchType::U64), le, 0);
+    EXPECT_TRUE(v.faulted);
+}
+
+// "-8@%rax -4@-8(%rbp) 4@$5": register, memory (user read at base + displacement), constant.
+TEST(UsdtFetch, RegisterMemoryAndConstantArguments) {
+    std::vector<UsdtArg> in(3);
+    in[0].kind = UsdtArg::Kind::Register;
+    in[0].size = 8;
+    in[0].is_signed = true;
+    in[0].reg = "rax";
+    in[1].kind = UsdtArg::Kind::Memory;
+    in[1].size = 4;
+    in[1].is_signed = true;
+    in[1].reg = "rbp";
+    in[1].offset = -8;
+    in[2].kind = UsdtArg::Kind::Constant;
+    in[2].size = 4;
+    in[2].value = 5;
+    auto r = usdtFetch(in);
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(r->args.size(), 3u);
+    EXPECT_EQ(r->args[0].name, "arg1");
+    EXPECT_EQ(r->args[0].type, FetchType::S64);
+    EXPECT_EQ(r->args[1].type, FetchType::S32);
+    EXPECT_EQ(r->args[2].type, FetchType::U32);
+    const std::vector<FetchInsn> want = {
+        {op(FetchOpcode::LoadReg), 8, 0, 0, static_cast<std::uint32_t>(X86Reg::Ax)},
+        {op(FetchOpcode::StoreInt), 8, 0, 0, 0},
+        {op(FetchOpcode::LoadReg), 8, 0, 0, static_cast<std::uint32_t>(X86Reg::Bp)},
+        {op(FetchOpcode::Deref), 4, kFetchFlagUser, -8, 0},
+        {op(FetchOpcode::StoreInt), 4, 0, 0, 0},
+        {op(FetchOpcode::LoadImm), 8, 0, 0, 5},
+        {op(FetchOpcode::StoreInt), 4, 0, 0, 0},
+    };
+    EXPECT_EQ(r->insns, want);
+    // Each argument's program is one the kernel accepts.
+    EXPECT_TRUE(validateFetchProgram(std::span(r->insns).first(2)));
+    EXPECT_TRUE(validateFetchProgram(std::span(r->insns).subspan(2, 3)));
+    EXPECT_TRUE(validateFetchProgram(std::span(r->insns).subspan(5, 2)));
+}
+
+TEST(UsdtFetch, RegisterThePtRegsDoNotHoldIsRefused) {
+    std::vector<UsdtArg> in(1);
+    in[0].reg = "xmm0";
+    in[0].text = "8@%xmm0";
+    auto r = usdtFetch(in);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("8@%xmm0"), std::string::npos) << r.error().message;
+}

@@ -74,7 +74,6 @@ struct probectl_session {
 	bool filtering;
 	bool follow;
 	struct list_head track_node;
-	atomic64_t untracked;	/* forks that could not join (no memory) */
 	struct delayed_work drain_work;
 	struct mutex drain_lock;	/* one consumer at a time: work or FLUSH */
 	void *batch;			/* staging for one EVENTS message */

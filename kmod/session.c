@@ -425,7 +425,6 @@ struct probectl_session *probectl_session_create(u32 portid,
 	atomic64_set(&s->lost, 0);
 	xa_init(&s->tgids);
 	INIT_LIST_HEAD(&s->track_node);
-	atomic64_set(&s->untracked, 0);
 	INIT_DELAYED_WORK(&s->drain_work, probectl_session_drain_work);
 
 	s->batch = kvmalloc(PROBECTL_BATCH_BYTES, GFP_KERNEL);

@@ -41,8 +41,10 @@ static void probectl_track_fork(void *data, struct task_struct *parent,
 			err = xa_err(xa_store(&s->tgids, child->tgid,
 					      xa_mk_value(1),
 					      GFP_NOWAIT | __GFP_NOWARN));
+			/* say so: its records would otherwise be missing unseen */
 			if (err)
-				atomic64_inc(&s->untracked);
+				pr_warn_ratelimited("pid %d forked by traced pid %d is not followed: no memory\n",
+						    child->tgid, parent->tgid);
 		} else if (!parent_in && xa_load(&s->tgids, child->tgid)) {
 			xa_erase(&s->tgids, child->tgid);
 		}

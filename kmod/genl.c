@@ -44,6 +44,20 @@ static const struct nla_policy probectl_policy[PROBECTL_A_MAX + 1] = {
 					    .len = PROBECTL_FETCH_MAX_ARGS *
 						   PROBECTL_FETCH_MAX_INSNS *
 						   sizeof(struct probectl_fetch_insn) },
+	[PROBECTL_A_PROBE_FILTER]	= { .type = NLA_BINARY,
+					    .len = PROBECTL_FILTER_MAX_INSNS *
+						   sizeof(struct probectl_filter_insn) },
+	[PROBECTL_A_PROBE_FILTER_STRINGS] = { .type = NLA_BINARY,
+					      .len = PROBECTL_FILTER_MAX_STRINGS *
+						     (PROBECTL_FILTER_MAX_STRLEN + 1) },
+	[PROBECTL_A_SESSION_PIDS]	= { .type = NLA_BINARY,
+					    .len = PROBECTL_MATCH_MAX_IDS * sizeof(u32) },
+	[PROBECTL_A_SESSION_TIDS]	= { .type = NLA_BINARY,
+					    .len = PROBECTL_MATCH_MAX_IDS * sizeof(u32) },
+	[PROBECTL_A_SESSION_UIDS]	= { .type = NLA_BINARY,
+					    .len = PROBECTL_MATCH_MAX_IDS * sizeof(u32) },
+	[PROBECTL_A_SESSION_COMM]	= { .type = NLA_NUL_STRING,
+					    .len = PROBECTL_MATCH_COMM_MAX - 1 },
 };
 
 /* Fails the request with a named missing attribute (type and text). */
@@ -168,6 +182,39 @@ static int probectl_parse_user_location(struct genl_info *info,
 	return 0;
 }
 
+/* PROBE_FILTER (+ _STRINGS): shape only; probectl_filter_set() checks the rest. */
+static int probectl_parse_filter(struct genl_info *info, struct probectl_probe_req *req)
+{
+	struct nlattr *f = info->attrs[PROBECTL_A_PROBE_FILTER];
+	struct nlattr *str = info->attrs[PROBECTL_A_PROBE_FILTER_STRINGS];
+
+	if (!f) {
+		if (str) {
+			NL_SET_ERR_MSG_ATTR(info->extack, str,
+					    "PROBE_FILTER_STRINGS without PROBE_FILTER");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!nla_len(f) || nla_len(f) % sizeof(struct probectl_filter_insn)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, f,
+				    "PROBE_FILTER length must be a non-zero multiple of 16");
+		return -EINVAL;
+	}
+	if (req->flags & PROBECTL_PROBE_F_PERSISTENT) {
+		NL_SET_ERR_MSG_ATTR(info->extack, f,
+				    "persistent probes count hits only: no PROBE_FILTER");
+		return -EINVAL;
+	}
+	req->filter = nla_data(f);
+	req->filter_insns = nla_len(f) / sizeof(struct probectl_filter_insn);
+	if (str) {
+		req->filter_strings = nla_data(str);
+		req->filter_strings_len = nla_len(str);
+	}
+	return 0;
+}
+
 static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 {
 	struct netlink_ext_ack *extack = info->extack;
@@ -206,6 +253,9 @@ static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 		req.fetch_insns = nla_len(a[PROBECTL_A_PROBE_FETCH]) /
 				  sizeof(struct probectl_fetch_insn);
 	}
+	err = probectl_parse_filter(info, &req);
+	if (err)
+		return err;
 	if ((req.flags & PROBECTL_PROBE_F_SYSCALL) && req.path) {
 		NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_FLAGS],
 				    "the SYSCALL flag applies to kprobes only");
@@ -305,6 +355,16 @@ static int probectl_nl_session_set(struct sk_buff *skb, struct genl_info *info)
 					   info->extack);
 }
 
+static int probectl_nl_session_match(struct sk_buff *skb, struct genl_info *info)
+{
+	struct probectl_match *m = probectl_match_parse(info->attrs, info->extack);
+
+	if (IS_ERR(m))
+		return PTR_ERR(m);
+	return probectl_session_set_match(info->snd_portid, NETLINK_CB(skb).sk, m,
+					  info->extack);
+}
+
 /*
  * Every record buffered for the caller's session is sent (as EVENTS
  * messages) before this returns, hence before the ack. The request skb's
@@ -396,6 +456,8 @@ static int probectl_nl_fill_probe(struct sk_buff *skb,
 			      PROBECTL_A_PAD) ||
 	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_FILTERED, info->filtered,
 			      PROBECTL_A_PAD) ||
+	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_REJECTED, info->rejected,
+			      PROBECTL_A_PAD) ||
 	    (info->path &&
 	     (nla_put_string(skb, PROBECTL_A_PROBE_PATH, info->path) ||
 	      nla_put_u64_64bit(skb, PROBECTL_A_PROBE_FILE_OFFSET,
@@ -475,6 +537,10 @@ static const struct genl_ops probectl_genl_ops[] = {
 	{
 		.cmd	= PROBECTL_CMD_FLUSH,
 		.doit	= probectl_nl_flush,
+	},
+	{
+		.cmd	= PROBECTL_CMD_SESSION_MATCH,
+		.doit	= probectl_nl_session_match,
 	},
 };
 

@@ -16,16 +16,17 @@ static int probectl_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 	struct probectl_probe *p = container_of(kp, struct probectl_probe, kp);
 	struct ring_buffer_event *ev;
 	struct probectl_record *rec;
+	u64 args[PROBECTL_NARGS];
 
 	if (!probectl_admit(p))
 		return 0;
-	rec = probectl_record_reserve(p, &ev);
+	probectl_fetch_args(p, regs, args);
+	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
+		.regs = regs, .args = args }, &ev);
 	if (!rec)
 		return 0;
 	rec->ip = (unsigned long)kp->addr;
-	probectl_fetch_args(p, regs, rec->args);
-	probectl_record_fetch(p, rec, &(struct probectl_fetch_ctx){
-		.regs = regs, .args = rec->args });
+	memcpy(rec->args, args, sizeof(rec->args));
 	probectl_record_commit(p, ev);
 	return 0;	/* regs->ip untouched */
 }

@@ -51,7 +51,8 @@ static int probectl_kret_return(struct kretprobe_instance *ri,
 	/* disabled while this call was in flight: stay quiet */
 	if (!READ_ONCE(p->enabled))
 		return 0;
-	rec = probectl_record_reserve(p, &ev);
+	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
+		.regs = regs, .args = d->args, .retval = regs_return_value(regs) }, &ev);
 	if (!rec)
 		return 0;
 	rec->flags = PROBECTL_RECORD_F_RETURN;
@@ -59,8 +60,6 @@ static int probectl_kret_return(struct kretprobe_instance *ri,
 	memcpy(rec->args, d->args, sizeof(rec->args));
 	rec->retval = regs_return_value(regs);
 	rec->latency_ns = rec->timestamp_ns - d->t0;
-	probectl_record_fetch(p, rec, &(struct probectl_fetch_ctx){
-		.regs = regs, .args = d->args, .retval = rec->retval });
 	probectl_record_commit(p, ev);
 	return 0;
 }

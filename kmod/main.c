@@ -33,9 +33,13 @@ static int __init probectl_init(void)
 	 * The notifier goes first: once the family is visible, sockets can
 	 * own probes, and their release must already be noticed.
 	 */
-	err = probectl_track_init();
+	err = probectl_filter_init();
 	if (err)
 		goto err_out;
+
+	err = probectl_track_init();
+	if (err)
+		goto err_filter;
 
 	err = netlink_register_notifier(&probectl_netlink_notifier);
 	if (err)
@@ -53,6 +57,8 @@ err_notifier:
 	netlink_unregister_notifier(&probectl_netlink_notifier);
 err_track:
 	probectl_track_exit();
+err_filter:
+	probectl_filter_exit();
 err_out:
 	return err;
 }
@@ -69,6 +75,7 @@ static void __exit probectl_exit(void)
 	genl_unregister_family(&probectl_genl_family);
 	netlink_unregister_notifier(&probectl_netlink_notifier);
 	probectl_track_exit();
+	probectl_filter_exit();
 	/* probes are freed from RCU callbacks that live in this module */
 	rcu_barrier();
 	pr_info("unloaded\n");

@@ -41,6 +41,8 @@ static void probectl_probe_free_rcu(struct rcu_head *head)
 	free_percpu(p->stats);
 	kfree(p->path);
 	kfree(p->fetch);
+	kfree(p->filter);
+	kfree(p->filter_blob);
 	kfree(p);
 }
 
@@ -175,6 +177,11 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 		}
 		p->fetch_insns = req->fetch_insns;
 	}
+	if (req->filter) {
+		err = probectl_filter_set(p, req, extack);
+		if (err)
+			goto err_free;
+	}
 	atomic64_set(&p->undelivered, 0);
 	ops = probectl_ops(p);
 
@@ -229,6 +236,8 @@ err_free:
 	free_percpu(p->stats);
 	kfree(p->path);
 	kfree(p->fetch);
+	kfree(p->filter);
+	kfree(p->filter_blob);
 	kfree(p);
 	return err;
 }
@@ -355,6 +364,7 @@ bool probectl_probe_info_next(unsigned long *cursor,
 		info->hits += READ_ONCE(c->hits);
 		info->dropped += READ_ONCE(c->dropped);
 		info->filtered += READ_ONCE(c->filtered);
+		info->rejected += READ_ONCE(c->rejected);
 	}
 	info->dropped += atomic64_read(&p->undelivered);
 	mutex_unlock(&probectl_lock);
@@ -428,6 +438,45 @@ int probectl_session_set_filter(u32 portid, struct sock *sk,
 		NL_SET_ERR_MSG_MOD(extack, "out of memory for the tgid filter");
 out:
 	mutex_unlock(&probectl_lock);
+	return err;
+}
+
+/**
+ * probectl_session_set_match() - replace the task match of the caller's session.
+ * @portid: the caller
+ * @sk: the caller's socket (held by a session this creates)
+ * @m: from probectl_match_parse(), NULL for none; consumed either way
+ * @extack: receives the reason for a refusal
+ *
+ * Context: process context, may sleep. Takes probectl_lock.
+ * Return: 0 or a negative errno.
+ */
+int probectl_session_set_match(u32 portid, struct sock *sk, struct probectl_match *m,
+			       struct netlink_ext_ack *extack)
+{
+	struct probectl_session *s;
+	int err = 0;
+
+	mutex_lock(&probectl_lock);
+	if (probectl_shutting_down) {
+		err = probectl_refuse_shutdown(extack);
+		goto out;
+	}
+	s = probectl_session_lookup(portid);
+	if (!s && !m)
+		goto out;	/* no session, no match: nothing to change */
+	if (!s)
+		s = probectl_session_create(portid, sk);
+	if (IS_ERR(s)) {
+		err = PTR_ERR(s);
+		NL_SET_ERR_MSG_MOD(extack, "cannot allocate the session");
+		goto out;
+	}
+	probectl_match_replace(s, m);
+	m = NULL;
+out:
+	mutex_unlock(&probectl_lock);
+	kfree(m);
 	return err;
 }
 

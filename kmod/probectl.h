@@ -74,6 +74,8 @@ struct probectl_session {
 	bool filtering;
 	bool follow;
 	struct list_head track_node;
+	/* SESSION_MATCH (match.c): NULL = every task; RCU, under probectl_lock */
+	struct probectl_match __rcu *match;
 	struct delayed_work drain_work;
 	struct mutex drain_lock;	/* one consumer at a time: work or FLUSH */
 	void *batch;			/* staging for one EVENTS message */
@@ -86,7 +88,8 @@ struct probectl_session {
 struct probectl_counters {
 	u64 hits;
 	u64 dropped;	/* ring full (or handler-side reserve failed) */
-	u64 filtered;
+	u64 filtered;	/* process filter: tgids or task match; not in hits */
+	u64 rejected;	/* the probe's predicate; within hits */
 };
 
 struct probectl_probe {
@@ -105,6 +108,10 @@ struct probectl_probe {
 	struct probectl_fetch_insn *fetch;	/* fetch programs, NULL if none */
 	u32 fetch_insns;
 	u32 fetch_bytes;	/* most bytes the values add to a record */
+	struct probectl_filter_insn *filter;	/* predicate, NULL if none */
+	u32 filter_insns;
+	char *filter_blob;	/* the predicate's literals, back to back */
+	const char *filter_str[PROBECTL_FILTER_MAX_STRINGS];	/* into filter_blob */
 	struct probectl_session *session;	/* NULL when persistent */
 	struct probectl_counters __percpu *stats;
 	atomic64_t undelivered;	/* records consumed but not delivered */
@@ -175,6 +182,10 @@ struct probectl_probe_req {
 	u64 ref_ctr_offset;
 	const struct probectl_fetch_insn *fetch;	/* in the request message */
 	u32 fetch_insns;
+	const struct probectl_filter_insn *filter;	/* in the request message */
+	u32 filter_insns;
+	const char *filter_strings;	/* in the request message */
+	u32 filter_strings_len;
 };
 
 /* A consistent copy of one probe's state for PROBE_GET. */
@@ -190,6 +201,7 @@ struct probectl_probe_info {
 	u64 nmissed;
 	u64 dropped;
 	u64 filtered;
+	u64 rejected;
 	char symbol[PROBECTL_SYMBOL_MAX];
 	char *path;		/* kmalloc'ed copy, caller frees; NULL if none */
 	u64 file_offset;
@@ -212,6 +224,9 @@ int probectl_probe_explain_error(const struct probectl_probe *p, int err,
 int probectl_session_set_filter(u32 portid, struct sock *sk,
 				const u32 *tgids, unsigned int n, u32 flags,
 				struct netlink_ext_ack *extack);
+struct probectl_match;
+int probectl_session_set_match(u32 portid, struct sock *sk, struct probectl_match *m,
+			       struct netlink_ext_ack *extack);
 int probectl_flush(u32 portid, struct sock *sk,
 		   struct netlink_ext_ack *extack);
 void probectl_owner_release(u32 portid);
@@ -229,7 +244,7 @@ int probectl_session_replace_filter(struct probectl_session *s,
 void probectl_session_probe_added(struct probectl_session *s);
 void probectl_session_probe_removed(struct probectl_session *s);
 int probectl_session_flush(struct probectl_session *s, struct sock *sk);
-struct probectl_record *probectl_record_reserve(struct probectl_probe *p,
+struct probectl_record *probectl_record_reserve(struct probectl_probe *p, u32 bytes,
 						struct ring_buffer_event **evp);
 void probectl_record_commit(struct probectl_probe *p,
 			    struct ring_buffer_event *ev);
@@ -260,6 +275,22 @@ int probectl_fetch_validate(const struct probectl_fetch_insn *insns,
 u32 probectl_fetch_run(const struct probectl_probe *p,
 		       const struct probectl_fetch_ctx *ctx, void *out);
 
+/* filter.c: predicates and the record path that runs them */
+int probectl_filter_init(void);
+void probectl_filter_exit(void);
+int probectl_filter_set(struct probectl_probe *p, const struct probectl_probe_req *req,
+			struct netlink_ext_ack *extack);
+struct probectl_record *probectl_record_begin(struct probectl_probe *p,
+					      const struct probectl_fetch_ctx *ctx,
+					      struct ring_buffer_event **evp);
+
+/* match.c: the session's task match */
+bool probectl_match_pass(struct probectl_session *s);
+struct probectl_match *probectl_match_parse(struct nlattr **attrs,
+					    struct netlink_ext_ack *extack);
+void probectl_match_replace(struct probectl_session *s, struct probectl_match *m);
+void probectl_match_free(struct probectl_session *s);
+
 /*
  * Runs @p's fetch programs into @rec and grows rec->size to cover them.
  * Context: probe handler, between reserve and commit.
@@ -283,9 +314,18 @@ static __always_inline bool probectl_session_tracks(struct probectl_session *s,
 }
 
 /*
+ * Whether current passes @s's whole process filter: the tgid filter and
+ * the task match. Any context, NMI included.
+ */
+static __always_inline bool probectl_session_admits(struct probectl_session *s)
+{
+	return probectl_session_tracks(s, current->tgid) && probectl_match_pass(s);
+}
+
+/*
  * Handler prologue shared by every kind: returns true when a record should
- * be written. Counts a hit, or a filtered hit when the session's tgid filter
- * rejects current. Persistent probes have no session: they are counted and
+ * be written. Counts a hit, or a filtered hit when the session's process
+ * filter (tgids, task match) rejects current. Persistent probes have no session: they are counted and
  * never produce records. Safe in NMI context: lockless xarray lookup and
  * per-CPU increments only.
  */
@@ -295,7 +335,7 @@ static __always_inline bool probectl_admit(struct probectl_probe *p)
 
 	if (!READ_ONCE(p->enabled))
 		return false;
-	if (s && !probectl_session_tracks(s, current->tgid)) {
+	if (s && !probectl_session_admits(s)) {
 		this_cpu_inc(p->stats->filtered);
 		return false;
 	}

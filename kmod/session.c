@@ -50,6 +50,7 @@ static DEFINE_XARRAY(probectl_sessions);
 /**
  * probectl_record_reserve() - reserve a record in the probe's session ring.
  * @p: the probe; must have a session
+ * @bytes: room for fetched values after the fixed part
  * @evp: receives the ring event to pass to probectl_record_commit()
  *
  * Fills the common fields (size, probe id, timestamp, cpu, pid, tgid,
@@ -58,14 +59,14 @@ static DEFINE_XARRAY(probectl_sessions);
  * Context: probe handler (any context including NMI); no locks, no sleep.
  * Return: the record, or NULL when the ring is full (counted as dropped).
  */
-struct probectl_record *probectl_record_reserve(struct probectl_probe *p,
+struct probectl_record *probectl_record_reserve(struct probectl_probe *p, u32 bytes,
 						struct ring_buffer_event **evp)
 {
 	struct ring_buffer_event *ev;
 	struct probectl_record *rec;
 
-	/* room for the most the fetch programs can write; size says what they did */
-	ev = ring_buffer_lock_reserve(p->session->ring, sizeof(*rec) + p->fetch_bytes);
+	/* rec->size says how much of @bytes the fetch programs used */
+	ev = ring_buffer_lock_reserve(p->session->ring, sizeof(*rec) + bytes);
 	if (!ev) {
 		this_cpu_inc(p->stats->dropped);
 		return NULL;
@@ -524,6 +525,7 @@ void probectl_session_destroy(struct probectl_session *s)
 	ring_buffer_free(s->ring);
 	/* no handler can run (probes unregistered), nor the fork tracepoint */
 	xa_destroy(&s->tgids);
+	probectl_match_free(s);
 	kfree(s->head);
 	kvfree(s->batch);
 	mutex_destroy(&s->drain_lock);

@@ -73,6 +73,7 @@ static KAPI_UPROBE_HANDLER(probectl_uprobe_handler, uc, regs)
 	struct probectl_probe *p = container_of(uc, struct probectl_probe, up.uc);
 	struct ring_buffer_event *ev;
 	struct probectl_record *rec;
+	u64 args[PROBECTL_NARGS];
 
 	if (!probectl_admit(p)) {
 		/* not ours to trace here: take the breakpoint out of this mm */
@@ -80,14 +81,14 @@ static KAPI_UPROBE_HANDLER(probectl_uprobe_handler, uc, regs)
 			return UPROBE_HANDLER_REMOVE;
 		return 0;
 	}
-	rec = probectl_record_reserve(p, &ev);
+	probectl_fetch_args(p, regs, args);
+	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
+		.regs = regs, .args = args, .user = true }, &ev);
 	if (!rec)
 		return 0;
 	/* the core rewinds ip to the breakpoint before calling handlers */
 	rec->ip = instruction_pointer(regs);
-	probectl_fetch_args(p, regs, rec->args);
-	probectl_record_fetch(p, rec, &(struct probectl_fetch_ctx){
-		.regs = regs, .args = rec->args, .user = true });
+	memcpy(rec->args, args, sizeof(rec->args));
 	probectl_record_commit(p, ev);
 	return 0;
 }

@@ -94,8 +94,8 @@ static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
 	unsigned long flags;
 	unsigned int h, i;
 
-	if (!p->session || !READ_ONCE(p->enabled) ||
-	    !probectl_session_tracks(p->session, current->tgid))
+	/* the entry handler saved nothing for calls the process filter skipped */
+	if (!p->session || !READ_ONCE(p->enabled) || !probectl_session_admits(p->session))
 		return 0;
 	h = probectl_uret_hash(current->pid, sp);
 	raw_spin_lock_irqsave(&t->lock, flags);
@@ -112,7 +112,9 @@ static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
 		atomic64_inc(&p->unpaired);
 		return 0;
 	}
-	rec = probectl_record_reserve(p, &ev);
+	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
+		.regs = regs, .args = found.args, .retval = regs_return_value(regs),
+		.user = true }, &ev);
 	if (!rec)
 		return 0;
 	rec->flags = PROBECTL_RECORD_F_RETURN;
@@ -120,9 +122,6 @@ static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
 	memcpy(rec->args, found.args, sizeof(rec->args));
 	rec->retval = regs_return_value(regs);
 	rec->latency_ns = rec->timestamp_ns - found.t0;
-	probectl_record_fetch(p, rec, &(struct probectl_fetch_ctx){
-		.regs = regs, .args = found.args, .retval = rec->retval,
-		.user = true });
 	probectl_record_commit(p, ev);
 	return 0;
 }

@@ -33,6 +33,12 @@
 #define PROBECTL_FETCH_MAX_DEPTH 8	/* dereferences per fetch argument */
 #define PROBECTL_FETCH_MAX_ARRAY 64	/* elements of a TYPE[N] argument */
 #define PROBECTL_FETCH_MAX_STACK 511	/* N of $stackN: within a 4 KiB stack page */
+#define PROBECTL_FILTER_MAX_INSNS 32	/* instructions of a probe's predicate */
+#define PROBECTL_FILTER_MAX_STACK 8	/* booleans a predicate keeps at once */
+#define PROBECTL_FILTER_MAX_STRINGS 8	/* string literals of a predicate */
+#define PROBECTL_FILTER_MAX_STRLEN 255	/* bytes of one literal, without its NUL */
+#define PROBECTL_MATCH_MAX_IDS	64	/* ids in one SESSION_PIDS/TIDS/UIDS list */
+#define PROBECTL_MATCH_COMM_MAX	64	/* SESSION_COMM glob incl. NUL */
 
 enum probectl_cmd {
 	PROBECTL_CMD_UNSPEC,
@@ -44,6 +50,12 @@ enum probectl_cmd {
 	PROBECTL_CMD_SESSION_SET,	/* do: SESSION_TGIDS (empty = no filter), SESSION_FLAGS */
 	PROBECTL_CMD_FLUSH,		/* do: deliver every buffered record, then ack */
 	PROBECTL_CMD_EVENTS,		/* kernel -> owner: RECORDS (+ LOST) */
+	/*
+	 * do: replace the session's task match (SESSION_PIDS, _TIDS, _UIDS,
+	 * _COMM; none = match everything). A hit must pass it and the tgid
+	 * filter of SESSION_SET; hits that do not count as PROBE_FILTERED.
+	 */
+	PROBECTL_CMD_SESSION_MATCH,
 	__PROBECTL_CMD_MAX,
 };
 #define PROBECTL_CMD_MAX (__PROBECTL_CMD_MAX - 1)
@@ -95,7 +107,7 @@ enum probectl_attr {
 	PROBECTL_A_PROBE_HITS,		/* u64, handler runs that passed the filter */
 	PROBECTL_A_PROBE_NMISSED,	/* u64, kprobe reentry + kretprobe instance shortage */
 	PROBECTL_A_PROBE_DROPPED,	/* u64, records lost: ring full or delivery failed */
-	PROBECTL_A_PROBE_FILTERED,	/* u64, hits skipped by the session's tgid filter */
+	PROBECTL_A_PROBE_FILTERED,	/* u64, runs skipped by the process filter (tgids, SESSION_MATCH); not in HITS */
 	PROBECTL_A_SESSION_TGIDS,	/* binary, __u32[] of at most PROBECTL_MAX_TGIDS */
 	PROBECTL_A_RECORDS,		/* binary, packed struct probectl_record[] */
 	PROBECTL_A_LOST,		/* u64, records lost in this session since the last EVENTS */
@@ -110,6 +122,13 @@ enum probectl_attr {
 	PROBECTL_A_PROBE_REF_CTR_OFFSET, /* u64, file offset of a USDT semaphore (u16); 0 = none */
 	PROBECTL_A_SESSION_FLAGS,	/* u32, enum probectl_session_flags */
 	PROBECTL_A_PROBE_FETCH,		/* binary, struct probectl_fetch_insn[] (programs in order) */
+	PROBECTL_A_PROBE_FILTER,	/* binary, struct probectl_filter_insn[]: the predicate */
+	PROBECTL_A_PROBE_FILTER_STRINGS, /* binary, the predicate's literals, each NUL-terminated */
+	PROBECTL_A_PROBE_REJECTED,	/* u64, hits the predicate rejected (within HITS) */
+	PROBECTL_A_SESSION_PIDS,	/* binary, __u32[] tgids, at most PROBECTL_MATCH_MAX_IDS */
+	PROBECTL_A_SESSION_TIDS,	/* binary, __u32[] thread ids, same bound */
+	PROBECTL_A_SESSION_UIDS,	/* binary, __u32[] uids (initial user namespace), same bound */
+	PROBECTL_A_SESSION_COMM,	/* NUL string, glob on current->comm, < PROBECTL_MATCH_COMM_MAX */
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)
@@ -166,6 +185,58 @@ struct probectl_fetch_value {
 };
 #define PROBECTL_FETCH_V_FAULT		(1U << 0)	/* read failed: no value */
 #define PROBECTL_FETCH_V_TRUNCATED	(1U << 1)	/* string cut at its bound */
+
+/*
+ * Predicates (PROBECTL_A_PROBE_FILTER): a postfix program over a stack of
+ * booleans, run after the fetch programs and before a record is reserved.
+ * TEST pushes one comparison of a field with a literal; AND/OR pop two and
+ * push one; NOT negates the top. A valid program leaves exactly one value:
+ * true keeps the hit. A TEST on a faulted argument is false.
+ */
+enum probectl_filter_op {
+	PROBECTL_FILTER_TEST = 1,
+	PROBECTL_FILTER_AND,
+	PROBECTL_FILTER_OR,
+	PROBECTL_FILTER_NOT,
+	__PROBECTL_FILTER_OP_MAX,
+};
+
+enum probectl_filter_cmp {
+	PROBECTL_FILTER_EQ,		/* strings: exact */
+	PROBECTL_FILTER_NE,
+	PROBECTL_FILTER_LT,		/* integers only, signed with F_SIGNED */
+	PROBECTL_FILTER_LE,
+	PROBECTL_FILTER_GT,
+	PROBECTL_FILTER_GE,
+	PROBECTL_FILTER_GLOB,		/* strings: glob_match(literal, field) */
+	PROBECTL_FILTER_NOTGLOB,
+	PROBECTL_FILTER_MASK,		/* integers: (field & value) != 0 */
+	__PROBECTL_FILTER_CMP_MAX,
+};
+
+enum probectl_filter_field {
+	PROBECTL_FILTER_FIELD_ARG,	/* fetch argument @arg of the probe */
+	PROBECTL_FILTER_FIELD_PID,	/* tgid, width 4 */
+	PROBECTL_FILTER_FIELD_TID,	/* pid, width 4 */
+	PROBECTL_FILTER_FIELD_UID,	/* uid in the initial user namespace, width 4 */
+	PROBECTL_FILTER_FIELD_CPU,	/* width 4 */
+	PROBECTL_FILTER_FIELD_COMM,	/* current->comm, a string */
+	__PROBECTL_FILTER_FIELD_MAX,
+};
+
+/* struct probectl_filter_insn.flags */
+#define PROBECTL_FILTER_F_SIGNED	(1U << 0)	/* TEST: signed integer compare */
+#define PROBECTL_FILTER_F_STRING	(1U << 1)	/* TEST: string compare */
+
+struct probectl_filter_insn {
+	__u8 op;		/* enum probectl_filter_op */
+	__u8 cmp;		/* TEST: enum probectl_filter_cmp */
+	__u8 field;		/* TEST: enum probectl_filter_field */
+	__u8 flags;		/* TEST: PROBECTL_FILTER_F_* */
+	__u16 arg;		/* TEST on FIELD_ARG: index in the fetch list */
+	__u16 width;		/* TEST on integers: bytes (1, 2, 4, 8), the argument's size */
+	__u64 value;		/* integer literal or mask; strings: index of the literal */
+};
 
 /* struct probectl_record.flags */
 #define PROBECTL_RECORD_F_RETURN	(1U << 0)	/* retval and latency_ns are valid */

@@ -452,6 +452,17 @@ Result<AddedProbe> Client::addProbe(const ProbeRequest& req) {
                     static_cast<int>(req.fetch.size() * sizeof(FetchInsn)), req.fetch.data()));
     if (req.flags)
         put(nla_put_u32(msg, PROBECTL_A_PROBE_FLAGS, req.flags));
+    if (!req.filter.insns.empty()) {
+        auto strings = encodeFilterStrings(req.filter);
+        if (!strings)
+            return makeError(EINVAL, fmt::format("{}: {}", context, strings.error().message));
+        put(nla_put(msg, PROBECTL_A_PROBE_FILTER,
+                    static_cast<int>(req.filter.insns.size() * sizeof(FilterInsn)),
+                    req.filter.insns.data()));
+        if (!strings->empty())
+            put(nla_put(msg, PROBECTL_A_PROBE_FILTER_STRINGS, static_cast<int>(strings->size()),
+                        strings->data()));
+    }
     if (e < 0)
         return makeError(EMSGSIZE, context + ": cannot build message");
 
@@ -489,6 +500,33 @@ Result<void> Client::enable(std::uint32_t id) {
 Result<void> Client::disable(std::uint32_t id) {
     return impl_->simple(PROBECTL_CMD_PROBE_DISABLE, fmt::format("disable probe {}", id),
                          [&](nl_msg* m) { return nla_put_u32(m, PROBECTL_A_PROBE_ID, id); });
+}
+
+Result<void> Client::setSessionMatch(const std::vector<std::uint32_t>& pids,
+                                     const std::vector<std::uint32_t>& tids,
+                                     const std::vector<std::uint32_t>& uids,
+                                     const std::string& comm) {
+    for (const auto* l : {&pids, &tids, &uids})
+        if (l->size() > PROBECTL_MATCH_MAX_IDS)
+            return makeError(EINVAL, fmt::format("set task match: {} ids in one list, at most {}",
+                                                 l->size(), PROBECTL_MATCH_MAX_IDS));
+    if (comm.size() >= PROBECTL_MATCH_COMM_MAX || comm.find('\0') != std::string::npos)
+        return makeError(EINVAL, fmt::format("set task match: comm glob '{}' is over {} bytes "
+                                             "or holds a NUL",
+                                             comm, PROBECTL_MATCH_COMM_MAX - 1));
+    return impl_->simple(PROBECTL_CMD_SESSION_MATCH, "set task match", [&](nl_msg* m) {
+        int r = 0;
+        auto ids = [&](int attr, const std::vector<std::uint32_t>& v) {
+            if (r >= 0 && !v.empty())
+                r = nla_put(m, attr, static_cast<int>(v.size() * sizeof(std::uint32_t)), v.data());
+        };
+        ids(PROBECTL_A_SESSION_PIDS, pids);
+        ids(PROBECTL_A_SESSION_TIDS, tids);
+        ids(PROBECTL_A_SESSION_UIDS, uids);
+        if (r >= 0 && !comm.empty())
+            r = nla_put_string(m, PROBECTL_A_SESSION_COMM, comm.c_str());
+        return r;
+    });
 }
 
 Result<void> Client::setSessionTgids(const std::vector<std::uint32_t>& tgids, bool follow) {
@@ -553,6 +591,8 @@ Result<std::vector<ProbeInfo>> Client::listProbes() {
             p.dropped = getU64(a);
         if (auto* a = tb[PROBECTL_A_PROBE_FILTERED])
             p.filtered = getU64(a);
+        if (auto* a = tb[PROBECTL_A_PROBE_REJECTED])
+            p.rejected = getU64(a);
         if (auto* a = tb[PROBECTL_A_PROBE_PATH])
             p.path.assign(static_cast<const char*>(nla_data(a)),
                           strnlen(static_cast<const char*>(nla_data(a)),

@@ -78,7 +78,8 @@ nlohmann::ordered_json summaryToJson(const std::vector<ProbeSummary>& probes, st
                         {"delivered", p.delivered},
                         {"dropped", p.dropped},
                         {"nmissed", p.nmissed},
-                        {"filtered", p.filtered}});
+                        {"filtered", p.filtered},
+                        {"rejected", p.rejected}});
     return {{"type", "summary"}, {"probes", list}, {"lost", lost}};
 }
 

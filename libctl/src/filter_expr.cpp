@@ -701,6 +701,19 @@ Result<FilterProgram> compileFilter(const FilterNode& root) {
     return std::move(c.prog);
 }
 
+Result<std::string> encodeFilterStrings(const FilterProgram& prog) {
+    std::string out;
+    for (const auto& lit : prog.strings) {
+        if (lit.find('\0') != std::string::npos)
+            return makeError(EINVAL, fmt::format("filter string {} holds a NUL byte: the kernel "
+                                                 "compares C strings",
+                                                 quote(lit)));
+        out += lit;
+        out += '\0';
+    }
+    return out;
+}
+
 Result<void> validateFilterProgram(const FilterProgram& prog, std::span<const bool> arg_is_string) {
     auto bad = [](std::size_t i, std::string what) {
         return makeError(EINVAL, fmt::format("filter insn {}: {}", i, what));

@@ -1,5 +1,6 @@
 // Probe spec parser: a hand-written scanner so every error knows its column.
 #include "probectl/probe_spec.hpp"
+#include "probectl/filter_expr.hpp"
 
 #include <fmt/format.h>
 
@@ -94,6 +95,8 @@ std::string ProbeSpec::str() const {
     std::string s = locationStr();
     for (const auto& a : fetch_args)
         s += ' ' + a.str();
+    if (!filter.empty())
+        s += " if " + filter;
     return s;
 }
 
@@ -253,6 +256,39 @@ class Parser {
             ++i;
         if (i == s_.size())
             return {};
+        // The predicate starts after a word `if`; fetch arguments hold no spaces.
+        std::size_t if_at = std::string_view::npos;
+        for (std::size_t t = i; t < s_.size();) {
+            std::size_t e = t;
+            while (e < s_.size() && s_[e] != ' ' && s_[e] != '\t')
+                ++e;
+            if (s_.substr(t, e - t) == "if") {
+                if_at = t;
+                break;
+            }
+            while (e < s_.size() && (s_[e] == ' ' || s_[e] == '\t'))
+                ++e;
+            t = e;
+        }
+        if (if_at != std::string_view::npos) {
+            std::size_t f = if_at + 2;
+            while (f < s_.size() && (s_[f] == ' ' || s_[f] == '\t'))
+                ++f;
+            if (f == s_.size())
+                return fail(if_at, "expected a predicate after 'if' (e.g. if fd == 3)");
+            if (f == if_at + 2)
+                return fail(f, "expected a space after 'if'");
+            spec.filter = std::string(s_.substr(f));
+            spec.filter_begin = f;
+        }
+        const std::string_view args_text = s_.substr(0, if_at);
+        if (args_text.find_first_not_of(" \t", i) == std::string_view::npos) {
+            // only a predicate: type-check it now, except usdt (arguments come from its note)
+            if (!spec.filter.empty() && spec.kind != SpecKind::Usdt)
+                if (auto r = parseFilter(s_, {}, spec.filter_begin); !r)
+                    return std::move(r).error();
+            return {};
+        }
         if (spec.kind == SpecKind::Usdt)
             return fail(i,
                         "usdt probes take no fetch arguments: they record their own "
@@ -262,10 +298,16 @@ class Parser {
         opts.at_function_entry = opts.is_return || spec.kind == SpecKind::Syscall ||
                                  (spec.offset == 0 && spec.user_addr == UserAddrKind::None &&
                                   !(spec.has_addr && !isUserSpace(spec.kind)));
-        auto args = parseFetchArgs(s_, pos_, opts);
-        if (!args.ok())
-            return std::move(args).error();
+        auto args = parseFetchArgs(args_text, pos_, opts);
+        if (!args.ok()) {
+            SpecError e = std::move(args).error();
+            e.input = std::string(s_);  // the whole spec, predicate included
+            return e;
+        }
         spec.fetch_args = std::move(*args);
+        if (!spec.filter.empty())
+            if (auto r = parseFilter(s_, spec.fetch_args, spec.filter_begin); !r)
+                return std::move(r).error();
         return {};
     }
 

@@ -28,6 +28,20 @@ Result<std::vector<FetchInsn>> fetchProgram(const ProbeSpec& spec) {
     return out;
 }
 
+// The spec's predicate compiled against `args` (the spec's fetch arguments, or a USDT
+// probe's own); an empty program when the spec has none.
+Result<FilterProgram> filterProgram(const ProbeSpec& spec, const std::vector<FetchArg>& args) {
+    if (spec.filter.empty())
+        return FilterProgram{};
+    auto node = parseFilter(spec.text, args, spec.filter_begin);
+    if (!node)
+        return toError(node.error());
+    auto prog = compileFilter(**node);
+    if (!prog)
+        return makeError(EINVAL, fmt::format("{}: {}", spec.text, prog.error().message));
+    return prog;
+}
+
 }  // namespace
 
 bool SessionStats::anyLoss() const {
@@ -112,6 +126,13 @@ Result<Session> Session::open(SessionOptions options) {
     if (!impl->options.tgids.empty())
         if (auto r = impl->client.setSessionTgids(impl->options.tgids, impl->options.follow); !r)
             return r.error();
+    const SessionOptions& o = impl->options;
+    if (!o.match_pids.empty() || !o.match_tids.empty() || !o.match_uids.empty() ||
+        !o.match_comm.empty())
+        if (auto r = impl->client.setSessionMatch(o.match_pids, o.match_tids, o.match_uids,
+                                                  o.match_comm);
+            !r)
+            return r.error();
     return Session(std::move(impl));
 }
 
@@ -155,6 +176,10 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
     if (!fetch)
         return std::move(fetch).error();
     res.request.fetch = std::move(*fetch);
+    auto filter = filterProgram(spec, spec.fetch_args);
+    if (!filter)
+        return std::move(filter).error();
+    res.request.filter = std::move(*filter);
     return addRequestImpl(res, spec.text, spec.fetch_args);
 }
 
@@ -187,7 +212,12 @@ Result<std::uint32_t> Session::addUser(const ProbeSpec& spec) {
                 return std::move(fetch).error();
             res.request.fetch = std::move(*fetch);
         }
-        auto id = addRequestImpl(res, spec.text, std::move(fetch_args));
+        // USDT: the predicate meets the site's own arguments only here.
+        auto filter = filterProgram(spec, fetch_args);
+        if (filter)
+            res.request.filter = std::move(*filter);
+        auto id = filter ? addRequestImpl(res, spec.text, std::move(fetch_args))
+                         : Result<std::uint32_t>(filter.error());
         if (!id) {
             // All sites or none: take back the ones already added (the newest probes).
             for (std::size_t i = 0; i < ids.size(); i++) {
@@ -293,6 +323,7 @@ Result<SessionStats> Session::stats() {
             ps.dropped = it->second->dropped;
             ps.nmissed = it->second->nmissed;
             ps.filtered = it->second->filtered;
+            ps.rejected = it->second->rejected;
         }
         s.probes.push_back(std::move(ps));
     }

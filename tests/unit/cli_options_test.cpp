@@ -36,9 +36,10 @@ TEST(TraceOptions, EverythingAfterDoubleDashIsTheCommand) {
 }
 
 TEST(TraceOptions, OptionsAfterSpecsAndLongForms) {
-    auto o = parseTraceOptions({"kprobe:vfs_read", "--pid=7", "--output", "f", "--", "true"});
+    auto o = parseTraceOptions({"kprobe:vfs_read", "--attach=7", "--output", "f", "--", "true"});
     ASSERT_TRUE(o) << o.error().message;
     EXPECT_THAT(o->pids, ElementsAre(7u));
+    EXPECT_TRUE(o->match_pids.empty()) << "--attach is -p, not the --pid filter";
     EXPECT_EQ(o->output, "f");
     EXPECT_THAT(o->command, ElementsAre("true"));
 }
@@ -78,7 +79,17 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{{}, "no probe spec"}, UsageCase{{"--", "ls"}, "no probe spec"},
         UsageCase{{"syscall:openat", "--"}, "'--' must be followed by a command"},
         UsageCase{{"syscall:openat", "--bogus"}, "unrecognised option '--bogus'"},
-        UsageCase{{"syscall:openat", "-p"}, "the required argument for option '--pid'"},
+        UsageCase{{"syscall:openat", "-p"}, "the required argument for option '--attach'"},
+        UsageCase{{"syscall:openat", "--pid", "1,x"}, "--pid: 'x' is not a number (in '1,x')"},
+        UsageCase{{"syscall:openat", "--tid", "-3"}, "--tid: '-3' is not a number"},
+        UsageCase{{"syscall:openat", "--uid", "no_such_user_zz"},
+                  "--uid: no user 'no_such_user_zz'"},
+        UsageCase{{"syscall:openat", "--comm", ""}, "--comm needs a glob of 1..63 bytes"},
+        UsageCase{{"syscall:openat", "--comm", std::string(64, 'a')}, "--comm needs a glob"},
+        UsageCase{{"syscall:getpid", "--backend=ptrace", "--comm", "ls", "--", "ls"},
+                  "with --backend=ptrace use -p/--attach"},
+        UsageCase{{"kprobe:vfs_read if", "--", "ls"}, "expected a predicate after 'if'"},
+        UsageCase{{"kprobe:vfs_read n=$arg1 if m == 1", "--", "ls"}, "unknown field 'm'"},
         UsageCase{{"syscall:openat", "-p", "abc"}, "invalid"},
         UsageCase{{"syscall:openat", "-p", "0"}, "-p 0"},
         UsageCase{{"syscall:openat", "--maxactive", "0"}, "--maxactive must be 1..4096"},
@@ -162,4 +173,16 @@ TEST(TraceOptions, HeaderNamesCommandAndPids) {
     EXPECT_EQ(traceTarget("", 0, {1, 2}), " in pids 1, 2");
     EXPECT_EQ(traceTarget("ls", 7, {}), " in 'ls' (pid 7)");
     EXPECT_EQ(traceTarget("", 0, {}), " system-wide");
+}
+
+// --pid/--tid/--uid take comma lists and repeat; they fill the task match, not -p's tgids.
+TEST(TraceOptions, TaskMatchLists) {
+    auto o = parseTraceOptions({"syscall:getppid", "--pid", "10,11", "--pid=12", "--tid", "13",
+                                "--uid", "root,1000", "--comm", "ls*", "--", "true"});
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_THAT(o->match_pids, ElementsAre(10u, 11u, 12u));
+    EXPECT_THAT(o->match_tids, ElementsAre(13u));
+    EXPECT_THAT(o->match_uids, ElementsAre(0u, 1000u));
+    EXPECT_EQ(o->match_comm, "ls*");
+    EXPECT_TRUE(o->pids.empty());
 }

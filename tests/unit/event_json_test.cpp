@@ -118,9 +118,10 @@ TEST(EventJson, InvalidUtf8IsReplacedNotThrown) {
 }
 
 TEST(EventJson, Summary) {
-    const json j = summaryToJson({{1, "syscall:openat", 10, 8, 2, 0, 5}}, 3);
+    const json j = summaryToJson({{1, "syscall:openat", 10, 8, 2, 0, 5, 4}}, 3);
     EXPECT_EQ(toJsonLine(j),
               "{\"type\":\"summary\",\"probes\":[{\"id\":1,\"probe\":\"syscall:openat\","
-              "\"hits\":10,\"delivered\":8,\"dropped\":2,\"nmissed\":0,\"filtered\":5}],"
+              "\"hits\":10,\"delivered\":8,\"dropped\":2,\"nmissed\":0,\"filtered\":5,"
+              "\"rejected\":4}],"
               "\"lost\":3}");
 }

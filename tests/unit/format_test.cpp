@@ -135,9 +135,11 @@ TEST(Summary, TableAndLossWarning) {
     std::ostringstream os;
     printSummary(os, s);
     EXPECT_EQ(os.str(),
-              "PROBE                     HITS  DELIVERED  DROPPED  NMISSED  FILTERED\n"
-              "syscall:getppid           1000       1000        0        0        12\n"
-              "kretprobe:do_sys_openat2    10          8        2        1         0\n"
+              "PROBE                     HITS  DELIVERED  DROPPED  NMISSED  FILTERED  REJECTED\n"
+              "syscall:getppid           1000       1000        0        0        12         0\n"
+              "kretprobe:do_sys_openat2    10          8        2        1         0         0\n"
+              "FILTERED: skipped by the process filter (not in HITS); REJECTED: hits the spec's "
+              "`if` predicate rejected (HITS = DELIVERED + DROPPED + REJECTED)\n"
               "lost records: 3 (session), receive-buffer overruns: 0\n");
     EXPECT_TRUE(s.anyLoss());
     EXPECT_THAT(lossWarning(s), HasSubstr("2 dropped"));
@@ -148,6 +150,22 @@ TEST(Summary, TableAndLossWarning) {
     clean.probes.push_back({1, "kprobe:vfs_read", 5, 5, 0, 0, 0});
     EXPECT_FALSE(clean.anyLoss());
     EXPECT_EQ(lossWarning(clean), "");
+    // No filter counted anything: no legend.
+    std::ostringstream cs;
+    printSummary(cs, clean);
+    EXPECT_THAT(cs.str(), Not(HasSubstr("REJECTED:")));
+}
+
+// Hits a predicate rejects are neither delivered nor lost: no loss warning.
+TEST(Summary, RejectedColumnIsNoLoss) {
+    SessionStats s;
+    s.probes.push_back({1, "syscall:openat if fd == 3", 10, 4, 0, 0, 0, 6});
+    std::ostringstream os;
+    printSummary(os, s);
+    EXPECT_THAT(os.str(), HasSubstr("syscall:openat if fd == 3    10          4        0        0 "
+                                    "        0         6\n"));
+    EXPECT_FALSE(s.anyLoss());
+    EXPECT_EQ(lossWarning(s), "");
 }
 
 TEST(ProbeList, Columns) {
@@ -159,6 +177,7 @@ TEST(ProbeList, Columns) {
     a.flags = PROBECTL_PROBE_F_SYSCALL | PROBECTL_PROBE_F_ENABLED;
     a.owner = 1234;
     a.hits = 7;
+    a.rejected = 2;
     ProbeInfo b;
     b.id = 12;
     b.kind = ProbeKind::Kretprobe;
@@ -173,11 +192,11 @@ TEST(ProbeList, Columns) {
     printProbeList(os, {a, b, c});
     EXPECT_EQ(os.str(),
               "ID  KIND       LOCATION            ADDRESS             OWNER  PERSISTENT  ENABLED  "
-              "HITS  NMISSED  DROPPED  FILTERED\n"
+              "HITS  NMISSED  DROPPED  FILTERED  REJECTED\n"
               " 1  syscall    __x64_sys_getppid   0xffffffff81001000   1234  no          yes      "
-              "   7        0        0         0\n"
+              "   7        0        0         0         2\n"
               "12  kretprobe  0xffffffff81001400  0xffffffff81001400      -  yes         no       "
-              "   0        0        3         0\n"
+              "   0        0        3         0         0\n"
               "13  kprobe     vfs_read+0x4        -                       -  no          no       "
-              "   0        0        0         0\n");
+              "   0        0        0         0         0\n");
 }

@@ -99,7 +99,8 @@ std::string formatEventJson(const Event& ev) {
 std::string formatSummaryJson(const SessionStats& stats) {
     std::vector<ProbeSummary> probes;
     for (const auto& p : stats.probes)
-        probes.push_back({p.id, p.spec, p.hits, p.delivered, p.dropped, p.nmissed, p.filtered});
+        probes.push_back(
+            {p.id, p.spec, p.hits, p.delivered, p.dropped, p.nmissed, p.filtered, p.rejected});
     return toJsonLine(summaryToJson(probes, stats.lost));
 }
 
@@ -110,11 +111,19 @@ void printSummary(std::ostream& os, const SessionStats& stats) {
              {"DELIVERED", A::Right},
              {"DROPPED", A::Right},
              {"NMISSED", A::Right},
-             {"FILTERED", A::Right}});
-    for (const auto& p : stats.probes)
+             {"FILTERED", A::Right},
+             {"REJECTED", A::Right}});
+    bool any_filter = false;
+    for (const auto& p : stats.probes) {
         t.add({p.spec, std::to_string(p.hits), std::to_string(p.delivered),
-               std::to_string(p.dropped), std::to_string(p.nmissed), std::to_string(p.filtered)});
+               std::to_string(p.dropped), std::to_string(p.nmissed), std::to_string(p.filtered),
+               std::to_string(p.rejected)});
+        any_filter |= p.filtered || p.rejected;
+    }
     t.print(os);
+    if (any_filter)
+        os << "FILTERED: skipped by the process filter (not in HITS); REJECTED: hits the "
+              "spec's `if` predicate rejected (HITS = DELIVERED + DROPPED + REJECTED)\n";
     os << fmt::format("lost records: {} (session), receive-buffer overruns: {}\n", stats.lost,
                       stats.overruns);
 }
@@ -146,13 +155,14 @@ void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes) {
              {"HITS", A::Right},
              {"NMISSED", A::Right},
              {"DROPPED", A::Right},
-             {"FILTERED", A::Right}});
+             {"FILTERED", A::Right},
+             {"REJECTED", A::Right}});
     for (const auto& p : probes)
         t.add({std::to_string(p.id), p.syscall() ? "syscall" : toString(p.kind), p.location(),
                p.addr ? fmt::format("{:#018x}", p.addr) : "-",
                p.owner ? std::to_string(p.owner) : "-", p.persistent() ? "yes" : "no",
                p.enabled() ? "yes" : "no", std::to_string(p.hits), std::to_string(p.nmissed),
-               std::to_string(p.dropped), std::to_string(p.filtered)});
+               std::to_string(p.dropped), std::to_string(p.filtered), std::to_string(p.rejected)});
     t.print(os);
 }
 

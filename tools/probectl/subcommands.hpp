@@ -20,8 +20,11 @@ namespace probectl::cli {
 
 // trace.cpp
 struct TraceOptions {
-    std::vector<ProbeSpec> specs;      // parsed; a bad spec is a usage error
-    std::vector<std::uint32_t> pids;   // -p PID (repeatable): tgid filter
+    std::vector<ProbeSpec> specs;     // parsed; a bad spec is a usage error
+    std::vector<std::uint32_t> pids;  // -p/--attach PID (repeatable): tgid filter
+    // --pid, --tid, --uid (lists), --comm GLOB: the session's task match (pure filters)
+    std::vector<std::uint32_t> match_pids, match_tids, match_uids;
+    std::string match_comm;
     std::uint32_t maxactive = 0;       // --maxactive N for kretprobes (1..4096), 0 = default
     std::string output;                // -o FILE, "" = stdout
     double duration = 0;               // --duration SEC, 0 = until Ctrl-C / command exit

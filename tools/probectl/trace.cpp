@@ -2,6 +2,7 @@
 // per-probe summary. With `-- CMD`, CMD is forked, held before exec until the probes and its
 // tgid filter are in place, then traced until it exits.
 #include <fmt/format.h>
+#include <pwd.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -54,6 +55,40 @@ class StopSignals {
     struct sigaction old_term_ {};
 };
 
+// "12,34" (and repeated options) -> ids; `names` allows user names (getpwnam).
+std::optional<UsageError> parseIdList(const po::variables_map& vm, const char* opt, bool names,
+                                      std::vector<std::uint32_t>& out) {
+    if (!vm.count(opt))
+        return std::nullopt;
+    for (const auto& arg : vm[opt].as<std::vector<std::string>>()) {
+        std::size_t b = 0;
+        while (b <= arg.size()) {
+            std::size_t e = arg.find(',', b);
+            if (e == std::string::npos)
+                e = arg.size();
+            const std::string item = arg.substr(b, e - b);
+            char* end = nullptr;
+            errno = 0;
+            const unsigned long v = std::strtoul(item.c_str(), &end, 10);
+            if (!item.empty() && *end == '\0' && item[0] != '-' && errno == 0 && v <= UINT32_MAX) {
+                out.push_back(static_cast<std::uint32_t>(v));
+            } else if (names && !item.empty()) {
+                const passwd* pw = ::getpwnam(item.c_str());
+                if (!pw)
+                    return UsageError{fmt::format("--{}: no user '{}'", opt, item)};
+                out.push_back(pw->pw_uid);
+            } else {
+                return UsageError{
+                    fmt::format("--{}: '{}' is not a number (in '{}')", opt, item, arg)};
+            }
+            b = e + 1;
+        }
+    }
+    if (out.size() > PROBECTL_MATCH_MAX_IDS)
+        return UsageError{fmt::format("--{}: at most {} ids", opt, PROBECTL_MATCH_MAX_IDS)};
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::string traceTarget(const std::string& command, pid_t child_pid,
@@ -72,10 +107,22 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
     // clang-format off
     d.add_options()
         ("help,h", "show this help")
-        ("pid,p", po::value<std::vector<std::uint32_t>>(o ? &o->pids : nullptr)
+        ("attach,p", po::value<std::vector<std::uint32_t>>(o ? &o->pids : nullptr)
              ->value_name("PID"),
-         "only trace process PID (repeatable, at most 64); with one -p, library names "
-         "and paths in uprobe/usdt specs are found as PID sees them")
+         "trace process PID (repeatable, at most 64; like strace -p/--attach); with one -p, "
+         "library names and paths in uprobe/usdt specs are found as PID sees them, and "
+         "uprobes are armed only in the traced processes")
+        ("pid", po::value<std::vector<std::string>>()->value_name("PID,..."),
+         "keep only hits in these processes (tgids; comma list, repeatable): a pure filter "
+         "on top of what is traced (-p, -- CMD, or everything), evaluated in the kernel; "
+         "other hits count as FILTERED")
+        ("tid", po::value<std::vector<std::string>>()->value_name("TID,..."),
+         "keep only hits in these threads (same rules as --pid)")
+        ("uid", po::value<std::vector<std::string>>()->value_name("UID,..."),
+         "keep only hits of tasks running as these users (numbers or names; real uid)")
+        ("comm", po::value<std::string>(o ? &o->match_comm : nullptr)->value_name("GLOB"),
+         "keep only hits of tasks whose comm (name, at most 15 bytes) matches GLOB "
+         "(* ? [a-z] [!x]), e.g. --comm 'ls*'")
         ("follow,f", po::bool_switch(o ? &o->follow : nullptr),
          "also trace the processes that the traced ones fork from now on (and what they "
          "exec), like strace -f; needs -p or -- CMD")
@@ -132,6 +179,22 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
     for (auto& s : o.specs)
         if (s.kind == SpecKind::Kretprobe)
             s.maxactive = o.maxactive;
+    if (auto e = parseIdList(vm, "pid", false, o.match_pids))
+        return *e;
+    if (auto e = parseIdList(vm, "tid", false, o.match_tids))
+        return *e;
+    if (auto e = parseIdList(vm, "uid", true, o.match_uids))
+        return *e;
+    if (vm.count("comm") &&
+        (o.match_comm.empty() || o.match_comm.size() >= PROBECTL_MATCH_COMM_MAX))
+        return UsageError{
+            fmt::format("--comm needs a glob of 1..{} bytes", PROBECTL_MATCH_COMM_MAX - 1)};
+    if (o.backend == "ptrace" && (!o.match_pids.empty() || !o.match_tids.empty() ||
+                                  !o.match_uids.empty() || !o.match_comm.empty()))
+        return UsageError{
+            "--pid, --tid, --uid and --comm filter in the kernel: with "
+            "--backend=ptrace use -p/--attach, or a predicate such as "
+            "'uprobe:... if $comm ~ \"ls*\"'"};
     if (vm.count("duration") && !(o.duration > 0))
         return UsageError{"--duration must be a positive number of seconds"};
     for (auto pid : o.pids)
@@ -177,6 +240,10 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     so.tgids = o.pids;
     so.follow = o.follow;
     so.maxactive = o.maxactive;
+    so.match_pids = o.match_pids;
+    so.match_tids = o.match_tids;
+    so.match_uids = o.match_uids;
+    so.match_comm = o.match_comm;
     if (o.pids.size() == 1)
         so.resolve_pid = static_cast<pid_t>(o.pids[0]);
     if (!o.command.empty()) {

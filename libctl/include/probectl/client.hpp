@@ -17,6 +17,7 @@
 
 #include "probectl/event.hpp"
 #include "probectl/fetch_program.hpp"
+#include "probectl/filter_expr.hpp"
 #include "probectl/result.hpp"
 #include "uapi/probectl.h"
 
@@ -66,6 +67,10 @@ struct ProbeRequest {
     // record then carries their values after the fixed part (Event::fetched). Not with
     // PROBECTL_PROBE_F_PERSISTENT (EINVAL from the kernel).
     std::vector<FetchInsn> fetch;
+    // Predicate (compileFilter) over the fetched values; no instructions = none. The kernel
+    // runs it before reserving a record and counts what it rejects (ProbeInfo::rejected).
+    // Not with PROBECTL_PROBE_F_PERSISTENT.
+    FilterProgram filter;
 };
 
 // PROBE_ADD reply.
@@ -84,10 +89,11 @@ struct ProbeInfo {
     std::uint32_t maxactive = 0;
     std::uint32_t flags = 0;           // PROBECTL_PROBE_F_*
     std::uint32_t owner = 0;           // netlink portid of the owning socket; 0 when persistent
-    std::uint64_t hits = 0;            // handler runs that passed the filter
+    std::uint64_t hits = 0;            // handler runs that passed the process filter
     std::uint64_t nmissed = 0;         // kprobe reentry + kretprobe instance shortage
     std::uint64_t dropped = 0;         // records lost: ring full or delivery failed
-    std::uint64_t filtered = 0;        // hits skipped by the session's tgid filter
+    std::uint64_t filtered = 0;        // runs the process filter skipped (tgids, task match)
+    std::uint64_t rejected = 0;        // hits the probe's predicate rejected (within hits)
     std::string path;                  // user kinds: the probed file
     std::uint64_t file_offset = 0;     // user kinds: file offset of the probed instruction
     std::uint64_t ref_ctr_offset = 0;  // USDT semaphore file offset, 0 = none
@@ -146,6 +152,15 @@ class Client {
     // kernel without the sched_process_fork tracepoint). Uprobes are armed only in the
     // filtered processes' address spaces.
     Result<void> setSessionTgids(const std::vector<std::uint32_t>& tgids, bool follow = false);
+    // SESSION_MATCH: replaces the task match. A hit of this socket's probes counts only when
+    // its task is in every non-empty list (`pids`: tgids, `tids`: thread ids, `uids`: uids in
+    // the initial user namespace) and its comm matches the glob `comm` ("" = any);
+    // otherwise it counts as `filtered`, like hits outside the tgid filter. All empty
+    // removes the match. Errors: EINVAL locally for a list over PROBECTL_MATCH_MAX_IDS or a
+    // comm of PROBECTL_MATCH_COMM_MAX bytes or more; kernel errno + extack otherwise.
+    Result<void> setSessionMatch(const std::vector<std::uint32_t>& pids,
+                                 const std::vector<std::uint32_t>& tids,
+                                 const std::vector<std::uint32_t>& uids, const std::string& comm);
     // FLUSH: the kernel sends every buffered record of this socket's probes, then acks.
     // Those EVENTS messages are queued here; call consume() afterwards to receive them.
     // The kernel sends only what fits in the receive buffer and answers EAGAIN when more

@@ -23,7 +23,7 @@
 //
 // Summary object:
 //   {"type": "summary", "probes": [{"id", "probe", "hits", "delivered", "dropped",
-//    "nmissed", "filtered"}...], "lost": records lost by the session's transport}
+//    "nmissed", "filtered", "rejected"}...], "lost": records lost by the session's transport}
 //
 // Objects are nlohmann::ordered_json so keys print in the order above and args in fetch
 // order. Strings are bytes from the traced program; bytes that are not valid UTF-8 are written as
@@ -64,6 +64,7 @@ struct ProbeSummary {
     std::uint64_t dropped = 0;
     std::uint64_t nmissed = 0;
     std::uint64_t filtered = 0;
+    std::uint64_t rejected = 0;
 };
 
 // The JSON value of one fetched value (null when faulted), per the table above.

@@ -35,8 +35,9 @@
 #include <vector>
 
 #include "probectl/fetch_spec.hpp"
-#include "probectl/spec_error.hpp"
 #include "probectl/result.hpp"
+#include "probectl/spec_error.hpp"
+#include "uapi/probectl.h"
 
 namespace probectl {
 
@@ -114,12 +115,24 @@ struct FilterInsn {
 
     friend bool operator==(const FilterInsn&, const FilterInsn&) = default;
 };
-static_assert(sizeof(FilterInsn) == 16);
+// The wire form is struct probectl_filter_insn: same layout, same numbering.
+static_assert(sizeof(FilterInsn) == sizeof(probectl_filter_insn));
+static_assert(offsetof(FilterInsn, arg_index) == offsetof(probectl_filter_insn, arg));
+static_assert(offsetof(FilterInsn, width) == offsetof(probectl_filter_insn, width));
+static_assert(offsetof(FilterInsn, value) == offsetof(probectl_filter_insn, value));
+static_assert(static_cast<int>(FilterOpcode::Test) == PROBECTL_FILTER_TEST &&
+              static_cast<int>(FilterOpcode::Not) == PROBECTL_FILTER_NOT);
+static_assert(static_cast<int>(FilterCmp::Glob) == PROBECTL_FILTER_GLOB &&
+              static_cast<int>(FilterCmp::Mask) == PROBECTL_FILTER_MASK);
+static_assert(static_cast<int>(FilterFieldKind::Uid) == PROBECTL_FILTER_FIELD_UID &&
+              static_cast<int>(FilterFieldKind::Comm) == PROBECTL_FILTER_FIELD_COMM);
+static_assert(kFilterFlagSigned == PROBECTL_FILTER_F_SIGNED &&
+              kFilterFlagString == PROBECTL_FILTER_F_STRING);
 
-inline constexpr std::size_t kFilterMaxInsns = 32;
-inline constexpr std::size_t kFilterMaxStack = 8;
-inline constexpr std::size_t kFilterMaxStrings = 8;
-inline constexpr std::size_t kFilterMaxStringLen = 255;  // bytes, without a NUL
+inline constexpr std::size_t kFilterMaxInsns = PROBECTL_FILTER_MAX_INSNS;
+inline constexpr std::size_t kFilterMaxStack = PROBECTL_FILTER_MAX_STACK;
+inline constexpr std::size_t kFilterMaxStrings = PROBECTL_FILTER_MAX_STRINGS;
+inline constexpr std::size_t kFilterMaxStringLen = PROBECTL_FILTER_MAX_STRLEN;  // no NUL
 
 struct FilterProgram {
     std::vector<FilterInsn> insns;
@@ -130,6 +143,10 @@ struct FilterProgram {
 // kFilterMaxInsns instructions, a stack deeper than kFilterMaxStack, more than
 // kFilterMaxStrings string literals or one longer than kFilterMaxStringLen.
 Result<FilterProgram> compileFilter(const FilterNode& root);
+
+// PROBECTL_A_PROBE_FILTER_STRINGS: the literals, each followed by its NUL, back to back.
+// A literal holding a NUL byte cannot travel (EINVAL naming it).
+Result<std::string> encodeFilterStrings(const FilterProgram& prog);
 
 // Kernel-side rules, here so both sides agree: length 1..kFilterMaxInsns, known opcodes,
 // comparisons and field kinds; Test flags consistent with the field (strings only for

@@ -34,6 +34,12 @@
 // "uretprobe:libc:malloc size=$arg1:u64 ptr=$retval". $argN is allowed at a function's
 // entry (offset 0) and in return probes (the kernel saves the entry arguments); $retval in
 // return probes only. USDT probes take none: they fetch their own arguments (arg1..argN).
+//
+// A predicate may end the spec, after the word `if` (as in ftrace trigger syntax), over the
+// fetch arguments and $pid $tid $uid $cpu $comm (grammar in filter_expr.hpp):
+//   "kprobe:do_sys_openat2 fn=+0($arg2):ustring if fn ~ \"/etc/*\" && $comm != \"sh\""
+//   "usdt:/bin/app:pc:tick if arg1 >= 2"   (a USDT probe's own arg1..argN)
+// The kernel evaluates it before a record is reserved; rejected hits are counted.
 #pragma once
 
 #include <cstddef>
@@ -88,6 +94,11 @@ struct ProbeSpec {
     std::uint32_t maxactive = 0;
     std::string text;  // the text this spec was parsed from (canonical form if built by hand)
     std::vector<FetchArg> fetch_args;  // NAME=SOURCE[:TYPE] after the location, in order
+    // The predicate after `if` ("" = none), as written, and where it starts in `text`
+    // (byte offset, for parseFilter's columns). Type-checked against fetch_args when parsed,
+    // except for usdt, whose arguments are known only once the probe is resolved.
+    std::string filter;
+    std::size_t filter_begin = 0;
 
     // User-space specs only. For uprobe/uretprobe, `symbol` is the function name as written
     // (mangled or demangled C++, optionally name@VERSION), `offset` the +OFFSET bytes, and an
@@ -104,7 +115,7 @@ struct ProbeSpec {
     // "uprobe:/bin/x:'ns::f(int)'+0x4", "uprobe:libc:off=0x9be70", "usdt:/bin/x:prov:name",
     // with fields quoted where the grammar needs it, so that parsing str() gives this spec.
     std::string str() const;
-    // str() without the fetch arguments.
+    // str() without the fetch arguments and predicate.
     std::string locationStr() const;
 };
 

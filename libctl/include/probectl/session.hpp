@@ -37,6 +37,15 @@ struct SessionOptions {
     // Processes that the filtered ones fork from now on are traced too (strace -f). Needs
     // a non-empty `tgids`.
     bool follow = false;
+    // Task match (Client::setSessionMatch), on top of `tgids`: a hit counts only when its
+    // task's tgid is in `match_pids`, its thread id in `match_tids`, its uid (initial user
+    // namespace) in `match_uids` (each when non-empty) and its comm matches the glob
+    // `match_comm` (when non-empty). Pure filters: unlike `tgids` they decide nothing about
+    // where uprobes are armed or how specs are resolved. Others count as `filtered`.
+    std::vector<std::uint32_t> match_pids;
+    std::vector<std::uint32_t> match_tids;
+    std::vector<std::uint32_t> match_uids;
+    std::string match_comm;
     // User-space specs (uprobe, uretprobe, usdt) name files and libraries as this process
     // sees them (0: as the tracer sees them; see UserResolveOptions::pid).
     pid_t resolve_pid = 0;
@@ -65,11 +74,12 @@ struct SessionProbe {
 struct ProbeStats {
     std::uint32_t id = 0;
     std::string spec;
-    std::uint64_t hits = 0;       // kernel: handler runs that passed the filter
+    std::uint64_t hits = 0;       // kernel: handler runs that passed the process filter
     std::uint64_t delivered = 0;  // userspace: records received and decoded
     std::uint64_t dropped = 0;    // kernel: ring full or delivery failed
     std::uint64_t nmissed = 0;    // kernel: reentry / kretprobe instance shortage
-    std::uint64_t filtered = 0;   // kernel: skipped by the tgid filter
+    std::uint64_t filtered = 0;   // kernel: skipped by the process filter (tgids, match)
+    std::uint64_t rejected = 0;   // kernel: hits the probe's predicate rejected
 };
 
 struct SessionStats {

@@ -646,8 +646,9 @@ SessionStats Engine::stats() const {
         ps.spec = p->info.spec;
         ps.hits = p->info.hits;
         ps.delivered = p->info.delivered;
-        ps.dropped = p->info.hits - p->info.delivered;
+        ps.dropped = p->info.hits - p->info.rejected - p->info.delivered;
         ps.nmissed = p->info.missed;
+        ps.rejected = p->info.rejected;
         s.probes.push_back(ps);
     }
     return s;

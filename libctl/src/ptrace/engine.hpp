@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "probectl/event.hpp"
+#include "probectl/filter_expr.hpp"
 #include "probectl/probe_spec.hpp"
 #include "probectl/ptrace_session.hpp"
 #include "probectl/result.hpp"
@@ -46,6 +47,8 @@ struct Probe {
     std::vector<Site> sites;  // uprobe/uretprobe/usdt
     int syscall_nr = -1;      // syscall
     bool internal = false;    // the dynamic linker's rendezvous hook (never reported)
+    FilterProgram filter;     // the spec's predicate, evaluated host-side as the kernel does
+    bool filter_uid = false;  // it reads $uid (one /proc read per hit)
 };
 
 // An int3 the engine wrote. `entries`: probes whose entry is here; `returns`: pending

@@ -46,8 +46,21 @@ Event Engine::baseEvent(Thread& t, std::uint32_t probe_id) {
     return ev;
 }
 
-void Engine::emit(Thread&, Probe& p, Event& ev) {
+void Engine::emit(Thread& t, Probe& p, Event& ev) {
     p.info.hits++;
+    if (!p.filter.insns.empty()) {
+        FilterValues v;
+        v.pid = ev.tgid;
+        v.tid = ev.pid;
+        v.cpu = ev.cpu;
+        v.comm = ev.comm;
+        if (p.filter_uid)
+            v.uid = readUid(t.tid);
+        if (!evalFilter(p.filter, v)) {
+            p.info.rejected++;
+            return;
+        }
+    }
     if (cb_) {
         p.info.delivered++;
         delivered_now_++;

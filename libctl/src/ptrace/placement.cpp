@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "probectl/filter_expr.hpp"
 #include "probectl/proc_maps.hpp"
 #include "probectl/syscall_meta.hpp"
 #include "probectl/user_target.hpp"
@@ -67,6 +68,19 @@ Result<std::uint32_t> Engine::addProbe(const ProbeSpec& spec) {
                                      text));
     auto p = std::make_unique<Probe>();
     p->info.spec = text;
+    if (!spec.filter.empty()) {
+        // Only $pid $tid $uid $cpu $comm can be named here (no fetch arguments), the same
+        // fields and semantics as the kernel's predicate, so both backends keep the same hits.
+        auto node = parseFilter(text, {}, spec.filter_begin);
+        if (!node)
+            return toError(node.error());
+        auto prog = compileFilter(**node);
+        if (!prog)
+            return makeError(EINVAL, fmt::format("{}: {}", text, prog.error().message));
+        p->filter = std::move(*prog);
+        for (const auto& in : p->filter.insns)
+            p->filter_uid |= in.field_kind == static_cast<std::uint8_t>(FilterFieldKind::Uid);
+    }
     p->info.kind = spec.kind;
     if (spec.kind == SpecKind::Syscall) {
         static const SyscallTable table = SyscallTable::builtin();

@@ -89,6 +89,15 @@ std::string readComm(pid_t tid) {
     return comm;
 }
 
+std::uint32_t readUid(pid_t tid) {
+    std::ifstream f(fmt::format("/proc/{}/status", tid));
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("Uid:", 0) == 0)
+            return static_cast<std::uint32_t>(std::stoul(line.substr(4)));
+    return 0;
+}
+
 bool sigtrapPending(pid_t tid) {
     std::ifstream f(fmt::format("/proc/{}/status", tid));
     std::string line;

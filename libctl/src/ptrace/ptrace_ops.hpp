@@ -49,6 +49,9 @@ Result<unsigned long> eventMsg(pid_t tid);
 
 // Thread's comm (/proc/TID/comm, newline stripped); "" when unreadable.
 std::string readComm(pid_t tid);
+// Real uid of thread `tid` (first field of Uid: in /proc/TID/status), as the kernel's
+// current_uid(); 0 if unreadable.
+std::uint32_t readUid(pid_t tid);
 // Whether SIGTRAP is pending for the thread itself (/proc/TID/status SigPnd, proc(5)).
 bool sigtrapPending(pid_t tid);
 // Tgid of a thread (/proc/TID/status "Tgid:"), 0 when unreadable.

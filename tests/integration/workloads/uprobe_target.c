@@ -11,6 +11,7 @@
  *   uprobe_target libc N      N calls of libc's getppid()
  *   uprobe_target usdt N      N USDT probes pc:tick(i, i*i) with a
  *                             semaphore; prints how often it was raised
+ *   uprobe_target paths P...  pc_path(P) for each P, in order; prints the count
  *   uprobe_target hold S FILE writes the address of pc:hold's semaphore to
  *                             FILE, then for S seconds fires pc:hold every 10 ms
  *
@@ -34,6 +35,12 @@ unsigned short pc_hold_semaphore __attribute__((section(".probes")));
 __attribute__((noipa)) long pc_add(long a, long b)
 {
 	return a + b;
+}
+
+/* returns the string's length, so a uretprobe sees a known $retval too */
+__attribute__((noipa)) long pc_path(const char *p)
+{
+	return (long)strlen(p);
 }
 
 long pc_fact(long n);
@@ -90,6 +97,10 @@ int main(int argc, char **argv)
 			DTRACE_PROBE2(pc, tick, i, i * i);
 		}
 		printf("enabled=%ld semaphore=%u\n", enabled, pc_tick_semaphore);
+	} else if (!strcmp(mode, "paths")) {
+		for (int i = 2; i < argc; i++)
+			pc_path(argv[i]);
+		printf("paths=%d\n", argc - 2);
 	} else if (!strcmp(mode, "hold") && argc > 3) {
 		f = fopen(argv[3], "w");
 		if (!f)

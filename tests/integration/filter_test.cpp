@@ -1,0 +1,324 @@
+// In-kernel filters against the real module: per-probe predicates (`SPEC ... if EXPR`) keep
+// exactly the matching calls of known workloads on every probe kind, with the rejected ones
+// counted (delivered + dropped + rejected == hits); the session's task match (--pid, --tid,
+// --uid, --comm) counts what it skips as filtered; crafted bad predicates are refused with
+// messages (the suite checks the kernel log stays clean).
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "itest_util.hpp"
+#include "probectl/session.hpp"
+
+using itest::why;
+using itest::Workload;
+using probectl::Event;
+using probectl::FilterInsn;
+using probectl::ProbeStats;
+using probectl::Session;
+using probectl::SessionOptions;
+
+namespace {
+
+struct Traced {
+    std::vector<Event> events;
+    ProbeStats stats;  // of the first probe
+};
+
+// Runs argv held at its gate under a session filtered on its pid (plus `o`), with `spec`.
+Traced trace(const std::string& spec, std::vector<std::string> argv, SessionOptions o = {},
+             bool filter_on_pid = true) {
+    Workload w(std::move(argv));
+    const auto pid = static_cast<std::uint32_t>(w.pid());  // wait() forgets it
+    if (filter_on_pid)
+        o.tgids = {pid};
+    auto s = Session::open(o);
+    if (!s)
+        throw std::runtime_error("session: " + why(s));
+    if (auto id = s->add(spec); !id)
+        throw std::runtime_error("add " + spec + ": " + why(id));
+    w.release();
+    EXPECT_EQ(w.wait(), 0);
+    Traced t;
+    auto st = s->stop([&](const Event& e) {
+        if (e.tgid == pid || !filter_on_pid)
+            t.events.push_back(e);
+    });
+    if (!st)
+        throw std::runtime_error("stop: " + why(st));
+    t.stats = st->probes.at(0);
+    std::sort(t.events.begin(), t.events.end(),
+              [](const Event& a, const Event& b) { return a.timestamp_ns < b.timestamp_ns; });
+    return t;
+}
+
+// Every hit is accounted for: delivered, dropped (none expected) or rejected.
+void expectBalanced(const ProbeStats& s) {
+    EXPECT_EQ(s.dropped, 0u);
+    EXPECT_EQ(s.delivered + s.dropped + s.rejected, s.hits)
+        << "hits " << s.hits << " delivered " << s.delivered << " rejected " << s.rejected;
+}
+
+std::string target() {
+    return itest::workload("uprobe_target");
+}
+
+}  // namespace
+
+// uprobe, integer predicate: pc_add(i, 2i+1) for i = 1..10 keeps i in 4..6 only.
+TEST(Filter, UprobeKeepsExactlyTheMatchingCalls) {
+    auto t = trace("uprobe:" + target() + ":pc_add a=$arg1:s64 if a >= 4 && a <= 6",
+                   {target(), "calls", "10"});
+    ASSERT_EQ(t.events.size(), 3u);
+    for (std::size_t i = 0; i < 3; i++)
+        EXPECT_EQ(t.events[i].values.at(0).raw, 4 + i);
+    EXPECT_EQ(t.stats.hits, 10u);
+    EXPECT_EQ(t.stats.rejected, 7u);
+    expectBalanced(t.stats);
+}
+
+// A string read from user memory, glob-matched in the kernel.
+TEST(Filter, UprobeGlobOnAUserString) {
+    auto t = trace(
+        "uprobe:" + target() + R"(:pc_path p=+0($arg1):string if p ~ "/etc/*")",
+        {target(), "paths", "/etc/passwd", "/tmp/etc/x", "/etc/hostname", "/usr/etc", "/etc"});
+    ASSERT_EQ(t.events.size(), 2u);
+    EXPECT_EQ(t.events[0].values.at(0).str, "/etc/passwd");
+    EXPECT_EQ(t.events[1].values.at(0).str, "/etc/hostname");
+    EXPECT_EQ(t.stats.hits, 5u);
+    EXPECT_EQ(t.stats.rejected, 3u);
+    expectBalanced(t.stats);
+}
+
+// uretprobe on $retval: pc_path returns strlen, so keeps the paths longer than 6 bytes; `!=`
+// on the string in the same predicate (exact compare, no glob characters).
+TEST(Filter, UretprobeRetvalAndStringInequality) {
+    auto t = trace("uretprobe:" + target() +
+                       R"(:pc_path n=$retval:s64 p=+0($arg1):string if n > 6 && p != "/a/b/c/d")",
+                   {target(), "paths", "/a", "/a/b/c/d", "/abcdefgh", "/x/y/z/w/v"});
+    ASSERT_EQ(t.events.size(), 2u);
+    EXPECT_EQ(t.events[0].values.at(1).str, "/abcdefgh");
+    EXPECT_EQ(t.events[1].values.at(1).str, "/x/y/z/w/v");
+    EXPECT_EQ(t.stats.rejected, 2u);
+    expectBalanced(t.stats);
+}
+
+// USDT: the predicate names the probe's own arguments (arg1 = i, arg2 = i*i for i = 1..5).
+TEST(Filter, UsdtOnItsOwnArguments) {
+    auto t =
+        trace("usdt:" + target() + ":pc:tick if arg2 > 4 && arg2 != 16", {target(), "usdt", "5"});
+    ASSERT_EQ(t.events.size(), 2u);
+    EXPECT_EQ(t.events[0].values.at(0).raw, 3u);
+    EXPECT_EQ(t.events[1].values.at(0).raw, 5u);
+    EXPECT_EQ(t.stats.hits, 5u);
+    EXPECT_EQ(t.stats.rejected, 3u);
+    expectBalanced(t.stats);
+}
+
+// kprobe (syscall wrapper) on a user string: open_file opens exactly its argument once.
+TEST(Filter, SyscallGlobKeepsTheOneOpen) {
+    auto t = trace(R"(syscall:openat path=+0($arg2):ustring if path ~ "/proc/self/st*")",
+                   {itest::workload("open_file"), "/proc/self/status"});
+    ASSERT_EQ(t.events.size(), 1u);
+    EXPECT_EQ(t.events[0].values.at(0).str, "/proc/self/status");
+    EXPECT_EQ(t.stats.rejected, t.stats.hits - 1) << "the loader's own opens, if any";
+    expectBalanced(t.stats);
+}
+
+// kretprobe on $retval with a signed compare: opening a missing file returns -ENOENT.
+TEST(Filter, KretprobeNegativeRetval) {
+    Workload w({itest::workload("open_file"), "/nonexistent/filter-test"});
+    SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    auto s = Session::open(o);
+    ASSERT_TRUE(s) << why(s);
+    // The loader may miss files too (library search): the path singles out the workload's.
+    auto id = s->add(
+        R"(kretprobe:do_sys_openat2 r=$retval:s64 p=+0($arg2):ustring if r == -2 && p ~ "/nonex*")");
+    ASSERT_TRUE(id) << why(id);
+    w.release();
+    EXPECT_EQ(w.wait(), 1) << "open_file exits 1 when the open fails";
+    std::vector<Event> ev;
+    auto st = s->stop([&](const Event& e) { ev.push_back(e); });
+    ASSERT_TRUE(st) << why(st);
+    ASSERT_EQ(ev.size(), 1u);
+    EXPECT_EQ(static_cast<std::int64_t>(ev[0].values.at(0).raw), -2);
+    expectBalanced(st->probes.at(0));
+}
+
+// $comm and $tid in a predicate need no fetch arguments.
+TEST(Filter, SpecialsWithoutFetchArguments) {
+    auto keep = trace(R"(syscall:getppid if $comm == "getppid_loop" && $tid != 0)",
+                      {itest::workload("getppid_loop"), "20"});
+    EXPECT_EQ(keep.events.size(), 20u);
+    EXPECT_EQ(keep.stats.rejected, 0u);
+    auto none =
+        trace(R"(syscall:getppid if $comm ~ "zz*")", {itest::workload("getppid_loop"), "20"});
+    EXPECT_EQ(none.events.size(), 0u);
+    EXPECT_EQ(none.stats.rejected, 20u);
+    expectBalanced(none.stats);
+}
+
+// Session task match: --comm, --uid, --tid keep or skip every hit, counted as filtered.
+TEST(SessionMatch, CommUidTid) {
+    const std::vector<std::string> argv = {itest::workload("getppid_loop"), "15"};
+    SessionOptions o;
+    o.match_comm = "getppid_l*";
+    auto t = trace("syscall:getppid", argv, o);
+    EXPECT_EQ(t.events.size(), 15u);
+    EXPECT_EQ(t.stats.filtered, 0u);
+
+    o = {};
+    o.match_comm = "[!g]*";
+    t = trace("syscall:getppid", argv, o);
+    EXPECT_EQ(t.events.size(), 0u);
+    EXPECT_EQ(t.stats.filtered, 15u);
+    EXPECT_EQ(t.stats.hits, 0u) << "filtered hits are not in HITS";
+
+    o = {};
+    o.match_uids = {static_cast<std::uint32_t>(::getuid())};
+    t = trace("syscall:getppid", argv, o);
+    EXPECT_EQ(t.events.size(), 15u);
+    o.match_uids = {54321};
+    t = trace("syscall:getppid", argv, o);
+    EXPECT_EQ(t.events.size(), 0u);
+    EXPECT_EQ(t.stats.filtered, 15u);
+
+    o = {};
+    o.match_tids = {1};  // init's thread: never the workload
+    t = trace("syscall:getppid", argv, o);
+    EXPECT_EQ(t.events.size(), 0u);
+    EXPECT_EQ(t.stats.filtered, 15u);
+}
+
+// --pid without -p: a system-wide session keeps the one process's hits; a uprobe with the
+// match on another pid records nothing although the breakpoint is armed everywhere.
+TEST(SessionMatch, PidListIsAPureFilter) {
+    Workload w({itest::workload("getppid_loop"), "12"});
+    const auto pid = static_cast<std::uint32_t>(w.pid());
+    SessionOptions o;
+    o.match_pids = {pid};
+    o.match_tids = {pid};  // single-threaded: tid == pid
+    auto s = Session::open(o);
+    ASSERT_TRUE(s) << why(s);
+    ASSERT_TRUE(s->add("syscall:getppid"));
+    w.release();
+    EXPECT_EQ(w.wait(), 0);
+    std::vector<Event> ev;
+    auto st = s->stop([&](const Event& e) { ev.push_back(e); });
+    ASSERT_TRUE(st) << why(st);
+    EXPECT_EQ(ev.size(), 12u);
+    for (const auto& e : ev)
+        EXPECT_EQ(e.tgid, pid);
+    EXPECT_EQ(st->probes.at(0).hits, 12u);
+
+    SessionOptions other;
+    other.match_pids = {1};
+    auto t = trace("uprobe:" + target() + ":pc_add", {target(), "calls", "5"}, other, false);
+    EXPECT_EQ(t.events.size(), 0u);
+    EXPECT_EQ(t.stats.filtered, 5u);
+}
+
+// Predicates crafted past libctl's checks: the kernel refuses each, naming the rule.
+TEST(FilterErrors, KernelRefusesCraftedPredicates) {
+    auto c = itest::connectOrDie();
+    auto test = [](std::uint8_t cmp, std::uint8_t field, std::uint8_t flags, std::uint16_t arg,
+                   std::uint16_t width, std::uint64_t value) {
+        return FilterInsn{PROBECTL_FILTER_TEST, cmp, field, flags, arg, width, value};
+    };
+    auto op = [](std::uint8_t o) { return FilterInsn{o}; };
+    const FilterInsn int8 = test(PROBECTL_FILTER_EQ, PROBECTL_FILTER_FIELD_ARG, 0, 0, 8, 1);
+    struct Case {
+        std::vector<FilterInsn> insns;
+        std::vector<std::string> strings;
+        const char* message;
+    };
+    const std::vector<Case> cases = {
+        {{op(9)}, {}, "instruction 1: unknown opcode"},
+        {{op(PROBECTL_FILTER_AND)}, {}, "instruction 1: stack underflow"},
+        {{int8, int8}, {}, "leaves 2 values"},
+        {{int8, op(PROBECTL_FILTER_NOT), op(PROBECTL_FILTER_OR)},
+         {},
+         "instruction 3: stack underflow"},
+        {{test(PROBECTL_FILTER_EQ, PROBECTL_FILTER_FIELD_ARG, 0, 2, 8, 1)},
+         {},
+         "arg beyond the fetch list"},
+        {{test(PROBECTL_FILTER_EQ, PROBECTL_FILTER_FIELD_ARG, 0, 0, 4, 1)}, {}, "width differs"},
+        {{test(PROBECTL_FILTER_EQ, PROBECTL_FILTER_FIELD_ARG, PROBECTL_FILTER_F_STRING, 0, 0, 0)},
+         {"x"},
+         "string compare on an integer"},
+        {{test(PROBECTL_FILTER_EQ, PROBECTL_FILTER_FIELD_COMM, 0, 0, 4, 0)},
+         {},
+         "integer compare on a string"},
+        {{test(PROBECTL_FILTER_EQ, PROBECTL_FILTER_FIELD_COMM, PROBECTL_FILTER_F_STRING, 0, 0, 1)},
+         {"a"},
+         "string index out of range"},
+        {{test(PROBECTL_FILTER_LT, PROBECTL_FILTER_FIELD_COMM, PROBECTL_FILTER_F_STRING, 0, 0, 0)},
+         {"a"},
+         "strings take == != ~ !~ only"},
+        {{test(PROBECTL_FILTER_GLOB, PROBECTL_FILTER_FIELD_PID, 0, 0, 4, 0)},
+         {},
+         "glob on an integer"},
+        {{test(42, PROBECTL_FILTER_FIELD_PID, 0, 0, 4, 0)}, {}, "unknown comparison"},
+        {{test(PROBECTL_FILTER_EQ, 17, 0, 0, 4, 0)}, {}, "unknown field"},
+        {{test(PROBECTL_FILTER_EQ, PROBECTL_FILTER_FIELD_PID, 0x80, 0, 4, 0)}, {}, "unknown flags"},
+        {{test(PROBECTL_FILTER_EQ, PROBECTL_FILTER_FIELD_COMM, PROBECTL_FILTER_F_STRING, 0, 0, 0)},
+         {std::string(256, 'a')},
+         "PROBE_FILTER_STRINGS"},
+    };
+    // One u64 fetch argument ($arg1): index 0 exists, width 8.
+    const std::vector<probectl::FetchInsn> fetch = {
+        {static_cast<std::uint8_t>(probectl::FetchOpcode::LoadArg), 8, 0, 0, 1},
+        {static_cast<std::uint8_t>(probectl::FetchOpcode::StoreInt), 8, 0, 0, 0}};
+    for (const auto& tc : cases) {
+        probectl::ProbeRequest req;
+        req.kind = probectl::ProbeKind::Kprobe;
+        req.symbol = "do_nanosleep";
+        req.fetch = fetch;
+        req.filter.insns = tc.insns;
+        req.filter.strings = tc.strings;
+        auto r = c.addProbe(req);
+        ASSERT_FALSE(r) << tc.message;
+        EXPECT_EQ(r.error().err, EINVAL) << tc.message;
+        EXPECT_NE(r.error().extack.find(tc.message), std::string::npos)
+            << "want '" << tc.message << "', got: " << r.error().extack;
+    }
+    // Longer than PROBECTL_FILTER_MAX_INSNS: refused by the attribute policy.
+    probectl::ProbeRequest req;
+    req.kind = probectl::ProbeKind::Kprobe;
+    req.symbol = "do_nanosleep";
+    req.fetch = fetch;
+    req.filter.insns.assign(PROBECTL_FILTER_MAX_INSNS + 1, op(PROBECTL_FILTER_NOT));
+    req.filter.insns[0] = int8;
+    auto r = c.addProbe(req);
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(r.error().err == EINVAL || r.error().err == ERANGE) << r.error().describe();
+    // A predicate on a persistent probe, which never produces records.
+    req.filter.insns = {int8};
+    req.flags = PROBECTL_PROBE_F_PERSISTENT;
+    req.fetch.clear();
+    r = c.addProbe(req);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().extack.find("persistent"), std::string::npos) << r.error().extack;
+    // Nothing was left behind.
+    for (const auto& p : itest::listOrDie(c))
+        EXPECT_NE(p.symbol, "do_nanosleep") << "probe " << p.id << " left behind";
+}
+
+// SESSION_MATCH bounds (checked by libctl before sending), and a match set then removed.
+TEST(FilterErrors, KernelRefusesBadTaskMatch) {
+    auto c = itest::connectOrDie();
+    auto r = c.setSessionMatch({}, {}, {}, std::string(64, 'x'));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, EINVAL);
+    r = c.setSessionMatch(std::vector<std::uint32_t>(65, 1), {}, {}, "");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, EINVAL);
+    // Accepted, then removed (no attribute).
+    ASSERT_TRUE(c.setSessionMatch({1, 2}, {}, {0}, "a*")) << "valid match";
+    ASSERT_TRUE(c.setSessionMatch({}, {}, {}, "")) << "removing the match";
+}

@@ -325,9 +325,9 @@ static __always_inline bool probectl_session_admits(struct probectl_session *s)
 /*
  * Handler prologue shared by every kind: returns true when a record should
  * be written. Counts a hit, or a filtered hit when the session's process
- * filter (tgids, task match) rejects current. Persistent probes have no session: they are counted and
- * never produce records. Safe in NMI context: lockless xarray lookup and
- * per-CPU increments only.
+ * filter (tgids, task match) rejects current. Persistent probes have no
+ * session: they are counted and never produce records. Safe in NMI context:
+ * lockless xarray and RCU lookups and per-CPU increments only.
  */
 static __always_inline bool probectl_admit(struct probectl_probe *p)
 {

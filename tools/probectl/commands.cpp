@@ -8,8 +8,8 @@ namespace probectl::cli {
 namespace {
 
 const char* const kTraceHelp =
-    R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--maxactive N] [-o FILE]
-                      [--duration SEC] [-- CMD [ARGS...]]
+    R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--pid|--tid|--uid LIST] [--comm GLOB]
+                      [--maxactive N] [-o FILE] [--duration SEC] [-- CMD [ARGS...]]
 
 Adds the probes for as long as this command runs and prints one line per event:
 time (s) since every probe was armed (an event from a probe armed before the last
@@ -21,7 +21,10 @@ for kretprobes, the return value and the time spent in the function. At the end
   DELIVERED  records this command received
   DROPPED    records the kernel could not buffer or send
   NMISSED    hits the kernel could not record (reentry, too few kretprobe instances)
-  FILTERED   hits in processes outside the filter
+  FILTERED   runs skipped by the process filter (-p/CMD, --pid --tid --uid --comm);
+             not counted in HITS
+  REJECTED   hits the spec's `if` predicate rejected: HITS = DELIVERED + DROPPED +
+             REJECTED
 and a warning whenever anything was lost.
 
 With -- CMD, CMD is started held before exec, the probes are added with a filter on
@@ -49,6 +52,22 @@ A read that fails prints <fault>. $argN works at function entry and in return
 probes (the entry arguments are saved); USDT probes fetch their own arg1..argN.
 --format json writes JSON Lines: one object per event, then a summary object.
 
+Filters run in the kernel, before a record takes any buffer space:
+  SPEC ... if EXPR   a predicate per probe, after its fetch arguments (as in ftrace
+                     triggers). EXPR compares a fetch argument NAME (or a USDT
+                     probe's arg1..argN) or $pid $tid $uid $cpu $comm with a literal:
+                     integers: == != < <= > >= and & (any bit set); signed for s* types
+                     strings:  == != (exact; a literal with * ? [ globs, as ftrace),
+                               ~ !~ (glob: * ? [a-z] [!x])
+                     combined with && || ! and parentheses. A read that faulted makes
+                     its comparison false.
+  --pid, --tid, --uid LIST, --comm GLOB   session filters on the task, on top of what
+                     is traced (-p, -- CMD or everything). Unlike -p (long form
+                     --attach), --pid resolves nothing in the process and arms uprobes
+                     everywhere: it only keeps that process's hits.
+The ptrace backend evaluates the same `if` predicates (only $pid $tid $uid $cpu
+$comm there: it has no fetch arguments) and refuses the session filters.
+
 Exit status: with -- CMD, CMD's own status when it ended by itself (its exit code,
 or 128+N when killed by signal N), like strace and perf; 0 when the trace ended it
 (--duration, Ctrl-C); 1 when probectl itself failed; 2 on a usage error.
@@ -64,6 +83,12 @@ Examples:
   sudo probectl trace uprobe:libc:malloc -- /usr/bin/ls    # a dynamically linked ls
   sudo probectl trace 'uretprobe:libc:malloc size=$arg1 ptr=$retval' -f -- sh -c '/usr/bin/ls / | wc -l'
   sudo probectl trace usdt:libstdc++:libstdcxx:throw -p 1234   # C++ exceptions thrown
+  sudo probectl trace 'syscall:openat path=+0($arg2):ustring if path ~ "/etc/*" && $comm == "cat"' \
+                      -- sh -c 'cat /etc/hostname /proc/version >/dev/null'
+  sudo probectl trace 'uprobe:./app:pc_add a=$arg1:s64 if a >= 4 && a <= 6' -- ./app calls 10
+  sudo probectl trace 'usdt:./app:pc:tick if arg2 > 4' -- ./app usdt 3
+  sudo probectl trace syscall:getppid --uid 1000 -- ./getppid_loop 5   # FILTERED 5 as root
+  sudo probectl trace syscall:getppid --comm 'getppid_*' -f -- sh -c './getppid_loop 5; ./app libc 3'
 )";
 
 const char* const kAddHelp = R"(Usage: probectl add SPEC [--persist] [--maxactive N]
@@ -84,7 +109,8 @@ const char* const kListHelp = R"(Usage: probectl list
 
 Lists every probe in probectl.ko: id, kind, location, address, owner (netlink port
 of the owning process, '-' for persistent), persistent, enabled, and the counters
-hits, nmissed, dropped, filtered.
+hits, nmissed, dropped, filtered (runs the session's process filter skipped) and
+rejected (hits the probe's `if` predicate rejected).
 
 Example:
   sudo probectl list

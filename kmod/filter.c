@@ -183,11 +183,13 @@ int probectl_filter_set(struct probectl_probe *p, const struct probectl_probe_re
 					 req->filter_insns, PROBECTL_FILTER_MAX_INSNS);
 		return -EINVAL;
 	}
-	p->filter_blob = kmemdup(req->filter_strings, req->filter_strings_len, GFP_KERNEL);
-	if (req->filter_strings_len && !p->filter_blob)
-		return -ENOMEM;
-	if (req->filter_strings_len)
+	if (req->filter_strings_len) {
+		p->filter_blob = kmemdup(req->filter_strings, req->filter_strings_len,
+					 GFP_KERNEL);
+		if (!p->filter_blob)
+			return -ENOMEM;
 		nstr = probectl_filter_strings(p, p->filter_blob, req->filter_strings_len);
+	}
 	if (nstr < 0) {
 		kapi_set_err_msg_fmt_mod(extack,
 					 "PROBE_FILTER_STRINGS: more than %u, unterminated or over %u bytes",

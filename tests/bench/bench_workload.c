@@ -8,8 +8,8 @@
  *   ... [T [OUT]]                   the result line goes to file OUT instead of stdout
  *
  * Prints one line on stdout: "bench_workload MODE n=N threads=T ns=ELAPSED sum=S", where
- * ELAPSED is CLOCK_MONOTONIC ns from before the first thread starts its loop to after the
- * last one ends, and S is the sum of bench_fn's results (calls) or of getppid's (syscalls),
+ * ELAPSED is CLOCK_MONOTONIC ns from the first thread starting its loop (all leave a
+ * barrier together, so thread creation is not counted) to the last one ending it, and S is the sum of bench_fn's results (calls) or of getppid's (syscalls),
  * which keeps the compiler from dropping the loop and lets a caller check the run.
  * Exit status 2 on bad arguments. */
 #define _GNU_SOURCE
@@ -29,14 +29,22 @@ __attribute__((noipa)) long bench_fn(long i) {
 struct worker {
     pthread_t th;
     long first, step, n, sum;
+    long long t0, t1;
     int syscalls;
 };
 
 static pthread_barrier_t g_start;
 
+static long long now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static void* work(void* arg) {
     struct worker* w = arg;
     pthread_barrier_wait(&g_start);
+    w->t0 = now_ns();
     long sum = 0;
     if (w->syscalls)
         for (long i = w->first; i < w->n; i += w->step)
@@ -45,14 +53,10 @@ static void* work(void* arg) {
         for (long i = w->first; i < w->n; i += w->step)
             sum += bench_fn(i);
     w->sum = sum;
+    w->t1 = now_ns();
     return NULL;
 }
 
-static long long now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 int main(int argc, char** argv) {
     if (argc < 3)
@@ -72,14 +76,15 @@ int main(int argc, char** argv) {
     for (long k = 1; k < t; ++k)
         if (pthread_create(&w[k].th, NULL, work, &w[k]) != 0)
             return 2;
-    const long long t0 = now_ns();
     work(&w[0]);
     long sum = w[0].sum;
+    long long t0 = w[0].t0, t1 = w[0].t1;
     for (long k = 1; k < t; ++k) {
         pthread_join(w[k].th, NULL);
         sum += w[k].sum;
+        t0 = w[k].t0 < t0 ? w[k].t0 : t0;
+        t1 = w[k].t1 > t1 ? w[k].t1 : t1;
     }
-    const long long t1 = now_ns();
     if (argc > 4 && !freopen(argv[4], "w", stdout))
         return 3;
     printf("bench_workload %s n=%ld threads=%ld ns=%lld sum=%ld\n", argv[1], n, t, t1 - t0, sum);

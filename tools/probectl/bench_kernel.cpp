@@ -36,26 +36,6 @@ std::string skipWhyNoModule(const Error& e) {
     return fmt::format("kernel backend unavailable: {}", e.describe());
 }
 
-// Runs the held workload to its end and reads its timing line.
-Outcome finishChild(StoppedChild& child, const std::string& out, Measure m) {
-    int status = 0;
-    for (;;) {
-        if (auto st = child.tryWait()) {
-            status = *st;
-            break;
-        }
-        ::usleep(2000);
-    }
-    if (status != 0)
-        return fail(fmt::format("workload {}", StoppedChild::describeStatus(status)));
-    auto ns = readElapsed(out);
-    std::filesystem::remove(out);
-    if (!ns)
-        return fail(ns.error().describe());
-    m.elapsed_ns = *ns;
-    return measured(m);
-}
-
 // The request of a count-only probe: the spec resolved like Session does, persistent.
 Result<ProbeRequest> countOnlyRequest(const Workload& w) {
     auto spec = parseProbeSpec(location(w));
@@ -111,13 +91,21 @@ Outcome runKernelCount(const Workload& w) {
     if (!added)
         return fail(fmt::format("{}: {}", location(w), added.error().describe()));
     OwnedProbe probe(*client, added->id);
+    // Not StoppedChild: its held child calls getppid (the parent-death check), which this
+    // system-wide probe would count.
     const std::string out = tempFile("workload");
-    auto child = StoppedChild::spawn(w.argv(out));
-    if (!child)
-        return fail(child.error().describe());
-    if (auto r = child->release(); !r)
-        return fail(r.error().describe());
-    Outcome o = finishChild(*child, out, {});
+    auto st = runToEnd(w.argv(out));
+    if (!st)
+        return fail(st.error().describe());
+    if (*st != 0)
+        return fail(fmt::format("workload {}", StoppedChild::describeStatus(*st)));
+    auto ns = readElapsed(out);
+    std::filesystem::remove(out);
+    if (!ns)
+        return fail(ns.error().describe());
+    Measure m0;
+    m0.elapsed_ns = *ns;
+    Outcome o = measured(m0);
     auto list = client->listProbes();
     if (!list)
         return fail(list.error().describe());

@@ -140,7 +140,10 @@ Outcome timed(const std::vector<std::string>& prefix, const Workload& w, Measure
     auto ns = readElapsed(out);
     std::filesystem::remove(out);
     if (!ns)
-        return fail(ns.error().describe());
+        return fail(
+            fmt::format("{} exited 0 but the workload under it never finished its loop "
+                        "(no timing line)",
+                        argv[0]));
     m.elapsed_ns = *ns;
     return measured(m);
 }

@@ -90,6 +90,22 @@ std::string findInPath(const std::string& name);
 const std::string& tempDir();
 void removeTempDir();
 
+// Writes a sysfs/tracefs setting and puts the old value back on scope exit (best effort:
+// ok() is false when the write failed, e.g. without root).
+class ScopedSetting {
+  public:
+    ScopedSetting(std::string path, const std::string& value);
+    ~ScopedSetting();
+    ScopedSetting(const ScopedSetting&) = delete;
+    ScopedSetting& operator=(const ScopedSetting&) = delete;
+    bool ok() const { return ok_; }
+    static std::string current(const std::string& path);
+
+  private:
+    std::string path_, old_;
+    bool ok_ = false;
+};
+
 // A row of the report: a workload, a tracer and what came of it (the median run when
 // repeated).
 struct Row {

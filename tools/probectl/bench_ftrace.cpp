@@ -110,25 +110,6 @@ std::uint64_t ringStat(const std::string& root, const std::string& field) {
     return sum;
 }
 
-// Restores a tracefs setting on scope exit.
-class Setting {
-  public:
-    Setting(std::string path, const std::string& value) : path_(std::move(path)) {
-        old_ = readFile(path_);
-        while (!old_.empty() && (old_.back() == '\n' || old_.back() == ' '))
-            old_.pop_back();
-        ok_ = writeFile(path_, value, false).ok();
-    }
-    ~Setting() {
-        if (ok_ && !old_.empty())
-            (void)writeFile(path_, old_, false);
-    }
-
-  private:
-    std::string path_, old_;
-    bool ok_ = false;
-};
-
 Outcome runFtrace(const Workload& w, bool floor) {
     const std::string root = tracefs();
     if (root.empty())
@@ -154,9 +135,9 @@ Outcome runFtrace(const Workload& w, bool floor) {
     if (auto r = ev.define(target, args); !r)
         return fail(r.error().describe());
     // Room for every record of the largest run (about 40 bytes each) on one CPU.
-    Setting size(root + "/buffer_size_kb",
-                 std::to_string(std::max<std::uint64_t>(1408, w.n * 64 / 1024 + 1024)));
-    Setting on(root + "/tracing_on", floor ? "0" : "1");
+    ScopedSetting size(root + "/buffer_size_kb",
+                       std::to_string(std::max<std::uint64_t>(1408, w.n * 64 / 1024 + 1024)));
+    ScopedSetting on(root + "/tracing_on", floor ? "0" : "1");
     (void)writeFile(root + "/trace", "", false);  // empties the ring buffers
     if (auto r = ev.enable(); !r)
         return fail(r.error().describe());
@@ -184,6 +165,22 @@ Outcome runFtrace(const Workload& w, bool floor) {
 }
 
 }  // namespace
+
+ScopedSetting::ScopedSetting(std::string path, const std::string& value) : path_(std::move(path)) {
+    old_ = readFile(path_);
+    while (!old_.empty() && (old_.back() == '\n' || old_.back() == ' '))
+        old_.pop_back();
+    ok_ = writeFile(path_, value, false).ok();
+}
+
+ScopedSetting::~ScopedSetting() {
+    if (ok_ && !old_.empty())
+        (void)writeFile(path_, old_, false);
+}
+
+std::string ScopedSetting::current(const std::string& path) {
+    return readFile(path);
+}
 
 Outcome runFtraceFloor(const Workload& w) {
     return runFtrace(w, true);

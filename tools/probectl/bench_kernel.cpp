@@ -118,8 +118,18 @@ Outcome runKernelCount(const Workload& w) {
 }
 
 // Record-streaming: a session probe with one fetch argument and the workload's tgid as
-// filter; every record is read and decoded by this process while the workload runs.
+// filter; every record is read and decoded by this process while the workload runs. The
+// session's per-CPU ring (module parameter buffer_kb, read when a session is created) is
+// made large enough for every record of the run, as ftrace's buffer_size_kb is for ftrace:
+// under emulation the workload can outrun the 10 ms drain, and the default 256 KiB then
+// drops records (counted: the run shows INEXACT). Each record is at most 256 bytes here.
 Outcome runKernelRecord(const Workload& w) {
+    const std::string param = "/sys/module/probectl/parameters/buffer_kb";
+    const std::uint64_t want = w.n * 256 / 1024 + 256;
+    std::optional<ScopedSetting> ring;
+    const std::string now = ScopedSetting::current(param);
+    if (!now.empty() && std::stoull(now) < want)
+        ring.emplace(param, std::to_string(want));
     const std::string out = tempFile("workload");
     auto child = StoppedChild::spawn(w.argv(out));
     if (!child)

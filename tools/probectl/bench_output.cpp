@@ -175,10 +175,10 @@ void writePlot(const std::string& dir, const std::vector<Row>& rows, const std::
        << "set logscale y\nset grid ytics\nset key top left noenhanced\n"
        << "set style data histograms\nset style histogram clustered gap 1\n"
        << "set style fill solid 0.8 border -1\nset boxwidth 0.9\nset datafile missing '?'\n"
-       << "set xtics noenhanced\n"
+       << "set xtics noenhanced rotate by -25\n"
+       << "set terminal png size 1200,650\nset output 'bench.png'\n"
        << "plot for [c=2:" << labels.size() + 1
-       << "] 'bench.dat' using c:xtic(1) title columnheader(c)\n";
-    gp << "set terminal png size 1200,650\nset output 'bench.png'\nreplot\n"
+       << "] 'bench.dat' using c:xtic(1) title columnheader(c)\n"
        << "set terminal svg size 1200,650\nset output 'bench.svg'\nreplot\n";
 }
 

@@ -10,7 +10,7 @@ KERNELS  := $(shell awk '!/^[[:space:]]*(\#|$$)/ {print $$1}' tests/vm/kernels.l
 JOBS     ?= $(shell nproc)
 export PROBECTL_CACHE := $(CACHE)
 
-.PHONY: all user kmod kmod-all deps unit lint check check-vm check-debug vm demo clean format
+.PHONY: all user kmod kmod-all deps unit lint check check-vm check-debug vm demo bench clean format
 
 all: user
 	@if [ -d "$(KDIR)" ]; then $(MAKE) kmod; \
@@ -72,6 +72,11 @@ vm: user kmod-all
 
 demo: deps user kmod-all
 	@$(TOP)/tests/vm/demo --kernel $(or $(KERNEL),6.12)
+
+# probectl bench in the VM on every test kernel, then natively (not part of check):
+# results in $(BUILD)/bench/KERNEL/ and $(BUILD)/bench/native/. BENCH_ARGS='-n 2000' etc.
+bench: deps user kmod-all
+	@$(TOP)/tests/vm/bench $(BENCH_ARGS)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.h' | grep -v '^kmod/')

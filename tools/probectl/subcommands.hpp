@@ -120,6 +120,21 @@ Parsed<SymbolsOptions> parseSymbolsOptions(const std::vector<std::string>& args)
 boost::program_options::options_description symbolsOptionsDescription(SymbolsOptions* o = nullptr);
 int runSymbols(const std::vector<std::string>& args, Io& io);
 
+// bench.cpp
+struct BenchOptions {
+    std::uint64_t count = 10000;  // -n: calls (or syscalls) per workload run
+    unsigned threads = 4;         // --threads: the multithreaded variant (1: none)
+    unsigned repeat = 1;          // --repeat: runs per cell, the median is reported
+    std::string workload;         // --workload PATH (default: the build's bench_workload)
+    std::string out_dir = "probectl-bench";  // -o: bench.csv, bench.dat, bench.gp, plots
+    std::vector<std::string> only;           // --tracers a,b: only these (plus untraced)
+    bool plot = true;                        // --no-plot: do not run gnuplot
+    bool help = false;
+};
+Parsed<BenchOptions> parseBenchOptions(const std::vector<std::string>& args);
+boost::program_options::options_description benchOptionsDescription(BenchOptions* o = nullptr);
+int runBench(const std::vector<std::string>& args, Io& io);
+
 // Parses a spec argument; a bad spec is a usage error carrying the caret rendering.
 Parsed<ProbeSpec> parseSpecArgument(const std::string& text);
 // parseOnePositional for a command taking exactly one probe spec ("CMD takes exactly one

@@ -1,0 +1,114 @@
+// probectl bench without a kernel: option checks, the exact-hit verdict, the derived
+// figures (overhead per hit, ratios of issue 5) and the CSV, on rows whose numbers are known.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "bench.hpp"
+#include "bench_output.hpp"
+#include "subcommands.hpp"
+
+namespace probectl::cli {
+namespace {
+
+using bench::Measure;
+using bench::Row;
+using testing::HasSubstr;
+
+TEST(BenchOptions, DefaultsAndLimits) {
+    auto o = parseBenchOptions({});
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->count, 10000u);
+    EXPECT_EQ(o->threads, 4u);
+    EXPECT_FALSE(o->workload.empty());
+    EXPECT_FALSE(parseBenchOptions({"-n", "0"}));
+    EXPECT_FALSE(parseBenchOptions({"--threads", "65"}));
+    EXPECT_FALSE(parseBenchOptions({"--repeat", "0"}));
+    EXPECT_FALSE(parseBenchOptions({"extra"}));
+    auto bad = parseBenchOptions({"--tracers", "ptrace,dtrace"});
+    ASSERT_FALSE(bad);
+    EXPECT_THAT(bad.error().message, HasSubstr("unknown tracer 'dtrace'"));
+    auto some = parseBenchOptions({"--tracers", "ptrace,strace", "--no-plot"});
+    ASSERT_TRUE(some);
+    EXPECT_EQ(some->only, (std::vector<std::string>{"ptrace", "strace"}));
+    EXPECT_FALSE(some->plot);
+}
+
+Row row(const char* mode, const char* tracer, std::uint64_t ns, std::optional<std::uint64_t> hits,
+        std::uint64_t untraced, std::optional<std::uint64_t> records = std::nullopt) {
+    Row r;
+    r.workload = {"/w", mode, 1000, 1};
+    r.tracer = tracer;
+    Measure m;
+    m.elapsed_ns = ns;
+    m.hits = hits;
+    m.records = records;
+    r.outcome = bench::measured(m);
+    r.untraced_ns = untraced;
+    return r;
+}
+
+std::vector<Row> sample() {
+    return {
+        row("calls", "untraced", 10000, std::nullopt, 10000),
+        row("calls", "floor", 1010000, 1000, 10000),                // 1000 ns/hit overhead
+        row("calls", "kernel-record", 1110000, 1000, 10000, 1000),  // 1100
+        row("calls", "ptrace", 44010000, 1000, 10000),              // 44000
+        row("syscalls", "untraced", 20000, std::nullopt, 20000),
+        row("syscalls", "kernel-record", 320000, 1000, 20000, 999),  // 300, one record short
+        row("syscalls", "ftrace", 420000, 1000, 20000),              // 400
+        row("syscalls", "strace", 90020000, 998, 20000),             // 90000, two short
+    };
+}
+
+TEST(BenchReport, OverheadIsPerExpectedHitOverUntraced) {
+    auto rows = sample();
+    EXPECT_DOUBLE_EQ(bench::nsPerHit(rows[1]), 1010.0);
+    EXPECT_DOUBLE_EQ(bench::overheadPerHit(rows[1]), 1000.0);
+    EXPECT_EQ(bench::reference(rows, rows[3]), &rows[2]);
+    EXPECT_EQ(bench::reference(rows, rows[7]), &rows[5]);
+}
+
+TEST(BenchReport, ExactMeansEveryHitAndEveryRecord) {
+    auto rows = sample();
+    EXPECT_TRUE(bench::exactHits(rows[0]));
+    EXPECT_TRUE(bench::exactHits(rows[2]));
+    EXPECT_FALSE(bench::exactHits(rows[5]));  // 1000 hits, 999 records
+    EXPECT_FALSE(bench::exactHits(rows[7]));
+    std::ostringstream os;
+    bench::printProblems(os, rows);
+    EXPECT_THAT(os.str(), HasSubstr("INEXACT: syscalls/1t strace: saw 998 hits for 1000 calls"));
+    EXPECT_THAT(os.str(), HasSubstr("syscalls/1t kernel-record: saw 1000 hits, 999 records"));
+    EXPECT_THAT(os.str(), testing::Not(HasSubstr("calls/1t ptrace")));
+}
+
+TEST(BenchReport, FiguresAreTheIssuesRatios) {
+    auto f = bench::figures(sample());
+    ASSERT_EQ(f.size(), 4u);
+    EXPECT_DOUBLE_EQ(f[0].value, 1.1);    // kernel-record / floor
+    EXPECT_DOUBLE_EQ(f[1].value, 40.0);   // ptrace / kernel-record
+    EXPECT_DOUBLE_EQ(f[2].value, 0.75);   // kernel-record / ftrace
+    EXPECT_DOUBLE_EQ(f[3].value, 300.0);  // strace / kernel-record
+    auto none = bench::figures({sample()[0]});
+    EXPECT_TRUE(std::isnan(none[0].value));
+}
+
+TEST(BenchReport, CsvHasEveryRowAndQuotesText) {
+    auto rows = sample();
+    Row skipped;
+    skipped.workload = {"/w", "calls", 1000, 1};
+    skipped.tracer = "ltrace";
+    skipped.outcome = bench::skip("no \"ltrace\" in PATH");
+    rows.push_back(skipped);
+    std::ostringstream os;
+    bench::writeCsv(os, rows);
+    const std::string csv = os.str();
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + static_cast<long>(rows.size()));
+    EXPECT_THAT(csv, HasSubstr("calls,1,ptrace,1000,1000,,0,yes,44010000,44010.0,44000.0,40.000"));
+    EXPECT_THAT(csv, HasSubstr("calls,1,ltrace,1000,,,,,,,,,\"no \"\"ltrace\"\" in PATH\",\"\""));
+}
+
+}  // namespace
+}  // namespace probectl::cli

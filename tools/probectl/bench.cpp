@@ -1,0 +1,213 @@
+// probectl bench: the standard workloads untraced and under every tracer available here,
+// side by side (issue 5). The tracers are in bench_kernel.cpp, bench_ftrace.cpp and
+// bench_peers.cpp; the report in bench_output.cpp.
+#include <fmt/format.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "bench.hpp"
+#include "bench_output.hpp"
+#include "subcommands.hpp"
+
+namespace po = boost::program_options;
+
+namespace probectl::cli {
+
+namespace {
+
+constexpr const char* kCmd = "bench";
+
+std::string tracerNames() {
+    std::string s;
+    for (const auto& t : bench::tracers())
+        if (t.name != "untraced")
+            s += (s.empty() ? "" : ",") + t.name;
+    return s;
+}
+
+}  // namespace
+
+po::options_description benchOptionsDescription(BenchOptions* o) {
+    po::options_description d("Options");
+    // clang-format off
+    d.add_options()
+        ("help,h", "show this help")
+        ("count,n", po::value<std::uint64_t>(o ? &o->count : nullptr)->value_name("N"),
+         "calls (calls workload) or getppid syscalls (syscalls workload) per run "
+         "(default 10000)")
+        ("threads", po::value<unsigned>(o ? &o->threads : nullptr)->value_name("T"),
+         "threads of the multithreaded variant, 2..64 (default 4); 1 runs single-threaded "
+         "workloads only")
+        ("repeat", po::value<unsigned>(o ? &o->repeat : nullptr)->value_name("R"),
+         "runs per table cell; the run with the median time is reported (default 1)")
+        ("tracers", po::value<std::vector<std::string>>()->multitoken()->value_name("LIST"),
+         ("only these tracers, comma-separated (untraced always runs): " + tracerNames())
+             .c_str())
+        ("workload", po::value<std::string>(o ? &o->workload : nullptr)->value_name("PATH"),
+         "the bench_workload program (default: the one this build made)")
+        ("output-dir,o", po::value<std::string>(o ? &o->out_dir : nullptr)->value_name("DIR"),
+         "where bench.csv, bench.dat, bench.gp, bench.png and bench.svg go "
+         "(default ./probectl-bench)")
+        ("no-plot", "write bench.gp but do not run gnuplot");
+    // clang-format on
+    return d;
+}
+
+Parsed<BenchOptions> parseBenchOptions(const std::vector<std::string>& args) {
+    BenchOptions o;
+    auto desc = benchOptionsDescription(&o);
+    po::variables_map vm;
+    auto r = parsePositionals(args, desc, "unexpected", "argument", vm);
+    if (!r)
+        return std::move(r).error();
+    o.help = r->help;
+    if (o.help)
+        return o;
+    if (!r->values.empty())
+        return UsageError{fmt::format("unexpected argument '{}'", r->values.front())};
+    if (o.count == 0 || o.count > 100000000)
+        return UsageError{"--count must be 1..100000000"};
+    if (o.threads == 0 || o.threads > 64)
+        return UsageError{"--threads must be 1..64"};
+    if (o.repeat == 0 || o.repeat > 100)
+        return UsageError{"--repeat must be 1..100"};
+    if (vm.count("tracers"))
+        for (const auto& arg : vm["tracers"].as<std::vector<std::string>>()) {
+            std::istringstream in(arg);
+            for (std::string name; std::getline(in, name, ',');) {
+                const auto& all = bench::tracers();
+                if (std::none_of(all.begin(), all.end(),
+                                 [&](const bench::Tracer& t) { return t.name == name; }))
+                    return UsageError{fmt::format("--tracers: unknown tracer '{}' (known: {})",
+                                                  name, tracerNames())};
+                o.only.push_back(name);
+            }
+        }
+    o.plot = !vm.count("no-plot");
+    if (o.workload.empty())
+        o.workload = PROBECTL_BENCH_WORKLOAD;
+    return o;
+}
+
+namespace {
+
+// The run with the median elapsed time of `repeat` runs (an error or skip ends early).
+bench::Outcome median(const bench::Tracer& t, const bench::Workload& w, unsigned repeat) {
+    std::vector<bench::Outcome> runs;
+    for (unsigned i = 0; i < repeat; ++i) {
+        bench::Outcome o = t.run(w);
+        if (!o.measure)
+            return o;
+        runs.push_back(std::move(o));
+    }
+    std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+        return a.measure->elapsed_ns < b.measure->elapsed_ns;
+    });
+    return runs[runs.size() / 2];
+}
+
+std::string machine() {
+    struct utsname u {};
+    ::uname(&u);
+    std::string cpu;
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("model name", 0) == 0) {
+            cpu = line.substr(line.find(':') + 2);
+            break;
+        }
+    return fmt::format("Linux {} {}, {} CPUs ({})", u.release, u.machine,
+                       std::thread::hardware_concurrency(), cpu);
+}
+
+}  // namespace
+
+int runBench(const std::vector<std::string>& args, Io& io) {
+    auto o = parseBenchOptions(args);
+    if (auto rc = parsedExit(io, kCmd, o))
+        return *rc;
+    if (::access(o->workload.c_str(), X_OK) != 0)
+        return runtimeError(io, kCmd,
+                            makeError(errno, fmt::format("workload {}: not an executable "
+                                                         "(--workload PATH)",
+                                                         o->workload)));
+    std::error_code ec;
+    std::filesystem::create_directories(o->out_dir, ec);
+    if (ec)
+        return runtimeError(io, kCmd, makeError(ec.value(), o->out_dir));
+
+    std::vector<bench::Workload> workloads;
+    for (const char* mode : {"calls", "syscalls"})
+        for (unsigned t : {1u, o->threads})
+            if (t == 1 || o->threads > 1)
+                workloads.push_back({o->workload, mode, o->count, t});
+    const std::string where = machine();
+    io.out << fmt::format("probectl bench: N = {} hits per run, {} run{} per cell, on {}\n",
+                          o->count, o->repeat, o->repeat == 1 ? "" : "s", where);
+    io.out.flush();
+
+    std::vector<bench::Row> rows;
+    for (const auto& w : workloads) {
+        std::uint64_t untraced = 0;
+        for (const auto& t : bench::tracers()) {
+            const bool wanted = t.name == "untraced" || o->only.empty() ||
+                                std::count(o->only.begin(), o->only.end(), t.name);
+            if (!wanted || (w.mode == "calls" ? !t.for_calls : !t.for_syscalls))
+                continue;
+            io.err << fmt::format("  {} {} ...\n", w.label(), t.name);
+            io.err.flush();
+            bench::Row r{w, t.name, median(t, w, o->repeat), untraced};
+            if (t.name == "untraced") {
+                if (!r.outcome.measure) {
+                    bench::removeTempDir();
+                    return runtimeError(io, kCmd,
+                                        makeError(EIO, fmt::format("untraced {} run failed: {}",
+                                                                   w.label(), r.outcome.error)));
+                }
+                untraced = r.untraced_ns = r.outcome.measure->elapsed_ns;
+            }
+            rows.push_back(std::move(r));
+        }
+    }
+    bench::removeTempDir();
+
+    io.out << '\n';
+    bench::printTable(io.out, rows);
+    io.out << '\n';
+    bench::printProblems(io.out, rows);
+    io.out << '\n';
+    bench::printFigures(io.out, rows);
+    io.out << "\nLegend:\n";
+    for (const auto& t : bench::tracers())
+        io.out << fmt::format("  {:<15} {}\n", t.name, t.what);
+    io.out << "  NS/HIT is the workload's loop time / N; OVERHEAD subtracts the untraced time;\n"
+              "  X KERNEL divides OVERHEAD by kernel-record's on the same workload.\n";
+
+    std::ofstream csv(o->out_dir + "/bench.csv");
+    bench::writeCsv(csv, rows);
+    csv.close();
+    bench::writePlot(o->out_dir, rows, fmt::format("probectl bench, N={}: {}", o->count, where));
+    std::string plotted = "bench.gp (gnuplot not run)";
+    if (o->plot) {
+        if (bench::findInPath("gnuplot").empty()) {
+            plotted = "bench.gp (no gnuplot here: run 'gnuplot bench.gp' in that folder)";
+        } else {
+            const auto cwd = std::filesystem::current_path();
+            std::filesystem::current_path(o->out_dir);
+            auto st = bench::runToEnd({"gnuplot", "bench.gp"});
+            std::filesystem::current_path(cwd);
+            plotted = st && *st == 0 ? "bench.png, bench.svg" : "bench.gp (gnuplot failed)";
+        }
+    }
+    io.out << fmt::format("\nWrote {}/: bench.csv, bench.dat, {}\n", o->out_dir, plotted);
+    return kExitOk;
+}
+
+}  // namespace probectl::cli

@@ -1,0 +1,126 @@
+// probectl bench internals: one measured run of a workload under one tracer, the tracers
+// (bench_kernel.cpp, bench_ftrace.cpp, bench_peers.cpp) and the report (bench_report.cpp).
+// The command itself is bench.cpp.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probectl/result.hpp"
+
+namespace probectl::cli::bench {
+
+// One standard workload (tests/bench/bench_workload.c): `calls` is N calls of bench_fn(i),
+// `syscalls` N getppid() syscalls; split over `threads` threads.
+struct Workload {
+    std::string binary;  // absolute path of bench_workload
+    std::string mode;    // "calls" or "syscalls"
+    std::uint64_t n = 0;
+    unsigned threads = 1;
+
+    // argv running it with its timing line written to `out_file`.
+    std::vector<std::string> argv(const std::string& out_file) const;
+    // "calls/1t"
+    std::string label() const;
+};
+
+// What one run measured. elapsed_ns is the workload's own loop time (its output line).
+struct Measure {
+    std::uint64_t elapsed_ns = 0;
+    // Hits the tracer reports (kernel counters, *_profile, lines of strace/ltrace output,
+    // events of the ptrace backend); nullopt for the untraced run.
+    std::optional<std::uint64_t> hits;
+    // Records that reached the tracer's consumer (events delivered, ring entries), when it
+    // has such a count distinct from hits; lost/dropped/overrun records when it says.
+    std::optional<std::uint64_t> records;
+    std::uint64_t lost = 0;
+};
+
+// A tracer's outcome: a measure, or a skip reason, or an error (the run failed).
+struct Outcome {
+    std::optional<Measure> measure;
+    std::string skipped;  // non-empty: skipped, with why
+    std::string error;    // non-empty: failed, with what
+};
+
+inline Outcome skip(std::string why) {
+    Outcome o;
+    o.skipped = std::move(why);
+    return o;
+}
+inline Outcome fail(std::string what) {
+    Outcome o;
+    o.error = std::move(what);
+    return o;
+}
+inline Outcome measured(const Measure& m) {
+    Outcome o;
+    o.measure = m;
+    return o;
+}
+
+struct Tracer {
+    std::string name;  // column/row name: "kernel-record"
+    std::string what;  // one line for the legend: what runs and with which fetch argument
+    Outcome (*run)(const Workload& w);
+    bool for_calls = true;
+    bool for_syscalls = true;
+};
+
+// Every tracer in report order (untraced first).
+const std::vector<Tracer>& tracers();
+
+// Spawning and timing (bench_peers.cpp). Runs argv to its end with stdout and stderr
+// discarded; returns the wait status. ENOENT when argv[0] cannot be executed.
+Result<int> runToEnd(const std::vector<std::string>& argv);
+// A fresh file name for one run's output under the bench's temporary folder.
+std::string tempFile(const std::string& stem);
+// Parses the workload's timing line from `file` ("... ns=ELAPSED ..."). EBADMSG when absent.
+Result<std::uint64_t> readElapsed(const std::string& file);
+// Lines of `file` containing `needle`.
+std::uint64_t countLines(const std::string& file, const std::string& needle);
+// The first executable named `name` in PATH, or "".
+std::string findInPath(const std::string& name);
+// Folder for temporary files of this bench run (created on first use, removed by
+// removeTempDir()).
+const std::string& tempDir();
+void removeTempDir();
+
+// Writes a sysfs/tracefs setting and puts the old value back on scope exit (best effort:
+// ok() is false when the write failed, e.g. without root).
+class ScopedSetting {
+  public:
+    ScopedSetting(std::string path, const std::string& value);
+    ~ScopedSetting();
+    ScopedSetting(const ScopedSetting&) = delete;
+    ScopedSetting& operator=(const ScopedSetting&) = delete;
+    bool ok() const { return ok_; }
+    static std::string current(const std::string& path);
+
+  private:
+    std::string path_, old_;
+    bool ok_ = false;
+};
+
+// A row of the report: a workload, a tracer and what came of it (the median run when
+// repeated).
+struct Row {
+    Workload workload;
+    std::string tracer;
+    Outcome outcome;
+    std::uint64_t untraced_ns = 0;  // the same workload's untraced median
+};
+
+// Derived figures of a row (ns per hit and overhead over untraced, per expected hit).
+double nsPerHit(const Row& r);
+double overheadPerHit(const Row& r);
+// Whether the tracer saw exactly N hits (true for untraced).
+bool exactHits(const Row& r);
+// The kernel-backend reference for ratios: "kernel-record" of the same workload.
+const Row* reference(const std::vector<Row>& rows, const Row& r);
+
+}  // namespace probectl::cli::bench

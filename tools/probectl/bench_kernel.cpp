@@ -1,0 +1,227 @@
+// probectl bench: the kernel backend (probectl.ko), count-only and record-streaming, and
+// the ptrace backend, each tracing the workload started held before exec (StoppedChild /
+// PtraceSession), as `probectl trace -- CMD` does.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include "bench.hpp"
+#include "child.hpp"
+#include "probectl/client.hpp"
+#include "probectl/kernel_symbols.hpp"
+#include "probectl/ptrace_session.hpp"
+#include "probectl/session.hpp"
+#include "probectl/user_target.hpp"
+#include "uapi/probectl.h"
+
+namespace probectl::cli::bench {
+
+namespace {
+
+// The probe point of each workload, and its one fetch argument (the same for ftrace):
+// bench_fn's argument i (%di), and for getppid the first word of the user's saved
+// registers, which __x64_sys_getppid gets a pointer to in %di (a kernel memory read).
+std::string location(const Workload& w) {
+    return w.mode == "calls" ? fmt::format("uprobe:{}:bench_fn", w.binary)
+                             : std::string("kprobe:__x64_sys_getppid");
+}
+
+const char* fetchArg(const Workload& w) {
+    return w.mode == "calls" ? "x=%di:s64" : "r15=+0(%di):x64";
+}
+
+std::string skipWhyNoModule(const Error& e) {
+    return fmt::format("kernel backend unavailable: {}", e.describe());
+}
+
+// The request of a count-only probe: the spec resolved like Session does, persistent.
+Result<ProbeRequest> countOnlyRequest(const Workload& w) {
+    auto spec = parseProbeSpec(location(w));
+    if (!spec)
+        return makeError(EINVAL, spec.error().render());
+    ProbeRequest req;
+    if (spec->kind == SpecKind::Uprobe) {
+        auto t = resolveUserSpec(*spec);
+        if (!t)
+            return std::move(t).error();
+        req.kind = ProbeKind::Uprobe;
+        req.path = t->path;
+        req.file_offset = t->file_offset;
+    } else {
+        auto syms = KernelSymbols::load();
+        if (!syms)
+            return std::move(syms).error();
+        auto res = syms->resolve(*spec);
+        if (!res)
+            return std::move(res).error();
+        req = res->request;
+    }
+    req.flags |= PROBECTL_PROBE_F_PERSISTENT;
+    return req;
+}
+
+// A persistent probe, removed when this goes out of scope (an exception or a signal that
+// unwinds included; only a SIGKILL of probectl bench leaves it, listed by probectl list).
+class OwnedProbe {
+  public:
+    OwnedProbe(Client& c, std::uint32_t id) : c_(c), id_(id) {}
+    ~OwnedProbe() { (void)c_.removeProbe(id_); }
+    std::uint32_t id() const { return id_; }
+
+  private:
+    Client& c_;
+    std::uint32_t id_;
+};
+
+}  // namespace
+
+// Count-only: the module's persistent probe (PROBECTL_PROBE_F_PERSISTENT), whose handler
+// counts the hit per CPU and writes no record. It has no session, so it counts in every
+// process; only the workload runs its code (calls) or calls getppid in a busy loop.
+Outcome runKernelCount(const Workload& w) {
+    auto client = Client::connect();
+    if (!client)
+        return skip(skipWhyNoModule(client.error()));
+    auto req = countOnlyRequest(w);
+    if (!req)
+        return fail(req.error().describe());
+    auto added = client->addProbe(*req);
+    if (!added)
+        return fail(fmt::format("{}: {}", location(w), added.error().describe()));
+    OwnedProbe probe(*client, added->id);
+    // Not StoppedChild: its held child calls getppid (the parent-death check), which this
+    // system-wide probe would count.
+    const std::string out = tempFile("workload");
+    auto st = runToEnd(w.argv(out));
+    if (!st)
+        return fail(st.error().describe());
+    if (*st != 0)
+        return fail(fmt::format("workload {}", StoppedChild::describeStatus(*st)));
+    auto ns = readElapsed(out);
+    std::filesystem::remove(out);
+    if (!ns)
+        return fail(ns.error().describe());
+    Measure m0;
+    m0.elapsed_ns = *ns;
+    Outcome o = measured(m0);
+    auto list = client->listProbes();
+    if (!list)
+        return fail(list.error().describe());
+    for (const auto& p : *list)
+        if (p.id == probe.id() && o.measure) {
+            o.measure->hits = p.hits;
+            o.measure->lost = p.nmissed;
+        }
+    return o;
+}
+
+// Record-streaming: a session probe with one fetch argument and the workload's tgid as
+// filter; every record is read and decoded by this process while the workload runs. The
+// session's per-CPU ring (module parameter buffer_kb, read when a session is created) is
+// made large enough for every record of the run, as ftrace's buffer_size_kb is for ftrace:
+// under emulation the workload can outrun the 10 ms drain, and the default 256 KiB then
+// drops records (counted: the run shows INEXACT). Each record is at most 256 bytes here.
+Outcome runKernelRecord(const Workload& w) {
+    const std::string param = "/sys/module/probectl/parameters/buffer_kb";
+    const std::uint64_t want = w.n * 256 / 1024 + 256;
+    std::optional<ScopedSetting> ring;
+    const std::string now = ScopedSetting::current(param);
+    if (!now.empty() && std::stoull(now) < want)
+        ring.emplace(param, std::to_string(want));
+    const std::string out = tempFile("workload");
+    auto child = StoppedChild::spawn(w.argv(out));
+    if (!child)
+        return fail(child.error().describe());
+    SessionOptions so;
+    so.tgids = {static_cast<std::uint32_t>(child->pid())};
+    auto s = Session::open(so);
+    if (!s)
+        return skip(skipWhyNoModule(s.error()));
+    const std::string spec = location(w) + " " + fetchArg(w);
+    if (auto id = s->add(spec); !id)
+        return fail(id.error().describe());
+    std::uint64_t events = 0;
+    auto cb = [&](const Event& ev) {
+        if (!ev.values.empty())
+            ++events;
+    };
+    if (auto r = child->release(); !r)
+        return fail(r.error().describe());
+    std::optional<int> status;
+    auto ended = [&] {
+        if (!status)
+            status = child->tryWait();
+        return status.has_value();
+    };
+    if (auto r = s->run(cb, ended, 20); !r)
+        return fail(r.error().describe());
+    auto st = s->stop(cb);
+    if (!st)
+        return fail(st.error().describe());
+    if (*status != 0)
+        return fail(fmt::format("workload {}", StoppedChild::describeStatus(*status)));
+    auto ns = readElapsed(out);
+    std::filesystem::remove(out);
+    if (!ns)
+        return fail(ns.error().describe());
+    Measure m;
+    m.elapsed_ns = *ns;
+    m.hits = st->probes.at(0).hits;
+    m.records = events;
+    m.lost = st->lost + st->overruns + st->probes[0].dropped + st->probes[0].nmissed;
+    return measured(m);
+}
+
+namespace {
+
+// The ptrace backend has no fetch arguments: its events carry the argument registers.
+Outcome ptraceRun(const Workload& w, bool seccomp) {
+    const std::string out = tempFile("workload");
+    PtraceSessionOptions so;
+    so.command = w.argv(out);
+    so.seccomp = seccomp;
+    auto s = PtraceSession::open(so);
+    if (!s)
+        return skip(fmt::format("ptrace unavailable: {}", s.error().describe()));
+    const std::string spec = w.mode == "calls" ? location(w) : std::string("syscall:getppid");
+    if (auto id = s->add(spec); !id)
+        return fail(id.error().describe());
+    std::uint64_t events = 0;
+    auto cb = [&](const Event&) { ++events; };
+    if (auto r = s->release(); !r)
+        return fail(r.error().describe());
+    if (auto r = s->run(
+            cb, [&] { return s->commandStatus().has_value(); }, 50);
+        !r)
+        return fail(r.error().describe());
+    auto st = s->stop(cb);
+    if (!st)
+        return fail(st.error().describe());
+    const auto status = s->commandStatus();
+    if (!status || *status != 0)
+        return fail(status ? fmt::format("workload {}", StoppedChild::describeStatus(*status))
+                           : std::string("workload did not end"));
+    auto ns = readElapsed(out);
+    std::filesystem::remove(out);
+    if (!ns)
+        return fail(ns.error().describe());
+    Measure m;
+    m.elapsed_ns = *ns;
+    m.hits = st->probes.at(0).hits;
+    m.records = events;
+    return measured(m);
+}
+
+}  // namespace
+
+Outcome runPtrace(const Workload& w) {
+    return ptraceRun(w, false);
+}
+
+Outcome runPtraceSeccomp(const Workload& w) {
+    return ptraceRun(w, true);
+}
+
+}  // namespace probectl::cli::bench

@@ -1,0 +1,31 @@
+// probectl bench: the report (bench_output.cpp).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+
+namespace probectl::cli::bench {
+
+// One of issue 5's closing figures: the ratio of two tracers' overhead per hit on one
+// workload (NAN when either did not run).
+struct Figure {
+    std::string name, workload, num_tracer, den_tracer, aim;
+    double num_ns, den_ns, value;
+};
+std::vector<Figure> figures(const std::vector<Row>& rows);
+
+// The side-by-side table: hits seen, whether exactly N, ns per hit, overhead per hit over
+// untraced (ns), and that overhead as a multiple of kernel-record's on the same workload.
+void printTable(std::ostream& os, const std::vector<Row>& rows);
+// Skipped tracers with why, failed runs with what, and tracers that did not see N hits.
+void printProblems(std::ostream& os, const std::vector<Row>& rows);
+void printFigures(std::ostream& os, const std::vector<Row>& rows);
+// One line per row, the table's figures unrounded plus skip/error text (RFC 4180 quoting).
+void writeCsv(std::ostream& os, const std::vector<Row>& rows);
+// DIR/bench.dat and DIR/bench.gp; `gnuplot bench.gp` in DIR draws bench.png and bench.svg.
+void writePlot(const std::string& dir, const std::vector<Row>& rows, const std::string& title);
+
+}  // namespace probectl::cli::bench

@@ -1,0 +1,78 @@
+// probectl bench: the tracer table and the report (table, CSV, gnuplot script, figures).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <ostream>
+
+#include "bench.hpp"
+#include "table.hpp"
+
+namespace probectl::cli::bench {
+
+Outcome runUntraced(const Workload& w);
+Outcome runKernelCount(const Workload& w);
+Outcome runKernelRecord(const Workload& w);
+Outcome runFtraceFloor(const Workload& w);
+Outcome runFtraceRecord(const Workload& w);
+Outcome runPtrace(const Workload& w);
+Outcome runPtraceSeccomp(const Workload& w);
+Outcome runStrace(const Workload& w);
+Outcome runStraceSeccomp(const Workload& w);
+Outcome runLtrace(const Workload& w);
+
+const std::vector<Tracer>& tracers() {
+    static const std::vector<Tracer> t = {
+        {"untraced", "the workload alone", runUntraced},
+        {"floor", "ftrace probe, no argument, tracing_on=0: trap + empty handler", runFtraceFloor},
+        {"kernel-count", "probectl.ko persistent probe: per-CPU hit count, no record",
+         runKernelCount},
+        {"kernel-record",
+         "probectl.ko session probe + 1 fetch argument, records streamed (ring sized for N)",
+         runKernelRecord},
+        {"ftrace", "kprobe_events/uprobe_events + the same fetch argument (buffer sized for N)",
+         runFtraceRecord},
+        {"ptrace", "probectl --backend=ptrace: int3 + single-step / PTRACE_SYSCALL stops",
+         runPtrace},
+        {"ptrace-seccomp", "probectl --backend=ptrace --seccomp-bpf", runPtraceSeccomp, false,
+         true},
+        {"strace", "strace -f -e trace=getppid", runStrace, false, true},
+        {"strace-seccomp", "strace -f --seccomp-bpf -e trace=getppid", runStraceSeccomp, false,
+         true},
+        {"ltrace", "ltrace -f -x bench_fn", runLtrace, true, false},
+    };
+    return t;
+}
+
+double nsPerHit(const Row& r) {
+    if (!r.outcome.measure || r.workload.n == 0)
+        return NAN;
+    return static_cast<double>(r.outcome.measure->elapsed_ns) / static_cast<double>(r.workload.n);
+}
+
+double overheadPerHit(const Row& r) {
+    if (!r.outcome.measure || r.workload.n == 0)
+        return NAN;
+    return (static_cast<double>(r.outcome.measure->elapsed_ns) -
+            static_cast<double>(r.untraced_ns)) /
+           static_cast<double>(r.workload.n);
+}
+
+bool exactHits(const Row& r) {
+    const auto& m = r.outcome.measure;
+    if (!m)
+        return false;
+    if (!m->hits)
+        return true;
+    return *m->hits == r.workload.n && (!m->records || *m->records == r.workload.n);
+}
+
+const Row* reference(const std::vector<Row>& rows, const Row& r) {
+    for (const auto& x : rows)
+        if (x.tracer == "kernel-record" && x.workload.label() == r.workload.label() &&
+            x.outcome.measure)
+            return &x;
+    return nullptr;
+}
+
+}  // namespace probectl::cli::bench

@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "probectl/kernel_symbols.hpp"
+#include "probectl/syscall_probe.hpp"
 #include "uapi/probectl.h"
 
 namespace probectl {
@@ -93,6 +94,13 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
         // The flag means "arg0 is the user's pt_regs": true only of the __x64_sys_ wrappers.
         if (name.starts_with("__x64_sys_"))
             r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
+        // One record per call, entry arguments with the return value: a kretprobe, except
+        // for the calls that never return (their kretprobe would never fire).
+        if (!syscallNeverReturns(spec.symbol)) {
+            r.request.kind = ProbeKind::Kretprobe;
+        } else {
+            r.request.maxactive = 0;
+        }
     }
     if (name.size() >= PROBECTL_SYMBOL_MAX)
         return withSpec(spec, makeError(ENAMETOOLONG, fmt::format("symbol name longer than {} "

@@ -139,6 +139,11 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "kernel (probectl.ko, the default) or ptrace (breakpoints and syscall stops from "
          "this process, like gdb and strace: no module needed, far slower; uprobe, "
          "uretprobe, usdt and syscall specs)")
+        ("syscalls", po::value<std::vector<std::string>>(o ? &o->syscalls : nullptr)
+             ->value_name("LIST")->composing(),
+         "trace these syscalls (comma-separated names, repeatable) and print strace's "
+         "lines: --syscalls=openat,execve -- ls is the in-kernel strace -e "
+         "trace=openat,execve ls; the summary goes to stderr")
         ("seccomp-bpf", po::bool_switch(o ? &o->seccomp_bpf : nullptr),
          "ptrace backend: stop the command only on traced syscalls (a seccomp filter, like "
          "strace --seccomp-bpf); needs -- CMD, not -p");
@@ -166,9 +171,25 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
     if (o.help)
         return o;
     const auto& specs = r->values;
-    if (specs.empty())
+    // --syscalls=a,b --syscalls c: one syscall:NAME spec per name, after the SPECs.
+    std::vector<std::string> all_specs = specs;
+    std::vector<std::string> names;
+    for (const auto& list : o.syscalls) {
+        std::size_t at = 0;
+        while (at <= list.size()) {
+            std::size_t comma = std::min(list.find(',', at), list.size());
+            std::string name = list.substr(at, comma - at);
+            if (name.empty())
+                return UsageError{fmt::format("--syscalls '{}': empty syscall name", list)};
+            names.push_back(name);
+            all_specs.push_back("syscall:" + name);
+            at = comma + 1;
+        }
+    }
+    o.syscalls = std::move(names);
+    if (all_specs.empty())
         return UsageError{"no probe spec given (e.g. probectl trace syscall:openat -- ls)"};
-    for (const auto& s : specs) {
+    for (const auto& s : all_specs) {
         auto spec = parseSpecArgument(s);
         if (!spec)
             return std::move(spec).error();
@@ -177,7 +198,7 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
     if (vm.count("maxactive") && (o.maxactive == 0 || o.maxactive > PROBECTL_MAXACTIVE_MAX))
         return UsageError{fmt::format("--maxactive must be 1..{}", PROBECTL_MAXACTIVE_MAX)};
     for (auto& s : o.specs)
-        if (s.kind == SpecKind::Kretprobe)
+        if (s.kind == SpecKind::Kretprobe || s.kind == SpecKind::Syscall)
             s.maxactive = o.maxactive;
     if (auto e = parseIdList(vm, "pid", false, o.match_pids))
         return *e;
@@ -268,13 +289,13 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
         "Tracing {} probe{}{}. {}\n", o.specs.size(), o.specs.size() == 1 ? "" : "s",
         traceTarget(child ? o.command[0] : std::string(), child ? child->pid() : 0, o.pids),
         child ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
-    const bool json = o.format == "json";
-    if (!json)
+    const TraceLayout layout = o.layout();
+    if (!layout.json && !layout.strace)
         *out << eventHeader() << '\n';
 
     std::uint64_t events = 0;
     auto onEvent = [&](const Event& ev) {
-        *out << (json ? formatEventJson(ev) : formatEvent(ev, t0)) << '\n';
+        *out << formatTraceEvent(ev, t0, layout) << '\n';
         ++events;
     };
 
@@ -303,8 +324,11 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     auto stats = session->stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
-    if (json) {
+    if (layout.json) {
         *out << formatSummaryJson(*stats) << '\n';
+    } else if (layout.strace) {
+        out->flush();  // strace's lines only in the output; counters on stderr
+        printSummary(io.err, *stats);
     } else {
         *out << '\n';
         printSummary(*out, *stats);

@@ -9,20 +9,27 @@ namespace probectl {
 
 namespace {
 
-bool atEntry(const SyscallMemHint& h) {
-    return h.kind != SyscallMemHint::Kind::OutBuffer;
+// When the kernel reads a hint's memory. A probe handler must not fault, so memory the
+// task never touched yet (a string literal on a page not yet read in) cannot be read at
+// the entry; by the return the syscall itself has copied it in, so paths and input
+// buffers are read there too. Only execve's path must be read at entry: after a
+// successful exec the address belongs to a new program. (strace reads at entry with
+// process_vm_readv, which may fault pages in; the ptrace backend does the same.)
+bool atEntry(std::string_view syscall, const SyscallMemHint& h) {
+    return h.kind == SyscallMemHint::Kind::Path &&
+           (syscall == "execve" || syscall == "execveat");
 }
 
 // Generated arguments go through the same parser as the user's, so the compiler and the
 // kernel's validator see nothing they would not see from a hand-written spec.
-FetchArg planArg(const SyscallMemHint& h, std::size_t pos) {
+FetchArg planArg(const SyscallMemHint& h, std::size_t pos, bool at_entry) {
     const std::size_t argn = h.arg + 1;
     const std::string text =
         h.kind == SyscallMemHint::Kind::Path
             ? fmt::format("a{}=+0($arg{}):ustring", argn, argn)
             : fmt::format("a{}=+u0($arg{}):u8[{}]", argn, argn, kSyscallBufferMax);
     FetchOptions fo;
-    fo.is_return = !atEntry(h);
+    fo.is_return = !at_entry;
     auto a = parseFetchArg(text, pos, fo);
     // A fixed text: a parse failure is a bug here, not an input error.
     if (!a)
@@ -42,12 +49,12 @@ SyscallPlan syscallPlan(std::string_view name, const SyscallInfo* info) {
     plan.name = std::string(name);
     plan.returns = !syscallNeverReturns(name);
     plan.hints = syscallMemHints(name, info);
-    std::stable_partition(plan.hints.begin(), plan.hints.end(), atEntry);
-    if (!plan.returns)
-        std::erase_if(plan.hints, [](const SyscallMemHint& h) { return !atEntry(h); });
+    auto entry = [&](const SyscallMemHint& h) { return !plan.returns || atEntry(name, h); };
+    std::stable_partition(plan.hints.begin(), plan.hints.end(), entry);
     for (std::size_t i = 0; i < plan.hints.size(); ++i) {
-        plan.args.push_back(planArg(plan.hints[i], i + 1));
-        if (atEntry(plan.hints[i]))
+        const bool at_entry = entry(plan.hints[i]);
+        plan.args.push_back(planArg(plan.hints[i], i + 1, at_entry));
+        if (at_entry)
             plan.entry_args++;
     }
     return plan;

@@ -2,13 +2,14 @@
 // per-probe summary. With `-- CMD`, CMD is forked, held before exec until the probes and its
 // tgid filter are in place, then traced until it exits.
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <fstream>
+#include <ext/stdio_filebuf.h>
 #include <iostream>
 #include <optional>
 
@@ -240,14 +241,19 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
         return *rc;
     TraceOptions& o = *parsed;
 
-    std::ofstream file;
+    // O_CLOEXEC: the traced command must not inherit the trace file (strace's -o does the
+    // same); its descriptor numbers then match an untraced run's.
+    std::optional<__gnu_cxx::stdio_filebuf<char>> filebuf;
+    std::optional<std::ostream> file;
     std::ostream* out = &io.out;
     if (!o.output.empty()) {
-        file.open(o.output, std::ios::out | std::ios::trunc);
-        if (!file)
-            return runtimeError(
-                io, kCmd, makeError(errno ? errno : EIO, fmt::format("cannot write {}", o.output)));
-        out = &file;
+        int fd = ::open(o.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (fd < 0)
+            return runtimeError(io, kCmd,
+                                makeError(errno, fmt::format("cannot write {}", o.output)));
+        filebuf.emplace(fd, std::ios::out);
+        file.emplace(&*filebuf);
+        out = &*file;
     }
     for (auto pid : o.pids)
         if (::kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH)

@@ -3,11 +3,13 @@
 // back into a SyscallRecord for formatSyscall (strace_format.hpp). Both backends use the
 // same plan, so both print the same line for the same call.
 //
-// The plan follows syscallMemHints(): a path is read at entry as a user string (at most
-// kSyscallPathMax bytes incl. NUL), an input buffer (write's) at entry and an output buffer
-// (read's) at the return, each as kSyscallBufferMax bytes; formatSyscall shows at most
-// StraceOptions::string_limit of them. Entry reads come first in the plan: the kernel keeps
-// them in the kretprobe instance (PROBECTL_A_PROBE_FETCH_ENTRY) until the return.
+// The plan follows syscallMemHints(): a path is read as a user string (at most
+// kSyscallPathMax bytes incl. NUL), a buffer as kSyscallBufferMax bytes; formatSyscall shows
+// at most StraceOptions::string_limit of them. The kernel reads them at the return, when the
+// syscall has faulted the pages in (a probe handler cannot), except execve's path, read at
+// entry (the address means nothing in the new program) and kept in the kretprobe instance
+// (PROBECTL_A_PROBE_FETCH_ENTRY) until the return; calls that never return read all at
+// entry. Entry reads come first in the plan.
 #pragma once
 
 #include <cstddef>

@@ -240,6 +240,16 @@ TEST_F(KernelSymbolsTest, ResolveSyscallSetsTheSyscallFlag) {
     EXPECT_EQ(old->request.flags, 0u);
 }
 
+// A real x86-64 syscall missing from this kernel's symbols is not "unknown".
+TEST_F(KernelSymbolsTest, ResolveSyscallTheKernelLacks) {
+    auto r = ks.resolve(spec("syscall:uselib"));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, ENOENT);
+    EXPECT_THAT(r.error().message,
+                HasSubstr("syscall:uselib: this kernel has no syscall 'uselib' (x86-64 number "
+                          "134): no __x64_sys_uselib"));
+}
+
 // One record per call (arguments and return value): a kretprobe; exit_group never returns,
 // so its kretprobe would never fire: a kprobe, without maxactive.
 TEST_F(KernelSymbolsTest, ResolveSyscallIsAKretprobeUnlessItNeverReturns) {

@@ -161,6 +161,9 @@ TEST(SyscallRecord, NeverReturningCallPrintsQuestionMark) {
     SyscallRecord rec = syscallRecord(ev, x, false);
     EXPECT_FALSE(rec.retval);
     EXPECT_EQ(formatSyscall(rec, &info, {.align = false}), "exit_group(0) = ?");
+    // The same without metadata (the 7.2 VM's tracefs gave none for exit_group).
+    rec.args[0] = 3;
+    EXPECT_EQ(formatSyscall(rec, nullptr, {.align = false}), "exit_group(3) = ?");
 }
 
 // --syscalls: strace's layout, pid-prefixed like strace -f -o FILE when several processes

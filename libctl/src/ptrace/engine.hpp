@@ -52,7 +52,6 @@ struct Probe {
     bool filter_uid = false;  // it reads $uid (one /proc read per hit)
     // syscall: the memory read for the strace line, as the kernel backend reads it.
     std::shared_ptr<const SyscallPlan> plan;
-    bool internal = false;  // the dynamic linker's rendezvous hook (never reported)
 };
 
 // An int3 the engine wrote. `entries`: probes whose entry is here; `returns`: pending

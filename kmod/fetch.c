@@ -199,6 +199,26 @@ int probectl_fetch_validate(const struct probectl_fetch_insn *insns,
 	return 0;
 }
 
+/**
+ * probectl_fetch_split() - instructions of the first @nargs programs.
+ * @insns: validated programs
+ * @n: their instructions
+ * @nargs: how many programs
+ *
+ * Context: process context.
+ * Return: the index just after the store of argument @nargs (0 for 0).
+ */
+u32 probectl_fetch_split(const struct probectl_fetch_insn *insns, u32 n,
+			 u32 nargs)
+{
+	u32 i;
+
+	for (i = 0; i < n && nargs; i++)
+		if (probectl_fetch_store_bytes(&insns[i]))
+			nargs--;
+	return i;
+}
+
 /* Non-faulting read of @size bytes; user memory for uprobes or F_USER. */
 static int probectl_fetch_read(void *dst, unsigned long addr, size_t size,
 			       bool user)
@@ -340,27 +360,28 @@ static unsigned int probectl_fetch_one(const struct probectl_fetch_insn *in,
 }
 
 /**
- * probectl_fetch_run() - run a probe's fetch programs into a record.
- * @p: the probe (programs validated at PROBE_ADD)
+ * probectl_fetch_run() - run fetch programs into a record.
+ * @insns: whole programs (validated at PROBE_ADD): all of a probe's, or
+ *	   the entry or return part of a kretprobe's
+ * @n: their instructions
  * @ctx: registers and what the handler knows
- * @out: where the first struct probectl_fetch_value goes; room for
- *	p->fetch_bytes bytes
+ * @out: where the first struct probectl_fetch_value goes; room for the
+ *	 bytes probectl_fetch_validate() computed for these programs
  *
  * Context: probe handler (any context); reads memory only through the
  * non-faulting accessors.
  * Return: bytes written, a multiple of 8.
  */
-u32 probectl_fetch_run(const struct probectl_probe *p,
+u32 probectl_fetch_run(const struct probectl_fetch_insn *insns, u32 n,
 		       const struct probectl_fetch_ctx *ctx, void *out)
 {
-	const struct probectl_fetch_insn *in = p->fetch;
 	struct probectl_fetch_value *val;
 	unsigned int used = 0;
 	u32 off = 0;
 
-	while (used < p->fetch_insns) {
+	while (used < n) {
 		val = out + off;
-		used += probectl_fetch_one(in + used, ctx, val);
+		used += probectl_fetch_one(insns + used, ctx, val);
 		/* no stale ring bytes, nor bytes read past a string's NUL */
 		memset((void *)(val + 1) + val->len, 0, ALIGN(val->len, 8) - val->len);
 		off += sizeof(*val) + ALIGN(val->len, 8);
@@ -368,3 +389,31 @@ u32 probectl_fetch_run(const struct probectl_probe *p,
 	return off;
 }
 NOKPROBE_SYMBOL(probectl_fetch_run);
+
+/**
+ * probectl_fetch_all() - a probe's fetched values, as they go into a record.
+ * @p: the probe
+ * @ctx: registers and what the handler knows; for a kretprobe's return,
+ *	 the values its entry handler fetched (@ctx->entry_vals)
+ * @out: room for p->fetch_bytes bytes
+ *
+ * The first p->fetch_entry_insns instructions ran at entry: their values
+ * are copied; the rest run now.
+ *
+ * Context: probe handler (any context).
+ * Return: bytes written, a multiple of 8.
+ */
+u32 probectl_fetch_all(const struct probectl_probe *p,
+		       const struct probectl_fetch_ctx *ctx, void *out)
+{
+	u32 len = 0;
+
+	if (ctx->entry_len) {
+		memcpy(out, ctx->entry_vals, ctx->entry_len);
+		len = ctx->entry_len;
+	}
+	return len + probectl_fetch_run(p->fetch + p->fetch_entry_insns,
+					p->fetch_insns - p->fetch_entry_insns,
+					ctx, out + len);
+}
+NOKPROBE_SYMBOL(probectl_fetch_all);

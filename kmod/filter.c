@@ -411,7 +411,7 @@ struct probectl_record *probectl_record_begin(struct probectl_probe *p,
 		this_cpu_inc(p->stats->dropped);
 		goto out;
 	}
-	len = p->fetch_insns ? probectl_fetch_run(p, ctx, sc->buf[nest - 1]) : 0;
+	len = p->fetch_insns ? probectl_fetch_all(p, ctx, sc->buf[nest - 1]) : 0;
 	if (!probectl_filter_run(p, sc->buf[nest - 1])) {
 		this_cpu_inc(p->stats->rejected);
 		goto out;

@@ -58,6 +58,8 @@ static const struct nla_policy probectl_policy[PROBECTL_A_MAX + 1] = {
 					    .len = PROBECTL_MATCH_MAX_IDS * sizeof(u32) },
 	[PROBECTL_A_SESSION_COMM]	= { .type = NLA_NUL_STRING,
 					    .len = PROBECTL_MATCH_COMM_MAX - 1 },
+	[PROBECTL_A_PROBE_FETCH_ENTRY]	= NLA_POLICY_MAX(NLA_U32,
+							 PROBECTL_FETCH_MAX_ARGS),
 };
 
 /* Fails the request with a named missing attribute (type and text). */
@@ -256,6 +258,14 @@ static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 	err = probectl_parse_filter(info, &req);
 	if (err)
 		return err;
+	if (a[PROBECTL_A_PROBE_FETCH_ENTRY]) {
+		req.fetch_entry = nla_get_u32(a[PROBECTL_A_PROBE_FETCH_ENTRY]);
+		if (req.fetch_entry && req.kind != PROBECTL_KIND_KRETPROBE) {
+			NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_FETCH_ENTRY],
+					    "PROBE_FETCH_ENTRY applies to kretprobes only");
+			return -EINVAL;
+		}
+	}
 	if ((req.flags & PROBECTL_PROBE_F_SYSCALL) && req.path) {
 		NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_FLAGS],
 				    "the SYSCALL flag applies to kprobes only");

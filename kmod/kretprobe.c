@@ -2,8 +2,11 @@
 /*
  * Probe kind "kretprobe": function return. The entry handler filters,
  * counts and saves the entry time and arguments in the instance data (the
- * argument registers are clobbered by the time the function returns); the
- * return handler writes one record with retval and latency.
+ * argument registers are clobbered by the time the function returns), and
+ * runs the fetch arguments wanted at entry (PROBE_FETCH_ENTRY) into it; the
+ * return handler writes one record with those values, the ones read at the
+ * return, retval and latency. A syscall (F_SYSCALL on __x64_sys_*) is one
+ * record per call this way, like strace's line.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -18,6 +21,9 @@
 struct probectl_kret_data {
 	u64 t0;
 	u64 args[PROBECTL_NARGS];
+	u32 vals_len;	/* bytes of entry values in @vals */
+	u32 pad;
+	u8 vals[];	/* struct probectl_fetch_value + bytes, as in a record */
 };
 
 static struct probectl_probe *probectl_kret_probe(struct kretprobe_instance *ri)
@@ -36,6 +42,12 @@ static int probectl_kret_entry(struct kretprobe_instance *ri,
 		return 1;
 	d->t0 = ktime_get_mono_fast_ns();
 	probectl_fetch_args(p, regs, d->args);
+	d->vals_len = 0;
+	if (p->fetch_entry_insns)
+		d->vals_len = probectl_fetch_run(p->fetch, p->fetch_entry_insns,
+						 &(struct probectl_fetch_ctx){
+						 .regs = regs, .args = d->args },
+						 d->vals);
 	return 0;
 }
 NOKPROBE_SYMBOL(probectl_kret_entry);
@@ -51,8 +63,10 @@ static int probectl_kret_return(struct kretprobe_instance *ri,
 	/* disabled while this call was in flight: stay quiet */
 	if (!READ_ONCE(p->enabled))
 		return 0;
+	/* the entry values go first: the record keeps the probe's argument order */
 	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
-		.regs = regs, .args = d->args, .retval = regs_return_value(regs) }, &ev);
+		.regs = regs, .args = d->args, .retval = regs_return_value(regs),
+		.entry_vals = d->vals, .entry_len = d->vals_len }, &ev);
 	if (!rec)
 		return 0;
 	rec->flags = PROBECTL_RECORD_F_RETURN;
@@ -125,7 +139,7 @@ static int probectl_kret_arm(struct probectl_probe *p,
 	}
 	rp->entry_handler = probectl_kret_entry;
 	rp->handler = probectl_kret_return;
-	rp->data_size = sizeof(struct probectl_kret_data);
+	rp->data_size = sizeof(struct probectl_kret_data) + p->fetch_entry_bytes;
 	rp->maxactive = p->maxactive;	/* 0: kernel default */
 	err = register_kretprobe(rp);
 	if (err == -EINVAL)

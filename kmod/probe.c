@@ -169,6 +169,25 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 					      extack, &nargs, &p->fetch_bytes);
 		if (err)
 			goto err_free;
+		if (req->fetch_entry > nargs) {
+			kapi_set_err_msg_fmt_mod(extack,
+						 "PROBE_FETCH_ENTRY %u exceeds the %u fetch arguments",
+						 req->fetch_entry, nargs);
+			err = -EINVAL;
+			goto err_free;
+		}
+		/* read at entry: no $retval there, and their own byte bound */
+		p->fetch_entry_insns = probectl_fetch_split(req->fetch,
+							    req->fetch_insns,
+							    req->fetch_entry);
+		if (p->fetch_entry_insns) {
+			err = probectl_fetch_validate(req->fetch,
+						      p->fetch_entry_insns,
+						      false, extack, &nargs,
+						      &p->fetch_entry_bytes);
+			if (err)
+				goto err_free;
+		}
 		p->fetch = kmemdup(req->fetch, req->fetch_insns * sizeof(*req->fetch),
 				   GFP_KERNEL);
 		if (!p->fetch) {

@@ -112,6 +112,8 @@ struct probectl_probe {
 	u32 filter_insns;
 	char *filter_blob;	/* the predicate's literals, back to back */
 	const char *filter_str[PROBECTL_FILTER_MAX_STRINGS];	/* into filter_blob */
+	u32 fetch_entry_insns;	/* kretprobe: insns of the args read at entry */
+	u32 fetch_entry_bytes;	/* ... and the most bytes their values take */
 	struct probectl_session *session;	/* NULL when persistent */
 	struct probectl_counters __percpu *stats;
 	atomic64_t undelivered;	/* records consumed but not delivered */
@@ -186,6 +188,7 @@ struct probectl_probe_req {
 	u32 filter_insns;
 	const char *filter_strings;	/* in the request message */
 	u32 filter_strings_len;
+	u32 fetch_entry;	/* kretprobe: arguments read at entry */
 };
 
 /* A consistent copy of one probe's state for PROBE_GET. */
@@ -266,13 +269,20 @@ struct probectl_fetch_ctx {
 	const u64 *args;	/* $argN: at entry (saved there for return probes) */
 	u64 retval;
 	bool user;		/* uprobes: stack and memory are the task's */
+	/* kretprobe return: values the entry handler fetched, copied first */
+	const void *entry_vals;
+	u32 entry_len;
 };
 
 int probectl_fetch_validate(const struct probectl_fetch_insn *insns,
 			    unsigned int n, bool is_return,
 			    struct netlink_ext_ack *extack, u32 *nargs,
 			    u32 *bytes);
-u32 probectl_fetch_run(const struct probectl_probe *p,
+u32 probectl_fetch_split(const struct probectl_fetch_insn *insns, u32 n,
+			 u32 nargs);
+u32 probectl_fetch_all(const struct probectl_probe *p,
+		       const struct probectl_fetch_ctx *ctx, void *out);
+u32 probectl_fetch_run(const struct probectl_fetch_insn *insns, u32 n,
 		       const struct probectl_fetch_ctx *ctx, void *out);
 
 /* filter.c: predicates and the record path that runs them */
@@ -300,7 +310,7 @@ static __always_inline void probectl_record_fetch(struct probectl_probe *p,
 						  const struct probectl_fetch_ctx *ctx)
 {
 	if (p->fetch_insns)
-		rec->size += probectl_fetch_run(p, ctx, rec + 1);
+		rec->size += probectl_fetch_all(p, ctx, rec + 1);
 }
 
 /*

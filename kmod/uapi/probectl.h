@@ -129,6 +129,13 @@ enum probectl_attr {
 	PROBECTL_A_SESSION_TIDS,	/* binary, __u32[] thread ids, same bound */
 	PROBECTL_A_SESSION_UIDS,	/* binary, __u32[] uids (initial user namespace), same bound */
 	PROBECTL_A_SESSION_COMM,	/* NUL string, glob on current->comm, < PROBECTL_MATCH_COMM_MAX */
+	/*
+	 * u32, kretprobes: the first N fetch arguments are read at function
+	 * entry and kept in the kretprobe instance until the return (a
+	 * syscall's path or input buffer, gone or changed by then); the rest
+	 * at the return. 0 (absent): all at the return
+	 */
+	PROBECTL_A_PROBE_FETCH_ENTRY,
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)

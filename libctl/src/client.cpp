@@ -450,6 +450,8 @@ Result<AddedProbe> Client::addProbe(const ProbeRequest& req) {
     if (!req.fetch.empty())
         put(nla_put(msg, PROBECTL_A_PROBE_FETCH,
                     static_cast<int>(req.fetch.size() * sizeof(FetchInsn)), req.fetch.data()));
+    if (req.fetch_entry)
+        put(nla_put_u32(msg, PROBECTL_A_PROBE_FETCH_ENTRY, req.fetch_entry));
     if (req.flags)
         put(nla_put_u32(msg, PROBECTL_A_PROBE_FLAGS, req.flags));
     if (!req.filter.insns.empty()) {

@@ -5,6 +5,8 @@
 #include <cerrno>
 
 #include "probectl/kernel_symbols.hpp"
+#include "probectl/syscall_meta.hpp"
+#include "probectl/syscall_probe.hpp"
 #include "uapi/probectl.h"
 
 namespace probectl {
@@ -87,12 +89,30 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
     std::string name = spec.symbol;
     if (spec.kind == SpecKind::Syscall) {
         auto sys = syscallSymbol(spec.symbol);
-        if (!sys)
+        if (!sys) {
+            // A real x86-64 syscall this kernel was built without (or has removed): say so
+            // rather than calling the name unknown.
+            static const SyscallTable builtin = SyscallTable::builtin();
+            if (const SyscallInfo* known = builtin.find(spec.symbol); known && known->nr >= 0)
+                return withSpec(
+                    spec, makeError(ENOENT, fmt::format("this kernel has no syscall '{}' "
+                                                        "(x86-64 number {}): no "
+                                                        "__x64_sys_{} in its symbols "
+                                                        "(configured out or removed)",
+                                                        spec.symbol, known->nr, spec.symbol)));
             return withSpec(spec, sys.error());
+        }
         name = *sys;
         // The flag means "arg0 is the user's pt_regs": true only of the __x64_sys_ wrappers.
         if (name.starts_with("__x64_sys_"))
             r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
+        // One record per call, entry arguments with the return value: a kretprobe, except
+        // for the calls that never return (their kretprobe would never fire).
+        if (!syscallNeverReturns(spec.symbol)) {
+            r.request.kind = ProbeKind::Kretprobe;
+        } else {
+            r.request.maxactive = 0;
+        }
     }
     if (name.size() >= PROBECTL_SYMBOL_MAX)
         return withSpec(spec, makeError(ENAMETOOLONG, fmt::format("symbol name longer than {} "

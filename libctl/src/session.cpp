@@ -100,6 +100,8 @@ struct Session::Impl {
             if (cb) {
                 Event tagged = ev;
                 tagged.spec = spec_of[ev.probe_id];
+                tagged.syscall = p.syscall.get();
+                tagged.syscall_returned = p.syscall && ev.is_return;
                 for (std::size_t i = 0; i < tagged.fetched.size() && i < p.fetch_args.size(); i++)
                     tagged.values.push_back(decodeFetchedValue(
                         p.fetch_args[i], tagged.fetched[i].bytes, tagged.fetched[i].flags));
@@ -147,7 +149,7 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
     ProbeSpec spec = spec_in;
     if (spec.text.empty())
         spec.text = spec.str();
-    if (spec.kind == SpecKind::Kretprobe && spec.maxactive == 0)
+    if ((spec.kind == SpecKind::Kretprobe || spec.kind == SpecKind::Syscall) && spec.maxactive == 0)
         spec.maxactive = impl_->options.maxactive;
 
     if (isUserSpace(spec.kind))
@@ -172,15 +174,36 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
         res.request.maxactive = spec.maxactive;
         res.symbol = spec.symbol;
     }
-    auto fetch = fetchProgram(spec);
-    if (!fetch)
-        return std::move(fetch).error();
-    res.request.fetch = std::move(*fetch);
+    std::shared_ptr<const SyscallPlan> plan;
+    if (spec.kind == SpecKind::Syscall && spec.fetch_args.empty()) {
+        // Generated from the syscall's metadata: what strace would show of its memory.
+        auto pl = std::make_shared<SyscallPlan>(
+            syscallPlan(spec.symbol, systemSyscallTable().find(spec.symbol)));
+        auto progs = compileFetchArgs(pl->args);
+        if (!progs)
+            return makeError(EINVAL, fmt::format("{}: {}", spec.text, progs.error().message));
+        for (const auto& p : *progs)
+            res.request.fetch.insert(res.request.fetch.end(), p.insns.begin(), p.insns.end());
+        plan = std::move(pl);
+    } else {
+        auto fetch = fetchProgram(spec);
+        if (!fetch)
+            return std::move(fetch).error();
+        res.request.fetch = std::move(*fetch);
+    }
     auto filter = filterProgram(spec, spec.fetch_args);
     if (!filter)
         return std::move(filter).error();
     res.request.filter = std::move(*filter);
-    return addRequestImpl(res, spec.text, spec.fetch_args);
+    // A syscall's memory is read at its entry (execve's path is gone at the return); only
+    // output buffers wait for the return, and they come last in a plan.
+    if (spec.kind == SpecKind::Syscall && res.request.kind == ProbeKind::Kretprobe)
+        res.request.fetch_entry =
+            static_cast<std::uint32_t>(plan ? plan->entry_args : spec.fetch_args.size());
+    auto id = addRequestImpl(res, spec.text, plan ? std::vector<FetchArg>{} : spec.fetch_args);
+    if (id && plan)
+        impl_->probes.back().syscall = std::move(plan);
+    return id;
 }
 
 Result<std::uint32_t> Session::addUser(const ProbeSpec& spec) {

@@ -268,6 +268,9 @@ std::string callArgs(const SyscallRecord& r, const SyscallInfo* info, const Stra
     }
     if (n == "close")
         return fd(a[0]);
+    // Without metadata too (7.2's tracefs formats did not give exit_group's argument).
+    if (n == "exit_group" || n == "exit")
+        return fmt::format("{}", asInt(a[0]));
     if (n == "mmap")
         return fmt::format("{}, {}, {}, {}, {}, {}", stracePointer(a[0]), ulong(a[1]),
                            straceMmapProt(a[2]), straceMmapFlags(a[3]), fd(a[4]), hexOrZero(a[5]));

@@ -129,7 +129,7 @@ TEST(ResolveCommand, ProbeableSyscall) {
     EXPECT_THAT(r.out, HasSubstr("symbol:     __x64_sys_getppid\n"));
     EXPECT_THAT(r.out, HasSubstr("module:     vmlinux\n"));
     EXPECT_THAT(r.out, HasSubstr("address:    0xffffffff81001000\n"));
-    EXPECT_THAT(r.out, HasSubstr("registers:  kprobe __x64_sys_getppid (syscall wrapper"));
+    EXPECT_THAT(r.out, HasSubstr("registers:  kretprobe __x64_sys_getppid (syscall wrapper"));
     EXPECT_THAT(r.out, HasSubstr("probe-able: yes\n"));
 }
 

@@ -19,7 +19,7 @@ TEST(TraceOptions, SpecsPidsAndOptions) {
     EXPECT_EQ(o->specs[0].kind, SpecKind::Syscall);
     EXPECT_EQ(o->specs[1].kind, SpecKind::Kretprobe);
     EXPECT_EQ(o->specs[1].maxactive, 64u);  // --maxactive reaches the kretprobe spec
-    EXPECT_EQ(o->specs[0].maxactive, 0u);
+    EXPECT_EQ(o->specs[0].maxactive, 64u);  // syscall: probes are kretprobes too
     EXPECT_THAT(o->pids, ElementsAre(12u, 13u));
     EXPECT_EQ(o->output, "out.txt");
     EXPECT_DOUBLE_EQ(o->duration, 2.5);

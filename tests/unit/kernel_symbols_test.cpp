@@ -35,7 +35,7 @@ class KernelSymbolsTest : public ::testing::Test {
 }  // namespace
 
 TEST_F(KernelSymbolsTest, ParsesEveryLine) {
-    EXPECT_EQ(ks.size(), 31u);
+    EXPECT_EQ(ks.size(), 32u);
     EXPECT_EQ(ks.malformedLines(), 0u);
     EXPECT_FALSE(ks.addressesHidden());
     EXPECT_TRUE(ks.hasBlacklist());
@@ -240,6 +240,33 @@ TEST_F(KernelSymbolsTest, ResolveSyscallSetsTheSyscallFlag) {
     EXPECT_EQ(old->request.flags, 0u);
 }
 
+// A real x86-64 syscall missing from this kernel's symbols is not "unknown".
+TEST_F(KernelSymbolsTest, ResolveSyscallTheKernelLacks) {
+    auto r = ks.resolve(spec("syscall:uselib"));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, ENOENT);
+    EXPECT_THAT(r.error().message,
+                HasSubstr("syscall:uselib: this kernel has no syscall 'uselib' (x86-64 number "
+                          "134): no __x64_sys_uselib"));
+}
+
+// One record per call (arguments and return value): a kretprobe; exit_group never returns,
+// so its kretprobe would never fire: a kprobe, without maxactive.
+TEST_F(KernelSymbolsTest, ResolveSyscallIsAKretprobeUnlessItNeverReturns) {
+    ProbeSpec s = spec("syscall:getppid");
+    s.maxactive = 32;
+    auto r = ks.resolve(s);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->request.kind, ProbeKind::Kretprobe);
+    EXPECT_EQ(r->request.maxactive, 32u);
+    ProbeSpec e = spec("syscall:exit_group");
+    e.maxactive = 32;
+    auto x = ks.resolve(e);
+    ASSERT_TRUE(x) << x.error().message;
+    EXPECT_EQ(x->request.kind, ProbeKind::Kprobe);
+    EXPECT_EQ(x->request.maxactive, 0u);
+}
+
 TEST_F(KernelSymbolsTest, ResolveKretprobeCarriesMaxactive) {
     ProbeSpec s = spec("kretprobe:do_sys_openat2");
     s.maxactive = 64;
@@ -308,7 +335,7 @@ TEST(KernelSymbolsLoad, ReadsFilesAndToleratesMissingBlacklist) {
     auto r = KernelSymbols::load(std::string(PROBECTL_FIXTURES) + "/kallsyms.txt",
                                  "/nonexistent/blacklist");
     ASSERT_TRUE(r);
-    EXPECT_EQ(r->size(), 31u);
+    EXPECT_EQ(r->size(), 32u);
     EXPECT_FALSE(r->hasBlacklist());
     auto missing = KernelSymbols::load("/nonexistent/kallsyms");
     ASSERT_FALSE(missing);

@@ -34,7 +34,7 @@ void printMainHelp(std::ostream& os) {
           "  kprobe:SYMBOL[+OFFSET]   function entry (or OFFSET bytes in; decimal or 0x hex)\n"
           "  kprobe:0xADDR            an exact kernel address (for duplicate symbol names)\n"
           "  kretprobe:SYMBOL         function return: return value and latency\n"
-          "  syscall:NAME             a syscall's entry, with the syscall's own six arguments\n"
+          "  syscall:NAME             a syscall, one strace-style line per call\n"
           "  uprobe:PATH:FUNC[+OFF]   a user function (PATH: a file or a library name, libc)\n"
           "  uprobe:PATH:0xOFF        an instruction at a FILE offset (also off=, elf=, va=)\n"
           "  uretprobe:PATH:FUNC      a user function's return: return value and latency\n"

@@ -10,12 +10,17 @@ namespace {
 const char* const kTraceHelp =
     R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--pid|--tid|--uid LIST] [--comm GLOB]
                       [--maxactive N] [-o FILE] [--duration SEC] [-- CMD [ARGS...]]
+    R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--maxactive N] [-o FILE]
+                      [--duration SEC] [-- CMD [ARGS...]]
+       probectl trace --syscalls=NAME[,NAME...] [-p PID]... [-f] [-o FILE] [-- CMD]
 
 Adds the probes for as long as this command runs and prints one line per event:
 time (s) since every probe was armed (an event from a probe armed before the last
 one can show a small negative time), [cpu], comm, pid, probe, then the six argument
-registers (arg0..arg5, hex; for syscall: probes the syscall's own arguments) or,
-for kretprobes, the return value and the time spent in the function. At the end
+registers (arg0..arg5, hex) or, for kretprobes, the return value and the time
+spent in the function. A syscall:NAME probe prints the call as strace does, one
+line per call with its arguments (paths and buffers read by the kernel) and its
+return value: openat(AT_FDCWD, "/etc/passwd", O_RDONLY|O_CLOEXEC) = 3. At the end
 (command exit, Ctrl-C, SIGTERM or --duration) it prints per-probe counters:
   HITS       the probe ran (and passed the process filter)
   DELIVERED  records this command received
@@ -35,6 +40,14 @@ processes they fork from now on, across exec, like strace -f). -p and -- CMD
 together trace both. Without either, every process is traced until Ctrl-C or
 --duration. Uprobes are armed only in the traced processes: others running the
 same code are neither recorded nor slowed down.
+
+--syscalls=openat,read traces those syscalls (syscall:openat syscall:read) and
+prints nothing but strace's lines, pid-prefixed with -f like strace -f -o FILE;
+the counters go to stderr. It is the in-kernel `strace -e trace=openat,read`:
+  probectl trace --syscalls=openat -o trace.log -- ls -al
+  strace -o trace.log -e trace=openat ls -al
+write the same lines (the kernel reads paths at entry, buffers up to 64 bytes).
+exit and exit_group never return: they print "= ?" as in strace.
 
 SPEC is a kernel location (kprobe:, kretprobe:, syscall:) or a user-space one:
   uprobe:PATH:FUNCTION[+OFF]   uprobe:PATH:0xFILEOFFSET   uretprobe:PATH:FUNCTION
@@ -74,6 +87,8 @@ or 128+N when killed by signal N), like strace and perf; 0 when the trace ended 
 
 Examples:
   sudo probectl trace syscall:openat -- ls -al
+  sudo probectl trace --syscalls=openat,read,write,close -o trace.log -- cat /etc/hostname
+  sudo probectl trace --syscalls=openat -f -- sh -c 'cat /etc/hostname; ls /tmp'
   sudo probectl trace syscall:openat syscall:execve -- sh -c 'cat /etc/hostname'
   sudo probectl trace kretprobe:do_sys_openat2 --maxactive 64 -- cat /etc/hostname
   sudo probectl trace kprobe:do_nanosleep -p 1234 -p 1235 --duration 10

@@ -1,6 +1,7 @@
 #include "format.hpp"
 
 #include "probectl/event_json.hpp"
+#include "probectl/syscall_probe.hpp"
 
 #include <fmt/format.h>
 #include <time.h>
@@ -35,6 +36,24 @@ std::string formatLatency(std::uint64_t ns) {
     return sig3(static_cast<double>(ns) / 1e9, "s");
 }
 
+std::string formatSyscallEvent(const Event& ev, bool align) {
+    StraceOptions so;
+    so.align = align;
+    const SyscallPlan& plan = *ev.syscall;
+    return formatSyscall(syscallRecord(ev, plan, ev.syscall_returned),
+                         systemSyscallTable().find(plan.name), so);
+}
+
+std::string formatTraceEvent(const Event& ev, std::uint64_t t0_ns, const TraceLayout& layout) {
+    if (layout.json)
+        return formatEventJson(ev);
+    if (!layout.strace || !ev.syscall)
+        return formatEvent(ev, t0_ns);
+    // strace -f -o FILE: the pid, left-aligned in 5 columns, before every line.
+    std::string line = layout.pid_prefix ? fmt::format("{:<5} ", ev.pid) : std::string();
+    return line + formatSyscallEvent(ev, true);
+}
+
 std::string eventHeader() {
     return fmt::format("{:>12} {:>5} {:<16} {:>7} {}", "TIME(s)", "CPU", "COMM", "PID",
                        "PROBE  ARGS");
@@ -54,7 +73,9 @@ std::string formatEvent(const Event& ev, std::uint64_t t0_ns) {
         probe = probe.substr(0, probe.find(' '));
     std::string line = fmt::format("{:>5}.{:06} [{:03}] {:<16} {:>7} {}", secs,
                                    (rel % 1000000000) / 1000, ev.cpu, ev.comm, ev.pid, probe);
-    if (!ev.values.empty()) {
+    if (ev.syscall) {
+        line += "  " + formatSyscallEvent(ev, false);
+    } else if (!ev.values.empty()) {
         line += "  " + formatFetchedValues(ev.values);
         if (ev.is_return)
             line += fmt::format(" lat={}", formatLatency(ev.latency_ns));
@@ -80,7 +101,13 @@ std::string formatEventJson(const Event& ev) {
     d.probe_id = ev.probe_id;
     d.ip = ev.ip;
     d.values = ev.values;
-    if (d.values.empty() && !ev.is_return) {
+    if (ev.syscall) {
+        d.syscall = formatSyscallEvent(ev, false);
+        if (ev.syscall_returned) {
+            d.retval = static_cast<std::int64_t>(ev.retval);
+            d.latency_ns = ev.latency_ns;
+        }
+    } else if (d.values.empty() && !ev.is_return) {
         for (std::size_t i = 0; i < ev.args.size(); ++i) {
             FetchedValue v;
             v.name = fmt::format("arg{}", i);

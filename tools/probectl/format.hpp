@@ -21,6 +21,10 @@ std::string formatLatency(std::uint64_t ns);
 //   TIME [CPU] COMM PID SPEC  ret=N (0x..) lat=12.3us            (returns)
 // Records older than t0_ns print as time 0 (clocks are the same: CLOCK_MONOTONIC).
 std::string formatEvent(const Event& ev, std::uint64_t t0_ns);
+// A syscall:NAME event as strace prints the call: `openat(AT_FDCWD, "/etc/passwd",
+// O_RDONLY|O_CLOEXEC) = 3` (strace_format.hpp; ev.syscall must be set). `align` pads the
+// call to strace's column 40.
+std::string formatSyscallEvent(const Event& ev, bool align);
 // Column header matching formatEvent.
 std::string eventHeader();
 
@@ -38,6 +42,15 @@ std::string lossWarning(const SessionStats& stats);
 // `probectl list` table: ID KIND LOCATION ADDRESS OWNER PERSISTENT ENABLED HITS NMISSED
 // DROPPED FILTERED. KIND is "syscall" for PROBECTL_PROBE_F_SYSCALL kprobes.
 void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes);
+
+// How `trace` prints events: the event line (default), JSON Lines, or, with --syscalls,
+// strace's own lines (pid-prefixed like `strace -f -o FILE` when `pid_prefix`).
+struct TraceLayout {
+    bool json = false;
+    bool strace = false;
+    bool pid_prefix = false;
+};
+std::string formatTraceEvent(const Event& ev, std::uint64_t t0_ns, const TraceLayout& layout);
 
 // CLOCK_MONOTONIC now, ns: the clock of Event::timestamp_ns.
 std::uint64_t monotonicNs();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "format.hpp"
 #include "probectl/client.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/probe_spec.hpp"
@@ -33,7 +34,15 @@ struct TraceOptions {
     std::string backend = "kernel";    // --backend kernel|ptrace
     std::string format = "text";       // --format text|json (JSON Lines)
     bool seccomp_bpf = false;          // --seccomp-bpf (ptrace backend with -- CMD)
+    std::vector<std::string> syscalls;  // --syscalls A,B: syscall:A syscall:B, strace lines
     bool help = false;
+
+    // --syscalls: text output is strace's lines (summary on stderr), pid-prefixed with -f
+    // or several processes, like strace -f -o FILE.
+    TraceLayout layout() const {
+        return {format == "json", !syscalls.empty() && format != "json",
+                follow || pids.size() + (command.empty() ? 0 : 1) > 1};
+    }
 };
 Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args);
 boost::program_options::options_description traceOptionsDescription(TraceOptions* o = nullptr);

@@ -2,13 +2,14 @@
 // per-probe summary. With `-- CMD`, CMD is forked, held before exec until the probes and its
 // tgid filter are in place, then traced until it exits.
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <fstream>
+#include <ext/stdio_filebuf.h>
 #include <iostream>
 #include <optional>
 
@@ -139,6 +140,11 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "kernel (probectl.ko, the default) or ptrace (breakpoints and syscall stops from "
          "this process, like gdb and strace: no module needed, far slower; uprobe, "
          "uretprobe, usdt and syscall specs)")
+        ("syscalls", po::value<std::vector<std::string>>(o ? &o->syscalls : nullptr)
+             ->value_name("LIST")->composing(),
+         "trace these syscalls (comma-separated names, repeatable) and print strace's "
+         "lines: --syscalls=openat,execve -- ls is the in-kernel strace -e "
+         "trace=openat,execve ls; the summary goes to stderr")
         ("seccomp-bpf", po::bool_switch(o ? &o->seccomp_bpf : nullptr),
          "ptrace backend: stop the command only on traced syscalls (a seccomp filter, like "
          "strace --seccomp-bpf); needs -- CMD, not -p");
@@ -166,9 +172,25 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
     if (o.help)
         return o;
     const auto& specs = r->values;
-    if (specs.empty())
+    // --syscalls=a,b --syscalls c: one syscall:NAME spec per name, after the SPECs.
+    std::vector<std::string> all_specs = specs;
+    std::vector<std::string> names;
+    for (const auto& list : o.syscalls) {
+        std::size_t at = 0;
+        while (at <= list.size()) {
+            std::size_t comma = std::min(list.find(',', at), list.size());
+            std::string name = list.substr(at, comma - at);
+            if (name.empty())
+                return UsageError{fmt::format("--syscalls '{}': empty syscall name", list)};
+            names.push_back(name);
+            all_specs.push_back("syscall:" + name);
+            at = comma + 1;
+        }
+    }
+    o.syscalls = std::move(names);
+    if (all_specs.empty())
         return UsageError{"no probe spec given (e.g. probectl trace syscall:openat -- ls)"};
-    for (const auto& s : specs) {
+    for (const auto& s : all_specs) {
         auto spec = parseSpecArgument(s);
         if (!spec)
             return std::move(spec).error();
@@ -177,7 +199,7 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
     if (vm.count("maxactive") && (o.maxactive == 0 || o.maxactive > PROBECTL_MAXACTIVE_MAX))
         return UsageError{fmt::format("--maxactive must be 1..{}", PROBECTL_MAXACTIVE_MAX)};
     for (auto& s : o.specs)
-        if (s.kind == SpecKind::Kretprobe)
+        if (s.kind == SpecKind::Kretprobe || s.kind == SpecKind::Syscall)
             s.maxactive = o.maxactive;
     if (auto e = parseIdList(vm, "pid", false, o.match_pids))
         return *e;
@@ -219,14 +241,19 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
         return *rc;
     TraceOptions& o = *parsed;
 
-    std::ofstream file;
+    // O_CLOEXEC: the traced command must not inherit the trace file (strace's -o does the
+    // same); its descriptor numbers then match an untraced run's.
+    std::optional<__gnu_cxx::stdio_filebuf<char>> filebuf;
+    std::optional<std::ostream> file;
     std::ostream* out = &io.out;
     if (!o.output.empty()) {
-        file.open(o.output, std::ios::out | std::ios::trunc);
-        if (!file)
-            return runtimeError(
-                io, kCmd, makeError(errno ? errno : EIO, fmt::format("cannot write {}", o.output)));
-        out = &file;
+        int fd = ::open(o.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (fd < 0)
+            return runtimeError(io, kCmd,
+                                makeError(errno, fmt::format("cannot write {}", o.output)));
+        filebuf.emplace(fd, std::ios::out);
+        file.emplace(&*filebuf);
+        out = &*file;
     }
     for (auto pid : o.pids)
         if (::kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH)
@@ -268,13 +295,13 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
         "Tracing {} probe{}{}. {}\n", o.specs.size(), o.specs.size() == 1 ? "" : "s",
         traceTarget(child ? o.command[0] : std::string(), child ? child->pid() : 0, o.pids),
         child ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
-    const bool json = o.format == "json";
-    if (!json)
+    const TraceLayout layout = o.layout();
+    if (!layout.json && !layout.strace)
         *out << eventHeader() << '\n';
 
     std::uint64_t events = 0;
     auto onEvent = [&](const Event& ev) {
-        *out << (json ? formatEventJson(ev) : formatEvent(ev, t0)) << '\n';
+        *out << formatTraceEvent(ev, t0, layout) << '\n';
         ++events;
     };
 
@@ -303,8 +330,11 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     auto stats = session->stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
-    if (json) {
+    if (layout.json) {
         *out << formatSummaryJson(*stats) << '\n';
+    } else if (layout.strace) {
+        out->flush();  // strace's lines only in the output; counters on stderr
+        printSummary(io.err, *stats);
     } else {
         *out << '\n';
         printSummary(*out, *stats);

@@ -41,13 +41,11 @@ int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
         traceTarget(has_command ? o.command[0] : std::string(),
                     has_command ? session->commandPid() : 0, o.pids),
         has_command ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
-    const bool json = o.format == "json";
-    if (!json)
+    const TraceLayout layout = o.layout();
+    if (!layout.json && !layout.strace)
         out << eventHeader() << '\n';
 
-    auto onEvent = [&](const Event& ev) {
-        out << (json ? formatEventJson(ev) : formatEvent(ev, t0)) << '\n';
-    };
+    auto onEvent = [&](const Event& ev) { out << formatTraceEvent(ev, t0, layout) << '\n'; };
     if (has_command)
         if (auto r = session->release(); !r)
             return runtimeError(io, kCmd, r.error());
@@ -70,8 +68,11 @@ int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
     auto stats = session->stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
-    if (json) {
+    if (layout.json) {
         out << formatSummaryJson(*stats) << '\n';
+    } else if (layout.strace) {
+        out.flush();
+        printSummary(io.err, *stats);
     } else {
         out << '\n';
         printSummary(out, *stats);

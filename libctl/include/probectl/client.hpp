@@ -71,6 +71,9 @@ struct ProbeRequest {
     // runs it before reserving a record and counts what it rejects (ProbeInfo::rejected).
     // Not with PROBECTL_PROBE_F_PERSISTENT.
     FilterProgram filter;
+    // Kretprobes: the first `fetch_entry` programs run at function entry, their values kept
+    // until the return (a syscall's path); the rest run at the return. 0: all at the return.
+    std::uint32_t fetch_entry = 0;
 };
 
 // PROBE_ADD reply.

@@ -16,6 +16,8 @@
 
 namespace probectl {
 
+struct SyscallPlan;  // syscall_probe.hpp
+
 // Number of argument registers a record carries (PROBECTL_NARGS in the uapi header).
 inline constexpr std::size_t kEventArgs = 6;
 
@@ -47,6 +49,12 @@ struct Event {
     // The same values decoded with the probe's fetch arguments (names, types); filled by
     // Session, empty from Client::consume.
     std::vector<FetchedValue> values;
+    // syscall:NAME probes printed like strace: the plan their `fetched` values follow
+    // (syscall_probe.hpp; syscallRecord() rebuilds the call). Owned by the session that
+    // filled it, valid as long as that session; null for every other probe.
+    const SyscallPlan* syscall = nullptr;
+    // With `syscall`: the call returned (retval valid); false for exit_group's entry.
+    bool syscall_returned = false;
 };
 
 using EventCallback = std::function<void(const Event&)>;

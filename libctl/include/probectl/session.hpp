@@ -27,6 +27,7 @@
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/probe_spec.hpp"
 #include "probectl/result.hpp"
+#include "probectl/syscall_probe.hpp"
 
 namespace probectl {
 
@@ -68,6 +69,9 @@ struct SessionProbe {
     std::uint64_t delivered = 0;  // records received by this session (userspace count)
     // Its fetch arguments (the spec's, or a USDT probe's own arg1..argN): Event::values.
     std::vector<FetchArg> fetch_args;
+    // syscall:NAME without fetch arguments of its own: what is fetched for the strace line
+    // (Event::syscall points here); null otherwise.
+    std::shared_ptr<const SyscallPlan> syscall;
 };
 
 // Per-probe counters at stop()/stats() time.

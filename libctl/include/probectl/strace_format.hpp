@@ -13,7 +13,7 @@
 //  - flag sets as NAME|NAME|0xREST (open flags, mmap prot and flags, clone flags), file modes
 //    in octal (0644), AT_FDCWD for -100, fds as int.
 // Decoders exist for openat, open, creat, read, write, pread64, pwrite64, close, mmap,
-// munmap, mprotect, clone, execve and argument-less calls; any other syscall prints its
+// munmap, mprotect, clone, execve, exit, exit_group and argument-less calls; any other syscall prints its
 // arguments from the syscall metadata (strings quoted, pointers hex, int types in decimal)
 // or, without metadata, six hex values.
 #pragma once

@@ -26,6 +26,7 @@
 #include "probectl/probe_spec.hpp"
 #include "probectl/ptrace_session.hpp"
 #include "probectl/result.hpp"
+#include "probectl/syscall_probe.hpp"
 #include "ptrace/memory.hpp"
 #include "ptrace/ptrace_ops.hpp"
 #include "ptrace/spawn.hpp"
@@ -49,6 +50,8 @@ struct Probe {
     bool internal = false;    // the dynamic linker's rendezvous hook (never reported)
     FilterProgram filter;     // the spec's predicate, evaluated host-side as the kernel does
     bool filter_uid = false;  // it reads $uid (one /proc read per hit)
+    // syscall: the memory read for the strace line, as the kernel backend reads it.
+    std::shared_ptr<const SyscallPlan> plan;
 };
 
 // An int3 the engine wrote. `entries`: probes whose entry is here; `returns`: pending
@@ -100,6 +103,7 @@ struct Thread {
         std::array<std::uint64_t, kEventArgs> args{};
         std::uint64_t ip = 0;
         std::uint64_t entry_ns = 0;
+        std::vector<Event::RawValue> fetched;  // the plan's entry values, per probe order
     };
     std::optional<Call> call;
     std::vector<PendingReturn> returns;  // innermost last

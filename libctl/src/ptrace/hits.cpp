@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/syscall.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "ptrace/engine.hpp"
@@ -15,6 +16,48 @@ constexpr std::uint8_t kInt3 = 0xCC;
 
 std::array<std::uint64_t, kEventArgs> argRegs(const user_regs_struct& r) {
     return {r.rdi, r.rsi, r.rdx, r.rcx, r.r8, r.r9};
+}
+
+// One value of a syscall plan, read the way the kernel's fetch program reads it
+// (kmod/fetch.c): a path up to its NUL within kSyscallPathMax bytes, page by page so a
+// string ending before an unmapped page still reads; a buffer as kSyscallBufferMax bytes or
+// nothing. Same bytes and flags, so both backends print the same line.
+Event::RawValue readPlanValue(pid_t tid, const SyscallMemHint& h,
+                              const std::array<std::uint64_t, kEventArgs>& args) {
+    Event::RawValue v;
+    const std::uint64_t addr = args[h.arg];
+    if (h.kind != SyscallMemHint::Kind::Path) {
+        v.bytes.resize(kSyscallBufferMax);
+        if (!readRemote(tid, addr, v.bytes.data(), v.bytes.size())) {
+            v.bytes.clear();
+            v.flags = PROBECTL_FETCH_V_FAULT;
+        }
+        return v;
+    }
+    constexpr std::uint64_t kPage = 4096;
+    std::vector<std::uint8_t> buf(kSyscallPathMax);
+    std::size_t len = 0;
+    while (len < kSyscallPathMax - 1) {
+        const std::size_t chunk =
+            std::min<std::uint64_t>(kSyscallPathMax - 1 - len, kPage - ((addr + len) % kPage));
+        if (!readRemote(tid, addr + len, buf.data() + len, chunk)) {
+            v.flags = len ? PROBECTL_FETCH_V_TRUNCATED : PROBECTL_FETCH_V_FAULT;
+            break;
+        }
+        auto* nul = std::find(buf.data() + len, buf.data() + len + chunk, 0);
+        if (nul != buf.data() + len + chunk) {
+            v.bytes.assign(buf.data(), nul + 1);
+            return v;
+        }
+        len += chunk;
+    }
+    if (len == kSyscallPathMax - 1)
+        v.flags |= PROBECTL_FETCH_V_TRUNCATED;
+    if (v.flags & PROBECTL_FETCH_V_FAULT)
+        return v;
+    v.bytes.assign(buf.data(), buf.data() + len);
+    v.bytes.push_back(0);
+    return v;
 }
 
 }  // namespace
@@ -246,6 +289,13 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
             std::copy(args, args + kEventArgs, c.args.begin());
             c.ip = info.instruction_pointer;
             c.entry_ns = now;
+            // Every probe of one syscall has the same plan: read its entry memory once.
+            for (auto& p : probes_)
+                if (p->syscall_nr == static_cast<int>(nr) && p->plan) {
+                    for (std::size_t i = 0; i < p->plan->entry_args; ++i)
+                        c.fetched.push_back(readPlanValue(t.tid, p->plan->hints[i], c.args));
+                    break;
+                }
             if (nr == SYS_exit || nr == SYS_exit_group) {
                 // They never return: their event is the entry.
                 for (auto& p : probes_)
@@ -253,6 +303,8 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
                         Event ev = baseEvent(t, p->info.id);
                         ev.ip = c.ip;
                         ev.args = c.args;
+                        ev.fetched = c.fetched;
+                        ev.syscall = p->plan.get();
                         emit(t, *p, ev);
                     }
             } else {
@@ -272,6 +324,13 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
                 // return value and duration of the exit (is_return stays false).
                 ev.retval = static_cast<std::uint64_t>(info.exit.rval);
                 ev.latency_ns = now - c.entry_ns;
+                if (p->plan) {
+                    ev.syscall = p->plan.get();
+                    ev.syscall_returned = true;
+                    ev.fetched = c.fetched;
+                    for (std::size_t i = p->plan->entry_args; i < p->plan->hints.size(); ++i)
+                        ev.fetched.push_back(readPlanValue(t.tid, p->plan->hints[i], c.args));
+                }
                 emit(t, *p, ev);
             }
     }

@@ -93,6 +93,8 @@ Result<std::uint32_t> Engine::addProbe(const ProbeSpec& spec) {
                                                  "release()",
                                                  text));
         p->syscall_nr = info->nr;
+        p->plan = std::make_shared<SyscallPlan>(
+            syscallPlan(spec.symbol, systemSyscallTable().find(spec.symbol)));
         traced_syscalls_.insert(static_cast<std::uint64_t>(info->nr));
     } else {
         if (auto r = setupSites(*p, spec); !r)

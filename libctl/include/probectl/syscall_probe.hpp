@@ -1,0 +1,56 @@
+// syscall:NAME probes that print like strace: which memory the kernel (or the ptrace
+// backend) reads for a syscall, as fetch arguments, and how an event's fetched bytes turn
+// back into a SyscallRecord for formatSyscall (strace_format.hpp). Both backends use the
+// same plan, so both print the same line for the same call.
+//
+// The plan follows syscallMemHints(): a path is read as a user string (at most
+// kSyscallPathMax bytes incl. NUL), a buffer as kSyscallBufferMax bytes; formatSyscall shows
+// at most StraceOptions::string_limit of them. The kernel reads them at the return, when the
+// syscall has faulted the pages in (a probe handler cannot), except execve's path, read at
+// entry (the address means nothing in the new program) and kept in the kretprobe instance
+// (PROBECTL_A_PROBE_FETCH_ENTRY) until the return; calls that never return read all at
+// entry. Entry reads come first in the plan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probectl/event.hpp"
+#include "probectl/fetch_spec.hpp"
+#include "probectl/strace_format.hpp"
+#include "probectl/syscall_meta.hpp"
+
+namespace probectl {
+
+inline constexpr std::uint32_t kSyscallPathMax = 256;   // bytes of a path incl. NUL
+inline constexpr std::uint32_t kSyscallBufferMax = 64;  // bytes of a data buffer
+
+struct SyscallPlan {
+    std::string name;                   // "openat"
+    std::vector<SyscallMemHint> hints;  // entry hints first, then return ones
+    std::vector<FetchArg> args;         // one per hint, same order
+    std::uint32_t entry_args = 0;       // how many of them are read at entry
+    bool returns = true;                // false for exit and exit_group: entry only, " = ?"
+};
+
+// The plan for syscall `name`; `info` (may be null) supplies string arguments of syscalls
+// without a decoder. Never fails: a syscall without hints gets an empty plan.
+SyscallPlan syscallPlan(std::string_view name, const SyscallInfo* info);
+
+// Syscalls whose entry is their only event (they never return to the caller).
+bool syscallNeverReturns(std::string_view name);
+
+// The record formatSyscall prints for an event of a probe built from `plan`: arguments and
+// return value from the event, memory from Event::fetched in plan order (a missing or
+// faulted value leaves the pointer to print; buffers are cut to the count or return value).
+// `returned` false: the call has not returned (exit_group), retval prints "?".
+SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool returned);
+
+// The syscall table of this machine (tracefs format files, else the built-in names),
+// loaded once on first use; thread-safe.
+const SyscallTable& systemSyscallTable();
+
+}  // namespace probectl

@@ -1,0 +1,111 @@
+#include "probectl/syscall_probe.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace probectl {
+
+namespace {
+
+// When the kernel reads a hint's memory. A probe handler must not fault, so memory the
+// task never touched yet (a string literal on a page not yet read in) cannot be read at
+// the entry; by the return the syscall itself has copied it in, so paths and input
+// buffers are read there too. Only execve's path must be read at entry: after a
+// successful exec the address belongs to a new program. (strace reads at entry with
+// process_vm_readv, which may fault pages in; the ptrace backend does the same.)
+bool atEntry(std::string_view syscall, const SyscallMemHint& h) {
+    return h.kind == SyscallMemHint::Kind::Path &&
+           (syscall == "execve" || syscall == "execveat");
+}
+
+// Generated arguments go through the same parser as the user's, so the compiler and the
+// kernel's validator see nothing they would not see from a hand-written spec.
+FetchArg planArg(const SyscallMemHint& h, std::size_t pos, bool at_entry) {
+    const std::size_t argn = h.arg + 1;
+    const std::string text =
+        h.kind == SyscallMemHint::Kind::Path
+            ? fmt::format("a{}=+0($arg{}):ustring", argn, argn)
+            : fmt::format("a{}=+u0($arg{}):u8[{}]", argn, argn, kSyscallBufferMax);
+    FetchOptions fo;
+    fo.is_return = !at_entry;
+    auto a = parseFetchArg(text, pos, fo);
+    // A fixed text: a parse failure is a bug here, not an input error.
+    if (!a)
+        throw std::logic_error(
+            fmt::format("syscall plan argument '{}': {}", text, a.error().message));
+    return std::move(*a);
+}
+
+}  // namespace
+
+bool syscallNeverReturns(std::string_view name) {
+    return name == "exit" || name == "exit_group";
+}
+
+SyscallPlan syscallPlan(std::string_view name, const SyscallInfo* info) {
+    SyscallPlan plan;
+    plan.name = std::string(name);
+    plan.returns = !syscallNeverReturns(name);
+    plan.hints = syscallMemHints(name, info);
+    auto entry = [&](const SyscallMemHint& h) { return !plan.returns || atEntry(name, h); };
+    std::stable_partition(plan.hints.begin(), plan.hints.end(), entry);
+    for (std::size_t i = 0; i < plan.hints.size(); ++i) {
+        const bool at_entry = entry(plan.hints[i]);
+        plan.args.push_back(planArg(plan.hints[i], i + 1, at_entry));
+        if (at_entry)
+            plan.entry_args++;
+    }
+    return plan;
+}
+
+SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool returned) {
+    SyscallRecord r;
+    r.name = plan.name;
+    r.args = ev.args;
+    if (returned)
+        r.retval = static_cast<std::int64_t>(ev.retval);
+    for (std::size_t i = 0; i < plan.hints.size() && i < ev.fetched.size(); ++i) {
+        const SyscallMemHint& h = plan.hints[i];
+        const Event::RawValue& v = ev.fetched[i];
+        if (h.arg >= r.mem.size())
+            continue;
+        FetchedBytes fb;
+        if (v.flags & PROBECTL_FETCH_V_FAULT) {
+            fb.faulted = true;
+            r.mem[h.arg] = fb;
+            continue;
+        }
+        const auto* p = reinterpret_cast<const char*>(v.bytes.data());
+        std::size_t n = v.bytes.size();
+        if (h.kind == SyscallMemHint::Kind::Path) {
+            n = strnlen(p, n);  // the stored NUL is not part of the path
+            fb.truncated = v.flags & PROBECTL_FETCH_V_TRUNCATED;
+        } else {
+            // The buffer's real length: the count at entry, the return value after it.
+            std::int64_t want = h.kind == SyscallMemHint::Kind::InBuffer
+                                    ? static_cast<std::int64_t>(ev.args[h.len_arg])
+                                    : (r.retval ? *r.retval : 0);
+            if (want < 0)
+                want = 0;
+            const auto len = static_cast<std::size_t>(want);
+            fb.truncated = len > n;
+            n = std::min(n, len);
+        }
+        fb.bytes.assign(p, n);
+        r.mem[h.arg] = std::move(fb);
+    }
+    // A read that failed has no buffer to show: strace prints the pointer.
+    for (const SyscallMemHint& h : plan.hints)
+        if (h.kind == SyscallMemHint::Kind::OutBuffer && r.retval && *r.retval < 0)
+            r.mem[h.arg].reset();
+    return r;
+}
+
+const SyscallTable& systemSyscallTable() {
+    static const SyscallTable table = SyscallTable::load();
+    return table;
+}
+
+}  // namespace probectl

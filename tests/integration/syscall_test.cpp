@@ -1,0 +1,148 @@
+// syscall:NAME and trace --syscalls in the VM: the lines of a fixed workload
+// (workloads/sys_workload.c) against Debian's strace run on the same workload in the same
+// VM, and the ptrace backend against the kernel backend.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "itest_util.hpp"
+
+using ::testing::HasSubstr;
+
+namespace {
+
+constexpr const char* kCalls = "openat,read,write,close,exit_group";
+constexpr const char* kIn = "/tmp/sys-workload.in";
+constexpr const char* kOut = "/tmp/sys-workload.out";
+// The workload's first call; what comes before it is the tracer's and ld.so's business.
+constexpr const char* kMarker = "/probectl-syscall-workload-begin";
+
+struct Ran {
+    int status = -1;
+    std::string out;  // stdout and stderr together
+};
+
+Ran sh(const std::string& cmd) {
+    Ran r;
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    if (!p)
+        return r;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;)
+        r.out.append(buf, n);
+    int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return r;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+    std::vector<std::string> out;
+    for (std::size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1)
+        out.push_back(text.substr(at, nl - at));
+    return out;
+}
+
+// The workload's own lines: from its marker openat on, without strace's "+++ exited" line.
+std::vector<std::string> workloadLines(const std::string& file) {
+    std::vector<std::string> all = lines(itest::readFile(file)), out;
+    bool on = false;
+    for (const auto& l : all) {
+        on = on || l.find(kMarker) != std::string::npos;
+        if (on && !l.starts_with("+++ "))
+            out.push_back(l);
+    }
+    return out;
+}
+
+void writeInput() {
+    std::ofstream(kIn) << "probectl syscall workload input\n";
+}
+
+std::string workloadCmd() {
+    return itest::workload("sys_workload") + " " + kIn + " " + kOut;
+}
+
+}  // namespace
+
+// Debian's strace is part of the VM image (make deps installs it, mkinitramfs copies it):
+// without it this comparison must fail, not pass vacuously.
+TEST(Syscalls, SameLinesAsStrace) {
+    ASSERT_EQ(access("/usr/bin/strace", X_OK), 0) << "strace missing from the VM image";
+    writeInput();
+    Ran st =
+        sh(std::string("strace -o /tmp/sys-strace.txt -e trace=") + kCalls + " " + workloadCmd());
+    ASSERT_EQ(st.status, 0) << st.out;
+    Ran pc = sh(std::string("probectl trace -o /tmp/sys-kernel.txt --syscalls=") + kCalls + " -- " +
+                workloadCmd());
+    ASSERT_EQ(pc.status, 0) << pc.out;
+    auto want = workloadLines("/tmp/sys-strace.txt");
+    auto got = workloadLines("/tmp/sys-kernel.txt");
+    // The marker, 3 opens, 2 reads, 1 write, 4 closes (one EBADF) and exit_group.
+    ASSERT_EQ(want.size(), 13u) << itest::readFile("/tmp/sys-strace.txt");
+    EXPECT_EQ(got, want) << "probectl:\n"
+                         << itest::readFile("/tmp/sys-kernel.txt") << "strace:\n"
+                         << itest::readFile("/tmp/sys-strace.txt") << pc.out;
+    // The summary (on stderr with --syscalls) counts every call delivered.
+    EXPECT_THAT(pc.out, HasSubstr("syscall:exit_group")) << pc.out;
+}
+
+// Issue 5: the ptrace backend prints the same lines as the kernel backend.
+TEST(Syscalls, PtraceBackendSameLinesAsKernel) {
+    writeInput();
+    Ran k = sh(std::string("probectl trace -o /tmp/sys-k.txt --syscalls=") + kCalls + " -- " +
+               workloadCmd());
+    ASSERT_EQ(k.status, 0) << k.out;
+    Ran p = sh(std::string("probectl trace --backend=ptrace -o /tmp/sys-p.txt --syscalls=") +
+               kCalls + " -- " + workloadCmd());
+    ASSERT_EQ(p.status, 0) << p.out;
+    auto kl = workloadLines("/tmp/sys-k.txt");
+    ASSERT_EQ(kl.size(), 13u) << itest::readFile("/tmp/sys-k.txt");
+    EXPECT_EQ(workloadLines("/tmp/sys-p.txt"), kl) << itest::readFile("/tmp/sys-p.txt");
+}
+
+// -f: children's calls too, each line prefixed with the thread id like strace -f -o FILE.
+TEST(Syscalls, FollowForksPrefixesPids) {
+    writeInput();
+    Ran r = sh(std::string("probectl trace -f -o /tmp/sys-f.txt --syscalls=openat -- sh -c '") +
+               workloadCmd() + "; " + workloadCmd() + "'");
+    ASSERT_EQ(r.status, 0) << r.out;
+    int markers = 0;
+    for (const auto& l : lines(itest::readFile("/tmp/sys-f.txt")))
+        if (l.find(kMarker) != std::string::npos) {
+            markers++;
+            EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(l[0]))) << l;
+            EXPECT_THAT(l, HasSubstr(" openat(AT_FDCWD, \"" + std::string(kMarker) +
+                                     "\", O_RDONLY) = -1 ENOENT (No such file or directory)"));
+        }
+    EXPECT_EQ(markers, 2) << itest::readFile("/tmp/sys-f.txt");
+}
+
+// JSON Lines carry the strace line and the return value.
+TEST(Syscalls, JsonCarriesTheStraceLine) {
+    writeInput();
+    Ran r = sh("probectl trace --format json --syscalls=openat -- " + workloadCmd());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("\"syscall\":\"openat(AT_FDCWD, \\\"" + std::string(kMarker) +
+                                 "\\\", O_RDONLY) = -1 ENOENT (No such file or directory)\""))
+        << r.out;
+    EXPECT_THAT(r.out, HasSubstr("\"retval\":-2")) << r.out;
+}
+
+// Names that are no syscall, and the kretprobe-based kind's refusal of $retval at entry.
+TEST(Syscalls, ErrorsNameTheSyscall) {
+    Ran r = sh("probectl trace --syscalls=opneat -- true");
+    EXPECT_NE(r.status, 0);
+    EXPECT_THAT(r.out, HasSubstr("unknown syscall 'opneat'")) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("openat")) << r.out;  // the did-you-mean
+    Ran ret = sh("probectl trace 'syscall:openat r=$retval' -- true");
+    EXPECT_NE(ret.status, 0);
+    EXPECT_THAT(ret.out, HasSubstr("$retval")) << ret.out;
+}

@@ -152,4 +152,16 @@ static inline void kapi_uprobe_unregister_sync(void)
 #endif
 }
 
+/*
+ * kCFI (CONFIG_CFI_CLANG, renamed CONFIG_CFI in 6.18) checks the type hash
+ * of every indirect call: the tracepoint iterator calling probectl's
+ * generic six-word probe through another prototype would trap. None of
+ * the Debian test kernels (gcc) has it; where it is on, the kind refuses.
+ */
+#if IS_ENABLED(CONFIG_CFI_CLANG) || IS_ENABLED(CONFIG_CFI)
+#define KAPI_KCFI 1
+#else
+#define KAPI_KCFI 0
+#endif
+
 #endif /* PROBECTL_COMPAT_H */

@@ -27,6 +27,7 @@ static const struct probectl_kind_ops *const probectl_kinds[] = {
 	[PROBECTL_KIND_KRETPROBE]	= &probectl_kretprobe_ops,
 	[PROBECTL_KIND_UPROBE]		= &probectl_uprobe_ops,
 	[PROBECTL_KIND_URETPROBE]	= &probectl_uretprobe_ops,
+	[PROBECTL_KIND_TRACEPOINT]	= &probectl_tracepoint_ops,
 };
 
 static const struct probectl_kind_ops *probectl_ops(const struct probectl_probe *p)

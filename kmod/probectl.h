@@ -4,8 +4,8 @@
  *
  * Object model:
  *  - a probe (struct probectl_probe) is one registered kprobe, kretprobe,
- *    uprobe or uretprobe, identified by a u32 id, owned by a netlink portid
- *    or persistent;
+ *    uprobe, uretprobe or tracepoint probe, identified by a u32 id, owned
+ *    by a netlink portid or persistent;
  *  - a session (struct probectl_session) exists per owner portid: it holds
  *    the ring buffer its probes write records into, the tgid filter (with
  *    fork following, track.c), and the drain that turns records into
@@ -127,6 +127,10 @@ struct probectl_probe {
 			struct probectl_uret_table *uret;	/* uretprobe */
 			atomic64_t unpaired;	/* uretprobe: returns without entry */
 		};
+		struct {
+			struct tracepoint *tp;
+			atomic64_t tp_missed;	/* nested hits skipped */
+		};
 	};
 };
 
@@ -153,6 +157,10 @@ extern const struct probectl_kind_ops probectl_kprobe_ops;
 extern const struct probectl_kind_ops probectl_kretprobe_ops;
 extern const struct probectl_kind_ops probectl_uprobe_ops;
 extern const struct probectl_kind_ops probectl_uretprobe_ops;
+extern const struct probectl_kind_ops probectl_tracepoint_ops;
+
+/* tracepoint.c: vmlinux tracepoints by name (track.c uses it too) */
+struct tracepoint *probectl_tracepoint_find(const char *name);
 
 /* kprobe.c: set_enabled() of kprobe-based kinds */
 int probectl_kprobe_set_enabled(struct kprobe *kp, bool enable,

@@ -52,12 +52,6 @@ static void probectl_track_fork(void *data, struct task_struct *parent,
 	rcu_read_unlock();
 }
 
-static void probectl_find_fork_tp(struct tracepoint *tp, void *priv)
-{
-	if (!strcmp(tp->name, "sched_process_fork"))
-		probectl_fork_tp = tp;
-}
-
 /**
  * probectl_track_init() - attach to the sched_process_fork tracepoint.
  *
@@ -67,7 +61,7 @@ static void probectl_find_fork_tp(struct tracepoint *tp, void *priv)
  */
 int probectl_track_init(void)
 {
-	for_each_kernel_tracepoint(probectl_find_fork_tp, NULL);
+	probectl_fork_tp = probectl_tracepoint_find("sched_process_fork");
 	if (!probectl_fork_tp) {
 		pr_warn("no sched_process_fork tracepoint: filters will not follow forks\n");
 		return 0;

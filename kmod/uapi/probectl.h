@@ -66,6 +66,13 @@ enum probectl_probe_kind {
 	PROBECTL_KIND_KRETPROBE,
 	PROBECTL_KIND_UPROBE,		/* PATH + FILE_OFFSET (+ REF_CTR_OFFSET for USDT) */
 	PROBECTL_KIND_URETPROBE,	/* PATH + FILE_OFFSET of the function entry */
+	/*
+	 * SYMBOL = a vmlinux tracepoint's name (struct tracepoint.name, e.g.
+	 * "sched_process_fork"); the record's args[] are its first six raw
+	 * arguments (each a full register/stack word: bits beyond the
+	 * argument's own size are undefined)
+	 */
+	PROBECTL_KIND_TRACEPOINT,
 	__PROBECTL_KIND_MAX,
 };
 #define PROBECTL_KIND_MAX (__PROBECTL_KIND_MAX - 1)

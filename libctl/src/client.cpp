@@ -39,6 +39,8 @@ const char* toString(ProbeKind kind) {
             return "uprobe";
         case ProbeKind::Uretprobe:
             return "uretprobe";
+        case ProbeKind::Tracepoint:
+            return "tracepoint";
     }
     return "unknown";
 }

@@ -64,6 +64,10 @@ Result<void> emitSource(const FetchSource& src, std::uint8_t width, std::vector<
         }
         case K::Comm:
             return makeError(EINVAL, "fetch: $comm is only valid as a whole argument");
+        case K::Field:
+            return makeError(EINVAL, fmt::format("fetch: {} is resolved from the kernel's BTF "
+                                                 "first (resolveTracepointArgs)",
+                                                 src.str()));
     }
     return makeError(EINVAL, "fetch: unknown source kind");
 }

@@ -2,6 +2,7 @@
 #include "probectl/fetch_spec.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
 #include <limits>
@@ -220,6 +221,8 @@ class ArgParser {
         if (c == '$')
             return special(std::move(node));
         if (c == '%') {
+            if (opts_.tracepoint)
+                return fail(pos_, "a tracepoint has no probed registers: use $argN or args.NAME");
             ++pos_;
             const std::size_t start = pos_;
             while (!atEnd() && isNameChar(peek()))
@@ -232,6 +235,13 @@ class ArgParser {
             node.index = static_cast<std::uint32_t>(reg->first);
             node.reg32 = reg->second;
             return std::make_shared<const FetchSource>(std::move(node));
+        }
+        if (s_.substr(pos_, end_ - pos_).starts_with("args.")) {
+            if (!opts_.tracepoint)
+                return fail(pos_,
+                            "args.NAME names a tracepoint parameter: tracepoint: probes "
+                            "only (here: $argN)");
+            return field(std::move(node));
         }
         if (c == '\\') {
             ++pos_;
@@ -291,6 +301,29 @@ class ArgParser {
         return fail(pos_, kSourceHint);
     }
 
+    // args.NAME[->FIELD]..., pos_ at "args.".
+    Result<FetchSourcePtr, SpecError> field(FetchSource node) {
+        pos_ += 5;
+        for (;;) {
+            const std::size_t start = pos_;
+            if (atEnd() || !isNameStart(peek()))
+                return fail(pos_, node.path.empty() ? "expected a parameter name after 'args.'"
+                                                    : "expected a member name after '->'");
+            while (!atEnd() && isNameChar(peek()))
+                ++pos_;
+            node.path.emplace_back(s_.substr(start, pos_ - start));
+            if (s_.substr(pos_, end_ - pos_).starts_with("->")) {
+                pos_ += 2;
+                continue;
+            }
+            if (!atEnd() && peek() == '.')
+                return fail(pos_, "members are reached with '->' (args.NAME->FIELD)");
+            break;
+        }
+        node.kind = FetchSource::Kind::Field;
+        return std::make_shared<const FetchSource>(std::move(node));
+    }
+
     Result<FetchSourcePtr, SpecError> special(FetchSource node) {
         const std::size_t dollar = pos_;
         ++pos_;
@@ -301,6 +334,8 @@ class ArgParser {
         using K = FetchSource::Kind;
         if (word == "arg" || word == "stack") {
             const bool is_arg = word == "arg";
+            if (!is_arg && opts_.tracepoint)
+                return fail(dollar, "a tracepoint has no probed stack: use $argN or args.NAME");
             if (atEnd() || peek() < '0' || peek() > '9') {
                 if (!is_arg) {  // kprobe_events' "$stack": the stack address
                     node.kind = K::Reg;
@@ -379,8 +414,8 @@ class ArgParser {
             if (arg.array_len != 0)
                 return fail(tcol, "arrays of strings are not supported");
             const bool pointer_sized = src.kind == K::Deref || src.kind == K::Arg ||
-                                       src.kind == K::Retval || src.kind == K::Stack ||
-                                       (src.kind == K::Reg && !src.reg32);
+                                       src.kind == K::Field || src.kind == K::Retval ||
+                                       src.kind == K::Stack || (src.kind == K::Reg && !src.reg32);
             if (!pointer_sized)
                 return fail(tcol, fmt::format("type {} needs an address: use a dereference "
                                               "(+0(SOURCE)) or a pointer-sized source",
@@ -484,6 +519,8 @@ std::string FetchSource::str() const {
         }
         case Kind::Imm:
             return fmt::format("\\{:#x}", imm);
+        case Kind::Field:
+            return fmt::format("args.{}", fmt::join(path, "->"));
     }
     return "?";
 }

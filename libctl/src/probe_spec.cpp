@@ -24,6 +24,8 @@ std::string_view toString(SpecKind kind) {
             return "uretprobe";
         case SpecKind::Usdt:
             return "usdt";
+        case SpecKind::Tracepoint:
+            return "tracepoint";
     }
     return "unknown";
 }
@@ -105,6 +107,8 @@ std::string ProbeSpec::locationStr() const {
         return userStr(*this);
     std::string s{toString(kind)};
     s += ':';
+    if (kind == SpecKind::Tracepoint)
+        return s + subsystem + ':' + symbol;
     if (has_addr)
         s += fmt::format("{:#x}", addr);
     else
@@ -173,14 +177,20 @@ class Parser {
             spec.kind = SpecKind::Uretprobe;
         else if (type == "usdt")
             spec.kind = SpecKind::Usdt;
-        else if (type == "tracepoint")
-            return fail(
-                0, fmt::format("'{}' probes are not supported by this kernel module yet", type));
+        else if (type == "tracepoint" || type == "t")
+            spec.kind = SpecKind::Tracepoint;
         else
             return fail(0, fmt::format("unknown probe type '{}' (expected kprobe, kretprobe, "
-                                       "syscall, uprobe, uretprobe or usdt)",
+                                       "syscall, uprobe, uretprobe, usdt or tracepoint)",
                                        type));
         pos_ = colon + 1;
+        if (spec.kind == SpecKind::Tracepoint) {
+            if (auto r = parseTracepoint(spec); !r.ok())
+                return r.error();
+            if (auto r = trailing(spec); !r.ok())
+                return r.error();
+            return spec;
+        }
         if (isUserSpace(spec.kind)) {
             if (auto r = parseUser(spec); !r.ok())
                 return r.error();
@@ -294,6 +304,7 @@ class Parser {
                         "usdt probes take no fetch arguments: they record their own "
                         "(arg1..argN, from the probe's note)");
         FetchOptions opts;
+        opts.tracepoint = spec.kind == SpecKind::Tracepoint;
         opts.is_return = spec.kind == SpecKind::Kretprobe || spec.kind == SpecKind::Uretprobe;
         opts.at_function_entry = opts.is_return || spec.kind == SpecKind::Syscall ||
                                  (spec.offset == 0 && spec.user_addr == UserAddrKind::None &&
@@ -308,6 +319,41 @@ class Parser {
         if (!spec.filter.empty())
             if (auto r = parseFilter(s_, spec.fetch_args, spec.filter_begin); !r)
                 return std::move(r).error();
+        return {};
+    }
+
+    // SUBSYS ':' EVENT, pos_ just after "tracepoint:". Both are C identifiers, as tracefs
+    // directory and tracepoint names are; SUBSYS may be `*` (not checked).
+    Result<void, SpecError> parseTracepoint(ProbeSpec& spec) {
+        auto ident = [&](std::string_view what) -> Result<std::string, SpecError> {
+            const std::size_t start = pos_;
+            while (!atEnd() && (isSymbolChar(peek()) && peek() != '$' && peek() != '.'))
+                ++pos_;
+            if (pos_ == start)
+                return fail(pos_, fmt::format("expected the tracepoint's {} ([A-Za-z0-9_]){}", what,
+                                              atEnd() ? "" : fmt::format(", got '{}'", peek())));
+            return std::string(s_.substr(start, pos_ - start));
+        };
+        if (!atEnd() && peek() == '*') {
+            ++pos_;
+            spec.subsystem = "*";
+        } else {
+            auto sub = ident("SUBSYS (e.g. sched)");
+            if (!sub.ok())
+                return std::move(sub).error();
+            spec.subsystem = std::move(*sub);
+        }
+        if (atEnd() || peek() != ':')
+            return fail(pos_,
+                        "expected ':' and the EVENT after SUBSYS: tracepoint:SUBSYS:EVENT "
+                        "(e.g. tracepoint:sched:sched_process_fork)");
+        ++pos_;
+        auto ev = ident("EVENT name");
+        if (!ev.ok())
+            return std::move(ev).error();
+        spec.symbol = std::move(*ev);
+        if (!atEnd() && peek() != ' ' && peek() != '\t')
+            return fail(pos_, fmt::format("unexpected '{}' in the tracepoint name", peek()));
         return {};
     }
 

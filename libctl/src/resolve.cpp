@@ -42,6 +42,10 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
                                                             "by resolveUserSpec, not against "
                                                             "kernel symbols",
                                                             toString(spec.kind))));
+    if (spec.kind == SpecKind::Tracepoint)
+        return withSpec(spec, makeError(EINVAL,
+                                        "tracepoint specs are resolved by Tracepoints "
+                                        "(tracepoints.hpp), not against kernel symbols"));
     Resolution r;
     r.request.kind = spec.kind == SpecKind::Kretprobe ? ProbeKind::Kretprobe : ProbeKind::Kprobe;
     r.request.maxactive = spec.maxactive;

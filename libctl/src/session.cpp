@@ -6,6 +6,7 @@
 
 #include "probectl/fetch_decode.hpp"
 #include "probectl/fetch_program.hpp"
+#include "probectl/tracepoints.hpp"
 #include "probectl/user_target.hpp"
 
 #include <cerrno>
@@ -58,6 +59,7 @@ struct Session::Impl {
     SessionOptions options;
     std::optional<KernelSymbols> own_symbols;  // loaded on demand when options.symbols is null
     bool symbols_tried = false;
+    std::optional<Result<Tracepoints>> tracepoints;  // loaded by the first tracepoint: spec
     std::vector<SessionProbe> probes;
     // Spec texts live here, not in `probes`, so Event::spec views stay valid as it grows.
     std::deque<std::string> spec_texts;
@@ -155,6 +157,33 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
     if (isUserSpace(spec.kind))
         return addUser(spec);
     Resolution res;
+    if (spec.kind == SpecKind::Tracepoint) {
+        if (!impl_->tracepoints)
+            impl_->tracepoints = Tracepoints::load();
+        if (!*impl_->tracepoints)
+            return makeError(impl_->tracepoints->error().err,
+                             fmt::format("{}: {}", spec.text, impl_->tracepoints->error().message));
+        const Tracepoints& tps = **impl_->tracepoints;
+        auto tp = tps.find(spec);
+        if (!tp)
+            return std::move(tp).error();
+        if (spec.fetch_args.empty()) {
+            spec.fetch_args = tps.defaultArgs(**tp);
+        } else {
+            auto args = tps.resolveArgs(**tp, spec.fetch_args);
+            if (!args)
+                return std::move(args).error();
+            spec.fetch_args = std::move(*args);
+        }
+        res.request.kind = ProbeKind::Tracepoint;
+        res.request.symbol = spec.symbol;
+        res.symbol = spec.symbol;
+        auto fetch = fetchProgram(spec);
+        if (!fetch)
+            return std::move(fetch).error();
+        res.request.fetch = std::move(*fetch);
+        return addRequestImpl(res, spec.text, spec.fetch_args);
+    }
     if (const KernelSymbols* ks = impl_->symbols()) {
         auto r = ks->resolve(spec);
         if (!r)

@@ -97,7 +97,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"", 1, "empty probe spec"}, BadCase{"kprobe", 1, "expected TYPE:LOCATION"},
         BadCase{":foo", 1, "expected TYPE:LOCATION"},
         BadCase{"foo:bar", 1, "unknown probe type 'foo'"},
-        BadCase{"tracepoint:sched:sched_switch", 1, "not supported"},
+        BadCase{"tracepoint:", 12, "expected the tracepoint's SUBSYS"},
+        BadCase{"tracepoint:sched", 17, "expected ':' and the EVENT"},
+        BadCase{"tracepoint:sched:", 18, "expected the tracepoint's EVENT"},
+        BadCase{"tracepoint:sched:sched-switch", 23, "unexpected '-' in the tracepoint name"},
+        BadCase{"tracepoint:sched:sched_switch x=%di", 33, "no probed registers"},
+        BadCase{"tracepoint:sched:sched_switch x=$stack2", 33, "no probed stack"},
+        BadCase{"tracepoint:sched:sched_switch x=$retval", 33, "return probes"},
+        BadCase{"tracepoint:sched:sched_switch x=args.", 38, "parameter name after 'args.'"},
+        BadCase{"tracepoint:sched:sched_switch x=args.prev->", 44, "member name after '->'"},
+        BadCase{"tracepoint:sched:sched_switch x=args.prev.pid", 42, "with '->'"},
+        BadCase{"kprobe:foo x=args.prev", 14, "tracepoint: probes only"},
         BadCase{"kprobe:", 8, "expected a symbol or 0xADDRESS after 'kprobe:'"},
         BadCase{"syscall:", 9, "expected a syscall name"}, BadCase{"kprobe:1abc", 8, "got '1'"},
         BadCase{"kprobe:-foo", 8, "got '-'"}, BadCase{"kprobe:foo+", 12, "expected an offset"},
@@ -262,3 +272,36 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"usdt:/bin/x:a:b:c", 16, "unexpected ':'"},
                       BadCase{"nope:/bin/x:main", 1,
                               "expected kprobe, kretprobe, syscall, uprobe"}));
+
+TEST(ProbeSpec, TracepointSubsystemAndEvent) {
+    auto s = good("tracepoint:sched:sched_process_fork");
+    EXPECT_EQ(s.kind, SpecKind::Tracepoint);
+    EXPECT_EQ(s.subsystem, "sched");
+    EXPECT_EQ(s.symbol, "sched_process_fork");
+    EXPECT_EQ(s.str(), "tracepoint:sched:sched_process_fork");
+    EXPECT_FALSE(isUserSpace(s.kind));
+    // t: as in bpftrace; `*` leaves the subsystem unchecked (tracepoints without an event).
+    EXPECT_EQ(good("t:sched:sched_switch").str(), "tracepoint:sched:sched_switch");
+    auto any = good("tracepoint:*:pelt_cfs_tp");
+    EXPECT_EQ(any.subsystem, "*");
+    EXPECT_EQ(any.str(), "tracepoint:*:pelt_cfs_tp");
+}
+
+TEST(ProbeSpec, TracepointFetchArguments) {
+    auto s = good(
+        "tracepoint:sched:sched_process_fork pid=args.child->pid:s32 "
+        "raw=$arg2 name=+0($arg1):string f=+8(args.parent->mm)");
+    ASSERT_EQ(s.fetch_args.size(), 4u);
+    const FetchSource& f = *s.fetch_args[0].source;
+    EXPECT_EQ(f.kind, FetchSource::Kind::Field);
+    EXPECT_EQ(f.path, (std::vector<std::string>{"child", "pid"}));
+    EXPECT_EQ(f.column, 41u);
+    EXPECT_TRUE(s.fetch_args[0].type_given);
+    EXPECT_EQ(s.fetch_args[0].str(), "pid=args.child->pid:s32");
+    EXPECT_EQ(s.fetch_args[1].source->kind, FetchSource::Kind::Arg);
+    EXPECT_EQ(s.fetch_args[3].source->inner->kind, FetchSource::Kind::Field);
+    EXPECT_EQ(s.fetch_args[3].str(), "f=+8(args.parent->mm):x64");
+    // Parses back to itself.
+    auto again = good(s.str());
+    EXPECT_EQ(again.str(), s.str());
+}

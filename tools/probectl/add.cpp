@@ -8,6 +8,7 @@
 
 #include "probectl/client.hpp"
 #include "probectl/kernel_symbols.hpp"
+#include "probectl/tracepoints.hpp"
 #include "probectl/user_target.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
@@ -51,7 +52,16 @@ int runAdd(const std::vector<std::string>& args, Io& io) {
     if (auto rc = parsedExit(io, kCmd, o))
         return *rc;
     ProbeRequest req;
-    if (isUserSpace(o->spec.kind)) {
+    if (o->spec.kind == SpecKind::Tracepoint) {
+        auto tps = Tracepoints::load();
+        if (!tps)
+            return runtimeError(io, kCmd, tps.error());
+        auto tp = tps->find(o->spec);
+        if (!tp)
+            return runtimeError(io, kCmd, tp.error());
+        req.kind = ProbeKind::Tracepoint;
+        req.symbol = (*tp)->name;
+    } else if (isUserSpace(o->spec.kind)) {
         // One probe per command: a USDT probe with several sites is refused with the list.
         auto t = resolveUserSpec(o->spec);
         if (!t)

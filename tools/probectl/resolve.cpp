@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "probectl/kernel_symbols.hpp"
+#include "probectl/tracepoints.hpp"
 #include "probectl/user_target.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
@@ -72,6 +73,46 @@ int resolveUser(const ResolveOptions& o, Io& io) {
     return kExitOk;
 }
 
+// A tracepoint: where it was found, its prototype, and its fetch arguments as compiled.
+int resolveTracepoint(const ResolveOptions& o, Io& io) {
+    auto row = [&](std::string_view k, const std::string& v) {
+        io.out << fmt::format("{:<12}{}\n", k, v);
+    };
+    TracepointSources src;
+    src.kallsyms = o.kallsyms;
+    auto tps = Tracepoints::load(src);
+    if (!tps)
+        return runtimeError(io, kCmd, tps.error());
+    row("spec:", o.spec.text);
+    row("kind:", "tracepoint");
+    auto tp = tps->find(o.spec);
+    if (!tp) {
+        row("probe-able:", "no");
+        row("why:", tp.error().message);
+        return kExitRuntime;
+    }
+    row("tracepoint:",
+        fmt::format("{} ({})", (*tp)->name, (*tp)->module.empty() ? "vmlinux" : (*tp)->module));
+    row("subsystem:",
+        (*tp)->subsystem.empty()
+            ? std::string(tps->hasTracefs() ? "none (no trace event)" : "unknown (no tracefs)")
+            : fmt::format("{} ({}/events/{}/{})", (*tp)->subsystem, tps->tracefs(),
+                          (*tp)->subsystem, (*tp)->name));
+    row("args:", tps->hasBtf() ? (*tp)->protoStr() : "unknown (no /sys/kernel/btf/vmlinux)");
+    auto args = o.spec.fetch_args.empty() ? Result<std::vector<FetchArg>>(tps->defaultArgs(**tp))
+                                          : tps->resolveArgs(**tp, o.spec.fetch_args);
+    if (!args) {
+        row("probe-able:", "no");
+        row("why:", args.error().message);
+        return kExitRuntime;
+    }
+    for (const auto& a : *args)
+        row("fetch:", a.str());
+    row("registers:", fmt::format("tracepoint {}", (*tp)->name));
+    row("probe-able:", "yes");
+    return kExitOk;
+}
+
 }  // namespace
 
 std::string probeableVerdict(const Resolution& res, bool blacklist_read) {
@@ -119,6 +160,8 @@ int runResolve(const std::vector<std::string>& args, Io& io) {
         return *rc;
     if (isUserSpace(o->spec.kind))
         return resolveUser(*o, io);
+    if (o->spec.kind == SpecKind::Tracepoint)
+        return resolveTracepoint(*o, io);
     auto ks = KernelSymbols::load(o->kallsyms, o->blacklist);
     if (!ks)
         return runtimeError(io, kCmd, ks.error());

@@ -120,6 +120,10 @@ struct SymbolsOptions {
     // functions and USDT probes instead of kernel symbols. "" for kernel symbols.
     std::string elf_path;
     std::uint32_t pid = 0;  // -p PID: find PATH as that process sees it
+    // `symbols tracepoint:SUBSYS_GLOB[:EVENT_GLOB]`: list tracepoints with their arguments.
+    bool tracepoints = false;
+    std::string tp_subsys = "*";
+    std::string tp_event = "*";
     bool functions_only = false;
     std::string kallsyms = "/proc/kallsyms";
     std::string blacklist = "/sys/kernel/debug/kprobes/blacklist";

@@ -9,6 +9,7 @@
 
 #include "probectl/elf_resolver.hpp"
 #include "probectl/kernel_symbols.hpp"
+#include "probectl/tracepoints.hpp"
 #include "probectl/user_target.hpp"
 #include "subcommands.hpp"
 #include "table.hpp"
@@ -91,6 +92,32 @@ int userSymbols(const SymbolsOptions& o, Io& io) {
     return kExitOk;
 }
 
+// symbols tracepoint:SUBSYS[:EVENT]: one row per tracepoint, its arguments as name:type.
+int tracepointSymbols(const SymbolsOptions& o, Io& io) {
+    TracepointSources src;
+    src.kallsyms = o.kallsyms;
+    auto tps = Tracepoints::load(src);
+    if (!tps)
+        return runtimeError(io, kCmd, tps.error());
+    using A = Table::Align;
+    Table t({{"TRACEPOINT", A::Left}, {"MODULE", A::Left}, {"ARGS", A::Left}});
+    for (const auto* tp : tps->match(o.tp_subsys, o.tp_event))
+        t.add({tp->spec(), tp->module.empty() ? "vmlinux" : tp->module, tp->protoStr()});
+    if (t.rows() == 0) {
+        io.err << fmt::format("probectl {}: no tracepoint matches 'tracepoint:{}:{}'\n", kCmd,
+                              o.tp_subsys, o.tp_event);
+        return kExitRuntime;
+    }
+    t.print(io.out);
+    if (!tps->hasBtf())
+        io.err << "note: no kernel BTF (/sys/kernel/btf/vmlinux): argument names and types "
+                  "unknown (ARGS '?'); use $arg1..$arg6\n";
+    if (!tps->hasTracefs())
+        io.err << "note: tracefs not available: subsystems unknown ('*'); SUBSYS is not "
+                  "checked\n";
+    return kExitOk;
+}
+
 }  // namespace
 
 po::options_description symbolsOptionsDescription(SymbolsOptions* o) {
@@ -119,6 +146,23 @@ Parsed<SymbolsOptions> parseSymbolsOptions(const std::vector<std::string>& args)
     if (o.help)
         return o;
     o.glob = std::move(**glob);
+    if (o.glob.starts_with("tracepoint:") || o.glob.starts_with("t:")) {
+        if (vm.count("pid"))
+            return UsageError{"-p applies to PATH[:GLOB] (user-space binaries)"};
+        std::string rest = o.glob.substr(o.glob.find(':') + 1);
+        const auto colon = rest.find(':');
+        o.tracepoints = true;
+        o.tp_subsys = rest.substr(0, colon);
+        o.tp_event = colon == std::string::npos ? "*" : rest.substr(colon + 1);
+        if (o.tp_subsys.empty())
+            o.tp_subsys = "*";
+        if (o.tp_event.empty())
+            o.tp_event = "*";
+        for (const auto& g : {o.tp_subsys, o.tp_event})
+            if (auto why = globError(g); !why.empty())
+                return UsageError{why};
+        return o;
+    }
     // PATH[:GLOB]: kernel symbols have neither '/' nor ':'.
     if (o.glob.find_first_of("/:") != std::string::npos) {
         const auto colon = o.glob.find(':');
@@ -140,6 +184,8 @@ int runSymbols(const std::vector<std::string>& args, Io& io) {
     auto o = parseSymbolsOptions(args);
     if (auto rc = parsedExit(io, kCmd, o))
         return *rc;
+    if (o->tracepoints)
+        return tracepointSymbols(*o, io);
     if (!o->elf_path.empty())
         return userSymbols(*o, io);
     auto ks = KernelSymbols::load(o->kallsyms, o->blacklist);

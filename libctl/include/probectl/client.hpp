@@ -29,9 +29,10 @@ enum class ProbeKind : std::uint32_t {
     Kretprobe = PROBECTL_KIND_KRETPROBE,
     Uprobe = PROBECTL_KIND_UPROBE,  // USDT probes too (with ref_ctr_offset)
     Uretprobe = PROBECTL_KIND_URETPROBE,
+    Tracepoint = PROBECTL_KIND_TRACEPOINT,  // symbol = the tracepoint's name
 };
 
-// "kprobe", "kretprobe", "uprobe", "uretprobe", "unknown"
+// "kprobe", "kretprobe", "uprobe", "uretprobe", "tracepoint", "unknown"
 const char* toString(ProbeKind kind);
 
 // True for the kinds located by file and file offset.

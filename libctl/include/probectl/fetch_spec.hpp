@@ -22,6 +22,11 @@
 //           -OFFS(SOURCE)  subtracts); nestable up to kFetchMaxDepth levels
 //           +uOFFS(SOURCE) the same in user memory of the current task
 //           \IMM           an immediate (decimal, 0x hex, or negative decimal)
+//           args.NAME[->FIELD...]  tracepoint probes only (FetchOptions::tracepoint): the
+//                          tracepoint's parameter NAME, and members of the structs it points
+//                          to, by their names in the kernel's BTF (tracepoints.hpp resolves
+//                          them into $argN and +OFFS(...) with a default type). bpftrace's
+//                          `args.` spelling: clashes with neither $argN/$comm nor %REG.
 //   TYPE    u8 u16 u32 u64 s8 s16 s32 s64 x8 x16 x32 x64 string ustring, and TYPE[N] for a
 //           fixed array of N (1..kFetchMaxArray) integers read from memory.
 //           Default: x64 (as kprobe_events on 64-bit), x32 for 32-bit register names,
@@ -133,15 +138,17 @@ struct FetchSource {
         Stack,  // index = N (0-based, as kprobe_events)
         Deref,  // *(inner + offset), kernel or user memory
         Imm,    // imm
+        Field,  // args.NAME->F...: path = {NAME, F, ...}; resolved before compiling
     };
     Kind kind = Kind::Arg;
     std::uint32_t index = 0;
     bool reg32 = false;
-    std::int64_t offset = 0;  // Deref: signed byte displacement (fits in int32)
-    bool user = false;        // Deref: user memory (+u)
-    std::uint64_t imm = 0;    // Imm: value (two's complement for negative input)
-    FetchSourcePtr inner;     // Deref: the address source
-    std::size_t column = 0;   // 1-based column of this node's first character
+    std::int64_t offset = 0;        // Deref: signed byte displacement (fits in int32)
+    bool user = false;              // Deref: user memory (+u)
+    std::uint64_t imm = 0;          // Imm: value (two's complement for negative input)
+    FetchSourcePtr inner;           // Deref: the address source
+    std::vector<std::string> path;  // Field: parameter name, then member names
+    std::size_t column = 0;         // 1-based column of this node's first character
 
     // Canonical kprobe_events text: "$arg2", "%di", "+0x10(+0($arg1))", "+u0($arg2)", "\\5".
     std::string str() const;
@@ -175,6 +182,9 @@ struct FetchOptions {
     // left there, so callers set this false for return probes too unless the kernel side
     // saves the entry arguments.
     bool at_function_entry = true;
+    // A tracepoint probe: args.NAME allowed; %REG and $stackN refused (a tracepoint's probe
+    // has its arguments, not the registers of a probed instruction).
+    bool tracepoint = false;
 };
 
 // Parses a whitespace-separated list of arguments found in `input` from byte `begin` on

@@ -3,6 +3,10 @@
 //   kprobe:SYMBOL[+OFFSET]    kprobe:0xADDR
 //   kretprobe:SYMBOL          kretprobe:0xADDR
 //   syscall:NAME              (resolved later by KernelSymbols to e.g. __x64_sys_NAME)
+//   tracepoint:SUBSYS:EVENT   a vmlinux tracepoint (t:SUBSYS:EVENT too); SUBSYS is the
+//                             trace-event directory (tracefs events/SUBSYS/EVENT), `*` when
+//                             not checked; resolved by Tracepoints (tracepoints.hpp). Fetch
+//                             arguments: $argN (its raw arguments) and args.NAME[->FIELD]
 //
 // User space (resolved by resolveUserSpec, user_target.hpp):
 //   uprobe:PATH:SYMBOL[+OFFSET]    function entry, or OFFSET bytes into it
@@ -55,15 +59,16 @@
 namespace probectl {
 
 enum class SpecKind {
-    Kprobe,     // kprobe:...
-    Kretprobe,  // kretprobe:...
-    Syscall,    // syscall:NAME, a kprobe on the syscall's entry wrapper
-    Uprobe,     // uprobe:PATH:...
-    Uretprobe,  // uretprobe:PATH:...
-    Usdt,       // usdt:PATH:[PROVIDER:]NAME
+    Kprobe,      // kprobe:...
+    Kretprobe,   // kretprobe:...
+    Syscall,     // syscall:NAME, a kprobe on the syscall's entry wrapper
+    Uprobe,      // uprobe:PATH:...
+    Uretprobe,   // uretprobe:PATH:...
+    Usdt,        // usdt:PATH:[PROVIDER:]NAME
+    Tracepoint,  // tracepoint:SUBSYS:EVENT (symbol = EVENT, subsystem = SUBSYS)
 };
 
-// "kprobe", "kretprobe", "syscall", "uprobe", "uretprobe", "usdt"
+// "kprobe", "kretprobe", "syscall", "uprobe", "uretprobe", "usdt", "tracepoint"
 std::string_view toString(SpecKind kind);
 
 // Uprobe, Uretprobe and Usdt: resolved against ELF files, not the kernel's symbols.
@@ -106,6 +111,7 @@ struct ProbeSpec {
     std::string path;       // PATH as written: a file path or a library name
     std::string provider;   // usdt: PROVIDER, "" when the spec gave only NAME
     std::string usdt_name;  // usdt: NAME
+    std::string subsystem;  // tracepoint: SUBSYS as written ("*": any)
     UserAddrKind user_addr = UserAddrKind::None;
     // The address kind was written out (off=, elf=, va=) rather than implied by a bare 0xN.
     // With a pid a bare 0xN is ambiguous (file offset or process address?) and is refused.

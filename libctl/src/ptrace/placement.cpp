@@ -56,7 +56,8 @@ Result<void> Engine::setupSites(Probe& p, const ProbeSpec& spec) {
 
 Result<std::uint32_t> Engine::addProbe(const ProbeSpec& spec) {
     const std::string text = spec.text.empty() ? spec.str() : spec.text;
-    if (spec.kind == SpecKind::Kprobe || spec.kind == SpecKind::Kretprobe)
+    if (spec.kind == SpecKind::Kprobe || spec.kind == SpecKind::Kretprobe ||
+        spec.kind == SpecKind::Tracepoint)
         return makeError(EOPNOTSUPP,
                          fmt::format("{}: {} probes are in the kernel, which ptrace cannot "
                                      "reach (use --backend=kernel)",

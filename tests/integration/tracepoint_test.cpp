@@ -30,6 +30,8 @@ namespace {
 
 struct Traced {
     std::vector<Event> events;
+    // events[i]'s spec: Event::spec views the session's own copy, gone with the session.
+    std::vector<std::string> specs;
     SessionStats stats;
     std::string out;
 };
@@ -54,14 +56,18 @@ Traced trace(const std::vector<std::string>& specs, std::vector<std::string> arg
     t.stats = *st;
     std::sort(t.events.begin(), t.events.end(),
               [](const Event& a, const Event& b) { return a.timestamp_ns < b.timestamp_ns; });
+    for (auto& e : t.events) {
+        t.specs.emplace_back(e.spec);
+        e.spec = {};
+    }
     return t;
 }
 
 std::vector<Event> of(const Traced& t, std::string_view spec_prefix) {
     std::vector<Event> out;
-    for (const auto& e : t.events)
-        if (e.spec.starts_with(spec_prefix))
-            out.push_back(e);
+    for (std::size_t i = 0; i < t.events.size(); i++)
+        if (t.specs[i].starts_with(spec_prefix))
+            out.push_back(t.events[i]);
     return out;
 }
 

@@ -49,7 +49,8 @@ the counters go to stderr. It is the in-kernel `strace -e trace=openat,read`:
 write the same lines (the kernel reads paths at entry, buffers up to 64 bytes).
 exit and exit_group never return: they print "= ?" as in strace.
 
-SPEC is a kernel location (kprobe:, kretprobe:, syscall:) or a user-space one:
+SPEC is a kernel location (kprobe:, kretprobe:, syscall:, tracepoint:) or a
+user-space one:
   uprobe:PATH:FUNCTION[+OFF]   uprobe:PATH:0xFILEOFFSET   uretprobe:PATH:FUNCTION
   usdt:PATH:PROVIDER:NAME
 PATH is a file or a library name (libc); 'probectl symbols PATH' lists what it
@@ -63,6 +64,14 @@ Fetch arguments follow the location, in the kprobe_events language:
                        TYPE: u8..u64 s8..s64 x8..x64 string ustring, TYPE[N]
 A read that fails prints <fault>. $argN works at function entry and in return
 probes (the entry arguments are saved); USDT probes fetch their own arg1..argN.
+
+Kernel tracepoints: tracepoint:SUBSYS:EVENT (or t:), a vmlinux tracepoint, SUBSYS
+as in tracefs events/SUBSYS/EVENT ('*' for one without a trace event). Records
+carry its first six raw arguments as $arg1..$arg6. With the kernel's BTF
+(/sys/kernel/btf/vmlinux) parameters also go by name, args.NAME, struct members
+by args.NAME->FIELD, each with its type as the default (char *: string); without
+fetch arguments every parameter is printed by name. %REG and $stackN do not apply.
+'probectl symbols tracepoint:sched:*' lists tracepoints with their arguments.
 --format json writes JSON Lines: one object per event, then a summary object.
 
 Filters run in the kernel, before a record takes any buffer space:
@@ -104,6 +113,9 @@ Examples:
   sudo probectl trace 'usdt:./app:pc:tick if arg2 > 4' -- ./app usdt 3
   sudo probectl trace syscall:getppid --uid 1000 -- ./getppid_loop 5   # FILTERED 5 as root
   sudo probectl trace syscall:getppid --comm 'getppid_*' -f -- sh -c './getppid_loop 5; ./app libc 3'
+  sudo probectl trace tracepoint:sched:sched_process_fork -f -- sh -c 'ls | wc -l'
+  sudo probectl trace 'tracepoint:sched:sched_process_exec file=args.bprm->filename' -f -- sh -c ls
+  sudo probectl trace 'tracepoint:task:task_rename comm=+0($arg2):string' -f -- sh -c ls
 )";
 
 const char* const kAddHelp = R"(Usage: probectl add SPEC [--persist] [--maxactive N]
@@ -192,6 +204,7 @@ Examples:
 const char* const kSymbolsHelp =
     R"(Usage: probectl symbols GLOB [-f] [--kallsyms FILE] [--blacklist FILE]
        probectl symbols PATH[:GLOB] [-p PID]
+       probectl symbols tracepoint:SUBSYS_GLOB[:EVENT_GLOB]
 
 Lists kernel symbols whose name matches GLOB (* ? [..]; a bare word matches as a
 substring, like grep): address, kallsyms type letter, kind (function/data/...),
@@ -204,6 +217,12 @@ uprobe registers), type (FUNC, or IFUNC: a resolver, not the function), binding
 and source file of local functions; then its USDT probes: provider:name, file
 offset, semaphore file offset, decoded arguments. No kernel module needed.
 
+With tracepoint:SUBSYS[:EVENT] (globs), lists tracepoints: the spec to trace each,
+vmlinux or its module (module tracepoints cannot be probed), and its arguments as
+name:type from the kernel's BTF ('(unreadable)' when the probe cannot read one:
+a struct passed by value, or beyond the sixth). Subsystems come from tracefs,
+which is mounted at /sys/kernel/tracing when absent and permitted.
+
 Examples:
   sudo probectl symbols 'sys_getppid*'
   sudo probectl symbols -f '*openat*'
@@ -212,6 +231,8 @@ Examples:
   probectl symbols /usr/bin/python3:
   probectl symbols '/usr/bin/prog:ns::*'
   sudo probectl symbols libssl.so.3:SSL_write -p 1234
+  probectl symbols 'tracepoint:sched:*'        # tracepoints, arguments as name:type
+  probectl symbols 'tracepoint:*:*fork*'
 )";
 
 const char* const kBenchHelp =

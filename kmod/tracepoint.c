@@ -74,6 +74,7 @@ static void probectl_tp_probe(void *data, u64 a1, u64 a2, u64 a3, u64 a4,
 			      u64 a5, u64 a6)
 {
 	struct probectl_probe *p = data;
+	u64 args[PROBECTL_NARGS] = { a1, a2, a3, a4, a5, a6 };
 	struct ring_buffer_event *ev;
 	struct probectl_record *rec;
 
@@ -85,18 +86,12 @@ static void probectl_tp_probe(void *data, u64 a1, u64 a2, u64 a3, u64 a4,
 	}
 	if (!probectl_admit(p))
 		goto out;
-	rec = probectl_record_reserve(p, &ev);
+	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
+		.args = args }, &ev);
 	if (!rec)
 		goto out;
 	rec->ip = (unsigned long)p->tp;
-	rec->args[0] = a1;
-	rec->args[1] = a2;
-	rec->args[2] = a3;
-	rec->args[3] = a4;
-	rec->args[4] = a5;
-	rec->args[5] = a6;
-	probectl_record_fetch(p, rec, &(struct probectl_fetch_ctx){
-		.args = rec->args });
+	memcpy(rec->args, args, sizeof(rec->args));
 	probectl_record_commit(p, ev);
 out:
 	__this_cpu_dec(probectl_tp_nesting);

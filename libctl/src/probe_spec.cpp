@@ -294,7 +294,9 @@ class Parser {
         const std::string_view args_text = s_.substr(0, if_at);
         if (args_text.find_first_not_of(" \t", i) == std::string_view::npos) {
             // only a predicate: type-check it now, except usdt (arguments come from its note)
-            if (!spec.filter.empty() && spec.kind != SpecKind::Usdt)
+            // and tracepoints (arguments and types come from BTF when the probe is added)
+            if (!spec.filter.empty() && spec.kind != SpecKind::Usdt &&
+                spec.kind != SpecKind::Tracepoint)
                 if (auto r = parseFilter(s_, {}, spec.filter_begin); !r)
                     return std::move(r).error();
             return {};
@@ -316,7 +318,7 @@ class Parser {
             return e;
         }
         spec.fetch_args = std::move(*args);
-        if (!spec.filter.empty())
+        if (!spec.filter.empty() && spec.kind != SpecKind::Tracepoint)
             if (auto r = parseFilter(s_, spec.fetch_args, spec.filter_begin); !r)
                 return std::move(r).error();
         return {};

@@ -182,6 +182,10 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
         if (!fetch)
             return std::move(fetch).error();
         res.request.fetch = std::move(*fetch);
+        auto filter = filterProgram(spec, spec.fetch_args);
+        if (!filter)
+            return std::move(filter).error();
+        res.request.filter = std::move(*filter);
         return addRequestImpl(res, spec.text, spec.fetch_args);
     }
     if (const KernelSymbols* ks = impl_->symbols()) {

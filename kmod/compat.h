@@ -4,7 +4,7 @@
  * else. Logic files never test LINUX_VERSION_CODE themselves: they use the
  * names below, which follow the newest API. Targets: Debian 6.1, 6.12 and
  * unstable's 7.2. Boundaries: 6.2 (ring buffer, genl split ops, formatted
- * extack), 6.12 and 6.13 (uprobes; ../shared/KERNEL-API.md section 2).
+ * extack), 6.12 and 6.13 (uprobes).
  * Tracepoint registration by name, used for fork tracking, did not change.
  */
 #ifndef PROBECTL_COMPAT_H

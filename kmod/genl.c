@@ -184,7 +184,7 @@ static int probectl_parse_user_location(struct genl_info *info,
 	return 0;
 }
 
-/* PROBE_FILTER (+ _STRINGS): shape only; probectl_filter_set() checks the rest. */
+/* PROBE_FILTER (+ _STRINGS): shape only; probectl_pred_set() checks the rest. */
 static int probectl_parse_filter(struct genl_info *info, struct probectl_probe_req *req)
 {
 	struct nlattr *f = info->attrs[PROBECTL_A_PROBE_FILTER];

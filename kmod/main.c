@@ -33,7 +33,7 @@ static int __init probectl_init(void)
 	 * The notifier goes first: once the family is visible, sockets can
 	 * own probes, and their release must already be noticed.
 	 */
-	err = probectl_filter_init();
+	err = probectl_pred_init();
 	if (err)
 		goto err_out;
 
@@ -58,7 +58,7 @@ err_notifier:
 err_track:
 	probectl_track_exit();
 err_filter:
-	probectl_filter_exit();
+	probectl_pred_exit();
 err_out:
 	return err;
 }
@@ -75,7 +75,7 @@ static void __exit probectl_exit(void)
 	genl_unregister_family(&probectl_genl_family);
 	netlink_unregister_notifier(&probectl_netlink_notifier);
 	probectl_track_exit();
-	probectl_filter_exit();
+	probectl_pred_exit();
 	/* probes are freed from RCU callbacks that live in this module */
 	rcu_barrier();
 	pr_info("unloaded\n");

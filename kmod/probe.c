@@ -198,7 +198,7 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 		p->fetch_insns = req->fetch_insns;
 	}
 	if (req->filter) {
-		err = probectl_filter_set(p, req, extack);
+		err = probectl_pred_set(p, req, extack);
 		if (err)
 			goto err_free;
 	}

@@ -293,10 +293,10 @@ u32 probectl_fetch_all(const struct probectl_probe *p,
 u32 probectl_fetch_run(const struct probectl_fetch_insn *insns, u32 n,
 		       const struct probectl_fetch_ctx *ctx, void *out);
 
-/* filter.c: predicates and the record path that runs them */
-int probectl_filter_init(void);
-void probectl_filter_exit(void);
-int probectl_filter_set(struct probectl_probe *p, const struct probectl_probe_req *req,
+/* predicate.c: predicates and the record path that runs them */
+int probectl_pred_init(void);
+void probectl_pred_exit(void);
+int probectl_pred_set(struct probectl_probe *p, const struct probectl_probe_req *req,
 			struct netlink_ext_ack *extack);
 struct probectl_record *probectl_record_begin(struct probectl_probe *p,
 					      const struct probectl_fetch_ctx *ctx,

@@ -1,4 +1,4 @@
-/* The standard workloads of `probectl bench` (issue 5): loops whose iteration count is
+/* The standard workloads of `probectl bench`: loops whose iteration count is
  * known, so every tracer's hit count can be checked, timed by the workload itself so the
  * figure excludes exec, attach and tracer start-up.
  *

@@ -1,4 +1,4 @@
-// The ptrace backend and probectl.ko on the same workload (issue 5): the same events (count,
+// The ptrace backend and probectl.ko on the same workload: the same events (count,
 // arguments, return values); and what each leaves in a running multithreaded process when
 // tracing ends, or when the tracer is SIGKILLed. The ptrace backend's own attach and
 // tracer-death tests (tests/ptrace/ptrace_attach_test.cpp) are built into this suite too.

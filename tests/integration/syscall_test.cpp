@@ -94,7 +94,7 @@ TEST(Syscalls, SameLinesAsStrace) {
     EXPECT_THAT(pc.out, HasSubstr("syscall:exit_group")) << pc.out;
 }
 
-// Issue 5: the ptrace backend prints the same lines as the kernel backend.
+// The ptrace backend prints the same lines as the kernel backend.
 TEST(Syscalls, PtraceBackendSameLinesAsKernel) {
     writeInput();
     Ran k = sh(std::string("probectl trace -o /tmp/sys-k.txt --syscalls=") + kCalls + " -- " +

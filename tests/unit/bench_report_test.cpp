@@ -1,5 +1,5 @@
 // probectl bench without a kernel: option checks, the exact-hit verdict, the derived
-// figures (overhead per hit, ratios of issue 5) and the CSV, on rows whose numbers are known.
+// figures (overhead per hit, ratios) and the CSV, on rows whose numbers are known.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Ack parsing on synthetic NLMSG_ERROR / NLMSG_DONE messages, as the kernel builds them.
-#include "netlink_error.hpp"
+#include "netlink/netlink_error.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // probectl bench: the standard workloads untraced and under every tracer available here,
-// side by side (issue 5). The tracers are in bench_kernel.cpp, bench_ftrace.cpp and
+// side by side. The tracers are in bench_kernel.cpp, bench_ftrace.cpp and
 // bench_peers.cpp; the report in bench_output.cpp.
 #include <fmt/format.h>
 #include <sys/utsname.h>

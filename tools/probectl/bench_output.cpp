@@ -1,4 +1,4 @@
-// probectl bench: what a run prints and writes: the table, the figures of issue 5, the CSV,
+// probectl bench: what a run prints and writes: the table, the figures, the CSV,
 // and the gnuplot script (with its data) drawing overhead per hit for every tracer.
 #include <fmt/format.h>
 

@@ -9,7 +9,7 @@
 
 namespace probectl::cli::bench {
 
-// One of issue 5's closing figures: the ratio of two tracers' overhead per hit on one
+// One's closing figures: the ratio of two tracers' overhead per hit on one
 // workload (NAN when either did not run).
 struct Figure {
     std::string name, workload, num_tracer, den_tracer, aim;

@@ -253,7 +253,7 @@ Every workload times its own loop, so start-up and attaching are not counted.
 NS/HIT = loop time / N; OVERHEAD = (loop time - untraced loop time) / N;
 X KERNEL = OVERHEAD / kernel-record's OVERHEAD on the same workload. Every tracer must
 see exactly N hits (EXACT); those that do not are named with what they saw. Then the
-ratios issue 5 asks for, and a legend. Writes DIR/bench.csv, DIR/bench.dat and
+headline ratios (kernel vs ptrace, strace and ftrace), and a legend. Writes DIR/bench.csv, DIR/bench.dat and
 DIR/bench.gp, and runs gnuplot on it for bench.png and bench.svg when gnuplot is
 installed. Needs root (probes, tracefs). Under emulation (QEMU TCG) every figure is
 many times the hardware's: compare ratios, not absolutes.

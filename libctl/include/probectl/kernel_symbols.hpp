@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "probectl/client.hpp"
+#include "probectl/glob.hpp"
 #include "probectl/probe_spec.hpp"
 #include "probectl/result.hpp"
 
@@ -147,12 +148,5 @@ class KernelSymbols {
     bool hidden_ = false;
     bool has_blacklist_ = false;
 };
-
-// Shell-glob match (fnmatch without flags): * ? [abc] [a-z] [!x].
-bool globMatch(std::string_view glob, std::string_view text);
-// Why `glob` is not a valid pattern ("" when it is): an unterminated '[' bracket.
-std::string globError(std::string_view glob);
-// Levenshtein distance.
-std::size_t editDistance(std::string_view a, std::string_view b);
 
 }  // namespace probectl

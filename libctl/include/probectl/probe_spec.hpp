@@ -1,4 +1,4 @@
-// Probe spec text -> ProbeSpec (grammar in /work/shared/DESIGN.md, bpftrace-like locations):
+// Probe spec text -> ProbeSpec (bpftrace-like locations; grammar below and in README):
 //
 //   kprobe:SYMBOL[+OFFSET]    kprobe:0xADDR
 //   kretprobe:SYMBOL          kretprobe:0xADDR

@@ -1,7 +1,7 @@
 // PtraceSession: the ptrace backend. The same shape as Session (session.hpp) -- open, add
 // specs, poll/run with Event callbacks, stop() -> SessionStats -- but built on ptrace(2)
 // instead of probectl.ko, so it works on a kernel without the module (the lab baseline of
-// issue 5: what gdb, strace and ltrace pay per event).
+// what gdb, strace and ltrace pay per event).
 //
 // How each kind is done (x86-64 only):
 //  uprobe:PATH:...      an int3 (0xCC) written over the first byte of the instruction at

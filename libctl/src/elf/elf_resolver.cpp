@@ -13,8 +13,8 @@
 #include <map>
 #include <tuple>
 
-#include "elf_handle.hpp"
-#include "usdt_notes.hpp"
+#include "elf/elf_handle.hpp"
+#include "elf/usdt_notes.hpp"
 
 namespace probectl {
 

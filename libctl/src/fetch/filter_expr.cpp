@@ -9,7 +9,7 @@
 #include <limits>
 #include <optional>
 
-#include "probectl/kernel_symbols.hpp"
+#include "probectl/glob.hpp"
 
 namespace probectl {
 

@@ -21,7 +21,7 @@
 #include <functional>
 #include <optional>
 
-#include "netlink_error.hpp"
+#include "netlink/netlink_error.hpp"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270

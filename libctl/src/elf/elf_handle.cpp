@@ -1,5 +1,5 @@
 // Opening files with libelf: one place for the elf_version() handshake and the errors.
-#include "elf_handle.hpp"
+#include "elf/elf_handle.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "probectl/kernel_symbols.hpp"
+#include "probectl/glob.hpp"
 
 namespace probectl {
 

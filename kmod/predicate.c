@@ -32,23 +32,23 @@ struct probectl_scratch {
 static struct probectl_scratch __percpu *probectl_scratch;
 
 /**
- * probectl_filter_init() - allocate the per-CPU scratch of filtered probes.
+ * probectl_pred_init() - allocate the per-CPU scratch of filtered probes.
  *
  * Context: module init.
  * Return: 0 or -ENOMEM.
  */
-int probectl_filter_init(void)
+int probectl_pred_init(void)
 {
 	probectl_scratch = alloc_percpu(struct probectl_scratch);
 	return probectl_scratch ? 0 : -ENOMEM;
 }
 
 /**
- * probectl_filter_exit() - free the scratch; no handler may run any more.
+ * probectl_pred_exit() - free the scratch; no handler may run any more.
  *
  * Context: module exit, after every probe is unregistered.
  */
-void probectl_filter_exit(void)
+void probectl_pred_exit(void)
 {
 	free_percpu(probectl_scratch);
 }
@@ -60,7 +60,7 @@ struct probectl_arg_type {
 };
 
 /* The type of every argument, from each program's STORE. */
-static unsigned int probectl_filter_arg_types(const struct probectl_fetch_insn *fetch,
+static unsigned int probectl_pred_arg_types(const struct probectl_fetch_insn *fetch,
 					      u32 n, struct probectl_arg_type *types)
 {
 	unsigned int i, nargs = 0;
@@ -85,14 +85,14 @@ static unsigned int probectl_filter_arg_types(const struct probectl_fetch_insn *
 	return nargs;
 }
 
-static bool probectl_filter_is_string_cmp(u8 cmp)
+static bool probectl_pred_is_string_cmp(u8 cmp)
 {
 	return cmp == PROBECTL_FILTER_EQ || cmp == PROBECTL_FILTER_NE ||
 	       cmp == PROBECTL_FILTER_GLOB || cmp == PROBECTL_FILTER_NOTGLOB;
 }
 
 /* One TEST instruction; NULL when it is valid. */
-static const char *probectl_filter_check_test(const struct probectl_filter_insn *in,
+static const char *probectl_pred_check_test(const struct probectl_filter_insn *in,
 					      const struct probectl_arg_type *types,
 					      unsigned int nargs, unsigned int nstrings)
 {
@@ -117,7 +117,7 @@ static const char *probectl_filter_check_test(const struct probectl_filter_insn 
 	if (string != !!(in->flags & PROBECTL_FILTER_F_STRING))
 		return string ? "integer compare on a string" : "string compare on an integer";
 	if (string) {
-		if (!probectl_filter_is_string_cmp(in->cmp))
+		if (!probectl_pred_is_string_cmp(in->cmp))
 			return "strings take == != ~ !~ only";
 		if (in->flags & PROBECTL_FILTER_F_SIGNED)
 			return "signed string compare";
@@ -136,7 +136,7 @@ static const char *probectl_filter_check_test(const struct probectl_filter_insn 
  * Splits @blob (NUL-terminated literals back to back) into @p->filter_str;
  * returns how many, or -EINVAL.
  */
-static int probectl_filter_strings(struct probectl_probe *p, const char *blob, u32 len)
+static int probectl_pred_strings(struct probectl_probe *p, const char *blob, u32 len)
 {
 	unsigned int n = 0;
 	size_t l;
@@ -155,7 +155,7 @@ static int probectl_filter_strings(struct probectl_probe *p, const char *blob, u
 }
 
 /**
- * probectl_filter_set() - validate a predicate and attach it to a probe.
+ * probectl_pred_set() - validate a predicate and attach it to a probe.
  * @p: the probe, its fetch programs already validated and set
  * @req: the request carrying the predicate (filter, filter_insns, strings)
  * @extack: receives the first rule broken, naming the instruction
@@ -170,7 +170,7 @@ static int probectl_filter_strings(struct probectl_probe *p, const char *blob, u
  * Context: process context, may sleep.
  * Return: 0, -EINVAL with an extack message, or -ENOMEM.
  */
-int probectl_filter_set(struct probectl_probe *p, const struct probectl_probe_req *req,
+int probectl_pred_set(struct probectl_probe *p, const struct probectl_probe_req *req,
 			struct netlink_ext_ack *extack)
 {
 	struct probectl_arg_type types[PROBECTL_FETCH_MAX_ARGS];
@@ -188,7 +188,7 @@ int probectl_filter_set(struct probectl_probe *p, const struct probectl_probe_re
 					 GFP_KERNEL);
 		if (!p->filter_blob)
 			return -ENOMEM;
-		nstr = probectl_filter_strings(p, p->filter_blob, req->filter_strings_len);
+		nstr = probectl_pred_strings(p, p->filter_blob, req->filter_strings_len);
 	}
 	if (nstr < 0) {
 		kapi_set_err_msg_fmt_mod(extack,
@@ -196,13 +196,13 @@ int probectl_filter_set(struct probectl_probe *p, const struct probectl_probe_re
 					 PROBECTL_FILTER_MAX_STRINGS, PROBECTL_FILTER_MAX_STRLEN);
 		return -EINVAL;
 	}
-	nargs = probectl_filter_arg_types(p->fetch, p->fetch_insns, types);
+	nargs = probectl_pred_arg_types(p->fetch, p->fetch_insns, types);
 	for (i = 0; i < req->filter_insns && !why; i++) {
 		const struct probectl_filter_insn *in = &req->filter[i];
 
 		switch (in->op) {
 		case PROBECTL_FILTER_TEST:
-			why = probectl_filter_check_test(in, types, nargs, nstr);
+			why = probectl_pred_check_test(in, types, nargs, nstr);
 			if (!why && ++depth > PROBECTL_FILTER_MAX_STACK)
 				why = "stack deeper than 8";
 			break;
@@ -235,14 +235,14 @@ int probectl_filter_set(struct probectl_probe *p, const struct probectl_probe_re
 	return 0;
 }
 
-static s64 probectl_filter_sext(u64 v, unsigned int width)
+static s64 probectl_pred_sext(u64 v, unsigned int width)
 {
 	unsigned int shift = 64 - width * 8;
 
 	return (s64)(v << shift) >> shift;
 }
 
-static bool probectl_filter_int(const struct probectl_filter_insn *in, u64 raw)
+static bool probectl_pred_int(const struct probectl_filter_insn *in, u64 raw)
 {
 	u64 lit = in->value;
 
@@ -253,8 +253,8 @@ static bool probectl_filter_int(const struct probectl_filter_insn *in, u64 raw)
 	if (in->cmp == PROBECTL_FILTER_MASK)
 		return raw & in->value;
 	if (in->flags & PROBECTL_FILTER_F_SIGNED) {
-		s64 a = probectl_filter_sext(raw, in->width);
-		s64 b = probectl_filter_sext(lit, in->width);
+		s64 a = probectl_pred_sext(raw, in->width);
+		s64 b = probectl_pred_sext(lit, in->width);
 
 		switch (in->cmp) {
 		case PROBECTL_FILTER_EQ: return a == b;
@@ -277,7 +277,7 @@ static bool probectl_filter_int(const struct probectl_filter_insn *in, u64 raw)
 	return false;
 }
 
-static bool probectl_filter_str(const struct probectl_filter_insn *in, const char *lit,
+static bool probectl_pred_str(const struct probectl_filter_insn *in, const char *lit,
 				const char *s)
 {
 	switch (in->cmp) {
@@ -290,7 +290,7 @@ static bool probectl_filter_str(const struct probectl_filter_insn *in, const cha
 }
 
 /* One comparison; @vals indexes the fetched values. */
-static bool probectl_filter_test(const struct probectl_probe *p,
+static bool probectl_pred_test(const struct probectl_probe *p,
 				 const struct probectl_filter_insn *in,
 				 struct probectl_fetch_value *const *vals)
 {
@@ -300,41 +300,41 @@ static bool probectl_filter_test(const struct probectl_probe *p,
 
 	switch (in->field) {
 	case PROBECTL_FILTER_FIELD_PID:
-		return probectl_filter_int(in, current->tgid);
+		return probectl_pred_int(in, current->tgid);
 	case PROBECTL_FILTER_FIELD_TID:
-		return probectl_filter_int(in, current->pid);
+		return probectl_pred_int(in, current->pid);
 	case PROBECTL_FILTER_FIELD_UID:
-		return probectl_filter_int(in, from_kuid(&init_user_ns, current_uid()));
+		return probectl_pred_int(in, from_kuid(&init_user_ns, current_uid()));
 	case PROBECTL_FILTER_FIELD_CPU:
-		return probectl_filter_int(in, raw_smp_processor_id());
+		return probectl_pred_int(in, raw_smp_processor_id());
 	case PROBECTL_FILTER_FIELD_COMM:
 		/* racy copy, as the record's comm */
 		memcpy(comm, current->comm, sizeof(comm));
 		comm[sizeof(comm) - 1] = '\0';
-		return probectl_filter_str(in, p->filter_str[in->value], comm);
+		return probectl_pred_str(in, p->filter_str[in->value], comm);
 	}
 	v = vals[in->arg];
 	if (v->flags & PROBECTL_FETCH_V_FAULT)
 		return false;
 	if (in->flags & PROBECTL_FILTER_F_STRING)
 		/* fetch stores strings NUL-terminated within len */
-		return v->len && probectl_filter_str(in, p->filter_str[in->value],
+		return v->len && probectl_pred_str(in, p->filter_str[in->value],
 						     (const char *)(v + 1));
 	if (v->len != in->width)
 		return false;
 	memcpy(&raw, v + 1, v->len);	/* little-endian: zero-extends */
-	return probectl_filter_int(in, raw);
+	return probectl_pred_int(in, raw);
 }
 
 /**
- * probectl_filter_run() - evaluate a probe's predicate on fetched values.
+ * probectl_pred_run() - evaluate a probe's predicate on fetched values.
  * @p: the probe (predicate validated against its fetch programs)
  * @values: what probectl_fetch_run() wrote
  *
  * Context: probe handler (any context); no locks, no sleeping.
  * Return: true to keep the hit.
  */
-static bool probectl_filter_run(const struct probectl_probe *p, void *values)
+static bool probectl_pred_run(const struct probectl_probe *p, void *values)
 {
 	struct probectl_fetch_value *vals[PROBECTL_FETCH_MAX_ARGS];
 	bool stack[PROBECTL_FILTER_MAX_STACK];
@@ -354,7 +354,7 @@ static bool probectl_filter_run(const struct probectl_probe *p, void *values)
 
 		switch (in->op) {
 		case PROBECTL_FILTER_TEST:
-			stack[sp++] = probectl_filter_test(p, in, vals);
+			stack[sp++] = probectl_pred_test(p, in, vals);
 			break;
 		case PROBECTL_FILTER_AND:
 			sp--;
@@ -371,7 +371,7 @@ static bool probectl_filter_run(const struct probectl_probe *p, void *values)
 	}
 	return stack[0];
 }
-NOKPROBE_SYMBOL(probectl_filter_run);
+NOKPROBE_SYMBOL(probectl_pred_run);
 
 /**
  * probectl_record_begin() - fetch, filter and reserve one record.
@@ -412,7 +412,7 @@ struct probectl_record *probectl_record_begin(struct probectl_probe *p,
 		goto out;
 	}
 	len = p->fetch_insns ? probectl_fetch_all(p, ctx, sc->buf[nest - 1]) : 0;
-	if (!probectl_filter_run(p, sc->buf[nest - 1])) {
+	if (!probectl_pred_run(p, sc->buf[nest - 1])) {
 		this_cpu_inc(p->stats->rejected);
 		goto out;
 	}

@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "elf_handle.hpp"
-#include "usdt_notes.hpp"
+#include "elf/elf_handle.hpp"
+#include "elf/usdt_notes.hpp"
 
 namespace probectl {
 

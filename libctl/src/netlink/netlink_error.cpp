@@ -1,4 +1,4 @@
-#include "netlink_error.hpp"
+#include "netlink/netlink_error.hpp"
 
 #include <fmt/format.h>
 

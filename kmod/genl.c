@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The generic netlink side of probectl: family, policy, ops, message
+ * The generic netlink side of probectl: family, request handlers (their
+ * policies and ops table are generated from the spec: nl_gen.c), message
  * formatting, and the socket-release notifier. Requests are validated here
  * and handed to probe.c as plain values; nothing here touches probes.
  */
@@ -14,53 +15,8 @@
 #include <net/netlink.h>
 
 #include "probectl.h"
-
-/* Every user-settable attribute; reply-only ones stay NLA_UNSPEC, which
- * strict validation rejects in requests.
- */
-static const struct nla_policy probectl_policy[PROBECTL_A_MAX + 1] = {
-	[PROBECTL_A_PROBE_ID]		= { .type = NLA_U32 },
-	[PROBECTL_A_PROBE_KIND]		= NLA_POLICY_RANGE(NLA_U32,
-							   PROBECTL_KIND_KPROBE,
-							   PROBECTL_KIND_MAX),
-	[PROBECTL_A_PROBE_SYMBOL]	= { .type = NLA_NUL_STRING,
-					    .len = PROBECTL_SYMBOL_MAX - 1 },
-	[PROBECTL_A_PROBE_OFFSET]	= { .type = NLA_U32 },
-	[PROBECTL_A_PROBE_ADDR]		= { .type = NLA_U64 },
-	[PROBECTL_A_PROBE_MAXACTIVE]	= NLA_POLICY_MAX(NLA_U32,
-							 PROBECTL_MAXACTIVE_MAX),
-	[PROBECTL_A_PROBE_FLAGS]	= NLA_POLICY_MASK(NLA_U32,
-							  PROBECTL_PROBE_F_PERSISTENT |
-							  PROBECTL_PROBE_F_SYSCALL),
-	[PROBECTL_A_SESSION_TGIDS]	= { .type = NLA_BINARY,
-					    .len = PROBECTL_MAX_TGIDS * sizeof(u32) },
-	[PROBECTL_A_PROBE_PATH]		= { .type = NLA_NUL_STRING,
-					    .len = PROBECTL_PATH_MAX - 1 },
-	[PROBECTL_A_PROBE_FILE_OFFSET]	= { .type = NLA_U64 },
-	[PROBECTL_A_PROBE_REF_CTR_OFFSET] = { .type = NLA_U64 },
-	[PROBECTL_A_SESSION_FLAGS]	= NLA_POLICY_MASK(NLA_U32,
-							  PROBECTL_SESSION_F_FOLLOW),
-	[PROBECTL_A_PROBE_FETCH]	= { .type = NLA_BINARY,
-					    .len = PROBECTL_FETCH_MAX_ARGS *
-						   PROBECTL_FETCH_MAX_INSNS *
-						   sizeof(struct probectl_fetch_insn) },
-	[PROBECTL_A_PROBE_FILTER]	= { .type = NLA_BINARY,
-					    .len = PROBECTL_FILTER_MAX_INSNS *
-						   sizeof(struct probectl_filter_insn) },
-	[PROBECTL_A_PROBE_FILTER_STRINGS] = { .type = NLA_BINARY,
-					      .len = PROBECTL_FILTER_MAX_STRINGS *
-						     (PROBECTL_FILTER_MAX_STRLEN + 1) },
-	[PROBECTL_A_SESSION_PIDS]	= { .type = NLA_BINARY,
-					    .len = PROBECTL_MATCH_MAX_IDS * sizeof(u32) },
-	[PROBECTL_A_SESSION_TIDS]	= { .type = NLA_BINARY,
-					    .len = PROBECTL_MATCH_MAX_IDS * sizeof(u32) },
-	[PROBECTL_A_SESSION_UIDS]	= { .type = NLA_BINARY,
-					    .len = PROBECTL_MATCH_MAX_IDS * sizeof(u32) },
-	[PROBECTL_A_SESSION_COMM]	= { .type = NLA_NUL_STRING,
-					    .len = PROBECTL_MATCH_COMM_MAX - 1 },
-	[PROBECTL_A_PROBE_FETCH_ENTRY]	= NLA_POLICY_MAX(NLA_U32,
-							 PROBECTL_FETCH_MAX_ARGS),
-};
+#include "genl.h"
+#include "nl_gen.h"
 
 /* Fails the request with a named missing attribute (type and text). */
 #define probectl_missing(info, attr) ({					\
@@ -217,7 +173,7 @@ static int probectl_parse_filter(struct genl_info *info, struct probectl_probe_r
 	return 0;
 }
 
-static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
+int probectl_nl_probe_add_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct netlink_ext_ack *extack = info->extack;
 	struct nlattr **a = info->attrs;
@@ -314,7 +270,7 @@ err_free:
 	return err;
 }
 
-static int probectl_nl_probe_del(struct sk_buff *skb, struct genl_info *info)
+int probectl_nl_probe_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	if (probectl_missing(info, PROBECTL_A_PROBE_ID))
 		return -EINVAL;
@@ -322,8 +278,7 @@ static int probectl_nl_probe_del(struct sk_buff *skb, struct genl_info *info)
 				  info->extack);
 }
 
-static int probectl_nl_probe_enable(struct sk_buff *skb,
-				    struct genl_info *info)
+int probectl_nl_probe_enable_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	if (probectl_missing(info, PROBECTL_A_PROBE_ID))
 		return -EINVAL;
@@ -331,8 +286,7 @@ static int probectl_nl_probe_enable(struct sk_buff *skb,
 					  true, info->extack);
 }
 
-static int probectl_nl_probe_disable(struct sk_buff *skb,
-				     struct genl_info *info)
+int probectl_nl_probe_disable_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	if (probectl_missing(info, PROBECTL_A_PROBE_ID))
 		return -EINVAL;
@@ -340,7 +294,7 @@ static int probectl_nl_probe_disable(struct sk_buff *skb,
 					  false, info->extack);
 }
 
-static int probectl_nl_session_set(struct sk_buff *skb, struct genl_info *info)
+int probectl_nl_session_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *a = info->attrs[PROBECTL_A_SESSION_TGIDS];
 	struct nlattr *f = info->attrs[PROBECTL_A_SESSION_FLAGS];
@@ -365,7 +319,7 @@ static int probectl_nl_session_set(struct sk_buff *skb, struct genl_info *info)
 					   info->extack);
 }
 
-static int probectl_nl_session_match(struct sk_buff *skb, struct genl_info *info)
+int probectl_nl_session_match_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct probectl_match *m = probectl_match_parse(info->attrs, info->extack);
 
@@ -380,7 +334,7 @@ static int probectl_nl_session_match(struct sk_buff *skb, struct genl_info *info
  * messages) before this returns, hence before the ack. The request skb's
  * sender socket is the caller's: its free receive space bounds the flush.
  */
-static int probectl_nl_flush(struct sk_buff *skb, struct genl_info *info)
+int probectl_nl_flush_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	return probectl_flush(info->snd_portid, NETLINK_CB(skb).sk,
 			      info->extack);
@@ -425,7 +379,7 @@ static int probectl_nl_probe_get_check(struct netlink_callback *cb)
  * to dumpit and puts its message in NLMSG_DONE. Without one here, defer a
  * refusal to the first dumpit call so it still carries its reason.
  */
-static int probectl_nl_probe_get_start(struct netlink_callback *cb)
+int probectl_nl_probe_get_start(struct netlink_callback *cb)
 {
 	int err = probectl_nl_probe_get_check(cb);
 
@@ -435,6 +389,21 @@ static int probectl_nl_probe_get_start(struct netlink_callback *cb)
 		return 0;
 	}
 	return err;
+}
+
+/* Every counter of the spec (nl_gen.c), as u64 attributes. */
+static int probectl_nl_put_counters(struct sk_buff *skb,
+				    const struct probectl_probe_info *info)
+{
+	const struct probectl_nl_counter *c;
+
+	for (c = probectl_nl_counters; c < probectl_nl_counters + PROBECTL_NL_N_COUNTERS; c++) {
+		const u64 *v = (const void *)info + c->offset;
+
+		if (nla_put_u64_64bit(skb, c->attr, *v, PROBECTL_A_PAD))
+			return -EMSGSIZE;
+	}
+	return 0;
 }
 
 static int probectl_nl_fill_probe(struct sk_buff *skb,
@@ -458,16 +427,7 @@ static int probectl_nl_fill_probe(struct sk_buff *skb,
 	    nla_put_u32(skb, PROBECTL_A_PROBE_OWNER, info->owner) ||
 	    nla_put_u32(skb, PROBECTL_A_PROBE_FLAGS, info->flags) ||
 	    nla_put_u32(skb, PROBECTL_A_PROBE_MAXACTIVE, info->maxactive) ||
-	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_HITS, info->hits,
-			      PROBECTL_A_PAD) ||
-	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_NMISSED, info->nmissed,
-			      PROBECTL_A_PAD) ||
-	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_DROPPED, info->dropped,
-			      PROBECTL_A_PAD) ||
-	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_FILTERED, info->filtered,
-			      PROBECTL_A_PAD) ||
-	    nla_put_u64_64bit(skb, PROBECTL_A_PROBE_REJECTED, info->rejected,
-			      PROBECTL_A_PAD) ||
+	    probectl_nl_put_counters(skb, info) ||
 	    (info->path &&
 	     (nla_put_string(skb, PROBECTL_A_PROBE_PATH, info->path) ||
 	      nla_put_u64_64bit(skb, PROBECTL_A_PROBE_FILE_OFFSET,
@@ -481,8 +441,7 @@ static int probectl_nl_fill_probe(struct sk_buff *skb,
 	return 0;
 }
 
-static int probectl_nl_probe_get_dump(struct sk_buff *skb,
-				      struct netlink_callback *cb)
+int probectl_nl_probe_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct probectl_probe_info info;
 	unsigned long cursor;
@@ -515,46 +474,6 @@ static int probectl_nl_probe_get_dump(struct sk_buff *skb,
 }
 
 /*
- * Plain genl_ops with the family policy work unchanged on 6.1 and on
- * split-ops kernels (converted by the core).
- */
-static const struct genl_ops probectl_genl_ops[] = {
-	{
-		.cmd	= PROBECTL_CMD_PROBE_ADD,
-		.doit	= probectl_nl_probe_add,
-	},
-	{
-		.cmd	= PROBECTL_CMD_PROBE_DEL,
-		.doit	= probectl_nl_probe_del,
-	},
-	{
-		.cmd	= PROBECTL_CMD_PROBE_GET,
-		.start	= probectl_nl_probe_get_start,
-		.dumpit	= probectl_nl_probe_get_dump,
-	},
-	{
-		.cmd	= PROBECTL_CMD_PROBE_ENABLE,
-		.doit	= probectl_nl_probe_enable,
-	},
-	{
-		.cmd	= PROBECTL_CMD_PROBE_DISABLE,
-		.doit	= probectl_nl_probe_disable,
-	},
-	{
-		.cmd	= PROBECTL_CMD_SESSION_SET,
-		.doit	= probectl_nl_session_set,
-	},
-	{
-		.cmd	= PROBECTL_CMD_FLUSH,
-		.doit	= probectl_nl_flush,
-	},
-	{
-		.cmd	= PROBECTL_CMD_SESSION_MATCH,
-		.doit	= probectl_nl_session_match,
-	},
-};
-
-/*
  * Not parallel_ops: doits and dumps are serialised by genl_mutex, which
  * keeps FLUSH's ordering with the ack simple. Records only ever go by
  * unicast to the owning portid, so there are no multicast groups.
@@ -562,15 +481,15 @@ static const struct genl_ops probectl_genl_ops[] = {
 struct genl_family probectl_genl_family __ro_after_init = {
 	.name		= PROBECTL_GENL_NAME,
 	.version	= PROBECTL_GENL_VERSION,
+	/* the parsed-attribute buffer of non-parallel families; each op's policy bounds it */
 	.maxattr	= PROBECTL_A_MAX,
-	.policy		= probectl_policy,
 	.netnsok	= false,
 	.parallel_ops	= false,
 	.resv_start_op	= 0,	/* strict validation for every command */
 	.pre_doit	= probectl_pre_doit,
 	.module		= THIS_MODULE,
-	.ops		= probectl_genl_ops,
-	.n_ops		= ARRAY_SIZE(probectl_genl_ops),
+	.ops		= probectl_nl_ops,	/* nl_gen.c: per-op policies */
+	.n_ops		= ARRAY_SIZE(probectl_nl_ops),
 };
 
 /**

@@ -13,6 +13,7 @@
 #include <linux/netlink.h>
 #include <net/genetlink.h>
 
+#include "genl.h"
 #include "probectl.h"
 
 unsigned int probectl_buffer_kb = 256;
@@ -33,6 +34,7 @@ static int __init probectl_init(void)
 	 * The notifier goes first: once the family is visible, sockets can
 	 * own probes, and their release must already be noticed.
 	 */
+	probectl_session_set_transport(probectl_genl_send_events);
 	err = probectl_pred_init();
 	if (err)
 		goto err_out;

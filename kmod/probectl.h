@@ -41,11 +41,14 @@
 extern unsigned int probectl_buffer_kb;
 extern unsigned int probectl_drain_interval_ms;
 
-/* genl.c */
-extern struct genl_family probectl_genl_family;
-extern struct notifier_block probectl_netlink_notifier;
-int probectl_genl_send_events(u32 portid, const void *records, size_t len,
-			      u64 lost);
+/*
+ * How a session's records leave the module: one EVENTS message to @portid
+ * (genl.c provides it, main.c installs it). Sessions call no genl code
+ * directly, so the dependency runs one way: genl.c -> probes and sessions.
+ */
+typedef int (*probectl_send_events_t)(u32 portid, const void *records,
+				      size_t len, u64 lost);
+void probectl_session_set_transport(probectl_send_events_t send);
 
 /* The oldest unread record of one CPU's ring, as the drain last saw it. */
 struct probectl_head {
@@ -297,7 +300,7 @@ u32 probectl_fetch_run(const struct probectl_fetch_insn *insns, u32 n,
 int probectl_pred_init(void);
 void probectl_pred_exit(void);
 int probectl_pred_set(struct probectl_probe *p, const struct probectl_probe_req *req,
-			struct netlink_ext_ack *extack);
+		      struct netlink_ext_ack *extack);
 struct probectl_record *probectl_record_begin(struct probectl_probe *p,
 					      const struct probectl_fetch_ctx *ctx,
 					      struct ring_buffer_event **evp);

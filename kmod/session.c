@@ -133,6 +133,14 @@ static int probectl_session_oldest_cpu(struct probectl_session *s)
 	return best;
 }
 
+static probectl_send_events_t probectl_send_events;
+
+/* Called once from module init, before any session can exist. */
+void probectl_session_set_transport(probectl_send_events_t send)
+{
+	probectl_send_events = send;
+}
+
 /*
  * Send s->batch[0..len) plus @lost. On failure, charge each record to its
  * probe (runs of one id at a time) or, for deleted probes, to the session.
@@ -147,7 +155,7 @@ static int probectl_session_send(struct probectl_session *s, size_t len,
 	u64 n;
 	int err;
 
-	err = probectl_genl_send_events(s->portid, s->batch, len, lost);
+	err = probectl_send_events(s->portid, s->batch, len, lost);
 	if (!err)
 		return 0;
 

@@ -3,7 +3,8 @@
 # Static checks for kmod/ that the kernel build alone does not make:
 #  1. Documentation/netlink/probectl.yaml agrees with kmod/uapi/probectl.h
 #     (commands, attributes, kinds, flags, constants, record members);
-#  2. no LINUX_VERSION_CODE outside kmod/compat.h;
+#  2. the generated netlink code (tools/nlgen.py) is what the spec gives, and
+#     no LINUX_VERSION_CODE outside kmod/compat.h;
 #  3. the module builds with W=1, sparse-clean (C=2), for every kernel in tests/vm/kernels.list
 #     whose headers are in .cache/kernels (skipped otherwise, with a note);
 #  4. checkpatch.pl --strict, when $CHECKPATCH points at it.
@@ -65,6 +66,9 @@ for b in bad:
     print('  MISMATCH:', b)
 sys.exit(1 if bad else 0)
 EOF
+
+echo "lint-kmod: generated netlink code up to date"
+"$top/tools/nlgen.py" --check || fail=1
 
 echo "lint-kmod: version checks only in compat.h"
 if grep -n 'LINUX_VERSION_CODE\|KERNEL_VERSION\|KAPI_GE' kmod/*.c kmod/*.h | grep -v '^kmod/compat.h:'; then

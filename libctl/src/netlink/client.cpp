@@ -21,6 +21,7 @@
 #include <functional>
 #include <optional>
 
+#include "netlink/attrs_gen.hpp"
 #include "netlink/netlink_error.hpp"
 
 #ifndef SOL_NETLINK
@@ -70,15 +71,12 @@ struct MsgDeleter {
 using MsgPtr = std::unique_ptr<nl_msg, MsgDeleter>;
 
 std::uint64_t getU64(const nlattr* a) {
-    // Counters are u64; tolerate a u32 from an older/leaner kernel side.
+    // Tolerate a u32 from an older/leaner kernel side.
     if (nla_len(a) >= 8)
         return nla_get_u64(const_cast<nlattr*>(a));
     if (nla_len(a) >= 4)
         return nla_get_u32(const_cast<nlattr*>(a));
     return 0;
-}
-std::uint32_t getU32(const nlattr* a) {
-    return nla_len(a) >= 4 ? nla_get_u32(const_cast<nlattr*>(a)) : 0;
 }
 
 std::int64_t nowMs() {
@@ -476,12 +474,8 @@ Result<AddedProbe> Client::addProbe(const ProbeRequest& req) {
         nlattr* tb[PROBECTL_A_MAX + 1] = {};
         if (genlmsg_parse(const_cast<nlmsghdr*>(h), 0, tb, PROBECTL_A_MAX, nullptr) < 0)
             return makeError(EBADMSG, context + ": malformed reply");
-        if (tb[PROBECTL_A_PROBE_ID]) {
-            out.id = getU32(tb[PROBECTL_A_PROBE_ID]);
-            got_id = true;
-        }
-        if (tb[PROBECTL_A_PROBE_ADDR])
-            out.addr = getU64(tb[PROBECTL_A_PROBE_ADDR]);
+        got_id |= tb[PROBECTL_A_PROBE_ID] != nullptr;
+        decodeAll(detail::kProbeAddReply, tb, out);
         return {};
     });
     if (!r)
@@ -569,42 +563,7 @@ Result<std::vector<ProbeInfo>> Client::listProbes() {
         if (genlmsg_parse(const_cast<nlmsghdr*>(h), 0, tb, PROBECTL_A_MAX, nullptr) < 0)
             return makeError(EBADMSG, "list probes: malformed reply");
         ProbeInfo p;
-        if (auto* a = tb[PROBECTL_A_PROBE_ID])
-            p.id = getU32(a);
-        if (auto* a = tb[PROBECTL_A_PROBE_KIND])
-            p.kind = static_cast<ProbeKind>(getU32(a));
-        if (auto* a = tb[PROBECTL_A_PROBE_SYMBOL])
-            p.symbol.assign(static_cast<const char*>(nla_data(a)),
-                            strnlen(static_cast<const char*>(nla_data(a)),
-                                    static_cast<std::size_t>(nla_len(a))));
-        if (auto* a = tb[PROBECTL_A_PROBE_OFFSET])
-            p.offset = getU32(a);
-        if (auto* a = tb[PROBECTL_A_PROBE_ADDR])
-            p.addr = getU64(a);
-        if (auto* a = tb[PROBECTL_A_PROBE_MAXACTIVE])
-            p.maxactive = getU32(a);
-        if (auto* a = tb[PROBECTL_A_PROBE_FLAGS])
-            p.flags = getU32(a);
-        if (auto* a = tb[PROBECTL_A_PROBE_OWNER])
-            p.owner = getU32(a);
-        if (auto* a = tb[PROBECTL_A_PROBE_HITS])
-            p.hits = getU64(a);
-        if (auto* a = tb[PROBECTL_A_PROBE_NMISSED])
-            p.nmissed = getU64(a);
-        if (auto* a = tb[PROBECTL_A_PROBE_DROPPED])
-            p.dropped = getU64(a);
-        if (auto* a = tb[PROBECTL_A_PROBE_FILTERED])
-            p.filtered = getU64(a);
-        if (auto* a = tb[PROBECTL_A_PROBE_REJECTED])
-            p.rejected = getU64(a);
-        if (auto* a = tb[PROBECTL_A_PROBE_PATH])
-            p.path.assign(static_cast<const char*>(nla_data(a)),
-                          strnlen(static_cast<const char*>(nla_data(a)),
-                                  static_cast<std::size_t>(nla_len(a))));
-        if (auto* a = tb[PROBECTL_A_PROBE_FILE_OFFSET])
-            p.file_offset = getU64(a);
-        if (auto* a = tb[PROBECTL_A_PROBE_REF_CTR_OFFSET])
-            p.ref_ctr_offset = getU64(a);
+        decodeAll(detail::kProbeGetReply, tb, p);
         out.push_back(std::move(p));
         return {};
     });

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * genl.c's interface, for main.c only: the family, the socket-release
+ * notifier and the EVENTS sender that main.c hands to the sessions.
+ */
+#ifndef PROBECTL_GENL_H
+#define PROBECTL_GENL_H
+
+#include <linux/notifier.h>
+#include <net/genetlink.h>
+
+extern struct genl_family probectl_genl_family;
+extern struct notifier_block probectl_netlink_notifier;
+int probectl_genl_send_events(u32 portid, const void *records, size_t len,
+			      u64 lost);
+
+#endif /* PROBECTL_GENL_H */

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/* generated from Documentation/netlink/probectl.yaml by tools/nlgen.py -- do not edit */
+
+#include <net/genetlink.h>
+#include <net/netlink.h>
+
+#include "probectl.h"
+#include "nl_gen.h"
+
+static const struct nla_policy probectl_probe_add_do_nl_policy[PROBECTL_A_PROBE_FETCH_ENTRY + 1] = {
+	[PROBECTL_A_PROBE_KIND] = NLA_POLICY_RANGE(NLA_U32, 1, PROBECTL_KIND_MAX),
+	[PROBECTL_A_PROBE_SYMBOL] = { .type = NLA_NUL_STRING, .len = PROBECTL_SYMBOL_MAX - 1, },
+	[PROBECTL_A_PROBE_OFFSET] = { .type = NLA_U32, },
+	[PROBECTL_A_PROBE_ADDR] = { .type = NLA_U64, },
+	[PROBECTL_A_PROBE_MAXACTIVE] = NLA_POLICY_MAX(NLA_U32, PROBECTL_MAXACTIVE_MAX),
+	[PROBECTL_A_PROBE_FLAGS] = NLA_POLICY_MASK(NLA_U32, PROBECTL_PROBE_F_PERSISTENT |
+		PROBECTL_PROBE_F_SYSCALL),
+	[PROBECTL_A_PROBE_PATH] = { .type = NLA_NUL_STRING, .len = PROBECTL_PATH_MAX - 1, },
+	[PROBECTL_A_PROBE_FILE_OFFSET] = { .type = NLA_U64, },
+	[PROBECTL_A_PROBE_REF_CTR_OFFSET] = { .type = NLA_U64, },
+	[PROBECTL_A_PROBE_FETCH] = { .type = NLA_BINARY, .len = PROBECTL_FETCH_MAX_ARGS *
+		PROBECTL_FETCH_MAX_INSNS * sizeof(struct probectl_fetch_insn), },
+	[PROBECTL_A_PROBE_FILTER] = { .type = NLA_BINARY,
+		.len = PROBECTL_FILTER_MAX_INSNS * sizeof(struct probectl_filter_insn), },
+	[PROBECTL_A_PROBE_FILTER_STRINGS] = { .type = NLA_BINARY,
+		.len = PROBECTL_FILTER_MAX_STRINGS * (PROBECTL_FILTER_MAX_STRLEN + 1), },
+	[PROBECTL_A_PROBE_FETCH_ENTRY] = NLA_POLICY_MAX(NLA_U32, PROBECTL_FETCH_MAX_ARGS),
+};
+
+static const struct nla_policy probectl_probe_del_do_nl_policy[PROBECTL_A_PROBE_ID + 1] = {
+	[PROBECTL_A_PROBE_ID] = { .type = NLA_U32, },
+};
+
+static const struct nla_policy probectl_probe_get_dump_nl_policy[PROBECTL_A_PROBE_ID + 1] = {
+	[PROBECTL_A_PROBE_ID] = { .type = NLA_U32, },
+};
+
+static const struct nla_policy probectl_probe_enable_do_nl_policy[PROBECTL_A_PROBE_ID + 1] = {
+	[PROBECTL_A_PROBE_ID] = { .type = NLA_U32, },
+};
+
+static const struct nla_policy probectl_probe_disable_do_nl_policy[PROBECTL_A_PROBE_ID + 1] = {
+	[PROBECTL_A_PROBE_ID] = { .type = NLA_U32, },
+};
+
+static const struct nla_policy probectl_session_set_do_nl_policy[PROBECTL_A_SESSION_FLAGS + 1] = {
+	[PROBECTL_A_SESSION_TGIDS] = { .type = NLA_BINARY, .len = PROBECTL_MAX_TGIDS * 4, },
+	[PROBECTL_A_SESSION_FLAGS] = NLA_POLICY_MASK(NLA_U32, PROBECTL_SESSION_F_FOLLOW),
+};
+
+static const struct nla_policy probectl_session_match_do_nl_policy[PROBECTL_A_SESSION_COMM + 1] = {
+	[PROBECTL_A_SESSION_PIDS] = { .type = NLA_BINARY, .len = PROBECTL_MATCH_MAX_IDS * 4, },
+	[PROBECTL_A_SESSION_TIDS] = { .type = NLA_BINARY, .len = PROBECTL_MATCH_MAX_IDS * 4, },
+	[PROBECTL_A_SESSION_UIDS] = { .type = NLA_BINARY, .len = PROBECTL_MATCH_MAX_IDS * 4, },
+	[PROBECTL_A_SESSION_COMM] = { .type = NLA_NUL_STRING, .len = PROBECTL_MATCH_COMM_MAX - 1, },
+};
+
+/* Sorted by command; commands not listed take no request. */
+const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
+	{
+		.cmd		= PROBECTL_CMD_PROBE_ADD,
+		.doit		= probectl_nl_probe_add_doit,
+		.policy		= probectl_probe_add_do_nl_policy,
+		.maxattr	= PROBECTL_A_PROBE_FETCH_ENTRY,
+	},
+	{
+		.cmd		= PROBECTL_CMD_PROBE_DEL,
+		.doit		= probectl_nl_probe_del_doit,
+		.policy		= probectl_probe_del_do_nl_policy,
+		.maxattr	= PROBECTL_A_PROBE_ID,
+	},
+	{
+		.cmd		= PROBECTL_CMD_PROBE_GET,
+		.start		= probectl_nl_probe_get_start,
+		.dumpit		= probectl_nl_probe_get_dumpit,
+		.policy		= probectl_probe_get_dump_nl_policy,
+		.maxattr	= PROBECTL_A_PROBE_ID,
+	},
+	{
+		.cmd		= PROBECTL_CMD_PROBE_ENABLE,
+		.doit		= probectl_nl_probe_enable_doit,
+		.policy		= probectl_probe_enable_do_nl_policy,
+		.maxattr	= PROBECTL_A_PROBE_ID,
+	},
+	{
+		.cmd		= PROBECTL_CMD_PROBE_DISABLE,
+		.doit		= probectl_nl_probe_disable_doit,
+		.policy		= probectl_probe_disable_do_nl_policy,
+		.maxattr	= PROBECTL_A_PROBE_ID,
+	},
+	{
+		.cmd		= PROBECTL_CMD_SESSION_SET,
+		.doit		= probectl_nl_session_set_doit,
+		.policy		= probectl_session_set_do_nl_policy,
+		.maxattr	= PROBECTL_A_SESSION_FLAGS,
+	},
+	{
+		.cmd		= PROBECTL_CMD_FLUSH,
+		.doit		= probectl_nl_flush_doit,
+	},
+	{
+		.cmd		= PROBECTL_CMD_SESSION_MATCH,
+		.doit		= probectl_nl_session_match_doit,
+		.policy		= probectl_session_match_do_nl_policy,
+		.maxattr	= PROBECTL_A_SESSION_COMM,
+	},
+};
+
+/* PROBE_GET order; members of struct probectl_probe_info. */
+const struct probectl_nl_counter probectl_nl_counters[PROBECTL_NL_N_COUNTERS] = {
+	{ PROBECTL_A_PROBE_HITS, offsetof(struct probectl_probe_info, hits) },
+	{ PROBECTL_A_PROBE_NMISSED, offsetof(struct probectl_probe_info, nmissed) },
+	{ PROBECTL_A_PROBE_DROPPED, offsetof(struct probectl_probe_info, dropped) },
+	{ PROBECTL_A_PROBE_FILTERED, offsetof(struct probectl_probe_info, filtered) },
+	{ PROBECTL_A_PROBE_REJECTED, offsetof(struct probectl_probe_info, rejected) },
+};

@@ -1,0 +1,41 @@
+// generated from Documentation/netlink/probectl.yaml by tools/nlgen.py -- do not edit
+// Attribute tables of the replies the client decodes: (id, name, wire type,
+// member of the struct it fills), and the probe counters.
+#pragma once
+
+#include "netlink/attr_table.hpp"
+
+namespace probectl::detail {
+
+inline constexpr auto kProbeAddReply =
+    std::make_tuple(attr<NlType::U32>(PROBECTL_A_PROBE_ID, "probe-id", &AddedProbe::id),
+                    attr<NlType::U64>(PROBECTL_A_PROBE_ADDR, "probe-addr", &AddedProbe::addr));
+
+inline constexpr auto kProbeGetReply = std::make_tuple(
+    attr<NlType::U32>(PROBECTL_A_PROBE_ID, "probe-id", &ProbeInfo::id),
+    attr<NlType::U32>(PROBECTL_A_PROBE_KIND, "probe-kind", &ProbeInfo::kind),
+    attr<NlType::String>(PROBECTL_A_PROBE_SYMBOL, "probe-symbol", &ProbeInfo::symbol),
+    attr<NlType::U32>(PROBECTL_A_PROBE_OFFSET, "probe-offset", &ProbeInfo::offset),
+    attr<NlType::U64>(PROBECTL_A_PROBE_ADDR, "probe-addr", &ProbeInfo::addr),
+    attr<NlType::U32>(PROBECTL_A_PROBE_OWNER, "probe-owner", &ProbeInfo::owner),
+    attr<NlType::U32>(PROBECTL_A_PROBE_FLAGS, "probe-flags", &ProbeInfo::flags),
+    attr<NlType::U32>(PROBECTL_A_PROBE_MAXACTIVE, "probe-maxactive", &ProbeInfo::maxactive),
+    attr<NlType::U64>(PROBECTL_A_PROBE_HITS, "probe-hits", &ProbeInfo::hits),
+    attr<NlType::U64>(PROBECTL_A_PROBE_NMISSED, "probe-nmissed", &ProbeInfo::nmissed),
+    attr<NlType::U64>(PROBECTL_A_PROBE_DROPPED, "probe-dropped", &ProbeInfo::dropped),
+    attr<NlType::U64>(PROBECTL_A_PROBE_FILTERED, "probe-filtered", &ProbeInfo::filtered),
+    attr<NlType::String>(PROBECTL_A_PROBE_PATH, "probe-path", &ProbeInfo::path),
+    attr<NlType::U64>(PROBECTL_A_PROBE_FILE_OFFSET, "probe-file-offset", &ProbeInfo::file_offset),
+    attr<NlType::U64>(PROBECTL_A_PROBE_REF_CTR_OFFSET, "probe-ref-ctr-offset",
+                      &ProbeInfo::ref_ctr_offset),
+    attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "probe-rejected", &ProbeInfo::rejected));
+
+// The probe counters (ProbeInfo members), in PROBE_GET order.
+inline constexpr auto kProbeCounters =
+    std::make_tuple(attr<NlType::U64>(PROBECTL_A_PROBE_HITS, "hits", &ProbeInfo::hits),
+                    attr<NlType::U64>(PROBECTL_A_PROBE_NMISSED, "nmissed", &ProbeInfo::nmissed),
+                    attr<NlType::U64>(PROBECTL_A_PROBE_DROPPED, "dropped", &ProbeInfo::dropped),
+                    attr<NlType::U64>(PROBECTL_A_PROBE_FILTERED, "filtered", &ProbeInfo::filtered),
+                    attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "rejected", &ProbeInfo::rejected));
+
+}  // namespace probectl::detail

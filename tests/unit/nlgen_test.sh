@@ -1,0 +1,21 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# tools/nlgen.py --check: passes on the committed tree, and fails on a copy of it whose spec
+# changed a check without regenerating (so the ctest that runs it can fail).
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+gen=$top/tools/nlgen.py
+"$gen" --check
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+mkdir -p "$t/Documentation/netlink" "$t/kmod" "$t/libctl/src/netlink"
+cp "$top/kmod/nl_gen.c" "$top/kmod/nl_gen.h" "$t/kmod/"
+cp "$top/libctl/src/netlink/attrs_gen.hpp" "$t/libctl/src/netlink/"
+sed 's/max: maxactive-max/max: fetch-max-args/' "$top/Documentation/netlink/probectl.yaml" \
+	>"$t/Documentation/netlink/probectl.yaml"
+"$gen" --check --top "$t" >"$t/out" && { echo "stale nl_gen.c not noticed"; exit 1; }
+grep -q 'kmod/nl_gen.c is stale' "$t/out"
+"$gen" --top "$t"
+grep -q 'NLA_POLICY_MAX(NLA_U32, PROBECTL_FETCH_MAX_ARGS)' "$t/kmod/nl_gen.c"
+"$gen" --check --top "$t"
+echo "nlgen: ok"

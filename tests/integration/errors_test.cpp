@@ -180,6 +180,20 @@ TEST(Errors, KernelRefusesUnknownKind) {
     EXPECT_FALSE(a.extack.empty());
 }
 
+// Each command's policy lists only what it takes (generated from the spec): an attribute
+// of another command, here SESSION_TGIDS, or a reply-only one is refused, not ignored.
+TEST(Errors, KernelRefusesAttributesTheCommandDoesNotTake) {
+    for (int attr : {PROBECTL_A_SESSION_TGIDS, PROBECTL_A_PROBE_HITS}) {
+        RawAnswer a = rawAdd([attr](nl_msg* m) {
+            nla_put_u32(m, PROBECTL_A_PROBE_KIND, PROBECTL_KIND_KPROBE);
+            nla_put_string(m, PROBECTL_A_PROBE_SYMBOL, "do_sys_openat2");
+            nla_put_u32(m, attr, 1);
+        });
+        EXPECT_EQ(a.err, EINVAL) << attr;
+        EXPECT_FALSE(a.extack.empty()) << attr;
+    }
+}
+
 TEST(Errors, KernelRefusesSymbolAndAddressTogether) {
     RawAnswer a = rawAdd([](nl_msg* m) {
         nla_put_u32(m, PROBECTL_A_PROBE_KIND, PROBECTL_KIND_KPROBE);

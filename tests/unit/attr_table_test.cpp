@@ -23,8 +23,7 @@ struct Msg {
 // Parses `m`'s attributes (no header) as the client's reply handlers do.
 void parse(Msg& msg, nlattr** tb) {
     nlmsghdr* h = nlmsg_hdr(msg.m);
-    ASSERT_EQ(nla_parse(tb, PROBECTL_A_MAX, nlmsg_attrdata(h, 0), nlmsg_attrlen(h, 0), nullptr),
-              0);
+    ASSERT_EQ(nla_parse(tb, PROBECTL_A_MAX, nlmsg_attrdata(h, 0), nlmsg_attrlen(h, 0), nullptr), 0);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ struct probectl_arg_type {
 
 /* The type of every argument, from each program's STORE. */
 static unsigned int probectl_pred_arg_types(const struct probectl_fetch_insn *fetch,
-					      u32 n, struct probectl_arg_type *types)
+					    u32 n, struct probectl_arg_type *types)
 {
 	unsigned int i, nargs = 0;
 
@@ -93,8 +93,8 @@ static bool probectl_pred_is_string_cmp(u8 cmp)
 
 /* One TEST instruction; NULL when it is valid. */
 static const char *probectl_pred_check_test(const struct probectl_filter_insn *in,
-					      const struct probectl_arg_type *types,
-					      unsigned int nargs, unsigned int nstrings)
+					    const struct probectl_arg_type *types,
+					    unsigned int nargs, unsigned int nstrings)
 {
 	bool string;
 	u8 width = 4;
@@ -171,7 +171,7 @@ static int probectl_pred_strings(struct probectl_probe *p, const char *blob, u32
  * Return: 0, -EINVAL with an extack message, or -ENOMEM.
  */
 int probectl_pred_set(struct probectl_probe *p, const struct probectl_probe_req *req,
-			struct netlink_ext_ack *extack)
+		      struct netlink_ext_ack *extack)
 {
 	struct probectl_arg_type types[PROBECTL_FETCH_MAX_ARGS];
 	unsigned int i, depth = 0, nargs;
@@ -278,7 +278,7 @@ static bool probectl_pred_int(const struct probectl_filter_insn *in, u64 raw)
 }
 
 static bool probectl_pred_str(const struct probectl_filter_insn *in, const char *lit,
-				const char *s)
+			      const char *s)
 {
 	switch (in->cmp) {
 	case PROBECTL_FILTER_EQ: return !strcmp(s, lit);
@@ -291,8 +291,8 @@ static bool probectl_pred_str(const struct probectl_filter_insn *in, const char 
 
 /* One comparison; @vals indexes the fetched values. */
 static bool probectl_pred_test(const struct probectl_probe *p,
-				 const struct probectl_filter_insn *in,
-				 struct probectl_fetch_value *const *vals)
+			       const struct probectl_filter_insn *in,
+			       struct probectl_fetch_value *const *vals)
 {
 	const struct probectl_fetch_value *v;
 	char comm[PROBECTL_COMM_LEN];

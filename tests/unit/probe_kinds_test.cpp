@@ -81,7 +81,8 @@ TEST(ProbeKinds, RowsAgreeWithTheKinds) {
         // A syscall's kretprobe is how it records the return, not a return probe's rules.
         const bool kernel_return =
             k.kernel_kind == PROBECTL_KIND_KRETPROBE || k.kernel_kind == PROBECTL_KIND_URETPROBE;
-        if (k.kind != SpecKind::Syscall)
+        if (k.kind != SpecKind::Syscall) {
             EXPECT_EQ(k.is_return, kernel_return) << k.name;
+        }
     }
 }

@@ -111,13 +111,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"kprobe:", 8, "expected a symbol or 0xADDRESS after 'kprobe:'"},
         BadCase{"syscall:", 9, "expected a syscall name"}, BadCase{"kprobe:1abc", 8, "got '1'"},
         BadCase{"kprobe:-foo", 8, "got '-'"}, BadCase{"kprobe:foo+", 12, "expected an offset"},
-        BadCase{"kprobe:foo+bar", 12, "expected decimal digits, got 'b'"},
+        BadCase{"kprobe:foo+bar", 12, "expected decimal digits for the offset, got 'b'"},
         BadCase{"kprobe:foo+12k", 14, "invalid digit 'k'"},
         BadCase{"kprobe:foo+0x", 14, "expected hex digits"},
         BadCase{"kprobe:foo+0x1g", 15, "invalid digit 'g'"},
-        BadCase{"kprobe:foo+4294967296", 12, "too large"},
+        BadCase{"kprobe:foo+4294967296", 12, "out of range (0..4294967295)"},
         BadCase{"kprobe:0x", 10, "expected hex digits"}, BadCase{"kprobe:0x0", 8, "address 0"},
-        BadCase{"kprobe:0xfffffffffffffffff", 8, "too large"},
+        BadCase{"kprobe:0xfffffffffffffffff", 8, "out of range"},
         BadCase{"kprobe:0x1000+4", 14, "an address takes no +OFFSET"},
         BadCase{"kretprobe:foo+4", 14, "no +OFFSET"},
         BadCase{"syscall:openat+4", 15, "syscall: takes no +OFFSET"},
@@ -129,8 +129,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"kprobe:foo\tx=%dj", 15, ""}, BadCase{"kprobe:foo x=$retval", 14, ""},
         BadCase{"kprobe:foo=1", 11, "unexpected '='"},
         BadCase{"kprobe:do_sys_openat2+99999999999999999999999", 23,
-                "offset 99999999999999999999999 is too large"},
-        BadCase{"kprobe:0x1fffffffffffffffff", 8, "address 0x1fffffffffffffffff is too large"}));
+                "offset 99999999999999999999999 is out of range"},
+        BadCase{"kprobe:0x1fffffffffffffffff", 8, "address 0x1fffffffffffffffff is out of range"}));
 
 // Fetch arguments after the location (kprobe_events language, fetch_spec.hpp): kept in
 // order, in str(), and checked against what the probe kind allows.
@@ -157,7 +157,7 @@ TEST(ProbeSpec, FetchArgumentsFollowTheLocation) {
 TEST(ProbeSpec, RenderDrawsACaretUnderTheColumn) {
     SpecError e = bad("kprobe:foo+bar");
     EXPECT_EQ(e.render(),
-              "error: expected decimal digits, got 'b' (column 12)\n"
+              "error: expected decimal digits for the offset, got 'b' (column 12)\n"
               "  kprobe:foo+bar\n"
               "             ^");
     Error err = toError(e);

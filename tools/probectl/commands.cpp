@@ -3,11 +3,15 @@
 #include "cli.hpp"
 #include "subcommands.hpp"
 
+#include <string>
+
+#include "probectl/probe_kinds.hpp"
+
 namespace probectl::cli {
 
 namespace {
 
-const char* const kTraceHelp =
+const char* const kTraceHelpHead =
     R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--pid|--tid|--uid LIST] [--comm GLOB]
                       [--maxactive N] [-o FILE] [--duration SEC] [-- CMD [ARGS...]]
     R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--maxactive N] [-o FILE]
@@ -49,11 +53,11 @@ the counters go to stderr. It is the in-kernel `strace -e trace=openat,read`:
 write the same lines (the kernel reads paths at entry, buffers up to 64 bytes).
 exit and exit_group never return: they print "= ?" as in strace.
 
-SPEC is a kernel location (kprobe:, kretprobe:, syscall:, tracepoint:) or a
-user-space one:
-  uprobe:PATH:FUNCTION[+OFF]   uprobe:PATH:0xFILEOFFSET   uretprobe:PATH:FUNCTION
-  usdt:PATH:PROVIDER:NAME
-PATH is a file or a library name (libc); 'probectl symbols PATH' lists what it
+SPEC is TYPE:LOCATION, one of:
+)";
+
+const char* const kTraceHelpTail =
+    R"(PATH is a file or a library name (libc); 'probectl symbols PATH' lists what it
 offers and 'probectl resolve SPEC' shows the file offset a spec comes to. A bare
 0xN is a file offset; elf=0xN is an address as readelf prints it; va=0xN is a
 runtime address in the process given with -p.
@@ -118,19 +122,27 @@ Examples:
   sudo probectl trace 'tracepoint:task:task_rename comm=+0($arg2):string' -f -- sh -c ls
 )";
 
-const char* const kAddHelp = R"(Usage: probectl add SPEC [--persist] [--maxactive N]
+const char* const kAddHelpHead = R"(Usage: probectl add SPEC [--persist] [--maxactive N]
 
 Adds one probe and prints its id. A probe belongs to the socket that added it: without
 --persist it is removed again when this command exits, so plain `add` only checks
 that the kernel accepts SPEC. With --persist it stays (counting hits, see
 'probectl list') until 'probectl remove ID' or rmmod; its records go nowhere.
 
+SPEC is TYPE:LOCATION, one of:
+)";
+
+const char* const kAddHelpTail = R"(
 Examples:
   sudo probectl add kprobe:do_nanosleep --persist
   sudo probectl add kretprobe:do_sys_openat2 --maxactive 32 --persist
   sudo probectl add kprobe:0xffffffff81234560          # check an address is accepted
   sudo probectl add uprobe:libc:malloc --persist       # count malloc calls system-wide
 )";
+
+// The list of kinds comes from the kind table (probe_kinds.hpp).
+const std::string kTraceHelp = kTraceHelpHead + kindsHelp() + kTraceHelpTail;
+const std::string kAddHelp = kAddHelpHead + kindsHelp() + kAddHelpTail;
 
 const char* const kListHelp = R"(Usage: probectl list
 
@@ -268,9 +280,9 @@ Examples (make bench runs the first in the VM on every test kernel):
 
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
-        {"trace", "trace events of probes until a command exits or Ctrl-C", kTraceHelp,
+        {"trace", "trace events of probes until a command exits or Ctrl-C", kTraceHelp.c_str(),
          [] { return traceOptionsDescription(); }, runTrace},
-        {"add", "add one probe (--persist to keep it)", kAddHelp,
+        {"add", "add one probe (--persist to keep it)", kAddHelp.c_str(),
          [] { return addOptionsDescription(); }, runAdd},
         {"list", "list every probe with its counters", kListHelp,
          [] { return listOptionsDescription(); }, runList},

@@ -17,7 +17,7 @@
 
 #include "probectl/event.hpp"
 #include "probectl/fetch_program.hpp"
-#include "probectl/filter_expr.hpp"
+#include "probectl/predicate.hpp"
 #include "probectl/result.hpp"
 #include "uapi/probectl.h"
 
@@ -68,7 +68,7 @@ struct ProbeRequest {
     // record then carries their values after the fixed part (Event::fetched). Not with
     // PROBECTL_PROBE_F_PERSISTENT (EINVAL from the kernel).
     std::vector<FetchInsn> fetch;
-    // Predicate (compileFilter) over the fetched values; no instructions = none. The kernel
+    // Predicate (compilePredicate) over the fetched values; no instructions = none. The kernel
     // runs it before reserving a record and counts what it rejects (ProbeInfo::rejected).
     // Not with PROBECTL_PROBE_F_PERSISTENT.
     FilterProgram filter;

@@ -40,7 +40,7 @@
 // return probes only. USDT probes take none: they fetch their own arguments (arg1..argN).
 //
 // A predicate may end the spec, after the word `if` (as in ftrace trigger syntax), over the
-// fetch arguments and $pid $tid $uid $cpu $comm (grammar in filter_expr.hpp):
+// fetch arguments and $pid $tid $uid $cpu $comm (grammar in predicate.hpp):
 //   "kprobe:do_sys_openat2 fn=+0($arg2):ustring if fn ~ \"/etc/*\" && $comm != \"sh\""
 //   "usdt:/bin/app:pc:tick if arg1 >= 2"   (a USDT probe's own arg1..argN)
 // The kernel evaluates it before a record is reserved; rejected hits are counted.
@@ -53,26 +53,11 @@
 #include <vector>
 
 #include "probectl/fetch_spec.hpp"
+#include "probectl/probe_kinds.hpp"
 #include "probectl/result.hpp"
 #include "probectl/spec_error.hpp"
 
 namespace probectl {
-
-enum class SpecKind {
-    Kprobe,      // kprobe:...
-    Kretprobe,   // kretprobe:...
-    Syscall,     // syscall:NAME, a kprobe on the syscall's entry wrapper
-    Uprobe,      // uprobe:PATH:...
-    Uretprobe,   // uretprobe:PATH:...
-    Usdt,        // usdt:PATH:[PROVIDER:]NAME
-    Tracepoint,  // tracepoint:SUBSYS:EVENT (symbol = EVENT, subsystem = SUBSYS)
-};
-
-// "kprobe", "kretprobe", "syscall", "uprobe", "uretprobe", "usdt", "tracepoint"
-std::string_view toString(SpecKind kind);
-
-// Uprobe, Uretprobe and Usdt: resolved against ELF files, not the kernel's symbols.
-bool isUserSpace(SpecKind kind);
 
 // What the number N of a user-space address location means. Three address spaces are in
 // play and mixing them up probes the wrong instruction, so the spec names which one it uses.
@@ -100,10 +85,10 @@ struct ProbeSpec {
     std::string text;  // the text this spec was parsed from (canonical form if built by hand)
     std::vector<FetchArg> fetch_args;  // NAME=SOURCE[:TYPE] after the location, in order
     // The predicate after `if` ("" = none), as written, and where it starts in `text`
-    // (byte offset, for parseFilter's columns). Type-checked against fetch_args when parsed,
+    // (byte offset, for parsePredicate's columns). Type-checked against fetch_args when parsed,
     // except for usdt, whose arguments are known only once the probe is resolved.
-    std::string filter;
-    std::size_t filter_begin = 0;
+    std::string predicate;
+    std::size_t predicate_begin = 0;
 
     // User-space specs only. For uprobe/uretprobe, `symbol` is the function name as written
     // (mangled or demangled C++, optionally name@VERSION), `offset` the +OFFSET bytes, and an

@@ -149,7 +149,6 @@ class Session {
     explicit Session(std::unique_ptr<Impl> impl);
     Result<std::uint32_t> addRequestImpl(const Resolution& res, std::string spec,
                                          std::vector<FetchArg> fetch_args = {});
-    Result<std::uint32_t> addUser(const ProbeSpec& spec);
     std::unique_ptr<Impl> impl_;
 };
 

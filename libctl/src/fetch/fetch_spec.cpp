@@ -1,6 +1,8 @@
 // Fetch-argument parser: a hand-written scanner so every error knows its column.
 #include "probectl/fetch_spec.hpp"
 
+#include "fetch/scanner.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -66,23 +68,8 @@ const char* const kSourceHint =
     "expected a fetch source: $argN, $retval, $comm, $pid, $tid, $uid, $cpu, $stackN, %REG, "
     "+OFFS(SOURCE), +uOFFS(SOURCE) or \\IMM";
 
-bool isNameStart(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-bool isNameChar(char c) {
-    return isNameStart(c) || (c >= '0' && c <= '9');
-}
 bool isSpace(char c) {
     return c == ' ' || c == '\t';
-}
-int hexValue(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 std::optional<std::pair<X86Reg, bool>> lookupRegister(std::string_view name) {
@@ -96,20 +83,20 @@ std::optional<std::pair<X86Reg, bool>> lookupRegister(std::string_view name) {
 }
 
 // Parses the argument occupying input[begin, end).
-class ArgParser {
+class ArgParser : Scanner {
   public:
     ArgParser(std::string_view input, std::size_t begin, std::size_t end, const FetchOptions& o)
-        : s_(input), pos_(begin), end_(end), opts_(o) {}
+        : Scanner(input, begin, end), opts_(o) {}
 
     Result<FetchArg, SpecError> run(std::size_t position) {
         FetchArg arg;
         arg.column = pos_ + 1;
         const std::size_t name_start = pos_;
         std::size_t i = pos_;
-        while (i < end_ && isNameChar(s_[i]))
+        while (i < end_ && isIdentChar(s_[i]))
             ++i;
         if (i < end_ && s_[i] == '=') {
-            if (i == name_start || !isNameStart(s_[name_start]))
+            if (i == name_start || !isIdentStart(s_[name_start]))
                 return fail(name_start, "an argument NAME starts with a letter or '_'");
             arg.name = std::string(s_.substr(name_start, i - name_start));
             pos_ = i + 1;
@@ -130,7 +117,7 @@ class ArgParser {
             ++pos_;
             type_col = pos_;
             const std::size_t start = pos_;
-            while (!atEnd() && isNameChar(peek()))
+            while (!atEnd() && isIdentChar(peek()))
                 ++pos_;
             const std::string_view t = s_.substr(start, pos_ - start);
             if (t.empty())
@@ -171,45 +158,12 @@ class ArgParser {
     }
 
   private:
-    bool atEnd() const { return pos_ >= end_; }
-    char peek() const { return s_[pos_]; }
-
-    SpecError fail(std::size_t index, std::string message) const {
-        return SpecError{std::move(message), index + 1, std::string(s_)};
-    }
-
-    // Decimal or 0x-hex number at pos_, at most `max`.
+    // A number at pos_ up to `max`, never negative.
     Result<std::uint64_t, SpecError> number(std::uint64_t max, std::string_view what) {
-        const std::size_t start = pos_;
-        unsigned base = 10;
-        if (pos_ + 1 < end_ && s_[pos_] == '0' && (s_[pos_ + 1] == 'x' || s_[pos_ + 1] == 'X')) {
-            base = 16;
-            pos_ += 2;
-        }
-        const std::size_t digits = pos_;
-        std::uint64_t v = 0;
-        bool too_large = false;
-        while (!atEnd()) {
-            const int d = base == 16 ? hexValue(peek())
-                                     : (peek() >= '0' && peek() <= '9' ? peek() - '0' : -1);
-            if (d < 0)
-                break;
-            if (v > (std::numeric_limits<std::uint64_t>::max() - static_cast<unsigned>(d)) / base)
-                too_large = true;
-            v = v * base + static_cast<unsigned>(d);
-            ++pos_;
-        }
-        if (pos_ == digits)
-            return fail(
-                pos_, fmt::format("expected {} digits for the {}{}", base == 16 ? "hex" : "decimal",
-                                  what, atEnd() ? "" : fmt::format(", got '{}'", peek())));
-        if (!atEnd() && isNameChar(peek()))
-            return fail(pos_, fmt::format("invalid digit '{}' in {} {}", peek(),
-                                          base == 16 ? "hex" : "decimal", what));
-        if (too_large || v > max)
-            return fail(start, fmt::format("{} {} is out of range (max {})", what,
-                                           s_.substr(start, pos_ - start), max));
-        return v;
+        auto n = Scanner::number(what, {max});
+        if (!n.ok())
+            return std::move(n).error();
+        return n->magnitude;
     }
 
     Result<FetchSourcePtr, SpecError> source(std::size_t depth) {
@@ -225,7 +179,7 @@ class ArgParser {
                 return fail(pos_, "a tracepoint has no probed registers: use $argN or args.NAME");
             ++pos_;
             const std::size_t start = pos_;
-            while (!atEnd() && isNameChar(peek()))
+            while (!atEnd() && isIdentChar(peek()))
                 ++pos_;
             const std::string_view name = s_.substr(start, pos_ - start);
             auto reg = lookupRegister(name);
@@ -245,39 +199,25 @@ class ArgParser {
         }
         if (c == '\\') {
             ++pos_;
-            bool negative = false;
-            if (!atEnd() && peek() == '-') {
-                negative = true;
-                ++pos_;
-            }
-            auto v = number(
-                negative ? std::uint64_t{1} << 63 : std::numeric_limits<std::uint64_t>::max(),
-                "immediate");
+            auto v = Scanner::number("immediate", {UINT64_MAX, std::uint64_t{1} << 63});
             if (!v.ok())
                 return std::move(v).error();
             node.kind = FetchSource::Kind::Imm;
-            node.imm = negative ? ~*v + 1 : *v;
+            node.imm = v->bits();
             return std::make_shared<const FetchSource>(std::move(node));
         }
         if (c == '+' || c == '-') {
-            const bool negative = c == '-';
+            const std::size_t sign_at = pos_;
             ++pos_;
             if (!atEnd() && peek() == 'u') {
                 node.user = true;
                 ++pos_;
             }
-            const std::size_t num_start = pos_;
-            auto v = number(std::numeric_limits<std::uint64_t>::max(), "offset");
+            // A signed 32-bit displacement, its sign written before the 'u'.
+            auto v = Scanner::number("offset", {INT32_MAX, std::uint64_t{1} << 31}, sign_at);
             if (!v.ok())
                 return std::move(v).error();
-            const std::uint64_t limit =
-                negative ? std::uint64_t{1} << 31
-                         : static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max());
-            if (*v > limit)
-                return fail(num_start,
-                            fmt::format("offset {}{} does not fit in 32 bits", negative ? "-" : "+",
-                                        s_.substr(num_start, pos_ - num_start)));
-            node.offset = negative ? -static_cast<std::int64_t>(*v) : static_cast<std::int64_t>(*v);
+            node.offset = static_cast<std::int64_t>(v->bits());
             if (atEnd() || peek() != '(')
                 return fail(pos_, "expected '(' after the offset: +OFFS(SOURCE)");
             if (depth + 1 > kFetchMaxDepth)
@@ -306,10 +246,10 @@ class ArgParser {
         pos_ += 5;
         for (;;) {
             const std::size_t start = pos_;
-            if (atEnd() || !isNameStart(peek()))
+            if (atEnd() || !isIdentStart(peek()))
                 return fail(pos_, node.path.empty() ? "expected a parameter name after 'args.'"
                                                     : "expected a member name after '->'");
-            while (!atEnd() && isNameChar(peek()))
+            while (!atEnd() && isIdentChar(peek()))
                 ++pos_;
             node.path.emplace_back(s_.substr(start, pos_ - start));
             if (s_.substr(pos_, end_ - pos_).starts_with("->")) {
@@ -374,7 +314,7 @@ class ArgParser {
         for (const auto& [w, k] : kWords) {
             if (w != word)
                 continue;
-            if (!atEnd() && isNameChar(peek()))
+            if (!atEnd() && isIdentChar(peek()))
                 break;
             if (k == K::Retval && !opts_.is_return)
                 return fail(dollar,
@@ -383,7 +323,7 @@ class ArgParser {
             node.kind = k;
             return std::make_shared<const FetchSource>(std::move(node));
         }
-        while (!atEnd() && isNameChar(peek()))
+        while (!atEnd() && isIdentChar(peek()))
             ++pos_;
         return fail(dollar, fmt::format("unknown variable '{}' ({})",
                                         s_.substr(dollar, pos_ - dollar), kSourceHint));
@@ -428,9 +368,6 @@ class ArgParser {
         return std::nullopt;
     }
 
-    std::string_view s_;
-    std::size_t pos_;
-    std::size_t end_;
     const FetchOptions& opts_;
 };
 

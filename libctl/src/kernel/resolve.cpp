@@ -47,7 +47,7 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
                                         "tracepoint specs are resolved by Tracepoints "
                                         "(tracepoints.hpp), not against kernel symbols"));
     Resolution r;
-    r.request.kind = spec.kind == SpecKind::Kretprobe ? ProbeKind::Kretprobe : ProbeKind::Kprobe;
+    r.request.kind = static_cast<ProbeKind>(kindInfo(spec.kind).kernel_kind);
     r.request.maxactive = spec.maxactive;
     if (spec.maxactive > PROBECTL_MAXACTIVE_MAX)
         return withSpec(spec,
@@ -112,9 +112,8 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
             r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
         // One record per call, entry arguments with the return value: a kretprobe, except
         // for the calls that never return (their kretprobe would never fire).
-        if (!syscallNeverReturns(spec.symbol)) {
-            r.request.kind = ProbeKind::Kretprobe;
-        } else {
+        if (syscallNeverReturns(spec.symbol)) {
+            r.request.kind = ProbeKind::Kprobe;
             r.request.maxactive = 0;
         }
     }

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "probectl/event.hpp"
-#include "probectl/filter_expr.hpp"
+#include "probectl/predicate.hpp"
 #include "probectl/probe_spec.hpp"
 #include "probectl/ptrace_session.hpp"
 #include "probectl/result.hpp"

@@ -92,14 +92,14 @@ Event Engine::baseEvent(Thread& t, std::uint32_t probe_id) {
 void Engine::emit(Thread& t, Probe& p, Event& ev) {
     p.info.hits++;
     if (!p.filter.insns.empty()) {
-        FilterValues v;
+        PredicateValues v;
         v.pid = ev.tgid;
         v.tid = ev.pid;
         v.cpu = ev.cpu;
         v.comm = ev.comm;
         if (p.filter_uid)
             v.uid = readUid(t.tid);
-        if (!evalFilter(p.filter, v)) {
+        if (!evalPredicate(p.filter, v)) {
             p.info.rejected++;
             return;
         }

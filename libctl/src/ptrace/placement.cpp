@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-#include "probectl/filter_expr.hpp"
+#include "probectl/predicate.hpp"
 #include "probectl/proc_maps.hpp"
 #include "probectl/syscall_meta.hpp"
 #include "probectl/user_target.hpp"
@@ -56,8 +56,8 @@ Result<void> Engine::setupSites(Probe& p, const ProbeSpec& spec) {
 
 Result<std::uint32_t> Engine::addProbe(const ProbeSpec& spec) {
     const std::string text = spec.text.empty() ? spec.str() : spec.text;
-    if (spec.kind == SpecKind::Kprobe || spec.kind == SpecKind::Kretprobe ||
-        spec.kind == SpecKind::Tracepoint)
+    // Syscalls are stops of the traced task; every other kernel kind needs the module.
+    if (!isUserSpace(spec.kind) && kindInfo(spec.kind).family != KindFamily::Syscall)
         return makeError(EOPNOTSUPP,
                          fmt::format("{}: {} probes are in the kernel, which ptrace cannot "
                                      "reach (use --backend=kernel)",
@@ -69,18 +69,18 @@ Result<std::uint32_t> Engine::addProbe(const ProbeSpec& spec) {
                                      text));
     auto p = std::make_unique<Probe>();
     p->info.spec = text;
-    if (!spec.filter.empty()) {
+    if (!spec.predicate.empty()) {
         // Only $pid $tid $uid $cpu $comm can be named here (no fetch arguments), the same
         // fields and semantics as the kernel's predicate, so both backends keep the same hits.
-        auto node = parseFilter(text, {}, spec.filter_begin);
+        auto node = parsePredicate(text, {}, spec.predicate_begin);
         if (!node)
             return toError(node.error());
-        auto prog = compileFilter(**node);
+        auto prog = compilePredicate(**node);
         if (!prog)
             return makeError(EINVAL, fmt::format("{}: {}", text, prog.error().message));
         p->filter = std::move(*prog);
         for (const auto& in : p->filter.insns)
-            p->filter_uid |= in.field_kind == static_cast<std::uint8_t>(FilterFieldKind::Uid);
+            p->filter_uid |= in.field_kind == static_cast<std::uint8_t>(PredicateFieldKind::Uid);
     }
     p->info.kind = spec.kind;
     if (spec.kind == SpecKind::Syscall) {

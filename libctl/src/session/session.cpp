@@ -5,9 +5,8 @@
 #include <fmt/format.h>
 
 #include "probectl/fetch_decode.hpp"
-#include "probectl/fetch_program.hpp"
 #include "probectl/tracepoints.hpp"
-#include "probectl/user_target.hpp"
+#include "session/resolve_spec.hpp"
 
 #include <cerrno>
 #include <deque>
@@ -15,35 +14,6 @@
 #include <unordered_map>
 
 namespace probectl {
-
-namespace {
-
-// The spec's fetch arguments as one concatenated program list for ProbeRequest::fetch.
-Result<std::vector<FetchInsn>> fetchProgram(const ProbeSpec& spec) {
-    std::vector<FetchInsn> out;
-    auto progs = compileFetchArgs(spec.fetch_args);
-    if (!progs)
-        return makeError(EINVAL, fmt::format("{}: {}", spec.text, progs.error().message));
-    for (const auto& p : *progs)
-        out.insert(out.end(), p.insns.begin(), p.insns.end());
-    return out;
-}
-
-// The spec's predicate compiled against `args` (the spec's fetch arguments, or a USDT
-// probe's own); an empty program when the spec has none.
-Result<FilterProgram> filterProgram(const ProbeSpec& spec, const std::vector<FetchArg>& args) {
-    if (spec.filter.empty())
-        return FilterProgram{};
-    auto node = parseFilter(spec.text, args, spec.filter_begin);
-    if (!node)
-        return toError(node.error());
-    auto prog = compileFilter(**node);
-    if (!prog)
-        return makeError(EINVAL, fmt::format("{}: {}", spec.text, prog.error().message));
-    return prog;
-}
-
-}  // namespace
 
 bool SessionStats::anyLoss() const {
     if (lost || overruns)
@@ -151,132 +121,32 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
     ProbeSpec spec = spec_in;
     if (spec.text.empty())
         spec.text = spec.str();
-    if ((spec.kind == SpecKind::Kretprobe || spec.kind == SpecKind::Syscall) && spec.maxactive == 0)
+    if (kindInfo(spec.kind).maxactive && spec.maxactive == 0)
         spec.maxactive = impl_->options.maxactive;
 
-    if (isUserSpace(spec.kind))
-        return addUser(spec);
-    Resolution res;
-    if (spec.kind == SpecKind::Tracepoint) {
+    ResolveContext ctx;
+    ctx.symbols = [this] { return impl_->symbols(); };
+    ctx.tracepoints = [this]() -> Result<const Tracepoints*> {
         if (!impl_->tracepoints)
             impl_->tracepoints = Tracepoints::load();
         if (!*impl_->tracepoints)
-            return makeError(impl_->tracepoints->error().err,
-                             fmt::format("{}: {}", spec.text, impl_->tracepoints->error().message));
-        const Tracepoints& tps = **impl_->tracepoints;
-        auto tp = tps.find(spec);
-        if (!tp)
-            return std::move(tp).error();
-        if (spec.fetch_args.empty()) {
-            spec.fetch_args = tps.defaultArgs(**tp);
-        } else {
-            auto args = tps.resolveArgs(**tp, spec.fetch_args);
-            if (!args)
-                return std::move(args).error();
-            spec.fetch_args = std::move(*args);
-        }
-        res.request.kind = ProbeKind::Tracepoint;
-        res.request.symbol = spec.symbol;
-        res.symbol = spec.symbol;
-        auto fetch = fetchProgram(spec);
-        if (!fetch)
-            return std::move(fetch).error();
-        res.request.fetch = std::move(*fetch);
-        auto filter = filterProgram(spec, spec.fetch_args);
-        if (!filter)
-            return std::move(filter).error();
-        res.request.filter = std::move(*filter);
-        return addRequestImpl(res, spec.text, spec.fetch_args);
-    }
-    if (const KernelSymbols* ks = impl_->symbols()) {
-        auto r = ks->resolve(spec);
-        if (!r)
-            return std::move(r).error();
-        res = std::move(*r);
-    } else {
-        // No symbol table (no /proc/kallsyms?): let the kernel resolve names itself.
-        if (spec.kind == SpecKind::Syscall)
-            return makeError(ENOENT, fmt::format("{}: cannot resolve a syscall without "
-                                                 "/proc/kallsyms",
-                                                 spec.text));
-        res.request.kind =
-            spec.kind == SpecKind::Kretprobe ? ProbeKind::Kretprobe : ProbeKind::Kprobe;
-        res.request.symbol = spec.symbol;
-        res.request.offset = spec.offset;
-        res.request.addr = spec.has_addr ? spec.addr : 0;
-        res.request.maxactive = spec.maxactive;
-        res.symbol = spec.symbol;
-    }
-    std::shared_ptr<const SyscallPlan> plan;
-    if (spec.kind == SpecKind::Syscall && spec.fetch_args.empty()) {
-        // Generated from the syscall's metadata: what strace would show of its memory.
-        auto pl = std::make_shared<SyscallPlan>(
-            syscallPlan(spec.symbol, systemSyscallTable().find(spec.symbol)));
-        auto progs = compileFetchArgs(pl->args);
-        if (!progs)
-            return makeError(EINVAL, fmt::format("{}: {}", spec.text, progs.error().message));
-        for (const auto& p : *progs)
-            res.request.fetch.insert(res.request.fetch.end(), p.insns.begin(), p.insns.end());
-        plan = std::move(pl);
-    } else {
-        auto fetch = fetchProgram(spec);
-        if (!fetch)
-            return std::move(fetch).error();
-        res.request.fetch = std::move(*fetch);
-    }
-    auto filter = filterProgram(spec, spec.fetch_args);
-    if (!filter)
-        return std::move(filter).error();
-    res.request.filter = std::move(*filter);
-    // A syscall's memory is read at its entry (execve's path is gone at the return); only
-    // output buffers wait for the return, and they come last in a plan.
-    if (spec.kind == SpecKind::Syscall && res.request.kind == ProbeKind::Kretprobe)
-        res.request.fetch_entry =
-            static_cast<std::uint32_t>(plan ? plan->entry_args : spec.fetch_args.size());
-    auto id = addRequestImpl(res, spec.text, plan ? std::vector<FetchArg>{} : spec.fetch_args);
-    if (id && plan)
-        impl_->probes.back().syscall = std::move(plan);
-    return id;
-}
+            return impl_->tracepoints->error();
+        return &**impl_->tracepoints;
+    };
+    ctx.pid = impl_->options.resolve_pid;
+    auto sites = resolveSpec(spec, ctx);
+    if (!sites)
+        return std::move(sites).error();
+    for (ResolvedProbe& site : *sites)
+        if (auto r = compileProbe(spec, site); !r)
+            return r.error();
 
-Result<std::uint32_t> Session::addUser(const ProbeSpec& spec) {
-    UserResolveOptions ro;
-    ro.pid = impl_->options.resolve_pid;
-    auto targets = resolveUserSpecAll(spec, ro);
-    if (!targets)
-        return std::move(targets).error();
-    std::vector<std::uint32_t> ids;
-    for (const UserTarget& t : *targets) {
-        Resolution res;
-        res.request.kind = t.is_return ? ProbeKind::Uretprobe : ProbeKind::Uprobe;
-        res.request.path = t.path;
-        res.request.file_offset = t.file_offset;
-        res.request.ref_ctr_offset = t.ref_ctr_offset;
-        res.symbol = t.symbol;
-        res.symbol_offset = t.symbol_offset;
-        res.address = t.vaddr;
-        std::vector<FetchArg> fetch_args = spec.fetch_args;
-        if (spec.kind == SpecKind::Usdt) {
-            auto u = usdtFetch(t.usdt_args);
-            if (!u)
-                return makeError(EINVAL, fmt::format("{}: {}", spec.text, u.error().message));
-            fetch_args = std::move(u->args);
-            res.request.fetch = std::move(u->insns);
-        } else {
-            auto fetch = fetchProgram(spec);
-            if (!fetch)
-                return std::move(fetch).error();
-            res.request.fetch = std::move(*fetch);
-        }
-        // USDT: the predicate meets the site's own arguments only here.
-        auto filter = filterProgram(spec, fetch_args);
-        if (filter)
-            res.request.filter = std::move(*filter);
-        auto id = filter ? addRequestImpl(res, spec.text, std::move(fetch_args))
-                         : Result<std::uint32_t>(filter.error());
+    const std::size_t before = impl_->probes.size();
+    for (ResolvedProbe& site : *sites) {
+        auto id = addRequestImpl(site.res, spec.text, std::move(site.args));
         if (!id) {
             // All sites or none: take back the ones already added (the newest probes).
-            for (std::size_t i = 0; i < ids.size(); i++) {
+            while (impl_->probes.size() > before) {
                 const SessionProbe& last = impl_->probes.back();
                 (void)impl_->client.removeProbe(last.id);
                 impl_->index.erase(last.id);
@@ -285,9 +155,9 @@ Result<std::uint32_t> Session::addUser(const ProbeSpec& spec) {
             }
             return id;
         }
-        ids.push_back(*id);
+        impl_->probes.back().syscall = std::move(site.plan);
     }
-    return ids.front();
+    return impl_->probes[before].id;
 }
 
 Result<std::uint32_t> Session::addRequest(const ProbeRequest& req, std::string spec) {

@@ -1,6 +1,8 @@
 // Probe spec parser: a hand-written scanner so every error knows its column.
 #include "probectl/probe_spec.hpp"
-#include "probectl/filter_expr.hpp"
+#include "probectl/predicate.hpp"
+
+#include "fetch/scanner.hpp"
 
 #include <fmt/format.h>
 
@@ -9,30 +11,6 @@
 #include <optional>
 
 namespace probectl {
-
-std::string_view toString(SpecKind kind) {
-    switch (kind) {
-        case SpecKind::Kprobe:
-            return "kprobe";
-        case SpecKind::Kretprobe:
-            return "kretprobe";
-        case SpecKind::Syscall:
-            return "syscall";
-        case SpecKind::Uprobe:
-            return "uprobe";
-        case SpecKind::Uretprobe:
-            return "uretprobe";
-        case SpecKind::Usdt:
-            return "usdt";
-        case SpecKind::Tracepoint:
-            return "tracepoint";
-    }
-    return "unknown";
-}
-
-bool isUserSpace(SpecKind kind) {
-    return kind == SpecKind::Uprobe || kind == SpecKind::Uretprobe || kind == SpecKind::Usdt;
-}
 
 std::string_view toString(UserAddrKind kind) {
     switch (kind) {
@@ -97,8 +75,8 @@ std::string ProbeSpec::str() const {
     std::string s = locationStr();
     for (const auto& a : fetch_args)
         s += ' ' + a.str();
-    if (!filter.empty())
-        s += " if " + filter;
+    if (!predicate.empty())
+        s += " if " + predicate;
     return s;
 }
 
@@ -138,19 +116,9 @@ bool isSymbolStart(char c) {
 bool isSymbolChar(char c) {
     return isSymbolStart(c) || (c >= '0' && c <= '9') || c == '$';
 }
-int hexValue(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-class Parser {
+class Parser : Scanner {
   public:
-    explicit Parser(std::string_view text) : s_(text) {}
+    explicit Parser(std::string_view text) : Scanner(text) {}
 
     Result<ProbeSpec, SpecError> run() {
         ProbeSpec spec;
@@ -165,37 +133,18 @@ class Parser {
                         "syscall:openat");
         }
         const std::string_view type = s_.substr(0, colon);
-        if (type == "kprobe" || type == "p")
-            spec.kind = SpecKind::Kprobe;
-        else if (type == "kretprobe" || type == "r")
-            spec.kind = SpecKind::Kretprobe;
-        else if (type == "syscall")
-            spec.kind = SpecKind::Syscall;
-        else if (type == "uprobe")
-            spec.kind = SpecKind::Uprobe;
-        else if (type == "uretprobe")
-            spec.kind = SpecKind::Uretprobe;
-        else if (type == "usdt")
-            spec.kind = SpecKind::Usdt;
-        else if (type == "tracepoint" || type == "t")
-            spec.kind = SpecKind::Tracepoint;
-        else
-            return fail(0, fmt::format("unknown probe type '{}' (expected kprobe, kretprobe, "
-                                       "syscall, uprobe, uretprobe, usdt or tracepoint)",
-                                       type));
+        const KindInfo* info = findKind(type);
+        if (!info)
+            return fail(0, fmt::format("unknown probe type '{}' (expected {})", type, kindNames()));
+        spec.kind = info->kind;
         pos_ = colon + 1;
-        if (spec.kind == SpecKind::Tracepoint) {
-            if (auto r = parseTracepoint(spec); !r.ok())
+        if (info->family == KindFamily::Tracepoint || info->family == KindFamily::UserElf) {
+            auto r =
+                info->family == KindFamily::Tracepoint ? parseTracepoint(spec) : parseUser(spec);
+            if (!r.ok())
                 return r.error();
-            if (auto r = trailing(spec); !r.ok())
-                return r.error();
-            return spec;
-        }
-        if (isUserSpace(spec.kind)) {
-            if (auto r = parseUser(spec); !r.ok())
-                return r.error();
-            if (auto r = trailing(spec); !r.ok())
-                return r.error();
+            if (auto t = trailing(spec); !t.ok())
+                return t.error();
             return spec;
         }
         const std::string_view kind = toString(spec.kind);
@@ -206,7 +155,7 @@ class Parser {
                                                                          : "symbol or 0xADDRESS",
                                           kind));
 
-        if (peekHexPrefix()) {
+        if (atHexPrefix()) {
             if (spec.kind == SpecKind::Syscall)
                 return fail(pos_, "syscall: takes a syscall name, not an address (use kprobe:)");
             const std::size_t start = pos_;
@@ -233,8 +182,10 @@ class Parser {
         }
 
         if (!atEnd() && peek() == '+') {
-            if (spec.kind == SpecKind::Kretprobe)
-                return fail(pos_, "kretprobe: probes the function's return; it takes no +OFFSET");
+            if (isReturn(spec.kind))
+                return fail(pos_, fmt::format("{}: probes the function's return; it takes no "
+                                              "+OFFSET",
+                                              kind));
             if (spec.kind == SpecKind::Syscall)
                 return fail(pos_, "syscall: takes no +OFFSET (use kprobe:SYMBOL+OFFSET)");
             if (spec.has_addr)
@@ -288,27 +239,27 @@ class Parser {
                 return fail(if_at, "expected a predicate after 'if' (e.g. if fd == 3)");
             if (f == if_at + 2)
                 return fail(f, "expected a space after 'if'");
-            spec.filter = std::string(s_.substr(f));
-            spec.filter_begin = f;
+            spec.predicate = std::string(s_.substr(f));
+            spec.predicate_begin = f;
         }
         const std::string_view args_text = s_.substr(0, if_at);
         if (args_text.find_first_not_of(" \t", i) == std::string_view::npos) {
             // only a predicate: type-check it now, except usdt (arguments come from its note)
             // and tracepoints (arguments and types come from BTF when the probe is added)
-            if (!spec.filter.empty() && spec.kind != SpecKind::Usdt &&
-                spec.kind != SpecKind::Tracepoint)
-                if (auto r = parseFilter(s_, {}, spec.filter_begin); !r)
+            if (!spec.predicate.empty() && kindInfo(spec.kind).predicate_at_parse)
+                if (auto r = parsePredicate(s_, {}, spec.predicate_begin); !r)
                     return std::move(r).error();
             return {};
         }
-        if (spec.kind == SpecKind::Usdt)
+        if (!kindInfo(spec.kind).fetch_args)
             return fail(i,
                         "usdt probes take no fetch arguments: they record their own "
                         "(arg1..argN, from the probe's note)");
         FetchOptions opts;
-        opts.tracepoint = spec.kind == SpecKind::Tracepoint;
-        opts.is_return = spec.kind == SpecKind::Kretprobe || spec.kind == SpecKind::Uretprobe;
-        opts.at_function_entry = opts.is_return || spec.kind == SpecKind::Syscall ||
+        const KindInfo& info = kindInfo(spec.kind);
+        opts.tracepoint = info.family == KindFamily::Tracepoint;
+        opts.is_return = info.is_return;
+        opts.at_function_entry = opts.is_return || info.family == KindFamily::Syscall ||
                                  (spec.offset == 0 && spec.user_addr == UserAddrKind::None &&
                                   !(spec.has_addr && !isUserSpace(spec.kind)));
         auto args = parseFetchArgs(args_text, pos_, opts);
@@ -318,8 +269,8 @@ class Parser {
             return e;
         }
         spec.fetch_args = std::move(*args);
-        if (!spec.filter.empty() && spec.kind != SpecKind::Tracepoint)
-            if (auto r = parseFilter(s_, spec.fetch_args, spec.filter_begin); !r)
+        if (!spec.predicate.empty() && info.predicate_at_parse)
+            if (auto r = parsePredicate(s_, spec.fetch_args, spec.predicate_begin); !r)
                 return std::move(r).error();
         return {};
     }
@@ -468,7 +419,7 @@ class Parser {
                 return userNumber(spec, m.kind, true);
             }
         }
-        if (peekHexPrefix())
+        if (atHexPrefix())
             return userNumber(spec, UserAddrKind::FileOffset, false);
         if (atQuote()) {
             auto q = quoted("symbol");
@@ -492,8 +443,10 @@ class Parser {
             spec.symbol = std::string(s_.substr(start, pos_ - start));
         }
         if (!atEnd() && peek() == '+') {
-            if (spec.kind == SpecKind::Uretprobe)
-                return fail(pos_, "uretprobe: probes the function's return; it takes no +OFFSET");
+            if (isReturn(spec.kind))
+                return fail(pos_, fmt::format("{}: probes the function's return; it takes no "
+                                              "+OFFSET",
+                                              toString(spec.kind)));
             ++pos_;
             if (atEnd())
                 return fail(pos_, "expected an offset after '+' (decimal or 0x hex)");
@@ -522,56 +475,13 @@ class Parser {
         return {};
     }
 
-    bool atEnd() const { return pos_ >= s_.size(); }
-    char peek() const { return s_[pos_]; }
-    bool peekHexPrefix() const {
-        return pos_ + 1 < s_.size() && s_[pos_] == '0' &&
-               (s_[pos_ + 1] == 'x' || s_[pos_ + 1] == 'X');
-    }
-
-    SpecError fail(std::size_t index, std::string message) const {
-        return SpecError{std::move(message), index + 1, std::string(s_)};
-    }
-
-    // Decimal or 0x-hex number at pos_, up to `max`; stops at the first non-digit.
+    // A number at pos_ up to `max` (never negative in a location).
     Result<std::uint64_t, SpecError> number(std::uint64_t max, std::string_view what) {
-        const std::size_t start = pos_;
-        unsigned base = 10;
-        if (peekHexPrefix()) {
-            base = 16;
-            pos_ += 2;
-        }
-        const std::size_t digits = pos_;
-        std::uint64_t v = 0;
-        while (!atEnd()) {
-            const int d = base == 16 ? hexValue(peek())
-                                     : (peek() >= '0' && peek() <= '9' ? peek() - '0' : -1);
-            if (d < 0)
-                break;
-            if (v > (max - static_cast<unsigned>(d)) / base) {
-                // Quote the whole number as written, not the digits read so far.
-                std::size_t end = pos_;
-                while (end < s_.size() &&
-                       (base == 16 ? hexValue(s_[end]) >= 0 : (s_[end] >= '0' && s_[end] <= '9')))
-                    ++end;
-                return fail(start, fmt::format("{} {} is too large (max {:#x})", what,
-                                               s_.substr(start, end - start), max));
-            }
-            v = v * base + static_cast<unsigned>(d);
-            ++pos_;
-        }
-        if (pos_ == digits)
-            return fail(pos_, fmt::format("expected {} digits{}", base == 16 ? "hex" : "decimal",
-                                          atEnd() ? "" : fmt::format(", got '{}'", peek())));
-        // A letter glued to a number ("12k", "0x1g") is a typo in the number, not trailing junk.
-        if (!atEnd() && isSymbolChar(peek()))
-            return fail(pos_, fmt::format("invalid digit '{}' in {} {}", peek(),
-                                          base == 16 ? "hex" : "decimal", what));
-        return v;
+        auto n = Scanner::number(what, {max});
+        if (!n.ok())
+            return std::move(n).error();
+        return n->magnitude;
     }
-
-    std::string_view s_;
-    std::size_t pos_ = 0;
 };
 
 }  // namespace

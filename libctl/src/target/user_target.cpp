@@ -39,9 +39,8 @@ class Resolver {
 
     Result<std::vector<UserTarget>> run() {
         if (!isUserSpace(spec_.kind))
-            return fail(EINVAL, fmt::format("{} is not a user-space probe (uprobe, uretprobe or "
-                                            "usdt)",
-                                            toString(spec_.kind)));
+            return fail(EINVAL, fmt::format("{} is not a user-space probe ({})",
+                                            toString(spec_.kind), kindNames(true)));
         auto f = findUserFile(spec_.path, o_);
         if (!f)
             return fail(f.error().err, f.error().message);
@@ -73,7 +72,7 @@ class Resolver {
     UserTarget base() const {
         UserTarget t;
         t.kind = spec_.kind;
-        t.is_return = spec_.kind == SpecKind::Uretprobe;
+        t.is_return = isReturn(spec_.kind);
         t.path = file_.path;
         t.file = file_.file;
         t.how = "file: " + file_.how + "\n";

@@ -1,5 +1,5 @@
-// Filter predicates over a probe's fetched values, evaluated in the kernel before a record
-// is reserved.
+// Predicates over a probe's fetched values (a spec's `if` clause), evaluated in the kernel
+// before a record is reserved.
 //
 // Grammar (C precedence: ! binds tightest, then comparisons, then &&, then ||):
 //
@@ -23,7 +23,7 @@
 // comparisons on s* fields are signed. Arrays cannot be filtered on.
 //
 // In the kernel a comparison that reads a faulted field is false, whatever the operator
-// (so `!(x == 1)` keeps a faulted x: write filters positively).
+// (so `!(x == 1)` keeps a faulted x: write predicates positively).
 #pragma once
 
 #include <cstddef>
@@ -41,12 +41,12 @@
 
 namespace probectl {
 
-enum class FilterCmp : std::uint8_t { Eq = 0, Ne, Lt, Le, Gt, Ge, Glob, NotGlob, Mask };
+enum class PredicateCmp : std::uint8_t { Eq = 0, Ne, Lt, Le, Gt, Ge, Glob, NotGlob, Mask };
 // "==", "!=", "<", "<=", ">", ">=", "~", "!~", "&"
-std::string_view toString(FilterCmp c);
+std::string_view toString(PredicateCmp c);
 
 // Where a compared value comes from.
-enum class FilterFieldKind : std::uint8_t {
+enum class PredicateFieldKind : std::uint8_t {
     Arg = 0,  // a fetched argument, by 0-based index in the probe's fetch list
     Pid,      // task tgid
     Tid,      // task pid
@@ -55,37 +55,37 @@ enum class FilterFieldKind : std::uint8_t {
     Comm,     // current->comm (string)
 };
 
-struct FilterNode;
-using FilterNodePtr = std::shared_ptr<const FilterNode>;
+struct PredicateNode;
+using PredicateNodePtr = std::shared_ptr<const PredicateNode>;
 
-struct FilterNode {
+struct PredicateNode {
     enum class Kind : std::uint8_t { Test, And, Or, Not };
     Kind kind = Kind::Test;
     // Test
-    FilterFieldKind field = FilterFieldKind::Arg;
+    PredicateFieldKind field = PredicateFieldKind::Arg;
     std::uint16_t arg_index = 0;  // Arg: index into the fetch list
     std::string field_name;       // as written: "fd", "$comm"
-    FilterCmp cmp = FilterCmp::Ne;
+    PredicateCmp cmp = PredicateCmp::Ne;
     bool is_string = false;
     bool is_signed = false;   // integer comparison is signed
     std::uint8_t width = 8;   // integer field width in bytes
     std::uint64_t value = 0;  // integer literal (two's complement), or mask
     std::string text;         // string literal
     // And / Or: lhs, rhs; Not: lhs
-    FilterNodePtr lhs, rhs;
+    PredicateNodePtr lhs, rhs;
     std::size_t column = 0;  // 1-based column of the node's first character
 
     // Canonical text, fully parenthesised: "((fd == 3) && ($comm ~ \"ba*\"))".
     std::string str() const;
 };
 
-// Parses and type-checks the filter found in `input` from byte `begin` on, against the
+// Parses and type-checks the predicate found in `input` from byte `begin` on, against the
 // probe's fetch arguments (names and types). Errors (SpecError, 1-based column into
 // `input`): syntax (unexpected token, unbalanced parenthesis, unterminated string, bad
 // escape), unknown field (the message lists the fetched names), type mismatch, literal out
 // of the field's range, ordering or '&' on a string, comparison of two fields or two
 // literals, array field, nesting deeper than 16 parentheses/negations.
-Result<FilterNodePtr, SpecError> parseFilter(std::string_view input,
+Result<PredicateNodePtr, SpecError> parsePredicate(std::string_view input,
                                              const std::vector<FetchArg>& args,
                                              std::size_t begin = 0);
 
@@ -97,7 +97,7 @@ Result<FilterNodePtr, SpecError> parseFilter(std::string_view input,
 //   Not      replace the top with its negation
 // A well-formed program leaves exactly one value, the verdict (true: keep the hit).
 
-enum class FilterOpcode : std::uint8_t { Test = 1, And = 2, Or = 3, Not = 4 };
+enum class PredicateOpcode : std::uint8_t { Test = 1, And = 2, Or = 3, Not = 4 };
 
 inline constexpr std::uint8_t kFilterFlagSigned = 1u << 0;  // Test: signed integer compare
 inline constexpr std::uint8_t kFilterFlagString = 1u << 1;  // Test: string compare
@@ -105,11 +105,11 @@ inline constexpr std::uint8_t kFilterFlagString = 1u << 1;  // Test: string comp
 // 16 bytes, no padding: u8 op, u8 cmp, u8 field kind, u8 flags, u16 arg index, u16 width,
 // u64 value (integer literal or mask; for strings an index into FilterProgram::strings).
 struct FilterInsn {
-    std::uint8_t op = 0;          // FilterOpcode
-    std::uint8_t cmp = 0;         // FilterCmp (Test)
-    std::uint8_t field_kind = 0;  // FilterFieldKind (Test)
+    std::uint8_t op = 0;          // PredicateOpcode
+    std::uint8_t cmp = 0;         // PredicateCmp (Test)
+    std::uint8_t field_kind = 0;  // PredicateFieldKind (Test)
     std::uint8_t flags = 0;       // kFilterFlag*
-    std::uint16_t arg_index = 0;  // Test on FilterFieldKind::Arg
+    std::uint16_t arg_index = 0;  // Test on PredicateFieldKind::Arg
     std::uint16_t width = 0;      // integer width in bytes (1, 2, 4, 8); 0 for strings
     std::uint64_t value = 0;
 
@@ -120,12 +120,12 @@ static_assert(sizeof(FilterInsn) == sizeof(probectl_filter_insn));
 static_assert(offsetof(FilterInsn, arg_index) == offsetof(probectl_filter_insn, arg));
 static_assert(offsetof(FilterInsn, width) == offsetof(probectl_filter_insn, width));
 static_assert(offsetof(FilterInsn, value) == offsetof(probectl_filter_insn, value));
-static_assert(static_cast<int>(FilterOpcode::Test) == PROBECTL_FILTER_TEST &&
-              static_cast<int>(FilterOpcode::Not) == PROBECTL_FILTER_NOT);
-static_assert(static_cast<int>(FilterCmp::Glob) == PROBECTL_FILTER_GLOB &&
-              static_cast<int>(FilterCmp::Mask) == PROBECTL_FILTER_MASK);
-static_assert(static_cast<int>(FilterFieldKind::Uid) == PROBECTL_FILTER_FIELD_UID &&
-              static_cast<int>(FilterFieldKind::Comm) == PROBECTL_FILTER_FIELD_COMM);
+static_assert(static_cast<int>(PredicateOpcode::Test) == PROBECTL_FILTER_TEST &&
+              static_cast<int>(PredicateOpcode::Not) == PROBECTL_FILTER_NOT);
+static_assert(static_cast<int>(PredicateCmp::Glob) == PROBECTL_FILTER_GLOB &&
+              static_cast<int>(PredicateCmp::Mask) == PROBECTL_FILTER_MASK);
+static_assert(static_cast<int>(PredicateFieldKind::Uid) == PROBECTL_FILTER_FIELD_UID &&
+              static_cast<int>(PredicateFieldKind::Comm) == PROBECTL_FILTER_FIELD_COMM);
 static_assert(kFilterFlagSigned == PROBECTL_FILTER_F_SIGNED &&
               kFilterFlagString == PROBECTL_FILTER_F_STRING);
 
@@ -139,10 +139,10 @@ struct FilterProgram {
     std::vector<std::string> strings;  // string literals, referenced by Test.value
 };
 
-// Compiles a parsed filter. Errors (EINVAL, message names the limit): more than
+// Compiles a parsed predicate. Errors (EINVAL, message names the limit): more than
 // kFilterMaxInsns instructions, a stack deeper than kFilterMaxStack, more than
 // kFilterMaxStrings string literals or one longer than kFilterMaxStringLen.
-Result<FilterProgram> compileFilter(const FilterNode& root);
+Result<FilterProgram> compilePredicate(const PredicateNode& root);
 
 // PROBECTL_A_PROBE_FILTER_STRINGS: the literals, each followed by its NUL, back to back.
 // A literal holding a NUL byte cannot travel (EINVAL naming it).
@@ -153,20 +153,20 @@ Result<std::string> encodeFilterStrings(const FilterProgram& prog);
 // string fields: Comm, or an Arg the kernel knows is a string: `arg_is_string[i]`); string
 // index in range; integer widths 1/2/4/8; Arg index < arg_is_string.size(); the stack
 // never underflows, never exceeds kFilterMaxStack, and ends with exactly one value.
-Result<void> validateFilterProgram(const FilterProgram& prog, std::span<const bool> arg_is_string);
+Result<void> validatePredicateProgram(const FilterProgram& prog, std::span<const bool> arg_is_string);
 
 // Evaluates a program on host-side values: the reference semantics the kernel interpreter
 // must match, used by tests and by the ptrace backend. `ints[i]`/`strs[i]` hold argument i
 // (raw bytes zero-extended into u64; the interpreter sign-extends by width when signed);
 // `faulted[i]` marks a failed fetch. Specials come from `pid`.. `comm`. `prog` must have
-// passed validateFilterProgram (the evaluator does no bounds checks of its own).
-struct FilterValues {
+// passed validatePredicateProgram (the evaluator does no bounds checks of its own).
+struct PredicateValues {
     std::vector<std::uint64_t> ints;
     std::vector<std::string> strs;
     std::vector<bool> faulted;
     std::uint32_t pid = 0, tid = 0, uid = 0, cpu = 0;
     std::string comm;
 };
-bool evalFilter(const FilterProgram& prog, const FilterValues& v);
+bool evalPredicate(const FilterProgram& prog, const PredicateValues& v);
 
 }  // namespace probectl

@@ -1,6 +1,8 @@
-// Filter predicates: tokenizer, recursive-descent parser with type checks, postfix compiler,
+// Predicates: tokenizer, recursive-descent parser with type checks, postfix compiler,
 // validator and the reference evaluator.
-#include "probectl/filter_expr.hpp"
+#include "probectl/predicate.hpp"
+
+#include "fetch/scanner.hpp"
 
 #include <fmt/format.h>
 
@@ -25,35 +27,19 @@ struct Token {
     std::uint64_t num = 0;  // Int magnitude
     bool negative = false;  // Int had a leading '-'
     std::string str;        // Str, unescaped
-    FilterCmp cmp = FilterCmp::Eq;
+    PredicateCmp cmp = PredicateCmp::Eq;
 };
-
-bool isIdentStart(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-bool isIdentChar(char c) {
-    return isIdentStart(c) || (c >= '0' && c <= '9');
-}
-int hexValue(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 bool hasGlobChar(std::string_view s) {
     return s.find_first_of("*?[") != std::string_view::npos;
 }
 
-class Parser {
+class Parser : Scanner {
   public:
     Parser(std::string_view input, std::size_t begin, const std::vector<FetchArg>& args)
-        : s_(input), pos_(begin), args_(args) {}
+        : Scanner(input, begin), args_(args) {}
 
-    Result<FilterNodePtr, SpecError> run() {
+    Result<PredicateNodePtr, SpecError> run() {
         auto t = next();
         if (!t.ok())
             return std::move(t).error();
@@ -71,10 +57,6 @@ class Parser {
     }
 
   private:
-    SpecError fail(std::size_t index, std::string message) const {
-        return SpecError{std::move(message), index + 1, std::string(s_)};
-    }
-
     // Reads the next token into tok_.
     Result<void, SpecError> next() {
         while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t'))
@@ -92,7 +74,7 @@ class Parser {
             t.text = s_.substr(pos_, 2);
             pos_ += 2;
         };
-        auto op = [&](FilterCmp cmp, std::size_t len) {
+        auto op = [&](PredicateCmp cmp, std::size_t len) {
             t.kind = Token::Kind::Op;
             t.cmp = cmp;
             t.text = s_.substr(pos_, len);
@@ -103,23 +85,23 @@ class Parser {
         } else if (c == '|' && n == '|') {
             two(Token::Kind::OrOr);
         } else if (c == '=' && n == '=') {
-            op(FilterCmp::Eq, 2);
+            op(PredicateCmp::Eq, 2);
         } else if (c == '!' && n == '=') {
-            op(FilterCmp::Ne, 2);
+            op(PredicateCmp::Ne, 2);
         } else if (c == '!' && n == '~') {
-            op(FilterCmp::NotGlob, 2);
+            op(PredicateCmp::NotGlob, 2);
         } else if (c == '<' && n == '=') {
-            op(FilterCmp::Le, 2);
+            op(PredicateCmp::Le, 2);
         } else if (c == '>' && n == '=') {
-            op(FilterCmp::Ge, 2);
+            op(PredicateCmp::Ge, 2);
         } else if (c == '<') {
-            op(FilterCmp::Lt, 1);
+            op(PredicateCmp::Lt, 1);
         } else if (c == '>') {
-            op(FilterCmp::Gt, 1);
+            op(PredicateCmp::Gt, 1);
         } else if (c == '~') {
-            op(FilterCmp::Glob, 1);
+            op(PredicateCmp::Glob, 1);
         } else if (c == '&') {
-            op(FilterCmp::Mask, 1);
+            op(PredicateCmp::Mask, 1);
         } else if (c == '!') {
             t.kind = Token::Kind::Bang;
             t.text = s_.substr(pos_++, 1);
@@ -145,45 +127,22 @@ class Parser {
                 ++pos_;
             t.text = s_.substr(start, pos_ - start);
         } else {
-            return fail(pos_, fmt::format("unexpected '{}' in the filter", c));
+            return fail(pos_, fmt::format("unexpected '{}' in the predicate", c));
         }
         tok_ = std::move(t);
         return {};
     }
 
+    // A 64-bit integer: compared as the field's type, so both signs' whole range is taken.
     Result<void, SpecError> intLiteral(Token& t) {
         const std::size_t start = pos_;
+        auto n = Scanner::number("integer", {UINT64_MAX, std::uint64_t{1} << 63});
+        if (!n.ok())
+            return std::move(n).error();
         t.kind = Token::Kind::Int;
-        if (s_[pos_] == '-') {
-            t.negative = true;
-            ++pos_;
-        }
-        unsigned base = 10;
-        if (pos_ + 1 < s_.size() && s_[pos_] == '0' &&
-            (s_[pos_ + 1] == 'x' || s_[pos_ + 1] == 'X')) {
-            base = 16;
-            pos_ += 2;
-        }
-        const std::size_t digits = pos_;
-        bool overflow = false;
-        while (pos_ < s_.size()) {
-            const int d = base == 16 ? hexValue(s_[pos_])
-                                     : (s_[pos_] >= '0' && s_[pos_] <= '9' ? s_[pos_] - '0' : -1);
-            if (d < 0)
-                break;
-            if (t.num >
-                (std::numeric_limits<std::uint64_t>::max() - static_cast<unsigned>(d)) / base)
-                overflow = true;
-            t.num = t.num * base + static_cast<unsigned>(d);
-            ++pos_;
-        }
-        if (pos_ == digits)
-            return fail(pos_, "expected hex digits after 0x");
-        if (pos_ < s_.size() && isIdentChar(s_[pos_]))
-            return fail(pos_, fmt::format("invalid digit '{}' in a number", s_[pos_]));
+        t.num = n->magnitude;
+        t.negative = n->negative;
         t.text = s_.substr(start, pos_ - start);
-        if (overflow || (t.negative && t.num > (std::uint64_t{1} << 63)))
-            return fail(start, fmt::format("number {} does not fit in 64 bits", t.text));
         return {};
     }
 
@@ -217,8 +176,8 @@ class Parser {
                     t.str += '\t';
                     break;
                 case 'x': {
-                    const int h = pos_ < s_.size() ? hexValue(s_[pos_]) : -1;
-                    const int l = pos_ + 1 < s_.size() ? hexValue(s_[pos_ + 1]) : -1;
+                    const int h = pos_ < s_.size() ? hexDigit(s_[pos_]) : -1;
+                    const int l = pos_ + 1 < s_.size() ? hexDigit(s_[pos_ + 1]) : -1;
                     if (h < 0 || l < 0)
                         return fail(esc, "\\x takes two hex digits");
                     const char byte = static_cast<char>(h * 16 + l);
@@ -241,11 +200,11 @@ class Parser {
         return {};
     }
 
-    Result<FilterNodePtr, SpecError> orExpr(std::size_t depth) {
+    Result<PredicateNodePtr, SpecError> orExpr(std::size_t depth) {
         auto lhs = andExpr(depth);
         if (!lhs.ok())
             return lhs;
-        FilterNodePtr node = std::move(*lhs);
+        PredicateNodePtr node = std::move(*lhs);
         while (tok_.kind == Token::Kind::OrOr) {
             auto n = next();
             if (!n.ok())
@@ -253,16 +212,16 @@ class Parser {
             auto rhs = andExpr(depth);
             if (!rhs.ok())
                 return rhs;
-            node = binary(FilterNode::Kind::Or, node, std::move(*rhs));
+            node = binary(PredicateNode::Kind::Or, node, std::move(*rhs));
         }
         return node;
     }
 
-    Result<FilterNodePtr, SpecError> andExpr(std::size_t depth) {
+    Result<PredicateNodePtr, SpecError> andExpr(std::size_t depth) {
         auto lhs = unary(depth);
         if (!lhs.ok())
             return lhs;
-        FilterNodePtr node = std::move(*lhs);
+        PredicateNodePtr node = std::move(*lhs);
         while (tok_.kind == Token::Kind::AndAnd) {
             auto n = next();
             if (!n.ok())
@@ -270,21 +229,21 @@ class Parser {
             auto rhs = unary(depth);
             if (!rhs.ok())
                 return rhs;
-            node = binary(FilterNode::Kind::And, node, std::move(*rhs));
+            node = binary(PredicateNode::Kind::And, node, std::move(*rhs));
         }
         return node;
     }
 
-    static FilterNodePtr binary(FilterNode::Kind k, FilterNodePtr l, FilterNodePtr r) {
-        FilterNode n;
+    static PredicateNodePtr binary(PredicateNode::Kind k, PredicateNodePtr l, PredicateNodePtr r) {
+        PredicateNode n;
         n.kind = k;
         n.column = l->column;
         n.lhs = std::move(l);
         n.rhs = std::move(r);
-        return std::make_shared<const FilterNode>(std::move(n));
+        return std::make_shared<const PredicateNode>(std::move(n));
     }
 
-    Result<FilterNodePtr, SpecError> unary(std::size_t depth) {
+    Result<PredicateNodePtr, SpecError> unary(std::size_t depth) {
         if (tok_.kind == Token::Kind::Bang || tok_.kind == Token::Kind::LParen) {
             if (depth + 1 > kMaxNesting)
                 return fail(tok_.pos,
@@ -298,11 +257,11 @@ class Parser {
             auto inner = unary(depth + 1);
             if (!inner.ok())
                 return inner;
-            FilterNode node;
-            node.kind = FilterNode::Kind::Not;
+            PredicateNode node;
+            node.kind = PredicateNode::Kind::Not;
             node.column = at + 1;
             node.lhs = std::move(*inner);
-            return std::make_shared<const FilterNode>(std::move(node));
+            return std::make_shared<const PredicateNode>(std::move(node));
         }
         if (tok_.kind == Token::Kind::LParen) {
             const std::size_t open = tok_.pos;
@@ -329,10 +288,10 @@ class Parser {
     }
 
     std::string describe(const Token& t) const {
-        return t.kind == Token::Kind::End ? "the end of the filter" : fmt::format("'{}'", t.text);
+        return t.kind == Token::Kind::End ? "the end of the predicate" : fmt::format("'{}'", t.text);
     }
 
-    Result<FilterNodePtr, SpecError> test() {
+    Result<PredicateNodePtr, SpecError> test() {
         if (!isOperand(tok_))
             return fail(tok_.pos, fmt::format("expected a field, a number or a string, got {}",
                                               describe(tok_)));
@@ -355,7 +314,7 @@ class Parser {
             Token zero;
             zero.kind = Token::Kind::Int;
             zero.pos = left.pos;
-            return build(left, FilterCmp::Ne, zero, left.pos, false);
+            return build(left, PredicateCmp::Ne, zero, left.pos, false);
         }
         const Token op = tok_;
         auto m = next();
@@ -379,23 +338,23 @@ class Parser {
         if (left_is_field)
             return build(left, op.cmp, right, op.pos, true);
         // LITERAL OP FIELD: mirror the comparison so the field is on the left.
-        FilterCmp mirrored = op.cmp;
+        PredicateCmp mirrored = op.cmp;
         switch (op.cmp) {
-            case FilterCmp::Lt:
-                mirrored = FilterCmp::Gt;
+            case PredicateCmp::Lt:
+                mirrored = PredicateCmp::Gt;
                 break;
-            case FilterCmp::Le:
-                mirrored = FilterCmp::Ge;
+            case PredicateCmp::Le:
+                mirrored = PredicateCmp::Ge;
                 break;
-            case FilterCmp::Gt:
-                mirrored = FilterCmp::Lt;
+            case PredicateCmp::Gt:
+                mirrored = PredicateCmp::Lt;
                 break;
-            case FilterCmp::Ge:
-                mirrored = FilterCmp::Le;
+            case PredicateCmp::Ge:
+                mirrored = PredicateCmp::Le;
                 break;
-            case FilterCmp::Glob:
-            case FilterCmp::NotGlob:
-            case FilterCmp::Mask:
+            case PredicateCmp::Glob:
+            case PredicateCmp::NotGlob:
+            case PredicateCmp::Mask:
                 return fail(op.pos, fmt::format("'{}' takes the field on its left", op.text));
             default:
                 break;
@@ -404,22 +363,22 @@ class Parser {
     }
 
     // Resolves the field token and checks the literal against its type.
-    Result<FilterNodePtr, SpecError> build(const Token& field, FilterCmp cmp, const Token& lit,
+    Result<PredicateNodePtr, SpecError> build(const Token& field, PredicateCmp cmp, const Token& lit,
                                            std::size_t op_pos, bool explicit_op,
                                            std::optional<std::size_t> column = std::nullopt) {
-        FilterNode node;
-        node.kind = FilterNode::Kind::Test;
+        PredicateNode node;
+        node.kind = PredicateNode::Kind::Test;
         node.column = (column ? *column : field.pos) + 1;
         node.field_name = std::string(field.text);
         node.cmp = cmp;
         bool field_is_string = false;
         if (field.kind == Token::Kind::Special) {
-            static constexpr std::array<std::pair<std::string_view, FilterFieldKind>, 5> kSpecials{{
-                {"$pid", FilterFieldKind::Pid},
-                {"$tid", FilterFieldKind::Tid},
-                {"$uid", FilterFieldKind::Uid},
-                {"$cpu", FilterFieldKind::Cpu},
-                {"$comm", FilterFieldKind::Comm},
+            static constexpr std::array<std::pair<std::string_view, PredicateFieldKind>, 5> kSpecials{{
+                {"$pid", PredicateFieldKind::Pid},
+                {"$tid", PredicateFieldKind::Tid},
+                {"$uid", PredicateFieldKind::Uid},
+                {"$cpu", PredicateFieldKind::Cpu},
+                {"$comm", PredicateFieldKind::Comm},
             }};
             bool found = false;
             for (const auto& [name, kind] : kSpecials)
@@ -431,7 +390,7 @@ class Parser {
                 return fail(field.pos, fmt::format("unknown variable '{}' (filters know $pid "
                                                    "$tid $uid $cpu $comm and fetched names)",
                                                    field.text));
-            field_is_string = node.field == FilterFieldKind::Comm;
+            field_is_string = node.field == PredicateFieldKind::Comm;
             node.width = field_is_string ? 0 : 4;
         } else {
             std::size_t i = 0;
@@ -451,7 +410,7 @@ class Parser {
                 return fail(field.pos, fmt::format("'{}' is an array: filters compare scalars "
                                                    "and strings",
                                                    field.text));
-            node.field = FilterFieldKind::Arg;
+            node.field = PredicateFieldKind::Arg;
             node.arg_index = static_cast<std::uint16_t>(i);
             field_is_string = isStringType(a.type);
             node.width = fetchTypeSize(a.type);
@@ -461,8 +420,8 @@ class Parser {
 
         const bool lit_is_string = lit.kind == Token::Kind::Str;
         if (field_is_string) {
-            if (cmp != FilterCmp::Eq && cmp != FilterCmp::Ne && cmp != FilterCmp::Glob &&
-                cmp != FilterCmp::NotGlob)
+            if (cmp != PredicateCmp::Eq && cmp != PredicateCmp::Ne && cmp != PredicateCmp::Glob &&
+                cmp != PredicateCmp::NotGlob)
                 return fail(
                     explicit_op ? op_pos : field.pos,
                     fmt::format("strings compare with == != ~ !~, not '{}'", toString(cmp)));
@@ -470,32 +429,32 @@ class Parser {
                 return fail(lit.pos, fmt::format("'{}' is a string: compare it with a \"quoted\" "
                                                  "string",
                                                  field.text));
-            if (cmp == FilterCmp::Eq && hasGlobChar(lit.str))
-                node.cmp = FilterCmp::Glob;
-            if (cmp == FilterCmp::Ne && hasGlobChar(lit.str))
-                node.cmp = FilterCmp::NotGlob;
-            if ((node.cmp == FilterCmp::Glob || node.cmp == FilterCmp::NotGlob)) {
+            if (cmp == PredicateCmp::Eq && hasGlobChar(lit.str))
+                node.cmp = PredicateCmp::Glob;
+            if (cmp == PredicateCmp::Ne && hasGlobChar(lit.str))
+                node.cmp = PredicateCmp::NotGlob;
+            if ((node.cmp == PredicateCmp::Glob || node.cmp == PredicateCmp::NotGlob)) {
                 const std::string why = globError(lit.str);
                 if (!why.empty())
                     return fail(lit.pos, fmt::format("bad glob: {}", why));
             }
             node.text = lit.str;
-            return std::make_shared<const FilterNode>(std::move(node));
+            return std::make_shared<const PredicateNode>(std::move(node));
         }
-        if (cmp == FilterCmp::Glob || cmp == FilterCmp::NotGlob)
+        if (cmp == PredicateCmp::Glob || cmp == PredicateCmp::NotGlob)
             return fail(op_pos, "'~' and '!~' match strings; use == or != for numbers");
         if (lit_is_string)
             return fail(lit.pos,
                         fmt::format("'{}' is an integer: compare it with a number", field.text));
-        auto r = fitLiteral(node, lit, cmp == FilterCmp::Mask);
+        auto r = fitLiteral(node, lit, cmp == PredicateCmp::Mask);
         if (!r.ok())
             return std::move(r).error();
-        return std::make_shared<const FilterNode>(std::move(node));
+        return std::make_shared<const PredicateNode>(std::move(node));
     }
 
-    Result<void, SpecError> fitLiteral(FilterNode& node, const Token& lit, bool mask) {
+    Result<void, SpecError> fitLiteral(PredicateNode& node, const Token& lit, bool mask) {
         const unsigned bits = node.width * 8u;
-        const std::string type = node.field == FilterFieldKind::Arg
+        const std::string type = node.field == PredicateFieldKind::Arg
                                      ? std::string(toString(args_[node.arg_index].type))
                                      : "u32";
         if (lit.negative) {
@@ -521,8 +480,6 @@ class Parser {
         return {};
     }
 
-    std::string_view s_;
-    std::size_t pos_;
     const std::vector<FetchArg>& args_;
     Token tok_;
 };
@@ -549,11 +506,11 @@ struct Compiler {
     std::size_t depth = 0;
     std::size_t max_depth = 0;
 
-    Result<void> emit(const FilterNode& n) {
+    Result<void> emit(const PredicateNode& n) {
         switch (n.kind) {
-            case FilterNode::Kind::Test: {
+            case PredicateNode::Kind::Test: {
                 FilterInsn in;
-                in.op = static_cast<std::uint8_t>(FilterOpcode::Test);
+                in.op = static_cast<std::uint8_t>(PredicateOpcode::Test);
                 in.cmp = static_cast<std::uint8_t>(n.cmp);
                 in.field_kind = static_cast<std::uint8_t>(n.field);
                 in.arg_index = n.arg_index;
@@ -573,16 +530,16 @@ struct Compiler {
                 }
                 return push(in, +1);
             }
-            case FilterNode::Kind::Not: {
+            case PredicateNode::Kind::Not: {
                 auto r = emit(*n.lhs);
                 if (!r.ok())
                     return r;
                 FilterInsn in;
-                in.op = static_cast<std::uint8_t>(FilterOpcode::Not);
+                in.op = static_cast<std::uint8_t>(PredicateOpcode::Not);
                 return push(in, 0);
             }
-            case FilterNode::Kind::And:
-            case FilterNode::Kind::Or: {
+            case PredicateNode::Kind::And:
+            case PredicateNode::Kind::Or: {
                 auto l = emit(*n.lhs);
                 if (!l.ok())
                     return l;
@@ -591,7 +548,7 @@ struct Compiler {
                     return r;
                 FilterInsn in;
                 in.op = static_cast<std::uint8_t>(
-                    n.kind == FilterNode::Kind::And ? FilterOpcode::And : FilterOpcode::Or);
+                    n.kind == PredicateNode::Kind::And ? PredicateOpcode::And : PredicateOpcode::Or);
                 return push(in, -1);
             }
         }
@@ -624,19 +581,19 @@ std::uint64_t truncate(std::uint64_t v, unsigned width) {
 }
 
 template <class T>
-bool compare(FilterCmp c, T a, T b) {
+bool compare(PredicateCmp c, T a, T b) {
     switch (c) {
-        case FilterCmp::Eq:
+        case PredicateCmp::Eq:
             return a == b;
-        case FilterCmp::Ne:
+        case PredicateCmp::Ne:
             return a != b;
-        case FilterCmp::Lt:
+        case PredicateCmp::Lt:
             return a < b;
-        case FilterCmp::Le:
+        case PredicateCmp::Le:
             return a <= b;
-        case FilterCmp::Gt:
+        case PredicateCmp::Gt:
             return a > b;
-        case FilterCmp::Ge:
+        case PredicateCmp::Ge:
             return a >= b;
         default:
             return false;
@@ -645,36 +602,36 @@ bool compare(FilterCmp c, T a, T b) {
 
 }  // namespace
 
-std::string_view toString(FilterCmp c) {
+std::string_view toString(PredicateCmp c) {
     switch (c) {
-        case FilterCmp::Eq:
+        case PredicateCmp::Eq:
             return "==";
-        case FilterCmp::Ne:
+        case PredicateCmp::Ne:
             return "!=";
-        case FilterCmp::Lt:
+        case PredicateCmp::Lt:
             return "<";
-        case FilterCmp::Le:
+        case PredicateCmp::Le:
             return "<=";
-        case FilterCmp::Gt:
+        case PredicateCmp::Gt:
             return ">";
-        case FilterCmp::Ge:
+        case PredicateCmp::Ge:
             return ">=";
-        case FilterCmp::Glob:
+        case PredicateCmp::Glob:
             return "~";
-        case FilterCmp::NotGlob:
+        case PredicateCmp::NotGlob:
             return "!~";
-        case FilterCmp::Mask:
+        case PredicateCmp::Mask:
             return "&";
     }
     return "?";
 }
 
-std::string FilterNode::str() const {
+std::string PredicateNode::str() const {
     switch (kind) {
         case Kind::Test:
             if (is_string)
                 return fmt::format("({} {} {})", field_name, toString(cmp), quote(text));
-            if (is_signed && cmp != FilterCmp::Mask)
+            if (is_signed && cmp != PredicateCmp::Mask)
                 return fmt::format("({} {} {})", field_name, toString(cmp),
                                    signExtend(value, width));
             return fmt::format("({} {} {:#x})", field_name, toString(cmp), value);
@@ -688,12 +645,12 @@ std::string FilterNode::str() const {
     return "?";
 }
 
-Result<FilterNodePtr, SpecError> parseFilter(std::string_view input,
+Result<PredicateNodePtr, SpecError> parsePredicate(std::string_view input,
                                              const std::vector<FetchArg>& args, std::size_t begin) {
     return Parser(input, begin, args).run();
 }
 
-Result<FilterProgram> compileFilter(const FilterNode& root) {
+Result<FilterProgram> compilePredicate(const PredicateNode& root) {
     Compiler c;
     auto r = c.emit(root);
     if (!r.ok())
@@ -714,7 +671,7 @@ Result<std::string> encodeFilterStrings(const FilterProgram& prog) {
     return out;
 }
 
-Result<void> validateFilterProgram(const FilterProgram& prog, std::span<const bool> arg_is_string) {
+Result<void> validatePredicateProgram(const FilterProgram& prog, std::span<const bool> arg_is_string) {
     auto bad = [](std::size_t i, std::string what) {
         return makeError(EINVAL, fmt::format("filter insn {}: {}", i, what));
     };
@@ -727,35 +684,35 @@ Result<void> validateFilterProgram(const FilterProgram& prog, std::span<const bo
     std::size_t depth = 0;
     for (std::size_t i = 0; i < prog.insns.size(); ++i) {
         const FilterInsn& in = prog.insns[i];
-        switch (static_cast<FilterOpcode>(in.op)) {
-            case FilterOpcode::Test: {
-                if (in.cmp > static_cast<std::uint8_t>(FilterCmp::Mask))
+        switch (static_cast<PredicateOpcode>(in.op)) {
+            case PredicateOpcode::Test: {
+                if (in.cmp > static_cast<std::uint8_t>(PredicateCmp::Mask))
                     return bad(i, fmt::format("unknown comparison {}", in.cmp));
-                if (in.field_kind > static_cast<std::uint8_t>(FilterFieldKind::Comm))
+                if (in.field_kind > static_cast<std::uint8_t>(PredicateFieldKind::Comm))
                     return bad(i, fmt::format("unknown field kind {}", in.field_kind));
                 if ((in.flags & ~(kFilterFlagSigned | kFilterFlagString)) != 0)
                     return bad(i, fmt::format("unknown flags {:#x}", in.flags));
-                const auto kind = static_cast<FilterFieldKind>(in.field_kind);
-                if (kind == FilterFieldKind::Arg && in.arg_index >= arg_is_string.size())
+                const auto kind = static_cast<PredicateFieldKind>(in.field_kind);
+                if (kind == PredicateFieldKind::Arg && in.arg_index >= arg_is_string.size())
                     return bad(i, fmt::format("argument {} does not exist", in.arg_index));
                 const bool is_string =
-                    kind == FilterFieldKind::Comm ||
-                    (kind == FilterFieldKind::Arg && arg_is_string[in.arg_index]);
+                    kind == PredicateFieldKind::Comm ||
+                    (kind == PredicateFieldKind::Arg && arg_is_string[in.arg_index]);
                 const bool wants_string = (in.flags & kFilterFlagString) != 0;
                 if (is_string != wants_string)
                     return bad(i, is_string ? "integer comparison on a string field"
                                             : "string comparison on an integer field");
-                const auto cmp = static_cast<FilterCmp>(in.cmp);
+                const auto cmp = static_cast<PredicateCmp>(in.cmp);
                 if (is_string) {
-                    if (cmp != FilterCmp::Eq && cmp != FilterCmp::Ne && cmp != FilterCmp::Glob &&
-                        cmp != FilterCmp::NotGlob)
+                    if (cmp != PredicateCmp::Eq && cmp != PredicateCmp::Ne && cmp != PredicateCmp::Glob &&
+                        cmp != PredicateCmp::NotGlob)
                         return bad(i, "strings compare with == != ~ !~ only");
                     if (in.value >= prog.strings.size())
                         return bad(i, fmt::format("string {} does not exist", in.value));
                     if (prog.strings[in.value].size() > kFilterMaxStringLen)
                         return bad(i, "string too long");
                 } else {
-                    if (cmp == FilterCmp::Glob || cmp == FilterCmp::NotGlob)
+                    if (cmp == PredicateCmp::Glob || cmp == PredicateCmp::NotGlob)
                         return bad(i, "glob comparison on an integer");
                     if (in.width != 1 && in.width != 2 && in.width != 4 && in.width != 8)
                         return bad(i, fmt::format("width {} is not 1, 2, 4 or 8", in.width));
@@ -764,13 +721,13 @@ Result<void> validateFilterProgram(const FilterProgram& prog, std::span<const bo
                     return bad(i, fmt::format("stack deeper than {}", kFilterMaxStack));
                 break;
             }
-            case FilterOpcode::And:
-            case FilterOpcode::Or:
+            case PredicateOpcode::And:
+            case PredicateOpcode::Or:
                 if (depth < 2)
                     return bad(i, "stack underflow");
                 --depth;
                 break;
-            case FilterOpcode::Not:
+            case PredicateOpcode::Not:
                 if (depth < 1)
                     return bad(i, "stack underflow");
                 break;
@@ -783,51 +740,51 @@ Result<void> validateFilterProgram(const FilterProgram& prog, std::span<const bo
     return {};
 }
 
-bool evalFilter(const FilterProgram& prog, const FilterValues& v) {
+bool evalPredicate(const FilterProgram& prog, const PredicateValues& v) {
     bool stack[kFilterMaxStack] = {};
     std::size_t sp = 0;
     for (const FilterInsn& in : prog.insns) {
-        switch (static_cast<FilterOpcode>(in.op)) {
-            case FilterOpcode::Test: {
-                const auto kind = static_cast<FilterFieldKind>(in.field_kind);
-                const auto cmp = static_cast<FilterCmp>(in.cmp);
+        switch (static_cast<PredicateOpcode>(in.op)) {
+            case PredicateOpcode::Test: {
+                const auto kind = static_cast<PredicateFieldKind>(in.field_kind);
+                const auto cmp = static_cast<PredicateCmp>(in.cmp);
                 bool result = false;
-                const bool faulted = kind == FilterFieldKind::Arg &&
+                const bool faulted = kind == PredicateFieldKind::Arg &&
                                      in.arg_index < v.faulted.size() && v.faulted[in.arg_index];
                 if (faulted) {
                     result = false;
                 } else if (in.flags & kFilterFlagString) {
                     const std::string& s =
-                        kind == FilterFieldKind::Comm ? v.comm : v.strs.at(in.arg_index);
+                        kind == PredicateFieldKind::Comm ? v.comm : v.strs.at(in.arg_index);
                     const std::string& lit = prog.strings.at(in.value);
-                    if (cmp == FilterCmp::Eq)
+                    if (cmp == PredicateCmp::Eq)
                         result = s == lit;
-                    else if (cmp == FilterCmp::Ne)
+                    else if (cmp == PredicateCmp::Ne)
                         result = s != lit;
-                    else if (cmp == FilterCmp::Glob)
+                    else if (cmp == PredicateCmp::Glob)
                         result = globMatch(lit, s);
                     else
                         result = !globMatch(lit, s);
                 } else {
                     std::uint64_t raw = 0;
                     switch (kind) {
-                        case FilterFieldKind::Pid:
+                        case PredicateFieldKind::Pid:
                             raw = v.pid;
                             break;
-                        case FilterFieldKind::Tid:
+                        case PredicateFieldKind::Tid:
                             raw = v.tid;
                             break;
-                        case FilterFieldKind::Uid:
+                        case PredicateFieldKind::Uid:
                             raw = v.uid;
                             break;
-                        case FilterFieldKind::Cpu:
+                        case PredicateFieldKind::Cpu:
                             raw = v.cpu;
                             break;
                         default:
                             raw = v.ints.at(in.arg_index);
                     }
                     raw = truncate(raw, in.width);
-                    if (cmp == FilterCmp::Mask)
+                    if (cmp == PredicateCmp::Mask)
                         result = (raw & in.value) != 0;
                     else if (in.flags & kFilterFlagSigned)
                         result =
@@ -838,15 +795,15 @@ bool evalFilter(const FilterProgram& prog, const FilterValues& v) {
                 stack[sp++] = result;
                 break;
             }
-            case FilterOpcode::And:
+            case PredicateOpcode::And:
                 --sp;
                 stack[sp - 1] = stack[sp - 1] && stack[sp];
                 break;
-            case FilterOpcode::Or:
+            case PredicateOpcode::Or:
                 --sp;
                 stack[sp - 1] = stack[sp - 1] || stack[sp];
                 break;
-            case FilterOpcode::Not:
+            case PredicateOpcode::Not:
                 stack[sp - 1] = !stack[sp - 1];
                 break;
         }

@@ -1,4 +1,4 @@
-#include "probectl/filter_expr.hpp"
+#include "probectl/predicate.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -21,23 +21,23 @@ const std::vector<FetchArg>& args() {
 }
 
 std::string good(std::string_view text) {
-    auto r = parseFilter(text, args());
+    auto r = parsePredicate(text, args());
     EXPECT_TRUE(r.ok()) << text << ": " << (r ? "" : r.error().render());
     return r ? (*r)->str() : "";
 }
 
 SpecError bad(std::string_view text) {
-    auto r = parseFilter(text, args());
+    auto r = parsePredicate(text, args());
     EXPECT_FALSE(r.ok()) << text << " parsed as " << (r ? (*r)->str() : "");
     return r ? SpecError{} : r.error();
 }
 
 FilterProgram compiled(std::string_view text) {
-    auto r = parseFilter(text, args());
+    auto r = parsePredicate(text, args());
     EXPECT_TRUE(r.ok()) << text << ": " << (r ? "" : r.error().render());
     if (!r)
         return {};
-    auto p = compileFilter(**r);
+    auto p = compilePredicate(**r);
     EXPECT_TRUE(p.ok()) << text << ": " << (p ? "" : p.error().message);
     if (!p)
         return {};
@@ -45,13 +45,13 @@ FilterProgram compiled(std::string_view text) {
     bool is_string[6];
     for (std::size_t i = 0; i < 6; ++i)
         is_string[i] = kinds[i];
-    auto v = validateFilterProgram(*p, is_string);
+    auto v = validatePredicateProgram(*p, is_string);
     EXPECT_TRUE(v.ok()) << text << ": " << (v ? "" : v.error().message);
     return *p;
 }
 
-FilterValues values(std::int32_t fd, std::string path, std::uint32_t flags = 0) {
-    FilterValues v;
+PredicateValues values(std::int32_t fd, std::string path, std::uint32_t flags = 0) {
+    PredicateValues v;
     v.ints = {static_cast<std::uint32_t>(fd), 0, flags, 7, 1ull << 40, 0};
     v.strs = {"", std::move(path), "", "", "", ""};
     v.faulted = std::vector<bool>(6, false);
@@ -63,8 +63,8 @@ FilterValues values(std::int32_t fd, std::string path, std::uint32_t flags = 0) 
     return v;
 }
 
-bool eval(std::string_view text, const FilterValues& v) {
-    return evalFilter(compiled(text), v);
+bool eval(std::string_view text, const PredicateValues& v) {
+    return evalPredicate(compiled(text), v);
 }
 
 }  // namespace
@@ -112,7 +112,7 @@ TEST(FilterExpr, ErrorsPointAtTheFault) {
         {"fd == -2147483649", 7, "out of range for s32"},
         {"fd & -1", 6, "a mask is unsigned"},
         {"$pid == 4294967296", 9, "out of range for u32"},
-        {"big == 18446744073709551616", 8, "does not fit in 64 bits"},
+        {"big == 18446744073709551616", 8, "integer 18446744073709551616 is out of range"},
         {"fd == 12ab", 9, "invalid digit 'a'"},
         {"fd == 0x", 9, "expected hex digits"},
         {"buf == 1", 1, "'buf' is an array"},
@@ -120,7 +120,7 @@ TEST(FilterExpr, ErrorsPointAtTheFault) {
         {"1 == 2", 1, "neither side is a field"},
         {"3", 1, "a literal alone is not a test"},
         {"fd 3", 4, "expected an operator"},
-        {"fd ==", 6, "expected a value after '==', got the end of the filter"},
+        {"fd ==", 6, "expected a value after '==', got the end of the predicate"},
         {"fd == 1 &&", 11, "expected a field, a number or a string, got the end"},
         {"(fd == 1", 9, "expected ')' to close the '(' at column 1"},
         {"fd == 1)", 8, "unbalanced ')'"},
@@ -142,7 +142,7 @@ TEST(FilterExpr, ErrorsPointAtTheFault) {
 }
 
 TEST(FilterExpr, NoFetchedArgumentsSaysSo) {
-    auto r = parseFilter("fd == 1", {});
+    auto r = parsePredicate("fd == 1", {});
     ASSERT_FALSE(r.ok());
     EXPECT_THAT(r.error().message, HasSubstr("this probe fetches no arguments"));
 }
@@ -151,7 +151,7 @@ TEST(FilterExpr, ColumnsCountFromTheWholeInput) {
     const std::string spec = "syscall:openat fd=$arg1:s32 if fd == x";
     auto fa = parseFetchArgs(spec.substr(0, 27), 14);
     ASSERT_TRUE(fa.ok());
-    auto r = parseFilter(spec, *fa, 31);
+    auto r = parsePredicate(spec, *fa, 31);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().column, 38u);
     EXPECT_EQ(r.error().input, spec);
@@ -171,8 +171,8 @@ TEST(FilterExpr, NestingIsBounded) {
 TEST(FilterExpr, CompilesToPostfix) {
     auto p = compiled("fd == 3 && (path ~ \"/etc/*\" || !n)");
     ASSERT_EQ(p.insns.size(), 6u);
-    EXPECT_EQ(p.insns[0].op, static_cast<std::uint8_t>(FilterOpcode::Test));
-    EXPECT_EQ(p.insns[0].cmp, static_cast<std::uint8_t>(FilterCmp::Eq));
+    EXPECT_EQ(p.insns[0].op, static_cast<std::uint8_t>(PredicateOpcode::Test));
+    EXPECT_EQ(p.insns[0].cmp, static_cast<std::uint8_t>(PredicateCmp::Eq));
     EXPECT_EQ(p.insns[0].flags, kFilterFlagSigned);
     EXPECT_EQ(p.insns[0].width, 4u);
     EXPECT_EQ(p.insns[0].value, 3u);
@@ -181,12 +181,12 @@ TEST(FilterExpr, CompilesToPostfix) {
     EXPECT_EQ(p.insns[1].value, 0u);
     EXPECT_EQ(p.strings, std::vector<std::string>{"/etc/*"});
     EXPECT_EQ(p.insns[2].arg_index, 3u);
-    EXPECT_EQ(p.insns[3].op, static_cast<std::uint8_t>(FilterOpcode::Not));
-    EXPECT_EQ(p.insns[4].op, static_cast<std::uint8_t>(FilterOpcode::Or));
-    EXPECT_EQ(p.insns[5].op, static_cast<std::uint8_t>(FilterOpcode::And));
+    EXPECT_EQ(p.insns[3].op, static_cast<std::uint8_t>(PredicateOpcode::Not));
+    EXPECT_EQ(p.insns[4].op, static_cast<std::uint8_t>(PredicateOpcode::Or));
+    EXPECT_EQ(p.insns[5].op, static_cast<std::uint8_t>(PredicateOpcode::And));
 
     auto c = compiled("$comm == \"sh\"");
-    EXPECT_EQ(c.insns[0].field_kind, static_cast<std::uint8_t>(FilterFieldKind::Comm));
+    EXPECT_EQ(c.insns[0].field_kind, static_cast<std::uint8_t>(PredicateFieldKind::Comm));
 }
 
 TEST(FilterExpr, CompileLimits) {
@@ -195,24 +195,24 @@ TEST(FilterExpr, CompileLimits) {
     for (int i = 0; i < 15; ++i)
         chain += " && n";
     EXPECT_EQ(compiled(chain).insns.size(), 31u);
-    auto r = parseFilter(chain + " && n", args());
+    auto r = parsePredicate(chain + " && n", args());
     ASSERT_TRUE(r.ok());
-    EXPECT_THAT(compileFilter(**r).error().message, HasSubstr("more than 32 instructions"));
+    EXPECT_THAT(compilePredicate(**r).error().message, HasSubstr("more than 32 instructions"));
 
     // Right-nested parentheses grow the stack.
     std::string right = "n";
     for (int i = 0; i < 8; ++i)
         right = "n && (" + right + ")";
-    auto d = parseFilter(right, args());
+    auto d = parsePredicate(right, args());
     ASSERT_TRUE(d.ok());
-    EXPECT_THAT(compileFilter(**d).error().message, HasSubstr("stack deeper than 8"));
+    EXPECT_THAT(compilePredicate(**d).error().message, HasSubstr("stack deeper than 8"));
 
     std::string strs = "path == \"0\"";
     for (int i = 1; i < 9; ++i)
         strs += " || path == \"" + std::to_string(i) + "\"";
-    auto s = parseFilter(strs, args());
+    auto s = parsePredicate(strs, args());
     ASSERT_TRUE(s.ok());
-    EXPECT_THAT(compileFilter(**s).error().message, HasSubstr("more than 8 strings"));
+    EXPECT_THAT(compilePredicate(**s).error().message, HasSubstr("more than 8 strings"));
 }
 
 TEST(FilterExpr, EvaluatesLikeC) {
@@ -247,22 +247,22 @@ TEST(FilterExpr, ValidatorRejectsCraftedPrograms) {
     auto test = [](std::uint8_t cmp, std::uint8_t kind, std::uint8_t flags, std::uint16_t arg,
                    std::uint16_t width, std::uint64_t value) {
         return FilterInsn{
-            static_cast<std::uint8_t>(FilterOpcode::Test), cmp, kind, flags, arg, width, value};
+            static_cast<std::uint8_t>(PredicateOpcode::Test), cmp, kind, flags, arg, width, value};
     };
-    auto op = [](FilterOpcode o) { return FilterInsn{static_cast<std::uint8_t>(o)}; };
+    auto op = [](PredicateOpcode o) { return FilterInsn{static_cast<std::uint8_t>(o)}; };
     const bool kinds[2] = {false, true};
     auto why = [&](FilterProgram p) {
-        auto r = validateFilterProgram(p, kinds);
+        auto r = validatePredicateProgram(p, kinds);
         EXPECT_FALSE(r.ok());
         return r ? std::string() : r.error().message;
     };
     const auto ok = test(0, 0, 0, 0, 4, 1);
-    EXPECT_TRUE(validateFilterProgram(FilterProgram{{ok}, {}}, kinds).ok());
+    EXPECT_TRUE(validatePredicateProgram(FilterProgram{{ok}, {}}, kinds).ok());
     EXPECT_THAT(why({}), HasSubstr("0 instructions"));
     EXPECT_THAT(why({{ok, ok}, {}}), HasSubstr("leaves 2 values"));
-    EXPECT_THAT(why({{op(FilterOpcode::And)}, {}}), HasSubstr("insn 0: stack underflow"));
-    EXPECT_THAT(why({{op(FilterOpcode::Not)}, {}}), HasSubstr("stack underflow"));
-    EXPECT_THAT(why({{ok, op(FilterOpcode::Or)}, {}}), HasSubstr("insn 1: stack underflow"));
+    EXPECT_THAT(why({{op(PredicateOpcode::And)}, {}}), HasSubstr("insn 0: stack underflow"));
+    EXPECT_THAT(why({{op(PredicateOpcode::Not)}, {}}), HasSubstr("stack underflow"));
+    EXPECT_THAT(why({{ok, op(PredicateOpcode::Or)}, {}}), HasSubstr("insn 1: stack underflow"));
     EXPECT_THAT(why({{FilterInsn{9}}, {}}), HasSubstr("unknown opcode 9"));
     EXPECT_THAT(why({{test(9, 0, 0, 0, 4, 1)}, {}}), HasSubstr("unknown comparison 9"));
     EXPECT_THAT(why({{test(0, 9, 0, 0, 4, 1)}, {}}), HasSubstr("unknown field kind 9"));
@@ -296,13 +296,13 @@ TEST(FilterExpr, ArbitraryInputGivesColumnsInRange) {
         const std::size_t len = rnd() % 24;
         for (std::size_t i = 0; i < len; ++i)
             s += alphabet[rnd() % alphabet.size()];
-        auto r = parseFilter(s, args());
+        auto r = parsePredicate(s, args());
         if (r.ok()) {
             // Whatever parses also compiles or fails with a limit message, never crashes.
-            auto p = compileFilter(**r);
+            auto p = compilePredicate(**r);
             if (p.ok()) {
                 const bool is_string[6] = {false, true, false, false, false, false};
-                EXPECT_TRUE(validateFilterProgram(*p, is_string).ok()) << s;
+                EXPECT_TRUE(validatePredicateProgram(*p, is_string).ok()) << s;
             }
         } else {
             EXPECT_GE(r.error().column, 1u) << s;

@@ -6,7 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "probectl/filter_expr.hpp"
+#include "probectl/predicate.hpp"
 #include "probectl/probe_spec.hpp"
 
 using namespace probectl;
@@ -27,9 +27,9 @@ SpecError bad(std::string_view text) {
 }
 
 FilterProgram compiled(const ProbeSpec& s) {
-    auto node = parseFilter(s.text, s.fetch_args, s.filter_begin);
+    auto node = parsePredicate(s.text, s.fetch_args, s.predicate_begin);
     EXPECT_TRUE(node.ok());
-    auto prog = compileFilter(**node);
+    auto prog = compilePredicate(**node);
     EXPECT_TRUE(prog.ok());
     return prog.ok() ? *prog : FilterProgram{};
 }
@@ -41,8 +41,8 @@ TEST(SpecFilter, PredicateAfterFetchArguments) {
         R"(syscall:openat path=+0($arg2):ustring flags=$arg3:x32 if path ~ "/etc/*")";
     ProbeSpec s = good(text);
     ASSERT_EQ(s.fetch_args.size(), 2u);
-    EXPECT_EQ(s.filter, R"(path ~ "/etc/*")");
-    EXPECT_EQ(s.filter_begin, std::string_view(text).find("path ~"));
+    EXPECT_EQ(s.predicate, R"(path ~ "/etc/*")");
+    EXPECT_EQ(s.predicate_begin, std::string_view(text).find("path ~"));
     EXPECT_EQ(s.str(),
               R"(syscall:openat path=+0($arg2):ustring flags=$arg3:x32 if path ~ "/etc/*")");
 }
@@ -64,7 +64,7 @@ TEST(SpecFilter, PredicateWithoutFetchArgumentsUsesSpecials) {
 // type-checked once the probe is resolved (Session::add).
 TEST(SpecFilter, UsdtPredicateIsDeferred) {
     ProbeSpec s = good("usdt:/bin/app:pc:tick if arg1 >= 2");
-    EXPECT_EQ(s.filter, "arg1 >= 2");
+    EXPECT_EQ(s.predicate, "arg1 >= 2");
     EXPECT_TRUE(s.fetch_args.empty());
     EXPECT_EQ(bad("usdt:/bin/app:pc:tick n=$arg1 if n > 1").column, 23u)
         << "usdt still takes no fetch arguments";
@@ -75,7 +75,7 @@ TEST(SpecFilter, OnlyTheWordIf) {
     ProbeSpec s = good("kprobe:vfs_read if2=$arg1 if if2 == 3");
     ASSERT_EQ(s.fetch_args.size(), 1u);
     EXPECT_EQ(s.fetch_args[0].name, "if2");
-    EXPECT_EQ(s.filter, "if2 == 3");
+    EXPECT_EQ(s.predicate, "if2 == 3");
 }
 
 struct FilterBad {

@@ -1,0 +1,90 @@
+// The shared scanner: number syntax, range and error wording for every spec grammar.
+#include "fetch/scanner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace probectl {
+
+bool isIdentStart(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+bool isIdentChar(char c) {
+    return isIdentStart(c) || (c >= '0' && c <= '9');
+}
+
+int hexDigit(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+Scanner::Scanner(std::string_view input, std::size_t begin, std::size_t end)
+    : s_(input), pos_(begin), end_(std::min(end, input.size())) {}
+
+bool Scanner::atHexPrefix() const {
+    return pos_ + 1 < end_ && s_[pos_] == '0' && (s_[pos_ + 1] == 'x' || s_[pos_ + 1] == 'X');
+}
+
+bool Scanner::atNumber() const {
+    const std::size_t d = pos_ < end_ && s_[pos_] == '-' ? pos_ + 1 : pos_;
+    return d < end_ && s_[d] >= '0' && s_[d] <= '9';
+}
+
+SpecError Scanner::fail(std::size_t index, std::string message) const {
+    return SpecError{std::move(message), index + 1, std::string(s_)};
+}
+
+Result<ScannedNumber, SpecError> Scanner::number(std::string_view what, NumberRange range,
+                                                 std::optional<std::size_t> sign_at) {
+    ScannedNumber n;
+    n.begin = sign_at.value_or(pos_);
+    n.negative = sign_at && s_[*sign_at] == '-';
+    if (sign_at)
+        n.text = s_[*sign_at];
+    if (!sign_at && range.neg_max > 0 && !atEnd() && peek() == '-') {
+        n.negative = true;
+        n.text = "-";
+        ++pos_;
+    }
+    const bool hex = atHexPrefix();
+    const unsigned base = hex ? 16 : 10;
+    const char* const digits_name = hex ? "hex" : "decimal";
+    const std::size_t number_start = pos_;
+    const std::size_t digits = hex ? pos_ + 2 : pos_;
+    pos_ = digits;
+    bool overflow = false;
+    while (!atEnd()) {
+        const int d = hex ? hexDigit(peek()) : (peek() >= '0' && peek() <= '9' ? peek() - '0' : -1);
+        if (d < 0)
+            break;
+        if (n.magnitude > (UINT64_MAX - static_cast<unsigned>(d)) / base)
+            overflow = true;
+        n.magnitude = n.magnitude * base + static_cast<unsigned>(d);
+        ++pos_;
+    }
+    if (pos_ == digits)
+        return fail(pos_, fmt::format("expected {} digits for the {}{}", digits_name, what,
+                                      atEnd() ? "" : fmt::format(", got '{}'", peek())));
+    if (!atEnd() && isIdentChar(peek()))
+        return fail(pos_, fmt::format("invalid digit '{}' in {} {}", peek(), digits_name, what));
+    n.text += s_.substr(number_start, pos_ - number_start);
+    const std::uint64_t limit = n.negative ? range.neg_max : range.max;
+    if (overflow || n.magnitude > limit || (n.negative && range.neg_max == 0)) {
+        const auto bound = [&](std::uint64_t v) {
+            return hex ? fmt::format("{:#x}", v) : fmt::format("{}", v);
+        };
+        const std::string low = range.neg_max ? "-" + bound(range.neg_max) : "0";
+        return fail(n.begin, fmt::format("{} {} is out of range ({}..{})", what, n.text, low,
+                                         bound(range.max)));
+    }
+    return n;
+}
+
+}  // namespace probectl

@@ -1,0 +1,169 @@
+// Spec -> resolved sites -> compiled requests. The family in the kind table picks the
+// resolver; nothing after this file switches on the kind.
+#include "session/resolve_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+
+#include "probectl/fetch_decode.hpp"
+#include "probectl/predicate.hpp"
+#include "probectl/syscall_meta.hpp"
+#include "probectl/user_target.hpp"
+
+namespace probectl {
+
+namespace {
+
+Error withText(const ProbeSpec& spec, const Error& e) {
+    return makeError(e.err, fmt::format("{}: {}", spec.text, e.message), e.extack);
+}
+
+Result<std::vector<ResolvedProbe>> one(ResolvedProbe p) {
+    std::vector<ResolvedProbe> v;
+    v.push_back(std::move(p));
+    return v;
+}
+
+Result<std::vector<ResolvedProbe>> kernelSymbol(const ProbeSpec& spec, const ResolveContext& ctx) {
+    ResolvedProbe p;
+    p.args = spec.fetch_args;
+    if (const KernelSymbols* ks = ctx.symbols()) {
+        auto r = ks->resolve(spec);
+        if (!r)
+            return std::move(r).error();
+        p.res = std::move(*r);
+        return one(std::move(p));
+    }
+    // No symbol table (no /proc/kallsyms?): let the kernel resolve names itself.
+    p.res.request.kind = static_cast<ProbeKind>(kindInfo(spec.kind).kernel_kind);
+    p.res.request.symbol = spec.symbol;
+    p.res.request.offset = spec.offset;
+    p.res.request.addr = spec.has_addr ? spec.addr : 0;
+    p.res.request.maxactive = spec.maxactive;
+    p.res.symbol = spec.symbol;
+    return one(std::move(p));
+}
+
+Result<std::vector<ResolvedProbe>> syscall(const ProbeSpec& spec, const ResolveContext& ctx) {
+    const KernelSymbols* ks = ctx.symbols();
+    if (!ks)
+        return makeError(
+            ENOENT, fmt::format("{}: cannot resolve a syscall without /proc/kallsyms", spec.text));
+    auto r = ks->resolve(spec);
+    if (!r)
+        return std::move(r).error();
+    ResolvedProbe p;
+    p.res = std::move(*r);
+    std::size_t entry_args = spec.fetch_args.size();
+    if (spec.fetch_args.empty()) {
+        // Generated from the syscall's metadata: what strace would show of its memory.
+        auto plan = std::make_shared<SyscallPlan>(
+            syscallPlan(spec.symbol, systemSyscallTable().find(spec.symbol)));
+        entry_args = plan->entry_args;
+        p.plan = std::move(plan);
+    } else {
+        p.args = spec.fetch_args;
+    }
+    // A syscall's memory is read at its entry (execve's path is gone at the return); only
+    // output buffers wait for the return, and they come last in a plan.
+    if (p.res.request.kind == ProbeKind::Kretprobe)
+        p.res.request.fetch_entry = static_cast<std::uint32_t>(entry_args);
+    return one(std::move(p));
+}
+
+Result<std::vector<ResolvedProbe>> tracepoint(const ProbeSpec& spec, const ResolveContext& ctx) {
+    auto tps = ctx.tracepoints();
+    if (!tps)
+        return withText(spec, tps.error());
+    auto tp = (*tps)->find(spec);
+    if (!tp)
+        return std::move(tp).error();
+    ResolvedProbe p;
+    if (spec.fetch_args.empty()) {
+        p.args = (*tps)->defaultArgs(**tp);
+    } else {
+        auto args = (*tps)->resolveArgs(**tp, spec.fetch_args);
+        if (!args)
+            return std::move(args).error();
+        p.args = std::move(*args);
+    }
+    p.res.request.kind = ProbeKind::Tracepoint;
+    p.res.request.symbol = spec.symbol;
+    p.res.symbol = spec.symbol;
+    return one(std::move(p));
+}
+
+Result<std::vector<ResolvedProbe>> userElf(const ProbeSpec& spec, const ResolveContext& ctx) {
+    UserResolveOptions ro;
+    ro.pid = ctx.pid;
+    auto targets = resolveUserSpecAll(spec, ro);
+    if (!targets)
+        return std::move(targets).error();
+    std::vector<ResolvedProbe> out;
+    for (const UserTarget& t : *targets) {
+        ResolvedProbe p;
+        p.res.request.kind = t.is_return ? ProbeKind::Uretprobe : ProbeKind::Uprobe;
+        p.res.request.path = t.path;
+        p.res.request.file_offset = t.file_offset;
+        p.res.request.ref_ctr_offset = t.ref_ctr_offset;
+        p.res.symbol = t.symbol;
+        p.res.symbol_offset = t.symbol_offset;
+        p.res.address = t.vaddr;
+        p.args = spec.fetch_args;
+        if (spec.kind == SpecKind::Usdt) {
+            // The site's own arguments, from its note; the predicate meets them only here.
+            auto u = usdtFetch(t.usdt_args);
+            if (!u)
+                return makeError(EINVAL, fmt::format("{}: {}", spec.text, u.error().message));
+            p.args = std::move(u->args);
+            p.fetch = std::move(u->insns);
+            p.has_fetch = true;
+        }
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<std::vector<ResolvedProbe>> resolveSpec(const ProbeSpec& spec, const ResolveContext& ctx) {
+    switch (kindInfo(spec.kind).family) {
+        case KindFamily::KernelSymbol:
+            return kernelSymbol(spec, ctx);
+        case KindFamily::Syscall:
+            return syscall(spec, ctx);
+        case KindFamily::Tracepoint:
+            return tracepoint(spec, ctx);
+        case KindFamily::UserElf:
+            return userElf(spec, ctx);
+    }
+    return makeError(EINVAL, fmt::format("{}: no resolver for this kind", spec.text));
+}
+
+Result<void> compileProbe(const ProbeSpec& spec, ResolvedProbe& probe) {
+    ProbeRequest& req = probe.res.request;
+    if (probe.has_fetch) {
+        req.fetch = probe.fetch;
+    } else {
+        auto progs = compileFetchArgs(probe.plan ? probe.plan->args : probe.args);
+        if (!progs)
+            return makeError(EINVAL, fmt::format("{}: {}", spec.text, progs.error().message));
+        req.fetch.clear();
+        for (const auto& p : *progs)
+            req.fetch.insert(req.fetch.end(), p.insns.begin(), p.insns.end());
+    }
+    req.filter = {};
+    if (spec.predicate.empty())
+        return {};
+    auto node = parsePredicate(spec.text, probe.args, spec.predicate_begin);
+    if (!node)
+        return toError(node.error());
+    auto prog = compilePredicate(**node);
+    if (!prog)
+        return makeError(EINVAL, fmt::format("{}: {}", spec.text, prog.error().message));
+    req.filter = std::move(*prog);
+    return {};
+}
+
+}  // namespace probectl

@@ -1,0 +1,45 @@
+// The route from a parsed spec to PROBE_ADD requests, one step each: resolve (one resolver
+// per kind family: kernel symbols, syscall, tracepoint, user-space ELF and USDT), then
+// compile the fetch arguments and the predicate. Session::add sends what comes out.
+#pragma once
+
+#include <sys/types.h>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "probectl/fetch_program.hpp"
+#include "probectl/kernel_symbols.hpp"
+#include "probectl/probe_spec.hpp"
+#include "probectl/syscall_probe.hpp"
+#include "probectl/tracepoints.hpp"
+
+namespace probectl {
+
+// What the resolvers may consult; each is loaded only when a spec needs it.
+struct ResolveContext {
+    // null: no kallsyms (the kernel resolves names itself)
+    std::function<const KernelSymbols*()> symbols;
+    std::function<Result<const Tracepoints*>()> tracepoints;
+    pid_t pid = 0;  // user-space specs resolve as this process sees them (0: as we do)
+};
+
+// One site of a spec, resolved: the request without its programs, and what it records.
+struct ResolvedProbe {
+    Resolution res;
+    // The fetch arguments the probe records (Event::values) and its predicate reads.
+    std::vector<FetchArg> args;
+    // Programs that come resolved (a USDT probe's from its note) instead of from `args`.
+    std::vector<FetchInsn> fetch;
+    bool has_fetch = false;
+    // syscall: what strace would show, fetched and decoded by the plan (args is empty).
+    std::shared_ptr<const SyscallPlan> plan;
+};
+
+// Every site of `spec` (a USDT probe can have several; other kinds have one).
+Result<std::vector<ResolvedProbe>> resolveSpec(const ProbeSpec& spec, const ResolveContext& ctx);
+
+// Fills the request's fetch program and predicate.
+Result<void> compileProbe(const ProbeSpec& spec, ResolvedProbe& probe);
+
+}  // namespace probectl

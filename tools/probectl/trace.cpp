@@ -1,8 +1,8 @@
 // probectl trace: add probes for the life of this command, print every event, then the
 // per-probe summary. With `-- CMD`, CMD is forked, held before exec until the probes and its
 // tgid filter are in place, then traced until it exits.
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <pwd.h>
 #include <signal.h>
 
@@ -13,8 +13,8 @@
 #include <iostream>
 #include <optional>
 
-#include "child.hpp"
 #include "format.hpp"
+#include "probectl/held_command.hpp"
 #include "probectl/session.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
@@ -262,7 +262,7 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     StopSignals signals;
     if (o.backend == "ptrace")
         return runTracePtrace(o, io, *out, [&] { return signals.caught(); });
-    std::optional<StoppedChild> child;
+    std::optional<HeldCommand> child;
     SessionOptions so;
     so.tgids = o.pids;
     so.follow = o.follow;
@@ -274,7 +274,7 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     if (o.pids.size() == 1)
         so.resolve_pid = static_cast<pid_t>(o.pids[0]);
     if (!o.command.empty()) {
-        auto c = StoppedChild::spawn(o.command);
+        auto c = HeldCommand::spawn(o.command);
         if (!c)
             return runtimeError(io, kCmd, c.error());
         child.emplace(std::move(*c));
@@ -349,9 +349,9 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
         child_status = child->terminate();
     if (child_status)
         io.err << fmt::format("'{}' {}\n", o.command[0],
-                              StoppedChild::describeStatus(*child_status));
+                              HeldCommand::describeStatus(*child_status));
     if (rc == kExitOk && ended_itself)
-        return StoppedChild::exitCode(*child_status);
+        return HeldCommand::exitCode(*child_status);
     return rc;
 }
 

@@ -6,8 +6,8 @@
 #include <iostream>
 #include <optional>
 
-#include "child.hpp"
 #include "format.hpp"
+#include "probectl/held_command.hpp"
 #include "probectl/ptrace_session.hpp"
 #include "subcommands.hpp"
 
@@ -85,9 +85,9 @@ int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
     if (has_command && !status)
         status = session->terminateCommand();
     if (has_command && status)
-        io.err << fmt::format("'{}' {}\n", o.command[0], StoppedChild::describeStatus(*status));
+        io.err << fmt::format("'{}' {}\n", o.command[0], HeldCommand::describeStatus(*status));
     if (rc == kExitOk && ended_itself)
-        return StoppedChild::exitCode(*status);
+        return HeldCommand::exitCode(*status);
     return rc;
 }
 

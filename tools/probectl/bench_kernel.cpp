@@ -1,5 +1,5 @@
 // probectl bench: the kernel backend (probectl.ko), count-only and record-streaming, and
-// the ptrace backend, each tracing the workload started held before exec (StoppedChild /
+// the ptrace backend, each tracing the workload started held before exec (HeldCommand /
 // PtraceSession), as `probectl trace -- CMD` does.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "bench.hpp"
-#include "child.hpp"
 #include "probectl/client.hpp"
+#include "probectl/held_command.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/ptrace_session.hpp"
 #include "probectl/session.hpp"
@@ -91,14 +91,14 @@ Outcome runKernelCount(const Workload& w) {
     if (!added)
         return fail(fmt::format("{}: {}", location(w), added.error().describe()));
     OwnedProbe probe(*client, added->id);
-    // Not StoppedChild: its held child calls getppid (the parent-death check), which this
+    // Not HeldCommand: its held child calls getppid (the parent-death check), which this
     // system-wide probe would count.
     const std::string out = tempFile("workload");
     auto st = runToEnd(w.argv(out));
     if (!st)
         return fail(st.error().describe());
     if (*st != 0)
-        return fail(fmt::format("workload {}", StoppedChild::describeStatus(*st)));
+        return fail(fmt::format("workload {}", HeldCommand::describeStatus(*st)));
     auto ns = readElapsed(out);
     std::filesystem::remove(out);
     if (!ns)
@@ -131,7 +131,7 @@ Outcome runKernelRecord(const Workload& w) {
     if (!now.empty() && std::stoull(now) < want)
         ring.emplace(param, std::to_string(want));
     const std::string out = tempFile("workload");
-    auto child = StoppedChild::spawn(w.argv(out));
+    auto child = HeldCommand::spawn(w.argv(out));
     if (!child)
         return fail(child.error().describe());
     SessionOptions so;
@@ -161,7 +161,7 @@ Outcome runKernelRecord(const Workload& w) {
     if (!st)
         return fail(st.error().describe());
     if (*status != 0)
-        return fail(fmt::format("workload {}", StoppedChild::describeStatus(*status)));
+        return fail(fmt::format("workload {}", HeldCommand::describeStatus(*status)));
     auto ns = readElapsed(out);
     std::filesystem::remove(out);
     if (!ns)
@@ -201,7 +201,7 @@ Outcome ptraceRun(const Workload& w, bool seccomp) {
         return fail(st.error().describe());
     const auto status = s->commandStatus();
     if (!status || *status != 0)
-        return fail(status ? fmt::format("workload {}", StoppedChild::describeStatus(*status))
+        return fail(status ? fmt::format("workload {}", HeldCommand::describeStatus(*status))
                            : std::string("workload did not end"));
     auto ns = readElapsed(out);
     std::filesystem::remove(out);

@@ -16,6 +16,7 @@
 #include "probectl/client.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/probe_spec.hpp"
+#include "probectl/tracer.hpp"
 
 namespace probectl::cli {
 
@@ -26,14 +27,14 @@ struct TraceOptions {
     // --pid, --tid, --uid (lists), --comm GLOB: the session's task match (pure filters)
     std::vector<std::uint32_t> match_pids, match_tids, match_uids;
     std::string match_comm;
-    std::uint32_t maxactive = 0;       // --maxactive N for kretprobes (1..4096), 0 = default
-    std::string output;                // -o FILE, "" = stdout
-    double duration = 0;               // --duration SEC, 0 = until Ctrl-C / command exit
-    std::vector<std::string> command;  // everything after "--"
-    bool follow = false;               // -f: also the processes they fork from now on
-    std::string backend = "kernel";    // --backend kernel|ptrace
-    std::string format = "text";       // --format text|json (JSON Lines)
-    bool seccomp_bpf = false;          // --seccomp-bpf (ptrace backend with -- CMD)
+    std::uint32_t maxactive = 0;        // --maxactive N for kretprobes (1..4096), 0 = default
+    std::string output;                 // -o FILE, "" = stdout
+    double duration = 0;                // --duration SEC, 0 = until Ctrl-C / command exit
+    std::vector<std::string> command;   // everything after "--"
+    bool follow = false;                // -f: also the processes they fork from now on
+    std::string backend = "kernel";     // --backend kernel|ptrace
+    std::string format = "text";        // --format text|json (JSON Lines)
+    bool seccomp_bpf = false;           // --seccomp-bpf (ptrace backend with -- CMD)
     std::vector<std::string> syscalls;  // --syscalls A,B: syscall:A syscall:B, strace lines
     bool help = false;
 
@@ -47,10 +48,13 @@ struct TraceOptions {
 Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args);
 boost::program_options::options_description traceOptionsDescription(TraceOptions* o = nullptr);
 int runTrace(const std::vector<std::string>& args, Io& io);
-// trace_ptrace.cpp: runTrace's body for --backend=ptrace (options already checked, output
-// open); caught_signal() returns the SIGINT/SIGTERM caught so far, 0 for none.
-int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
-                   const std::function<int()>& caught_signal);
+// trace_driver.cpp: the trace itself, the same for every backend (options already checked,
+// output open, `tracer` opened with o's target): adds o.specs, prints the banner, events to
+// `out` until --duration, caught_signal() (the SIGINT/SIGTERM caught so far, 0 for none) or
+// the command's exit, then the summary. Returns the exit code: the command's (128+N for a
+// signal N) when it ended on its own, else 0, or 1 after a runtime error.
+int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, std::ostream& out,
+             const std::function<int()>& caught_signal);
 // What the "Tracing N probes..." line says is traced: " in 'CMD' (pid N)", " in pids A, B",
 // both joined with "and" (-p and -- CMD trace both), or " system-wide".
 std::string traceTarget(const std::string& command, pid_t child_pid,

@@ -1,8 +1,9 @@
-// probectl trace: add probes for the life of this command, print every event, then the
-// per-probe summary. With `-- CMD`, CMD is forked, held before exec until the probes and its
-// tgid filter are in place, then traced until it exits.
-#include <fmt/format.h>
+// probectl trace: options, and the backend that runs the trace (trace_driver.cpp): add probes
+// for the life of this command, print every event, then the per-probe summary. With
+// `-- CMD`, CMD is forked, held before exec until the probes and its tgid filter are in
+// place, then traced until it exits.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <pwd.h>
 #include <signal.h>
 
@@ -11,10 +12,10 @@
 #include <cerrno>
 #include <ext/stdio_filebuf.h>
 #include <iostream>
+#include <memory>
 #include <optional>
 
-#include "child.hpp"
-#include "format.hpp"
+#include "probectl/ptrace_session.hpp"
 #include "probectl/session.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
@@ -88,6 +89,37 @@ std::optional<UsageError> parseIdList(const po::variables_map& vm, const char* o
     if (out.size() > PROBECTL_MATCH_MAX_IDS)
         return UsageError{fmt::format("--{}: at most {} ids", opt, PROBECTL_MATCH_MAX_IDS)};
     return std::nullopt;
+}
+
+// The backend o.backend names, opened on o's target (-p pids, -f, -- CMD held).
+Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
+    const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
+    if (o.backend == "ptrace") {
+        PtraceSessionOptions so;
+        so.tgids = o.pids;
+        so.follow = o.follow;
+        so.command = o.command;
+        so.seccomp = o.seccomp_bpf;
+        so.resolve_pid = resolve_pid;
+        auto s = PtraceSession::open(so);
+        if (!s)
+            return std::move(s).error();
+        return std::unique_ptr<Tracer>(std::make_unique<PtraceSession>(std::move(*s)));
+    }
+    SessionOptions so;
+    so.tgids = o.pids;
+    so.follow = o.follow;
+    so.command = o.command;
+    so.maxactive = o.maxactive;
+    so.match_pids = o.match_pids;
+    so.match_tids = o.match_tids;
+    so.match_uids = o.match_uids;
+    so.match_comm = o.match_comm;
+    so.resolve_pid = resolve_pid;
+    auto s = Session::open(so);
+    if (!s)
+        return std::move(s).error();
+    return std::unique_ptr<Tracer>(std::make_unique<Session>(std::move(*s)));
 }
 
 }  // namespace
@@ -260,99 +292,10 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
             return runtimeError(io, kCmd, makeError(ESRCH, fmt::format("no process {}", pid)));
 
     StopSignals signals;
-    if (o.backend == "ptrace")
-        return runTracePtrace(o, io, *out, [&] { return signals.caught(); });
-    std::optional<StoppedChild> child;
-    SessionOptions so;
-    so.tgids = o.pids;
-    so.follow = o.follow;
-    so.maxactive = o.maxactive;
-    so.match_pids = o.match_pids;
-    so.match_tids = o.match_tids;
-    so.match_uids = o.match_uids;
-    so.match_comm = o.match_comm;
-    if (o.pids.size() == 1)
-        so.resolve_pid = static_cast<pid_t>(o.pids[0]);
-    if (!o.command.empty()) {
-        auto c = StoppedChild::spawn(o.command);
-        if (!c)
-            return runtimeError(io, kCmd, c.error());
-        child.emplace(std::move(*c));
-        so.tgids.push_back(static_cast<std::uint32_t>(child->pid()));
-    }
-
-    auto session = Session::open(so);
-    if (!session)
-        return runtimeError(io, kCmd, session.error());
-    for (const auto& spec : o.specs)
-        if (auto id = session->add(spec); !id)
-            return runtimeError(io, kCmd, id.error());
-    // Time 0 and --duration count from when every probe is armed (symbol loading before it
-    // can take a while), just before the command is released.
-    const std::uint64_t t0 = monotonicNs();
-
-    io.err << fmt::format(
-        "Tracing {} probe{}{}. {}\n", o.specs.size(), o.specs.size() == 1 ? "" : "s",
-        traceTarget(child ? o.command[0] : std::string(), child ? child->pid() : 0, o.pids),
-        child ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
-    const TraceLayout layout = o.layout();
-    if (!layout.json && !layout.strace)
-        *out << eventHeader() << '\n';
-
-    std::uint64_t events = 0;
-    auto onEvent = [&](const Event& ev) {
-        *out << formatTraceEvent(ev, t0, layout) << '\n';
-        ++events;
-    };
-
-    if (child)
-        if (auto r = child->release(); !r)
-            return runtimeError(io, kCmd, r.error());
-
-    const std::uint64_t deadline =
-        o.duration > 0 ? t0 + static_cast<std::uint64_t>(o.duration * 1e9) : 0;
-    std::optional<int> child_status;
-    auto shouldStop = [&] {
-        out->flush();
-        if (signals.caught())
-            return true;
-        if (deadline && monotonicNs() >= deadline)
-            return true;
-        if (child && !child_status)
-            child_status = child->tryWait();
-        return child_status.has_value();
-    };
-    int rc = kExitOk;
-    if (auto r = session->run(onEvent, shouldStop, 50); !r)
-        rc = runtimeError(io, kCmd, r.error());
-
-    // Even after an error or a signal: drain what the kernel holds and show the counters.
-    auto stats = session->stop(onEvent);
-    if (!stats)
-        return runtimeError(io, kCmd, stats.error());
-    if (layout.json) {
-        *out << formatSummaryJson(*stats) << '\n';
-    } else if (layout.strace) {
-        out->flush();  // strace's lines only in the output; counters on stderr
-        printSummary(io.err, *stats);
-    } else {
-        *out << '\n';
-        printSummary(*out, *stats);
-    }
-    out->flush();
-    if (auto w = lossWarning(*stats); !w.empty())
-        io.err << w << '\n';
-    // CMD ended on its own: its status (strace/perf style). Ended by us (--duration,
-    // Ctrl-C, SIGTERM): 0, the trace did what was asked.
-    const bool ended_itself = child_status.has_value();
-    if (child && !child_status && child->pid() > 0)
-        child_status = child->terminate();
-    if (child_status)
-        io.err << fmt::format("'{}' {}\n", o.command[0],
-                              StoppedChild::describeStatus(*child_status));
-    if (rc == kExitOk && ended_itself)
-        return StoppedChild::exitCode(*child_status);
-    return rc;
+    auto tracer = openTracer(o);
+    if (!tracer)
+        return runtimeError(io, kCmd, tracer.error());
+    return runTrace(**tracer, o, io, *out, [&] { return signals.caught(); });
 }
 
 }  // namespace probectl::cli

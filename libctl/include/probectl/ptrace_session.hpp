@@ -1,5 +1,6 @@
-// PtraceSession: the ptrace backend. The same shape as Session (session.hpp) -- open, add
-// specs, poll/run with Event callbacks, stop() -> SessionStats -- but built on ptrace(2)
+// PtraceSession: the ptrace backend's Tracer (tracer.hpp). The same shape as Session
+// (session.hpp) -- open, add specs, poll/run with Event callbacks, stop() -> SessionStats --
+// but built on ptrace(2)
 // instead of probectl.ko, so it works on a kernel without the module (the lab baseline of
 // what gdb, strace and ltrace pay per event).
 //
@@ -79,6 +80,7 @@
 #include "probectl/probe_spec.hpp"
 #include "probectl/result.hpp"
 #include "probectl/session.hpp"
+#include "probectl/tracer.hpp"
 
 namespace probectl {
 
@@ -86,7 +88,7 @@ struct PtraceSessionOptions {
     // Processes to attach to (every thread of each, PTRACE_SEIZE), as thread-group ids.
     std::vector<std::uint32_t> tgids;
     // A command to start (argv[0] looked up in PATH). It is forked and held before exec
-    // until release(), so the probes are in place for its first instruction.
+    // (HeldCommand) until release(), so the probes are in place for its first instruction.
     std::vector<std::string> command;
     // Also trace what the traced processes fork (fork, vfork, clone without CLONE_THREAD)
     // from now on, and what those exec (strace -f). Threads are always traced. Without it,
@@ -117,7 +119,7 @@ struct PtraceProbe {
     std::uint64_t missed = 0;
 };
 
-class PtraceSession {
+class PtraceSession : public Tracer {
   public:
     // Attaches to every thread of options.tgids and starts options.command held. Errors:
     // ESRCH (no such process), EPERM (ptrace not allowed: other user, Yama ptrace_scope,
@@ -130,7 +132,9 @@ class PtraceSession {
     PtraceSession(const PtraceSession&) = delete;
     PtraceSession& operator=(const PtraceSession&) = delete;
     // stop() without a callback if it was not called; kills a command still running.
-    ~PtraceSession();
+    ~PtraceSession() override;
+
+    std::string_view backend() const override { return "ptrace"; }
 
     // Parses and resolves (resolveUserSpecAll for uprobe/uretprobe/usdt, the built-in
     // syscall table for syscall:) and arms the probe in every traced process that maps the
@@ -141,40 +145,39 @@ class PtraceSession {
     // ENOENT (unknown syscall name; resolution errors of user_target.hpp), EIO (a byte could
     // not be written into a process).
     Result<std::uint32_t> add(std::string_view spec);
-    Result<std::uint32_t> add(const ProbeSpec& spec);
+    Result<std::uint32_t> add(const ProbeSpec& spec) override;
 
     // Lets the held command exec (with the seccomp filter installed first in seccomp mode),
     // handling stops until the exec has happened; events produced meanwhile (syscall:execve)
     // wait for the next poll(). Error if exec failed (errno from the child: ENOENT, EACCES)
     // or there is no held command (EINVAL).
     Result<void> release();
+    // Tracer::start(): release() when there is a held command, else nothing.
+    Result<void> start() override;
 
     // Handles ptrace stops for up to timeout_ms (< 0: until at least one event, 0: only what
     // is pending now) and delivers the events they produce; returns as soon as a batch of
     // stops produced events. Returns the number delivered (0 on timeout, and at once when
     // no thread is traced any more: see done()). EINTR (a signal arrived while waiting) is
     // returned as an error so a signal handler can end a loop; run() handles it.
-    Result<std::size_t> poll(int timeout_ms, const EventCallback& cb);
-    // poll() in tick_ms steps until should_stop() (checked after every poll, EINTR included)
-    // or until nothing is traced any more. Returns the first other error.
-    Result<void> run(const EventCallback& cb, const std::function<bool()>& should_stop,
-                     int tick_ms = 100);
+    // run(): Tracer::run, which ends once nothing is traced any more (done()).
+    Result<std::size_t> poll(int timeout_ms, const EventCallback& cb) override;
 
     // Ends tracing: stops every traced thread, delivers the hits already taken (a thread
     // stopped on a breakpoint), puts every patched byte back in every process, lowers USDT
     // semaphores, and detaches every thread (a pending signal is delivered on detach).
     // The command, if any, keeps running untraced (see commandStatus/terminateCommand).
     // A second call returns the same counters.
-    Result<SessionStats> stop(const EventCallback& cb);
+    Result<SessionStats> stop(const EventCallback& cb) override;
 
     // True once every traced thread has exited (or after stop()).
-    bool done() const;
+    bool done() const override;
     // The command's wait status once it ended (it is reaped by poll while traced).
-    std::optional<int> commandStatus() const;
-    pid_t commandPid() const;
+    std::optional<int> commandStatus() const override;
+    pid_t commandPid() const override;
     // After stop(): SIGTERM to the command, up to grace_ms for it to exit, then SIGKILL;
     // returns its wait status (the one it ended with if it had already ended).
-    std::optional<int> terminateCommand(int grace_ms = 1000);
+    std::optional<int> terminateCommand(int grace_ms = 1000) override;
 
     const std::vector<PtraceProbe>& probes() const;
     // Thread ids traced now.

@@ -1,7 +1,7 @@
-// Session: a tracing session that owns one Client (socket) and the probes it adds, for its
-// lifetime. Destroying it removes the probes (the kernel would also remove them when the
-// socket closes, however the process dies). Records arrive decoded, tagged with the spec
-// text of their probe.
+// Session: the kernel backend's Tracer (tracer.hpp). A tracing session that owns one Client
+// (socket) and the probes it adds, for its lifetime. Destroying it removes the probes (the kernel
+// would also remove them when the socket closes, however the process dies). Records arrive decoded,
+// tagged with the spec text of their probe.
 //
 // Typical use:
 //   auto s = probectl::Session::open({.tgids = {child_pid}});
@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "probectl/probe_spec.hpp"
 #include "probectl/result.hpp"
 #include "probectl/syscall_probe.hpp"
+#include "probectl/tracer.hpp"
 
 namespace probectl {
 
@@ -36,8 +38,12 @@ struct SessionOptions {
     // At most PROBECTL_MAX_TGIDS. Set before any probe is added, so no stray records.
     std::vector<std::uint32_t> tgids;
     // Processes that the filtered ones fork from now on are traced too (strace -f). Needs
-    // a non-empty `tgids`.
+    // a non-empty `tgids` (or a `command`).
     bool follow = false;
+    // A command to trace (argv[0] looked up in PATH): forked and held before exec until
+    // start() (HeldCommand), its tgid appended to `tgids`, so its first instruction is
+    // already traced. It dies with this process; destroying the Session kills it.
+    std::vector<std::string> command;
     // Task match (Client::setSessionMatch), on top of `tgids`: a hit counts only when its
     // task's tgid is in `match_pids`, its thread id in `match_tids`, its uid (initial user
     // namespace) in `match_uids` (each when non-empty) and its comm matches the glob
@@ -94,9 +100,10 @@ struct SessionStats {
     bool anyLoss() const;
 };
 
-class Session {
+class Session : public Tracer {
   public:
-    // Connects (see Client::connect) and applies options.tgids.
+    // Connects (see Client::connect), starts options.command held, and applies
+    // options.tgids. Errors: the Client's, HeldCommand::spawn's.
     static Result<Session> open(SessionOptions options = {});
 
     Session(Session&&) noexcept;
@@ -104,7 +111,9 @@ class Session {
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
     // Removes this session's probes (best effort; errors ignored), closes the socket.
-    ~Session();
+    ~Session() override;
+
+    std::string_view backend() const override { return "kernel"; }
 
     // Parses, resolves (KernelSymbols::resolve for kernel specs, resolveUserSpecAll for
     // uprobe/uretprobe/usdt) and adds the probe; returns its id. A USDT probe with several
@@ -114,7 +123,7 @@ class Session {
     // user_target.hpp for user-space ones); kernel errors with extack text. Every message
     // starts with the spec text.
     Result<std::uint32_t> add(std::string_view spec);
-    Result<std::uint32_t> add(const ProbeSpec& spec);
+    Result<std::uint32_t> add(const ProbeSpec& spec) override;
     // Adds a request as is (no resolution), tagged `spec` in events and stats.
     Result<std::uint32_t> addRequest(const ProbeRequest& req, std::string spec);
 
@@ -124,18 +133,22 @@ class Session {
     // Waits up to timeout_ms (< 0: forever) for records and delivers them. Returns the
     // number delivered (0 on timeout). EINTR is returned as an error so a signal can end
     // a loop; run() handles it.
-    Result<std::size_t> poll(int timeout_ms, const EventCallback& cb);
+    Result<std::size_t> poll(int timeout_ms, const EventCallback& cb) override;
     // Delivers what is readable now without blocking.
     Result<std::size_t> consume(const EventCallback& cb);
-    // Polls in `tick_ms` steps until should_stop() returns true (checked after every poll,
-    // including after EINTR). Returns the first error.
-    Result<void> run(const EventCallback& cb, const std::function<bool()>& should_stop,
-                     int tick_ms = 100);
+    // run(): Tracer::run (never done() on its own).
+    bool done() const override { return false; }
+
+    // Releases options.command (HeldCommand::release); nothing to do without one.
+    Result<void> start() override;
+    pid_t commandPid() const override;
+    std::optional<int> commandStatus() const override;
+    std::optional<int> terminateCommand(int grace_ms = 1000) override;
 
     // Ends tracing: disables every probe, FLUSHes, delivers the remaining records to `cb`,
     // then reads the kernel counters (PROBE_GET). Probes stay registered (disabled) until
     // the Session is destroyed, so their counters remain readable.
-    Result<SessionStats> stop(const EventCallback& cb);
+    Result<SessionStats> stop(const EventCallback& cb) override;
     // Counters now, without stopping (PROBE_GET + userspace counts).
     Result<SessionStats> stats();
 

@@ -224,17 +224,14 @@ Result<void> Engine::spawnCommand() {
     auto c = HeldCommand::spawn(options_.command);
     if (!c)
         return std::move(c).error();
-    command_ = std::move(*c);
     // EXITKILL: the command dies with the tracer, as the kernel backend's does (and it
-    // could not survive a tracer that left int3 bytes in it anyway).
-    if (auto r = seize(command_.pid(), baseOptions() | PTRACE_O_EXITKILL |
-                                           (options_.seccomp ? PTRACE_O_TRACESECCOMP : 0));
-        !r) {
-        ::kill(command_.pid(), SIGKILL);
-        int st;
-        waitThread(command_.pid(), &st);
+    // could not survive a tracer that left int3 bytes in it anyway). On failure `c` kills
+    // and reaps it.
+    if (auto r = seize(c->pid(), baseOptions() | PTRACE_O_EXITKILL |
+                                     (options_.seccomp ? PTRACE_O_TRACESECCOMP : 0));
+        !r)
         return r;
-    }
+    command_ = std::move(*c);
     Space* s = newSpace(command_.pid());
     Thread& t = addThread(command_.pid(), command_.pid(), s, true);
     t.state = Thread::State::Running;
@@ -288,7 +285,7 @@ void Engine::dispatch(pid_t pid, int status) {
         if (WIFSTOPPED(status))
             early_[pid] = status;  // a new child; its parent's event will claim it
         else if (pid == command_.pid())
-            command_status_ = status;
+            command_.reaped(status);
         return;
     }
     it->second.state = Thread::State::Stopped;
@@ -342,7 +339,7 @@ void Engine::handle(Thread& t, const Stop& stop) {
 void Engine::onExit(Thread& t, int status) {
     missReturns(t, 0);
     if (t.tid == command_.pid())
-        command_status_ = status;
+        command_.reaped(status);
     dropThread(t.tid);
 }
 
@@ -599,26 +596,12 @@ void Engine::detachAll(const EventCallback& cb) {
 }
 
 std::optional<int> Engine::terminateCommand(int grace_ms) {
-    const pid_t pid = command_.pid();
-    if (pid <= 0 || command_status_)
-        return command_status_;
+    if (command_.pid() <= 0)
+        return std::nullopt;
     // Still traced (stop() not called): the status must come from our own wait loop.
-    if (!detached_)
+    if (!command_.status() && !detached_)
         detachAll(nullptr);
-    ::kill(pid, SIGTERM);
-    int st = 0;
-    for (int waited = 0; waited < grace_ms; waited += 10) {
-        if (::waitpid(pid, &st, WNOHANG) == pid) {
-            command_status_ = st;
-            return st;
-        }
-        ::usleep(10000);
-    }
-    ::kill(pid, SIGKILL);
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    command_status_ = st;
-    return st;
+    return command_.terminate(grace_ms);
 }
 
 const std::vector<PtraceProbe>& Engine::probeInfo() {

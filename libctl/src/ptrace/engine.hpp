@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "probectl/event.hpp"
+#include "probectl/held_command.hpp"
 #include "probectl/predicate.hpp"
 #include "probectl/probe_spec.hpp"
 #include "probectl/ptrace_session.hpp"
@@ -29,7 +30,6 @@
 #include "probectl/syscall_probe.hpp"
 #include "ptrace/memory.hpp"
 #include "ptrace/ptrace_ops.hpp"
-#include "ptrace/spawn.hpp"
 
 namespace probectl::ptrace {
 
@@ -124,7 +124,7 @@ class Engine {
     void detachAll(const EventCallback& cb);
 
     bool done() const { return threads_.empty(); }
-    std::optional<int> commandStatus() const { return command_status_; }
+    std::optional<int> commandStatus() const { return command_.status(); }
     pid_t commandPid() const { return command_.pid(); }
     std::optional<int> terminateCommand(int grace_ms);
     const std::vector<PtraceProbe>& probeInfo();
@@ -187,7 +187,6 @@ class Engine {
     std::size_t delivered_now_ = 0;
     HeldCommand command_;
     bool released_ = false;
-    std::optional<int> command_status_;
     std::set<std::uint64_t> traced_syscalls_;
     bool has_user_probes_ = false;
     std::set<std::string> hooked_linkers_;  // ld.so paths whose hook probe exists

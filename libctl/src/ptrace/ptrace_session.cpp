@@ -62,21 +62,16 @@ Result<void> PtraceSession::release() {
     return impl_->engine.release();
 }
 
+Result<void> PtraceSession::start() {
+    if (commandPid() <= 0)
+        return {};
+    return release();
+}
+
 Result<std::size_t> PtraceSession::poll(int timeout_ms, const EventCallback& cb) {
     if (impl_->final_stats)
         return std::size_t{0};
     return impl_->engine.poll(timeout_ms, cb);
-}
-
-Result<void> PtraceSession::run(const EventCallback& cb, const std::function<bool()>& should_stop,
-                                int tick_ms) {
-    for (;;) {
-        auto r = poll(tick_ms, cb);
-        if (!r && r.error().err != EINTR)
-            return std::move(r).error();
-        if ((should_stop && should_stop()) || done())
-            return {};
-    }
 }
 
 Result<SessionStats> PtraceSession::stop(const EventCallback& cb) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "probectl/fetch_decode.hpp"
+#include "probectl/held_command.hpp"
 #include "probectl/tracepoints.hpp"
 #include "session/resolve_spec.hpp"
 
@@ -25,6 +26,7 @@ bool SessionStats::anyLoss() const {
 }
 
 struct Session::Impl {
+    HeldCommand command;  // first: destroyed last, after the probes are gone
     Client client;
     SessionOptions options;
     std::optional<KernelSymbols> own_symbols;  // loaded on demand when options.symbols is null
@@ -97,6 +99,13 @@ Result<Session> Session::open(SessionOptions options) {
     if (!c)
         return std::move(c).error();
     auto impl = std::make_unique<Impl>(std::move(*c), std::move(options));
+    if (!impl->options.command.empty()) {
+        auto held = HeldCommand::spawn(impl->options.command);
+        if (!held)
+            return std::move(held).error();
+        impl->command = std::move(*held);
+        impl->options.tgids.push_back(static_cast<std::uint32_t>(impl->command.pid()));
+    }
     if (!impl->options.tgids.empty())
         if (auto r = impl->client.setSessionTgids(impl->options.tgids, impl->options.follow); !r)
             return r.error();
@@ -207,14 +216,24 @@ Result<std::size_t> Session::consume(const EventCallback& cb) {
     return impl_->client.consume(impl_->wrap(cb), impl_->lostCounter());
 }
 
-Result<void> Session::run(const EventCallback& cb, const std::function<bool()>& should_stop,
-                          int tick_ms) {
-    while (!(should_stop && should_stop())) {
-        auto r = poll(tick_ms, cb);
-        if (!r && r.error().err != EINTR)
-            return r.error();
-    }
-    return {};
+Result<void> Session::start() {
+    if (impl_->command.pid() <= 0)
+        return {};
+    return impl_->command.release();
+}
+
+pid_t Session::commandPid() const {
+    return impl_->command.pid();
+}
+
+std::optional<int> Session::commandStatus() const {
+    return impl_->command.tryWait();
+}
+
+std::optional<int> Session::terminateCommand(int grace_ms) {
+    if (impl_->command.pid() <= 0)
+        return std::nullopt;
+    return impl_->command.terminate(grace_ms);
 }
 
 Result<SessionStats> Session::stop(const EventCallback& cb) {

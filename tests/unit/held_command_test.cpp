@@ -1,5 +1,5 @@
-// The traced command's launcher: held before exec, released, reaped.
-#include "child.hpp"
+// The traced command of both backends: held before exec, released, reaped.
+#include "probectl/held_command.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,14 +9,15 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
-using namespace probectl::cli;
+using probectl::HeldCommand;
 
 namespace {
 
-int waitFor(StoppedChild& c) {
+int waitFor(HeldCommand& c) {
     for (int i = 0; i < 500; ++i) {
         if (auto st = c.tryWait())
             return *st;
@@ -28,11 +29,11 @@ int waitFor(StoppedChild& c) {
 
 }  // namespace
 
-TEST(StoppedChild, RunsOnlyAfterRelease) {
+TEST(HeldCommand, RunsOnlyAfterRelease) {
     char dir[] = "/tmp/probectl-child-XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
     const std::string marker = std::string(dir) + "/ran";
-    auto c = StoppedChild::spawn({"sh", "-c", "touch " + marker});
+    auto c = HeldCommand::spawn({"sh", "-c", "touch " + marker});
     ASSERT_TRUE(c) << c.error().describe();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_NE(access(marker.c_str(), F_OK), 0) << "ran before release";
@@ -44,11 +45,11 @@ TEST(StoppedChild, RunsOnlyAfterRelease) {
     EXPECT_EQ(access(marker.c_str(), F_OK), 0);
     unlink(marker.c_str());
     rmdir(dir);
-    EXPECT_EQ(StoppedChild::describeStatus(st), "exited with status 0");
+    EXPECT_EQ(HeldCommand::describeStatus(st), "exited with status 0");
 }
 
-TEST(StoppedChild, ExecFailureIsReportedByRelease) {
-    auto c = StoppedChild::spawn({"/nonexistent/program"});
+TEST(HeldCommand, ExecFailureIsReportedByRelease) {
+    auto c = HeldCommand::spawn({"/nonexistent/program"});
     ASSERT_TRUE(c);
     auto r = c->release();
     ASSERT_FALSE(r);
@@ -56,25 +57,25 @@ TEST(StoppedChild, ExecFailureIsReportedByRelease) {
     EXPECT_THAT(r.error().message, ::testing::HasSubstr("/nonexistent/program"));
 }
 
-TEST(StoppedChild, TerminateAndDestructorReap) {
-    auto c = StoppedChild::spawn({"sleep", "30"});
+TEST(HeldCommand, TerminateAndDestructorReap) {
+    auto c = HeldCommand::spawn({"sleep", "30"});
     ASSERT_TRUE(c);
     ASSERT_TRUE(c->release());
     const int st = c->terminate(2000);
     EXPECT_TRUE(WIFSIGNALED(st));
-    EXPECT_THAT(StoppedChild::describeStatus(st), ::testing::HasSubstr("killed by signal 15"));
+    EXPECT_THAT(HeldCommand::describeStatus(st), ::testing::HasSubstr("killed by signal 15"));
     // Never released: the destructor must not leave it waiting forever.
     pid_t pid;
     {
-        auto held = StoppedChild::spawn({"true"});
+        auto held = HeldCommand::spawn({"true"});
         ASSERT_TRUE(held);
         pid = held->pid();
     }
     EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), -1);  // already reaped
 }
 
-TEST(StoppedChild, EmptyCommand) {
-    EXPECT_FALSE(StoppedChild::spawn({}));
+TEST(HeldCommand, EmptyCommand) {
+    EXPECT_FALSE(HeldCommand::spawn({}));
 }
 
 namespace {
@@ -96,7 +97,7 @@ bool deadWithin(pid_t pid, int ms) {
 
 }  // namespace
 
-TEST(StoppedChild, DiesWithTheTracer) {
+TEST(HeldCommand, DiesWithTheTracer) {
     // kill -9 of probectl must not leave the command running (PR_SET_PDEATHSIG).
     int fds[2];
     ASSERT_EQ(pipe(fds), 0);
@@ -104,7 +105,7 @@ TEST(StoppedChild, DiesWithTheTracer) {
     ASSERT_GE(tracer, 0);
     if (tracer == 0) {
         ::close(fds[0]);
-        auto c = StoppedChild::spawn({"sleep", "30"});
+        auto c = HeldCommand::spawn({"sleep", "30"});
         if (!c || !c->release())
             _exit(1);
         const pid_t pid = c->pid();
@@ -124,12 +125,62 @@ TEST(StoppedChild, DiesWithTheTracer) {
     ::kill(child, SIGKILL);  // in case the test failed
 }
 
-TEST(StoppedChild, ExitCodeFollowsTheShell) {
-    EXPECT_EQ(StoppedChild::exitCode(7 << 8), 7);  // exited with 7
-    EXPECT_EQ(StoppedChild::exitCode(SIGKILL), 128 + SIGKILL);
-    EXPECT_EQ(StoppedChild::exitCode(0), 0);
-    auto c = StoppedChild::spawn({"sh", "-c", "exit 7"});
+TEST(HeldCommand, ExitCodeFollowsTheShell) {
+    EXPECT_EQ(HeldCommand::exitCode(7 << 8), 7);  // exited with 7
+    EXPECT_EQ(HeldCommand::exitCode(SIGKILL), 128 + SIGKILL);
+    EXPECT_EQ(HeldCommand::exitCode(0), 0);
+    auto c = HeldCommand::spawn({"sh", "-c", "exit 7"});
     ASSERT_TRUE(c);
     ASSERT_TRUE(c->release());
-    EXPECT_EQ(StoppedChild::exitCode(waitFor(*c)), 7);
+    EXPECT_EQ(HeldCommand::exitCode(waitFor(*c)), 7);
+}
+
+TEST(HeldCommand, StartDoesNotWaitAndExecResultAnswers) {
+    // The ptrace backend's way: start() returns at once, execResult() reports the exec.
+    auto c = HeldCommand::spawn({"true"});
+    ASSERT_TRUE(c);
+    EXPECT_TRUE(c->held());
+    ASSERT_TRUE(c->start());
+    EXPECT_FALSE(c->held());
+    EXPECT_FALSE(c->start()) << "a second start must fail: the child is gone from the pipe";
+    std::optional<probectl::Result<void>> r;
+    for (int i = 0; i < 500 && !r; ++i) {
+        r = c->execResult();
+        if (!r)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_TRUE(r.has_value());
+    EXPECT_TRUE(*r);
+    EXPECT_EQ(HeldCommand::exitCode(waitFor(*c)), 0);
+    EXPECT_EQ(c->status(), 0);
+}
+
+TEST(HeldCommand, ReapedElsewhereIsNotKilledAgain) {
+    // A ptrace tracer reaps the command in its own wait loop and reports the status.
+    pid_t pid;
+    {
+        auto c = HeldCommand::spawn({"sh", "-c", "exit 3"});
+        ASSERT_TRUE(c);
+        ASSERT_TRUE(c->release());
+        pid = c->pid();
+        int st = 0;
+        ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+        c->reaped(st);
+        EXPECT_EQ(c->status(), st);
+        EXPECT_EQ(c->tryWait(), st);
+        EXPECT_EQ(c->terminate(), st);
+    }
+    EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), -1);
+}
+
+TEST(HeldCommand, MoveAssignmentEndsTheCommandItHeld) {
+    auto a = HeldCommand::spawn({"sleep", "30"});
+    auto b = HeldCommand::spawn({"true"});
+    ASSERT_TRUE(a);
+    ASSERT_TRUE(b);
+    const pid_t old = a->pid();
+    *a = std::move(*b);
+    EXPECT_EQ(waitpid(old, nullptr, WNOHANG), -1) << "the replaced command was not reaped";
+    EXPECT_EQ(b->pid(), -1);
+    EXPECT_TRUE(a->held());
 }

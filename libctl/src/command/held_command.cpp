@@ -1,8 +1,9 @@
-#include "ptrace/spawn.hpp"
+#include "probectl/held_command.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -13,7 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace probectl::ptrace {
+namespace probectl {
 
 namespace {
 
@@ -24,7 +25,7 @@ void closeFd(int& fd) {
 }
 
 // The child's filter buffer: static, so reading it needs no allocation after fork.
-sock_filter g_filter[kMaxFilterLen];
+sock_filter g_filter[HeldCommand::kMaxFilterLen];
 
 bool readAll(int fd, void* buf, std::size_t len) {
     auto* p = static_cast<char*>(buf);
@@ -45,6 +46,39 @@ bool readAll(int fd, void* buf, std::size_t len) {
     _exit(127);
 }
 
+int waitBlocking(pid_t pid) {
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return st;
+}
+
+// The child between fork and exec: only async-signal-safe calls, no allocation.
+[[noreturn]] void runChild(pid_t parent, int go_fd, int err_fd, char* const* args) {
+    // Die with the tracer; if the parent died before prctl, we are already orphaned.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+        _exit(126);
+    // Tell the tracer we are parked in read(): whatever this child does before it is let
+    // go is done by then, so no syscall of ours leaks into the command's trace.
+    if (::write(err_fd, "R", 1) != 1)
+        _exit(126);
+    std::uint32_t len = 0;
+    if (!readAll(go_fd, &len, sizeof(len)))
+        _exit(126);  // the tracer gave up before releasing us
+    if (len > HeldCommand::kMaxFilterLen)
+        childFail(err_fd, E2BIG);
+    if (len > 0) {
+        if (!readAll(go_fd, g_filter, len * sizeof(sock_filter)))
+            _exit(126);
+        sock_fprog prog{static_cast<unsigned short>(len), g_filter};
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+            childFail(err_fd, errno);
+    }
+    execvp(args[0], args);
+    childFail(err_fd, errno);
+}
+
 }  // namespace
 
 Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
@@ -59,6 +93,7 @@ Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
         ::close(go[1]);
         return makeError(e, "pipe");
     }
+    // argv for exec is built before fork: the child may only call async-signal-safe code.
     std::vector<char*> args;
     for (const auto& a : argv)
         args.push_back(const_cast<char*>(a.c_str()));
@@ -73,40 +108,17 @@ Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
         return makeError(e, "fork");
     }
     if (pid == 0) {
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-            _exit(126);
         ::close(go[1]);
         ::close(err[0]);
-        // Tell the tracer we are parked in read(): whatever this child does before
-        // start() is done by then, so no syscall of ours leaks into the command's trace.
-        if (::write(err[1], "R", 1) != 1)
-            _exit(126);
-        std::uint32_t len = 0;
-        if (!readAll(go[0], &len, sizeof(len)))
-            _exit(126);  // the tracer gave up before releasing us
-        if (len > kMaxFilterLen)
-            childFail(err[1], E2BIG);
-        if (len > 0) {
-            if (!readAll(go[0], g_filter, len * sizeof(sock_filter)))
-                _exit(126);
-            sock_fprog prog{static_cast<unsigned short>(len), g_filter};
-            if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-                syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-                childFail(err[1], errno);
-        }
-        execvp(args[0], args.data());
-        childFail(err[1], errno);
+        runChild(parent, go[0], err[1], args.data());
     }
     ::close(go[0]);
     ::close(err[1]);
     char ready = 0;
     if (!readAll(err[0], &ready, 1)) {
-        // It died before parking (its parent check failed): nothing to trace.
         ::close(go[1]);
         ::close(err[0]);
-        int st;
-        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-        }
+        waitBlocking(pid);
         return makeError(ECHILD, fmt::format("'{}' exited before it could be started", argv[0]));
     }
     fcntl(err[0], F_SETFL, O_NONBLOCK);
@@ -119,28 +131,47 @@ Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
 }
 
 HeldCommand::HeldCommand(HeldCommand&& o) noexcept
-    : pid_(o.pid_), go_fd_(o.go_fd_), err_fd_(o.err_fd_), name_(std::move(o.name_)) {
+    : pid_(o.pid_),
+      go_fd_(o.go_fd_),
+      err_fd_(o.err_fd_),
+      status_(o.status_),
+      name_(std::move(o.name_)) {
     o.pid_ = -1;
     o.go_fd_ = o.err_fd_ = -1;
+    o.status_.reset();
 }
 
 HeldCommand& HeldCommand::operator=(HeldCommand&& o) noexcept {
     if (this != &o) {
-        closeFd(go_fd_);
-        closeFd(err_fd_);
+        closePipes();
+        killAndReap();
         pid_ = o.pid_;
         go_fd_ = o.go_fd_;
         err_fd_ = o.err_fd_;
+        status_ = o.status_;
         name_ = std::move(o.name_);
         o.pid_ = -1;
         o.go_fd_ = o.err_fd_ = -1;
+        o.status_.reset();
     }
     return *this;
 }
 
 HeldCommand::~HeldCommand() {
+    closePipes();
+    killAndReap();
+}
+
+void HeldCommand::closePipes() {
     closeFd(go_fd_);
     closeFd(err_fd_);
+}
+
+void HeldCommand::killAndReap() {
+    if (pid_ > 0 && !status_) {
+        ::kill(pid_, SIGKILL);
+        status_ = waitBlocking(pid_);
+    }
 }
 
 Result<void> HeldCommand::start(const std::vector<sock_filter>& filter) {
@@ -177,4 +208,65 @@ std::optional<Result<void>> HeldCommand::execResult() {
     return Result<void>{};
 }
 
-}  // namespace probectl::ptrace
+Result<void> HeldCommand::release() {
+    if (auto r = start(); !r)
+        return r;
+    for (;;) {
+        if (auto r = execResult())
+            return *r;
+        // A signal (Ctrl-C) does not abandon the wait: the exec is a moment away.
+        pollfd p{err_fd_, POLLIN, 0};
+        if (::poll(&p, 1, -1) < 0 && errno != EINTR)
+            return makeError(errno, fmt::format("waiting for '{}' to start", name_));
+    }
+}
+
+std::optional<int> HeldCommand::tryWait() {
+    if (status_ || pid_ <= 0)
+        return status_;
+    int st = 0;
+    if (::waitpid(pid_, &st, WNOHANG) == pid_)
+        status_ = st;
+    return status_;
+}
+
+void HeldCommand::reaped(int status) {
+    status_ = status;
+}
+
+int HeldCommand::terminate(int grace_ms) {
+    if (pid_ <= 0)
+        return 0;
+    if (status_)
+        return *status_;
+    ::kill(pid_, SIGTERM);
+    for (int waited = 0; waited < grace_ms; waited += 10) {
+        if (auto st = tryWait())
+            return *st;
+        ::usleep(10000);
+    }
+    if (auto st = tryWait())
+        return *st;
+    ::kill(pid_, SIGKILL);
+    status_ = waitBlocking(pid_);
+    return *status_;
+}
+
+int HeldCommand::exitCode(int status) {
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return 1;
+}
+
+std::string HeldCommand::describeStatus(int status) {
+    if (WIFEXITED(status))
+        return fmt::format("exited with status {}", WEXITSTATUS(status));
+    if (WIFSIGNALED(status))
+        return fmt::format("killed by signal {} ({})", WTERMSIG(status),
+                           strsignal(WTERMSIG(status)));
+    return fmt::format("ended with wait status {:#x}", status);
+}
+
+}  // namespace probectl

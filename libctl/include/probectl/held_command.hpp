@@ -1,0 +1,93 @@
+// HeldCommand: the command of `trace -- CMD`, for both backends. It is forked and held
+// before exec (blocked on a pipe) until the tracer has armed its probes, so its first
+// instruction is already traced; it dies with the tracer (PR_SET_PDEATHSIG(SIGKILL), which
+// survives exec), so a SIGKILLed probectl does not leave it running.
+//
+// Two ways to let it go: release() for a tracer that is not its ptrace tracer (the kernel
+// backend: waits until the exec happened or failed), or start() then execResult() for one
+// that is (the ptrace backend: the child stops on its way to exec, so the tracer must keep
+// handling stops until execResult() answers). start() can install a seccomp filter just
+// before exec: it depends on the probes, which are added after the fork.
+//
+// Wait statuses are waitpid(2)'s; exitCode() turns one into the shell's convention.
+#pragma once
+
+#include <linux/filter.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probectl/result.hpp"
+
+namespace probectl {
+
+class HeldCommand {
+  public:
+    // Most BPF instructions start() accepts: the child reads them into a fixed buffer (it
+    // must not allocate between fork and exec).
+    static constexpr std::size_t kMaxFilterLen = 512;
+
+    // No command: pid() is -1, held() false.
+    HeldCommand() = default;
+    // Forks; returns once the child is parked, before it execs (argv[0] is looked up in
+    // PATH then). Errors: EINVAL (empty argv), errno of pipe/fork, ECHILD (the child died
+    // before parking: the parent died meanwhile).
+    static Result<HeldCommand> spawn(const std::vector<std::string>& argv);
+    HeldCommand(HeldCommand&& o) noexcept;
+    // The command this one held is killed and reaped first (see the destructor).
+    HeldCommand& operator=(HeldCommand&& o) noexcept;
+    HeldCommand(const HeldCommand&) = delete;
+    HeldCommand& operator=(const HeldCommand&) = delete;
+    // Closes the pipes (a child still held exits 126), then SIGKILLs and reaps the child
+    // unless it was reaped already (tryWait, terminate, reaped).
+    ~HeldCommand();
+
+    pid_t pid() const { return pid_; }
+    // Spawned and neither start()ed nor release()d.
+    bool held() const { return go_fd_ >= 0; }
+
+    // Lets the child exec and waits until it did. Errors: EINVAL (not held), the child's
+    // errno of a failed exec ("cannot run 'CMD'": ENOENT, EACCES), errno of the pipe write.
+    // Not for a ptrace tracer of the child: see start().
+    Result<void> release();
+    // Lets the child exec without waiting, installing `filter` first if it is not empty
+    // (no_new_privs + SECCOMP_SET_MODE_FILTER). Errors: EINVAL (not held), errno of the
+    // pipe write.
+    Result<void> start(const std::vector<sock_filter>& filter = {});
+    // After start(): nullopt while the child has neither exec'd nor failed; then success
+    // (exec closed the O_CLOEXEC pipe), or the child's errno of a failed exec or filter
+    // install (E2BIG for a filter over kMaxFilterLen).
+    std::optional<Result<void>> execResult();
+
+    // Non-blocking wait (waitpid WNOHANG): the wait status once the child has ended.
+    // Not for a ptrace tracer of the child, whose own wait loop reaps it: it reports
+    // the status with reaped() instead.
+    std::optional<int> tryWait();
+    // The child was reaped elsewhere with this wait status.
+    void reaped(int status);
+    // The wait status, once reaped.
+    std::optional<int> status() const { return status_; }
+    // SIGTERM, up to `grace_ms` for it to exit, then SIGKILL; returns the wait status (the
+    // one it ended with if it was reaped already; 0 without a command).
+    int terminate(int grace_ms = 1000);
+
+    // The shell's convention for a wait status: the exit code, or 128 + signal number.
+    static int exitCode(int status);
+    // "exited with status N" / "killed by signal N (NAME)"
+    static std::string describeStatus(int status);
+
+  private:
+    void closePipes();
+    void killAndReap();
+
+    pid_t pid_ = -1;
+    int go_fd_ = -1;   // write end: filter length (u32) + filter; EOF = give up
+    int err_fd_ = -1;  // read end (O_NONBLOCK): errno from the child, EOF on exec
+    std::optional<int> status_;
+    std::string name_;
+};
+
+}  // namespace probectl

@@ -1,0 +1,90 @@
+// Tracer: one trace, whichever backend produces it: probectl.ko (Session, session.hpp) or
+// ptrace (PtraceSession, ptrace_session.hpp). A trace driver (the CLI's `trace`) runs
+// either through this interface:
+//
+//   open (backend options: the target's pids, follow, a held command)
+//   add(spec)...              every probe armed when add returns
+//   start()                   the held command, if any, is let go to exec
+//   run(cb, should_stop)      events to cb until should_stop(), done(), or an error
+//   stop(cb)                  the remaining events to cb, then per-probe counters
+//   commandStatus() / terminateCommand()
+//
+// Units: timeouts and ticks in milliseconds; Event::timestamp_ns and latency_ns in ns of
+// CLOCK_MONOTONIC; command statuses are waitpid(2) wait statuses (HeldCommand::exitCode
+// turns one into the shell's exit code). Errors are Result values (result.hpp): an errno
+// and a message that names what is at fault; nothing throws.
+//
+// All calls come from one thread (the ptrace backend requires the thread that opened it).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string_view>
+
+#include "probectl/event.hpp"
+#include "probectl/probe_spec.hpp"
+#include "probectl/result.hpp"
+
+namespace probectl {
+
+struct SessionStats;  // session.hpp: per-probe counters, lost records
+
+class Tracer {
+  public:
+    virtual ~Tracer() = default;
+
+    // "kernel" or "ptrace".
+    virtual std::string_view backend() const = 0;
+
+    // Resolves the spec and arms its probe in what is traced; returns the probe's id.
+    // Errors start with the spec text: EINVAL (syntax, caret rendering), ENOENT (unknown
+    // symbol, file or syscall), EOPNOTSUPP (a kind this backend cannot trace), and the
+    // backend's own (kernel extack, ptrace EIO/EPERM).
+    virtual Result<std::uint32_t> add(const ProbeSpec& spec) = 0;
+
+    // Tracing starts: the held command, if any, execs (after this returns it has exec'd).
+    // Nothing to do without a command. Errors: the exec's errno ("cannot run 'CMD'":
+    // ENOENT, EACCES), EINVAL if the command was already started.
+    virtual Result<void> start() = 0;
+
+    // Waits up to timeout_ms (< 0: forever, 0: only what is pending) and delivers the
+    // events that arrived; returns how many (0 on timeout). EINTR when a signal arrived,
+    // returned so that a signal handler can end a loop.
+    virtual Result<std::size_t> poll(int timeout_ms, const EventCallback& cb) = 0;
+
+    // poll() in tick_ms steps until should_stop() returns true (checked before the first
+    // poll and after every one, EINTR included) or done(). Returns the first other error.
+    Result<void> run(const EventCallback& cb, const std::function<bool()>& should_stop,
+                     int tick_ms = 100);
+
+    // True once nothing can produce events any more (the ptrace backend: every traced
+    // thread has exited). The kernel backend is never done on its own.
+    virtual bool done() const = 0;
+
+    // Ends tracing: the events still held (in the kernel's buffers, or taken by stopped
+    // threads) go to `cb`, then the counters of every probe, in the order they were added.
+    // The probes disarm; the command, if any, keeps running untraced.
+    virtual Result<SessionStats> stop(const EventCallback& cb) = 0;
+
+    // The held command's pid, -1 without one.
+    virtual pid_t commandPid() const = 0;
+    // Its wait status once it has ended (reaped without blocking); nullopt while it runs
+    // or without a command.
+    virtual std::optional<int> commandStatus() const = 0;
+    // After stop(): SIGTERM, up to grace_ms to exit, then SIGKILL; its wait status (the
+    // one it ended with if it had already ended). nullopt without a command.
+    virtual std::optional<int> terminateCommand(int grace_ms = 1000) = 0;
+
+  protected:
+    Tracer() = default;
+    Tracer(const Tracer&) = default;
+    Tracer(Tracer&&) = default;
+    Tracer& operator=(const Tracer&) = default;
+    Tracer& operator=(Tracer&&) = default;
+};
+
+}  // namespace probectl

@@ -1,0 +1,183 @@
+// The trace driver against a scripted Tracer: what `probectl trace` prints and exits with,
+// for any backend, without a kernel module or a traced process.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <deque>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "probectl/session.hpp"
+#include "subcommands.hpp"
+
+namespace probectl::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Delivers `events` one per poll, then reports the command's `status` after `polls_to_exit`
+// polls (never, when negative).
+class FakeTracer : public Tracer {
+  public:
+    std::string_view backend() const override { return name; }
+    Result<std::uint32_t> add(const ProbeSpec& spec) override {
+        if (!add_error.empty())
+            return makeError(ENOENT, spec.text + ": " + add_error);
+        specs.push_back(spec.text);
+        return static_cast<std::uint32_t>(specs.size());
+    }
+    Result<void> start() override {
+        ++starts;
+        return {};
+    }
+    Result<std::size_t> poll(int, const EventCallback& cb) override {
+        ++polls;
+        if (!events.empty()) {
+            cb(events.front());
+            events.pop_front();
+            return std::size_t{1};
+        }
+        return std::size_t{0};
+    }
+    bool done() const override { return false; }
+    Result<SessionStats> stop(const EventCallback& cb) override {
+        ++stops;
+        for (const auto& ev : held)
+            cb(ev);
+        SessionStats st;
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+            ProbeStats p;
+            p.id = static_cast<std::uint32_t>(i + 1);
+            p.spec = specs[i];
+            p.hits = p.delivered = 1;
+            st.probes.push_back(p);
+        }
+        return st;
+    }
+    pid_t commandPid() const override { return 4242; }
+    std::optional<int> commandStatus() const override {
+        if (polls_to_exit >= 0 && polls >= polls_to_exit)
+            return status;
+        return std::nullopt;
+    }
+    std::optional<int> terminateCommand(int) override {
+        ++terminations;
+        return SIGTERM;  // "killed by signal 15"
+    }
+
+    std::string name = "kernel";
+    std::string add_error;
+    std::deque<Event> events;
+    std::vector<Event> held;  // delivered by stop()
+    int status = 0;
+    int polls_to_exit = -1;
+    std::vector<std::string> specs;
+    int polls = 0, starts = 0, stops = 0, terminations = 0;
+};
+
+struct Run {
+    int rc = -1;
+    std::string out, err;
+};
+
+Run drive(FakeTracer& t, const std::vector<std::string>& args, int signal = 0) {
+    auto o = parseTraceOptions(args);
+    EXPECT_TRUE(o);
+    std::ostringstream out, err;
+    Io io{out, err};
+    Run r;
+    r.rc = runTrace(t, *o, io, out, [&] { return signal; });
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+Event event(std::uint32_t id, std::string_view spec) {
+    Event ev;
+    ev.probe_id = id;
+    ev.spec = spec;
+    ev.pid = ev.tgid = 4242;
+    ev.comm = "true";
+    return ev;
+}
+
+TEST(TraceDriver, CommandStatusIsTheExitCode) {
+    FakeTracer t;
+    t.events = {event(1, "syscall:getppid"), event(1, "syscall:getppid")};
+    t.held = {event(1, "syscall:getppid")};
+    t.status = 7 << 8;  // exited with 7
+    t.polls_to_exit = 3;
+    auto r = drive(t, {"syscall:getppid", "--", "sh", "-c", "exit 7"});
+    EXPECT_EQ(r.rc, 7);
+    EXPECT_EQ(t.starts, 1);
+    EXPECT_EQ(t.stops, 1);
+    EXPECT_EQ(t.terminations, 0) << "a command that ended is not signalled";
+    EXPECT_THAT(r.err, HasSubstr("Tracing 1 probe in 'sh' (pid 4242). Ends when the command "
+                                 "exits or on Ctrl-C.\n"));
+    EXPECT_THAT(r.err, HasSubstr("'sh' exited with status 7\n"));
+    // Header, the two polled events and the one stop() drained, then the summary.
+    std::istringstream lines(r.out);
+    std::size_t n = 0;
+    for (std::string line; std::getline(lines, line);)
+        n += line.find("syscall:getppid") != std::string::npos;
+    EXPECT_EQ(n, 3u + 1u) << r.out;  // three events + the summary row
+}
+
+TEST(TraceDriver, KilledCommandExitsWith128PlusTheSignal) {
+    FakeTracer t;
+    t.name = "ptrace";
+    t.status = SIGSEGV;
+    t.polls_to_exit = 1;
+    auto r = drive(t, {"syscall:getppid", "--", "crash"});
+    EXPECT_EQ(r.rc, 128 + SIGSEGV);
+    EXPECT_THAT(r.err, HasSubstr("Tracing 1 probe in 'crash' (pid 4242) with ptrace."));
+    EXPECT_THAT(r.err, HasSubstr("'crash' killed by signal 11"));
+}
+
+TEST(TraceDriver, CtrlCEndsTheTraceWithZeroAndTerminatesTheCommand) {
+    FakeTracer t;
+    t.status = 0;
+    t.polls_to_exit = -1;
+    auto r = drive(t, {"syscall:getppid", "--", "sleep", "30"}, SIGINT);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(t.terminations, 1);
+    EXPECT_THAT(r.err, HasSubstr("'sleep' killed by signal 15"));
+}
+
+TEST(TraceDriver, DurationEndsASystemWideTrace) {
+    FakeTracer t;
+    auto r = drive(t, {"syscall:getppid", "--duration", "0.2"});
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_GT(t.polls, 0);
+    EXPECT_EQ(t.terminations, 0);
+    EXPECT_THAT(r.err, HasSubstr("Tracing 1 probe system-wide. Hit Ctrl-C to end."));
+    EXPECT_THAT(r.err, Not(HasSubstr("exited")));
+}
+
+TEST(TraceDriver, AddErrorIsARuntimeErrorBeforeAnythingStarts) {
+    FakeTracer t;
+    t.add_error = "no such symbol";
+    auto r = drive(t, {"kprobe:nope", "--", "true"});
+    EXPECT_EQ(r.rc, kExitRuntime);
+    EXPECT_EQ(t.starts, 0);
+    EXPECT_THAT(r.err, HasSubstr("kprobe:nope: no such symbol"));
+}
+
+TEST(TraceDriver, JsonSummaryObjectAndStraceCountersOnStderr) {
+    FakeTracer t;
+    t.polls_to_exit = 0;
+    auto j = drive(t, {"syscall:getppid", "--format", "json", "--", "true"});
+    EXPECT_THAT(j.out, HasSubstr("\"type\":\"summary\""));
+    FakeTracer s;
+    s.polls_to_exit = 0;
+    auto r = drive(s, {"--syscalls", "getppid", "--", "true"});
+    EXPECT_THAT(r.out, Not(HasSubstr("HITS"))) << "strace layout: counters go to stderr";
+    EXPECT_THAT(r.err, HasSubstr("HITS"));
+}
+
+}  // namespace
+}  // namespace probectl::cli

@@ -1,0 +1,99 @@
+// The trace driver: what `probectl trace` does with a Tracer, whichever backend it is. Adds
+// the specs, prints the banner, lets the command go, prints every event until --duration,
+// Ctrl-C/SIGTERM or the command's exit, then the summary; exits with the command's status.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <optional>
+
+#include "format.hpp"
+#include "probectl/held_command.hpp"
+#include "probectl/session.hpp"
+#include "subcommands.hpp"
+
+namespace probectl::cli {
+
+namespace {
+
+constexpr const char* kCmd = "trace";
+
+// After the events: the JSON summary object, strace's way (counters on stderr), or the table.
+void printTraceSummary(const SessionStats& stats, const TraceLayout& layout, Io& io,
+                       std::ostream& out) {
+    if (layout.json) {
+        out << formatSummaryJson(stats) << '\n';
+    } else if (layout.strace) {
+        out.flush();  // strace's lines only in the output; counters on stderr
+        printSummary(io.err, stats);
+    } else {
+        out << '\n';
+        printSummary(out, stats);
+    }
+    out.flush();
+    if (auto w = lossWarning(stats); !w.empty())
+        io.err << w << '\n';
+}
+
+}  // namespace
+
+int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, std::ostream& out,
+             const std::function<int()>& caught_signal) {
+    for (const auto& spec : o.specs)
+        if (auto id = tracer.add(spec); !id)
+            return runtimeError(io, kCmd, id.error());
+    // Time 0 and --duration count from when every probe is armed (symbol loading before it
+    // can take a while), just before the command is released.
+    const std::uint64_t t0 = monotonicNs();
+    const bool has_command = !o.command.empty();
+    const std::string via =
+        tracer.backend() == "kernel" ? std::string() : fmt::format(" with {}", tracer.backend());
+    io.err << fmt::format(
+        "Tracing {} probe{}{}{}. {}\n", o.specs.size(), o.specs.size() == 1 ? "" : "s",
+        traceTarget(has_command ? o.command[0] : std::string(),
+                    has_command ? tracer.commandPid() : 0, o.pids),
+        via, has_command ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
+    const TraceLayout layout = o.layout();
+    if (!layout.json && !layout.strace)
+        out << eventHeader() << '\n';
+
+    auto onEvent = [&](const Event& ev) { out << formatTraceEvent(ev, t0, layout) << '\n'; };
+    if (auto r = tracer.start(); !r)
+        return runtimeError(io, kCmd, r.error());
+
+    const std::uint64_t deadline =
+        o.duration > 0 ? t0 + static_cast<std::uint64_t>(o.duration * 1e9) : 0;
+    // The command's status as the loop saw it: it ended on its own only if it ended before
+    // we decided to stop.
+    std::optional<int> status;
+    auto shouldStop = [&] {
+        out.flush();
+        if (caught_signal())
+            return true;
+        if (deadline && monotonicNs() >= deadline)
+            return true;
+        if (has_command && !status)
+            status = tracer.commandStatus();
+        return status.has_value();
+    };
+    int rc = kExitOk;
+    if (auto r = tracer.run(onEvent, shouldStop, 50); !r)
+        rc = runtimeError(io, kCmd, r.error());
+
+    // Even after an error or a signal: drain what the backend holds and show the counters.
+    auto stats = tracer.stop(onEvent);
+    if (!stats)
+        return runtimeError(io, kCmd, stats.error());
+    printTraceSummary(*stats, layout, io, out);
+    // CMD ended on its own: its status (strace/perf style). Ended by us (--duration,
+    // Ctrl-C, SIGTERM): 0, the trace did what was asked.
+    const bool ended_itself = status.has_value();
+    if (has_command && !status)
+        status = tracer.terminateCommand();
+    if (status)
+        io.err << fmt::format("'{}' {}\n", o.command[0], HeldCommand::describeStatus(*status));
+    if (rc == kExitOk && ended_itself)
+        return HeldCommand::exitCode(*status);
+    return rc;
+}
+
+}  // namespace probectl::cli

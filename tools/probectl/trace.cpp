@@ -1,8 +1,8 @@
 // probectl trace: add probes for the life of this command, print every event, then the
 // per-probe summary. With `-- CMD`, CMD is forked, held before exec until the probes and its
 // tgid filter are in place, then traced until it exits.
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <pwd.h>
 #include <signal.h>
 
@@ -295,13 +295,12 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
         "Tracing {} probe{}{}. {}\n", o.specs.size(), o.specs.size() == 1 ? "" : "s",
         traceTarget(child ? o.command[0] : std::string(), child ? child->pid() : 0, o.pids),
         child ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
-    const TraceLayout layout = o.layout();
-    if (!layout.json && !layout.strace)
-        *out << eventHeader() << '\n';
+    TracePrinter printer(o.layout(), t0, *out, io.err);
+    printer.header();
 
     std::uint64_t events = 0;
     auto onEvent = [&](const Event& ev) {
-        *out << formatTraceEvent(ev, t0, layout) << '\n';
+        printer.event(ev);
         ++events;
     };
 
@@ -330,16 +329,7 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     auto stats = session->stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
-    if (layout.json) {
-        *out << formatSummaryJson(*stats) << '\n';
-    } else if (layout.strace) {
-        out->flush();  // strace's lines only in the output; counters on stderr
-        printSummary(io.err, *stats);
-    } else {
-        *out << '\n';
-        printSummary(*out, *stats);
-    }
-    out->flush();
+    printer.summary(*stats);
     if (auto w = lossWarning(*stats); !w.empty())
         io.err << w << '\n';
     // CMD ended on its own: its status (strace/perf style). Ended by us (--duration,

@@ -41,11 +41,10 @@ int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
         traceTarget(has_command ? o.command[0] : std::string(),
                     has_command ? session->commandPid() : 0, o.pids),
         has_command ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
-    const TraceLayout layout = o.layout();
-    if (!layout.json && !layout.strace)
-        out << eventHeader() << '\n';
+    TracePrinter printer(o.layout(), t0, out, io.err);
+    printer.header();
 
-    auto onEvent = [&](const Event& ev) { out << formatTraceEvent(ev, t0, layout) << '\n'; };
+    auto onEvent = [&](const Event& ev) { printer.event(ev); };
     if (has_command)
         if (auto r = session->release(); !r)
             return runtimeError(io, kCmd, r.error());
@@ -68,16 +67,7 @@ int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
     auto stats = session->stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
-    if (layout.json) {
-        out << formatSummaryJson(*stats) << '\n';
-    } else if (layout.strace) {
-        out.flush();
-        printSummary(io.err, *stats);
-    } else {
-        out << '\n';
-        printSummary(out, *stats);
-    }
-    out.flush();
+    printer.summary(*stats);
     if (auto w = lossWarning(*stats); !w.empty())
         io.err << w << '\n';
     std::optional<int> status = session->commandStatus();

@@ -117,8 +117,14 @@ TEST(CommandTable, HelpOptionsOfEachCommand) {
                   "  -p [ --pid ] PID                      PATH[:GLOB]: find PATH as process PID \n"
                   "                                        sees it\n" +
                   symbol_sources + "\n");
-    for (const char* name : {"list", "enable", "disable"})
+    for (const char* name : {"enable", "disable"})
         EXPECT_EQ(options(name), "Options:\n  -h [ --help ]         show this help\n\n") << name;
+    EXPECT_THAT(options("list"), HasSubstr("--format FMT"));
+    EXPECT_THAT(options("list"), HasSubstr("text (default) or json"));
+    EXPECT_TRUE(parseListOptions({"--format", "json"}));
+    auto bad = parseListOptions({"--format", "xml"});
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().message, "--format must be text or json, not 'xml'");
     for (const char* name : {"add", "remove", "trace"})
         EXPECT_THAT(options(name), Not(HasSubstr("--kallsyms"))) << name;
 }

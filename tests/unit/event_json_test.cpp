@@ -1,7 +1,12 @@
+// The JSON back end's event objects (schema in event_json.hpp), from Events.
 #include "probectl/event_json.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "probectl/event_print.hpp"
 
 using namespace probectl;
 using json = nlohmann::ordered_json;
@@ -16,14 +21,28 @@ FetchedValue value(std::string name, FetchType t, std::uint64_t raw) {
     return v;
 }
 
-DecodedEvent openatEvent() {
-    DecodedEvent e;
+std::string line(const Event& e) {
+    std::ostringstream os;
+    printEvent(*makeJsonPrinter(os), e, {});
+    std::string s = os.str();
+    EXPECT_EQ(s.back(), '\n');
+    s.pop_back();
+    return s;
+}
+
+json eventToJson(const Event& e) {
+    return json::parse(line(e));
+}
+
+// A kretprobe with fetch arguments (entry values) and its return.
+Event openatEvent() {
+    Event e;
     e.timestamp_ns = 123456789;
     e.cpu = 1;
-    e.pid = 100;
-    e.tid = 101;
+    e.tgid = 100;
+    e.pid = 101;
     e.comm = "cat";
-    e.probe = "syscall:openat";
+    e.spec = "kretprobe:do_sys_openat2 dfd=$arg1:s32";
     e.probe_id = 7;
     e.ip = 0xffffffff81234560;
     e.values.push_back(value("dfd", FetchType::S32, 0xffffff9c));
@@ -34,26 +53,25 @@ DecodedEvent openatEvent() {
     e.values.push_back(path);
     e.values.push_back(value("flags", FetchType::X32, 0x80000));
     e.values.push_back(value("mode", FetchType::U16, 0644));
+    e.is_return = true;
     e.retval = 3;
     e.latency_ns = 2500;
-    e.syscall = "openat(AT_FDCWD, \"/etc/passwd\", O_RDONLY|O_CLOEXEC) = 3";
     return e;
 }
 
 }  // namespace
 
 TEST(EventJson, EventSchema) {
-    const json j = eventToJson(openatEvent());
-    EXPECT_EQ(toJsonLine(j),
+    EXPECT_EQ(line(openatEvent()),
               "{\"type\":\"event\",\"ts_ns\":123456789,\"cpu\":1,\"pid\":100,\"tid\":101,"
-              "\"comm\":\"cat\",\"probe\":\"syscall:openat\",\"probe_id\":7,"
-              "\"ip\":\"0xffffffff81234560\",\"args\":{\"dfd\":-100,\"path\":\"/etc/passwd\","
-              "\"flags\":\"0x80000\",\"mode\":420},\"retval\":3,\"latency_ns\":2500,"
-              "\"syscall\":\"openat(AT_FDCWD, \\\"/etc/passwd\\\", O_RDONLY|O_CLOEXEC) = 3\"}");
+              "\"comm\":\"cat\",\"probe\":\"kretprobe:do_sys_openat2 dfd=$arg1:s32\","
+              "\"probe_id\":7,\"ip\":\"0xffffffff81234560\",\"args\":{\"dfd\":-100,"
+              "\"path\":\"/etc/passwd\",\"flags\":\"0x80000\",\"mode\":420},\"retval\":3,"
+              "\"latency_ns\":2500}");
 }
 
 TEST(EventJson, FaultIsNullAndListedNeverEmpty) {
-    DecodedEvent e = openatEvent();
+    Event e = openatEvent();
     e.values[1].faulted = true;
     e.values[1].str.clear();
     e.values[3].faulted = true;
@@ -63,11 +81,11 @@ TEST(EventJson, FaultIsNullAndListedNeverEmpty) {
     EXPECT_EQ(j["faults"], json::array({"path", "mode"}));
     EXPECT_FALSE(j.contains("truncated"));
     // The line shows null, not "" or 0.
-    EXPECT_THAT(toJsonLine(j), ::testing::HasSubstr("\"path\":null"));
+    EXPECT_THAT(line(e), ::testing::HasSubstr("\"path\":null"));
 }
 
 TEST(EventJson, TruncatedArraysAndWidths) {
-    DecodedEvent e;
+    Event e;
     FetchedValue s;
     s.name = "s";
     s.type = FetchType::String;
@@ -99,13 +117,15 @@ TEST(EventJson, TruncatedArraysAndWidths) {
     EXPECT_FALSE(j.contains("faults"));
 }
 
-TEST(EventJson, NoArgsNoArgsKey) {
-    DecodedEvent e;
+TEST(EventJson, ReturnWithoutValuesHasNoArgsKey) {
+    Event e;
+    e.is_return = true;
     EXPECT_FALSE(eventToJson(e).contains("args"));
+    EXPECT_EQ(eventToJson(e)["retval"], 0);
 }
 
 TEST(EventJson, InvalidUtf8IsReplacedNotThrown) {
-    DecodedEvent e;
+    Event e;
     FetchedValue s;
     s.name = "s";
     s.type = FetchType::Ustring;
@@ -113,15 +133,25 @@ TEST(EventJson, InvalidUtf8IsReplacedNotThrown) {
         "a\xff"
         "b";
     e.values.push_back(s);
-    EXPECT_THAT(toJsonLine(eventToJson(e)), ::testing::HasSubstr("\"s\":\"a\xef\xbf\xbd"
-                                                                 "b\""));
+    EXPECT_THAT(line(e), ::testing::HasSubstr("\"s\":\"a\xef\xbf\xbd"
+                                              "b\""));
 }
 
 TEST(EventJson, Summary) {
-    const json j = summaryToJson({{1, "syscall:openat", 10, 8, 2, 0, 5, 4}}, 3);
-    EXPECT_EQ(toJsonLine(j),
+    std::ostringstream os;
+    printSummary(*makeJsonPrinter(os),
+                 {{1,
+                   "syscall:openat",
+                   {{"hits", 10},
+                    {"delivered", 8},
+                    {"dropped", 2},
+                    {"nmissed", 0},
+                    {"filtered", 5},
+                    {"rejected", 4}}}},
+                 3, 1);
+    EXPECT_EQ(os.str(),
               "{\"type\":\"summary\",\"probes\":[{\"id\":1,\"probe\":\"syscall:openat\","
               "\"hits\":10,\"delivered\":8,\"dropped\":2,\"nmissed\":0,\"filtered\":5,"
               "\"rejected\":4}],"
-              "\"lost\":3}");
+              "\"lost\":3,\"overruns\":1}\n");
 }

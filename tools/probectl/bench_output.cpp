@@ -9,7 +9,7 @@
 
 #include "bench.hpp"
 #include "bench_output.hpp"
-#include "table.hpp"
+#include "probectl/text_table.hpp"
 
 namespace probectl::cli::bench {
 

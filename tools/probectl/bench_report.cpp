@@ -6,7 +6,7 @@
 #include <ostream>
 
 #include "bench.hpp"
-#include "table.hpp"
+#include "probectl/text_table.hpp"
 
 namespace probectl::cli::bench {
 

@@ -1,14 +1,10 @@
 #include "format.hpp"
 
-#include "probectl/event_json.hpp"
-#include "probectl/syscall_probe.hpp"
-
 #include <fmt/format.h>
 #include <time.h>
 
 #include <ostream>
-
-#include "table.hpp"
+#include <sstream>
 
 namespace probectl::cli {
 
@@ -19,140 +15,59 @@ std::uint64_t monotonicNs() {
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-std::string formatLatency(std::uint64_t ns) {
-    auto sig3 = [](double v, const char* unit) {
-        if (v >= 100)
-            return fmt::format("{:.0f}{}", v, unit);
-        if (v >= 10)
-            return fmt::format("{:.1f}{}", v, unit);
-        return fmt::format("{:.2f}{}", v, unit);
-    };
-    if (ns < 1000)
-        return fmt::format("{}ns", ns);
-    if (ns < 1000000)
-        return sig3(static_cast<double>(ns) / 1e3, "us");
-    if (ns < 1000000000)
-        return sig3(static_cast<double>(ns) / 1e6, "ms");
-    return sig3(static_cast<double>(ns) / 1e9, "s");
+TracePrinter::TracePrinter(const TraceLayout& layout, std::uint64_t t0_ns, std::ostream& out,
+                           std::ostream& err)
+    : layout_(layout),
+      format_{t0_ns, layout.strace, layout.pid_prefix},
+      out_(makePrinter(layout.json, out)),
+      err_(err) {}
+
+void TracePrinter::header() {
+    if (!layout_.strace)
+        printEventHeader(*out_);
 }
 
-std::string formatSyscallEvent(const Event& ev, bool align) {
-    StraceOptions so;
-    so.align = align;
-    const SyscallPlan& plan = *ev.syscall;
-    return formatSyscall(syscallRecord(ev, plan, ev.syscall_returned),
-                         systemSyscallTable().find(plan.name), so);
+void TracePrinter::event(const Event& ev) {
+    printEvent(*out_, ev, format_);
 }
 
-std::string formatTraceEvent(const Event& ev, std::uint64_t t0_ns, const TraceLayout& layout) {
-    if (layout.json)
-        return formatEventJson(ev);
-    if (!layout.strace || !ev.syscall)
-        return formatEvent(ev, t0_ns);
-    // strace -f -o FILE: the pid, left-aligned in 5 columns, before every line.
-    std::string line = layout.pid_prefix ? fmt::format("{:<5} ", ev.pid) : std::string();
-    return line + formatSyscallEvent(ev, true);
-}
-
-std::string eventHeader() {
-    return fmt::format("{:>12} {:>5} {:<16} {:>7} {}", "TIME(s)", "CPU", "COMM", "PID",
-                       "PROBE  ARGS");
-}
-
-std::string formatEvent(const Event& ev, std::uint64_t t0_ns) {
-    // Events from a probe armed before the last one can precede t0: shown negative rather
-    // than clamped to 0.
-    const bool early = ev.timestamp_ns < t0_ns;
-    const std::uint64_t rel = early ? t0_ns - ev.timestamp_ns : ev.timestamp_ns - t0_ns;
-    const std::string secs = fmt::format("{}{}", early ? "-" : "", rel / 1000000000);
-    // With fetch arguments the spec's location names the probe and the values replace the
-    // raw registers.
-    std::string probe =
-        ev.spec.empty() ? fmt::format("probe#{}", ev.probe_id) : std::string(ev.spec);
-    if (!ev.values.empty())
-        probe = probe.substr(0, probe.find(' '));
-    std::string line = fmt::format("{:>5}.{:06} [{:03}] {:<16} {:>7} {}", secs,
-                                   (rel % 1000000000) / 1000, ev.cpu, ev.comm, ev.pid, probe);
-    if (ev.syscall) {
-        line += "  " + formatSyscallEvent(ev, false);
-    } else if (!ev.values.empty()) {
-        line += "  " + formatFetchedValues(ev.values);
-        if (ev.is_return)
-            line += fmt::format(" lat={}", formatLatency(ev.latency_ns));
-    } else if (ev.is_return) {
-        line += fmt::format("  ret={} ({:#x}) lat={}", static_cast<std::int64_t>(ev.retval),
-                            ev.retval, formatLatency(ev.latency_ns));
+void TracePrinter::summary(const SessionStats& stats) {
+    if (layout_.json) {
+        printSummary(*out_, stats);
+    } else if (layout_.strace) {
+        out_->flush();  // strace's lines only in the output; counters on stderr
+        auto err = makeTextPrinter(err_);
+        printSummary(*err, stats);
     } else {
-        line += " ";
-        for (std::size_t i = 0; i < ev.args.size(); ++i)
-            line += fmt::format(" arg{}={:#x}", i, ev.args[i]);
+        out_->text("");  // a blank line between the events and the summary
+        out_->endRecord();
+        printSummary(*out_, stats);
     }
-    return line;
+    out_->flush();
 }
 
-std::string formatEventJson(const Event& ev) {
-    DecodedEvent d;
-    d.timestamp_ns = ev.timestamp_ns;
-    d.cpu = ev.cpu;
-    d.pid = ev.tgid;
-    d.tid = ev.pid;
-    d.comm = ev.comm;
-    d.probe = ev.spec;
-    d.probe_id = ev.probe_id;
-    d.ip = ev.ip;
-    d.values = ev.values;
-    if (ev.syscall) {
-        d.syscall = formatSyscallEvent(ev, false);
-        if (ev.syscall_returned) {
-            d.retval = static_cast<std::int64_t>(ev.retval);
-            d.latency_ns = ev.latency_ns;
-        }
-    } else if (d.values.empty() && !ev.is_return) {
-        for (std::size_t i = 0; i < ev.args.size(); ++i) {
-            FetchedValue v;
-            v.name = fmt::format("arg{}", i);
-            v.type = FetchType::X64;
-            v.raw = ev.args[i];
-            d.values.push_back(std::move(v));
-        }
-    }
-    if (ev.is_return) {
-        d.retval = static_cast<std::int64_t>(ev.retval);
-        d.latency_ns = ev.latency_ns;
-    }
-    return toJsonLine(eventToJson(d));
+void TracePrinter::flush() {
+    out_->flush();
 }
 
-std::string formatSummaryJson(const SessionStats& stats) {
-    std::vector<ProbeSummary> probes;
-    for (const auto& p : stats.probes)
-        probes.push_back(
-            {p.id, p.spec, p.hits, p.delivered, p.dropped, p.nmissed, p.filtered, p.rejected});
-    return toJsonLine(summaryToJson(probes, stats.lost));
+std::vector<Counter> summaryCounters(const ProbeStats& p) {
+    return {{"hits", p.hits},       {"delivered", p.delivered}, {"dropped", p.dropped},
+            {"nmissed", p.nmissed}, {"filtered", p.filtered},   {"rejected", p.rejected}};
 }
 
-void printSummary(std::ostream& os, const SessionStats& stats) {
-    using A = Table::Align;
-    Table t({{"PROBE", A::Left},
-             {"HITS", A::Right},
-             {"DELIVERED", A::Right},
-             {"DROPPED", A::Right},
-             {"NMISSED", A::Right},
-             {"FILTERED", A::Right},
-             {"REJECTED", A::Right}});
-    bool any_filter = false;
-    for (const auto& p : stats.probes) {
-        t.add({p.spec, std::to_string(p.hits), std::to_string(p.delivered),
-               std::to_string(p.dropped), std::to_string(p.nmissed), std::to_string(p.filtered),
-               std::to_string(p.rejected)});
-        any_filter |= p.filtered || p.rejected;
-    }
-    t.print(os);
-    if (any_filter)
-        os << "FILTERED: skipped by the process filter (not in HITS); REJECTED: hits the "
-              "spec's `if` predicate rejected (HITS = DELIVERED + DROPPED + REJECTED)\n";
-    os << fmt::format("lost records: {} (session), receive-buffer overruns: {}\n", stats.lost,
-                      stats.overruns);
+std::vector<Counter> listCounters(const ProbeInfo& p) {
+    return {{"hits", p.hits},
+            {"nmissed", p.nmissed},
+            {"dropped", p.dropped},
+            {"filtered", p.filtered},
+            {"rejected", p.rejected}};
+}
+
+void printSummary(Printer& p, const SessionStats& stats) {
+    std::vector<ProbeCounters> rows;
+    for (const auto& s : stats.probes)
+        rows.push_back({s.id, s.spec, summaryCounters(s)});
+    printSummary(p, rows, stats.lost, stats.overruns);
 }
 
 std::string lossWarning(const SessionStats& stats) {
@@ -170,27 +85,80 @@ std::string lossWarning(const SessionStats& stats) {
         dropped, nmissed, stats.lost, stats.overruns);
 }
 
-void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes) {
+void printProbeList(Printer& p, const std::vector<ProbeInfo>& probes) {
     using A = Table::Align;
-    Table t({{"ID", A::Right},
-             {"KIND", A::Left},
-             {"LOCATION", A::Left},
-             {"ADDRESS", A::Left},
-             {"OWNER", A::Right},
-             {"PERSISTENT", A::Left},
-             {"ENABLED", A::Left},
-             {"HITS", A::Right},
-             {"NMISSED", A::Right},
-             {"DROPPED", A::Right},
-             {"FILTERED", A::Right},
-             {"REJECTED", A::Right}});
-    for (const auto& p : probes)
-        t.add({std::to_string(p.id), p.syscall() ? "syscall" : toString(p.kind), p.location(),
-               p.addr ? fmt::format("{:#018x}", p.addr) : "-",
-               p.owner ? std::to_string(p.owner) : "-", p.persistent() ? "yes" : "no",
-               p.enabled() ? "yes" : "no", std::to_string(p.hits), std::to_string(p.nmissed),
-               std::to_string(p.dropped), std::to_string(p.filtered), std::to_string(p.rejected)});
-    t.print(os);
+    std::vector<Table::Column> cols = {
+        {"ID", A::Right},    {"KIND", A::Left},       {"LOCATION", A::Left}, {"ADDRESS", A::Left},
+        {"OWNER", A::Right}, {"PERSISTENT", A::Left}, {"ENABLED", A::Left}};
+    auto counters = counterColumns(listCounters(ProbeInfo{}));
+    cols.insert(cols.end(), counters.begin(), counters.end());
+    p.beginRecord("list");
+    p.beginTable("probes", std::move(cols));
+    for (const auto& probe : probes) {
+        p.beginRow();
+        p.u64(Show::Any, "id", "{}", probe.id);
+        p.str(Show::Any, "kind", "{}", probe.syscall() ? "syscall" : toString(probe.kind));
+        p.str(Show::Any, "location", "{}", probe.location());
+        if (probe.addr)
+            p.hex(Show::Any, "address", "{:#018x}", probe.addr);
+        else
+            p.null(Show::Any, "address", "-");
+        if (probe.owner)
+            p.u64(Show::Any, "owner", "{}", probe.owner);
+        else
+            p.null(Show::Any, "owner", "-");
+        p.boolean(Show::Any, "persistent", probe.persistent());
+        p.boolean(Show::Any, "enabled", probe.enabled());
+        printCounters(p, listCounters(probe));
+        p.endRow();
+    }
+    p.endTable();
+    p.endRecord();
+}
+
+namespace {
+
+// The printed text without the record's final newline.
+template <typename F>
+std::string capture(bool json, F print) {
+    std::ostringstream os;
+    print(*makePrinter(json, os));
+    std::string s = os.str();
+    if (!s.empty() && s.back() == '\n')
+        s.pop_back();
+    return s;
+}
+
+}  // namespace
+
+std::string formatEvent(const Event& ev, std::uint64_t t0_ns) {
+    return formatTraceEvent(ev, t0_ns, {});
+}
+
+std::string formatEventJson(const Event& ev) {
+    return formatTraceEvent(ev, 0, {.json = true});
+}
+
+std::string formatTraceEvent(const Event& ev, std::uint64_t t0_ns, const TraceLayout& layout) {
+    return capture(layout.json, [&](Printer& p) {
+        printEvent(p, ev, {t0_ns, layout.strace, layout.pid_prefix});
+    });
+}
+
+std::string eventHeader() {
+    return capture(false, [](Printer& p) { printEventHeader(p); });
+}
+
+std::string formatSummaryJson(const SessionStats& stats) {
+    return capture(true, [&](Printer& p) { printSummary(p, stats); });
+}
+
+void printSummary(std::ostream& os, const SessionStats& stats) {
+    printSummary(*makeTextPrinter(os), stats);
+}
+
+void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes, bool json) {
+    printProbeList(*makePrinter(json, os), probes);
 }
 
 }  // namespace probectl::cli

@@ -1,56 +1,71 @@
-// Text printers shared by trace/list: one event per line, the end-of-trace summary, the
-// probe list. Pure functions of their inputs so tests can pin the format down.
+// trace/list output through one printer (probectl/printer.hpp, event_print.hpp): text and
+// JSON come from the same calls. The string/ostream helpers are for tests and small callers.
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "probectl/client.hpp"
 #include "probectl/event.hpp"
+#include "probectl/event_print.hpp"
+#include "probectl/printer.hpp"
 #include "probectl/session.hpp"
 
 namespace probectl::cli {
 
-// "12.3us": ns below 1us, us below 1ms, ms below 1s, s above; three significant digits.
-std::string formatLatency(std::uint64_t ns);
-
-// One trace line:
-//   TIME(s since t0_ns, 6 decimals) [CPU] COMM PID SPEC  arg0=0x.. ... arg5=0x..
-//   TIME [CPU] COMM PID SPEC  ret=N (0x..) lat=12.3us            (returns)
-// Records older than t0_ns print as time 0 (clocks are the same: CLOCK_MONOTONIC).
-std::string formatEvent(const Event& ev, std::uint64_t t0_ns);
-// A syscall:NAME event as strace prints the call: `openat(AT_FDCWD, "/etc/passwd",
-// O_RDONLY|O_CLOEXEC) = 3` (strace_format.hpp; ev.syscall must be set). `align` pads the
-// call to strace's column 40.
-std::string formatSyscallEvent(const Event& ev, bool align);
-// Column header matching formatEvent.
-std::string eventHeader();
-
-// --format json: one JSON Lines object per event (schema: probectl/event_json.hpp). Events
-// without fetch arguments carry their six argument registers as args arg0..arg5 (x64).
-std::string formatEventJson(const Event& ev);
-// The final summary object: per-probe counters and the session's lost records.
-std::string formatSummaryJson(const SessionStats& stats);
-
-// Per-probe table (PROBE HITS DELIVERED DROPPED NMISSED FILTERED) and the lost line.
-void printSummary(std::ostream& os, const SessionStats& stats);
-// "warning: ..." describing every loss, or "" when nothing was lost.
-std::string lossWarning(const SessionStats& stats);
-
-// `probectl list` table: ID KIND LOCATION ADDRESS OWNER PERSISTENT ENABLED HITS NMISSED
-// DROPPED FILTERED. KIND is "syscall" for PROBECTL_PROBE_F_SYSCALL kprobes.
-void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes);
-
 // How `trace` prints events: the event line (default), JSON Lines, or, with --syscalls,
-// strace's own lines (pid-prefixed like `strace -f -o FILE` when `pid_prefix`).
+// strace's own lines (tid-prefixed like `strace -f -o FILE` when `pid_prefix`).
 struct TraceLayout {
     bool json = false;
     bool strace = false;
     bool pid_prefix = false;
 };
+
+// What a trace driver prints, whatever the backend: the header, each event, the summary.
+// Events and header go to `out`; with strace lines the summary goes to `err` (strace's
+// lines alone in the output).
+class TracePrinter {
+  public:
+    TracePrinter(const TraceLayout& layout, std::uint64_t t0_ns, std::ostream& out,
+                 std::ostream& err);
+    void header();
+    void event(const Event& ev);
+    void summary(const SessionStats& stats);
+    void flush();
+
+  private:
+    TraceLayout layout_;
+    EventFormat format_;
+    std::unique_ptr<Printer> out_;
+    std::ostream& err_;
+};
+
+// The counters of a summary row / list row, in the order their columns show.
+std::vector<Counter> summaryCounters(const ProbeStats& p);
+std::vector<Counter> listCounters(const ProbeInfo& p);
+
+// Summary: text (table PROBE HITS DELIVERED DROPPED NMISSED FILTERED REJECTED, lost line)
+// or the JSON summary object (event_json.hpp).
+void printSummary(Printer& p, const SessionStats& stats);
+// "warning: ..." describing every loss, or "" when nothing was lost.
+std::string lossWarning(const SessionStats& stats);
+
+// `probectl list`: text table ID KIND LOCATION ADDRESS OWNER PERSISTENT ENABLED HITS
+// NMISSED DROPPED FILTERED REJECTED, or {"type":"list","probes":[...]}. KIND is "syscall"
+// for PROBECTL_PROBE_F_SYSCALL kprobes.
+void printProbeList(Printer& p, const std::vector<ProbeInfo>& probes);
+
+// Text/JSON of one event, summary or list, as a string or on a stream (tests).
+std::string formatEvent(const Event& ev, std::uint64_t t0_ns);
+std::string formatEventJson(const Event& ev);
+std::string formatSummaryJson(const SessionStats& stats);
 std::string formatTraceEvent(const Event& ev, std::uint64_t t0_ns, const TraceLayout& layout);
+std::string eventHeader();
+void printSummary(std::ostream& os, const SessionStats& stats);
+void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes, bool json = false);
 
 // CLOCK_MONOTONIC now, ns: the clock of Event::timestamp_ns.
 std::uint64_t monotonicNs();

@@ -1,4 +1,6 @@
 // probectl list: every probe the module holds, of every owner.
+#include <fmt/format.h>
+
 #include <ostream>
 
 #include "format.hpp"
@@ -13,9 +15,13 @@ namespace {
 constexpr const char* kCmd = "list";
 }
 
-po::options_description listOptionsDescription(ListOptions*) {
+po::options_description listOptionsDescription(ListOptions* o) {
     po::options_description d("Options");
-    d.add_options()("help,h", "show this help");
+    d.add_options()  //
+        ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
+         "text (default) or json: one object {\"type\":\"list\",\"probes\":[...]} with "
+         "the same fields and numbers as the table")  //
+        ("help,h", "show this help");
     return d;
 }
 
@@ -28,6 +34,8 @@ Parsed<ListOptions> parseListOptions(const std::vector<std::string>& args) {
     if (!r)
         return std::move(r).error();
     o.help = *r;
+    if (o.format != "text" && o.format != "json")
+        return UsageError{fmt::format("--format must be text or json, not '{}'", o.format)};
     return o;
 }
 
@@ -39,7 +47,7 @@ int runList(const std::vector<std::string>& args, Io& io) {
         auto probes = client.listProbes();
         if (!probes)
             return runtimeError(io, kCmd, probes.error());
-        printProbeList(io.out, *probes);
+        printProbeList(io.out, *probes, o->format == "json");
         return kExitOk;
     });
 }

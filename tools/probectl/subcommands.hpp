@@ -73,6 +73,7 @@ int runAdd(const std::vector<std::string>& args, Io& io);
 
 // list.cpp
 struct ListOptions {
+    std::string format = "text";  // --format text|json
     bool help = false;
 };
 Parsed<ListOptions> parseListOptions(const std::vector<std::string>& args);

@@ -12,7 +12,7 @@
 #include "probectl/tracepoints.hpp"
 #include "probectl/user_target.hpp"
 #include "subcommands.hpp"
-#include "table.hpp"
+#include "probectl/text_table.hpp"
 
 namespace po = boost::program_options;
 

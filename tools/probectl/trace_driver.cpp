@@ -17,23 +17,6 @@ namespace {
 
 constexpr const char* kCmd = "trace";
 
-// After the events: the JSON summary object, strace's way (counters on stderr), or the table.
-void printTraceSummary(const SessionStats& stats, const TraceLayout& layout, Io& io,
-                       std::ostream& out) {
-    if (layout.json) {
-        out << formatSummaryJson(stats) << '\n';
-    } else if (layout.strace) {
-        out.flush();  // strace's lines only in the output; counters on stderr
-        printSummary(io.err, stats);
-    } else {
-        out << '\n';
-        printSummary(out, stats);
-    }
-    out.flush();
-    if (auto w = lossWarning(stats); !w.empty())
-        io.err << w << '\n';
-}
-
 }  // namespace
 
 int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, std::ostream& out,
@@ -52,11 +35,10 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, std::ostream& out,
         traceTarget(has_command ? o.command[0] : std::string(),
                     has_command ? tracer.commandPid() : 0, o.pids),
         via, has_command ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
-    const TraceLayout layout = o.layout();
-    if (!layout.json && !layout.strace)
-        out << eventHeader() << '\n';
+    TracePrinter printer(o.layout(), t0, out, io.err);
+    printer.header();
 
-    auto onEvent = [&](const Event& ev) { out << formatTraceEvent(ev, t0, layout) << '\n'; };
+    auto onEvent = [&](const Event& ev) { printer.event(ev); };
     if (auto r = tracer.start(); !r)
         return runtimeError(io, kCmd, r.error());
 
@@ -66,7 +48,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, std::ostream& out,
     // we decided to stop.
     std::optional<int> status;
     auto shouldStop = [&] {
-        out.flush();
+        printer.flush();
         if (caught_signal())
             return true;
         if (deadline && monotonicNs() >= deadline)
@@ -83,7 +65,9 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, std::ostream& out,
     auto stats = tracer.stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
-    printTraceSummary(*stats, layout, io, out);
+    printer.summary(*stats);
+    if (auto w = lossWarning(*stats); !w.empty())
+        io.err << w << '\n';
     // CMD ended on its own: its status (strace/perf style). Ended by us (--duration,
     // Ctrl-C, SIGTERM): 0, the trace did what was asked.
     const bool ended_itself = status.has_value();

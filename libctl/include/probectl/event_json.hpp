@@ -1,10 +1,12 @@
 // JSON Lines output: one JSON object per event, and a summary object at the end of a trace
-// (nlohmann-json). Same fields as the text format.
+// (nlohmann-json). Written by the JSON back end of printer.hpp from the same calls as the
+// text (event_print.hpp), so the fields and numbers are the text's.
 //
 // Event object (keys absent when the value does not apply):
 //   "type":       "event"
 //   "ts_ns":      CLOCK_MONOTONIC timestamp, ns (number)
-//   "cpu", "pid", "tid": numbers (pid = process id / tgid, tid = thread id)
+//   "cpu":        number
+//   "pid", "tid": numbers (pid = process id / tgid, tid = thread id: the text's TID column)
 //   "comm":       task name (string)
 //   "probe":      probe spec text, e.g. "syscall:openat" (string); "probe_id": number
 //   "ip":         probed address, "0x..." (string: 64-bit addresses exceed JSON's exact range
@@ -23,7 +25,13 @@
 //
 // Summary object:
 //   {"type": "summary", "probes": [{"id", "probe", "hits", "delivered", "dropped",
-//    "nmissed", "filtered", "rejected"}...], "lost": records lost by the session's transport}
+//    "nmissed", "filtered", "rejected"}...], "lost": records lost by the session's transport,
+//    "overruns": socket receive-buffer overruns}
+//
+// List object (probectl list --format json):
+//   {"type": "list", "probes": [{"id", "kind", "location", "address" ("0x..", null when
+//    none), "owner" (null when persistent), "persistent", "enabled" (booleans), "hits",
+//    "nmissed", "dropped", "filtered", "rejected"}...]}
 //
 // Objects are nlohmann::ordered_json so keys print in the order above and args in fetch
 // order. Strings are bytes from the traced program; bytes that are not valid UTF-8 are written as
@@ -41,40 +49,8 @@
 
 namespace probectl {
 
-struct DecodedEvent {
-    std::uint64_t timestamp_ns = 0;
-    std::uint32_t cpu = 0;
-    std::uint32_t pid = 0;  // process (tgid)
-    std::uint32_t tid = 0;  // thread
-    std::string comm;
-    std::string probe;  // spec text
-    std::uint32_t probe_id = 0;
-    std::uint64_t ip = 0;
-    std::vector<FetchedValue> values;
-    std::optional<std::int64_t> retval;
-    std::optional<std::uint64_t> latency_ns;
-    std::optional<std::string> syscall;  // strace-style line
-};
-
-struct ProbeSummary {
-    std::uint32_t id = 0;
-    std::string probe;
-    std::uint64_t hits = 0;
-    std::uint64_t delivered = 0;
-    std::uint64_t dropped = 0;
-    std::uint64_t nmissed = 0;
-    std::uint64_t filtered = 0;
-    std::uint64_t rejected = 0;
-};
-
 // The JSON value of one fetched value (null when faulted), per the table above.
 nlohmann::ordered_json fetchedValueToJson(const FetchedValue& v);
-
-// The event object described above.
-nlohmann::ordered_json eventToJson(const DecodedEvent& e);
-
-// The summary object described above.
-nlohmann::ordered_json summaryToJson(const std::vector<ProbeSummary>& probes, std::uint64_t lost);
 
 // One line of JSON Lines: compact, no trailing newline, invalid UTF-8 replaced.
 std::string toJsonLine(const nlohmann::ordered_json& j);

@@ -1,4 +1,4 @@
-// DecodedEvent / ProbeSummary -> JSON objects (schema in event_json.hpp).
+// Fetched values as JSON, and JSON Lines text (schema in event_json.hpp).
 #include "probectl/event_json.hpp"
 
 #include <fmt/format.h>
@@ -29,58 +29,6 @@ nlohmann::ordered_json fetchedValueToJson(const FetchedValue& v) {
         return a;
     }
     return integer(v.type, v.raw);
-}
-
-nlohmann::ordered_json eventToJson(const DecodedEvent& e) {
-    nlohmann::ordered_json j = {
-        {"type", "event"},
-        {"ts_ns", e.timestamp_ns},
-        {"cpu", e.cpu},
-        {"pid", e.pid},
-        {"tid", e.tid},
-        {"comm", e.comm},
-        {"probe", e.probe},
-        {"probe_id", e.probe_id},
-        {"ip", fmt::format("{:#x}", e.ip)},
-    };
-    // ordered_json keeps keys in insertion order: args stay in fetch order.
-    nlohmann::ordered_json args = nlohmann::ordered_json::object();
-    auto faults = nlohmann::ordered_json::array();
-    auto truncated = nlohmann::ordered_json::array();
-    for (const auto& v : e.values) {
-        args[v.name] = fetchedValueToJson(v);
-        if (v.faulted)
-            faults.push_back(v.name);
-        else if (v.truncated)
-            truncated.push_back(v.name);
-    }
-    if (!e.values.empty())
-        j["args"] = std::move(args);
-    if (!faults.empty())
-        j["faults"] = faults;
-    if (!truncated.empty())
-        j["truncated"] = truncated;
-    if (e.retval)
-        j["retval"] = *e.retval;
-    if (e.latency_ns)
-        j["latency_ns"] = *e.latency_ns;
-    if (e.syscall)
-        j["syscall"] = *e.syscall;
-    return j;
-}
-
-nlohmann::ordered_json summaryToJson(const std::vector<ProbeSummary>& probes, std::uint64_t lost) {
-    auto list = nlohmann::ordered_json::array();
-    for (const auto& p : probes)
-        list.push_back({{"id", p.id},
-                        {"probe", p.probe},
-                        {"hits", p.hits},
-                        {"delivered", p.delivered},
-                        {"dropped", p.dropped},
-                        {"nmissed", p.nmissed},
-                        {"filtered", p.filtered},
-                        {"rejected", p.rejected}});
-    return {{"type", "summary"}, {"probes", list}, {"lost", lost}};
 }
 
 std::string toJsonLine(const nlohmann::ordered_json& j) {

@@ -1,12 +1,12 @@
-// Plain-text tables for list/summary/symbols output: columns sized to their widest cell,
-// numbers right-aligned so counters line up.
+// Plain-text tables for list/summary/symbols output (and the text printer's tables): columns sized
+// to their widest cell, numbers right-aligned so counters line up.
 #pragma once
 
 #include <iosfwd>
 #include <string>
 #include <vector>
 
-namespace probectl::cli {
+namespace probectl {
 
 class Table {
   public:
@@ -22,10 +22,12 @@ class Table {
     std::size_t rows() const { return rows_.size(); }
     // Header line then rows, columns separated by two spaces, no trailing blanks.
     void print(std::ostream& os) const;
+    // The same, appended to `out`.
+    void print(std::string& out) const;
 
   private:
     std::vector<Column> columns_;
     std::vector<std::vector<std::string>> rows_;
 };
 
-}  // namespace probectl::cli
+}  // namespace probectl

@@ -1,11 +1,17 @@
-#include "table.hpp"
+#include "probectl/text_table.hpp"
 
 #include <algorithm>
 #include <ostream>
 
-namespace probectl::cli {
+namespace probectl {
 
 void Table::print(std::ostream& os) const {
+    std::string out;
+    print(out);
+    os << out;
+}
+
+void Table::print(std::string& os) const {
     std::vector<std::size_t> width(columns_.size());
     for (std::size_t c = 0; c < columns_.size(); ++c) {
         width[c] = columns_[c].header.size();
@@ -14,7 +20,8 @@ void Table::print(std::ostream& os) const {
                 width[c] = std::max(width[c], r[c].size());
     }
     auto line = [&](auto cell) {
-        std::string out;
+        const std::size_t start = os.size();
+        std::string& out = os;
         for (std::size_t c = 0; c < columns_.size(); ++c) {
             const std::string& text = cell(c);
             const std::size_t pad = width[c] - std::min(width[c], text.size());
@@ -25,9 +32,9 @@ void Table::print(std::ostream& os) const {
             else
                 out += text + (c + 1 < columns_.size() ? std::string(pad, ' ') : "");
         }
-        while (!out.empty() && out.back() == ' ')
+        while (out.size() > start && out.back() == ' ')
             out.pop_back();
-        os << out << '\n';
+        os += '\n';
     };
     line([&](std::size_t c) -> const std::string& { return columns_[c].header; });
     static const std::string empty;
@@ -35,4 +42,4 @@ void Table::print(std::ostream& os) const {
         line([&](std::size_t c) -> const std::string& { return c < r.size() ? r[c] : empty; });
 }
 
-}  // namespace probectl::cli
+}  // namespace probectl

@@ -1,0 +1,62 @@
+// Events and per-probe counters through a Printer (printer.hpp): the text line and the JSON
+// object (schema in event_json.hpp) come from the same calls.
+//
+// Text event line:
+//   TIME(s since t0, 6 decimals) [CPU] COMM TID PROBE  arg0=0x.. ... arg5=0x..
+//   ... PROBE  ret=N (0x..) lat=12.3us          (returns without fetch arguments)
+//   ... PROBE  name=value ... [lat=..]          (fetch arguments; PROBE is the location)
+//   ... syscall:NAME  openat(AT_FDCWD, "/etc/passwd", O_RDONLY) = 3
+// TID is the thread id (Event::pid); JSON carries both "pid" (tgid) and "tid".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probectl/event.hpp"
+#include "probectl/printer.hpp"
+
+namespace probectl {
+
+struct EventFormat {
+    std::uint64_t t0_ns = 0;  // text time 0 (CLOCK_MONOTONIC, as Event::timestamp_ns)
+    // Syscall events as strace's own lines (text only), prefixed with the thread id like
+    // `strace -f -o FILE` when pid_prefix.
+    bool strace = false;
+    bool pid_prefix = false;
+};
+
+// The text column header matching printEvent (nothing in JSON).
+void printEventHeader(Printer& p);
+void printEvent(Printer& p, const Event& ev, const EventFormat& f);
+
+// "12.3us": ns below 1us, us below 1ms, ms below 1s, s above; three significant digits.
+std::string formatLatency(std::uint64_t ns);
+// A syscall:NAME event as strace prints the call (ev.syscall must be set); `align` pads the
+// call to strace's column 40.
+std::string formatSyscallEvent(const Event& ev, bool align);
+
+// One counter of a probe. Summary and list columns follow the list they are given, so a
+// new counter is one more entry (text header: the name in capitals).
+struct Counter {
+    std::string_view name;
+    std::uint64_t value = 0;
+};
+struct ProbeCounters {
+    std::uint32_t id = 0;
+    std::string_view probe;
+    std::vector<Counter> counters;
+};
+
+// End-of-trace summary. Text: table PROBE COUNTERS..., a note when something was filtered
+// or rejected, "lost records: N (session), receive-buffer overruns: M". JSON:
+// {"type":"summary","probes":[{"id","probe",counters...}],"lost","overruns"}.
+void printSummary(Printer& p, const std::vector<ProbeCounters>& probes, std::uint64_t lost,
+                  std::uint64_t overruns);
+
+// The counter columns of a table row (Show::Any, key = name).
+std::vector<Table::Column> counterColumns(const std::vector<Counter>& counters);
+void printCounters(Printer& p, const std::vector<Counter>& counters);
+
+}  // namespace probectl

@@ -1,0 +1,156 @@
+// Event records through a Printer (formats in event_print.hpp and event_json.hpp).
+#include <fmt/format.h>
+
+#include "probectl/event_json.hpp"
+#include "probectl/event_print.hpp"
+#include "probectl/syscall_probe.hpp"
+
+namespace probectl {
+
+namespace {
+
+// Keys and text formats of the raw argument registers: static, so no per-event building.
+constexpr std::string_view kArgKey[kEventArgs] = {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5"};
+constexpr std::string_view kArgFmt[kEventArgs] = {" arg0={:#x}", " arg1={:#x}", " arg2={:#x}",
+                                                  " arg3={:#x}", " arg4={:#x}", " arg5={:#x}"};
+
+void printLatency(Printer& p, std::string_view text_fmt, std::uint64_t ns) {
+    p.u64(Show::Json, "latency_ns", {}, ns);
+    if (!p.json())
+        p.str(Show::Text, {}, text_fmt, formatLatency(ns));
+}
+
+void printValues(Printer& p, const std::vector<FetchedValue>& values) {
+    p.beginObject("args");
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const FetchedValue& v = values[i];
+        p.str(Show::Text, {}, i ? " {}=" : "  {}=", v.name);
+        // Each back end builds only its own form of the value.
+        if (p.json())
+            p.value(v.name, fetchedValueToJson(v));
+        else
+            p.text(formatFetchedValue(v));
+    }
+    p.end();
+    if (!p.json())
+        return;
+    auto names = [&](auto pick, std::string_view key) {
+        bool any = false;
+        for (const auto& v : values)
+            any |= pick(v);
+        if (!any)
+            return;
+        p.beginArray(key);
+        for (const auto& v : values)
+            if (pick(v))
+                p.str(Show::Json, {}, {}, v.name);
+        p.end();
+    };
+    names([](const FetchedValue& v) { return v.faulted; }, "faults");
+    names([](const FetchedValue& v) { return !v.faulted && v.truncated; }, "truncated");
+}
+
+void printStraceLine(Printer& p, const Event& ev, const EventFormat& f) {
+    p.beginRecord("event");
+    if (f.pid_prefix)
+        p.u64(Show::Text, "tid", "{:<5} ", ev.pid);
+    p.text(formatSyscallEvent(ev, true));
+    p.endRecord();
+}
+
+}  // namespace
+
+std::string formatLatency(std::uint64_t ns) {
+    auto sig3 = [](double v, const char* unit) {
+        if (v >= 100)
+            return fmt::format("{:.0f}{}", v, unit);
+        if (v >= 10)
+            return fmt::format("{:.1f}{}", v, unit);
+        return fmt::format("{:.2f}{}", v, unit);
+    };
+    if (ns < 1000)
+        return fmt::format("{}ns", ns);
+    if (ns < 1000000)
+        return sig3(static_cast<double>(ns) / 1e3, "us");
+    if (ns < 1000000000)
+        return sig3(static_cast<double>(ns) / 1e6, "ms");
+    return sig3(static_cast<double>(ns) / 1e9, "s");
+}
+
+std::string formatSyscallEvent(const Event& ev, bool align) {
+    StraceOptions so;
+    so.align = align;
+    const SyscallPlan& plan = *ev.syscall;
+    return formatSyscall(syscallRecord(ev, plan, ev.syscall_returned),
+                         systemSyscallTable().find(plan.name), so);
+}
+
+void printEventHeader(Printer& p) {
+    if (p.json())
+        return;
+    p.beginRecord("header");
+    p.text(fmt::format("{:>12} {:>5} {:<16} {:>7} {}", "TIME(s)", "CPU", "COMM", "TID",
+                       "PROBE  ARGS"));
+    p.endRecord();
+}
+
+void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
+    if (f.strace && ev.syscall && !p.json())
+        return printStraceLine(p, ev, f);
+    p.beginRecord("event");
+    p.u64(Show::Json, "ts_ns", {}, ev.timestamp_ns);
+    // Events from a probe armed before the last one can precede t0: shown negative rather
+    // than clamped to 0.
+    const bool early = ev.timestamp_ns < f.t0_ns;
+    const std::uint64_t rel = early ? f.t0_ns - ev.timestamp_ns : ev.timestamp_ns - f.t0_ns;
+    const std::uint64_t secs = rel / 1000000000;
+    if (early)
+        p.str(Show::Text, {}, "{:>5}", fmt::format("-{}", secs));
+    else
+        p.u64(Show::Text, {}, "{:>5}", secs);
+    p.u64(Show::Text, {}, ".{:06}", (rel % 1000000000) / 1000);
+    p.u64(Show::Any, "cpu", " [{:03}]", ev.cpu);
+    p.u64(Show::Json, "pid", {}, ev.tgid);
+    p.u64(Show::Json, "tid", {}, ev.pid);
+    p.str(Show::Any, "comm", " {:<16}", ev.comm);
+    p.u64(Show::Text, "tid", " {:>7}", ev.pid);
+    // With fetch arguments the spec's location names the probe in text and the values
+    // replace the raw registers.
+    if (ev.spec.empty())
+        p.u64(Show::Text, {}, " probe#{}", ev.probe_id);
+    else
+        p.str(Show::Text, {}, " {}",
+              ev.values.empty() ? ev.spec : ev.spec.substr(0, ev.spec.find(' ')));
+    p.str(Show::Json, "probe", {}, ev.spec);
+    p.u64(Show::Json, "probe_id", {}, ev.probe_id);
+    p.hex(Show::Json, "ip", {}, ev.ip);
+    if (ev.syscall) {
+        // The strace line shows the values in text; JSON has them as args too.
+        if (!ev.values.empty() && p.json())
+            printValues(p, ev.values);
+        if (ev.syscall_returned) {
+            p.s64(Show::Json, "retval", {}, static_cast<std::int64_t>(ev.retval));
+            p.u64(Show::Json, "latency_ns", {}, ev.latency_ns);
+        }
+        p.str(Show::Any, "syscall", "  {}", formatSyscallEvent(ev, false));
+    } else if (!ev.values.empty()) {
+        printValues(p, ev.values);
+        if (ev.is_return) {
+            p.s64(Show::Json, "retval", {}, static_cast<std::int64_t>(ev.retval));
+            printLatency(p, " lat={}", ev.latency_ns);
+        }
+    } else if (ev.is_return) {
+        p.s64(Show::Any, "retval", "  ret={}", static_cast<std::int64_t>(ev.retval));
+        p.hex(Show::Text, {}, " ({:#x})", ev.retval);
+        printLatency(p, " lat={}", ev.latency_ns);
+    } else {
+        p.text(" ");
+        p.beginObject("args");
+        for (std::size_t i = 0; i < ev.args.size(); ++i)
+            p.hex(Show::Any, kArgKey[i], kArgFmt[i], ev.args[i]);
+        p.end();
+    }
+    p.endRecord();
+}
+
+}  // namespace probectl

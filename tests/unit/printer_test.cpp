@@ -1,0 +1,229 @@
+// One printer, two back ends: exact text and JSON of representative events, the summary
+// and list rows; the JSON parses and carries the text's numbers.
+#include "probectl/printer.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "format.hpp"
+#include "probectl/event_print.hpp"
+#include "probectl/syscall_probe.hpp"
+#include "uapi/probectl.h"
+
+using namespace probectl;
+using json = nlohmann::json;
+
+namespace {
+
+FetchedValue fetched(std::string name, FetchType t, std::uint64_t raw) {
+    FetchedValue v;
+    v.name = std::move(name);
+    v.type = t;
+    v.raw = raw;
+    return v;
+}
+
+Event base(std::string_view spec) {
+    Event e;
+    e.probe_id = 4;
+    e.spec = spec;
+    e.timestamp_ns = 7'250'000'000;
+    e.cpu = 1;
+    e.tgid = 300;
+    e.pid = 301;
+    e.comm = "worker";
+    e.ip = 0xffffffff81200000;
+    return e;
+}
+
+std::string text(const Event& e) {
+    return cli::formatEvent(e, 7'000'000'000);
+}
+json object(const Event& e) {
+    return json::parse(cli::formatEventJson(e));
+}
+
+}  // namespace
+
+TEST(Printer, ShowPicksTheBackEnd) {
+    for (bool as_json : {false, true}) {
+        std::ostringstream os;
+        auto p = makePrinter(as_json, os);
+        p->beginRecord("t");
+        p->u64(Show::Any, "a", "a={}", 1);
+        p->u64(Show::Text, "b", " b={}", 2);
+        p->u64(Show::Json, "c", " c={}", 3);
+        p->hex(Show::Any, "d", " d={:#x}", 255);
+        p->boolean(Show::Any, "e", true);
+        p->null(Show::Any, "f", " -");
+        p->endRecord();
+        EXPECT_EQ(os.str(), as_json ? "{\"type\":\"t\",\"a\":1,\"c\":3,\"d\":\"0xff\",\"e\":true,"
+                                      "\"f\":null}\n"
+                                    : "a=1 b=2 d=0xffyes -\n");
+    }
+}
+
+TEST(PrinterEvent, KprobeWithFetchArgs) {
+    Event e = base("kprobe:do_sys_openat2 dfd=$arg1:s32 path=+0($arg2):string");
+    e.values.push_back(fetched("dfd", FetchType::S32, 0xffffff9c));
+    FetchedValue path;
+    path.name = "path";
+    path.type = FetchType::String;
+    path.str = "/etc/hostname";
+    e.values.push_back(path);
+    EXPECT_EQ(text(e),
+              "    0.250000 [001] worker               301 kprobe:do_sys_openat2  "
+              "dfd=-100 path=\"/etc/hostname\"");
+    EXPECT_EQ(cli::formatEventJson(e),
+              "{\"type\":\"event\",\"ts_ns\":7250000000,\"cpu\":1,\"pid\":300,\"tid\":301,"
+              "\"comm\":\"worker\",\"probe\":\"kprobe:do_sys_openat2 dfd=$arg1:s32 "
+              "path=+0($arg2):string\",\"probe_id\":4,\"ip\":\"0xffffffff81200000\","
+              "\"args\":{\"dfd\":-100,\"path\":\"/etc/hostname\"}}");
+}
+
+TEST(PrinterEvent, UretprobeWithLatency) {
+    Event e = base("uretprobe:libc:malloc");
+    e.is_return = true;
+    e.retval = 0x555a3a2602a0;
+    e.latency_ns = 3'010'000;
+    EXPECT_EQ(text(e),
+              "    0.250000 [001] worker               301 uretprobe:libc:malloc  "
+              "ret=93846010987168 (0x555a3a2602a0) lat=3.01ms");
+    const json j = object(e);
+    EXPECT_EQ(j["retval"], 93846010987168);
+    EXPECT_EQ(j["latency_ns"], 3'010'000);
+    EXPECT_EQ(j["tid"], 301);
+    EXPECT_EQ(j["pid"], 300);
+    EXPECT_FALSE(j.contains("args"));
+}
+
+TEST(PrinterEvent, RawRegistersAreArgsInBoth) {
+    Event e = base("kprobe:vfs_read");
+    e.args = {1, 2, 3, 4, 5, 0xffff};
+    EXPECT_EQ(text(e),
+              "    0.250000 [001] worker               301 kprobe:vfs_read  arg0=0x1 "
+              "arg1=0x2 arg2=0x3 arg3=0x4 arg4=0x5 arg5=0xffff");
+    const json j = object(e);
+    EXPECT_EQ(j["args"], json({{"arg0", "0x1"},
+                               {"arg1", "0x2"},
+                               {"arg2", "0x3"},
+                               {"arg3", "0x4"},
+                               {"arg4", "0x5"},
+                               {"arg5", "0xffff"}}));
+}
+
+TEST(PrinterEvent, SyscallEventAndStraceLine) {
+    SyscallPlan plan = syscallPlan("close", nullptr);
+    Event e = base("syscall:close");
+    e.args = {3, 0, 0, 0, 0, 0};
+    e.is_return = true;
+    e.retval = 0;
+    e.latency_ns = 1500;
+    e.syscall = &plan;
+    e.syscall_returned = true;
+    EXPECT_EQ(text(e), "    0.250000 [001] worker               301 syscall:close  close(3) = 0");
+    EXPECT_EQ(cli::formatTraceEvent(e, 0, {.strace = true, .pid_prefix = true}),
+              "301   close(3)                                = 0");
+    const json j = object(e);
+    EXPECT_EQ(j["syscall"], "close(3) = 0");
+    EXPECT_EQ(j["retval"], 0);
+    EXPECT_EQ(j["latency_ns"], 1500);
+    EXPECT_FALSE(j.contains("args"));
+}
+
+TEST(PrinterEvent, TracepointWithFields) {
+    Event e = base("tracepoint:sched:sched_process_exec filename=args.filename");
+    FetchedValue f;
+    f.name = "filename";
+    f.type = FetchType::String;
+    f.str = "/bin/ls";
+    f.truncated = true;
+    e.values.push_back(f);
+    e.values.push_back(fetched("pid", FetchType::U32, 301));
+    e.timestamp_ns = 6'999'000'000;  // before t0: negative time
+    EXPECT_EQ(text(e),
+              "   -0.001000 [001] worker               301 "
+              "tracepoint:sched:sched_process_exec  filename=\"/bin/ls\"... pid=301");
+    const json j = object(e);
+    EXPECT_EQ(j["args"]["filename"], "/bin/ls");
+    EXPECT_EQ(j["args"]["pid"], 301);
+    EXPECT_EQ(j["truncated"], json::array({"filename"}));
+}
+
+TEST(PrinterEvent, HeaderNamesTheThreadColumn) {
+    EXPECT_EQ(cli::eventHeader(), "     TIME(s)   CPU COMM                 TID PROBE  ARGS");
+}
+
+TEST(PrinterSummary, TextAndJsonCarryTheSameNumbers) {
+    SessionStats s;
+    s.probes.push_back({1, "syscall:getppid", 1000, 990, 4, 1, 12, 6});
+    s.probes.push_back({2, "kprobe:vfs_read", 5, 5, 0, 0, 0, 0});
+    s.lost = 3;
+    s.overruns = 2;
+    std::ostringstream os;
+    cli::printSummary(os, s);
+    EXPECT_EQ(os.str(),
+              "PROBE            HITS  DELIVERED  DROPPED  NMISSED  FILTERED  REJECTED\n"
+              "syscall:getppid  1000        990        4        1        12         6\n"
+              "kprobe:vfs_read     5          5        0        0         0         0\n"
+              "FILTERED: skipped by the process filter (not in HITS); REJECTED: hits the spec's "
+              "`if` predicate rejected (HITS = DELIVERED + DROPPED + REJECTED)\n"
+              "lost records: 3 (session), receive-buffer overruns: 2\n");
+    const std::string line = cli::formatSummaryJson(s);
+    EXPECT_EQ(line,
+              "{\"type\":\"summary\",\"probes\":[{\"id\":1,\"probe\":\"syscall:getppid\","
+              "\"hits\":1000,\"delivered\":990,\"dropped\":4,\"nmissed\":1,\"filtered\":12,"
+              "\"rejected\":6},{\"id\":2,\"probe\":\"kprobe:vfs_read\",\"hits\":5,"
+              "\"delivered\":5,\"dropped\":0,\"nmissed\":0,\"filtered\":0,\"rejected\":0}],"
+              "\"lost\":3,\"overruns\":2}");
+    const json j = json::parse(line);
+    for (std::size_t i = 0; i < s.probes.size(); ++i)
+        for (const auto& c : cli::summaryCounters(s.probes[i]))
+            EXPECT_EQ(j["probes"][i][std::string(c.name)], c.value) << c.name;
+}
+
+// Columns follow the counter list: one more counter is one more column in both.
+TEST(PrinterSummary, ColumnsFollowTheCounterList) {
+    std::vector<ProbeCounters> rows = {{9, "kprobe:x", {{"hits", 2}, {"new_counter", 5}}}};
+    std::ostringstream text_os, json_os;
+    printSummary(*makeTextPrinter(text_os), rows, 0, 0);
+    printSummary(*makeJsonPrinter(json_os), rows, 0, 0);
+    EXPECT_EQ(text_os.str(),
+              "PROBE     HITS  NEW_COUNTER\n"
+              "kprobe:x     2            5\n"
+              "lost records: 0 (session), receive-buffer overruns: 0\n");
+    EXPECT_EQ(json::parse(json_os.str())["probes"][0]["new_counter"], 5);
+}
+
+TEST(PrinterList, JsonRowsMatchTheTable) {
+    ProbeInfo a;
+    a.id = 1;
+    a.kind = ProbeKind::Kprobe;
+    a.symbol = "__x64_sys_getppid";
+    a.addr = 0xffffffff81001000ull;
+    a.flags = PROBECTL_PROBE_F_SYSCALL | PROBECTL_PROBE_F_ENABLED;
+    a.owner = 1234;
+    a.hits = 7;
+    a.rejected = 2;
+    ProbeInfo c;
+    c.id = 13;
+    c.symbol = "vfs_read";
+    c.offset = 4;
+    c.flags = PROBECTL_PROBE_F_PERSISTENT;
+    std::ostringstream os;
+    cli::printProbeList(os, {a, c}, true);
+    EXPECT_EQ(os.str(),
+              "{\"type\":\"list\",\"probes\":[{\"id\":1,\"kind\":\"syscall\","
+              "\"location\":\"__x64_sys_getppid\",\"address\":\"0xffffffff81001000\","
+              "\"owner\":1234,\"persistent\":false,\"enabled\":true,\"hits\":7,\"nmissed\":0,"
+              "\"dropped\":0,\"filtered\":0,\"rejected\":2},{\"id\":13,\"kind\":\"kprobe\","
+              "\"location\":\"vfs_read+0x4\",\"address\":null,\"owner\":null,"
+              "\"persistent\":true,\"enabled\":false,\"hits\":0,\"nmissed\":0,\"dropped\":0,"
+              "\"filtered\":0,\"rejected\":0}]}\n");
+    EXPECT_EQ(json::parse(os.str())["probes"].size(), 2u);
+    std::ostringstream empty;
+    cli::printProbeList(empty, {}, true);
+    EXPECT_EQ(empty.str(), "{\"type\":\"list\",\"probes\":[]}\n");
+}

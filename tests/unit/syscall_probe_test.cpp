@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "format.hpp"
+#include "probectl/event_print.hpp"
 #include "probectl/fetch_program.hpp"
 #include "subcommands.hpp"
 
@@ -111,10 +112,10 @@ TEST(SyscallPlan, ProgramsCompileAndValidate) {
 TEST(SyscallRecord, PathsLoseTheirNulAndPrintLikeStrace) {
     SyscallPlan p = syscallPlan("openat", nullptr);
     Event ev = event(p, {kAtFdcwd, 0x7ffc0000, 02000000, 0, 0, 0}, 3, {cstring("/etc/passwd")});
-    EXPECT_EQ(cli::formatSyscallEvent(ev, false),
+    EXPECT_EQ(formatSyscallEvent(ev, false),
               "openat(AT_FDCWD, \"/etc/passwd\", O_RDONLY|O_CLOEXEC) = 3");
     Event missing = event(p, {kAtFdcwd, 0x7ffc0000, 0, 0, 0, 0}, -2, {cstring("/nonexistent")});
-    EXPECT_EQ(cli::formatSyscallEvent(missing, true),
+    EXPECT_EQ(formatSyscallEvent(missing, true),
               "openat(AT_FDCWD, \"/nonexistent\", O_RDONLY) = -1 ENOENT (No such file or "
               "directory)");
 }
@@ -123,7 +124,7 @@ TEST(SyscallRecord, PathsLoseTheirNulAndPrintLikeStrace) {
 TEST(SyscallRecord, FaultedPathPrintsThePointer) {
     SyscallPlan p = syscallPlan("openat", nullptr);
     Event ev = event(p, {kAtFdcwd, 0x1234, 0, 0, 0, 0}, -14, {bytes("", PROBECTL_FETCH_V_FAULT)});
-    EXPECT_EQ(cli::formatSyscallEvent(ev, false),
+    EXPECT_EQ(formatSyscallEvent(ev, false),
               "openat(AT_FDCWD, 0x1234, O_RDONLY) = -1 EFAULT (Bad address)");
 }
 
@@ -134,18 +135,18 @@ TEST(SyscallRecord, BuffersCutToCountOrReturnValue) {
     std::string data = "hi\n";
     data.resize(64, 'x');
     Event ev = event(w, {1, 0x5000, 3, 0, 0, 0}, 3, {bytes(data)});
-    EXPECT_EQ(cli::formatSyscallEvent(ev, false), "write(1, \"hi\\n\", 3) = 3");
+    EXPECT_EQ(formatSyscallEvent(ev, false), "write(1, \"hi\\n\", 3) = 3");
 
     std::string long_data(64, 'a');
     Event lw = event(w, {1, 0x5000, 100, 0, 0, 0}, 100, {bytes(long_data)});
-    EXPECT_EQ(cli::formatSyscallEvent(lw, false),
+    EXPECT_EQ(formatSyscallEvent(lw, false),
               "write(1, \"" + std::string(32, 'a') + "\"..., 100) = 100");
 
     SyscallPlan r = syscallPlan("read", nullptr);
     Event rd = event(r, {3, 0x6000, 64, 0, 0, 0}, 5, {bytes("root:" + std::string(59, 'z'))});
-    EXPECT_EQ(cli::formatSyscallEvent(rd, false), "read(3, \"root:\", 64) = 5");
+    EXPECT_EQ(formatSyscallEvent(rd, false), "read(3, \"root:\", 64) = 5");
     Event bad = event(r, {3, 0, 16, 0, 0, 0}, -14, {bytes("", PROBECTL_FETCH_V_FAULT)});
-    EXPECT_EQ(cli::formatSyscallEvent(bad, false), "read(3, NULL, 16) = -1 EFAULT (Bad address)");
+    EXPECT_EQ(formatSyscallEvent(bad, false), "read(3, NULL, 16) = -1 EFAULT (Bad address)");
 }
 
 // exit_group's only event is its entry: " = ?" like strace.

@@ -11,6 +11,7 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -371,6 +372,10 @@ Result<Client> Client::connect(const ClientOptions& options) {
         return makeError(errno ? errno : EIO,
                          fmt::format("cannot open a generic netlink socket: {}", nl_geterror(e)));
     impl->fd = nl_socket_get_fd(impl->sock.get());
+    // The probes belong to this socket: a held command must not carry it across exec, or
+    // they outlive a killed tracer until the command ends too.
+    if (fcntl(impl->fd, F_SETFD, FD_CLOEXEC) < 0)
+        return makeError(errno, "cannot mark the netlink socket close-on-exec");
 
     const int one = 1;
     // Extended acks carry the kernel's error text; capped acks keep error replies small.

@@ -9,6 +9,7 @@
 #include "format.hpp"
 #include "probectl/fetch_program.hpp"
 #include "subcommands.hpp"
+#include "uapi/probectl.h"
 
 using namespace probectl;
 using ::testing::ElementsAre;

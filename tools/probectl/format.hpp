@@ -10,6 +10,7 @@
 #include "probectl/client.hpp"
 #include "probectl/event.hpp"
 #include "probectl/session.hpp"
+#include "uapi/probectl.h"
 
 namespace probectl::cli {
 

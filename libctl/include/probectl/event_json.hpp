@@ -39,6 +39,8 @@
 
 #include "probectl/fetched_value.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct DecodedEvent {
@@ -80,3 +82,4 @@ nlohmann::ordered_json summaryToJson(const std::vector<ProbeSummary>& probes, st
 std::string toJsonLine(const nlohmann::ordered_json& j);
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -56,6 +56,8 @@
 #include "probectl/result.hpp"
 #include "probectl/spec_error.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 enum class SpecKind {
@@ -129,3 +131,4 @@ struct ProbeSpec {
 Result<ProbeSpec, SpecError> parseProbeSpec(std::string_view text);
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -80,6 +80,8 @@
 #include "probectl/result.hpp"
 #include "probectl/session.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct PtraceSessionOptions {
@@ -187,3 +189,4 @@ class PtraceSession {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -29,6 +29,8 @@
 #include "probectl/result.hpp"
 #include "probectl/syscall_probe.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct SessionOptions {
@@ -154,3 +156,4 @@ class Session {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -22,6 +22,7 @@
 #include <optional>
 
 #include "netlink/netlink_error.hpp"
+#include "uapi/probectl.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270

@@ -71,7 +71,7 @@ TEST(Version, ProtocolMismatchNamesBothReleases) {
     std::string err;
     ModuleFacts f;
     f.release = "0.0.7";
-    f.protocol = Error{EPROTO, "probectl.ko speaks protocol version 9, this libctl version 1"};
+    f.protocol = makeError(EPROTO, "probectl.ko speaks protocol version 9, this libctl version 1");
     const std::string out = run(f, rc, &err);
     EXPECT_EQ(rc, kExitRuntime);
     EXPECT_NE(out.find("probectl.ko 0.0.7, protocol unknown"), std::string::npos) << out;

@@ -4,9 +4,7 @@
 // Also `probectl --version` against the loaded module.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -19,29 +17,11 @@ using ::testing::HasSubstr;
 
 namespace {
 
-struct Ran {
-    int status = -1;
-    std::string out;
-};
-
-Ran sh(const std::string& cmd) {
-    Ran r;
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p)
-        return r;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;)
-        r.out.append(buf, n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    return r;
-}
-
 // EVENTS and HITS of the summary line of `spec`, or {-1, -1}.
 std::pair<long, long> countsOf(const std::string& out, const std::string& spec) {
     std::smatch m;
-    const std::regex line("(^|\n)" + std::regex_replace(spec, std::regex(R"([.^$|()\[\]*+?{}\\])"),
-                                                        R"(\$&)") +
+    const std::regex line("(^|\n)" +
+                          std::regex_replace(spec, std::regex(R"([.^$|()\[\]*+?{}\\])"), R"(\$&)") +
                           R"( +([0-9]+) +([0-9]+)\n)");
     if (!std::regex_search(out, m, line))
         return {-1, -1};
@@ -55,7 +35,8 @@ void runExample(const char* build) {
     const std::string target = itest::workload("uprobe_target");
     const std::string kspec = "kprobe:do_sys_openat2";
     const std::string uspec = "uprobe:" + target + ":pc_add";
-    const Ran r = sh(bin + " " + kspec + " " + uspec + " -- " + target + " calls 5");
+    const itest::ShellRun r =
+        itest::shell(bin + " " + kspec + " " + uspec + " -- " + target + " calls 5");
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_THAT(r.out, HasSubstr("libprobectl " PROBECTL_VERSION_STRING
                                  " (built against " PROBECTL_VERSION_STRING ")"));
@@ -80,7 +61,7 @@ TEST(Embed, ExampleBuiltWithFindPackageCountsKprobeAndUprobe) {
 }
 
 TEST(Embed, VersionNamesTheLoadedModule) {
-    const Ran r = sh("probectl --version");
+    const itest::ShellRun r = itest::shell("probectl --version");
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_THAT(r.out, HasSubstr("libprobectl " PROBECTL_VERSION_STRING ", protocol " +
                                  std::to_string(PROBECTL_GENL_VERSION)));

@@ -21,22 +21,10 @@ using ::testing::HasSubstr;
 
 namespace {
 
-struct Ran {
-    int status = -1;  // exit code, or 128+signal
-    std::string out;  // stdout and stderr together
-};
+using Ran = itest::ShellRun;
 
 Ran sh(const std::string& cmd) {
-    Ran r;
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p)
-        return r;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;)
-        r.out.append(buf, n);
-    int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    return r;
+    return itest::shell(cmd);
 }
 
 bool processAlive(pid_t pid) {

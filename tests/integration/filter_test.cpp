@@ -13,6 +13,7 @@
 
 #include "itest_util.hpp"
 #include "probectl/session.hpp"
+#include "uapi/probectl.h"
 
 using itest::why;
 using itest::Workload;

@@ -49,6 +49,12 @@ probectl::Client connectOrDie();
 // Probes currently registered by the module, by id.
 std::vector<probectl::ProbeInfo> listOrDie(probectl::Client& c);
 bool hasProbe(const std::vector<probectl::ProbeInfo>& probes, std::uint32_t id);
+// A shell command's exit status (128+signal when killed) and its stdout and stderr together.
+struct ShellRun {
+    int status = -1;
+    std::string out;
+};
+ShellRun shell(const std::string& cmd);
 // Formats a Result's error for an assertion message.
 template <class R>
 std::string why(const R& r) {

@@ -25,22 +25,10 @@ constexpr const char* kOut = "/tmp/sys-workload.out";
 // The workload's first call; what comes before it is the tracer's and ld.so's business.
 constexpr const char* kMarker = "/probectl-syscall-workload-begin";
 
-struct Ran {
-    int status = -1;
-    std::string out;  // stdout and stderr together
-};
+using Ran = itest::ShellRun;
 
 Ran sh(const std::string& cmd) {
-    Ran r;
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p)
-        return r;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;)
-        r.out.append(buf, n);
-    int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    return r;
+    return itest::shell(cmd);
 }
 
 std::vector<std::string> lines(const std::string& text) {

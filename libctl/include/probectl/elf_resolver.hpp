@@ -30,6 +30,8 @@
 #include "probectl/result.hpp"
 #include "probectl/usdt.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // One PT_LOAD program header (ELF gABI, "Program Header").
@@ -166,3 +168,4 @@ std::string demangle(std::string_view name);
 std::string withoutParameters(std::string_view demangled);
 
 }  // namespace probectl
+#pragma GCC visibility pop

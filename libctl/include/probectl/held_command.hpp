@@ -22,6 +22,8 @@
 
 #include "probectl/result.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 class HeldCommand {
@@ -91,3 +93,4 @@ class HeldCommand {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

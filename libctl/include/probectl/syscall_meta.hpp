@@ -28,6 +28,8 @@
 
 #include "probectl/result.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // One `field:` line of a format file.
@@ -120,3 +122,4 @@ class SyscallTable {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -1,8 +1,8 @@
 // probectl trace: add probes for the life of this command, print every event, then the
 // per-probe summary. With `-- CMD`, CMD is forked, held before exec until the probes and its
 // tgid filter are in place, then traced until it exits.
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <pwd.h>
 #include <signal.h>
 
@@ -16,6 +16,7 @@
 #include "child.hpp"
 #include "format.hpp"
 #include "probectl/session.hpp"
+#include "probectl/syscall_probe.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
 
@@ -258,6 +259,12 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     for (auto pid : o.pids)
         if (::kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH)
             return runtimeError(io, kCmd, makeError(ESRCH, fmt::format("no process {}", pid)));
+
+    // Both backends decode syscall lines from the same table: say when it lacks arguments.
+    if (std::any_of(o.specs.begin(), o.specs.end(),
+                    [](const ProbeSpec& s) { return s.kind == SpecKind::Syscall; }))
+        if (std::string note = systemSyscallTable().fallbackNote(); !note.empty())
+            io.err << fmt::format("probectl {}: note: {}\n", kCmd, note);
 
     StopSignals signals;
     if (o.backend == "ptrace")

@@ -2,8 +2,6 @@
 // registers" step. Checks here only improve the error text; the kernel still validates.
 #include <fmt/format.h>
 
-#include <cstring>
-
 #include <cerrno>
 
 #include "probectl/kernel_symbols.hpp"
@@ -155,21 +153,11 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
                                                                 spec.offset, name, size)));
     }
     // kprobe on a syscall wrapper: its one argument is the user's pt_regs, so $argN and the
-    // record's arguments are the syscall's own, read from there (as for syscall:NAME).
+    // record's arguments are the syscall's own, read from there (as for syscall:NAME). Only
+    // at the entry: fetch_spec already refuses $argN at an offset.
     if ((spec.kind == SpecKind::Kprobe || spec.kind == SpecKind::Kretprobe) &&
-        name.starts_with("__x64_sys_")) {
-        if (spec.offset != 0 && !spec.fetch_args.empty())
-            return withSpec(spec,
-                            makeError(EINVAL, fmt::format("'{}' is a syscall wrapper whose only "
-                                                          "argument is a pointer to the user's "
-                                                          "registers, which may be gone at +{:#x}: "
-                                                          "probe its entry, or syscall:{} for the "
-                                                          "syscall's arguments",
-                                                          name, spec.offset,
-                                                          name.substr(std::strlen("__x64_sys_")))));
-        if (spec.offset == 0)
-            r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
-    }
+        name.starts_with("__x64_sys_") && spec.offset == 0)
+        r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
     r.request.symbol = name;
     r.request.offset = spec.offset;
     r.symbol = name;

@@ -66,11 +66,16 @@ TEST(Fetch, UserStringOfASyscallArgument) {
     EXPECT_EQ(it->values[1].raw, 0u) << "O_RDONLY";
 }
 
-// Two levels: do_filp_open's struct filename (kernel memory) starts with the pointer to the
-// kernel's copy of the path.
+// Two levels: do_filp_open's (do_file_open's) struct filename (kernel memory) starts with the
+// pointer to the kernel's copy of the path.
 TEST(Fetch, NestedDereferenceThroughAKernelStruct) {
     const std::string path = "/proc/self/stat";
-    auto ev = trace("kprobe:do_filp_open dfd=$arg1:s32 path=+0(+0($arg2)):string",
+    // 7.2 renamed it do_file_open (same arguments).
+    const std::string fn =
+        itest::readFile("/proc/kallsyms").find(" do_filp_open\n") != std::string::npos
+            ? "do_filp_open"
+            : "do_file_open";
+    auto ev = trace("kprobe:" + fn + " dfd=$arg1:s32 path=+0(+0($arg2)):string",
                     {itest::workload("open_file"), path});
     auto it = std::find_if(ev.begin(), ev.end(), [&](const Event& e) {
         return e.values.size() == 2 && e.values[1].str == path;

@@ -18,14 +18,10 @@
 
 using itest::Workload;
 using ::testing::HasSubstr;
+using itest::Ran;
+using itest::sh;
 
 namespace {
-
-using Ran = itest::ShellRun;
-
-Ran sh(const std::string& cmd) {
-    return itest::shell(cmd);
-}
 
 bool processAlive(pid_t pid) {
     return kill(pid, 0) == 0;

@@ -35,8 +35,8 @@ void runExample(const char* build) {
     const std::string target = itest::workload("uprobe_target");
     const std::string kspec = "kprobe:do_sys_openat2";
     const std::string uspec = "uprobe:" + target + ":pc_add";
-    const itest::ShellRun r =
-        itest::shell(bin + " " + kspec + " " + uspec + " -- " + target + " calls 5");
+    const itest::Ran r =
+        itest::sh(bin + " " + kspec + " " + uspec + " -- " + target + " calls 5");
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_THAT(r.out, HasSubstr("libprobectl " PROBECTL_VERSION_STRING
                                  " (built against " PROBECTL_VERSION_STRING ")"));
@@ -61,7 +61,7 @@ TEST(Embed, ExampleBuiltWithFindPackageCountsKprobeAndUprobe) {
 }
 
 TEST(Embed, VersionNamesTheLoadedModule) {
-    const itest::ShellRun r = itest::shell("probectl --version");
+    const itest::Ran r = itest::sh("probectl --version");
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_THAT(r.out, HasSubstr("libprobectl " PROBECTL_VERSION_STRING ", protocol " +
                                  std::to_string(PROBECTL_GENL_VERSION)));

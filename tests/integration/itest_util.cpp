@@ -16,6 +16,19 @@
 
 namespace itest {
 
+Ran sh(const std::string& cmd) {
+    Ran r;
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    if (!p)
+        return r;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;)
+        r.out.append(buf, n);
+    int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return r;
+}
+
 std::string workload(const std::string& name) {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -130,19 +143,6 @@ bool hasProbe(const std::vector<probectl::ProbeInfo>& probes, std::uint32_t id) 
         if (p.id == id)
             return true;
     return false;
-}
-
-ShellRun shell(const std::string& cmd) {
-    ShellRun r;
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p)
-        return r;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;)
-        r.out.append(buf, n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    return r;
 }
 
 }  // namespace itest

@@ -36,6 +36,13 @@ class Workload {
     int out_fd_ = -1;
 };
 
+// A shell command's exit status (128+signal when killed) and its stdout and stderr together.
+struct Ran {
+    int status = -1;
+    std::string out;
+};
+Ran sh(const std::string& cmd);
+
 // Whole file as text ("" when it cannot be read).
 std::string readFile(const std::string& path);
 // Lines of /sys/kernel/debug/kprobes/list that mention `symbol`. The kernel prints the
@@ -49,12 +56,6 @@ probectl::Client connectOrDie();
 // Probes currently registered by the module, by id.
 std::vector<probectl::ProbeInfo> listOrDie(probectl::Client& c);
 bool hasProbe(const std::vector<probectl::ProbeInfo>& probes, std::uint32_t id);
-// A shell command's exit status (128+signal when killed) and its stdout and stderr together.
-struct ShellRun {
-    int status = -1;
-    std::string out;
-};
-ShellRun shell(const std::string& cmd);
 // Formats a Result's error for an assertion message.
 template <class R>
 std::string why(const R& r) {

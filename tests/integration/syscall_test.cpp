@@ -16,6 +16,8 @@
 #include "itest_util.hpp"
 
 using ::testing::HasSubstr;
+using itest::Ran;
+using itest::sh;
 
 namespace {
 
@@ -24,12 +26,6 @@ constexpr const char* kIn = "/tmp/sys-workload.in";
 constexpr const char* kOut = "/tmp/sys-workload.out";
 // The workload's first call; what comes before it is the tracer's and ld.so's business.
 constexpr const char* kMarker = "/probectl-syscall-workload-begin";
-
-using Ran = itest::ShellRun;
-
-Ran sh(const std::string& cmd) {
-    return itest::shell(cmd);
-}
 
 std::vector<std::string> lines(const std::string& text) {
     std::vector<std::string> out;

@@ -8,17 +8,26 @@ CACHE    ?= $(TOP)/.cache
 KDIR     ?= /lib/modules/$(shell uname -r)/build
 KERNELS  := $(shell awk '!/^[[:space:]]*(\#|$$)/ {print $$1}' tests/vm/kernels.list)
 JOBS     ?= $(shell nproc)
+# make install: PREFIX for the CLI, library, headers, man pages; DESTDIR for staging.
+# The module goes under /lib/modules/KVER/updates (KVER: the running kernel).
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+KVER     ?= $(shell uname -r)
 export PROBECTL_CACHE := $(CACHE)
 
-.PHONY: all user kmod kmod-all deps unit lint check check-vm check-debug vm demo bench clean format
+.PHONY: all user configure kmod kmod-all deps unit lint check check-vm check-debug vm demo bench clean format \
+	install uninstall check-install dkms-source dkms-install check-dkms
 
 all: user
 	@if [ -d "$(KDIR)" ]; then $(MAKE) kmod; \
 	else echo "note: no kernel headers at $(KDIR): module not built (make kmod KDIR=...)"; fi
 
-user:
-	cmake -S $(TOP) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+user: configure
 	cmake --build $(BUILD) -j$(JOBS)
+
+configure:
+	cmake -S $(TOP) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 
 # Module for the running kernel (or KDIR=...), built in place.
 kmod:
@@ -35,6 +44,59 @@ kmod-all: deps
 		echo "kmod: building for $$k"; \
 		$(TOP)/tools/kmake $$k $$d -s modules; \
 	done
+
+# Builds and installs the CLI and both libraries (not the tests); the module only when
+# it was built (kmod/probectl.ko, built here when KDIR has headers), then
+# depmod so that its genl family alias autoloads it (not into a DESTDIR: the kernel's
+# own files are not there). Every file written is listed (without DESTDIR) in
+# $(BUILD)/install_manifest*.txt, which `make uninstall` removes (give it the same DESTDIR).
+install: configure
+	cmake --build $(BUILD) -j$(JOBS) --target probectl probectl_ctl probectl_shared man
+	@if [ -d "$(KDIR)" ]; then $(MAKE) --no-print-directory kmod; fi
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
+	@: > $(BUILD)/install_manifest_kmod.txt
+	@if [ -f $(TOP)/kmod/probectl.ko ]; then \
+		d=$(DESTDIR)/lib/modules/$(KVER)/updates; \
+		install -D -m 644 $(TOP)/kmod/probectl.ko $$d/probectl.ko && \
+		echo /lib/modules/$(KVER)/updates/probectl.ko > $(BUILD)/install_manifest_kmod.txt && \
+		echo "-- Installing: $$d/probectl.ko"; \
+		if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi; \
+	else echo "note: kmod/probectl.ko not built: module not installed"; fi
+
+uninstall:
+	@set -e; for m in $(BUILD)/install_manifest.txt $(BUILD)/install_manifest_kmod.txt; do \
+		[ -f $$m ] || { echo "uninstall: no $$m: nothing installed from this build" >&2; exit 1; }; \
+	done; \
+	{ cat $(BUILD)/install_manifest.txt; echo; cat $(BUILD)/install_manifest_kmod.txt; } | while IFS= read -r f || [ -n "$$f" ]; do \
+		[ -z "$$f" ] || { rm -f "$(DESTDIR)$$f" && echo "-- Removed: $(DESTDIR)$$f"; }; \
+		case $$f in */probectl/*) rmdir "$(DESTDIR)$${f%/*}" 2>/dev/null || true ;; esac; \
+	done; \
+	if [ -s $(BUILD)/install_manifest_kmod.txt ] && [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi; \
+	rm -f $(BUILD)/install_manifest.txt $(BUILD)/install_manifest_kmod.txt
+
+# DKMS: the module's source under $(DESTDIR)/usr/src/probectl-RELEASE with its dkms.conf
+# (dkms-source), then registered, built and installed for KVER (dkms-install).
+RELEASE := $(shell sed -n 's/^\#define PROBECTL_RELEASE "\(.*\)"$$/\1/p' $(TOP)/kmod/version.h)
+DKMS_SRC = $(DESTDIR)/usr/src/probectl-$(RELEASE)
+dkms-source:
+	install -d $(DKMS_SRC)/uapi
+	install -m 644 $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/Kbuild $(DKMS_SRC)/
+	install -m 644 $(TOP)/kmod/uapi/*.h $(DKMS_SRC)/uapi/
+	sed 's/#MODULE_VERSION#/$(RELEASE)/' $(TOP)/kmod/dkms.conf > $(DKMS_SRC)/dkms.conf
+
+dkms-install: dkms-source
+	dkms add -m probectl -v $(RELEASE)
+	dkms install -m probectl -v $(RELEASE) -k $(KVER)
+
+# A DKMS build of the module in a scratch DKMS tree against the Debian headers of test
+# kernels DKMS_KERNELS (default 6.12: about a minute per kernel).
+check-dkms:
+	@$(TOP)/tests/install/check-dkms $(or $(DKMS_KERNELS),6.12)
+
+# make install into a scratch DESTDIR: the file list, the exported symbols, examples/
+# built against the installed tree (pkg-config and find_package), then make uninstall.
+check-install: configure
+	@BUILD=$(BUILD) $(TOP)/tests/install/check-install
 
 # DEPS_KERNELS: fetch only these test kernels (default: all of kernels.list).
 deps:
@@ -64,6 +126,8 @@ lint: deps
 check: deps
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory check-install
+	@$(MAKE) --no-print-directory check-dkms
 	@$(MAKE) --no-print-directory check-vm
 
 # An interactive shell in the VM (make vm KERNEL=6.1); console on stdio.

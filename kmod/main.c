@@ -15,6 +15,7 @@
 
 #include "genl.h"
 #include "probectl.h"
+#include "version.h"
 
 unsigned int probectl_buffer_kb = 256;
 module_param_named(buffer_kb, probectl_buffer_kb, uint, 0644);
@@ -51,8 +52,8 @@ static int __init probectl_init(void)
 	if (err)
 		goto err_notifier;
 
-	pr_info("loaded, genl family %s version %u\n", PROBECTL_GENL_NAME,
-		PROBECTL_GENL_VERSION);
+	pr_info("loaded, release %s, genl family %s version %u\n",
+		PROBECTL_RELEASE, PROBECTL_GENL_NAME, PROBECTL_GENL_VERSION);
 	return 0;
 
 err_notifier:
@@ -89,3 +90,5 @@ module_exit(probectl_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("probectl: kprobes, kretprobes, uprobes and uretprobes over generic netlink");
 MODULE_ALIAS_GENL_FAMILY(PROBECTL_GENL_NAME);
+/* /sys/module/probectl/version: what `probectl --version` reports */
+MODULE_VERSION(PROBECTL_RELEASE);

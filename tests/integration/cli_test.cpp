@@ -18,26 +18,10 @@
 
 using itest::Workload;
 using ::testing::HasSubstr;
+using itest::Ran;
+using itest::sh;
 
 namespace {
-
-struct Ran {
-    int status = -1;  // exit code, or 128+signal
-    std::string out;  // stdout and stderr together
-};
-
-Ran sh(const std::string& cmd) {
-    Ran r;
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p)
-        return r;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;)
-        r.out.append(buf, n);
-    int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    return r;
-}
 
 bool processAlive(pid_t pid) {
     return kill(pid, 0) == 0;

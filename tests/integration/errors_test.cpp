@@ -18,6 +18,7 @@
 #include "itest_util.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/session.hpp"
+#include "uapi/probectl.h"
 
 using itest::why;
 using probectl::Client;

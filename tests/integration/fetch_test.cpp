@@ -1,7 +1,11 @@
 // Fetch arguments (NAME=SOURCE[:TYPE]) against the real module: strings from user memory,
 // nested dereferences of kernel structs, return values, USDT arguments, faults, and the
 // kernel's refusal of crafted programs.
+#include <fcntl.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -62,16 +66,41 @@ TEST(Fetch, UserStringOfASyscallArgument) {
     EXPECT_EQ(it->values[1].raw, 0u) << "O_RDONLY";
 }
 
-// Two levels: the wrapper's pt_regs (kernel memory) holds the user's si, the path pointer.
+// Two levels: do_filp_open's (do_file_open's) struct filename (kernel memory) starts with the
+// pointer to the kernel's copy of the path.
 TEST(Fetch, NestedDereferenceThroughAKernelStruct) {
     const std::string path = "/proc/self/stat";
-    auto ev = trace("kprobe:__x64_sys_openat nr=+120($arg1):u64 path=+0(+104($arg1)):ustring",
+    // 7.2 renamed it do_file_open (same arguments).
+    const std::string fn =
+        itest::readFile("/proc/kallsyms").find(" do_filp_open\n") != std::string::npos
+            ? "do_filp_open"
+            : "do_file_open";
+    auto ev = trace("kprobe:" + fn + " dfd=$arg1:s32 path=+0(+0($arg2)):string",
                     {itest::workload("open_file"), path});
     auto it = std::find_if(ev.begin(), ev.end(), [&](const Event& e) {
         return e.values.size() == 2 && e.values[1].str == path;
     });
     ASSERT_NE(it, ev.end()) << ev.size() << " events";
-    EXPECT_EQ(it->values[0].raw, 257u) << "pt_regs->orig_ax is openat's number";
+    EXPECT_EQ(static_cast<std::int32_t>(it->values[0].raw), AT_FDCWD);
+}
+
+// A syscall wrapper's $argN are the syscall's own arguments (the kernel reads them from the
+// user's pt_regs the wrapper receives), for kprobes and kretprobes alike.
+TEST(Fetch, SyscallWrapperArgumentsAreTheSyscalls) {
+    const std::string path = "/proc/self/stat";
+    for (const char* kind : {"kprobe", "kretprobe"}) {
+        auto ev = trace(std::string(kind) +
+                            ":__x64_sys_openat dfd=$arg1:s32 path=+0($arg2):ustring "
+                            "flags=$arg3:u32",
+                        {itest::workload("open_file"), path});
+        auto it = std::find_if(ev.begin(), ev.end(), [&](const Event& e) {
+            return e.values.size() == 3 && e.values[1].str == path;
+        });
+        ASSERT_NE(it, ev.end()) << kind << ": " << ev.size() << " events";
+        EXPECT_EQ(static_cast<std::int32_t>(it->values[0].raw), AT_FDCWD) << kind;
+        EXPECT_EQ(it->values[2].raw, 0u) << kind << ": O_RDONLY";
+        EXPECT_EQ(static_cast<std::int32_t>(it->args[0]), AT_FDCWD) << kind << ": record args";
+    }
 }
 
 // pc_add's first argument is a small integer: reading it as a pointer faults, and the

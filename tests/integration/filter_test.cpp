@@ -13,6 +13,7 @@
 
 #include "itest_util.hpp"
 #include "probectl/session.hpp"
+#include "uapi/probectl.h"
 
 using itest::why;
 using itest::Workload;
@@ -137,10 +138,10 @@ TEST(Filter, KretprobeNegativeRetval) {
     auto s = Session::open(o);
     ASSERT_TRUE(s) << why(s);
     // The loader may miss files too (library search): the path singles out the workload's.
-    // The syscall wrapper's only argument is the user's pt_regs (saved at entry), whose si
-    // (offset 104) is the path: the same on every kernel, unlike do_sys_openat2's signature.
+    // On the syscall wrapper $arg2 is openat's own path argument (read from the user's
+    // pt_regs): the same on every kernel, unlike do_sys_openat2's signature.
     auto id = s->add(
-        R"(kretprobe:__x64_sys_openat r=$retval:s64 p=+0(+104($arg1)):ustring if r == -2 && p ~ "/nonex*")");
+        R"(kretprobe:__x64_sys_openat r=$retval:s64 p=+0($arg2):ustring if r == -2 && p ~ "/nonex*")");
     ASSERT_TRUE(id) << why(id);
     w.release();
     EXPECT_EQ(w.wait(), 1) << "open_file exits 1 when the open fails";

@@ -36,6 +36,13 @@ class Workload {
     int out_fd_ = -1;
 };
 
+// A shell command's exit status (128+signal when killed) and its stdout and stderr together.
+struct Ran {
+    int status = -1;
+    std::string out;
+};
+Ran sh(const std::string& cmd);
+
 // Whole file as text ("" when it cannot be read).
 std::string readFile(const std::string& path);
 // Lines of /sys/kernel/debug/kprobes/list that mention `symbol`. The kernel prints the

@@ -12,6 +12,7 @@
 
 #include "itest_util.hpp"
 #include "probectl/session.hpp"
+#include "uapi/probectl.h"
 
 using itest::hasProbe;
 using itest::listOrDie;

@@ -16,6 +16,8 @@
 #include "itest_util.hpp"
 
 using ::testing::HasSubstr;
+using itest::Ran;
+using itest::sh;
 
 namespace {
 
@@ -24,24 +26,6 @@ constexpr const char* kIn = "/tmp/sys-workload.in";
 constexpr const char* kOut = "/tmp/sys-workload.out";
 // The workload's first call; what comes before it is the tracer's and ld.so's business.
 constexpr const char* kMarker = "/probectl-syscall-workload-begin";
-
-struct Ran {
-    int status = -1;
-    std::string out;  // stdout and stderr together
-};
-
-Ran sh(const std::string& cmd) {
-    Ran r;
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p)
-        return r;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;)
-        r.out.append(buf, n);
-    int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    return r;
-}
 
 std::vector<std::string> lines(const std::string& text) {
     std::vector<std::string> out;

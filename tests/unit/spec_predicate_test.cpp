@@ -8,6 +8,7 @@
 
 #include "probectl/predicate.hpp"
 #include "probectl/probe_spec.hpp"
+#include "uapi/probectl.h"
 
 using namespace probectl;
 using ::testing::HasSubstr;

@@ -10,6 +10,7 @@
 #include "probectl/event_print.hpp"
 #include "probectl/fetch_program.hpp"
 #include "subcommands.hpp"
+#include "uapi/probectl.h"
 
 using namespace probectl;
 using ::testing::ElementsAre;

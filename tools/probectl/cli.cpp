@@ -26,7 +26,8 @@ void printMainHelp(std::ostream& os) {
     os << "probectl: dynamic tracing with kprobes, kretprobes, uprobes, uretprobes and USDT "
           "probes\n(probectl.ko; or ptrace, with trace --backend=ptrace)\n\n"
           "Usage: probectl COMMAND [OPTIONS] [ARGS]\n"
-          "       probectl COMMAND --help     (details and examples for one command)\n\n"
+          "       probectl COMMAND --help     (details and examples for one command)\n"
+          "       probectl --version          (CLI, library and loaded module releases)\n\n"
           "Commands:\n";
     for (const auto& c : commands())
         os << fmt::format("  {:<9} {}\n", c.name, c.summary);

@@ -13,6 +13,7 @@
 #include "probectl/event_print.hpp"
 #include "probectl/printer.hpp"
 #include "probectl/session.hpp"
+#include "uapi/probectl.h"
 
 namespace probectl::cli {
 

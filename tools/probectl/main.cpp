@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "version.hpp"
 
 using namespace probectl::cli;
 
@@ -25,6 +26,13 @@ int main(int argc, char** argv) {
                 }
             printMainHelp(std::cout);
             return kExitOk;
+        }
+        if (name == "-V" || name == "--version") {
+            if (argc > 2) {
+                std::cerr << "probectl: --version takes no arguments\n";
+                return kExitUsage;
+            }
+            return printVersion(readModuleFacts(), io);
         }
         const Command* cmd = findCommand(name);
         if (!cmd) {

@@ -17,6 +17,7 @@
 
 #include "probectl/ptrace_session.hpp"
 #include "probectl/session.hpp"
+#include "probectl/syscall_probe.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
 
@@ -290,6 +291,12 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     for (auto pid : o.pids)
         if (::kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH)
             return runtimeError(io, kCmd, makeError(ESRCH, fmt::format("no process {}", pid)));
+
+    // Both backends decode syscall lines from the same table: say when it lacks arguments.
+    if (std::any_of(o.specs.begin(), o.specs.end(),
+                    [](const ProbeSpec& s) { return s.kind == SpecKind::Syscall; }))
+        if (std::string note = systemSyscallTable().fallbackNote(); !note.empty())
+            io.err << fmt::format("probectl {}: note: {}\n", kCmd, note);
 
     StopSignals signals;
     auto tracer = openTracer(o);

@@ -19,18 +19,25 @@
 #include "probectl/fetch_program.hpp"
 #include "probectl/predicate.hpp"
 #include "probectl/result.hpp"
-#include "uapi/probectl.h"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
-// Probe kinds on the wire (enum probectl_probe_kind).
+// Probe kinds on the wire (enum probectl_probe_kind; the values are checked against the
+// uapi header in src/core/uapi_checks.cpp, which public headers do not include).
 enum class ProbeKind : std::uint32_t {
-    Kprobe = PROBECTL_KIND_KPROBE,
-    Kretprobe = PROBECTL_KIND_KRETPROBE,
-    Uprobe = PROBECTL_KIND_UPROBE,  // USDT probes too (with ref_ctr_offset)
-    Uretprobe = PROBECTL_KIND_URETPROBE,
-    Tracepoint = PROBECTL_KIND_TRACEPOINT,  // symbol = the tracepoint's name
+    Kprobe = 1,
+    Kretprobe = 2,
+    Uprobe = 3,  // USDT probes too (with ref_ctr_offset)
+    Uretprobe = 4,
+    Tracepoint = 5,  // symbol = the tracepoint's name
 };
+
+// Probe flags on the wire (PROBECTL_PROBE_F_*).
+inline constexpr std::uint32_t kProbeFlagPersistent = 1u << 0;
+inline constexpr std::uint32_t kProbeFlagSyscall = 1u << 1;
+inline constexpr std::uint32_t kProbeFlagEnabled = 1u << 2;
 
 // "kprobe", "kretprobe", "uprobe", "uretprobe", "tracepoint", "unknown"
 const char* toString(ProbeKind kind);
@@ -102,9 +109,9 @@ struct ProbeInfo {
     std::uint64_t file_offset = 0;     // user kinds: file offset of the probed instruction
     std::uint64_t ref_ctr_offset = 0;  // USDT semaphore file offset, 0 = none
 
-    bool persistent() const { return flags & PROBECTL_PROBE_F_PERSISTENT; }
-    bool enabled() const { return flags & PROBECTL_PROBE_F_ENABLED; }
-    bool syscall() const { return flags & PROBECTL_PROBE_F_SYSCALL; }
+    bool persistent() const { return flags & kProbeFlagPersistent; }
+    bool enabled() const { return flags & kProbeFlagEnabled; }
+    bool syscall() const { return flags & kProbeFlagSyscall; }
     // "do_sys_openat2+0x10", "0xffffffff81234560", or for user kinds "/bin/busybox:0x1234"
     // (file offset) with " (semaphore 0x...)" for USDT probes
     std::string location() const;
@@ -206,3 +213,4 @@ class Client {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

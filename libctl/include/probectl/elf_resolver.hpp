@@ -16,9 +16,11 @@
 // No layout is assumed: ET_EXEC at any base, PIE, and lld's layout (p_vaddr != p_offset)
 // all follow the same rule.
 //
-// Symbols come from .symtab; when the file is stripped, from the separate debug file named
-// by its GNU build-id (DEBUG_DIR/.build-id/xx/yyyy.debug, the layout gdb and Debian's -dbg
-// packages use) if there is one, and from .dynsym otherwise. .dynsym is always merged in
+// Symbols come from .symtab; when the file is stripped, from a separate debug file found as
+// gdb finds it: by GNU build-id (DEBUG_DIR/.build-id/xx/yyyy.debug, the layout Debian's -dbg
+// packages use), else by .gnu_debuglink (FOLDER/NAME, FOLDER/.debug/NAME,
+// DEBUG_DIR/FOLDER/NAME, only with the CRC the link records); from .dynsym otherwise, and
+// symbolSource() then says why no debug file was used. .dynsym is always merged in
 // for GNU symbol versions (memcpy@@GLIBC_2.14 vs the compat memcpy@GLIBC_2.2.5).
 #pragma once
 
@@ -30,6 +32,8 @@
 #include "probectl/result.hpp"
 #include "probectl/usdt.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // One PT_LOAD program header (ELF gABI, "Program Header").
@@ -87,6 +91,9 @@ struct ElfSymbol {
 // Where ElfResolver looks for separate debug files; "" never looks.
 struct ElfOpenOptions {
     std::string debug_dir = "/usr/lib/debug";
+    // The prefix of the file's path and debug_dir that leads into another mount namespace
+    // ("/proc/PID/root"), so a debuglink's DEBUG_DIR/FOLDER/ is the process's folder.
+    std::string root;
 };
 
 class ElfResolver {
@@ -166,3 +173,4 @@ std::string demangle(std::string_view name);
 std::string withoutParameters(std::string_view demangled);
 
 }  // namespace probectl
+#pragma GCC visibility pop

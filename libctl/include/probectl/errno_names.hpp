@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // "ENOENT" for 2; "" for a number with no name.
@@ -26,3 +28,4 @@ std::string errnoDescription(int err);
 int errnoByName(std::string_view name);
 
 }  // namespace probectl
+#pragma GCC visibility pop

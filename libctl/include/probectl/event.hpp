@@ -14,6 +14,8 @@
 #include "probectl/fetched_value.hpp"
 #include "probectl/result.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct SyscallPlan;  // syscall_probe.hpp
@@ -74,3 +76,4 @@ using LostCallback = std::function<void(std::uint64_t lost)>;
 Result<std::size_t> decodeRecords(std::span<const std::byte> blob, const EventCallback& cb);
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -47,6 +47,8 @@
 
 #include "probectl/fetched_value.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // The JSON value of one fetched value (null when faulted), per the table above.
@@ -56,3 +58,4 @@ nlohmann::ordered_json fetchedValueToJson(const FetchedValue& v);
 std::string toJsonLine(const nlohmann::ordered_json& j);
 
 }  // namespace probectl
+#pragma GCC visibility pop

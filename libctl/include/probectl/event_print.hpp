@@ -17,6 +17,8 @@
 #include "probectl/event.hpp"
 #include "probectl/printer.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct EventFormat {
@@ -60,3 +62,4 @@ std::vector<Table::Column> counterColumns(const std::vector<Counter>& counters);
 void printCounters(Printer& p, const std::vector<Counter>& counters);
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -13,6 +13,8 @@
 #include "probectl/result.hpp"
 #include "probectl/usdt.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // One stored value, typed by the argument it was fetched for. `bytes` is the value as the
@@ -34,3 +36,4 @@ struct UsdtFetch {
 Result<UsdtFetch> usdtFetch(const std::vector<UsdtArg>& usdt_args);
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -31,30 +31,32 @@
 
 #include "probectl/fetch_spec.hpp"
 #include "probectl/result.hpp"
-#include "uapi/probectl.h"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // Values and layout are the kernel's (enum probectl_fetch_op, struct probectl_fetch_insn in
-// kmod/uapi/probectl.h): programs go to the kernel as they are.
+// kmod/uapi/probectl.h, checked in src/core/uapi_checks.cpp): programs go to the kernel as
+// they are.
 enum class FetchOpcode : std::uint8_t {
-    LoadArg = PROBECTL_FETCH_LOAD_ARG,          // operand = N of $argN (1..6); size 8
-    LoadReg = PROBECTL_FETCH_LOAD_REG,          // operand = X86Reg (pt_regs word); size 8 or 4
-    LoadStack = PROBECTL_FETCH_LOAD_STACK,      // operand = N of $stackN; size 8
-    LoadRetval = PROBECTL_FETCH_LOAD_RETVAL,    // size 8
-    LoadPid = PROBECTL_FETCH_LOAD_PID,          // task tgid; size 4
-    LoadTid = PROBECTL_FETCH_LOAD_TID,          // task pid; size 4
-    LoadUid = PROBECTL_FETCH_LOAD_UID,          // uid in the initial user namespace; size 4
-    LoadCpu = PROBECTL_FETCH_LOAD_CPU,          // smp_processor_id(); size 4
-    LoadImm = PROBECTL_FETCH_LOAD_IMM,          // acc = operand | (u64)(u32)offset << 32
-    Deref = PROBECTL_FETCH_DEREF,               // size 1/2/4/8, offset, flags kFetchFlagUser
-    StoreInt = PROBECTL_FETCH_STORE_INT,        // size 1/2/4/8
-    StoreString = PROBECTL_FETCH_STORE_STRING,  // offset, operand = max bytes incl. NUL
-    StoreArray = PROBECTL_FETCH_STORE_ARRAY,    // element size, offset, operand = count
-    StoreComm = PROBECTL_FETCH_STORE_COMM,      // operand = 16
+    LoadArg = 1,       // operand = N of $argN (1..6); size 8
+    LoadReg = 2,       // operand = X86Reg (pt_regs word); size 8 or 4
+    LoadStack = 3,     // operand = N of $stackN; size 8
+    LoadRetval = 4,    // size 8
+    LoadPid = 5,       // task tgid; size 4
+    LoadTid = 6,       // task pid; size 4
+    LoadUid = 7,       // uid in the initial user namespace; size 4
+    LoadCpu = 8,       // smp_processor_id(); size 4
+    LoadImm = 9,       // acc = operand | (u64)(u32)offset << 32
+    Deref = 10,        // size 1/2/4/8, offset, flags kFetchFlagUser
+    StoreInt = 11,     // size 1/2/4/8
+    StoreString = 12,  // offset, operand = max bytes incl. NUL
+    StoreArray = 13,   // element size, offset, operand = count
+    StoreComm = 14,    // operand = 16
 };
 
-inline constexpr std::uint16_t kFetchFlagUser = PROBECTL_FETCH_F_USER;  // user memory
+inline constexpr std::uint16_t kFetchFlagUser = 1u << 0;  // user memory (PROBECTL_FETCH_F_USER)
 
 // One instruction, 12 bytes: the kernel's struct probectl_fetch_insn.
 struct FetchInsn {
@@ -66,11 +68,8 @@ struct FetchInsn {
 
     friend bool operator==(const FetchInsn&, const FetchInsn&) = default;
 };
-static_assert(sizeof(FetchInsn) == sizeof(probectl_fetch_insn));
-static_assert(offsetof(FetchInsn, offset) == offsetof(probectl_fetch_insn, offset));
-static_assert(offsetof(FetchInsn, operand) == offsetof(probectl_fetch_insn, operand));
 
-inline constexpr std::size_t kFetchMaxInsns = PROBECTL_FETCH_MAX_INSNS;  // per argument
+inline constexpr std::size_t kFetchMaxInsns = 16;  // per argument
 // Bounds on StoreString's operand; kprobe_events' own bound is MAX_STRING_SIZE (PATH_MAX).
 inline constexpr std::uint32_t kFetchMinString = 2;
 inline constexpr std::uint32_t kFetchMaxString = 4096;
@@ -113,3 +112,4 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns);
 std::string toString(const FetchInsn& insn);
 
 }  // namespace probectl
+#pragma GCC visibility pop

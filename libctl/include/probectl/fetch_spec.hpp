@@ -53,17 +53,19 @@
 
 #include "probectl/result.hpp"
 #include "probectl/spec_error.hpp"
-#include "uapi/probectl.h"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // Limits shared with the fetch-program compiler and, through it, the kernel's validator.
-// The kernel's limits (kmod/uapi/probectl.h), which it checks again.
-inline constexpr std::size_t kFetchMaxArgs = PROBECTL_FETCH_MAX_ARGS;       // per probe
-inline constexpr std::size_t kFetchMaxDepth = PROBECTL_FETCH_MAX_DEPTH;     // dereferences
-inline constexpr std::uint32_t kFetchMaxArray = PROBECTL_FETCH_MAX_ARRAY;   // MAX_ARRAY_LEN
-inline constexpr std::uint32_t kFetchMaxArgN = PROBECTL_NARGS;              // $arg1..$arg6
-inline constexpr std::uint32_t kFetchMaxStackN = PROBECTL_FETCH_MAX_STACK;  // $stackN
+// The kernel's limits (kmod/uapi/probectl.h, checked in src/core/uapi_checks.cpp), which it
+// checks again.
+inline constexpr std::size_t kFetchMaxArgs = 16;       // per probe
+inline constexpr std::size_t kFetchMaxDepth = 8;       // dereferences
+inline constexpr std::uint32_t kFetchMaxArray = 64;    // MAX_ARRAY_LEN
+inline constexpr std::uint32_t kFetchMaxArgN = 6;      // $arg1..$arg6
+inline constexpr std::uint32_t kFetchMaxStackN = 511;  // $stackN
 
 enum class FetchType : std::uint8_t {
     U8,
@@ -206,3 +208,4 @@ Result<FetchArg, SpecError> parseFetchArg(std::string_view text, std::size_t pos
                                           const FetchOptions& opts = {});
 
 }  // namespace probectl
+#pragma GCC visibility pop

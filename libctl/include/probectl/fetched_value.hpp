@@ -15,6 +15,8 @@
 
 #include "probectl/fetch_spec.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // One fetched value, decoded from a record.
@@ -39,3 +41,4 @@ std::string formatFetchedValue(const FetchedValue& v);
 std::string formatFetchedValues(const std::vector<FetchedValue>& values);
 
 }  // namespace probectl
+#pragma GCC visibility pop

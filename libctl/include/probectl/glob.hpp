@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // Shell-glob match (fnmatch without flags): * ? [abc] [a-z] [!x].
@@ -16,3 +18,4 @@ std::string globError(std::string_view glob);
 std::size_t editDistance(std::string_view a, std::string_view b);
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -12,7 +12,6 @@
 // Wait statuses are waitpid(2)'s; exitCode() turns one into the shell's convention.
 #pragma once
 
-#include <linux/filter.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -22,6 +21,10 @@
 
 #include "probectl/result.hpp"
 
+struct sock_filter;  // <linux/filter.h>: the seccomp program start() installs
+
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 class HeldCommand {
@@ -56,7 +59,8 @@ class HeldCommand {
     // Lets the child exec without waiting, installing `filter` first if it is not empty
     // (no_new_privs + SECCOMP_SET_MODE_FILTER). Errors: EINVAL (not held), errno of the
     // pipe write.
-    Result<void> start(const std::vector<sock_filter>& filter = {});
+    Result<void> start();
+    Result<void> start(const std::vector<sock_filter>& filter);
     // After start(): nullopt while the child has neither exec'd nor failed; then success
     // (exec closed the O_CLOEXEC pipe), or the child's errno of a failed exec or filter
     // install (E2BIG for a filter over kMaxFilterLen).
@@ -91,3 +95,4 @@ class HeldCommand {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -24,6 +24,8 @@
 #include "probectl/probe_spec.hpp"
 #include "probectl/result.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct KernelSymbol {
@@ -150,3 +152,4 @@ class KernelSymbols {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

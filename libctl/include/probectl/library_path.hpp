@@ -11,6 +11,8 @@
 
 #include "probectl/result.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // One ld.so.cache entry.
@@ -46,3 +48,4 @@ struct FoundLibrary {
 Result<FoundLibrary> findLibrary(std::string_view name, std::string_view root = "");
 
 }  // namespace probectl
+#pragma GCC visibility pop

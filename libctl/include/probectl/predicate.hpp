@@ -37,8 +37,9 @@
 #include "probectl/fetch_spec.hpp"
 #include "probectl/result.hpp"
 #include "probectl/spec_error.hpp"
-#include "uapi/probectl.h"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 enum class PredicateCmp : std::uint8_t { Eq = 0, Ne, Lt, Le, Gt, Ge, Glob, NotGlob, Mask };
@@ -115,24 +116,12 @@ struct FilterInsn {
 
     friend bool operator==(const FilterInsn&, const FilterInsn&) = default;
 };
-// The wire form is struct probectl_filter_insn: same layout, same numbering.
-static_assert(sizeof(FilterInsn) == sizeof(probectl_filter_insn));
-static_assert(offsetof(FilterInsn, arg_index) == offsetof(probectl_filter_insn, arg));
-static_assert(offsetof(FilterInsn, width) == offsetof(probectl_filter_insn, width));
-static_assert(offsetof(FilterInsn, value) == offsetof(probectl_filter_insn, value));
-static_assert(static_cast<int>(PredicateOpcode::Test) == PROBECTL_FILTER_TEST &&
-              static_cast<int>(PredicateOpcode::Not) == PROBECTL_FILTER_NOT);
-static_assert(static_cast<int>(PredicateCmp::Glob) == PROBECTL_FILTER_GLOB &&
-              static_cast<int>(PredicateCmp::Mask) == PROBECTL_FILTER_MASK);
-static_assert(static_cast<int>(PredicateFieldKind::Uid) == PROBECTL_FILTER_FIELD_UID &&
-              static_cast<int>(PredicateFieldKind::Comm) == PROBECTL_FILTER_FIELD_COMM);
-static_assert(kFilterFlagSigned == PROBECTL_FILTER_F_SIGNED &&
-              kFilterFlagString == PROBECTL_FILTER_F_STRING);
-
-inline constexpr std::size_t kFilterMaxInsns = PROBECTL_FILTER_MAX_INSNS;
-inline constexpr std::size_t kFilterMaxStack = PROBECTL_FILTER_MAX_STACK;
-inline constexpr std::size_t kFilterMaxStrings = PROBECTL_FILTER_MAX_STRINGS;
-inline constexpr std::size_t kFilterMaxStringLen = PROBECTL_FILTER_MAX_STRLEN;  // no NUL
+// The wire form is struct probectl_filter_insn: same layout, same numbering, same limits
+// (checked in src/core/uapi_checks.cpp).
+inline constexpr std::size_t kFilterMaxInsns = 32;
+inline constexpr std::size_t kFilterMaxStack = 8;
+inline constexpr std::size_t kFilterMaxStrings = 8;
+inline constexpr std::size_t kFilterMaxStringLen = 255;  // no NUL
 
 struct FilterProgram {
     std::vector<FilterInsn> insns;
@@ -170,3 +159,4 @@ struct PredicateValues {
 bool evalPredicate(const FilterProgram& prog, const PredicateValues& v);
 
 }  // namespace probectl
+#pragma GCC visibility pop

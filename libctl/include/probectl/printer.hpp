@@ -24,6 +24,8 @@
 
 #include "probectl/text_table.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // Which back ends show a field (iproute2's PRINT_ANY, PRINT_FP, PRINT_JSON).
@@ -72,3 +74,4 @@ std::unique_ptr<Printer> makeJsonPrinter(std::ostream& os);
 std::unique_ptr<Printer> makePrinter(bool json, std::ostream& os);
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 enum class SpecKind {
@@ -64,3 +66,4 @@ std::string kindNames(bool user_space);
 std::string kindsHelp();
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -57,6 +57,8 @@
 #include "probectl/result.hpp"
 #include "probectl/spec_error.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // What the number N of a user-space address location means. Three address spaces are in
@@ -114,3 +116,4 @@ struct ProbeSpec {
 Result<ProbeSpec, SpecError> parseProbeSpec(std::string_view text);
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -7,3 +7,4 @@
 #include "probectl/probe_spec.hpp"
 #include "probectl/result.hpp"
 #include "probectl/session.hpp"
+#include "probectl/version.hpp"

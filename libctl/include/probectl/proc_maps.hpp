@@ -19,6 +19,8 @@
 
 #include "probectl/result.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct ProcMapping {
@@ -64,3 +66,4 @@ class ProcMaps {
 bool libraryNameMatches(std::string_view file_name, std::string_view name);
 
 }  // namespace probectl
+#pragma GCC visibility pop

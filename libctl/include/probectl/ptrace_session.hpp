@@ -82,6 +82,8 @@
 #include "probectl/session.hpp"
 #include "probectl/tracer.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct PtraceSessionOptions {
@@ -190,3 +192,4 @@ class PtraceSession : public Tracer {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -10,6 +10,8 @@
 #include <utility>
 #include <variant>
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // A failure as seen by the caller.
@@ -113,3 +115,4 @@ class [[nodiscard]] Result<void, E> {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -31,6 +31,8 @@
 #include "probectl/syscall_probe.hpp"
 #include "probectl/tracer.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct SessionOptions {
@@ -166,3 +168,4 @@ class Session : public Tracer {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -7,6 +7,8 @@
 
 #include "probectl/result.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // A parse error pointing into the input.
@@ -27,3 +29,4 @@ struct SpecError {
 Error toError(const SpecError& e);
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -27,6 +27,8 @@
 
 #include "probectl/syscall_meta.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // Memory fetched for a pointer argument.
@@ -90,3 +92,4 @@ struct SyscallMemHint {
 std::vector<SyscallMemHint> syscallMemHints(std::string_view syscall, const SyscallInfo* info);
 
 }  // namespace probectl
+#pragma GCC visibility pop

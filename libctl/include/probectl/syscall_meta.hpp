@@ -28,6 +28,8 @@
 
 #include "probectl/result.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 // One `field:` line of a format file.
@@ -38,6 +40,9 @@ struct TraceField {
     std::uint32_t offset = 0;     // bytes from the record start
     std::uint32_t size = 0;       // bytes
     bool is_signed = false;
+    // __data_loc/__rel_loc: a 4-byte word locating variable-length data in the record
+    // (type then ends in "[]", e.g. "char[]").
+    bool dynamic = false;
 };
 
 // A parsed format file.
@@ -100,12 +105,20 @@ class SyscallTable {
     // Reads <tracefs>/events/syscalls/sys_enter_*/format (and sys_exit_*) and merges them
     // with builtinSyscallNames() for the numbers. Errors: ENOENT (message names the
     // directory) when events/syscalls does not exist (tracefs not mounted, or a kernel
-    // without CONFIG_FTRACE_SYSCALLS); EBADMSG naming the file when a format does not
-    // parse. Unreadable files (EACCES) are skipped: their syscalls keep names and numbers.
+    // without CONFIG_FTRACE_SYSCALLS). A format that does not parse is skipped and named in
+    // problems() (its syscall keeps name and number); unreadable files (EACCES) are skipped.
     static Result<SyscallTable> fromTracefs(const std::string& tracefs = "/sys/kernel/tracing");
 
-    // tracefs when it has syscall events, else builtin(): never fails.
+    // tracefs when it has syscall events, else builtin() with the reason in problems():
+    // never fails.
     static SyscallTable load(const std::string& tracefs = "/sys/kernel/tracing");
+
+    // Why some or all syscalls have no argument metadata ("FILE: format line 7: ..."),
+    // in the order met; empty when every format parsed.
+    const std::vector<std::string>& problems() const { return problems_; }
+    // One line for the user when problems() is not empty ("" otherwise): syscall lines
+    // will then show names and return values without arguments.
+    std::string fallbackNote() const;
 
     const SyscallInfo* find(std::string_view name) const;
     const SyscallInfo* find(int nr) const;
@@ -117,6 +130,8 @@ class SyscallTable {
     void add(SyscallInfo info);
     std::vector<SyscallInfo> syscalls_;  // sorted by name
     bool has_args_ = false;
+    std::vector<std::string> problems_;
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -23,6 +23,8 @@
 #include "probectl/strace_format.hpp"
 #include "probectl/syscall_meta.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 inline constexpr std::uint32_t kSyscallPathMax = 256;   // bytes of a path incl. NUL
@@ -54,3 +56,4 @@ SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool retur
 const SyscallTable& systemSyscallTable();
 
 }  // namespace probectl
+#pragma GCC visibility pop

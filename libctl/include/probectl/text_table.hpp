@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 class Table {
@@ -31,3 +33,4 @@ class Table {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -34,6 +34,8 @@
 
 struct btf;
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct TracepointParam {
@@ -107,3 +109,4 @@ class Tracepoints {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -29,6 +29,8 @@
 #include "probectl/probe_spec.hpp"
 #include "probectl/result.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct SessionStats;  // session.hpp: per-probe counters, lost records
@@ -88,3 +90,4 @@ class Tracer {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -26,6 +26,8 @@
 
 #include "probectl/result.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct UsdtArg {
@@ -74,3 +76,4 @@ struct UsdtProbe {
 };
 
 }  // namespace probectl
+#pragma GCC visibility pop

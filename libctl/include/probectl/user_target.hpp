@@ -18,6 +18,8 @@
 #include "probectl/result.hpp"
 #include "probectl/usdt.hpp"
 
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
 namespace probectl {
 
 struct UserResolveOptions {
@@ -92,3 +94,4 @@ Result<UserFile> findUserFile(std::string_view path_or_library,
                               const UserResolveOptions& options = {});
 
 }  // namespace probectl
+#pragma GCC visibility pop

@@ -1,5 +1,7 @@
 #include "probectl/held_command.hpp"
 
+#include <linux/filter.h>
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/seccomp.h>
@@ -172,6 +174,10 @@ void HeldCommand::killAndReap() {
         ::kill(pid_, SIGKILL);
         status_ = waitBlocking(pid_);
     }
+}
+
+Result<void> HeldCommand::start() {
+    return start(std::vector<sock_filter>{});
 }
 
 Result<void> HeldCommand::start(const std::vector<sock_filter>& filter) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <tuple>
 
+#include "elf/debug_link.hpp"
 #include "elf/elf_handle.hpp"
 #include "elf/usdt_notes.hpp"
 
@@ -154,21 +155,28 @@ class ElfReader {
     }
 
     void symbols(const ElfOpenOptions& options) {
+        std::string no_debug = "no debug file";
         if (findSectionOfType(elf_, SHT_SYMTAB)) {
             readTable(elf_, SHT_SYMTAB, SymbolTable::Symtab);
             out_.symbol_source_ = ".symtab";
-        } else if (auto debug = debugFile(options); !debug.empty()) {
-            auto h = ElfHandle::open(debug);
+        } else if (auto debug = findDebugFile(elf_, out_.path_, options.root, out_.build_id_,
+                                              options.debug_dir);
+                   !debug.path.empty()) {
+            auto h = ElfHandle::open(debug.path);
             if (h && findSectionOfType(h->get(), SHT_SYMTAB)) {
                 readTable(h->get(), SHT_SYMTAB, SymbolTable::DebugSymtab);
-                out_.debug_file_ = debug;
-                out_.symbol_source_ = ".symtab of " + debug;
+                out_.debug_file_ = debug.path;
+                out_.symbol_source_ = ".symtab of " + debug.path;
+            } else {
+                no_debug = debug.path + " has no .symtab";
             }
+        } else {
+            no_debug = debug.note;
         }
         // .dynsym adds version information (and, for a stripped file, is all there is).
         readTable(elf_, SHT_DYNSYM, SymbolTable::Dynsym);
         if (out_.symbol_source_.empty())
-            out_.symbol_source_ = ".dynsym (stripped: no .symtab, no debug file)";
+            out_.symbol_source_ = fmt::format(".dynsym (stripped: no .symtab, {})", no_debug);
         for (auto& [key, s] : merged_)
             out_.symbols_.push_back(std::move(s));
         std::sort(out_.symbols_.begin(), out_.symbols_.end(),
@@ -283,17 +291,6 @@ class ElfReader {
         }
         if (have.size == 0)
             have.size = s.size;
-    }
-
-    // DEBUG_DIR/.build-id/xx/rest.debug when it exists (the layout of Debian's -dbg and
-    // -dbgsym packages, and the one gdb searches).
-    std::string debugFile(const ElfOpenOptions& options) const {
-        if (options.debug_dir.empty() || out_.build_id_.size() < 3)
-            return {};
-        std::string p = fmt::format("{}/.build-id/{}/{}.debug", options.debug_dir,
-                                    out_.build_id_.substr(0, 2), out_.build_id_.substr(2));
-        struct stat st;
-        return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? p : std::string();
     }
 
     ElfResolver& out_;

@@ -1,5 +1,6 @@
 // Fetched bytes -> typed values, and USDT argument specs -> fetch programs.
 #include "probectl/fetch_decode.hpp"
+#include "uapi/probectl.h"
 
 #include <fmt/format.h>
 

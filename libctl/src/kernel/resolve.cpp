@@ -151,6 +151,12 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
                                                                 "({:#x} bytes long)",
                                                                 spec.offset, name, size)));
     }
+    // kprobe on a syscall wrapper: its one argument is the user's pt_regs, so $argN and the
+    // record's arguments are the syscall's own, read from there (as for syscall:NAME). Only
+    // at the entry: fetch_spec already refuses $argN at an offset.
+    if ((spec.kind == SpecKind::Kprobe || spec.kind == SpecKind::Kretprobe) &&
+        name.starts_with("__x64_sys_") && spec.offset == 0)
+        r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
     r.request.symbol = name;
     r.request.offset = spec.offset;
     r.symbol = name;

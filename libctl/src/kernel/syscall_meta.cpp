@@ -65,12 +65,32 @@ Result<TraceField> parseField(std::string_view line, std::size_t lineno) {
     f.is_signed = s == 1;
 
     decl = trim(decl);
+    // Dynamic fields ("__data_loc char[] __filename_val", kernel 6.19+'s syscall events with
+    // user strings) hold a 4-byte offset/length word; their "[]" has no length.
+    for (std::string_view loc : {"__data_loc ", "__rel_loc "})
+        if (decl.starts_with(loc)) {
+            f.dynamic = true;
+            decl = trim(decl.substr(loc.size()));
+        }
     if (decl.ends_with(']')) {
         const auto open = decl.rfind('[');
+        const std::string_view len =
+            open == std::string_view::npos ? "" : decl.substr(open + 1, decl.size() - open - 2);
         if (open == std::string_view::npos ||
-            !parseNumber(decl.substr(open + 1, decl.size() - open - 2), f.array_len))
+            (!(len.empty() && f.dynamic) && !parseNumber(len, f.array_len)))
             return badLine(lineno, "bad array declaration");
         decl = trim(decl.substr(0, open));
+    }
+    // "char[] name": the array brackets follow the type, not the name.
+    if (f.dynamic && decl.find("[]") != std::string_view::npos) {
+        std::string d(decl);
+        d.erase(d.find("[]"), 2);
+        const auto sp = d.find_last_of(" *");
+        if (sp == std::string::npos || sp + 1 == d.size())
+            return badLine(lineno, "expected 'TYPE NAME' after field:");
+        f.name = d.substr(sp + 1);
+        f.type = std::string(trim(std::string_view(d).substr(0, sp + 1))) + "[]";
+        return f;
     }
     const auto space = decl.find_last_of(" *");
     if (space == std::string_view::npos || space + 1 == decl.size())
@@ -181,6 +201,9 @@ Result<SyscallInfo> syscallFromFormats(const TraceEventFormat& enter,
             have_nr = true;
             continue;
         }
+        // A copy of user memory the kernel appends after the arguments, not an argument.
+        if (f.dynamic)
+            continue;
         info.args.push_back(classifySyscallArg(f.name, f.type, f.size));
     }
     if (!have_nr)
@@ -242,9 +265,12 @@ Result<SyscallTable> SyscallTable::fromTracefs(const std::string& tracefs) {
         if (!ok)
             continue;
         auto ev = parseEventFormat(text);
-        if (!ev.ok())
-            return makeError(EBADMSG,
-                             fmt::format("{}: {}", (p / "format").string(), ev.error().message));
+        if (!ev.ok()) {
+            // One format this parser does not know must not cost every syscall its arguments.
+            t.problems_.push_back(
+                fmt::format("{}: {}", (p / "format").string(), ev.error().message));
+            continue;
+        }
         const std::string name = p.filename().string().substr(10);
         std::optional<TraceEventFormat> exit;
         bool exit_ok = false;
@@ -255,9 +281,11 @@ Result<SyscallTable> SyscallTable::fromTracefs(const std::string& tracefs) {
                 exit = std::move(*x);
         }
         auto info = syscallFromFormats(*ev, exit ? &*exit : nullptr);
-        if (!info.ok())
-            return makeError(EBADMSG,
-                             fmt::format("{}: {}", (p / "format").string(), info.error().message));
+        if (!info.ok()) {
+            t.problems_.push_back(
+                fmt::format("{}: {}", (p / "format").string(), info.error().message));
+            continue;
+        }
         t.add(std::move(*info));
         t.has_args_ = true;
     }
@@ -266,7 +294,24 @@ Result<SyscallTable> SyscallTable::fromTracefs(const std::string& tracefs) {
 
 SyscallTable SyscallTable::load(const std::string& tracefs) {
     auto t = fromTracefs(tracefs);
-    return t.ok() ? std::move(*t) : builtin();
+    if (t.ok())
+        return std::move(*t);
+    SyscallTable b = builtin();
+    b.problems_.push_back(t.error().message);
+    return b;
+}
+
+std::string SyscallTable::fallbackNote() const {
+    if (problems_.empty())
+        return "";
+    if (!has_args_)
+        return fmt::format("syscall arguments are unknown (names and return values only): {}",
+                           problems_.front());
+    return fmt::format(
+        "{} syscall{} without argument metadata (names and return values "
+        "only): {}{}",
+        problems_.size(), problems_.size() == 1 ? "" : "s", problems_.front(),
+        problems_.size() > 1 ? fmt::format(" (and {} more)", problems_.size() - 1) : std::string());
 }
 
 const SyscallInfo* SyscallTable::find(std::string_view name) const {

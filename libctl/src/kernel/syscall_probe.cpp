@@ -1,4 +1,5 @@
 #include "probectl/syscall_probe.hpp"
+#include "uapi/probectl.h"
 
 #include <fmt/format.h>
 

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "probectl/client.hpp"
+#include "uapi/probectl.h"
 
 namespace probectl::detail {
 

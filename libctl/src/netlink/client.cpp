@@ -24,6 +24,7 @@
 
 #include "netlink/attrs_gen.hpp"
 #include "netlink/netlink_error.hpp"
+#include "uapi/probectl.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270

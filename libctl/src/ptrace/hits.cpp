@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "ptrace/engine.hpp"
+#include "uapi/probectl.h"
 
 namespace probectl::ptrace {
 

@@ -2,6 +2,8 @@
 // end-of-trace statistics.
 #include "probectl/session.hpp"
 
+#include "kernel_code.hpp"
+
 #include <fmt/format.h>
 
 #include "probectl/fetch_decode.hpp"
@@ -184,6 +186,11 @@ Result<std::uint32_t> Session::addRequestImpl(const Resolution& res, std::string
         Error e = added.error();
         // Lead with the user's spec: the kernel's wording names the resolved symbol.
         e.message = fmt::format("{}: {}", spec, e.message);
+        if (e.err == EILSEQ && res.address && res.symbol_offset)
+            if (std::string hint = kprobeBoundaryHint(res.symbol, res.address - res.symbol_offset,
+                                                      res.symbol_offset);
+                !hint.empty())
+                e.message += "; " + hint;
         return e;
     }
     SessionProbe p;

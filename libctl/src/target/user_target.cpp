@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "probectl/elf_resolver.hpp"
+#include "probectl/insn_boundary.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/proc_maps.hpp"
 #include "probectl/user_target.hpp"
@@ -50,6 +51,7 @@ class Resolver {
             eo.debug_dir = file_.root + o_.debug_dir;
         else
             eo.debug_dir.clear();
+        eo.root = file_.root;
         auto elf = ElfResolver::open(file_.path, eo);
         if (!elf)
             return fail(elf.error().err, elf.error().message);
@@ -112,6 +114,9 @@ class Resolver {
             t.symbol_offset = t.vaddr - s->value;
             t.how += fmt::format("in function {} (ELF address {:#x}, size {}, {}) +{:#x}\n",
                                  t.symbol, s->value, s->size, toString(s->table), t.symbol_offset);
+            if (t.kind != SpecKind::Usdt)
+                if (auto r = checkBoundary(*s, t.symbol_offset, t); !r)
+                    return r.error();
         } else {
             t.how += "in no known function (no symbol covers this address)\n";
         }
@@ -119,6 +124,41 @@ class Resolver {
             return fail(EINVAL, fmt::format("a uretprobe must be at a function's entry: ELF "
                                             "address {:#x} is {}+{:#x}",
                                             t.vaddr, t.symbol, t.symbol_offset));
+        return {};
+    }
+
+    // Where the function `s` ends: its size, or for a size-0 symbol (hand-written assembly)
+    // the next symbol's address, since nothing else says where its code stops.
+    std::uint64_t extent(const ElfSymbol& s) const {
+        if (s.size != 0)
+            return s.size;
+        for (const auto& o : elf_->symbols())
+            if (o.value > s.value)
+                return o.value - s.value;
+        const LoadSegment* seg = elf_->segmentForAddress(s.value);
+        return seg ? seg->vaddr + seg->filesz - s.value : 0;
+    }
+
+    // A breakpoint inside an instruction corrupts it: refuse offsets off the boundaries.
+    Result<void> checkBoundary(const ElfSymbol& s, std::uint64_t offset, UserTarget& t) const {
+        if (offset == 0)
+            return {};
+        const std::uint64_t len = extent(s);
+        if (s.size == 0 && offset >= len)
+            return fail(EINVAL, fmt::format("offset {:#x} is past '{}': it has size 0 in the "
+                                            "symbol table and the next symbol starts {:#x} "
+                                            "bytes after it",
+                                            offset, s.displayName(), len));
+        auto insns = decodeFunction(*elf_, s.value, len);
+        if (!insns) {
+            t.how += fmt::format("instruction boundary not checked: {}\n", insns.error().message);
+            return {};
+        }
+        if (auto r = checkInstructionBoundary(*insns, s.displayName(), offset); !r)
+            return fail(r.error().err, r.error().message);
+        t.how += fmt::format("{}+{:#x} starts an instruction ({} decoded in {} bytes{})\n",
+                             s.displayName(), offset, insns->size(), len,
+                             s.size ? "" : ", size 0: up to the next symbol");
         return {};
     }
 
@@ -229,6 +269,15 @@ class Resolver {
                                                 spec_.symbol, file_.path, s.displayName(),
                                                 spec_.symbol, s.version));
         }
+        if (auto c = clones(); !c.empty())
+            return fail(ENOENT, fmt::format("no function '{}' in {} (symbols from {}), only "
+                                            "compiler clones of it (copies specialised by "
+                                            "constant propagation, IPA-SRA or outlining, each "
+                                            "called instead of the original from some call "
+                                            "sites; a clone's arguments may differ from the "
+                                            "source's); probe each to see every call:\n{}",
+                                            spec_.symbol, file_.path, elf_->symbolSource(),
+                                            fmt::join(c, "\n")));
         std::vector<std::pair<std::size_t, std::string>> close;
         for (const auto& s : elf_->symbols()) {
             if (!s.isFunction())
@@ -249,6 +298,26 @@ class Resolver {
                                         names.empty() ? std::string()
                                                       : fmt::format("; similar: {}",
                                                                     fmt::join(names, ", "))));
+    }
+
+    // GCC's clones of the wanted function: NAME.constprop.N, NAME.isra.N, NAME.part.N (the
+    // outlined rest of a partly inlined function), NAME.cold (its unlikely code, no entry).
+    std::vector<std::string> clones() const {
+        std::vector<std::string> out;
+        const std::string prefix = spec_.symbol + ".";
+        for (const auto& s : elf_->symbols()) {
+            if (!s.isFunction() || !s.name.starts_with(prefix))
+                continue;
+            const std::string_view rest = std::string_view(s.name).substr(prefix.size());
+            const bool cold = rest == "cold" || rest.ends_with(".cold");
+            if (!rest.starts_with("constprop") && !rest.starts_with("isra") &&
+                !rest.starts_with("part") && !rest.starts_with("lto_priv") && !cold)
+                continue;
+            out.push_back(fmt::format("  {}  (ELF address {:#x}, size {}){}",
+                                      specAt(s.displayName()), s.value, s.size,
+                                      cold ? ": its cold part, not an entry" : ""));
+        }
+        return out;
     }
 
     Error ifunc(const ElfSymbol& s) const {
@@ -305,6 +374,8 @@ class Resolver {
                         elf_->symbolSource(), s.value, s.size, s.section.empty() ? "?" : s.section,
                         spec_.offset ? fmt::format(", +{:#x} = {:#x}", spec_.offset, t.vaddr) : "");
         if (auto r = checkExecutable(t.vaddr, fmt::format("'{}'", s.displayName())); !r)
+            return r.error();
+        if (auto r = checkBoundary(s, spec_.offset, t); !r)
             return r.error();
         auto off = elf_->fileOffset(t.vaddr);
         if (!off)

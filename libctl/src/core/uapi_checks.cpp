@@ -1,0 +1,67 @@
+// The public headers spell the protocol's numbers out so that they need not include the
+// kernel's uapi header (an embedding program gets libprobectl's API, not the wire format).
+// This file is where each of those numbers is held to the uapi header at compile time.
+#include <cstddef>
+
+#include "probectl/client.hpp"
+#include "probectl/fetch_program.hpp"
+#include "probectl/fetch_spec.hpp"
+#include "probectl/predicate.hpp"
+#include "uapi/probectl.h"
+
+namespace probectl {
+
+static_assert(static_cast<int>(ProbeKind::Kprobe) == PROBECTL_KIND_KPROBE);
+static_assert(static_cast<int>(ProbeKind::Kretprobe) == PROBECTL_KIND_KRETPROBE);
+static_assert(static_cast<int>(ProbeKind::Uprobe) == PROBECTL_KIND_UPROBE);
+static_assert(static_cast<int>(ProbeKind::Uretprobe) == PROBECTL_KIND_URETPROBE);
+static_assert(static_cast<int>(ProbeKind::Tracepoint) == PROBECTL_KIND_TRACEPOINT);
+static_assert(kProbeFlagPersistent == PROBECTL_PROBE_F_PERSISTENT);
+static_assert(kProbeFlagSyscall == PROBECTL_PROBE_F_SYSCALL);
+static_assert(kProbeFlagEnabled == PROBECTL_PROBE_F_ENABLED);
+
+static_assert(static_cast<int>(FetchOpcode::LoadArg) == PROBECTL_FETCH_LOAD_ARG);
+static_assert(static_cast<int>(FetchOpcode::LoadReg) == PROBECTL_FETCH_LOAD_REG);
+static_assert(static_cast<int>(FetchOpcode::LoadStack) == PROBECTL_FETCH_LOAD_STACK);
+static_assert(static_cast<int>(FetchOpcode::LoadRetval) == PROBECTL_FETCH_LOAD_RETVAL);
+static_assert(static_cast<int>(FetchOpcode::LoadPid) == PROBECTL_FETCH_LOAD_PID);
+static_assert(static_cast<int>(FetchOpcode::LoadTid) == PROBECTL_FETCH_LOAD_TID);
+static_assert(static_cast<int>(FetchOpcode::LoadUid) == PROBECTL_FETCH_LOAD_UID);
+static_assert(static_cast<int>(FetchOpcode::LoadCpu) == PROBECTL_FETCH_LOAD_CPU);
+static_assert(static_cast<int>(FetchOpcode::LoadImm) == PROBECTL_FETCH_LOAD_IMM);
+static_assert(static_cast<int>(FetchOpcode::Deref) == PROBECTL_FETCH_DEREF);
+static_assert(static_cast<int>(FetchOpcode::StoreInt) == PROBECTL_FETCH_STORE_INT);
+static_assert(static_cast<int>(FetchOpcode::StoreString) == PROBECTL_FETCH_STORE_STRING);
+static_assert(static_cast<int>(FetchOpcode::StoreArray) == PROBECTL_FETCH_STORE_ARRAY);
+static_assert(static_cast<int>(FetchOpcode::StoreComm) == PROBECTL_FETCH_STORE_COMM);
+static_assert(static_cast<int>(FetchOpcode::StoreComm) + 1 == __PROBECTL_FETCH_OP_MAX);
+static_assert(kFetchFlagUser == PROBECTL_FETCH_F_USER);
+static_assert(sizeof(FetchInsn) == sizeof(probectl_fetch_insn));
+static_assert(offsetof(FetchInsn, offset) == offsetof(probectl_fetch_insn, offset));
+static_assert(offsetof(FetchInsn, operand) == offsetof(probectl_fetch_insn, operand));
+static_assert(kFetchMaxInsns == PROBECTL_FETCH_MAX_INSNS);
+
+static_assert(kFetchMaxArgs == PROBECTL_FETCH_MAX_ARGS);
+static_assert(kFetchMaxDepth == PROBECTL_FETCH_MAX_DEPTH);
+static_assert(kFetchMaxArray == PROBECTL_FETCH_MAX_ARRAY);
+static_assert(kFetchMaxArgN == PROBECTL_NARGS);
+static_assert(kFetchMaxStackN == PROBECTL_FETCH_MAX_STACK);
+
+static_assert(sizeof(FilterInsn) == sizeof(probectl_filter_insn));
+static_assert(offsetof(FilterInsn, arg_index) == offsetof(probectl_filter_insn, arg));
+static_assert(offsetof(FilterInsn, width) == offsetof(probectl_filter_insn, width));
+static_assert(offsetof(FilterInsn, value) == offsetof(probectl_filter_insn, value));
+static_assert(static_cast<int>(PredicateOpcode::Test) == PROBECTL_FILTER_TEST &&
+              static_cast<int>(PredicateOpcode::Not) == PROBECTL_FILTER_NOT);
+static_assert(static_cast<int>(PredicateCmp::Glob) == PROBECTL_FILTER_GLOB &&
+              static_cast<int>(PredicateCmp::Mask) == PROBECTL_FILTER_MASK);
+static_assert(static_cast<int>(PredicateFieldKind::Uid) == PROBECTL_FILTER_FIELD_UID &&
+              static_cast<int>(PredicateFieldKind::Comm) == PROBECTL_FILTER_FIELD_COMM);
+static_assert(kFilterFlagSigned == PROBECTL_FILTER_F_SIGNED &&
+              kFilterFlagString == PROBECTL_FILTER_F_STRING);
+static_assert(kFilterMaxInsns == PROBECTL_FILTER_MAX_INSNS);
+static_assert(kFilterMaxStack == PROBECTL_FILTER_MAX_STACK);
+static_assert(kFilterMaxStrings == PROBECTL_FILTER_MAX_STRINGS);
+static_assert(kFilterMaxStringLen == PROBECTL_FILTER_MAX_STRLEN);
+
+}  // namespace probectl

@@ -147,3 +147,26 @@ TEST(Cli, KilledTracerLeavesNoProbeAndNoCommand) {
     // The sleeper is this process's grandchild: once killed it is reaped by init.
     EXPECT_FALSE(processAlive(sleeper)) << "the traced command outlived its tracer";
 }
+
+// A command that is not there is reported before any probe is armed: no banner, no probe.
+TEST(Cli, MissingCommandFailsBeforeArmingAnything) {
+    Ran r = sh("probectl trace kprobe:__x64_sys_getppid -- probectl-no-such-command");
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("'probectl-no-such-command': command not found in PATH"));
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("Tracing"))) << "armed before failing";
+    auto c = probectl::Client::connect();
+    ASSERT_TRUE(c.ok());
+    EXPECT_TRUE(c->listProbes()->empty());
+}
+
+// probectl searches PATH itself before the command is released, so the command's trace
+// holds its one execve, not a failed execve for every PATH entry before the right one.
+TEST(Cli, CommandsPathSearchIsNotInItsTrace) {
+    Ran r = sh("PATH=/nonexistent/a:/nonexistent/b:$PATH probectl trace syscall:execve -- true");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const std::regex call(R"(execve\()");
+    const auto n = std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), call),
+                                 std::sregex_iterator());
+    EXPECT_EQ(n, 1) << r.out;
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("ENOENT"))) << r.out;
+}

@@ -3,10 +3,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <csignal>
 #include <fstream>
 #include <optional>
@@ -48,13 +51,66 @@ TEST(HeldCommand, RunsOnlyAfterRelease) {
     EXPECT_EQ(HeldCommand::describeStatus(st), "exited with status 0");
 }
 
-TEST(HeldCommand, ExecFailureIsReportedByRelease) {
+// A command that cannot be found fails before anything forks, so a tracer reports it
+// before arming a probe.
+TEST(HeldCommand, MissingCommandFailsBeforeFork) {
     auto c = HeldCommand::spawn({"/nonexistent/program"});
-    ASSERT_TRUE(c);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().err, ENOENT);
+    EXPECT_THAT(c.error().message, ::testing::HasSubstr("/nonexistent/program"));
+    auto p = HeldCommand::spawn({"probectl-no-such-command"});
+    ASSERT_FALSE(p);
+    EXPECT_EQ(p.error().err, ENOENT);
+    EXPECT_THAT(p.error().message, ::testing::HasSubstr("'probectl-no-such-command'"));
+    EXPECT_THAT(p.error().message, ::testing::HasSubstr("not found in PATH"));
+}
+
+// The PATH search is done by the tracer: the child execs the found file at once, so the
+// command's trace shows one execve, not one failed execve per PATH entry before it.
+TEST(HeldCommand, PathSearchSkipsNonExecutablesAndReportsEacces) {
+    char dir[] = "/tmp/probectl-path-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string d1 = std::string(dir) + "/a", d2 = std::string(dir) + "/b";
+    ASSERT_EQ(mkdir(d1.c_str(), 0755), 0);
+    ASSERT_EQ(mkdir(d2.c_str(), 0755), 0);
+    const std::string plain = d1 + "/probectl-t", runnable = d2 + "/probectl-t";
+    std::ofstream(plain) << "#!/bin/sh\nexit 3\n";
+    std::ofstream(runnable) << "#!/bin/sh\nexit 7\n";
+    ASSERT_EQ(chmod(plain.c_str(), 0644), 0);
+    ASSERT_EQ(chmod(runnable.c_str(), 0755), 0);
+    const char* old = getenv("PATH");
+    const std::string saved = old ? old : "";
+    setenv("PATH", (d1 + ":" + d2).c_str(), 1);
+    auto c = HeldCommand::spawn({"probectl-t"});
+    ASSERT_TRUE(c) << c.error().describe();
+    ASSERT_TRUE(c->release());
+    const int st = waitFor(*c);
+    EXPECT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), 7) << "ran the non-executable file, or not the one in PATH";
+    setenv("PATH", d1.c_str(), 1);
+    auto denied = HeldCommand::spawn({"probectl-t"});
+    setenv("PATH", saved.c_str(), 1);
+    ASSERT_FALSE(denied);
+    EXPECT_EQ(denied.error().err, EACCES);
+    for (const std::string& f : {plain, runnable, d1, d2, std::string(dir)})
+        remove(f.c_str());
+}
+
+// What only the exec itself can find out still comes from release().
+TEST(HeldCommand, ExecFailureIsReportedByRelease) {
+    char path[] = "/tmp/probectl-noexec-XXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, "\x7f" "ELF garbage", 12), 12);
+    close(fd);
+    ASSERT_EQ(chmod(path, 0755), 0);
+    auto c = HeldCommand::spawn({path});
+    ASSERT_TRUE(c) << c.error().describe();
     auto r = c->release();
+    unlink(path);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().err, ENOENT);
-    EXPECT_THAT(r.error().message, ::testing::HasSubstr("/nonexistent/program"));
+    EXPECT_EQ(r.error().err, ENOEXEC);
+    EXPECT_THAT(r.error().message, ::testing::HasSubstr(path));
 }
 
 TEST(HeldCommand, TerminateAndDestructorReap) {

@@ -35,9 +35,12 @@ class HeldCommand {
 
     // No command: pid() is -1, held() false.
     HeldCommand() = default;
-    // Forks; returns once the child is parked, before it execs (argv[0] is looked up in
-    // PATH then). Errors: EINVAL (empty argv), errno of pipe/fork, ECHILD (the child died
-    // before parking: the parent died meanwhile).
+    // Looks argv[0] up in PATH (as execvp would) before it forks, so a missing command
+    // fails here and the search's failed execs are not traced; then forks and returns once
+    // the child is parked, before it execs. Call it before opening descriptors the command
+    // must not inherit until exec. Errors: EINVAL (empty argv), ENOENT ("command not found
+    // in PATH", or a path that does not exist), EACCES (not executable), errno of
+    // pipe/fork, ECHILD (the child died before parking: the parent died meanwhile).
     static Result<HeldCommand> spawn(const std::vector<std::string>& argv);
     HeldCommand(HeldCommand&& o) noexcept;
     // The command this one held is killed and reaped first (see the destructor).

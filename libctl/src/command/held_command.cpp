@@ -8,12 +8,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 namespace probectl {
@@ -56,7 +58,8 @@ int waitBlocking(pid_t pid) {
 }
 
 // The child between fork and exec: only async-signal-safe calls, no allocation.
-[[noreturn]] void runChild(pid_t parent, int go_fd, int err_fd, char* const* args) {
+[[noreturn]] void runChild(pid_t parent, int go_fd, int err_fd, const char* path,
+                           char* const* args) {
     // Die with the tracer; if the parent died before prctl, we are already orphaned.
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
         _exit(126);
@@ -77,8 +80,42 @@ int waitBlocking(pid_t pid) {
             syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
             childFail(err_fd, errno);
     }
-    execvp(args[0], args);
+    execv(path, args);
     childFail(err_fd, errno);
+}
+
+// The file execvp would run for `name`, searched here so that the search's failed execs do
+// not appear in the command's trace, and a missing command is reported before any probe
+// is armed. A name with a '/' is used as it is.
+Result<std::string> resolveCommand(const std::string& name) {
+    if (name.empty())
+        return makeError(ENOENT, "cannot run '': empty command name");
+    if (name.find('/') != std::string::npos) {
+        if (::access(name.c_str(), X_OK) < 0)
+            return makeError(errno, fmt::format("cannot run '{}'", name));
+        return name;
+    }
+    const char* env = std::getenv("PATH");
+    const std::string path = env ? env : "/usr/local/bin:/usr/bin:/bin";
+    int first_err = ENOENT;  // execvp's rule: EACCES wins over ENOENT
+    for (std::size_t pos = 0;;) {
+        const std::size_t end = path.find(':', pos);
+        std::string dir = path.substr(pos, end == std::string::npos ? end : end - pos);
+        const std::string file = (dir.empty() ? std::string(".") : dir) + "/" + name;
+        struct stat st{};
+        if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+            if (::access(file.c_str(), X_OK) == 0)
+                return file;
+            first_err = EACCES;
+        }
+        if (end == std::string::npos)
+            break;
+        pos = end + 1;
+    }
+    if (first_err == EACCES)
+        return makeError(EACCES, fmt::format("cannot run '{}': found in PATH but not executable",
+                                             name));
+    return makeError(ENOENT, fmt::format("cannot run '{}': command not found in PATH", name));
 }
 
 }  // namespace
@@ -86,6 +123,9 @@ int waitBlocking(pid_t pid) {
 Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
     if (argv.empty())
         return makeError(EINVAL, "no command to run");
+    auto path = resolveCommand(argv[0]);
+    if (!path)
+        return std::move(path).error();
     int go[2], err[2];
     if (pipe2(go, O_CLOEXEC) < 0)
         return makeError(errno, "pipe");
@@ -112,7 +152,7 @@ Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
     if (pid == 0) {
         ::close(go[1]);
         ::close(err[0]);
-        runChild(parent, go[0], err[1], args.data());
+        runChild(parent, go[0], err[1], path->c_str(), args.data());
     }
     ::close(go[0]);
     ::close(err[1]);

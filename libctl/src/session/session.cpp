@@ -97,15 +97,22 @@ Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
 
 Result<Session> Session::open(SessionOptions options) {
+    // The command is forked before the socket exists: a held child that still had the
+    // probes' owner socket would keep the probes alive after a SIGKILLed tracer until the
+    // child, killed by PDEATHSIG, got round to exiting.
+    HeldCommand command;
+    if (!options.command.empty()) {
+        auto held = HeldCommand::spawn(options.command);
+        if (!held)
+            return std::move(held).error();
+        command = std::move(*held);
+    }
     auto c = Client::connect(options.client);
     if (!c)
         return std::move(c).error();
     auto impl = std::make_unique<Impl>(std::move(*c), std::move(options));
-    if (!impl->options.command.empty()) {
-        auto held = HeldCommand::spawn(impl->options.command);
-        if (!held)
-            return std::move(held).error();
-        impl->command = std::move(*held);
+    if (command.pid() > 0) {
+        impl->command = std::move(command);
         impl->options.tgids.push_back(static_cast<std::uint32_t>(impl->command.pid()));
     }
     if (!impl->options.tgids.empty())

@@ -8,6 +8,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/netlink.h>
 #include <linux/notifier.h>
 #include <net/genetlink.h>
@@ -256,7 +257,7 @@ int probectl_nl_probe_add_doit(struct sk_buff *skb, struct genl_info *info)
 		/* The caller would never learn the id: do not leave the
 		 * probe behind (the reply skb is already consumed).
 		 */
-		probectl_probe_del(id, NULL);
+		probectl_probe_del(id, NULL, NULL);
 		NL_SET_ERR_MSG_MOD(extack,
 				   "could not deliver the PROBE_ADD reply; probe removed");
 		return err;
@@ -264,34 +265,52 @@ int probectl_nl_probe_add_doit(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 
 err_del:
-	probectl_probe_del(id, NULL);
+	probectl_probe_del(id, NULL, NULL);
 err_free:
 	nlmsg_free(reply);
 	return err;
 }
 
+/* doit runs in the sender's task: its euid is the requester's. */
+static struct probectl_caller probectl_caller_of(struct sk_buff *skb,
+						 struct genl_info *info)
+{
+	return (struct probectl_caller){
+		.portid = info->snd_portid,
+		.euid = current_euid(),
+		.admin = netlink_capable(skb, CAP_SYS_ADMIN),
+	};
+}
+
 int probectl_nl_probe_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	struct probectl_caller c = probectl_caller_of(skb, info);
+
 	if (probectl_missing(info, PROBECTL_A_PROBE_ID))
 		return -EINVAL;
 	return probectl_probe_del(nla_get_u32(info->attrs[PROBECTL_A_PROBE_ID]),
-				  info->extack);
+				  &c, info->extack);
+}
+
+static int probectl_nl_probe_set_enabled(struct sk_buff *skb,
+					 struct genl_info *info, bool enable)
+{
+	struct probectl_caller c = probectl_caller_of(skb, info);
+
+	if (probectl_missing(info, PROBECTL_A_PROBE_ID))
+		return -EINVAL;
+	return probectl_probe_set_enabled(nla_get_u32(info->attrs[PROBECTL_A_PROBE_ID]),
+					  enable, &c, info->extack);
 }
 
 int probectl_nl_probe_enable_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	if (probectl_missing(info, PROBECTL_A_PROBE_ID))
-		return -EINVAL;
-	return probectl_probe_set_enabled(nla_get_u32(info->attrs[PROBECTL_A_PROBE_ID]),
-					  true, info->extack);
+	return probectl_nl_probe_set_enabled(skb, info, true);
 }
 
 int probectl_nl_probe_disable_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	if (probectl_missing(info, PROBECTL_A_PROBE_ID))
-		return -EINVAL;
-	return probectl_probe_set_enabled(nla_get_u32(info->attrs[PROBECTL_A_PROBE_ID]),
-					  false, info->extack);
+	return probectl_nl_probe_set_enabled(skb, info, false);
 }
 
 int probectl_nl_session_set_doit(struct sk_buff *skb, struct genl_info *info)

@@ -9,6 +9,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
 #include <linux/errno.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -148,6 +149,7 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	p->kind = req->kind;
 	p->flags = req->flags;
 	p->owner = persistent ? 0 : portid;
+	p->creator = current_euid();
 	p->offset = req->offset;
 	p->maxactive = req->maxactive;
 	p->addr = req->addr;
@@ -262,33 +264,70 @@ err_free:
 	return err;
 }
 
+/*
+ * A session's probes are its own: another CAP_PERFMON caller must not be
+ * able to blind or stop someone else's trace. CAP_SYS_ADMIN may change
+ * any probe; a persistent probe has no session, so its adder's euid
+ * stands in for the owner.
+ */
+static int probectl_may_change(const struct probectl_probe *p,
+			       const struct probectl_caller *c,
+			       struct netlink_ext_ack *extack)
+{
+	if (!c || c->admin)
+		return 0;
+	if (p->owner) {
+		if (p->owner == c->portid)
+			return 0;
+		kapi_set_err_msg_fmt_mod(extack,
+					 "probe %u is another session's (port %u): needs CAP_SYS_ADMIN",
+					 p->id, p->owner);
+		return -EPERM;
+	}
+	if (uid_eq(p->creator, c->euid))
+		return 0;
+	kapi_set_err_msg_fmt_mod(extack,
+				 "persistent probe %u is uid %u's: needs CAP_SYS_ADMIN",
+				 p->id, from_kuid(&init_user_ns, p->creator));
+	return -EPERM;
+}
+
 /**
  * probectl_probe_del() - unregister and free one probe by id.
  * @id: probe id
+ * @caller: who asks (see probectl_may_change()); NULL skips the check
  * @extack: receives the reason for a refusal (may be NULL)
  *
- * Any privileged caller may delete any probe, persistent or owned: the id
- * is the handle. Records of the probe still buffered in its session are
- * delivered normally.
+ * Records of the probe still buffered in its session are delivered
+ * normally.
  *
  * Context: process context, may sleep. Takes probectl_lock.
- * Return: 0, or -ENOENT when no probe has this id.
+ * Return: 0, -ENOENT when no probe has this id, -EPERM when @caller may
+ * not change it.
  */
-int probectl_probe_del(u32 id, struct netlink_ext_ack *extack)
+int probectl_probe_del(u32 id, const struct probectl_caller *caller,
+		       struct netlink_ext_ack *extack)
 {
 	struct probectl_probe *p;
+	int err;
 
 	mutex_lock(&probectl_lock);
 	if (probectl_shutting_down) {
 		mutex_unlock(&probectl_lock);
 		return probectl_refuse_shutdown(extack);
 	}
-	p = xa_erase(&probectl_probes, id);
+	p = xa_load(&probectl_probes, id);
 	if (!p) {
 		mutex_unlock(&probectl_lock);
 		kapi_set_err_msg_fmt_mod(extack, "probe id %u not found", id);
 		return -ENOENT;
 	}
+	err = probectl_may_change(p, caller, extack);
+	if (err) {
+		mutex_unlock(&probectl_lock);
+		return err;
+	}
+	xa_erase(&probectl_probes, id);
 	probectl_ops(p)->disarm(&p, 1);
 	if (p->session)
 		probectl_session_probe_removed(p->session);
@@ -301,13 +340,16 @@ int probectl_probe_del(u32 id, struct netlink_ext_ack *extack)
  * probectl_probe_set_enabled() - arm or disarm a probe without removing it.
  * @id: probe id
  * @enable: true to arm, false to disarm
+ * @caller: who asks (see probectl_may_change()); NULL skips the check
  * @extack: receives the reason for a refusal
  *
  * Context: process context, may sleep. Takes probectl_lock.
- * Return: 0; -ENOENT for an unknown id; the kind's error (for kprobes the
- * enable_kprobe() error, -EINVAL when the probed module went away).
+ * Return: 0; -ENOENT for an unknown id; -EPERM when @caller may not change
+ * it; the kind's error (for kprobes the enable_kprobe() error, -EINVAL
+ * when the probed module went away).
  */
 int probectl_probe_set_enabled(u32 id, bool enable,
+			       const struct probectl_caller *caller,
 			       struct netlink_ext_ack *extack)
 {
 	struct probectl_probe *p;
@@ -324,6 +366,9 @@ int probectl_probe_set_enabled(u32 id, bool enable,
 		err = -ENOENT;
 		goto out;
 	}
+	err = probectl_may_change(p, caller, extack);
+	if (err)
+		goto out;
 	if (enable) {
 		/* flag first: the first hit after arming is recorded */
 		WRITE_ONCE(p->enabled, true);

@@ -100,6 +100,7 @@ struct probectl_probe {
 	u32 kind;		/* enum probectl_probe_kind */
 	u32 flags;		/* PROBECTL_PROBE_F_PERSISTENT | _SYSCALL */
 	u32 owner;		/* portid, 0 when persistent */
+	kuid_t creator;		/* euid of the adder: who may change it */
 	bool enabled;		/* READ_ONCE in handlers */
 	u32 offset;
 	u32 maxactive;		/* as requested; 0 = kernel default */
@@ -227,8 +228,17 @@ extern struct mutex probectl_lock;
 int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 		       struct sock *sk, struct netlink_ext_ack *extack,
 		       u32 *id, u64 *addr);
-int probectl_probe_del(u32 id, struct netlink_ext_ack *extack);
+/* Who asks to change a probe; NULL for the module's own clean-up. */
+struct probectl_caller {
+	u32 portid;
+	kuid_t euid;
+	bool admin;		/* CAP_SYS_ADMIN */
+};
+
+int probectl_probe_del(u32 id, const struct probectl_caller *caller,
+		       struct netlink_ext_ack *extack);
 int probectl_probe_set_enabled(u32 id, bool enable,
+			       const struct probectl_caller *caller,
 			       struct netlink_ext_ack *extack);
 bool probectl_probe_info_next(unsigned long *cursor,
 			      struct probectl_probe_info *info);

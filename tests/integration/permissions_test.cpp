@@ -1,6 +1,10 @@
 // Privileges: without CAP_SYS_ADMIN or CAP_PERFMON every command is refused, and no record
-// of another socket's probes ever reaches an unprivileged socket.
+// of another socket's probes ever reaches an unprivileged socket. With CAP_PERFMON alone a
+// caller may change only its own probes.
 #include <grp.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,7 +55,123 @@ std::string unprivilegedChecks() {
     return bad;
 }
 
+// Becomes uid/gid 1000 with CAP_PERFMON as its only capability. Returns "" or what failed.
+std::string dropToPerfmonOnly() {
+    if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setgroups(0, nullptr) || setgid(1000) ||
+        setuid(1000))
+        return "cannot become uid 1000";
+    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2]{};
+    data[CAP_PERFMON / 32].effective = data[CAP_PERFMON / 32].permitted =
+        1u << (CAP_PERFMON % 32);
+    if (syscall(SYS_capset, &hdr, data))
+        return "capset CAP_PERFMON failed: " + std::to_string(errno);
+    return "";
+}
+
+// The child's side of OthersProbesAreNotPerfmonsToChange: "" or what went wrong.
+std::string perfmonChecks(std::uint32_t owned, std::uint32_t persistent) {
+    if (std::string e = dropToPerfmonOnly(); !e.empty())
+        return e;
+    auto c = probectl::Client::connect();
+    if (!c)
+        return "connect failed: " + c.error().describe();
+    std::string bad;
+    auto expect = [&](const char* what, const probectl::Result<void>& r, int want) {
+        const int got = r ? 0 : r.error().err;
+        if (got != want)
+            bad += std::string(what) + " gave errno " + std::to_string(got) + " (" +
+                   (r ? std::string("ok") : r.error().describe()) + "); ";
+        else if (want == EPERM && r.error().describe().find("CAP_SYS_ADMIN") == std::string::npos)
+            bad += std::string(what) + ": the refusal does not say what is needed: " +
+                   r.error().describe() + "; ";
+    };
+    expect("remove another session's probe", c->removeProbe(owned), EPERM);
+    expect("disable another session's probe", c->disable(owned), EPERM);
+    expect("enable another session's probe", c->enable(owned), EPERM);
+    expect("remove root's persistent probe", c->removeProbe(persistent), EPERM);
+    expect("disable root's persistent probe", c->disable(persistent), EPERM);
+    // Its own: a session probe, and a persistent one changed from a second socket.
+    probectl::ProbeRequest req;
+    req.symbol = "__x64_sys_getppid";
+    auto mine = c->addProbe(req);
+    if (!mine)
+        return bad + "CAP_PERFMON add failed: " + mine.error().describe();
+    expect("disable own probe", c->disable(mine->id), 0);
+    expect("remove own probe", c->removeProbe(mine->id), 0);
+    req.flags = probectl::kProbeFlagPersistent;
+    auto pers = c->addProbe(req);
+    if (!pers)
+        return bad + "CAP_PERFMON persistent add failed: " + pers.error().describe();
+    auto other = probectl::Client::connect();
+    if (!other)
+        return bad + "second connect failed";
+    expect("disable own persistent probe", other->disable(pers->id), 0);
+    expect("remove own persistent probe", other->removeProbe(pers->id), 0);
+    return bad;
+}
+
+// Runs `checks` in a forked child; returns its report ("" = all good).
+template <class F>
+std::string inChild(F checks) {
+    int fds[2];
+    if (pipe(fds))
+        return "pipe failed";
+    pid_t child = fork();
+    if (child < 0)
+        return "fork failed";
+    if (child == 0) {
+        close(fds[0]);
+        std::string bad = checks();
+        ssize_t n = write(fds[1], bad.data(), bad.size());
+        _exit(n < 0 ? 2 : bad.empty() ? 0 : 1);
+    }
+    close(fds[1]);
+    std::string report;
+    char buf[512];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;)
+        report.append(buf, static_cast<size_t>(n));
+    close(fds[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && report.empty()))
+        report += "child ended with status " + std::to_string(status);
+    return report;
+}
+
 }  // namespace
+
+// Tracing is CAP_PERFMON's, but another user's trace is not: a caller without
+// CAP_SYS_ADMIN cannot remove, disable or enable probes it does not own.
+TEST(Permissions, OthersProbesAreNotPerfmonsToChange) {
+    auto root = probectl::Client::connect();
+    ASSERT_TRUE(root.ok()) << why(root);
+    probectl::ProbeRequest req;
+    req.symbol = "__x64_sys_getppid";
+    auto owned = root->addProbe(req);
+    ASSERT_TRUE(owned.ok()) << why(owned);
+    req.flags = probectl::kProbeFlagPersistent;
+    auto persistent = root->addProbe(req);
+    ASSERT_TRUE(persistent.ok()) << why(persistent);
+
+    EXPECT_EQ(inChild([&] { return perfmonChecks(owned->id, persistent->id); }), "");
+
+    // Nothing the child was refused happened: both probes are there and enabled.
+    auto list = root->listProbes();
+    ASSERT_TRUE(list.ok());
+    int seen = 0;
+    for (const auto& p : *list)
+        if (p.id == owned->id || p.id == persistent->id) {
+            ++seen;
+            EXPECT_TRUE(p.enabled()) << "probe " << p.id;
+        }
+    EXPECT_EQ(seen, 2);
+    // CAP_SYS_ADMIN may change anyone's: root removes the persistent one from a new socket.
+    auto admin = probectl::Client::connect();
+    ASSERT_TRUE(admin.ok());
+    EXPECT_TRUE(admin->removeProbe(persistent->id).ok());
+    EXPECT_TRUE(admin->disable(owned->id).ok());
+}
 
 TEST(Permissions, UnprivilegedGetsEpermAndNoRecords) {
     // A privileged session records every getppid() on the machine while the unprivileged

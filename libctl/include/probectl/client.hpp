@@ -149,11 +149,13 @@ class Client {
     // PROBECTL_PROBE_F_PERSISTENT. Errors: kernel errno + extack (EINVAL for a blacklisted
     // or unknown location, ENOENT, EPERM without CAP_SYS_ADMIN/CAP_PERFMON, ...).
     Result<AddedProbe> addProbe(const ProbeRequest& req);
-    // PROBE_DEL. ENOENT for an unknown id; EPERM for another socket's probe.
+    // PROBE_DEL. ENOENT for an unknown id; EPERM for a probe the caller does not own (another
+    // socket's, or a persistent probe another euid added) without CAP_SYS_ADMIN.
     Result<void> removeProbe(std::uint32_t id);
     // PROBE_GET dump: every probe of every owner, in kernel order.
     Result<std::vector<ProbeInfo>> listProbes();
     // PROBE_ENABLE / PROBE_DISABLE: arm or disarm without removing (counters are kept).
+    // ENOENT, EPERM as for removeProbe().
     Result<void> enable(std::uint32_t id);
     Result<void> disable(std::uint32_t id);
     // SESSION_SET: only threads whose tgid is in `tgids` produce records for this socket's

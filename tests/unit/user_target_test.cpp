@@ -128,6 +128,10 @@ TEST(UserTarget, AddressErrors) {
     // The ELF header is at file offset 0: mapped, but not code.
     EXPECT_THAT(bad("uprobe:" + p + ":0x0", EINVAL).message, HasSubstr("non-executable"));
     EXPECT_THAT(bad("uprobe:" + p + ":0x7fffffff", EINVAL).message, HasSubstr("no PT_LOAD"));
+    // An elf= address is named once, not as "ELF address N (ELF address N)".
+    const std::string elf0 = bad("uprobe:" + p + ":elf=0x40", EINVAL).message;
+    EXPECT_THAT(elf0, HasSubstr("non-executable"));
+    EXPECT_THAT(elf0, ::testing::Not(HasSubstr("(ELF address"))) << elf0;
     EXPECT_THAT(bad("uprobe:" + p + ":va=0x1000", EINVAL).message, HasSubstr("-p PID"));
     UserResolveOptions self;
     self.pid = ::getpid();

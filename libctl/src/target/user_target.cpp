@@ -93,17 +93,21 @@ class Resolver {
     }
 
     // Executable code only: a uprobe elsewhere would never fire (or the kernel refuses it).
-    Result<void> checkExecutable(std::uint64_t vaddr, std::string_view what) const {
+    // `what` names the location as the user wrote it; the ELF address is added unless that
+    // is what they wrote.
+    Result<void> checkExecutable(std::uint64_t vaddr, std::string_view what,
+                                 bool what_is_elf_address = false) const {
+        const std::string where =
+            what_is_elf_address ? std::string(what)
+                                : fmt::format("{} (ELF address {:#x})", what, vaddr);
         const LoadSegment* seg = elf_->segmentForAddress(vaddr);
         if (!seg)
-            return fail(EINVAL, fmt::format("{} (ELF address {:#x}) is in no PT_LOAD segment of "
-                                            "{}",
-                                            what, vaddr, file_.path));
-        if (!seg->executable())
             return fail(EINVAL,
-                        fmt::format("{} (ELF address {:#x}) is in non-executable "
-                                    "PT_LOAD[{}] ({}) of {}: not code",
-                                    what, vaddr, seg->index, segmentFlags(*seg), file_.path));
+                        fmt::format("{} is in no PT_LOAD segment of {}", where, file_.path));
+        if (!seg->executable())
+            return fail(EINVAL, fmt::format("{} is in non-executable PT_LOAD[{}] ({}) of {}: not "
+                                            "code",
+                                            where, seg->index, segmentFlags(*seg), file_.path));
         return {};
     }
 
@@ -199,8 +203,9 @@ class Resolver {
             case UserAddrKind::None:
                 return fail(EINVAL, "no address in the spec");
         }
-        if (auto r =
-                checkExecutable(t.vaddr, fmt::format("{} {:#x}", toString(spec_.user_addr), n));
+        if (auto r = checkExecutable(t.vaddr,
+                                     fmt::format("{} {:#x}", toString(spec_.user_addr), n),
+                                     spec_.user_addr == UserAddrKind::ElfAddress);
             !r)
             return r.error();
         if (auto r = nameLocation(t); !r)

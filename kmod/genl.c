@@ -60,6 +60,8 @@ static const struct nla_policy probectl_policy[PROBECTL_A_MAX + 1] = {
 					    .len = PROBECTL_MATCH_COMM_MAX - 1 },
 	[PROBECTL_A_PROBE_FETCH_ENTRY]	= NLA_POLICY_MAX(NLA_U32,
 							 PROBECTL_FETCH_MAX_ARGS),
+	/* aggregation (aggr.c, aggr_genl.c) */
+	[PROBECTL_A_PROBE_AGGR]		= NLA_POLICY_EXACT_LEN(sizeof(struct probectl_aggr_spec)),
 };
 
 /* Fails the request with a named missing attribute (type and text). */
@@ -71,13 +73,18 @@ static const struct nla_policy probectl_policy[PROBECTL_A_MAX + 1] = {
 	__miss;								\
 })
 
-/*
+/**
+ * probectl_check_perm() - the permission every command needs.
+ * @skb: the request
+ * @extack: receives the refusal
+ *
  * Tracing reads arbitrary kernel state: require CAP_SYS_ADMIN or
  * CAP_PERFMON (in the initial user namespace, of both the opener of the
  * socket and the sender) for every command, including dumps.
+ *
+ * Return: 0 or -EPERM.
  */
-static int probectl_check_perm(const struct sk_buff *skb,
-			       struct netlink_ext_ack *extack)
+int probectl_check_perm(const struct sk_buff *skb, struct netlink_ext_ack *extack)
 {
 	if (netlink_capable(skb, CAP_SYS_ADMIN) ||
 	    netlink_capable(skb, CAP_PERFMON))
@@ -266,6 +273,9 @@ static int probectl_nl_probe_add(struct sk_buff *skb, struct genl_info *info)
 			return -EINVAL;
 		}
 	}
+	/* aggregation (aggr.c): the spec is checked against the fetch programs there */
+	if (a[PROBECTL_A_PROBE_AGGR])
+		req.aggr = nla_data(a[PROBECTL_A_PROBE_AGGR]);
 	if ((req.flags & PROBECTL_PROBE_F_SYSCALL) && req.path) {
 		NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_FLAGS],
 				    "the SYSCALL flag applies to kprobes only");
@@ -551,6 +561,10 @@ static const struct genl_ops probectl_genl_ops[] = {
 	{
 		.cmd	= PROBECTL_CMD_SESSION_MATCH,
 		.doit	= probectl_nl_session_match,
+	},
+	{
+		.cmd	= PROBECTL_CMD_AGGR_GET,
+		.dumpit	= probectl_nl_aggr_get_dump,	/* aggr_genl.c */
 	},
 };
 

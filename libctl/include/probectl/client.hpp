@@ -11,7 +11,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,8 @@
 #include "probectl/filter_expr.hpp"
 #include "probectl/result.hpp"
 #include "uapi/probectl.h"
+
+struct nlattr;  // libnl
 
 namespace probectl {
 
@@ -75,6 +79,9 @@ struct ProbeRequest {
     // Kretprobes: the first `fetch_entry` programs run at function entry, their values kept
     // until the return (a syscall's path); the rest run at the return. 0: all at the return.
     std::uint32_t fetch_entry = 0;
+    // In-kernel aggregation (aggr.hpp: prepareAggregation fills it): the probe adds its hits
+    // to a map instead of sending records. Not with PROBECTL_PROBE_F_PERSISTENT.
+    std::optional<probectl_aggr_spec> aggr;
 };
 
 // PROBE_ADD reply.
@@ -171,6 +178,12 @@ class Client {
     // remains: flush() then repeats the request until the ring is empty (the queued records
     // are held in memory meanwhile).
     Result<void> flush();
+    // A dump of `cmd` for probe `id`: each reply's attributes (indexed by PROBECTL_A_*, up
+    // to PROBECTL_A_MAX) go to `on_reply`. For commands kept in their own files
+    // (aggr_client.cpp: AGGR_GET). Errors: kernel errno + extack, or on_reply's.
+    using AttrCallback = std::function<Result<void>(nlattr* const* attrs)>;
+    Result<void> dumpProbe(std::uint8_t cmd, std::uint32_t id, const std::string& context,
+                           const AttrCallback& on_reply);
 
     // The socket fd, for poll()/epoll (POLLIN when records or a stray reply are waiting).
     int fd() const;

@@ -58,6 +58,10 @@ struct SessionOptions {
     // specs fail.
     const KernelSymbols* symbols = nullptr;
     ClientOptions client;
+    // Called on every request just before PROBE_ADD with the fetch arguments it carries
+    // (empty for a syscall's generated plan); may change both, e.g. to aggregate
+    // (aggr.hpp: prepareAggregation). SessionProbe keeps what was sent.
+    std::function<Result<void>(ProbeRequest&, std::vector<FetchArg>&)> prepare;
 };
 
 // A probe this session added.

@@ -456,6 +456,8 @@ Result<AddedProbe> Client::addProbe(const ProbeRequest& req) {
         put(nla_put_u32(msg, PROBECTL_A_PROBE_FETCH_ENTRY, req.fetch_entry));
     if (req.flags)
         put(nla_put_u32(msg, PROBECTL_A_PROBE_FLAGS, req.flags));
+    if (req.aggr)
+        put(nla_put(msg, PROBECTL_A_PROBE_AGGR, sizeof(*req.aggr), &*req.aggr));
     if (!req.filter.insns.empty()) {
         auto strings = encodeFilterStrings(req.filter);
         if (!strings)
@@ -611,6 +613,19 @@ Result<std::vector<ProbeInfo>> Client::listProbes() {
     if (!r)
         return r.error();
     return out;
+}
+
+Result<void> Client::dumpProbe(std::uint8_t cmd, std::uint32_t id, const std::string& context,
+                               const AttrCallback& on_reply) {
+    MsgPtr m = impl_->newCommand(cmd, NLM_F_DUMP);
+    if (!m || nla_put_u32(m.get(), PROBECTL_A_PROBE_ID, id) < 0)
+        return makeError(ENOMEM, context + ": cannot build message");
+    return impl_->transact(m.get(), context, [&](const nlmsghdr* h) -> Result<void> {
+        nlattr* tb[PROBECTL_A_MAX + 1] = {};
+        if (genlmsg_parse(const_cast<nlmsghdr*>(h), 0, tb, PROBECTL_A_MAX, nullptr) < 0)
+            return makeError(EBADMSG, context + ": malformed reply");
+        return on_reply(tb);
+    });
 }
 
 int Client::fd() const {

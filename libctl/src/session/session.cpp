@@ -298,8 +298,12 @@ Result<std::uint32_t> Session::addRequest(const ProbeRequest& req, std::string s
     return addRequestImpl(res, std::move(spec));
 }
 
-Result<std::uint32_t> Session::addRequestImpl(const Resolution& res, std::string spec,
+Result<std::uint32_t> Session::addRequestImpl(const Resolution& res_in, std::string spec,
                                               std::vector<FetchArg> fetch_args) {
+    Resolution res = res_in;
+    if (impl_->options.prepare)
+        if (auto r = impl_->options.prepare(res.request, fetch_args); !r)
+            return makeError(r.error().err, fmt::format("{}: {}", spec, r.error().message));
     auto added = impl_->client.addProbe(res.request);
     if (!added) {
         Error e = added.error();

@@ -271,8 +271,8 @@ const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
         {"trace", "trace events of probes until a command exits or Ctrl-C", kTraceHelp,
          [] { return traceOptionsDescription(); }, runTrace},
-        {"count", "count hits in the kernel, per probe or per key (--by comm,pid,...)",
-         kCountHelp, [] { return aggrOptionsDescription(AggrMode::Count); }, runCount},
+        {"count", "count hits in the kernel, per probe or per key (--by comm,pid,...)", kCountHelp,
+         [] { return aggrOptionsDescription(AggrMode::Count); }, runCount},
         {"hist", "a log2 or linear histogram of a fetched value, kept in the kernel", kHistHelp,
          [] { return aggrOptionsDescription(AggrMode::Hist); }, runHist},
         {"latency", "entry-to-return time of return probes as a histogram", kLatencyHelp,

@@ -230,8 +230,9 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     std::vector<std::string> specs = r->values;
     if (mode == AggrMode::Hist) {
         if (specs.size() != 2)
-            return UsageError{"hist takes one probe spec and the fetch argument to histogram "
-                              "(probectl hist 'kprobe:vfs_read n=$arg3' n)"};
+            return UsageError{
+                "hist takes one probe spec and the fetch argument to histogram "
+                "(probectl hist 'kprobe:vfs_read n=$arg3' n)"};
         o.aggr.value = AggrValue::Arg;
         o.aggr.value_arg = keyName(specs.back());
         specs.pop_back();

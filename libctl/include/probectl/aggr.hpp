@@ -62,11 +62,11 @@ struct AggrTable {
     AggrHist hist = AggrHist::None;
     bool is_signed = false;
     std::int64_t lin_min = 0, lin_max = 0, lin_step = 0;
-    std::uint32_t keys = 0;       // distinct keys the kernel holds
-    std::uint32_t capacity = 0;   // distinct keys the map can hold
-    std::uint64_t overflow = 0;   // hits with a new key while the map was full
-    std::uint64_t nested = 0;     // hits skipped: the map was busy on their CPU
-    std::uint64_t faulted = 0;    // hits whose value could not be read
+    std::uint32_t keys = 0;          // distinct keys the kernel holds
+    std::uint32_t capacity = 0;      // distinct keys the map can hold
+    std::uint64_t overflow = 0;      // hits with a new key while the map was full
+    std::uint64_t nested = 0;        // hits skipped: the map was busy on their CPU
+    std::uint64_t faulted = 0;       // hits whose value could not be read
     std::vector<AggrEntry> entries;  // equal keys merged; kernel order
 
     std::uint64_t totalCount() const;

@@ -71,8 +71,8 @@ std::string avgText(const AggrTable& t, const AggrEntry& e) {
 }
 
 std::string countersLine(const AggrTable& t) {
-    std::string s = fmt::format("{} key{} (capacity {})", t.keys, t.keys == 1 ? "" : "s",
-                                t.capacity);
+    std::string s =
+        fmt::format("{} key{} (capacity {})", t.keys, t.keys == 1 ? "" : "s", t.capacity);
     if (t.overflow)
         s += fmt::format("; map full: {} hits with new keys not counted", t.overflow);
     if (t.nested)
@@ -168,7 +168,8 @@ std::string formatAggrTable(const AggrTable& t, std::size_t top) {
             if (i)
                 line += "  ";
             // keys left-aligned, numbers right-aligned
-            line += i < nkeys ? fmt::format("{:<{}}", r[i], w[i]) : fmt::format("{:>{}}", r[i], w[i]);
+            line +=
+                i < nkeys ? fmt::format("{:<{}}", r[i], w[i]) : fmt::format("{:>{}}", r[i], w[i]);
         }
         while (!line.empty() && line.back() == ' ')
             line.pop_back();

@@ -58,7 +58,8 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
             return -1;
         }
         if (args.size() >= PROBECTL_FETCH_MAX_ARGS) {
-            err = fmt::format("more than {} fetch arguments with the keys", PROBECTL_FETCH_MAX_ARGS);
+            err =
+                fmt::format("more than {} fetch arguments with the keys", PROBECTL_FETCH_MAX_ARGS);
             return -1;
         }
         req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
@@ -77,8 +78,9 @@ Result<void> prepareAggregation(const AggrSpec& spec, ProbeRequest& req,
         return makeError(EINVAL, fmt::format("at most {} keys, not {}", PROBECTL_AGGR_MAX_KEYS,
                                              spec.keys.size()));
     if (spec.value == AggrValue::Latency && !isReturn(req))
-        return makeError(EINVAL, "latency needs a return probe (kretprobe:, uretprobe:, "
-                                 "syscall:)");
+        return makeError(EINVAL,
+                         "latency needs a return probe (kretprobe:, uretprobe:, "
+                         "syscall:)");
     if (args.empty() && !req.fetch.empty()) {
         // A syscall's strace plan: its values would be fetched for nothing.
         req.fetch.clear();

@@ -106,8 +106,8 @@ Result<void> decodeAggrEntries(AggrTable& t, const std::vector<FetchArg>& args,
                 field = field.first(strnlen(reinterpret_cast<const char*>(p + at), len - 1) + 1);
             else
                 field = field.first(fetchTypeSize(arg.type));
-            e.key.push_back(decodeFetchedValue(
-                arg, field, (faults >> k) & 1 ? PROBECTL_FETCH_V_FAULT : 0));
+            e.key.push_back(
+                decodeFetchedValue(arg, field, (faults >> k) & 1 ? PROBECTL_FETCH_V_FAULT : 0));
             at += len;
         }
         probectl_aggr_value v;
@@ -139,21 +139,21 @@ Result<AggrTable> readAggregation(Client& client, std::uint32_t id, const ProbeR
     // across them, so collect first.
     std::vector<std::uint8_t> all;
     std::uint32_t key_size = 0, nbuckets = 0;
-    auto r = client.dumpProbe(
-        PROBECTL_CMD_AGGR_GET, id, fmt::format("read aggregation of probe {}", id),
-        [&](nlattr* const* tb) -> Result<void> {
-            key_size = attrU32(tb[PROBECTL_A_AGGR_KEY_SIZE]);
-            nbuckets = attrU32(tb[PROBECTL_A_AGGR_BUCKETS]);
-            t.keys = attrU32(tb[PROBECTL_A_AGGR_KEYS]);
-            t.overflow = attrU64(tb[PROBECTL_A_AGGR_OVERFLOW]);
-            t.nested = attrU64(tb[PROBECTL_A_AGGR_NESTED]);
-            t.faulted = attrU64(tb[PROBECTL_A_AGGR_FAULTED]);
-            if (nlattr* a = tb[PROBECTL_A_AGGR_ENTRIES]) {
-                const auto* d = static_cast<const std::uint8_t*>(nla_data(a));
-                all.insert(all.end(), d, d + nla_len(a));
-            }
-            return {};
-        });
+    auto r =
+        client.dumpProbe(PROBECTL_CMD_AGGR_GET, id, fmt::format("read aggregation of probe {}", id),
+                         [&](nlattr* const* tb) -> Result<void> {
+                             key_size = attrU32(tb[PROBECTL_A_AGGR_KEY_SIZE]);
+                             nbuckets = attrU32(tb[PROBECTL_A_AGGR_BUCKETS]);
+                             t.keys = attrU32(tb[PROBECTL_A_AGGR_KEYS]);
+                             t.overflow = attrU64(tb[PROBECTL_A_AGGR_OVERFLOW]);
+                             t.nested = attrU64(tb[PROBECTL_A_AGGR_NESTED]);
+                             t.faulted = attrU64(tb[PROBECTL_A_AGGR_FAULTED]);
+                             if (nlattr* a = tb[PROBECTL_A_AGGR_ENTRIES]) {
+                                 const auto* d = static_cast<const std::uint8_t*>(nla_data(a));
+                                 all.insert(all.end(), d, d + nla_len(a));
+                             }
+                             return {};
+                         });
     if (!r)
         return r.error();
     if (auto d = decodeAggrEntries(t, args, key_args, all, key_size, nbuckets); !d)
@@ -175,11 +175,12 @@ BucketRange bucketRange(const AggrTable& t, std::size_t b) {
         r.hi = b - 1 >= 64 ? ~0ULL : (1ULL << (b - 1)) - 1;
         return r;
     }
-    const std::size_t n = t.lin_step > 0 ? static_cast<std::size_t>(
-                                               (static_cast<std::uint64_t>(t.lin_max - t.lin_min) +
-                                                static_cast<std::uint64_t>(t.lin_step) - 1) /
-                                               static_cast<std::uint64_t>(t.lin_step))
-                                         : 0;
+    const std::size_t n =
+        t.lin_step > 0
+            ? static_cast<std::size_t>((static_cast<std::uint64_t>(t.lin_max - t.lin_min) +
+                                        static_cast<std::uint64_t>(t.lin_step) - 1) /
+                                       static_cast<std::uint64_t>(t.lin_step))
+            : 0;
     if (b == 0) {
         r.below = true;
         r.hi = static_cast<std::uint64_t>(t.lin_min - 1);
@@ -201,10 +202,10 @@ std::size_t bucketOf(const AggrTable& t, std::uint64_t v) {
             return 0;
         return v ? 1 + static_cast<std::size_t>(std::bit_width(v)) : 1;
     }
-    const std::size_t n = static_cast<std::size_t>(
-        (static_cast<std::uint64_t>(t.lin_max - t.lin_min) +
-         static_cast<std::uint64_t>(t.lin_step) - 1) /
-        static_cast<std::uint64_t>(t.lin_step));
+    const std::size_t n =
+        static_cast<std::size_t>((static_cast<std::uint64_t>(t.lin_max - t.lin_min) +
+                                  static_cast<std::uint64_t>(t.lin_step) - 1) /
+                                 static_cast<std::uint64_t>(t.lin_step));
     if (lessRaw(t.is_signed, v, static_cast<std::uint64_t>(t.lin_min)))
         return 0;
     if (!lessRaw(t.is_signed, v, static_cast<std::uint64_t>(t.lin_max)))

@@ -209,6 +209,13 @@ err_nomem:
 	return -ENOMEM;
 }
 
+/* A slot's state; acquire pairs with the releases in probectl_aggr_index(). */
+static u32 probectl_aggr_slot(const struct probectl_aggr *a, u32 s)
+{
+	/* a published index has its key bytes written before it */
+	return smp_load_acquire(&a->slot[s]);
+}
+
 /* The key's dense index, inserting it if new; -1 when the map is full. */
 static int probectl_aggr_index(struct probectl_aggr *a, const u8 *key)
 {
@@ -218,7 +225,7 @@ static int probectl_aggr_index(struct probectl_aggr *a, const u8 *key)
 
 	for (i = 0; i < a->nslots; i++, h = (h + 1) & mask) {
 again:
-		s = smp_load_acquire(&a->slot[h]);
+		s = probectl_aggr_slot(a, h);
 		if (!s) {
 			if (atomic_read(&a->nkeys) >= a->max_entries)
 				return -1;
@@ -227,10 +234,12 @@ again:
 			idx = atomic_inc_return(&a->nkeys) - 1;
 			if (idx >= a->max_entries) {
 				atomic_dec(&a->nkeys);
+				/* give the claimed slot back: nothing was written */
 				smp_store_release(&a->slot[h], 0);
 				return -1;
 			}
 			memcpy(a->keys + (size_t)idx * a->key_size, key, a->key_size);
+			/* publish: readers see the key before the index */
 			smp_store_release(&a->slot[h], idx + 1);
 			return idx;
 		}
@@ -432,7 +441,7 @@ int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned l
 		return -EMSGSIZE;
 	room = skb_tailroom(skb) > 64 ? (skb_tailroom(skb) - 64) / esize : 0;
 	for (s = *cursor; s < a->nslots && n < room; s++) {
-		u32 v = smp_load_acquire(&a->slot[s]);
+		u32 v = probectl_aggr_slot(a, s);
 
 		n += v && v != PROBECTL_AGGR_CLAIMED;
 	}
@@ -446,7 +455,7 @@ int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned l
 	dst = nla_data(attr);
 	/* the same n slots or earlier ones that appeared since: either is whole */
 	for (s = *cursor; s < a->nslots && n; s++) {
-		u32 v = smp_load_acquire(&a->slot[s]);
+		u32 v = probectl_aggr_slot(a, s);
 
 		if (!v || v == PROBECTL_AGGR_CLAIMED)
 			continue;

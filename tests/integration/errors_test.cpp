@@ -206,7 +206,7 @@ TEST(Errors, KernelRefusesAggrSpecOfAnotherSize) {
             std::vector<std::uint8_t> spec(len, 0);
             nla_put(m, PROBECTL_A_PROBE_AGGR, static_cast<int>(len), spec.data());
         });
-        // The length check answers ERANGE on 6.12, EINVAL elsewhere: either names it.
+        // The kernel's length check answers ERANGE (6.1, 6.12); EINVAL would do too.
         EXPECT_TRUE(a.err == EINVAL || a.err == ERANGE) << len << ": " << a.err;
         EXPECT_FALSE(a.extack.empty()) << len;
     }

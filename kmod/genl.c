@@ -28,13 +28,18 @@
 	__miss;								\
 })
 
-/*
+/**
+ * probectl_check_perm() - the permission every command needs.
+ * @skb: the request
+ * @extack: receives the refusal
+ *
  * Tracing reads arbitrary kernel state: require CAP_SYS_ADMIN or
  * CAP_PERFMON (in the initial user namespace, of both the opener of the
  * socket and the sender) for every command, including dumps.
+ *
+ * Return: 0 or -EPERM.
  */
-static int probectl_check_perm(const struct sk_buff *skb,
-			       struct netlink_ext_ack *extack)
+int probectl_check_perm(const struct sk_buff *skb, struct netlink_ext_ack *extack)
 {
 	if (netlink_capable(skb, CAP_SYS_ADMIN) ||
 	    netlink_capable(skb, CAP_PERFMON))
@@ -223,6 +228,9 @@ int probectl_nl_probe_add_doit(struct sk_buff *skb, struct genl_info *info)
 			return -EINVAL;
 		}
 	}
+	/* aggregation (aggr.c): the spec is checked against the fetch programs there */
+	if (a[PROBECTL_A_PROBE_AGGR])
+		req.aggr = nla_data(a[PROBECTL_A_PROBE_AGGR]);
 	if ((req.flags & PROBECTL_PROBE_F_SYSCALL) && req.path) {
 		NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_FLAGS],
 				    "the SYSCALL flag applies to kprobes only");

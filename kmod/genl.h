@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * genl.c's interface, for main.c only: the family, the socket-release
- * notifier and the EVENTS sender that main.c hands to the sessions.
+ * genl.c's interface: for main.c, the family, the socket-release notifier
+ * and the EVENTS sender that main.c hands to the sessions; for the other
+ * netlink file (aggr_genl.c), the family and the permission check.
  */
 #ifndef PROBECTL_GENL_H
 #define PROBECTL_GENL_H
@@ -13,5 +14,6 @@ extern struct genl_family probectl_genl_family;
 extern struct notifier_block probectl_netlink_notifier;
 int probectl_genl_send_events(u32 portid, const void *records, size_t len,
 			      u64 lost);
+int probectl_check_perm(const struct sk_buff *skb, struct netlink_ext_ack *extack);
 
 #endif /* PROBECTL_GENL_H */

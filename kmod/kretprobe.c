@@ -66,7 +66,7 @@ static int probectl_kret_return(struct kretprobe_instance *ri,
 	/* the entry values go first: the record keeps the probe's argument order */
 	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
 		.regs = regs, .args = d->args, .retval = regs_return_value(regs),
-		.entry_vals = d->vals, .entry_len = d->vals_len }, &ev);
+		.entry_vals = d->vals, .entry_len = d->vals_len, .t0 = d->t0 }, &ev);
 	if (!rec)
 		return 0;
 	rec->flags = PROBECTL_RECORD_F_RETURN;

@@ -7,7 +7,7 @@
 #include "probectl.h"
 #include "nl_gen.h"
 
-static const struct nla_policy probectl_probe_add_do_nl_policy[PROBECTL_A_PROBE_FETCH_ENTRY + 1] = {
+static const struct nla_policy probectl_probe_add_do_nl_policy[PROBECTL_A_PROBE_AGGR + 1] = {
 	[PROBECTL_A_PROBE_KIND] = NLA_POLICY_RANGE(NLA_U32, 1, PROBECTL_KIND_MAX),
 	[PROBECTL_A_PROBE_SYMBOL] = { .type = NLA_NUL_STRING, .len = PROBECTL_SYMBOL_MAX - 1, },
 	[PROBECTL_A_PROBE_OFFSET] = { .type = NLA_U32, },
@@ -25,6 +25,7 @@ static const struct nla_policy probectl_probe_add_do_nl_policy[PROBECTL_A_PROBE_
 	[PROBECTL_A_PROBE_FILTER_STRINGS] = { .type = NLA_BINARY,
 		.len = PROBECTL_FILTER_MAX_STRINGS * (PROBECTL_FILTER_MAX_STRLEN + 1), },
 	[PROBECTL_A_PROBE_FETCH_ENTRY] = NLA_POLICY_MAX(NLA_U32, PROBECTL_FETCH_MAX_ARGS),
+	[PROBECTL_A_PROBE_AGGR] = NLA_POLICY_EXACT_LEN(sizeof(struct probectl_aggr_spec)),
 };
 
 static const struct nla_policy probectl_probe_del_do_nl_policy[PROBECTL_A_PROBE_ID + 1] = {
@@ -55,13 +56,17 @@ static const struct nla_policy probectl_session_match_do_nl_policy[PROBECTL_A_SE
 	[PROBECTL_A_SESSION_COMM] = { .type = NLA_NUL_STRING, .len = PROBECTL_MATCH_COMM_MAX - 1, },
 };
 
+static const struct nla_policy probectl_aggr_get_dump_nl_policy[PROBECTL_A_PROBE_ID + 1] = {
+	[PROBECTL_A_PROBE_ID] = { .type = NLA_U32, },
+};
+
 /* Sorted by command; commands not listed take no request. */
 const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 	{
 		.cmd		= PROBECTL_CMD_PROBE_ADD,
 		.doit		= probectl_nl_probe_add_doit,
 		.policy		= probectl_probe_add_do_nl_policy,
-		.maxattr	= PROBECTL_A_PROBE_FETCH_ENTRY,
+		.maxattr	= PROBECTL_A_PROBE_AGGR,
 	},
 	{
 		.cmd		= PROBECTL_CMD_PROBE_DEL,
@@ -103,6 +108,12 @@ const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 		.doit		= probectl_nl_session_match_doit,
 		.policy		= probectl_session_match_do_nl_policy,
 		.maxattr	= PROBECTL_A_SESSION_COMM,
+	},
+	{
+		.cmd		= PROBECTL_CMD_AGGR_GET,
+		.dumpit		= probectl_nl_aggr_get_dumpit,
+		.policy		= probectl_aggr_get_dump_nl_policy,
+		.maxattr	= PROBECTL_A_PROBE_ID,
 	},
 };
 

@@ -382,7 +382,9 @@ NOKPROBE_SYMBOL(probectl_pred_run);
  * Without a predicate the values are fetched straight into the reserved
  * record. With one, they go to this CPU's scratch first (preemption off,
  * one level per nesting context), the predicate runs, and only a kept hit
- * reserves exactly the bytes fetched. The caller fills ip, args, flags,
+ * reserves exactly the bytes fetched. An aggregating probe (aggr.c) takes
+ * the same path and adds the hit to its map instead of reserving.
+ * The caller fills ip, args, flags,
  * retval and latency, then commits.
  *
  * Context: probe handler (any context); no locks, no sleeping.
@@ -398,7 +400,7 @@ struct probectl_record *probectl_record_begin(struct probectl_probe *p,
 	u32 len;
 	int nest;
 
-	if (!p->filter) {
+	if (!p->filter && !p->aggr) {
 		rec = probectl_record_reserve(p, p->fetch_bytes, evp);
 		if (rec)
 			probectl_record_fetch(p, rec, ctx);
@@ -412,8 +414,12 @@ struct probectl_record *probectl_record_begin(struct probectl_probe *p,
 		goto out;
 	}
 	len = p->fetch_insns ? probectl_fetch_all(p, ctx, sc->buf[nest - 1]) : 0;
-	if (!probectl_pred_run(p, sc->buf[nest - 1])) {
+	if (p->filter && !probectl_pred_run(p, sc->buf[nest - 1])) {
 		this_cpu_inc(p->stats->rejected);
+		goto out;
+	}
+	if (p->aggr) {
+		probectl_aggr_hit(p, ctx, sc->buf[nest - 1]);
 		goto out;
 	}
 	rec = probectl_record_reserve(p, len, evp);

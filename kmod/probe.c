@@ -40,6 +40,7 @@ static void probectl_probe_free_rcu(struct rcu_head *head)
 {
 	struct probectl_probe *p = container_of(head, struct probectl_probe, rcu);
 
+	probectl_aggr_free(p);
 	free_percpu(p->stats);
 	kfree(p->path);
 	kfree(p->fetch);
@@ -204,6 +205,11 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 		if (err)
 			goto err_free;
 	}
+	if (req->aggr) {
+		err = probectl_aggr_create(p, req->aggr, extack);
+		if (err)
+			goto err_free;
+	}
 	atomic64_set(&p->undelivered, 0);
 	ops = probectl_ops(p);
 
@@ -255,6 +261,7 @@ err_unlock:
 	mutex_unlock(&probectl_lock);
 err_free:
 	/* never visible to anyone: free right away */
+	probectl_aggr_free(p);
 	free_percpu(p->stats);
 	kfree(p->path);
 	kfree(p->fetch);
@@ -434,6 +441,39 @@ bool probectl_probe_info_next(unsigned long *cursor,
 	info->dropped += atomic64_read(&p->undelivered);
 	mutex_unlock(&probectl_lock);
 	return true;
+}
+
+/**
+ * probectl_probe_aggr_fill() - the next entries of a probe's map into a dump message.
+ * @id: the probe
+ * @skb: the message, header put
+ * @cursor: slot cursor kept by the dump (see probectl_aggr_fill())
+ * @extack: receives the reason for a refusal
+ *
+ * Context: process context (dumpit). Takes probectl_lock, so the probe and
+ * its map stay while they are read.
+ * Return: as probectl_aggr_fill(), or -ENOENT / -EINVAL (no such probe, or
+ * one without a map).
+ */
+int probectl_probe_aggr_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
+			     struct netlink_ext_ack *extack)
+{
+	struct probectl_probe *p;
+	int ret;
+
+	mutex_lock(&probectl_lock);
+	p = xa_load(&probectl_probes, id);
+	if (!p || !p->aggr) {
+		mutex_unlock(&probectl_lock);
+		if (p)
+			kapi_set_err_msg_fmt_mod(extack, "probe id %u does not aggregate", id);
+		else
+			kapi_set_err_msg_fmt_mod(extack, "probe id %u not found", id);
+		return p ? -EINVAL : -ENOENT;
+	}
+	ret = probectl_aggr_fill(p, skb, cursor);
+	mutex_unlock(&probectl_lock);
+	return ret;
 }
 
 /**

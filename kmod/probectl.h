@@ -119,6 +119,7 @@ struct probectl_probe {
 	u32 fetch_entry_insns;	/* kretprobe: insns of the args read at entry */
 	u32 fetch_entry_bytes;	/* ... and the most bytes their values take */
 	struct probectl_session *session;	/* NULL when persistent */
+	struct probectl_aggr *aggr;	/* aggr.c: hits go here, not to the ring */
 	struct probectl_counters __percpu *stats;
 	atomic64_t undelivered;	/* records consumed but not delivered */
 	struct list_head reap;	/* collection list for batch removal */
@@ -201,6 +202,7 @@ struct probectl_probe_req {
 	const char *filter_strings;	/* in the request message */
 	u32 filter_strings_len;
 	u32 fetch_entry;	/* kretprobe: arguments read at entry */
+	const struct probectl_aggr_spec *aggr;	/* in the request message, or NULL */
 };
 
 /* A consistent copy of one probe's state for PROBE_GET. */
@@ -293,6 +295,7 @@ struct probectl_fetch_ctx {
 	/* kretprobe return: values the entry handler fetched, copied first */
 	const void *entry_vals;
 	u32 entry_len;
+	u64 t0;		/* return probes: entry time (aggregated latency) */
 };
 
 int probectl_fetch_validate(const struct probectl_fetch_insn *insns,
@@ -314,6 +317,17 @@ int probectl_pred_set(struct probectl_probe *p, const struct probectl_probe_req 
 struct probectl_record *probectl_record_begin(struct probectl_probe *p,
 					      const struct probectl_fetch_ctx *ctx,
 					      struct ring_buffer_event **evp);
+
+/* aggr.c: in-kernel aggregation maps */
+struct probectl_aggr;
+int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_spec *sp,
+			 struct netlink_ext_ack *extack);
+void probectl_aggr_free(struct probectl_probe *p);
+void probectl_aggr_hit(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx,
+		       void *vals);
+int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor);
+int probectl_probe_aggr_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
+			     struct netlink_ext_ack *extack);
 
 /* match.c: the session's task match */
 bool probectl_match_pass(struct probectl_session *s);

@@ -114,7 +114,7 @@ static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
 	}
 	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
 		.regs = regs, .args = found.args, .retval = regs_return_value(regs),
-		.user = true }, &ev);
+		.user = true, .t0 = found.t0 }, &ev);
 	if (!rec)
 		return 0;
 	rec->flags = PROBECTL_RECORD_F_RETURN;

@@ -9,7 +9,7 @@ Outputs (all committed, so neither build needs Python):
   libctl/src/netlink/attrs_gen.hpp  attribute tables of the replies libctl decodes
 
 Besides the kernel's genetlink-legacy keys, attribute checks take:
-  max-len, min, max: an integer or an expression over definitions
+  max-len, exact-len, min, max: an integer or an expression over definitions
       ("symbol-max - 1", "filter-max-insns * sizeof(filter-insn)");
   mask: [entry, ...]: the flags a request may set (a subset of the enum);
   flags-mask: ENUM: every flag of a flags definition.
@@ -33,7 +33,7 @@ MARK = 'generated from %s by tools/nlgen.py -- do not edit' % SPEC
 
 # libctl: the struct each decoded reply fills; members are named after the
 # attribute without its "probe-" prefix.
-CXX_REPLIES = {'probe-get': 'ProbeInfo', 'probe-add': 'AddedProbe'}
+CXX_REPLIES = {'probe-get': 'ProbeInfo', 'probe-add': 'AddedProbe', 'aggr-get': 'AggrReply'}
 
 POLICY_TYPES = {'u8': 'NLA_U8', 'u16': 'NLA_U16', 'u32': 'NLA_U32', 'u64': 'NLA_U64',
                 's32': 'NLA_S32', 's64': 'NLA_S64', 'string': 'NLA_NUL_STRING',
@@ -117,6 +117,8 @@ class Spec:
             return 'NLA_POLICY_MAX(%s, %s)' % (t, self.expr(ck['max']))
         if 'min' in ck:
             return 'NLA_POLICY_MIN(%s, %s)' % (t, self.expr(ck['min']))
+        if 'exact-len' in ck:
+            return 'NLA_POLICY_EXACT_LEN(%s)' % self.expr(ck['exact-len'])
         if 'max-len' in ck:
             return '{ .type = %s, .len = %s, }' % (t, self.expr(ck['max-len']))
         return '{ .type = %s, }' % t

@@ -56,6 +56,11 @@ enum probectl_cmd {
 	 * filter of SESSION_SET; hits that do not count as PROBE_FILTERED.
 	 */
 	PROBECTL_CMD_SESSION_MATCH,
+	/*
+	 * dump: PROBE_ID of a probe added with PROBE_AGGR; messages carry
+	 * AGGR_ENTRIES (merged over CPUs) and the map's counters
+	 */
+	PROBECTL_CMD_AGGR_GET,
 	__PROBECTL_CMD_MAX,
 };
 #define PROBECTL_CMD_MAX (__PROBECTL_CMD_MAX - 1)
@@ -143,6 +148,18 @@ enum probectl_attr {
 	 * at the return. 0 (absent): all at the return
 	 */
 	PROBECTL_A_PROBE_FETCH_ENTRY,
+	/*
+	 * binary, struct probectl_aggr_spec: the probe aggregates its hits into
+	 * an in-kernel map instead of sending records
+	 */
+	PROBECTL_A_PROBE_AGGR,
+	PROBECTL_A_AGGR_ENTRIES,	/* binary, packed (key, struct probectl_aggr_value, buckets)[] */
+	PROBECTL_A_AGGR_KEY_SIZE,	/* u32, bytes of one key in AGGR_ENTRIES */
+	PROBECTL_A_AGGR_BUCKETS,	/* u32, __u64 buckets after each struct probectl_aggr_value */
+	PROBECTL_A_AGGR_KEYS,		/* u32, distinct keys in the map */
+	PROBECTL_A_AGGR_OVERFLOW,	/* u64, hits with a new key while the map was full */
+	PROBECTL_A_AGGR_NESTED,		/* u64, hits skipped: the map was busy on this CPU */
+	PROBECTL_A_AGGR_FAULTED,	/* u64, hits whose value argument faulted */
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)
@@ -250,6 +267,65 @@ struct probectl_filter_insn {
 	__u16 arg;		/* TEST on FIELD_ARG: index in the fetch list */
 	__u16 width;		/* TEST on integers: bytes (1, 2, 4, 8), the argument's size */
 	__u64 value;		/* integer literal or mask; strings: index of the literal */
+};
+
+/*
+ * Aggregation (PROBECTL_A_PROBE_AGGR). A probe's map is allocated at
+ * PROBE_ADD for max_entries distinct keys. A key is the fetch arguments
+ * keys[0..nkeys) in this layout: a __u64 mask (bit i: argument keys[i]
+ * faulted, its bytes are zero), then per argument an integer as 8 bytes
+ * (its value zero-extended) or a string as PROBECTL_AGGR_STR_LEN bytes
+ * (NUL-padded, cut to fit). Each key holds a struct probectl_aggr_value and
+ * its histogram buckets: log2 (bpftrace's): [0] negative, [1] zero,
+ * [k + 1] 2^(k-1)..2^k - 1 for k = 1..64; linear: [0] below lin_min,
+ * [1 + i] lin_min + i * lin_step up to the next step, the last at or above
+ * lin_max.
+ */
+#define PROBECTL_AGGR_MAX_KEYS		4	/* fetch arguments in one key */
+#define PROBECTL_AGGR_STR_LEN		32	/* bytes of a string key, NUL included */
+#define PROBECTL_AGGR_KEY_MAX		136	/* 8 + PROBECTL_AGGR_MAX_KEYS * PROBECTL_AGGR_STR_LEN */
+#define PROBECTL_AGGR_DEFAULT_ENTRIES	1024	/* distinct keys when max_entries is 0 */
+#define PROBECTL_AGGR_MAX_ENTRIES	65536
+#define PROBECTL_AGGR_LOG2_BUCKETS	66
+#define PROBECTL_AGGR_MAX_LINEAR	256	/* linear steps, plus the two outer buckets */
+
+enum probectl_aggr_value_src {
+	PROBECTL_AGGR_V_NONE,		/* count only */
+	PROBECTL_AGGR_V_ARG,		/* integer fetch argument value_arg */
+	PROBECTL_AGGR_V_LATENCY,	/* return probes: entry-to-return ns */
+	__PROBECTL_AGGR_V_MAX,
+};
+
+enum probectl_aggr_hist {
+	PROBECTL_AGGR_H_NONE,
+	PROBECTL_AGGR_H_LOG2,
+	PROBECTL_AGGR_H_LINEAR,
+	__PROBECTL_AGGR_H_MAX,
+};
+
+/* struct probectl_aggr_spec.flags */
+#define PROBECTL_AGGR_F_SIGNED	(1U << 0)	/* the value is signed: sum, min, max, buckets */
+
+struct probectl_aggr_spec {
+	__u32 max_entries;	/* distinct keys, 0: PROBECTL_AGGR_DEFAULT_ENTRIES */
+	__u8 nkeys;
+	__u8 keys[PROBECTL_AGGR_MAX_KEYS];	/* fetch argument indexes */
+	__u8 value;		/* enum probectl_aggr_value_src */
+	__u8 value_arg;
+	__u8 hist;		/* enum probectl_aggr_hist */
+	__u8 flags;		/* PROBECTL_AGGR_F_* */
+	__u8 reserved[3];
+	__s64 lin_min;
+	__s64 lin_max;
+	__s64 lin_step;
+};
+
+/* One key's totals; sum wraps, min and max are signed with F_SIGNED. */
+struct probectl_aggr_value {
+	__u64 count;
+	__u64 sum;
+	__u64 min;
+	__u64 max;
 };
 
 /* struct probectl_record.flags */

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -192,6 +193,22 @@ TEST(Errors, KernelRefusesAttributesTheCommandDoesNotTake) {
         });
         EXPECT_EQ(a.err, EINVAL) << attr;
         EXPECT_FALSE(a.extack.empty()) << attr;
+    }
+}
+
+// PROBE_AGGR's length is exact in the spec (the generated policy checks it): a struct of
+// another size, from a client built against another layout, is refused before aggr.c.
+TEST(Errors, KernelRefusesAggrSpecOfAnotherSize) {
+    for (std::size_t len : {sizeof(probectl_aggr_spec) - 8, sizeof(probectl_aggr_spec) + 8}) {
+        RawAnswer a = rawAdd([len](nl_msg* m) {
+            nla_put_u32(m, PROBECTL_A_PROBE_KIND, PROBECTL_KIND_KPROBE);
+            nla_put_string(m, PROBECTL_A_PROBE_SYMBOL, "do_sys_openat2");
+            std::vector<std::uint8_t> spec(len, 0);
+            nla_put(m, PROBECTL_A_PROBE_AGGR, static_cast<int>(len), spec.data());
+        });
+        // The kernel's length check answers ERANGE (6.1, 6.12); EINVAL would do too.
+        EXPECT_TRUE(a.err == EINVAL || a.err == ERANGE) << len << ": " << a.err;
+        EXPECT_FALSE(a.extack.empty()) << len;
     }
 }
 

@@ -1,5 +1,5 @@
-// The generated reply tables (attrs_gen.hpp) decode what the module's PROBE_GET and
-// PROBE_ADD replies carry, attribute by attribute, into the libctl structs.
+// The generated reply tables (attrs_gen.hpp) decode what the module's PROBE_GET, PROBE_ADD
+// and AGGR_GET replies carry, attribute by attribute, into the libctl structs.
 #include <gtest/gtest.h>
 #include <netlink/attr.h>
 #include <netlink/msg.h>
@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "netlink/attrs_gen.hpp"
 
@@ -67,6 +68,33 @@ TEST(AttrTable, ProbeGetReplyFillsEveryMember) {
     EXPECT_EQ(p.path, "/bin/busybox");
     EXPECT_EQ(p.file_offset, 0x1234u);
     EXPECT_EQ(p.ref_ctr_offset, 0x5678u);
+}
+
+// AGGR_GET's reply: the map's counters and its packed entries as bytes (binary attribute).
+TEST(AttrTable, AggrGetReplyFillsEveryMember) {
+    Msg msg;
+    const std::uint8_t entries[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    nla_put_u32(msg.m, PROBECTL_A_PROBE_ID, 3);
+    nla_put_u32(msg.m, PROBECTL_A_AGGR_KEY_SIZE, 16);
+    nla_put_u32(msg.m, PROBECTL_A_AGGR_BUCKETS, 66);
+    nla_put_u32(msg.m, PROBECTL_A_AGGR_KEYS, 2);
+    nla_put_u64(msg.m, PROBECTL_A_AGGR_OVERFLOW, 11);
+    nla_put_u64(msg.m, PROBECTL_A_AGGR_NESTED, 12);
+    nla_put_u64(msg.m, PROBECTL_A_AGGR_FAULTED, 13);
+    nla_put(msg.m, PROBECTL_A_AGGR_ENTRIES, sizeof(entries), entries);
+    nlattr* tb[PROBECTL_A_MAX + 1] = {};
+    parse(msg, tb);
+
+    AggrReply r;
+    decodeAll(kAggrGetReply, tb, r);
+    EXPECT_EQ(r.id, 3u);
+    EXPECT_EQ(r.aggr_key_size, 16u);
+    EXPECT_EQ(r.aggr_buckets, 66u);
+    EXPECT_EQ(r.aggr_keys, 2u);
+    EXPECT_EQ(r.aggr_overflow, 11u);
+    EXPECT_EQ(r.aggr_nested, 12u);
+    EXPECT_EQ(r.aggr_faulted, 13u);
+    EXPECT_EQ(r.aggr_entries, std::vector<std::uint8_t>(entries, entries + sizeof(entries)));
 }
 
 TEST(AttrTable, AbsentAttributesKeepDefaults) {

@@ -38,7 +38,8 @@ std::vector<std::string> withFixtures(std::vector<std::string> args) {
 }  // namespace
 
 TEST(CommandTable, EveryCommandHasHelpWithExamples) {
-    const std::vector<std::string> expected = {"trace",   "add",     "list",    "remove", "enable",
+    const std::vector<std::string> expected = {"trace",   "count",   "hist",    "latency",
+                                               "add",     "list",    "remove",  "enable",
                                                "disable", "resolve", "symbols", "bench"};
     ASSERT_EQ(commands().size(), expected.size());
     for (const auto& name : expected) {

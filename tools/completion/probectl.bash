@@ -85,7 +85,7 @@ _probectl() {
 		return
 	fi
 	case $cmd in
-	trace | add | resolve) _probectl_spec "$probectl" "$cur" ;;
+	trace | add | resolve | count | hist | latency) _probectl_spec "$probectl" "$cur" ;;
 	symbols)
 		if [[ $cur == tracepoint:* ]]; then _probectl_spec "$probectl" "$cur"; else _filedir; fi ;;
 	esac

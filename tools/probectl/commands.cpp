@@ -1,5 +1,6 @@
 // The command table: name, one-line summary, help with examples, options, entry point.
 // Adding a subcommand = one file + one row here.
+#include "aggr_cli.hpp"
 #include "cli.hpp"
 #include "subcommands.hpp"
 
@@ -282,6 +283,12 @@ const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
         {"trace", "trace events of probes until a command exits or Ctrl-C", kTraceHelp.c_str(),
          [] { return traceOptionsDescription(); }, runTrace},
+        {"count", "count hits in the kernel, per probe or per key (--by comm,pid,...)", kCountHelp,
+         [] { return aggrOptionsDescription(AggrMode::Count); }, runCount},
+        {"hist", "a log2 or linear histogram of a fetched value, kept in the kernel", kHistHelp,
+         [] { return aggrOptionsDescription(AggrMode::Hist); }, runHist},
+        {"latency", "entry-to-return time of return probes as a histogram", kLatencyHelp,
+         [] { return aggrOptionsDescription(AggrMode::Latency); }, runLatency},
         {"add", "add one probe (--persist to keep it)", kAddHelp.c_str(),
          [] { return addOptionsDescription(); }, runAdd},
         {"list", "list every probe with its counters", kListHelp,

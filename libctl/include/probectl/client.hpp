@@ -11,10 +11,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "probectl/aggr_map.hpp"
 #include "probectl/event.hpp"
 #include "probectl/fetch_program.hpp"
 #include "probectl/predicate.hpp"
@@ -82,6 +85,9 @@ struct ProbeRequest {
     // Kretprobes: the first `fetch_entry` programs run at function entry, their values kept
     // until the return (a syscall's path); the rest run at the return. 0: all at the return.
     std::uint32_t fetch_entry = 0;
+    // In-kernel aggregation (aggr.hpp: prepareAggregation fills it): the probe adds its hits
+    // to a map instead of sending records. Not with PROBECTL_PROBE_F_PERSISTENT.
+    std::optional<AggrMapSpec> aggr;
 };
 
 // PROBE_ADD reply.
@@ -180,6 +186,11 @@ class Client {
     // remains: flush() then repeats the request until the ring is empty (the queued records
     // are held in memory meanwhile).
     Result<void> flush();
+    // AGGR_GET dump of probe `id`'s aggregation map: each reply message goes to `on_reply`
+    // (a map larger than one message comes in several). Errors: EINVAL for a probe without
+    // a map, ENOENT for an unknown id (kernel errno + extack), or on_reply's.
+    Result<void> dumpAggregation(std::uint32_t id,
+                                 const std::function<Result<void>(const AggrReply&)>& on_reply);
 
     // The socket fd, for poll()/epoll (POLLIN when records or a stray reply are waiting).
     int fd() const;

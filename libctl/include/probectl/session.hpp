@@ -66,6 +66,11 @@ struct SessionOptions {
     // specs fail.
     const KernelSymbols* symbols = nullptr;
     ClientOptions client;
+    // add()'s last step before PROBE_ADD, on every site of a spec once it is compiled: the
+    // request and its fetch arguments (empty for a syscall's strace plan), which it may
+    // change, e.g. to aggregate (aggr.hpp: prepareAggregation). SessionProbe keeps what was
+    // sent. Not called by addRequest(). An error adds none of the spec's sites.
+    std::function<Result<void>(ProbeRequest&, std::vector<FetchArg>&)> prepare;
 };
 
 // A probe this session added.

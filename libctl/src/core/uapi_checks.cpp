@@ -3,6 +3,7 @@
 // This file is where each of those numbers is held to the uapi header at compile time.
 #include <cstddef>
 
+#include "probectl/aggr_map.hpp"
 #include "probectl/client.hpp"
 #include "probectl/fetch_program.hpp"
 #include "probectl/fetch_spec.hpp"
@@ -63,5 +64,28 @@ static_assert(kFilterMaxInsns == PROBECTL_FILTER_MAX_INSNS);
 static_assert(kFilterMaxStack == PROBECTL_FILTER_MAX_STACK);
 static_assert(kFilterMaxStrings == PROBECTL_FILTER_MAX_STRINGS);
 static_assert(kFilterMaxStringLen == PROBECTL_FILTER_MAX_STRLEN);
+
+static_assert(kAggrMaxKeys == PROBECTL_AGGR_MAX_KEYS);
+static_assert(kAggrStrLen == PROBECTL_AGGR_STR_LEN);
+static_assert(kAggrDefaultEntries == PROBECTL_AGGR_DEFAULT_ENTRIES);
+static_assert(kAggrMaxEntries == PROBECTL_AGGR_MAX_ENTRIES);
+static_assert(kAggrLog2Buckets == PROBECTL_AGGR_LOG2_BUCKETS);
+static_assert(kAggrMaxLinear == PROBECTL_AGGR_MAX_LINEAR);
+static_assert(kAggrFlagSigned == PROBECTL_AGGR_F_SIGNED);
+static_assert(static_cast<int>(AggrValue::Arg) == PROBECTL_AGGR_V_ARG &&
+              static_cast<int>(AggrValue::Latency) == PROBECTL_AGGR_V_LATENCY);
+static_assert(static_cast<int>(AggrHist::Log2) == PROBECTL_AGGR_H_LOG2 &&
+              static_cast<int>(AggrHist::Linear) == PROBECTL_AGGR_H_LINEAR);
+static_assert(sizeof(AggrMapSpec) == sizeof(probectl_aggr_spec));
+static_assert(offsetof(AggrMapSpec, nkeys) == offsetof(probectl_aggr_spec, nkeys));
+static_assert(offsetof(AggrMapSpec, keys) == offsetof(probectl_aggr_spec, keys));
+static_assert(offsetof(AggrMapSpec, value) == offsetof(probectl_aggr_spec, value));
+static_assert(offsetof(AggrMapSpec, value_arg) == offsetof(probectl_aggr_spec, value_arg));
+static_assert(offsetof(AggrMapSpec, hist) == offsetof(probectl_aggr_spec, hist));
+static_assert(offsetof(AggrMapSpec, flags) == offsetof(probectl_aggr_spec, flags));
+static_assert(offsetof(AggrMapSpec, lin_min) == offsetof(probectl_aggr_spec, lin_min));
+static_assert(offsetof(AggrMapSpec, lin_step) == offsetof(probectl_aggr_spec, lin_step));
+static_assert(sizeof(AggrTotals) == sizeof(probectl_aggr_value));
+static_assert(offsetof(AggrTotals, max) == offsetof(probectl_aggr_value, max));
 
 }  // namespace probectl

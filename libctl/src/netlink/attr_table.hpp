@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "probectl/client.hpp"
 #include "uapi/probectl.h"
@@ -41,6 +42,9 @@ struct AttrRow {
         } else if constexpr (T == NlType::String) {
             const auto* s = static_cast<const char*>(nla_data(a));
             m.assign(s, strnlen(s, static_cast<std::size_t>(len)));
+        } else if constexpr (T == NlType::Binary) {
+            const auto* d = static_cast<const std::uint8_t*>(nla_data(a));
+            m.assign(d, d + len);
         }
     }
 };
@@ -53,6 +57,8 @@ constexpr AttrRow<T, S, M> attr(int id, const char* name, M S::*member) {
         static_assert(std::is_same_v<M, std::uint64_t>);
     else if constexpr (T == NlType::String)
         static_assert(std::is_same_v<M, std::string>);
+    else
+        static_assert(std::is_same_v<M, std::vector<std::uint8_t>>);
     return {id, name, member};
 }
 

@@ -30,6 +30,16 @@ inline constexpr auto kProbeGetReply = std::make_tuple(
                       &ProbeInfo::ref_ctr_offset),
     attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "probe-rejected", &ProbeInfo::rejected));
 
+inline constexpr auto kAggrGetReply = std::make_tuple(
+    attr<NlType::U32>(PROBECTL_A_PROBE_ID, "probe-id", &AggrReply::id),
+    attr<NlType::U32>(PROBECTL_A_AGGR_KEY_SIZE, "aggr-key-size", &AggrReply::aggr_key_size),
+    attr<NlType::U32>(PROBECTL_A_AGGR_BUCKETS, "aggr-buckets", &AggrReply::aggr_buckets),
+    attr<NlType::U32>(PROBECTL_A_AGGR_KEYS, "aggr-keys", &AggrReply::aggr_keys),
+    attr<NlType::U64>(PROBECTL_A_AGGR_OVERFLOW, "aggr-overflow", &AggrReply::aggr_overflow),
+    attr<NlType::U64>(PROBECTL_A_AGGR_NESTED, "aggr-nested", &AggrReply::aggr_nested),
+    attr<NlType::U64>(PROBECTL_A_AGGR_FAULTED, "aggr-faulted", &AggrReply::aggr_faulted),
+    attr<NlType::Binary>(PROBECTL_A_AGGR_ENTRIES, "aggr-entries", &AggrReply::aggr_entries));
+
 // The probe counters (ProbeInfo members), in PROBE_GET order.
 inline constexpr auto kProbeCounters =
     std::make_tuple(attr<NlType::U64>(PROBECTL_A_PROBE_HITS, "hits", &ProbeInfo::hits),

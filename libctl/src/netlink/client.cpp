@@ -3,6 +3,7 @@
 // without tripping libnl's sequence checks, and so they are never dropped.
 #include "probectl/client.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
@@ -11,7 +12,6 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -460,6 +460,8 @@ Result<AddedProbe> Client::addProbe(const ProbeRequest& req) {
         put(nla_put_u32(msg, PROBECTL_A_PROBE_FETCH_ENTRY, req.fetch_entry));
     if (req.flags)
         put(nla_put_u32(msg, PROBECTL_A_PROBE_FLAGS, req.flags));
+    if (req.aggr)
+        put(nla_put(msg, PROBECTL_A_PROBE_AGGR, sizeof(*req.aggr), &*req.aggr));
     if (!req.filter.insns.empty()) {
         auto strings = encodeFilterStrings(req.filter);
         if (!strings)
@@ -576,6 +578,22 @@ Result<std::vector<ProbeInfo>> Client::listProbes() {
     if (!r)
         return r.error();
     return out;
+}
+
+Result<void> Client::dumpAggregation(
+    std::uint32_t id, const std::function<Result<void>(const AggrReply&)>& on_reply) {
+    const std::string context = fmt::format("read the aggregation of probe {}", id);
+    MsgPtr m = impl_->newCommand(PROBECTL_CMD_AGGR_GET, NLM_F_DUMP);
+    if (!m || nla_put_u32(m.get(), PROBECTL_A_PROBE_ID, id) < 0)
+        return makeError(ENOMEM, context + ": cannot build message");
+    return impl_->transact(m.get(), context, [&](const nlmsghdr* h) -> Result<void> {
+        nlattr* tb[PROBECTL_A_MAX + 1] = {};
+        if (genlmsg_parse(const_cast<nlmsghdr*>(h), 0, tb, PROBECTL_A_MAX, nullptr) < 0)
+            return makeError(EBADMSG, context + ": malformed reply");
+        AggrReply reply;
+        decodeAll(detail::kAggrGetReply, tb, reply);
+        return on_reply(reply);
+    });
 }
 
 int Client::fd() const {

@@ -155,9 +155,14 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
     auto sites = resolveSpec(spec, ctx);
     if (!sites)
         return std::move(sites).error();
-    for (ResolvedProbe& site : *sites)
+    for (ResolvedProbe& site : *sites) {
         if (auto r = compileProbe(spec, site); !r)
             return r.error();
+        if (impl_->options.prepare)
+            if (auto r = impl_->options.prepare(site.res.request, site.args); !r)
+                return makeError(r.error().err,
+                                 fmt::format("{}: {}", spec.text, r.error().message));
+    }
 
     const std::size_t before = impl_->probes.size();
     for (ResolvedProbe& site : *sites) {

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * In-kernel aggregation (PROBECTL_A_PROBE_AGGR): a probe in this mode sends
+ * no records; each hit updates the value of its key in a map allocated at
+ * PROBE_ADD, read by the AGGR_GET dump.
+ *
+ * Keys live once, in an open-addressing table shared by all CPUs with twice
+ * as many slots as keys, so a lookup always ends at an empty slot. A new
+ * key claims a slot with cmpxchg (empty -> claimed), takes the next dense
+ * index, writes its bytes and publishes the index with a release store;
+ * readers never wait for a claimed slot (two CPUs adding the same key at
+ * once may then store it twice; the reader merges equal keys). Values are
+ * per CPU, indexed by that dense index, so a hit costs no shared write once
+ * its key exists. A per-CPU busy count keeps a handler that interrupts
+ * another on the same CPU (kprobe in an interrupt of a uprobe handler) out
+ * of the values being written; it is counted as nested, never mixed in.
+ * No allocation, sleeping or locking in the handler path.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/bitops.h>
+#include <linux/jhash.h>
+#include <linux/log2.h>
+#include <linux/math64.h>
+#include <linux/overflow.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+
+#include "probectl.h"
+
+#define PROBECTL_AGGR_CLAIMED	U32_MAX		/* slot taken, key not yet written */
+
+struct probectl_aggr_pcpu {
+	int busy;
+	u64 overflow;
+	u64 nested;
+	u64 faulted;
+};
+
+struct probectl_aggr {
+	struct probectl_aggr_spec spec;
+	u32 key_size;
+	u32 nbuckets;
+	u32 val_size;		/* struct probectl_aggr_value + buckets */
+	u32 nslots;		/* power of two, >= 2 * max_entries */
+	u32 max_entries;
+	atomic_t nkeys;		/* dense indexes handed out (may pass max briefly) */
+	u8 key_off[PROBECTL_AGGR_MAX_KEYS];	/* where each key argument goes */
+	bool key_str[PROBECTL_AGGR_MAX_KEYS];
+	u32 *slot;		/* 0: empty, CLAIMED, else dense index + 1 */
+	u8 *keys;		/* max_entries * key_size */
+	u8 **vals;		/* per possible CPU: max_entries * val_size */
+	struct probectl_aggr_pcpu __percpu *pcpu;
+};
+
+/* Whether fetch argument i stores a string (else an integer); false for arrays. */
+static int probectl_aggr_arg_kinds(const struct probectl_fetch_insn *fetch, u32 n,
+				   u8 *store_op)
+{
+	unsigned int i, nargs = 0;
+
+	for (i = 0; i < n && nargs < PROBECTL_FETCH_MAX_ARGS; i++)
+		if (fetch[i].op >= PROBECTL_FETCH_STORE_INT)
+			store_op[nargs++] = fetch[i].op;
+	return nargs;
+}
+
+static int probectl_aggr_check(const struct probectl_probe *p,
+			       const struct probectl_aggr_spec *sp,
+			       struct netlink_ext_ack *extack)
+{
+	u8 op[PROBECTL_FETCH_MAX_ARGS];
+	bool ret = p->kind == PROBECTL_KIND_KRETPROBE ||
+		   p->kind == PROBECTL_KIND_URETPROBE;
+	int nargs = probectl_aggr_arg_kinds(p->fetch, p->fetch_insns, op);
+	unsigned int i;
+
+	if (sp->nkeys > PROBECTL_AGGR_MAX_KEYS || sp->value >= __PROBECTL_AGGR_V_MAX ||
+	    sp->hist >= __PROBECTL_AGGR_H_MAX || sp->flags & ~PROBECTL_AGGR_F_SIGNED ||
+	    sp->max_entries > PROBECTL_AGGR_MAX_ENTRIES) {
+		NL_SET_ERR_MSG_MOD(extack, "PROBE_AGGR: bad key count, value, hist, flags or size");
+		return -EINVAL;
+	}
+	for (i = 0; i < sp->nkeys; i++) {
+		if (sp->keys[i] >= nargs || op[sp->keys[i]] == PROBECTL_FETCH_STORE_ARRAY) {
+			kapi_set_err_msg_fmt_mod(extack,
+						 "PROBE_AGGR key %u: no integer or string fetch argument %u",
+						 i, sp->keys[i]);
+			return -EINVAL;
+		}
+	}
+	if (sp->value == PROBECTL_AGGR_V_ARG &&
+	    (sp->value_arg >= nargs || op[sp->value_arg] != PROBECTL_FETCH_STORE_INT)) {
+		kapi_set_err_msg_fmt_mod(extack,
+					 "PROBE_AGGR value: fetch argument %u is not an integer",
+					 sp->value_arg);
+		return -EINVAL;
+	}
+	if (sp->value == PROBECTL_AGGR_V_LATENCY && !ret) {
+		NL_SET_ERR_MSG_MOD(extack, "PROBE_AGGR latency needs a kretprobe or uretprobe");
+		return -EINVAL;
+	}
+	if (sp->hist && sp->value == PROBECTL_AGGR_V_NONE) {
+		NL_SET_ERR_MSG_MOD(extack, "PROBE_AGGR histogram without a value");
+		return -EINVAL;
+	}
+	if (sp->hist == PROBECTL_AGGR_H_LINEAR &&
+	    (sp->lin_step <= 0 || sp->lin_max <= sp->lin_min ||
+	     (!(sp->flags & PROBECTL_AGGR_F_SIGNED) && sp->lin_min < 0) ||
+	     div64_u64((u64)sp->lin_max - (u64)sp->lin_min + (u64)sp->lin_step - 1,
+		       (u64)sp->lin_step) > PROBECTL_AGGR_MAX_LINEAR)) {
+		kapi_set_err_msg_fmt_mod(extack,
+					 "PROBE_AGGR linear: need min < max, step > 0, at most %u steps",
+					 PROBECTL_AGGR_MAX_LINEAR);
+		return -EINVAL;
+	}
+	if (p->flags & PROBECTL_PROBE_F_PERSISTENT) {
+		NL_SET_ERR_MSG_MOD(extack, "persistent probes count hits only: no PROBE_AGGR");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * probectl_aggr_free() - free a probe's map (no-op without one).
+ * @p: the probe, no handler running any more
+ *
+ * Context: process context or RCU callback.
+ */
+void probectl_aggr_free(struct probectl_probe *p)
+{
+	struct probectl_aggr *a = p->aggr;
+	int cpu;
+
+	if (!a)
+		return;
+	if (a->vals)
+		for_each_possible_cpu(cpu)
+			kvfree(a->vals[cpu]);
+	kfree(a->vals);
+	kvfree(a->keys);
+	kvfree(a->slot);
+	free_percpu(a->pcpu);
+	kfree(a);
+	p->aggr = NULL;
+}
+
+/**
+ * probectl_aggr_create() - validate PROBE_AGGR and preallocate the map.
+ * @p: the probe, its fetch programs already validated and set
+ * @sp: the request's aggregation spec
+ * @extack: receives the reason for a refusal
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -EINVAL with an extack message, or -ENOMEM.
+ */
+int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_spec *sp,
+			 struct netlink_ext_ack *extack)
+{
+	u8 op[PROBECTL_FETCH_MAX_ARGS];
+	struct probectl_aggr *a;
+	unsigned int i, off = sizeof(u64);
+	int cpu;
+	int err = probectl_aggr_check(p, sp, extack);
+
+	if (err)
+		return err;
+	probectl_aggr_arg_kinds(p->fetch, p->fetch_insns, op);
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	p->aggr = a;
+	a->spec = *sp;
+	for (i = 0; i < sp->nkeys; i++) {
+		a->key_off[i] = off;
+		a->key_str[i] = op[sp->keys[i]] != PROBECTL_FETCH_STORE_INT;
+		off += a->key_str[i] ? PROBECTL_AGGR_STR_LEN : sizeof(u64);
+	}
+	a->key_size = off;
+	if (sp->hist == PROBECTL_AGGR_H_LOG2)
+		a->nbuckets = PROBECTL_AGGR_LOG2_BUCKETS;
+	else if (sp->hist == PROBECTL_AGGR_H_LINEAR)
+		a->nbuckets = 2 + div64_u64((u64)sp->lin_max - (u64)sp->lin_min +
+					    (u64)sp->lin_step - 1, (u64)sp->lin_step);
+	a->val_size = sizeof(struct probectl_aggr_value) + a->nbuckets * sizeof(u64);
+	a->max_entries = sp->max_entries ?: PROBECTL_AGGR_DEFAULT_ENTRIES;
+	a->nslots = roundup_pow_of_two(2 * a->max_entries);
+	atomic_set(&a->nkeys, 0);
+	a->slot = kvcalloc(a->nslots, sizeof(u32), GFP_KERNEL);
+	a->keys = kvcalloc(a->max_entries, a->key_size, GFP_KERNEL);
+	a->vals = kcalloc(nr_cpu_ids, sizeof(*a->vals), GFP_KERNEL);
+	a->pcpu = alloc_percpu(struct probectl_aggr_pcpu);
+	if (!a->slot || !a->keys || !a->vals || !a->pcpu)
+		goto err_nomem;
+	for_each_possible_cpu(cpu) {
+		a->vals[cpu] = kvzalloc_node(array_size(a->max_entries, a->val_size),
+					     GFP_KERNEL, cpu_to_node(cpu));
+		if (!a->vals[cpu])
+			goto err_nomem;
+	}
+	return 0;
+
+err_nomem:
+	probectl_aggr_free(p);
+	NL_SET_ERR_MSG_MOD(extack, "out of memory for the aggregation map");
+	return -ENOMEM;
+}
+
+/* A slot's state; acquire pairs with the releases in probectl_aggr_index(). */
+static u32 probectl_aggr_slot(const struct probectl_aggr *a, u32 s)
+{
+	/* a published index has its key bytes written before it */
+	return smp_load_acquire(&a->slot[s]);
+}
+
+/* The key's dense index, inserting it if new; -1 when the map is full. */
+static int probectl_aggr_index(struct probectl_aggr *a, const u8 *key)
+{
+	u32 mask = a->nslots - 1;
+	u32 h = jhash(key, a->key_size, 0) & mask;
+	u32 i, s, idx;
+
+	for (i = 0; i < a->nslots; i++, h = (h + 1) & mask) {
+again:
+		s = probectl_aggr_slot(a, h);
+		if (!s) {
+			if (atomic_read(&a->nkeys) >= a->max_entries)
+				return -1;
+			if (cmpxchg(&a->slot[h], 0, PROBECTL_AGGR_CLAIMED))
+				goto again;
+			idx = atomic_inc_return(&a->nkeys) - 1;
+			if (idx >= a->max_entries) {
+				atomic_dec(&a->nkeys);
+				/* give the claimed slot back: nothing was written */
+				smp_store_release(&a->slot[h], 0);
+				return -1;
+			}
+			memcpy(a->keys + (size_t)idx * a->key_size, key, a->key_size);
+			/* publish: readers see the key before the index */
+			smp_store_release(&a->slot[h], idx + 1);
+			return idx;
+		}
+		if (s != PROBECTL_AGGR_CLAIMED &&
+		    !memcmp(a->keys + (size_t)(s - 1) * a->key_size, key, a->key_size))
+			return s - 1;
+	}
+	return -1;
+}
+
+static bool probectl_aggr_less(const struct probectl_aggr *a, u64 x, u64 y)
+{
+	if (a->spec.flags & PROBECTL_AGGR_F_SIGNED)
+		return (s64)x < (s64)y;
+	return x < y;
+}
+
+static u32 probectl_aggr_bucket(const struct probectl_aggr *a, u64 v)
+{
+	const struct probectl_aggr_spec *sp = &a->spec;
+	bool sgn = sp->flags & PROBECTL_AGGR_F_SIGNED;
+
+	if (sp->hist == PROBECTL_AGGR_H_LOG2) {
+		if (sgn && (s64)v < 0)
+			return 0;
+		return v ? 1 + fls64(v) : 1;
+	}
+	if (probectl_aggr_less(a, v, (u64)sp->lin_min))
+		return 0;
+	if (!probectl_aggr_less(a, v, (u64)sp->lin_max))
+		return a->nbuckets - 1;
+	return 1 + div64_u64(v - (u64)sp->lin_min, (u64)sp->lin_step);
+}
+
+/* The fetched value headers of @vals, in argument order. */
+static void probectl_aggr_split(const struct probectl_probe *p, void *vals,
+				struct probectl_fetch_value **out)
+{
+	unsigned int i, n = 0;
+	u32 off = 0;
+
+	for (i = 0; i < p->fetch_insns && n < PROBECTL_FETCH_MAX_ARGS; i++) {
+		struct probectl_fetch_value *v;
+
+		if (p->fetch[i].op < PROBECTL_FETCH_STORE_INT)
+			continue;
+		v = vals + off;
+		out[n++] = v;
+		off += sizeof(*v) + ALIGN(v->len, 8);
+	}
+}
+
+/* Builds the key from the fetched values; false when the value faulted. */
+static bool probectl_aggr_key(const struct probectl_aggr *a,
+			      struct probectl_fetch_value *const *args, u8 *key, u64 *value)
+{
+	u64 *faults = (u64 *)key;
+	unsigned int i;
+
+	memset(key, 0, a->key_size);
+	for (i = 0; i < a->spec.nkeys; i++) {
+		const struct probectl_fetch_value *v = args[a->spec.keys[i]];
+		u8 *dst = key + a->key_off[i];
+
+		if (v->flags & PROBECTL_FETCH_V_FAULT) {
+			*faults |= BIT_ULL(i);
+			continue;
+		}
+		if (a->key_str[i])
+			memcpy(dst, v + 1, min_t(u32, v->len, PROBECTL_AGGR_STR_LEN - 1));
+		else
+			memcpy(dst, v + 1, min_t(u32, v->len, sizeof(u64)));
+	}
+	if (a->spec.value == PROBECTL_AGGR_V_ARG) {
+		const struct probectl_fetch_value *v = args[a->spec.value_arg];
+		unsigned int shift;
+
+		if (v->flags & PROBECTL_FETCH_V_FAULT || !v->len || v->len > sizeof(u64))
+			return false;
+		*value = 0;
+		memcpy(value, v + 1, v->len);	/* little-endian: zero-extends */
+		shift = 64 - v->len * 8;
+		if (a->spec.flags & PROBECTL_AGGR_F_SIGNED && shift)
+			*value = (u64)((s64)(*value << shift) >> shift);
+	}
+	return true;
+}
+
+/**
+ * probectl_aggr_hit() - add one hit to @p's map.
+ * @p: a probe with a map
+ * @ctx: the hit's context (t0 for latency)
+ * @vals: the fetched values, as probectl_fetch_all() wrote them
+ *
+ * Context: probe handler, preemption disabled; no locks, no sleeping.
+ */
+void probectl_aggr_hit(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx,
+		       void *vals)
+{
+	struct probectl_fetch_value *args[PROBECTL_FETCH_MAX_ARGS];
+	struct probectl_aggr *a = p->aggr;
+	struct probectl_aggr_value *v;
+	u8 key[PROBECTL_AGGR_KEY_MAX];
+	u64 x = 1;
+	int idx;
+
+	if (this_cpu_inc_return(a->pcpu->busy) > 1) {
+		this_cpu_inc(a->pcpu->nested);
+		goto out;
+	}
+	probectl_aggr_split(p, vals, args);
+	if (!probectl_aggr_key(a, args, key, &x)) {
+		this_cpu_inc(a->pcpu->faulted);
+		goto out;
+	}
+	if (a->spec.value == PROBECTL_AGGR_V_LATENCY)
+		x = ktime_get_mono_fast_ns() - ctx->t0;
+	idx = probectl_aggr_index(a, key);
+	if (idx < 0) {
+		this_cpu_inc(a->pcpu->overflow);
+		goto out;
+	}
+	v = (void *)(a->vals[smp_processor_id()] + (size_t)idx * a->val_size);
+	if (!v->count || probectl_aggr_less(a, x, v->min))
+		v->min = x;
+	if (!v->count || probectl_aggr_less(a, v->max, x))
+		v->max = x;
+	v->count++;
+	v->sum += x;
+	if (a->nbuckets)
+		((u64 *)(v + 1))[probectl_aggr_bucket(a, x)]++;
+out:
+	this_cpu_dec(a->pcpu->busy);
+}
+NOKPROBE_SYMBOL(probectl_aggr_hit);
+
+/* Sums every CPU's value of dense index @idx into @out (val_size bytes). */
+static void probectl_aggr_merge(const struct probectl_aggr *a, u32 idx,
+				struct probectl_aggr_value *out)
+{
+	u64 *ob = (u64 *)(out + 1);
+	unsigned int b;
+	int cpu;
+
+	memset(out, 0, a->val_size);
+	for_each_possible_cpu(cpu) {
+		const struct probectl_aggr_value *v =
+			(void *)(a->vals[cpu] + (size_t)idx * a->val_size);
+		const u64 *vb = (const u64 *)(v + 1);
+		u64 count = READ_ONCE(v->count);
+
+		if (!count)
+			continue;
+		if (!out->count || probectl_aggr_less(a, READ_ONCE(v->min), out->min))
+			out->min = READ_ONCE(v->min);
+		if (!out->count || probectl_aggr_less(a, out->max, READ_ONCE(v->max)))
+			out->max = READ_ONCE(v->max);
+		out->count += count;
+		out->sum += READ_ONCE(v->sum);
+		for (b = 0; b < a->nbuckets; b++)
+			ob[b] += READ_ONCE(vb[b]);
+	}
+}
+
+/**
+ * probectl_aggr_fill() - put the next entries of @p's map into a dump message.
+ * @p: the probe (probectl_lock held: it cannot go away)
+ * @skb: the dump message, header already put
+ * @cursor: in: first slot to visit; out: first slot not yet sent
+ *
+ * Return: 0 when every slot was sent, 1 when more remain, -EMSGSIZE when
+ * not even the counters fit.
+ */
+int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor)
+{
+	struct probectl_aggr *a = p->aggr;
+	u64 overflow = 0, nested = 0, faulted = 0;
+	u32 esize = a->key_size + a->val_size;
+	unsigned long s, n = 0, room;
+	struct nlattr *attr;
+	u8 *dst;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct probectl_aggr_pcpu *c = per_cpu_ptr(a->pcpu, cpu);
+
+		overflow += READ_ONCE(c->overflow);
+		nested += READ_ONCE(c->nested);
+		faulted += READ_ONCE(c->faulted);
+	}
+	if (nla_put_u32(skb, PROBECTL_A_PROBE_ID, p->id) ||
+	    nla_put_u32(skb, PROBECTL_A_AGGR_KEY_SIZE, a->key_size) ||
+	    nla_put_u32(skb, PROBECTL_A_AGGR_BUCKETS, a->nbuckets) ||
+	    nla_put_u32(skb, PROBECTL_A_AGGR_KEYS,
+			min_t(u32, atomic_read(&a->nkeys), a->max_entries)) ||
+	    nla_put_u64_64bit(skb, PROBECTL_A_AGGR_OVERFLOW, overflow, PROBECTL_A_PAD) ||
+	    nla_put_u64_64bit(skb, PROBECTL_A_AGGR_NESTED, nested, PROBECTL_A_PAD) ||
+	    nla_put_u64_64bit(skb, PROBECTL_A_AGGR_FAULTED, faulted, PROBECTL_A_PAD))
+		return -EMSGSIZE;
+	room = skb_tailroom(skb) > 64 ? (skb_tailroom(skb) - 64) / esize : 0;
+	for (s = *cursor; s < a->nslots && n < room; s++) {
+		u32 v = probectl_aggr_slot(a, s);
+
+		n += v && v != PROBECTL_AGGR_CLAIMED;
+	}
+	if (!n) {
+		*cursor = s;
+		return s < a->nslots;
+	}
+	attr = nla_reserve(skb, PROBECTL_A_AGGR_ENTRIES, n * esize);
+	if (!attr)
+		return 1;
+	dst = nla_data(attr);
+	/* the same n slots or earlier ones that appeared since: either is whole */
+	for (s = *cursor; s < a->nslots && n; s++) {
+		u32 v = probectl_aggr_slot(a, s);
+
+		if (!v || v == PROBECTL_AGGR_CLAIMED)
+			continue;
+		memcpy(dst, a->keys + (size_t)(v - 1) * a->key_size, a->key_size);
+		probectl_aggr_merge(a, v - 1, (void *)(dst + a->key_size));
+		dst += esize;
+		n--;
+	}
+	*cursor = s;
+	return s < a->nslots;
+}

@@ -1,0 +1,125 @@
+// In-kernel aggregation: counts, sums, min/max and histograms per key, kept by probectl.ko
+// in a map preallocated when the probe is added (AggrMapSpec, aggr_map.hpp), read back
+// with the AGGR_GET dump. A probe that aggregates sends no records.
+//
+// Keys are fetch arguments: a spec's own (`size=$arg1`, by NAME) or task fields added as
+// hidden fetch arguments ($comm $pid $tid $uid $cpu $retval, by those names without `$`).
+// Histograms follow bpftrace: log2 (hist) with a negative and a zero bucket, linear (lhist)
+// with a bucket below min and one at or above max.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "probectl/aggr_map.hpp"
+#include "probectl/client.hpp"
+#include "probectl/fetch_spec.hpp"
+#include "probectl/fetched_value.hpp"
+#include "probectl/result.hpp"
+
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
+namespace probectl {
+
+// What to aggregate, in the user's terms.
+struct AggrSpec {
+    // Up to kAggrMaxKeys: comm pid tid uid cpu retval, or a fetch argument's NAME.
+    std::vector<std::string> keys;
+    AggrValue value = AggrValue::None;
+    std::string value_arg;  // AggrValue::Arg: an integer fetch argument's NAME
+    AggrHist hist = AggrHist::None;
+    std::int64_t lin_min = 0, lin_max = 0, lin_step = 0;  // AggrHist::Linear
+    std::uint32_t max_entries = 0;                        // 0: kAggrDefaultEntries
+};
+
+// Turns `req` (whose fetch programs are `args`) into an aggregating request: hidden fetch
+// arguments are appended for task keys, req.aggr is set. A syscall plan's fetch programs
+// (args empty, req.fetch not) are dropped: nothing reads them. Errors (EINVAL): unknown key
+// or value name (listing the names there are), a string or array value, more than
+// kAggrMaxKeys keys, latency on a probe that is not a return probe.
+Result<void> prepareAggregation(const AggrSpec& spec, ProbeRequest& req,
+                                std::vector<FetchArg>& args);
+
+// One key of a map, read back.
+struct AggrEntry {
+    std::vector<FetchedValue> key;  // in AggrTable::key_names order (faulted: no value)
+    std::uint64_t count = 0;
+    std::uint64_t sum = 0;  // raw; signed when AggrTable::is_signed
+    std::uint64_t min = 0;
+    std::uint64_t max = 0;
+    std::vector<std::uint64_t> buckets;
+};
+
+// A probe's map with what describes it.
+struct AggrTable {
+    std::uint32_t probe_id = 0;
+    std::string spec;                    // the probe's spec text (filled by the caller)
+    std::vector<std::string> key_names;  // fetch argument names of the key
+    std::string value_name;              // "" (count only), the argument name, "latency"
+    AggrValue value = AggrValue::None;
+    AggrHist hist = AggrHist::None;
+    bool is_signed = false;
+    std::int64_t lin_min = 0, lin_max = 0, lin_step = 0;
+    std::uint32_t keys = 0;          // distinct keys the kernel holds
+    std::uint32_t capacity = 0;      // distinct keys the map can hold
+    std::uint64_t overflow = 0;      // hits with a new key while the map was full
+    std::uint64_t nested = 0;        // hits skipped: the map was busy on their CPU
+    std::uint64_t faulted = 0;       // hits whose value could not be read
+    std::vector<AggrEntry> entries;  // equal keys merged; kernel order
+
+    std::uint64_t totalCount() const;
+};
+
+// An empty table describing the map of `req` (sent with `args`): names, value, histogram.
+AggrTable describeAggregation(const ProbeRequest& req, const std::vector<FetchArg>& args);
+
+// Appends the packed AggrReply::aggr_entries payload `bytes` to `table` (decoding keys with
+// `args`), merging a key seen before. EBADMSG when the sizes do not match the layout.
+Result<void> decodeAggrEntries(AggrTable& table, const std::vector<FetchArg>& args,
+                               const std::vector<std::uint8_t>& key_args,
+                               std::span<const std::uint8_t> bytes, std::uint32_t key_size,
+                               std::uint32_t nbuckets);
+
+// AGGR_GET for probe `id`, added with `req` and `args`.
+Result<AggrTable> readAggregation(Client& client, std::uint32_t id, const ProbeRequest& req,
+                                  const std::vector<FetchArg>& args);
+
+// The values a histogram bucket holds, for printing: [lo, hi], open below or above.
+struct BucketRange {
+    bool below = false;  // everything under `hi` + 1 (the negative / under-min bucket)
+    bool above = false;  // everything from `lo` on (the last linear bucket)
+    std::int64_t lo = 0;
+    std::uint64_t hi = 0;  // inclusive; log2's last bucket ends at 2^64 - 1
+};
+BucketRange bucketRange(const AggrTable& t, std::size_t bucket);
+// Which bucket `v` (raw; signed when t.is_signed) falls in: the kernel's rule.
+std::size_t bucketOf(const AggrTable& t, std::uint64_t v);
+
+// Rows ordered for printing: by count, highest first (ties by key text); at most `top`
+// (0: all).
+std::vector<const AggrEntry*> sortedEntries(const AggrTable& t, std::size_t top = 0);
+
+// A key as text: "ls, 123" (strings unquoted, <fault> for a faulted part); "" without keys.
+std::string formatAggrKey(const AggrEntry& e);
+// A value of the table's kind: signed or not, latency in human units ("1.02us").
+std::string formatAggrValue(const AggrTable& t, std::uint64_t raw);
+
+// One table, a row per key: the key columns, COUNT, and with a value SUM AVG MIN MAX; then
+// a line with the distinct keys and, when non-zero, the map-full, nested and faulted
+// counts.
+std::string formatAggrTable(const AggrTable& t, std::size_t top = 0);
+// bpftrace-style histograms, one per key ("@[KEY]:" then "[lo, hi)  count |@@@@|" lines
+// from the first to the last non-empty bucket), each followed by its count/avg/min/max.
+std::string formatAggrHist(const AggrTable& t, std::size_t top = 0);
+// {"type":"aggregation","probe":..,"keys":[..],"value":..,"entries":[{"key":{..},"count":..,
+// "sum","min","max","avg", "hist":[{"min":..,"max":..,"count":..}]}], "keys_held",
+// "capacity", "overflow", "nested", "faulted"}. Buckets follow bpftrace's hist JSON: the
+// open-ended ones lack "min" (below) or "max" (above); empty buckets are left out.
+nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top = 0);
+
+}  // namespace probectl
+#pragma GCC visibility pop

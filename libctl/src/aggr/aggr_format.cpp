@@ -1,0 +1,261 @@
+// Text and JSON of aggregation tables: sorted tables, bpftrace-style histograms.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "probectl/aggr.hpp"
+
+namespace probectl {
+
+namespace {
+
+constexpr int kBarWidth = 52;  // bpftrace's
+
+std::string keyPart(const FetchedValue& v) {
+    if (v.faulted || !isStringType(v.type))
+        return formatFetchedValue(v);
+    return v.str;
+}
+
+std::string humanTime(double ns) {
+    if (ns < 1000)
+        return fmt::format("{:.0f}ns", ns);
+    if (ns < 1e6)
+        return fmt::format("{:.3g}us", ns / 1e3);
+    if (ns < 1e9)
+        return fmt::format("{:.3g}ms", ns / 1e6);
+    return fmt::format("{:.3g}s", ns / 1e9);
+}
+
+// bpftrace's bucket bounds: 1K, 2M, ... when a multiple of a power of 1024.
+std::string boundText(const AggrTable& t, std::int64_t v, bool unsigned_top = false) {
+    if (t.value == AggrValue::Latency)
+        return unsigned_top ? "inf" : humanTime(static_cast<double>(v));
+    if (unsigned_top)
+        return "2^64";
+    static const char* const kSuffix[] = {"", "K", "M", "G", "T", "P", "E"};
+    int s = 0;
+    std::int64_t x = v;
+    while (x != 0 && x % 1024 == 0 && s < 6) {
+        x /= 1024;
+        s++;
+    }
+    return fmt::format("{}{}", x, kSuffix[s]);
+}
+
+std::string bucketLabel(const AggrTable& t, std::size_t b) {
+    BucketRange r = bucketRange(t, b);
+    if (r.below)
+        return fmt::format("(..., {})", boundText(t, static_cast<std::int64_t>(r.hi) + 1));
+    if (r.above)
+        return fmt::format("[{}, ...)", boundText(t, r.lo));
+    if (t.hist == AggrHist::Log2 && static_cast<std::uint64_t>(r.lo) == r.hi)
+        return fmt::format("[{}]", boundText(t, r.lo));
+    const bool top = r.hi == ~0ULL;
+    return fmt::format("[{}, {})", boundText(t, r.lo),
+                       boundText(t, top ? 0 : static_cast<std::int64_t>(r.hi + 1), top));
+}
+
+double avgOf(const AggrTable& t, const AggrEntry& e) {
+    if (!e.count)
+        return 0;
+    return t.is_signed ? static_cast<double>(static_cast<std::int64_t>(e.sum)) / e.count
+                       : static_cast<double>(e.sum) / e.count;
+}
+
+std::string avgText(const AggrTable& t, const AggrEntry& e) {
+    const double a = avgOf(t, e);
+    if (t.value == AggrValue::Latency)
+        return humanTime(a);
+    return fmt::format("{:.0f}", a);
+}
+
+std::string countersLine(const AggrTable& t) {
+    std::string s =
+        fmt::format("{} key{} (capacity {})", t.keys, t.keys == 1 ? "" : "s", t.capacity);
+    if (t.overflow)
+        s += fmt::format("; map full: {} hits with new keys not counted", t.overflow);
+    if (t.nested)
+        s += fmt::format("; {} nested hits skipped", t.nested);
+    if (t.faulted)
+        s += fmt::format("; {} hits whose {} could not be read", t.faulted, t.value_name);
+    return s;
+}
+
+nlohmann::ordered_json jsonNumber(const AggrTable& t, std::uint64_t raw) {
+    if (t.is_signed)
+        return static_cast<std::int64_t>(raw);
+    return raw;
+}
+
+nlohmann::ordered_json jsonKeyPart(const FetchedValue& v) {
+    if (v.faulted)
+        return nullptr;
+    if (isStringType(v.type))
+        return v.str;
+    if (isSignedType(v.type))
+        return fetchedSigned(v.type, v.raw);
+    return v.raw;
+}
+
+}  // namespace
+
+std::vector<const AggrEntry*> sortedEntries(const AggrTable& t, std::size_t top) {
+    std::vector<std::pair<std::string, const AggrEntry*>> v;
+    for (const auto& e : t.entries)
+        v.emplace_back(formatAggrKey(e), &e);
+    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+        if (a.second->count != b.second->count)
+            return a.second->count > b.second->count;
+        return a.first < b.first;
+    });
+    std::vector<const AggrEntry*> out;
+    for (const auto& [k, e] : v)
+        if (top == 0 || out.size() < top)
+            out.push_back(e);
+    return out;
+}
+
+std::string formatAggrKey(const AggrEntry& e) {
+    std::string s;
+    for (const auto& k : e.key)
+        s += (s.empty() ? "" : ", ") + keyPart(k);
+    return s;
+}
+
+std::string formatAggrValue(const AggrTable& t, std::uint64_t raw) {
+    if (t.value == AggrValue::Latency)
+        return humanTime(static_cast<double>(raw));
+    if (t.is_signed)
+        return fmt::format("{}", static_cast<std::int64_t>(raw));
+    return fmt::format("{}", raw);
+}
+
+std::string formatAggrTable(const AggrTable& t, std::size_t top) {
+    const auto rows = sortedEntries(t, top);
+    std::vector<std::vector<std::string>> cells;
+    std::vector<std::string> head = t.key_names;
+    for (auto& h : head)
+        std::transform(h.begin(), h.end(), h.begin(), ::toupper);
+    head.push_back("COUNT");
+    const bool value = t.value != AggrValue::None;
+    if (value)
+        for (const char* h : {"SUM", "AVG", "MIN", "MAX"})
+            head.push_back(h);
+    cells.push_back(head);
+    for (const AggrEntry* e : rows) {
+        std::vector<std::string> row;
+        for (const auto& k : e->key)
+            row.push_back(keyPart(k));
+        row.push_back(fmt::format("{}", e->count));
+        if (value) {
+            row.push_back(formatAggrValue(t, e->sum));
+            row.push_back(avgText(t, *e));
+            row.push_back(formatAggrValue(t, e->min));
+            row.push_back(formatAggrValue(t, e->max));
+        }
+        cells.push_back(std::move(row));
+    }
+    std::vector<std::size_t> w(head.size(), 0);
+    for (const auto& r : cells)
+        for (std::size_t i = 0; i < r.size(); i++)
+            w[i] = std::max(w[i], r[i].size());
+    std::string out;
+    const std::size_t nkeys = t.key_names.size();
+    for (const auto& r : cells) {
+        std::string line;
+        for (std::size_t i = 0; i < r.size(); i++) {
+            if (i)
+                line += "  ";
+            // keys left-aligned, numbers right-aligned
+            line +=
+                i < nkeys ? fmt::format("{:<{}}", r[i], w[i]) : fmt::format("{:>{}}", r[i], w[i]);
+        }
+        while (!line.empty() && line.back() == ' ')
+            line.pop_back();
+        out += line + '\n';
+    }
+    out += countersLine(t) + '\n';
+    return out;
+}
+
+std::string formatAggrHist(const AggrTable& t, std::size_t top) {
+    std::string out;
+    for (const AggrEntry* e : sortedEntries(t, top)) {
+        const std::string key = formatAggrKey(*e);
+        out += key.empty() ? "@" + t.value_name + ":\n" : fmt::format("@[{}]:\n", key);
+        std::size_t first = e->buckets.size(), last = 0;
+        std::uint64_t most = 0;
+        for (std::size_t b = 0; b < e->buckets.size(); b++) {
+            if (!e->buckets[b])
+                continue;
+            first = std::min(first, b);
+            last = b;
+            most = std::max(most, e->buckets[b]);
+        }
+        for (std::size_t b = first; b <= last && b < e->buckets.size(); b++) {
+            const auto n = e->buckets[b];
+            const int bar = most ? static_cast<int>(n * kBarWidth / most) : 0;
+            out += fmt::format("{:<20}{:>8} |{:<{}}|\n", bucketLabel(t, b), n,
+                               std::string(static_cast<std::size_t>(bar), '@'), kBarWidth);
+        }
+        out += fmt::format("count {}, avg {}, min {}, max {}\n\n", e->count, avgText(t, *e),
+                           formatAggrValue(t, e->min), formatAggrValue(t, e->max));
+    }
+    out += countersLine(t) + '\n';
+    return out;
+}
+
+nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top) {
+    nlohmann::ordered_json j;
+    j["type"] = "aggregation";
+    j["probe"] = t.spec;
+    j["keys"] = t.key_names;
+    j["value"] = t.value_name.empty() ? nlohmann::ordered_json(nullptr)
+                                      : nlohmann::ordered_json(t.value_name);
+    auto entries = nlohmann::ordered_json::array();
+    for (const AggrEntry* e : sortedEntries(t, top)) {
+        nlohmann::ordered_json o;
+        auto key = nlohmann::ordered_json::object();
+        for (std::size_t i = 0; i < e->key.size() && i < t.key_names.size(); i++)
+            key[t.key_names[i]] = jsonKeyPart(e->key[i]);
+        o["key"] = key;
+        o["count"] = e->count;
+        if (t.value != AggrValue::None) {
+            o["sum"] = jsonNumber(t, e->sum);
+            o["min"] = jsonNumber(t, e->min);
+            o["max"] = jsonNumber(t, e->max);
+            o["avg"] = avgOf(t, *e);
+        }
+        if (t.hist != AggrHist::None) {
+            auto h = nlohmann::ordered_json::array();
+            for (std::size_t b = 0; b < e->buckets.size(); b++) {
+                if (!e->buckets[b])
+                    continue;
+                BucketRange r = bucketRange(t, b);
+                nlohmann::ordered_json bo;
+                if (!r.below)
+                    bo["min"] = r.lo;
+                if (!r.above) {
+                    if (r.below || t.is_signed || r.lo < 0)
+                        bo["max"] = static_cast<std::int64_t>(r.hi);
+                    else
+                        bo["max"] = r.hi;
+                }
+                bo["count"] = e->buckets[b];
+                h.push_back(bo);
+            }
+            o["hist"] = h;
+        }
+        entries.push_back(o);
+    }
+    j["entries"] = entries;
+    j["keys_held"] = t.keys;
+    j["capacity"] = t.capacity;
+    j["overflow"] = t.overflow;
+    j["nested"] = t.nested;
+    j["faulted"] = t.faulted;
+    return j;
+}
+
+}  // namespace probectl

@@ -1,0 +1,132 @@
+// AggrSpec -> AggrMapSpec (struct probectl_aggr_spec) on a PROBE_ADD request, with hidden fetch
+// arguments for task keys.
+#include <fmt/format.h>
+
+#include <cerrno>
+
+#include "probectl/aggr.hpp"
+#include "probectl/fetch_program.hpp"
+
+namespace probectl {
+
+namespace {
+
+// Keys that are task fields, and the fetch source each becomes.
+constexpr std::pair<const char*, const char*> kTaskKeys[] = {
+    {"comm", "$comm"}, {"pid", "$pid"}, {"tid", "$tid"},
+    {"uid", "$uid"},   {"cpu", "$cpu"}, {"retval", "$retval:s64"},
+};
+
+bool isReturn(const ProbeRequest& req) {
+    return req.kind == ProbeKind::Kretprobe || req.kind == ProbeKind::Uretprobe;
+}
+
+std::string knownNames(const std::vector<FetchArg>& args, std::size_t own) {
+    std::string out;
+    for (std::size_t i = 0; i < own; i++)
+        out += (out.empty() ? "" : ", ") + args[i].name;
+    for (const auto& [name, src] : kTaskKeys)
+        out += (out.empty() ? "" : ", ") + std::string(name);
+    return out;
+}
+
+// The index of fetch argument `name`, appending a task field when the spec has no such
+// argument; -1 with `err` set otherwise.
+int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& args,
+             std::size_t own, std::string& err) {
+    for (std::size_t i = 0; i < args.size(); i++)
+        if (args[i].name == name)
+            return static_cast<int>(i);
+    for (const auto& [key, src] : kTaskKeys) {
+        if (name != key)
+            continue;
+        if (name == "retval" && !isReturn(req)) {
+            err = "$retval needs a return probe (kretprobe:, uretprobe:, syscall:)";
+            return -1;
+        }
+        FetchOptions fo;
+        fo.is_return = isReturn(req);
+        auto arg = parseFetchArg(fmt::format("{}={}", name, src), args.size() + 1, fo);
+        if (!arg) {
+            err = arg.error().message;
+            return -1;
+        }
+        auto prog = compileFetchArg(*arg);
+        if (!prog) {
+            err = prog.error().message;
+            return -1;
+        }
+        if (args.size() >= kFetchMaxArgs) {
+            err = fmt::format("more than {} fetch arguments with the keys", kFetchMaxArgs);
+            return -1;
+        }
+        req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
+        args.push_back(std::move(*arg));
+        return static_cast<int>(args.size() - 1);
+    }
+    err = fmt::format("no key or value named '{}' (there are: {})", name, knownNames(args, own));
+    return -1;
+}
+
+}  // namespace
+
+Result<void> prepareAggregation(const AggrSpec& spec, ProbeRequest& req,
+                                std::vector<FetchArg>& args) {
+    if (spec.keys.size() > kAggrMaxKeys)
+        return makeError(EINVAL,
+                         fmt::format("at most {} keys, not {}", kAggrMaxKeys, spec.keys.size()));
+    if (spec.value == AggrValue::Latency && !isReturn(req))
+        return makeError(EINVAL,
+                         "latency needs a return probe (kretprobe:, uretprobe:, "
+                         "syscall:)");
+    if (args.empty() && !req.fetch.empty()) {
+        // A syscall's strace plan: its values would be fetched for nothing.
+        req.fetch.clear();
+        req.fetch_entry = 0;
+    }
+    const std::size_t own = args.size();
+    AggrMapSpec a;
+    a.max_entries = spec.max_entries;
+    std::string err;
+    for (const auto& k : spec.keys) {
+        int i = argIndex(k, req, args, own, err);
+        if (i < 0)
+            return makeError(EINVAL, err);
+        if (args[i].array_len)
+            return makeError(EINVAL, fmt::format("key '{}' is an array", k));
+        a.keys[a.nkeys++] = static_cast<std::uint8_t>(i);
+    }
+    a.value = spec.value;
+    if (spec.value == AggrValue::Arg) {
+        int i = argIndex(spec.value_arg, req, args, own, err);
+        if (i < 0)
+            return makeError(EINVAL, err);
+        if (isStringType(args[i].type) || args[i].array_len)
+            return makeError(EINVAL, fmt::format("value '{}' is not an integer", spec.value_arg));
+        a.value_arg = static_cast<std::uint8_t>(i);
+        if (isSignedType(args[i].type))
+            a.flags |= kAggrFlagSigned;
+    }
+    a.hist = spec.hist;
+    if (spec.hist != AggrHist::None && spec.value == AggrValue::None)
+        return makeError(EINVAL, "a histogram needs a value");
+    if (spec.hist == AggrHist::Linear) {
+        if (spec.lin_step <= 0 || spec.lin_max <= spec.lin_min)
+            return makeError(EINVAL, "a linear histogram needs MIN < MAX and STEP > 0");
+        const auto steps = (static_cast<std::uint64_t>(spec.lin_max - spec.lin_min) +
+                            static_cast<std::uint64_t>(spec.lin_step) - 1) /
+                           static_cast<std::uint64_t>(spec.lin_step);
+        if (steps > kAggrMaxLinear)
+            return makeError(EINVAL, fmt::format("a linear histogram has at most {} steps, not {}",
+                                                 kAggrMaxLinear, steps));
+        if (!(a.flags & kAggrFlagSigned) && spec.lin_min < 0)
+            return makeError(EINVAL, "an unsigned value's histogram starts at 0 or above");
+        a.lin_min = spec.lin_min;
+        a.lin_max = spec.lin_max;
+        a.lin_step = spec.lin_step;
+    }
+    req.aggr = a;
+    return {};
+}
+
+}  // namespace probectl

@@ -1,0 +1,348 @@
+// In-kernel aggregation against the real module: workloads whose keys and values are known
+// in advance (workloads/aggr_target.c), so every count, sum, min, max and histogram bucket
+// is compared with what the program did; a map too small counts exactly the excess as map
+// full; hits always balance. The CLI's count/hist/latency tables and JSON carry the same.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "itest_util.hpp"
+#include "probectl/aggr.hpp"
+#include "probectl/session.hpp"
+
+using itest::why;
+using itest::Workload;
+using probectl::AggrEntry;
+using probectl::AggrHist;
+using probectl::AggrSpec;
+using probectl::AggrTable;
+using probectl::AggrValue;
+using probectl::ProbeStats;
+using probectl::Session;
+using probectl::SessionOptions;
+
+namespace {
+
+struct Aggregated {
+    AggrTable table;
+    ProbeStats stats;
+    std::string out;  // the workload's stdout
+};
+
+// Runs argv under a session filtered on its pid, with `spec` aggregating as `a`.
+Aggregated aggregate(const std::string& spec, const AggrSpec& a, std::vector<std::string> argv) {
+    Workload w(std::move(argv));
+    SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    o.prepare = [&a](probectl::ProbeRequest& req, std::vector<probectl::FetchArg>& args) {
+        return probectl::prepareAggregation(a, req, args);
+    };
+    auto s = Session::open(o);
+    if (!s)
+        throw std::runtime_error("session: " + why(s));
+    if (auto id = s->add(spec); !id)
+        throw std::runtime_error("add " + spec + ": " + why(id));
+    w.release();
+    std::string out;
+    EXPECT_EQ(w.wait(&out), 0);
+    std::size_t events = 0;
+    auto st = s->stop([&](const probectl::Event&) { events++; });
+    if (!st)
+        throw std::runtime_error("stop: " + why(st));
+    EXPECT_EQ(events, 0u) << "an aggregating probe sent records";
+    const auto& p = s->probes().at(0);
+    auto t = probectl::readAggregation(s->client(), p.id, p.resolution.request, p.fetch_args);
+    if (!t)
+        throw std::runtime_error("read: " + why(t));
+    return {std::move(*t), st->probes.at(0), out};
+}
+
+std::string target() {
+    return itest::workload("aggr_target");
+}
+
+// Entries by their first key (an integer).
+std::map<std::int64_t, const AggrEntry*> byKey(const AggrTable& t) {
+    std::map<std::int64_t, const AggrEntry*> m;
+    for (const auto& e : t.entries)
+        m[probectl::fetchedSigned(e.key.at(0).type, e.key.at(0).raw)] = &e;
+    return m;
+}
+
+// bpftrace's log2 buckets written out: [0] negative, [1] zero, then [2^j, 2^(j+1)) at j+2.
+std::vector<std::uint64_t> log2Buckets(const std::vector<std::int64_t>& values) {
+    std::vector<std::uint64_t> b(probectl::kAggrLog2Buckets);
+    for (std::int64_t v : values) {
+        if (v < 0) {
+            b[0]++;
+            continue;
+        }
+        if (v == 0) {
+            b[1]++;
+            continue;
+        }
+        for (int j = 0; j < 63; j++)
+            if (v >= (1LL << j) && (j == 62 || v < (1LL << (j + 1)))) {
+                b[j + 2]++;
+                break;
+            }
+    }
+    return b;
+}
+
+void expectBalanced(const Aggregated& r) {
+    EXPECT_EQ(r.stats.hits, r.table.totalCount() + r.table.overflow + r.table.nested +
+                                r.table.faulted + r.stats.rejected);
+    EXPECT_EQ(r.stats.dropped, 0u);
+}
+
+std::string valSpec() {
+    return "uprobe:" + target() + ":ag_val k=$arg1:s64 v=$arg2:s64";
+}
+
+}  // namespace
+
+TEST(Aggr, CountsSumsAndLog2BucketsPerKey) {
+    AggrSpec a;
+    a.keys = {"k"};
+    a.value = AggrValue::Arg;
+    a.value_arg = "v";
+    a.hist = AggrHist::Log2;
+    auto r = aggregate(valSpec(), a, {target(), "values", "100"});
+    expectBalanced(r);
+    EXPECT_EQ(r.stats.hits, 100u);
+    ASSERT_EQ(r.table.entries.size(), 4u);
+    EXPECT_EQ(r.table.keys, 4u);
+    auto m = byKey(r.table);
+    for (std::int64_t k = 0; k < 4; k++) {
+        ASSERT_TRUE(m.count(k)) << k;
+        const AggrEntry& e = *m[k];
+        std::vector<std::int64_t> vals;
+        for (std::int64_t i = k; i < 100; i += 4)
+            vals.push_back(i);
+        EXPECT_EQ(e.count, 25u);
+        EXPECT_EQ(e.sum, static_cast<std::uint64_t>(1200 + 25 * k));
+        EXPECT_EQ(static_cast<std::int64_t>(e.min), k);
+        EXPECT_EQ(static_cast<std::int64_t>(e.max), 96 + k);
+        EXPECT_EQ(e.buckets, log2Buckets(vals)) << "key " << k;
+    }
+}
+
+TEST(Aggr, SignedValuesHaveANegativeBucket) {
+    AggrSpec a;
+    a.value = AggrValue::Arg;
+    a.value_arg = "v";
+    a.hist = AggrHist::Log2;
+    auto r = aggregate(valSpec(), a, {target(), "signed"});
+    expectBalanced(r);
+    ASSERT_EQ(r.table.entries.size(), 1u);
+    const AggrEntry& e = r.table.entries[0];
+    EXPECT_EQ(e.count, 7u);
+    EXPECT_EQ(static_cast<std::int64_t>(e.sum), 0);
+    EXPECT_EQ(static_cast<std::int64_t>(e.min), -3);
+    EXPECT_EQ(static_cast<std::int64_t>(e.max), 3);
+    EXPECT_EQ(e.buckets, log2Buckets({-3, -2, -1, 0, 1, 2, 3}));
+    EXPECT_EQ(e.buckets[0], 3u);
+}
+
+TEST(Aggr, LinearBucketsWithUnderAndOver) {
+    AggrSpec a;
+    a.value = AggrValue::Arg;
+    a.value_arg = "v";
+    a.hist = AggrHist::Linear;
+    a.lin_min = 10;
+    a.lin_max = 50;
+    a.lin_step = 10;
+    auto r = aggregate(valSpec(), a, {target(), "values", "100"});
+    expectBalanced(r);
+    ASSERT_EQ(r.table.entries.size(), 1u);
+    // below 10: 0..9; four steps of 10; 50 and above: 50..99
+    EXPECT_EQ(r.table.entries[0].buckets, (std::vector<std::uint64_t>{10, 10, 10, 10, 10, 50}));
+}
+
+TEST(Aggr, MapFullCountsTheExcess) {
+    AggrSpec a;
+    a.keys = {"k"};
+    a.max_entries = 8;
+    auto r = aggregate(valSpec(), a, {target(), "keys", "20"});
+    expectBalanced(r);
+    EXPECT_EQ(r.stats.hits, 21u);
+    EXPECT_EQ(r.table.keys, 8u);
+    ASSERT_EQ(r.table.entries.size(), 8u);
+    // keys 0..7 fit, the 12 after them do not; the last call is key 0 again
+    EXPECT_EQ(r.table.overflow, 12u);
+    auto m = byKey(r.table);
+    for (std::int64_t k = 0; k < 8; k++)
+        EXPECT_EQ(m.at(k)->count, k == 0 ? 2u : 1u) << k;
+}
+
+TEST(Aggr, PredicateRunsBeforeTheMap) {
+    AggrSpec a;
+    auto r = aggregate(valSpec() + " if v >= 60", a, {target(), "values", "100"});
+    expectBalanced(r);
+    ASSERT_EQ(r.table.entries.size(), 1u);
+    EXPECT_EQ(r.table.entries[0].count, 40u);
+    EXPECT_EQ(r.stats.rejected, 60u);
+}
+
+TEST(Aggr, TaskKeysComeFromTheKernel) {
+    AggrSpec a;
+    a.keys = {"comm", "pid"};
+    Workload w({target(), "values", "10"});
+    const auto pid = static_cast<std::uint32_t>(w.pid());
+    SessionOptions o;
+    o.tgids = {pid};
+    o.prepare = [&a](probectl::ProbeRequest& req, std::vector<probectl::FetchArg>& args) {
+        return probectl::prepareAggregation(a, req, args);
+    };
+    auto s = Session::open(o);
+    ASSERT_TRUE(s) << why(s);
+    ASSERT_TRUE(s->add("uprobe:" + target() + ":ag_val")) << "add";
+    w.release();
+    EXPECT_EQ(w.wait(), 0);
+    ASSERT_TRUE(s->stop({}));
+    const auto& p = s->probes().at(0);
+    auto t = probectl::readAggregation(s->client(), p.id, p.resolution.request, p.fetch_args);
+    ASSERT_TRUE(t) << why(t);
+    ASSERT_EQ(t->entries.size(), 1u);
+    EXPECT_EQ(t->entries[0].key.at(0).str, "aggr_target");
+    EXPECT_EQ(t->entries[0].key.at(1).raw, pid);
+    EXPECT_EQ(t->entries[0].count, 10u);
+}
+
+// Latency is time as the guest sees it, which a busy TCG host stretches: each call takes at
+// least its sleep and at most what the workload measured around all of them. So: exact
+// count, nothing below the shortest sleep's bucket, the 70 ms call at or above its own, and
+// the sum between the sleeps and the workload's own total.
+void expectSleeps(const Aggregated& r, const std::vector<std::uint64_t>& ms) {
+    expectBalanced(r);
+    ASSERT_EQ(r.table.entries.size(), 1u);
+    const AggrEntry& e = r.table.entries[0];
+    EXPECT_EQ(e.count, ms.size());
+    std::uint64_t in_buckets = 0, total = 0;
+    for (auto n : e.buckets)
+        in_buckets += n;
+    EXPECT_EQ(in_buckets, ms.size());
+    for (auto m : ms)
+        total += m * 1'000'000;
+    const std::uint64_t lo = *std::min_element(ms.begin(), ms.end()) * 1'000'000;
+    const std::uint64_t hi = *std::max_element(ms.begin(), ms.end()) * 1'000'000;
+    for (std::size_t b = 0; b < probectl::bucketOf(r.table, lo); b++)
+        EXPECT_EQ(e.buckets[b], 0u) << "bucket " << b;
+    std::uint64_t at_or_above_hi = 0;
+    for (std::size_t b = probectl::bucketOf(r.table, hi); b < e.buckets.size(); b++)
+        at_or_above_hi += e.buckets[b];
+    EXPECT_GE(at_or_above_hi, 1u);
+    EXPECT_GE(e.min, lo);
+    EXPECT_GE(e.max, hi);
+    EXPECT_GE(e.sum, total);
+    EXPECT_LE(e.sum, std::stoull(r.out)) << "the workload measured " << r.out;
+}
+
+TEST(Aggr, UretprobeLatencyLandsInItsLog2Buckets) {
+    AggrSpec a;
+    a.value = AggrValue::Latency;
+    a.hist = AggrHist::Log2;
+    auto r =
+        aggregate("uretprobe:" + target() + ":ag_sleep", a, {target(), "sleep", "20", "20", "70"});
+    expectSleeps(r, {20, 20, 70});
+}
+
+TEST(Aggr, SyscallLatencyByRetval) {
+    AggrSpec a;
+    a.keys = {"retval"};
+    a.value = AggrValue::Latency;
+    a.hist = AggrHist::Log2;
+    auto r = aggregate("syscall:clock_nanosleep", a, {target(), "sleep", "20", "70"});
+    expectSleeps(r, {20, 70});
+    ASSERT_EQ(r.table.entries.size(), 1u);
+    EXPECT_EQ(r.table.entries[0].key.at(0).raw, 0u);  // both returned 0
+}
+
+TEST(Aggr, RefusedRequestsNameTheProblem) {
+    AggrSpec a;
+    a.keys = {"nosuch"};
+    probectl::ProbeRequest req;
+    std::vector<probectl::FetchArg> args;
+    auto r = probectl::prepareAggregation(a, req, args);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("no key or value named 'nosuch'"), std::string::npos);
+    // the kernel checks too: a key index beyond the fetch arguments
+    auto c = itest::connectOrDie();
+    probectl::ProbeRequest bad;
+    bad.kind = probectl::ProbeKind::Kprobe;
+    bad.symbol = "vfs_read";
+    probectl::AggrMapSpec s;
+    s.nkeys = 1;
+    s.keys[0] = 3;
+    bad.aggr = s;
+    auto added = c.addProbe(bad);
+    ASSERT_FALSE(added);
+    EXPECT_EQ(added.error().err, EINVAL);
+    EXPECT_NE(added.error().describe().find("PROBE_AGGR key 0"), std::string::npos)
+        << added.error().describe();
+}
+
+namespace {
+
+std::string run(const std::string& cmd) {
+    std::string out;
+    FILE* p = popen((cmd + " 2>/dev/null").c_str(), "r");
+    if (!p)
+        return out;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;)
+        out.append(buf, n);
+    pclose(p);
+    return out;
+}
+
+}  // namespace
+
+TEST(AggrCli, CountTableAndJsonAgree) {
+    const std::string spec = "'uprobe:" + target() + ":ag_val k=$arg1:s64'";
+    const std::string text =
+        run("probectl count " + spec + " --by k -- " + target() + " values 40");
+    EXPECT_NE(text.find("K  COUNT"), std::string::npos) << text;
+    for (int k = 0; k < 4; k++)
+        EXPECT_NE(text.find(std::to_string(k) + "     10"), std::string::npos) << text;
+    EXPECT_NE(text.find("4 keys (capacity 1024)"), std::string::npos) << text;
+    const std::string js =
+        run("probectl count " + spec + " --by k --format json -- " + target() + " values 40");
+    auto j = nlohmann::json::parse(js);
+    EXPECT_EQ(j["hits"], 40);
+    ASSERT_EQ(j["entries"].size(), 4u);
+    for (const auto& e : j["entries"])
+        EXPECT_EQ(e["count"], 10);
+}
+
+TEST(AggrCli, HistPrintsBpftraceBuckets) {
+    const std::string out = run("probectl hist 'uprobe:" + target() + ":ag_val v=$arg2:u64' v -- " +
+                                target() + " values 8");
+    // 0..7: [0] 1, [1] 1, [2, 4) 2, [4, 8) 4 (the longest bar, 52 wide)
+    auto line = [](const std::string& label, std::uint64_t n, std::size_t bar) {
+        std::string c = std::to_string(n);
+        return label + std::string(20 - label.size(), ' ') + std::string(8 - c.size(), ' ') + c +
+               " |" + std::string(bar, '@') + std::string(52 - bar, ' ') + "|\n";
+    };
+    EXPECT_NE(out.find(line("[0]", 1, 13) + line("[1]", 1, 13) + line("[2, 4)", 2, 26) +
+                       line("[4, 8)", 4, 52)),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("count 8, avg 4, min 0, max 7"), std::string::npos) << out;
+    const std::string js = run("probectl hist 'uprobe:" + target() +
+                               ":ag_val v=$arg2:u64' v --format json -- " + target() + " values 8");
+    auto j = nlohmann::json::parse(js);
+    const auto& h = j["entries"][0]["hist"];
+    ASSERT_EQ(h.size(), 4u);
+    EXPECT_EQ(h[3]["min"], 4);
+    EXPECT_EQ(h[3]["max"], 7);
+    EXPECT_EQ(h[3]["count"], 4);
+}

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Workload for the aggregation tests: calls whose keys and values are known
+ * in advance, so counts, sums and every histogram bucket can be compared
+ * with what the program did.
+ *
+ *   aggr_target values N   ag_val(i % 4, i) for i = 0..N-1
+ *   aggr_target signed     ag_val(0, v) for v = -3..3
+ *   aggr_target keys N     ag_val(k, 1) for k = 0..N-1, then ag_val(0, 1)
+ *                          again: N distinct keys, N + 1 calls
+ *   aggr_target sleep MS.. ag_sleep(ms) for each MS: nanosleep of MS ms;
+ *                          prints the ns all the calls took, as it saw them
+ *
+ * noipa keeps the functions real calls with their own symbols.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+__attribute__((noipa)) long ag_val(long key, long value)
+{
+	return key + value;
+}
+
+__attribute__((noipa)) long ag_sleep(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	return nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	long i, n = argc > 2 ? atol(argv[2]) : 0;
+
+	if (argc < 2)
+		return 2;
+	if (!strcmp(argv[1], "values")) {
+		for (i = 0; i < n; i++)
+			ag_val(i % 4, i);
+	} else if (!strcmp(argv[1], "signed")) {
+		for (i = -3; i <= 3; i++)
+			ag_val(0, i);
+	} else if (!strcmp(argv[1], "keys")) {
+		for (i = 0; i < n; i++)
+			ag_val(i, 1);
+		ag_val(0, 1);
+	} else if (!strcmp(argv[1], "sleep")) {
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (i = 2; i < argc; i++)
+			ag_sleep(atol(argv[i]));
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("%lld\n", (t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec);
+	} else {
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,368 @@
+// Aggregation in libctl without a kernel: requests built from AggrSpec, the bucket rules of
+// kmod/aggr.c, decoding of AGGR_ENTRIES payloads, and the table/histogram/JSON printers.
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "aggr_cli.hpp"
+#include "probectl/aggr.hpp"
+#include "probectl/fetch_program.hpp"
+
+using namespace probectl;
+
+namespace {
+
+FetchArg arg(const std::string& text, bool ret = false) {
+    FetchOptions o;
+    o.is_return = ret;
+    auto a = parseFetchArg(text, 1, o);
+    EXPECT_TRUE(a) << text;
+    return *a;
+}
+
+AggrTable log2Table(bool is_signed) {
+    AggrTable t;
+    t.hist = AggrHist::Log2;
+    t.value = AggrValue::Arg;
+    t.value_name = "v";
+    t.is_signed = is_signed;
+    return t;
+}
+
+AggrTable linearTable(std::int64_t lo, std::int64_t hi, std::int64_t step) {
+    AggrTable t = log2Table(true);
+    t.hist = AggrHist::Linear;
+    t.lin_min = lo;
+    t.lin_max = hi;
+    t.lin_step = step;
+    return t;
+}
+
+// Packs one entry as the kernel does: u64 fault mask, keys, value, buckets.
+void packEntry(std::vector<std::uint8_t>& out, std::uint64_t faults,
+               const std::vector<std::vector<std::uint8_t>>& keys, const AggrTotals& v,
+               const std::vector<std::uint64_t>& buckets) {
+    auto put = [&out](const void* p, std::size_t n) {
+        const auto* b = static_cast<const std::uint8_t*>(p);
+        out.insert(out.end(), b, b + n);
+    };
+    put(&faults, 8);
+    for (const auto& k : keys)
+        put(k.data(), k.size());
+    put(&v, sizeof(v));
+    put(buckets.data(), buckets.size() * 8);
+}
+
+std::vector<std::uint8_t> intKey(std::uint64_t v) {
+    std::vector<std::uint8_t> b(8);
+    std::memcpy(b.data(), &v, 8);
+    return b;
+}
+
+std::vector<std::uint8_t> strKey(const std::string& s) {
+    std::vector<std::uint8_t> b(kAggrStrLen, 0);
+    std::memcpy(b.data(), s.data(), s.size());
+    return b;
+}
+
+}  // namespace
+
+TEST(AggrBuckets, Log2FollowsBpftrace) {
+    AggrTable u = log2Table(false);
+    EXPECT_EQ(bucketOf(u, 0), 1u);
+    EXPECT_EQ(bucketOf(u, 1), 2u);
+    EXPECT_EQ(bucketOf(u, 2), 3u);
+    EXPECT_EQ(bucketOf(u, 3), 3u);
+    EXPECT_EQ(bucketOf(u, 4), 4u);
+    EXPECT_EQ(bucketOf(u, 1023), 11u);
+    EXPECT_EQ(bucketOf(u, 1024), 12u);
+    EXPECT_EQ(bucketOf(u, ~0ULL), 65u);  // unsigned: the top bucket, not negative
+    AggrTable s = log2Table(true);
+    EXPECT_EQ(bucketOf(s, static_cast<std::uint64_t>(-1)), 0u);
+    EXPECT_EQ(bucketOf(s, static_cast<std::uint64_t>(INT64_MIN)), 0u);
+    // every range holds exactly the values bucketOf puts there
+    for (std::size_t b = 1; b < kAggrLog2Buckets; b++) {
+        BucketRange r = bucketRange(u, b);
+        EXPECT_EQ(bucketOf(u, static_cast<std::uint64_t>(r.lo)), b);
+        EXPECT_EQ(bucketOf(u, r.hi), b);
+        if (b > 1) {
+            EXPECT_EQ(bucketOf(u, static_cast<std::uint64_t>(r.lo) - 1), b - 1);
+        }
+    }
+    EXPECT_TRUE(bucketRange(s, 0).below);
+}
+
+TEST(AggrBuckets, LinearHasUnderAndOverAndACutLastStep) {
+    AggrTable t = linearTable(-10, 25, 10);  // steps [-10,0) [0,10) [10,20) [20,25)
+    EXPECT_EQ(bucketOf(t, static_cast<std::uint64_t>(-11)), 0u);
+    EXPECT_EQ(bucketOf(t, static_cast<std::uint64_t>(-10)), 1u);
+    EXPECT_EQ(bucketOf(t, static_cast<std::uint64_t>(-1)), 1u);
+    EXPECT_EQ(bucketOf(t, 0), 2u);
+    EXPECT_EQ(bucketOf(t, 24), 4u);
+    EXPECT_EQ(bucketOf(t, 25), 5u);
+    EXPECT_EQ(bucketRange(t, 4).lo, 20);
+    EXPECT_EQ(bucketRange(t, 4).hi, 24u);
+    EXPECT_TRUE(bucketRange(t, 5).above);
+    EXPECT_EQ(bucketRange(t, 5).lo, 25);
+    EXPECT_TRUE(bucketRange(t, 0).below);
+    EXPECT_EQ(static_cast<std::int64_t>(bucketRange(t, 0).hi), -11);
+}
+
+TEST(AggrRequest, TaskKeysBecomeHiddenFetchArguments) {
+    ProbeRequest req;
+    req.kind = ProbeKind::Uprobe;
+    std::vector<FetchArg> args = {arg("size=$arg1:u64")};
+    auto prog = compileFetchArgs(args);
+    ASSERT_TRUE(prog);
+    req.fetch = (*prog)[0].insns;
+    AggrSpec a;
+    a.keys = {"comm", "size"};
+    a.value = AggrValue::Arg;
+    a.value_arg = "size";
+    a.hist = AggrHist::Log2;
+    ASSERT_TRUE(prepareAggregation(a, req, args));
+    ASSERT_EQ(args.size(), 2u);
+    EXPECT_EQ(args[1].name, "comm");
+    ASSERT_TRUE(req.aggr);
+    EXPECT_EQ(req.aggr->nkeys, 2);
+    EXPECT_EQ(req.aggr->keys[0], 1);
+    EXPECT_EQ(req.aggr->keys[1], 0);
+    EXPECT_EQ(req.aggr->value, AggrValue::Arg);
+    EXPECT_EQ(req.aggr->value_arg, 0);
+    EXPECT_EQ(req.aggr->hist, AggrHist::Log2);
+    EXPECT_EQ(req.aggr->flags, 0);
+    EXPECT_GT(req.fetch.size(), (*prog)[0].insns.size());  // $comm's program appended
+}
+
+TEST(AggrRequest, SignedValuesAndErrors) {
+    ProbeRequest req;
+    req.kind = ProbeKind::Kprobe;
+    std::vector<FetchArg> args = {arg("n=$arg3:s32"), arg("s=+0($arg2):string")};
+    AggrSpec a;
+    a.value = AggrValue::Arg;
+    a.value_arg = "n";
+    ASSERT_TRUE(prepareAggregation(a, req, args));
+    EXPECT_EQ(req.aggr->flags, kAggrFlagSigned);
+
+    a.value_arg = "s";
+    auto r = prepareAggregation(a, req, args);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message, "value 's' is not an integer");
+
+    AggrSpec lat;
+    lat.value = AggrValue::Latency;
+    r = prepareAggregation(lat, req, args);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("latency needs a return probe"), std::string::npos);
+
+    AggrSpec k;
+    k.keys = {"retval"};
+    r = prepareAggregation(k, req, args);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("$retval needs a return probe"), std::string::npos);
+
+    k.keys = {"bogus"};
+    r = prepareAggregation(k, req, args);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message,
+              "no key or value named 'bogus' (there are: n, s, comm, pid, tid, uid, cpu, retval)");
+}
+
+TEST(AggrRequest, SyscallPlanFetchIsDropped) {
+    ProbeRequest req;
+    req.kind = ProbeKind::Kretprobe;
+    req.fetch = {FetchInsn{static_cast<std::uint8_t>(FetchOpcode::LoadPid), 4, 0, 0, 0},
+                 FetchInsn{static_cast<std::uint8_t>(FetchOpcode::StoreInt), 4, 0, 0, 0}};
+    req.fetch_entry = 1;
+    std::vector<FetchArg> none;
+    AggrSpec a;
+    a.value = AggrValue::Latency;
+    ASSERT_TRUE(prepareAggregation(a, req, none));
+    EXPECT_TRUE(req.fetch.empty());
+    EXPECT_EQ(req.fetch_entry, 0u);
+    EXPECT_EQ(req.aggr->value, AggrValue::Latency);
+}
+
+TEST(AggrDecode, KeysValuesAndDuplicatesMerged) {
+    std::vector<FetchArg> args = {arg("comm=$comm"), arg("fd=$arg1:s32")};
+    AggrTable t = log2Table(true);
+    t.key_names = {"comm", "fd"};
+    std::vector<std::uint8_t> bytes;
+    const std::vector<std::uint64_t> b1(2, 1), b2 = {0, 3};
+    packEntry(bytes, 0, {strKey("ls"), intKey(0xfffffffe)},
+              {2, static_cast<std::uint64_t>(-4), static_cast<std::uint64_t>(-2),
+               static_cast<std::uint64_t>(-2)},
+              b1);
+    packEntry(bytes, 0, {strKey("sh"), intKey(3)}, {1, 3, 3, 3}, b1);
+    // the same key again, as two CPUs inserting it at once leave it
+    packEntry(bytes, 0, {strKey("ls"), intKey(0xfffffffe)},
+              {3, static_cast<std::uint64_t>(-15), static_cast<std::uint64_t>(-9),
+               static_cast<std::uint64_t>(-1)},
+              b2);
+    packEntry(bytes, 2, {strKey("x"), intKey(0)}, {1, 0, 0, 0}, b1);
+    const std::uint32_t key_size = 8 + kAggrStrLen + 8;
+    ASSERT_TRUE(decodeAggrEntries(t, args, {0, 1}, bytes, key_size, 2));
+    ASSERT_EQ(t.entries.size(), 3u);
+    const AggrEntry& ls = t.entries[0];
+    EXPECT_EQ(ls.key[0].str, "ls");
+    EXPECT_EQ(fetchedSigned(ls.key[1].type, ls.key[1].raw), -2);
+    EXPECT_EQ(ls.count, 5u);
+    EXPECT_EQ(static_cast<std::int64_t>(ls.sum), -19);
+    EXPECT_EQ(static_cast<std::int64_t>(ls.min), -9);
+    EXPECT_EQ(static_cast<std::int64_t>(ls.max), -1);
+    EXPECT_EQ(ls.buckets, (std::vector<std::uint64_t>{1, 4}));
+    EXPECT_TRUE(t.entries[2].key[1].faulted);
+    EXPECT_FALSE(t.entries[2].key[0].faulted);
+
+    AggrTable bad = log2Table(true);
+    auto r = decodeAggrEntries(bad, args, {0, 1}, bytes, key_size + 8, 2);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, EBADMSG);
+}
+
+namespace {
+
+AggrTable sampleCounts() {
+    AggrTable t;
+    t.key_names = {"comm", "pid"};
+    t.keys = 3;
+    t.capacity = 1024;
+    auto key = [](const std::string& comm, std::uint32_t pid) {
+        FetchedValue c;
+        c.type = FetchType::String;
+        c.str = comm;
+        FetchedValue p;
+        p.type = FetchType::U32;
+        p.raw = pid;
+        return std::vector<FetchedValue>{c, p};
+    };
+    t.entries.push_back({key("sh", 10), 4, 0, 0, 0, {}});
+    t.entries.push_back({key("make", 7), 120, 0, 0, 0, {}});
+    t.entries.push_back({key("cc1", 9), 4, 0, 0, 0, {}});
+    return t;
+}
+
+}  // namespace
+
+// Keys are left-aligned, counts right-aligned.
+TEST(AggrFormat, TableSortedByCountThenKey) {
+    AggrTable t = sampleCounts();
+    t.overflow = 5;
+    EXPECT_EQ(formatAggrTable(t),
+              "COMM  PID  COUNT\n"
+              "make  7      120\n"
+              "cc1   9        4\n"
+              "sh    10       4\n"
+              "3 keys (capacity 1024); map full: 5 hits with new keys not counted\n");
+    EXPECT_EQ(formatAggrTable(t, 1),
+              "COMM  PID  COUNT\n"
+              "make  7      120\n"
+              "3 keys (capacity 1024); map full: 5 hits with new keys not counted\n");
+}
+
+TEST(AggrFormat, HistogramLinesAndUnits) {
+    AggrTable t = log2Table(false);
+    t.keys = 1;
+    t.capacity = 1024;
+    AggrEntry e;
+    e.count = 7;
+    e.sum = 2060;
+    e.min = 0;
+    e.max = 2047;
+    e.buckets.assign(kAggrLog2Buckets, 0);
+    e.buckets[1] = 1;   // [0]
+    e.buckets[3] = 2;   // [2, 4)
+    e.buckets[12] = 4;  // [1K, 2K)
+    t.entries.push_back(e);
+    const std::string out = formatAggrHist(t);
+    EXPECT_EQ(
+        out,
+        "@v:\n"
+        "[0]                        1 |@@@@@@@@@@@@@                                       |\n"
+        "[1]                        0 |                                                    |\n"
+        "[2, 4)                     2 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |\n"
+        "[4, 8)                     0 |                                                    |\n"
+        "[8, 16)                    0 |                                                    |\n"
+        "[16, 32)                   0 |                                                    |\n"
+        "[32, 64)                   0 |                                                    |\n"
+        "[64, 128)                  0 |                                                    |\n"
+        "[128, 256)                 0 |                                                    |\n"
+        "[256, 512)                 0 |                                                    |\n"
+        "[512, 1K)                  0 |                                                    |\n"
+        "[1K, 2K)                   4 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
+        "count 7, avg 294, min 0, max 2047\n"
+        "\n"
+        "1 key (capacity 1024)\n");
+    t.value = AggrValue::Latency;
+    t.value_name = "latency";
+    e.buckets.assign(kAggrLog2Buckets, 0);
+    e.buckets[22] = 1;  // [2^20, 2^21) ns
+    e.min = e.max = e.sum = 1500000;
+    e.count = 1;
+    t.entries = {e};
+    EXPECT_NE(formatAggrHist(t).find("[1.05ms, 2.1ms)            1 |@@@@"), std::string::npos)
+        << formatAggrHist(t);
+}
+
+TEST(AggrFormat, JsonFollowsBpftraceHistShape) {
+    AggrTable t = linearTable(0, 20, 10);
+    t.spec = "kprobe:vfs_read n=$arg3:s64";
+    t.key_names = {};
+    t.keys = 1;
+    t.capacity = 16;
+    AggrEntry e;
+    e.count = 6;
+    e.sum = static_cast<std::uint64_t>(40);
+    e.min = static_cast<std::uint64_t>(-5);
+    e.max = 30;
+    e.buckets = {1, 2, 0, 3};
+    t.entries.push_back(e);
+    auto j = aggrJson(t);
+    EXPECT_EQ(j["type"], "aggregation");
+    EXPECT_EQ(j["probe"], t.spec);
+    EXPECT_EQ(j["value"], "v");
+    EXPECT_EQ(j["capacity"], 16);
+    const auto& o = j["entries"][0];
+    EXPECT_EQ(o["min"], -5);
+    EXPECT_EQ(o["max"], 30);
+    EXPECT_EQ(o["avg"], 40.0 / 6);
+    // below min: no "min"; above max: no "max"; empty buckets left out
+    EXPECT_EQ(o["hist"].dump(),
+              R"([{"max":-1,"count":1},{"min":0,"max":9,"count":2},{"min":20,"count":3}])");
+}
+
+TEST(AggrFormat, ProbeCountsWithoutKeys) {
+    AggrTable a, b;
+    a.spec = "kprobe:vfs_read";
+    a.entries.push_back({{}, 5, 0, 0, 0, {}});
+    b.spec = "kprobe:vfs_write";
+    b.entries.push_back({{}, 9, 0, 0, 0, {}});
+    b.overflow = 0;
+    EXPECT_EQ(cli::formatProbeCounts({a, b}),
+              "PROBE                  COUNT\n"
+              "kprobe:vfs_write           9\n"
+              "kprobe:vfs_read            5\n");
+}
+
+TEST(AggrCliOptions, ParsesEachMode) {
+    auto h = cli::parseAggrOptions(cli::AggrMode::Hist, {"kprobe:vfs_read n=$arg3", "n", "--linear",
+                                                         "0,4096,512", "--by", "comm,$pid"});
+    ASSERT_TRUE(h) << h.error().message;
+    EXPECT_EQ(h->aggr.value, AggrValue::Arg);
+    EXPECT_EQ(h->aggr.value_arg, "n");
+    EXPECT_EQ(h->aggr.hist, AggrHist::Linear);
+    EXPECT_EQ(h->aggr.lin_max, 4096);
+    EXPECT_EQ(h->aggr.keys, (std::vector<std::string>{"comm", "pid"}));
+    auto l = cli::parseAggrOptions(cli::AggrMode::Latency, {"kretprobe:vfs_read", "--", "ls"});
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->aggr.value, AggrValue::Latency);
+    EXPECT_EQ(l->aggr.hist, AggrHist::Log2);
+    EXPECT_EQ(l->command, (std::vector<std::string>{"ls"}));
+    EXPECT_FALSE(cli::parseAggrOptions(cli::AggrMode::Hist, {"kprobe:vfs_read"}));
+    EXPECT_FALSE(cli::parseAggrOptions(cli::AggrMode::Hist,
+                                       {"kprobe:vfs_read n=$arg3", "n", "--linear", "5,1,1"}));
+    EXPECT_FALSE(
+        cli::parseAggrOptions(cli::AggrMode::Count, {"kprobe:vfs_read", "--by", "a,b,c,d,e"}));
+    EXPECT_FALSE(
+        cli::parseAggrOptions(cli::AggrMode::Count, {"kprobe:vfs_read", "--max-entries", "0"}));
+}

@@ -1,0 +1,48 @@
+// count, hist and latency: probes that aggregate in the kernel (probectl/aggr.hpp) for as
+// long as the command runs, then one table or histogram per probe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "probectl/aggr.hpp"
+#include "probectl/probe_spec.hpp"
+
+namespace probectl::cli {
+
+enum class AggrMode { Count, Hist, Latency };
+
+struct AggrCliOptions {
+    AggrMode mode = AggrMode::Count;
+    std::vector<ProbeSpec> specs;
+    AggrSpec aggr;                     // keys (--by), value, histogram, --max-entries
+    std::vector<std::uint32_t> pids;   // -p PID
+    bool follow = false;               // -f
+    double duration = 0;               // --duration SEC
+    std::size_t top = 0;               // --top N, 0 = all
+    std::string format = "text";       // --format text|json
+    std::vector<std::string> command;  // after "--"
+    bool help = false;
+};
+
+Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::string>& args);
+boost::program_options::options_description aggrOptionsDescription(AggrMode mode,
+                                                                   AggrCliOptions* o = nullptr);
+int runCount(const std::vector<std::string>& args, Io& io);
+int runHist(const std::vector<std::string>& args, Io& io);
+int runLatency(const std::vector<std::string>& args, Io& io);
+
+// The text `count` prints when no --by keys are given: one row per probe, PROBE COUNT,
+// highest first, then the keys line of each probe that lost hits.
+std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top = 0);
+
+}  // namespace probectl::cli
+
+namespace probectl::cli {
+// `probectl count|hist|latency --help` texts (count.cpp).
+extern const char* const kCountHelp;
+extern const char* const kHistHelp;
+extern const char* const kLatencyHelp;
+}  // namespace probectl::cli

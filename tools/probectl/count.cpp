@@ -1,0 +1,378 @@
+// probectl count / hist / latency: add the specs with an aggregation, run until the command
+// exits (or --duration, Ctrl-C, SIGTERM), then read every probe's map and print it.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "aggr_cli.hpp"
+#include "format.hpp"
+#include "probectl/held_command.hpp"
+#include "probectl/session.hpp"
+#include "subcommands.hpp"
+
+namespace po = boost::program_options;
+
+namespace probectl::cli {
+
+namespace {
+
+const char* modeName(AggrMode m) {
+    return m == AggrMode::Count ? "count" : m == AggrMode::Hist ? "hist" : "latency";
+}
+
+std::vector<std::string> splitList(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at <= s.size()) {
+        const std::size_t comma = std::min(s.find(',', at), s.size());
+        out.push_back(s.substr(at, comma - at));
+        at = comma + 1;
+    }
+    return out;
+}
+
+// "$comm" and "comm" both name the task field.
+std::string keyName(std::string k) {
+    if (!k.empty() && k.front() == '$')
+        k.erase(0, 1);
+    return k;
+}
+
+Parsed<std::int64_t> parseInt(const std::string& s, const char* what) {
+    try {
+        std::size_t used = 0;
+        const long long v = std::stoll(s, &used, 0);
+        if (used == s.size())
+            return static_cast<std::int64_t>(v);
+    } catch (const std::exception&) {
+    }
+    return UsageError{fmt::format("{}: '{}' is not an integer", what, s)};
+}
+
+// Signals arrive as pending (blocked here, after the child is spawned so it does not
+// inherit the mask) and are picked up each tick.
+class BlockedStopSignals {
+  public:
+    BlockedStopSignals() {
+        sigemptyset(&set_);
+        sigaddset(&set_, SIGINT);
+        sigaddset(&set_, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    }
+    ~BlockedStopSignals() {
+        while (caught())
+            ;
+        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+    int caught() {
+        const timespec zero{};
+        const int s = sigtimedwait(&set_, nullptr, &zero);
+        return s > 0 ? s : 0;
+    }
+
+  private:
+    sigset_t set_{};
+    sigset_t old_{};
+};
+
+int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
+    const char* cmd = modeName(mode);
+    auto parsed = parseAggrOptions(mode, args);
+    if (auto rc = parsedExit(io, cmd, parsed))
+        return *rc;
+    AggrCliOptions& o = *parsed;
+
+    SessionOptions so;
+    so.tgids = o.pids;
+    so.follow = o.follow;
+    so.command = o.command;
+    if (o.pids.size() == 1)
+        so.resolve_pid = static_cast<pid_t>(o.pids[0]);
+    so.prepare = [&o](ProbeRequest& req, std::vector<FetchArg>& fetch) {
+        return prepareAggregation(o.aggr, req, fetch);
+    };
+    auto session = Session::open(so);
+    if (!session)
+        return runtimeError(io, cmd, session.error());
+    for (const auto& spec : o.specs)
+        if (auto id = session->add(spec); !id)
+            return runtimeError(io, cmd, id.error());
+    BlockedStopSignals signals;
+    const std::uint64_t t0 = monotonicNs();
+    const bool has_command = !o.command.empty();
+    io.err << fmt::format(
+        "Aggregating {} probe{}{}. {}\n", session->probes().size(),
+        session->probes().size() == 1 ? "" : "s",
+        traceTarget(has_command ? o.command[0] : std::string(),
+                    has_command ? session->commandPid() : 0, o.pids),
+        has_command ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
+    if (auto r = session->start(); !r)
+        return runtimeError(io, cmd, r.error());
+    const std::uint64_t deadline =
+        o.duration > 0 ? t0 + static_cast<std::uint64_t>(o.duration * 1e9) : 0;
+    std::optional<int> status;
+    auto shouldStop = [&] {
+        if (signals.caught())
+            return true;
+        if (deadline && monotonicNs() >= deadline)
+            return true;
+        if (has_command && !status)
+            status = session->commandStatus();
+        return status.has_value();
+    };
+    int rc = kExitOk;
+    if (auto r = session->run({}, shouldStop, 50); !r)
+        rc = runtimeError(io, cmd, r.error());
+    auto stats = session->stop({});
+    if (!stats)
+        return runtimeError(io, cmd, stats.error());
+
+    std::vector<AggrTable> tables;
+    for (const SessionProbe& p : session->probes()) {
+        auto t = readAggregation(session->client(), p.id, p.resolution.request, p.fetch_args);
+        if (!t)
+            return runtimeError(io, cmd, t.error());
+        t->spec = p.spec;
+        tables.push_back(std::move(*t));
+    }
+    if (o.format == "json") {
+        for (std::size_t i = 0; i < tables.size(); i++) {
+            auto j = aggrJson(tables[i], o.top);
+            j["hits"] = stats->probes[i].hits;
+            j["filtered"] = stats->probes[i].filtered;
+            j["rejected"] = stats->probes[i].rejected;
+            j["nmissed"] = stats->probes[i].nmissed;
+            io.out << j.dump() << '\n';
+        }
+    } else if (mode == AggrMode::Count && o.aggr.keys.empty()) {
+        io.out << formatProbeCounts(tables, o.top);
+    } else {
+        for (std::size_t i = 0; i < tables.size(); i++) {
+            const ProbeStats& ps = stats->probes[i];
+            io.out << fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}\n",
+                                  tables[i].spec, ps.hits, ps.filtered, ps.rejected, ps.nmissed);
+            io.out << (mode == AggrMode::Count ? formatAggrTable(tables[i], o.top)
+                                               : formatAggrHist(tables[i], o.top));
+            if (i + 1 < tables.size())
+                io.out << '\n';
+        }
+    }
+    io.out.flush();
+    const bool ended_itself = status.has_value();
+    if (has_command && !status)
+        status = session->terminateCommand();
+    if (status)
+        io.err << fmt::format("'{}' {}\n", o.command[0], HeldCommand::describeStatus(*status));
+    if (rc == kExitOk && ended_itself)
+        return HeldCommand::exitCode(*status);
+    return rc;
+}
+
+}  // namespace
+
+po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o) {
+    po::options_description d("Options");
+    // clang-format off
+    d.add_options()
+        ("help,h", "show this help")
+        ("by,b", po::value<std::vector<std::string>>()->value_name("KEY,...")->composing(),
+         "aggregate per key (at most 4): comm pid tid uid cpu retval, or a fetch argument's "
+         "NAME (integer or string; strings keep 31 bytes)")
+        ("attach,p", po::value<std::vector<std::uint32_t>>(o ? &o->pids : nullptr)
+             ->value_name("PID"), "only process PID (repeatable)")
+        ("follow,f", po::bool_switch(o ? &o->follow : nullptr),
+         "also the processes they fork from now on (needs -p or -- CMD)")
+        ("duration,d", po::value<double>(o ? &o->duration : nullptr)->value_name("SEC"),
+         "stop after SEC seconds")
+        ("top", po::value<std::size_t>(o ? &o->top : nullptr)->value_name("N"),
+         "print only the N keys with the most hits")
+        ("max-entries", po::value<std::uint32_t>(o ? &o->aggr.max_entries : nullptr)
+             ->value_name("N"), "distinct keys each probe's map holds (default 1024, at most "
+         "65536); hits with new keys beyond it are counted as map full")
+        ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
+         "text (default) or json: one object per probe");
+    if (mode != AggrMode::Count)
+        d.add_options()
+            ("linear", po::value<std::string>()->value_name("MIN,MAX,STEP"),
+             "linear buckets of STEP from MIN to MAX (plus one below and one above) instead "
+             "of log2 buckets");
+    // clang-format on
+    return d;
+}
+
+Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::string>& args) {
+    AggrCliOptions o;
+    o.mode = mode;
+    auto dash = std::find(args.begin(), args.end(), "--");
+    std::vector<std::string> mine(args.begin(), dash);
+    if (dash != args.end()) {
+        o.command.assign(dash + 1, args.end());
+        if (o.command.empty())
+            return UsageError{"'--' must be followed by a command to run"};
+    }
+    auto desc = aggrOptionsDescription(mode, &o);
+    po::variables_map vm;
+    auto r = parsePositionals(mine, desc, "spec", "probe spec", vm);
+    if (!r)
+        return std::move(r).error();
+    o.help = r->help;
+    if (o.help)
+        return o;
+    std::vector<std::string> specs = r->values;
+    if (mode == AggrMode::Hist) {
+        if (specs.size() != 2)
+            return UsageError{
+                "hist takes one probe spec and the fetch argument to histogram "
+                "(probectl hist 'kprobe:vfs_read n=$arg3' n)"};
+        o.aggr.value = AggrValue::Arg;
+        o.aggr.value_arg = keyName(specs.back());
+        specs.pop_back();
+    }
+    if (specs.empty())
+        return UsageError{fmt::format("no probe spec given (e.g. probectl {} syscall:openat -- ls)",
+                                      modeName(mode))};
+    for (const auto& s : specs) {
+        auto spec = parseSpecArgument(s);
+        if (!spec)
+            return std::move(spec).error();
+        o.specs.push_back(std::move(*spec));
+    }
+    if (vm.count("by"))
+        for (const auto& list : vm["by"].as<std::vector<std::string>>())
+            for (const auto& k : splitList(list)) {
+                if (k.empty())
+                    return UsageError{fmt::format("--by '{}': empty key", list)};
+                o.aggr.keys.push_back(keyName(k));
+            }
+    if (o.aggr.keys.size() > kAggrMaxKeys)
+        return UsageError{fmt::format("--by: at most {} keys", kAggrMaxKeys)};
+    if (mode == AggrMode::Latency)
+        o.aggr.value = AggrValue::Latency;
+    if (mode != AggrMode::Count) {
+        o.aggr.hist = AggrHist::Log2;
+        if (vm.count("linear")) {
+            auto parts = splitList(vm["linear"].as<std::string>());
+            if (parts.size() != 3)
+                return UsageError{"--linear takes MIN,MAX,STEP"};
+            std::int64_t v[3];
+            for (int i = 0; i < 3; i++) {
+                auto n = parseInt(parts[i], "--linear");
+                if (!n)
+                    return std::move(n).error();
+                v[i] = *n;
+            }
+            if (v[2] <= 0 || v[1] <= v[0])
+                return UsageError{"--linear needs MIN < MAX and STEP > 0"};
+            o.aggr.hist = AggrHist::Linear;
+            o.aggr.lin_min = v[0];
+            o.aggr.lin_max = v[1];
+            o.aggr.lin_step = v[2];
+        }
+    }
+    if (vm.count("max-entries") &&
+        (o.aggr.max_entries == 0 || o.aggr.max_entries > kAggrMaxEntries))
+        return UsageError{fmt::format("--max-entries must be 1..{}", kAggrMaxEntries)};
+    if (vm.count("duration") && !(o.duration > 0))
+        return UsageError{"--duration must be a positive number of seconds"};
+    if (o.follow && o.pids.empty() && o.command.empty())
+        return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
+    if (o.format != "text" && o.format != "json")
+        return UsageError{fmt::format("--format must be text or json, not '{}'", o.format)};
+    for (auto pid : o.pids)
+        if (pid == 0)
+            return UsageError{"-p 0 is not a process id"};
+    return o;
+}
+
+std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top) {
+    std::vector<std::pair<std::uint64_t, const AggrTable*>> rows;
+    std::size_t w = 5;
+    for (const auto& t : tables) {
+        rows.emplace_back(t.totalCount(), &t);
+        w = std::max(w, t.spec.size());
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (top && rows.size() > top)
+        rows.resize(top);
+    std::string out = fmt::format("{:<{}}  {:>10}\n", "PROBE", w, "COUNT");
+    for (const auto& [n, t] : rows)
+        out += fmt::format("{:<{}}  {:>10}\n", t->spec, w, n);
+    for (const auto& t : tables)
+        if (t.overflow || t.nested)
+            out += fmt::format("{}: {} hits not counted (map full {}, nested {})\n", t.spec,
+                               t.overflow + t.nested, t.overflow, t.nested);
+    return out;
+}
+
+int runCount(const std::vector<std::string>& args, Io& io) {
+    return runAggr(AggrMode::Count, args, io);
+}
+int runHist(const std::vector<std::string>& args, Io& io) {
+    return runAggr(AggrMode::Hist, args, io);
+}
+int runLatency(const std::vector<std::string>& args, Io& io) {
+    return runAggr(AggrMode::Latency, args, io);
+}
+
+}  // namespace probectl::cli
+
+namespace probectl::cli {
+
+const char* const kCountHelp =
+    R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration SEC]
+                      [--top N] [--max-entries N] [--format json] [-- CMD [ARGS...]]
+
+Counts hits in the kernel: each probe adds its hits to a map in probectl.ko (no
+record per event, nothing dropped), read when the command exits, on --duration or
+Ctrl-C. Without --by, one table of every probe and its count, highest first. With
+--by, one table per probe with a row per key: task fields (comm pid tid uid cpu,
+retval for return probes) or the probe's own fetch arguments by NAME, integers or
+strings. A hit whose key is new while the map is full is not counted but reported
+("map full"); the table ends with the number of keys held.
+
+Which processes: as for trace (-- CMD, -p PID, -f; neither: every process).
+Predicates (SPEC ... if EXPR) run first: rejected hits are not counted.
+
+Examples:
+  sudo probectl count 'syscall:openat' --by comm,pid -- make -j2
+  sudo probectl count kprobe:vfs_read kprobe:vfs_write --duration 5
+  sudo probectl count 'uprobe:libc:malloc size=$arg1:u64' --by size -- ls -l /usr
+  sudo probectl count 'kretprobe:do_sys_openat2' --by retval --top 5 -- ls /
+)";
+
+const char* const kHistHelp =
+    R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP]
+                     [-p PID]... [-f] [--duration SEC] [--format json] [-- CMD]
+
+A histogram of the integer fetch argument FIELD of SPEC, kept in the kernel: log2
+buckets as bpftrace's hist() ([0], [1], [2, 4), [4, 8), ..., and (..., 0) for
+negative signed values), or with --linear MIN,MAX,STEP buckets of STEP from MIN
+(one below MIN, one from MAX on), as lhist(). One histogram per key with --by,
+each followed by its count, average, minimum and maximum.
+
+Examples:
+  sudo probectl hist 'uretprobe:libc:malloc size=$arg1:u64' size -- ls -l /usr
+  sudo probectl hist 'kprobe:vfs_read n=$arg3:u64' n --linear 0,4096,512 --duration 5
+  sudo probectl hist 'syscall:read n=$arg3:u64' n --by comm -- sh -c 'cat /etc/*'
+)";
+
+const char* const kLatencyHelp =
+    R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP]
+                        [-p PID]... [-f] [--duration SEC] [--format json] [-- CMD]
+
+The time from entry to return of kretprobe:, uretprobe: and syscall: probes, as a
+log2 histogram in the kernel (bounds shown in ns, us, ms), one per probe (and per
+key with --by). Calls whose entry and return the kernel cannot pair (too few
+kretprobe instances, uretprobe entries never returned from) are not counted: the
+header's nmissed shows them.
+
+Examples:
+  sudo probectl latency kretprobe:vfs_read --by comm --duration 5
+  sudo probectl latency 'uretprobe:/path/app:handle if $retval < 0' -p 1234
+  sudo probectl latency syscall:nanosleep -- sleep 1
+)";
+
+}  // namespace probectl::cli

@@ -32,7 +32,7 @@ struct TraceOptions {
     std::vector<std::string> command;  // everything after "--"
     bool follow = false;               // -f: also the processes they fork from now on
     std::string backend = "kernel";    // --backend kernel|ptrace
-    std::string format = "text";       // --format text|json (JSON Lines)
+    std::string format = "text";       // --format text|json (JSON Lines)|chrome|perfetto|ctf|record
     bool seccomp_bpf = false;          // --seccomp-bpf (ptrace backend with -- CMD)
     std::vector<std::string> syscalls;  // --syscalls A,B: syscall:A syscall:B, strace lines
     bool help = false;
@@ -49,12 +49,23 @@ boost::program_options::options_description traceOptionsDescription(TraceOptions
 int runTrace(const std::vector<std::string>& args, Io& io);
 // trace_ptrace.cpp: runTrace's body for --backend=ptrace (options already checked, output
 // open); caught_signal() returns the SIGINT/SIGTERM caught so far, 0 for none.
+class TraceExport;  // trace_export.hpp
 int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
-                   const std::function<int()>& caught_signal);
+                   const std::function<int()>& caught_signal, TraceExport& exporter);
 // What the "Tracing N probes..." line says is traced: " in 'CMD' (pid N)", " in pids A, B",
 // both joined with "and" (-p and -- CMD trace both), or " system-wide".
 std::string traceTarget(const std::string& command, pid_t child_pid,
                         const std::vector<std::uint32_t>& pids);
+
+// report.cpp: report FILE [--format F] [-o OUT]; record SPEC... -o FILE (trace's options).
+struct ReportOptions {
+    std::string file;
+    std::string format = "text";
+    std::string output;
+};
+boost::program_options::options_description reportOptionsDescription(ReportOptions* o = nullptr);
+int runReport(const std::vector<std::string>& args, Io& io);
+int runRecord(const std::vector<std::string>& args, Io& io);
 
 // add.cpp
 struct AddOptions {

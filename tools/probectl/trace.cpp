@@ -1,8 +1,8 @@
 // probectl trace: add probes for the life of this command, print every event, then the
 // per-probe summary. With `-- CMD`, CMD is forked, held before exec until the probes and its
 // tgid filter are in place, then traced until it exits.
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <pwd.h>
 #include <signal.h>
 
@@ -17,6 +17,7 @@
 #include "format.hpp"
 #include "probectl/session.hpp"
 #include "subcommands.hpp"
+#include "trace_export.hpp"
 #include "uapi/probectl.h"
 
 namespace po = boost::program_options;
@@ -131,7 +132,9 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "kretprobe instances in flight (1..4096; default: the kernel's)")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
          "text (default) or json: JSON Lines, one object per event and a final summary "
-         "object, the same fields as the text")
+         "object, the same fields as the text; with -o, a trace file for viewers: chrome "
+         "(Chrome trace-event JSON), perfetto (Perfetto protobuf, for ui.perfetto.dev), "
+         "ctf (a CTF 1.8 directory, for babeltrace2), record (probectl report's input)")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
          "write events and summary to FILE instead of stdout")
         ("duration,d", po::value<double>(o ? &o->duration : nullptr)->value_name("SEC"),
@@ -226,8 +229,12 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
     if (o.backend != "kernel" && o.backend != "ptrace")
         return UsageError{fmt::format("--backend must be kernel or ptrace, not '{}'", o.backend)};
-    if (o.format != "text" && o.format != "json")
-        return UsageError{fmt::format("--format must be text or json, not '{}'", o.format)};
+    if (o.format != "text" && o.format != "json" && !TraceExport::isExportFormat(o.format))
+        return UsageError{fmt::format(
+            "--format must be text, json, chrome, perfetto, ctf or record, not '{}'", o.format)};
+    if (TraceExport::isExportFormat(o.format) && o.output.empty())
+        return UsageError{fmt::format("--format {} writes a file: give -o {}", o.format,
+                                      o.format == "ctf" ? "DIR" : "FILE")};
     if (o.seccomp_bpf && (o.backend != "ptrace" || o.command.empty() || !o.pids.empty()))
         return UsageError{"--seccomp-bpf needs --backend=ptrace and -- CMD (and no -p)"};
     if (o.pids.size() + (o.command.empty() ? 0 : 1) > PROBECTL_MAX_TGIDS)
@@ -246,7 +253,11 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     std::optional<__gnu_cxx::stdio_filebuf<char>> filebuf;
     std::optional<std::ostream> file;
     std::ostream* out = &io.out;
-    if (!o.output.empty()) {
+    // --format chrome|perfetto|ctf|record: the writer opens -o itself (trace_export.hpp).
+    auto exporter = TraceExport::open(o);
+    if (!exporter)
+        return runtimeError(io, kCmd, exporter.error());
+    if (!o.output.empty() && !*exporter) {
         int fd = ::open(o.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
         if (fd < 0)
             return runtimeError(io, kCmd,
@@ -261,7 +272,8 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
 
     StopSignals signals;
     if (o.backend == "ptrace")
-        return runTracePtrace(o, io, *out, [&] { return signals.caught(); });
+        return runTracePtrace(
+            o, io, *out, [&] { return signals.caught(); }, *exporter);
     std::optional<StoppedChild> child;
     SessionOptions so;
     so.tgids = o.pids;
@@ -296,12 +308,17 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
         traceTarget(child ? o.command[0] : std::string(), child ? child->pid() : 0, o.pids),
         child ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
     const TraceLayout layout = o.layout();
-    if (!layout.json && !layout.strace)
+    if (*exporter)
+        exporter->begin(t0);
+    else if (!layout.json && !layout.strace)
         *out << eventHeader() << '\n';
 
     std::uint64_t events = 0;
     auto onEvent = [&](const Event& ev) {
-        *out << formatTraceEvent(ev, t0, layout) << '\n';
+        if (*exporter)
+            exporter->event(ev);
+        else
+            *out << formatTraceEvent(ev, t0, layout) << '\n';
         ++events;
     };
 
@@ -314,6 +331,8 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     std::optional<int> child_status;
     auto shouldStop = [&] {
         out->flush();
+        if (*exporter)
+            exporter->flush();
         if (signals.caught())
             return true;
         if (deadline && monotonicNs() >= deadline)
@@ -330,7 +349,10 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     auto stats = session->stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
-    if (layout.json) {
+    if (*exporter) {
+        if (int erc = exporter->finish(io, kCmd, *stats); erc != kExitOk && rc == kExitOk)
+            rc = erc;
+    } else if (layout.json) {
         *out << formatSummaryJson(*stats) << '\n';
     } else if (layout.strace) {
         out->flush();  // strace's lines only in the output; counters on stderr

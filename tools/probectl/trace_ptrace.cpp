@@ -10,6 +10,7 @@
 #include "format.hpp"
 #include "probectl/ptrace_session.hpp"
 #include "subcommands.hpp"
+#include "trace_export.hpp"
 
 namespace probectl::cli {
 
@@ -18,7 +19,7 @@ constexpr const char* kCmd = "trace";
 }  // namespace
 
 int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
-                   const std::function<int()>& caught_signal) {
+                   const std::function<int()>& caught_signal, TraceExport& exporter) {
     PtraceSessionOptions so;
     so.tgids = o.pids;
     so.follow = o.follow;
@@ -42,10 +43,17 @@ int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
                     has_command ? session->commandPid() : 0, o.pids),
         has_command ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
     const TraceLayout layout = o.layout();
-    if (!layout.json && !layout.strace)
+    if (exporter)
+        exporter.begin(t0);
+    else if (!layout.json && !layout.strace)
         out << eventHeader() << '\n';
 
-    auto onEvent = [&](const Event& ev) { out << formatTraceEvent(ev, t0, layout) << '\n'; };
+    auto onEvent = [&](const Event& ev) {
+        if (exporter)
+            exporter.event(ev);
+        else
+            out << formatTraceEvent(ev, t0, layout) << '\n';
+    };
     if (has_command)
         if (auto r = session->release(); !r)
             return runtimeError(io, kCmd, r.error());
@@ -54,6 +62,8 @@ int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
         o.duration > 0 ? t0 + static_cast<std::uint64_t>(o.duration * 1e9) : 0;
     auto shouldStop = [&] {
         out.flush();
+        if (exporter)
+            exporter.flush();
         if (caught_signal())
             return true;
         if (deadline && monotonicNs() >= deadline)
@@ -68,7 +78,10 @@ int runTracePtrace(const TraceOptions& o, Io& io, std::ostream& out,
     auto stats = session->stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
-    if (layout.json) {
+    if (exporter) {
+        if (int erc = exporter.finish(io, kCmd, *stats); erc != kExitOk && rc == kExitOk)
+            rc = erc;
+    } else if (layout.json) {
         out << formatSummaryJson(*stats) << '\n';
     } else if (layout.strace) {
         out.flush();

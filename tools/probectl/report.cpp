@@ -134,6 +134,10 @@ int runRecord(const std::vector<std::string>& args, Io& io) {
     for (const auto& s : args) {
         if (s == "--")
             break;
+        if (s == "-h" || s == "--help") {
+            printHelp(*findCommand("record"), io.out);
+            return kExitOk;
+        }
         if (s == "--format" || s.rfind("--format=", 0) == 0)
             return usageError(io, "record",
                               UsageError{"record writes its own format: convert with "

@@ -10,6 +10,7 @@
 
 #include "export/export_fields.hpp"
 #include "export/json_text.hpp"
+#include "export/stream_writer.hpp"
 #include "export/thread_names.hpp"
 #include "probectl/trace_export.hpp"
 
@@ -24,9 +25,9 @@ void appendMicros(std::string& out, std::uint64_t ns) {
     fmt::format_to(std::back_inserter(out), "{}.{:03}", ns / 1000, ns % 1000);
 }
 
-class ChromeWriter final : public TraceWriter {
+class ChromeWriter final : public exporter::StreamTraceWriter {
   public:
-    explicit ChromeWriter(std::ostream& out) : out_(out) {}
+    explicit ChromeWriter(std::ostream& out) : StreamTraceWriter(out) {}
 
     Result<void> begin(std::uint64_t t0_ns, const TraceClocks&) override {
         t_first_ = t_last_ = t0_ns;
@@ -75,11 +76,6 @@ class ChromeWriter final : public TraceWriter {
         });
         fmt::format_to(std::back_inserter(buf_), "}},\"cpu\":{}}}", ev.cpu);
         return write();
-    }
-
-    Result<void> flush() override {
-        out_.flush();
-        return out_ ? Result<void>{} : makeError(EIO, "cannot write the trace");
     }
 
     Result<void> finish(const SessionStats& stats) override {
@@ -139,13 +135,7 @@ class ChromeWriter final : public TraceWriter {
                 break;
         }
     }
-    Result<void> write() {
-        out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-        return out_ ? Result<void>{} : makeError(EIO, "cannot write the trace");
-    }
-
-    std::ostream& out_;
-    std::string buf_, name_scratch_, field_scratch_;
+    std::string name_scratch_, field_scratch_;
     exporter::ThreadNames names_;
     std::uint64_t t_first_ = 0, t_last_ = 0;
     bool seen_event_ = false;

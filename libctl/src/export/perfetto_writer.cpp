@@ -6,6 +6,7 @@
 #include "export/export_fields.hpp"
 #include "export/interner.hpp"
 #include "export/proto_encoder.hpp"
+#include "export/stream_writer.hpp"
 #include "export/thread_names.hpp"
 #include "probectl/trace_export.hpp"
 
@@ -44,9 +45,10 @@ constexpr std::uint64_t kProcessTrack = 1ull << 32, kThreadTrack = 2ull << 32,
 // Interned string values: at most this many, each at most this long.
 constexpr std::size_t kMaxInternedValues = 4096, kMaxInternedValueLen = 128;
 
-class PerfettoWriter final : public TraceWriter {
+class PerfettoWriter final : public exporter::StreamTraceWriter {
   public:
-    explicit PerfettoWriter(std::ostream& out) : out_(out), values_(kMaxInternedValues) {}
+    explicit PerfettoWriter(std::ostream& out)
+        : StreamTraceWriter(out), values_(kMaxInternedValues) {}
 
     Result<void> begin(std::uint64_t t0_ns, const TraceClocks& clocks) override {
         t_first_ = t_last_ = t0_ns;
@@ -146,11 +148,6 @@ class PerfettoWriter final : public TraceWriter {
         return write();
     }
 
-    Result<void> flush() override {
-        out_.flush();
-        return out_ ? Result<void>{} : makeError(EIO, "cannot write the trace");
-    }
-
     Result<void> finish(const SessionStats& stats) override {
         buf_.clear();
         std::uint64_t n = 0;
@@ -224,13 +221,7 @@ class PerfettoWriter final : public TraceWriter {
             p.close(pkt);
         }
     }
-    Result<void> write() {
-        out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-        return out_ ? Result<void>{} : makeError(EIO, "cannot write the trace");
-    }
-
-    std::ostream& out_;
-    std::string buf_, interned_, scratch_, field_scratch_;
+    std::string interned_, scratch_, field_scratch_;
     exporter::ThreadNames names_;
     exporter::Interner categories_, event_names_, annotation_names_, values_;
     std::uint64_t t_first_ = 0, t_last_ = 0;

@@ -275,6 +275,10 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
 }
 
 int runTrace(const std::vector<std::string>& args, Io& io) {
+    // First: a Ctrl-C/SIGTERM while the syscall table or the specs are read must end the
+    // trace too. A shell's background job starts with SIGINT ignored, so a signal before
+    // this point would be lost and the trace would run on.
+    StopSignals signals;
     auto parsed = parseTraceOptions(args);
     if (auto rc = parsedExit(io, kCmd, parsed))
         return *rc;
@@ -293,7 +297,6 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
         if (std::string note = systemSyscallTable().fallbackNote(); !note.empty())
             io.err << fmt::format("probectl {}: note: {}\n", kCmd, note);
 
-    StopSignals signals;
     auto tracer = openTracer(o);
     if (!tracer)
         return runtimeError(io, kCmd, tracer.error());

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <tuple>
 
 #include "probectl/recording.hpp"
 #include "trace_export_events.hpp"
@@ -57,18 +59,13 @@ TEST(Recording, EventsAndSummaryComeBackAsWritten) {
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t i = 0; i < want.size(); ++i) {
         SCOPED_TRACE(i);
-        EXPECT_EQ(got[i].probe_id, want[i].probe_id);
-        EXPECT_EQ(got[i].spec, want[i].spec);
-        EXPECT_EQ(got[i].timestamp_ns, want[i].timestamp_ns);
-        EXPECT_EQ(got[i].cpu, want[i].cpu);
-        EXPECT_EQ(got[i].pid, want[i].pid);
-        EXPECT_EQ(got[i].tgid, want[i].tgid);
-        EXPECT_EQ(got[i].comm, want[i].comm);
-        EXPECT_EQ(got[i].ip, want[i].ip);
-        EXPECT_EQ(got[i].args, want[i].args);
-        EXPECT_EQ(got[i].retval, want[i].retval);
-        EXPECT_EQ(got[i].latency_ns, want[i].latency_ns);
-        EXPECT_EQ(got[i].is_return, want[i].is_return);
+        // Every field of the record, as one tuple (gtest prints both sides on a mismatch).
+        auto fields = [](const probectl::Event& e) {
+            return std::make_tuple(e.probe_id, std::string(e.spec), e.timestamp_ns, e.cpu, e.pid,
+                                   e.tgid, e.comm, e.ip, e.args, e.retval, e.latency_ns,
+                                   e.is_return);
+        };
+        EXPECT_EQ(fields(got[i]), fields(want[i]));
         ASSERT_EQ(got[i].values.size(), want[i].values.size());
         for (std::size_t k = 0; k < want[i].values.size(); ++k) {
             const auto &g = got[i].values[k], &w = want[i].values[k];

@@ -25,10 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "probectl/event.hpp"
-#include "probectl/result.hpp"
-#include "probectl/session.hpp"
-#include "probectl/trace_export.hpp"
+#include "probectl/trace_export.hpp"  // Event, Result, SessionStats, TraceClocks, TraceWriter
 
 // Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
 #pragma GCC visibility push(default)

@@ -38,9 +38,9 @@ std::vector<std::string> withFixtures(std::vector<std::string> args) {
 }  // namespace
 
 TEST(CommandTable, EveryCommandHasHelpWithExamples) {
-    const std::vector<std::string> expected = {"trace",   "count",   "hist",    "latency",
-                                               "add",     "list",    "remove",  "enable",
-                                               "disable", "resolve", "symbols", "bench"};
+    const std::vector<std::string> expected = {
+        "trace", "record", "report",  "count",   "hist",    "latency", "add",
+        "list",  "remove", "enable",  "disable", "resolve", "symbols", "bench"};
     ASSERT_EQ(commands().size(), expected.size());
     for (const auto& name : expected) {
         CmdRun r = run(name, {"--help"});
@@ -63,6 +63,11 @@ TEST(CommandTable, MainHelpListsEveryCommand) {
 TEST(CommandUsage, BadCommandLinesExitWithTwo) {
     for (const auto& [name, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
              {"trace", {}},
+             {"trace", {"kprobe:foo", "--format", "perfetto"}},  // needs -o
+             {"trace", {"kprobe:foo", "--format", "svg", "-o", "x"}},
+             {"record", {"kprobe:foo", "--format", "json", "-o", "x"}},
+             {"report", {}},
+             {"report", {"x.rec", "--format", "ctf"}},  // needs -o
              {"trace", {"kprobe:foo+bar"}},
              {"add", {"--persist"}},
              {"list", {"x"}},

@@ -6,12 +6,16 @@
 #include <sys/wait.h>
 
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "probectl/recording.hpp"
 #include "probectl/session.hpp"
 #include "subcommands.hpp"
+#include "trace_sink.hpp"
 
 namespace probectl::cli {
 namespace {
@@ -90,7 +94,11 @@ Run drive(FakeTracer& t, const std::vector<std::string>& args, int signal = 0) {
     std::ostringstream out, err;
     Io io{out, err};
     Run r;
-    r.rc = runTrace(t, *o, io, out, [&] { return signal; });
+    auto sink = openTraceSink(o->format, o->output, o->layout(), io, &io.err);
+    EXPECT_TRUE(sink) << (sink ? "" : sink.error().message);
+    if (!sink)
+        return r;
+    r.rc = runTrace(t, *o, io, **sink, [&] { return signal; });
     r.out = out.str();
     r.err = err.str();
     return r;
@@ -177,6 +185,58 @@ TEST(TraceDriver, JsonSummaryObjectAndStraceCountersOnStderr) {
     auto r = drive(s, {"--syscalls", "getppid", "--", "true"});
     EXPECT_THAT(r.out, Not(HasSubstr("HITS"))) << "strace layout: counters go to stderr";
     EXPECT_THAT(r.err, HasSubstr("HITS"));
+}
+
+// Every backend writes every file format through the same sink: the events the tracer
+// delivered (polled and drained by stop) are in the file, the counters on stderr.
+TEST(TraceDriver, FileFormatsGetEveryEventOfEitherBackend) {
+    const std::string dir = ::testing::TempDir() + "driver-formats";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    for (const std::string backend : {"kernel", "ptrace"}) {
+        FakeTracer t;
+        t.name = backend;
+        t.events = {event(1, "syscall:getppid"), event(1, "syscall:getppid")};
+        t.held = {event(1, "syscall:getppid")};
+        t.polls_to_exit = 3;
+        const std::string rec = dir + "/" + backend + ".rec";
+        auto r = drive(t, {"syscall:getppid", "--format", "record", "-o", rec, "--", "true"});
+        EXPECT_EQ(r.rc, 0) << r.err;
+        EXPECT_EQ(r.out, "") << "events go to the file, not stdout";
+        EXPECT_THAT(r.err, HasSubstr("HITS"));
+        auto reader = RecordingReader::open(rec);
+        ASSERT_TRUE(reader) << reader.error().message;
+        Event ev;
+        int n = 0;
+        while (reader->next(ev))
+            n += ev.spec == "syscall:getppid";
+        EXPECT_EQ(n, 3) << backend;
+        ASSERT_TRUE(reader->summary()) << "the counters end the recording";
+        EXPECT_EQ(reader->summary()->probes.at(0).hits, 1u);
+
+        FakeTracer c;
+        c.name = backend;
+        c.events = {event(1, "syscall:getppid")};
+        c.polls_to_exit = 2;
+        const std::string json = dir + "/" + backend + ".json";
+        r = drive(c, {"syscall:getppid", "--format", "chrome", "-o", json, "--", "true"});
+        EXPECT_EQ(r.rc, 0) << r.err;
+        std::ifstream in(json);
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        EXPECT_THAT(text, HasSubstr("\"traceEvents\""));
+        EXPECT_THAT(text, HasSubstr("\"name\":\"syscall:getppid\""));
+    }
+}
+
+// A writer that fails (here: a full disk) fails the trace, even when the command succeeded.
+TEST(TraceDriver, AWriteErrorOfTheTraceFileIsARuntimeError) {
+    FakeTracer t;
+    t.events = {event(1, "syscall:getppid")};
+    t.polls_to_exit = 2;
+    auto r = drive(t, {"syscall:getppid", "--format", "perfetto", "-o", "/dev/full", "--", "true"});
+    EXPECT_EQ(r.rc, kExitRuntime);
+    EXPECT_THAT(r.err, HasSubstr("probectl trace:"));
+    EXPECT_THAT(r.err, HasSubstr("HITS")) << "the counters are still shown";
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 # bash completion for probectl: subcommands, their options (read from `probectl CMD --help`,
 # so they never go stale), probe kinds, and after the kind kernel symbols (kprobe:,
 # kretprobe:, from /proc/kallsyms), syscalls (syscall:), tracepoints (tracepoint:, from
-# tracefs) and a binary's functions (uprobe:PATH:, uretprobe:PATH:, via `probectl symbols`).
+# tracefs) and a binary's functions (uprobe:PATH:, uretprobe:PATH:, via `probectl symbols`);
+# each command's --format values, recordings for report.
 
 _probectl_kinds="kprobe: kretprobe: uprobe: uretprobe: usdt: syscall: tracepoint:"
 
@@ -78,14 +79,23 @@ _probectl() {
 	-o | --output | --output-dir) _filedir; return ;;
 	-p | --pid | --attach) mapfile -t COMPREPLY < <(compgen -W "$(ls /proc | grep '^[0-9]')" -- "$cur"); return ;;
 	--backend) mapfile -t COMPREPLY < <(compgen -W "kernel ptrace" -- "$cur"); return ;;
-	--format) mapfile -t COMPREPLY < <(compgen -W "text json" -- "$cur"); return ;;
+	--format)
+		local formats="text json"
+		case $cmd in
+		trace) formats+=" chrome perfetto ctf record" ;;
+		report) formats+=" chrome perfetto ctf" ;;
+		esac
+		mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur")
+		return
+		;;
 	esac
 	if [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$(_probectl_options "$probectl" "$cmd")" -- "$cur")
 		return
 	fi
 	case $cmd in
-	trace | add | resolve | count | hist | latency) _probectl_spec "$probectl" "$cur" ;;
+	trace | record | add | resolve | count | hist | latency) _probectl_spec "$probectl" "$cur" ;;
+	report) _filedir ;;
 	symbols)
 		if [[ $cur == tracepoint:* ]]; then _probectl_spec "$probectl" "$cur"; else _filedir; fi ;;
 	esac

@@ -123,6 +123,36 @@ Examples:
   sudo probectl trace 'tracepoint:task:task_rename comm=+0($arg2):string' -f -- sh -c ls
 )";
 
+const char* const kRecordHelp =
+    R"(Usage: probectl record SPEC... -o FILE [trace's options] [-- CMD [ARGS...]]
+
+Traces like 'probectl trace' (same specs, options and counters) and records the
+events into FILE as they come instead of printing them: a compact binary file written
+in checksummed blocks (at least every 50 ms), so a recording cut short, even by
+SIGKILL, is readable up to its last complete block. 'probectl report FILE' prints it
+as trace would have, or converts it into a trace file for a viewer.
+
+Examples:
+  sudo probectl record 'uretprobe:./app:pc_add a=$arg1:s64' -o app.rec -- ./app calls 10
+  sudo probectl record --syscalls=openat,read -o ls.rec -- ls /
+  probectl report ls.rec                      # strace's lines, as trace printed them
+  probectl report app.rec --format perfetto -o app.pftrace   # open in ui.perfetto.dev
+)";
+
+const char* const kReportHelp = R"(Usage: probectl report FILE [--format FMT] [-o OUT]
+
+Reads a recording (probectl record) and prints what 'probectl trace' printed for the
+same run (text, or --format json), or writes a trace file: --format chrome (Chrome
+trace-event JSON), perfetto (Perfetto protobuf), ctf (a CTF 1.8 directory). A
+recording cut short ends with a note saying where; it has no counters.
+
+Examples:
+  probectl report app.rec
+  probectl report app.rec --format json
+  probectl report app.rec --format chrome -o app.json
+  probectl report app.rec --format ctf -o app-ctf && babeltrace2 app-ctf
+)";
+
 const char* const kAddHelpHead = R"(Usage: probectl add SPEC [--persist] [--maxactive N]
 
 Adds one probe and prints its id. A probe belongs to the socket that added it: without
@@ -289,6 +319,10 @@ const std::vector<Command>& commands() {
          [] { return aggrOptionsDescription(AggrMode::Hist); }, runHist},
         {"latency", "entry-to-return time of return probes as a histogram", kLatencyHelp,
          [] { return aggrOptionsDescription(AggrMode::Latency); }, runLatency},
+        {"record", "trace into a recording file (report prints or converts it)", kRecordHelp,
+         [] { return traceOptionsDescription(); }, runRecord},
+        {"report", "print a recording, or convert it into a trace file", kReportHelp,
+         [] { return reportOptionsDescription(); }, runReport},
         {"add", "add one probe (--persist to keep it)", kAddHelp.c_str(),
          [] { return addOptionsDescription(); }, runAdd},
         {"list", "list every probe with its counters", kListHelp,

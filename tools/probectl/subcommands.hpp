@@ -33,7 +33,8 @@ struct TraceOptions {
     std::vector<std::string> command;   // everything after "--"
     bool follow = false;                // -f: also the processes they fork from now on
     std::string backend = "kernel";     // --backend kernel|ptrace
-    std::string format = "text";        // --format text|json (JSON Lines)
+    std::string format = "text";        // --format text|json (JSON Lines)|chrome|
+                                        // perfetto|ctf|record (trace_sink.hpp)
     bool seccomp_bpf = false;           // --seccomp-bpf (ptrace backend with -- CMD)
     std::vector<std::string> syscalls;  // --syscalls A,B: syscall:A syscall:B, strace lines
     bool help = false;
@@ -49,16 +50,27 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args);
 boost::program_options::options_description traceOptionsDescription(TraceOptions* o = nullptr);
 int runTrace(const std::vector<std::string>& args, Io& io);
 // trace_driver.cpp: the trace itself, the same for every backend (options already checked,
-// output open, `tracer` opened with o's target): adds o.specs, prints the banner, events to
-// `out` until --duration, caught_signal() (the SIGINT/SIGTERM caught so far, 0 for none) or
+// `sink` open, `tracer` opened with o's target): adds o.specs, prints the banner, events to
+// `sink` until --duration, caught_signal() (the SIGINT/SIGTERM caught so far, 0 for none) or
 // the command's exit, then the summary. Returns the exit code: the command's (128+N for a
 // signal N) when it ended on its own, else 0, or 1 after a runtime error.
-int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, std::ostream& out,
+class TraceSink;  // trace_sink.hpp
+int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, TraceSink& sink,
              const std::function<int()>& caught_signal);
 // What the "Tracing N probes..." line says is traced: " in 'CMD' (pid N)", " in pids A, B",
 // both joined with "and" (-p and -- CMD trace both), or " system-wide".
 std::string traceTarget(const std::string& command, pid_t child_pid,
                         const std::vector<std::uint32_t>& pids);
+
+// report.cpp: report FILE [--format F] [-o OUT]; record SPEC... -o FILE (trace's options).
+struct ReportOptions {
+    std::string file;
+    std::string format = "text";
+    std::string output;
+};
+boost::program_options::options_description reportOptionsDescription(ReportOptions* o = nullptr);
+int runReport(const std::vector<std::string>& args, Io& io);
+int runRecord(const std::vector<std::string>& args, Io& io);
 
 // add.cpp
 struct AddOptions {

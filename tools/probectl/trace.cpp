@@ -1,8 +1,8 @@
-// probectl trace: options, and the backend that runs the trace (trace_driver.cpp): add probes
-// for the life of this command, print every event, then the per-probe summary. With
+// probectl trace: options, the output (trace_sink.hpp) and the backend that runs the trace
+// (trace_driver.cpp): add probes for the life of this command, print every event (or write
+// a trace file), then the per-probe summary. With
 // `-- CMD`, CMD is forked, held before exec until the probes and its tgid filter are in
 // place, then traced until it exits.
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <pwd.h>
 #include <signal.h>
@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <ext/stdio_filebuf.h>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,6 +18,7 @@
 #include "probectl/session.hpp"
 #include "probectl/syscall_probe.hpp"
 #include "subcommands.hpp"
+#include "trace_sink.hpp"
 #include "uapi/probectl.h"
 
 namespace po = boost::program_options;
@@ -164,9 +164,11 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "kretprobe instances in flight (1..4096; default: the kernel's)")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
          "text (default) or json: JSON Lines, one object per event and a final summary "
-         "object, the same fields as the text")
+         "object, the same fields as the text; with -o, a trace file for viewers: chrome "
+         "(Chrome trace-event JSON), perfetto (Perfetto protobuf, for ui.perfetto.dev), "
+         "ctf (a CTF 1.8 directory, for babeltrace2), record (probectl report's input)")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
-         "write events and summary to FILE instead of stdout")
+         "write events and summary to FILE instead of stdout (a directory for --format ctf)")
         ("duration,d", po::value<double>(o ? &o->duration : nullptr)->value_name("SEC"),
          "stop after SEC seconds")
         ("backend", po::value<std::string>(o ? &o->backend : nullptr)->value_name("NAME"),
@@ -259,8 +261,12 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
     if (o.backend != "kernel" && o.backend != "ptrace")
         return UsageError{fmt::format("--backend must be kernel or ptrace, not '{}'", o.backend)};
-    if (o.format != "text" && o.format != "json")
-        return UsageError{fmt::format("--format must be text or json, not '{}'", o.format)};
+    if (o.format != "text" && o.format != "json" && !isFileFormat(o.format))
+        return UsageError{fmt::format(
+            "--format must be text, json, chrome, perfetto, ctf or record, not '{}'", o.format)};
+    if (isFileFormat(o.format) && o.output.empty())
+        return UsageError{fmt::format("--format {} writes a file: give -o {}", o.format,
+                                      o.format == "ctf" ? "DIR" : "FILE")};
     if (o.seccomp_bpf && (o.backend != "ptrace" || o.command.empty() || !o.pids.empty()))
         return UsageError{"--seccomp-bpf needs --backend=ptrace and -- CMD (and no -p)"};
     if (o.pids.size() + (o.command.empty() ? 0 : 1) > PROBECTL_MAX_TGIDS)
@@ -269,25 +275,18 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
 }
 
 int runTrace(const std::vector<std::string>& args, Io& io) {
+    // First: a Ctrl-C/SIGTERM while the syscall table or the specs are read must end the
+    // trace too. A shell's background job starts with SIGINT ignored, so a signal before
+    // this point would be lost and the trace would run on.
+    StopSignals signals;
     auto parsed = parseTraceOptions(args);
     if (auto rc = parsedExit(io, kCmd, parsed))
         return *rc;
     TraceOptions& o = *parsed;
 
-    // O_CLOEXEC: the traced command must not inherit the trace file (strace's -o does the
-    // same); its descriptor numbers then match an untraced run's.
-    std::optional<__gnu_cxx::stdio_filebuf<char>> filebuf;
-    std::optional<std::ostream> file;
-    std::ostream* out = &io.out;
-    if (!o.output.empty()) {
-        int fd = ::open(o.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0)
-            return runtimeError(io, kCmd,
-                                makeError(errno, fmt::format("cannot write {}", o.output)));
-        filebuf.emplace(fd, std::ios::out);
-        file.emplace(&*filebuf);
-        out = &*file;
-    }
+    auto sink = openTraceSink(o.format, o.output, o.layout(), io, &io.err);
+    if (!sink)
+        return runtimeError(io, kCmd, sink.error());
     for (auto pid : o.pids)
         if (::kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH)
             return runtimeError(io, kCmd, makeError(ESRCH, fmt::format("no process {}", pid)));
@@ -298,11 +297,10 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
         if (std::string note = systemSyscallTable().fallbackNote(); !note.empty())
             io.err << fmt::format("probectl {}: note: {}\n", kCmd, note);
 
-    StopSignals signals;
     auto tracer = openTracer(o);
     if (!tracer)
         return runtimeError(io, kCmd, tracer.error());
-    return runTrace(**tracer, o, io, *out, [&] { return signals.caught(); });
+    return runTrace(**tracer, o, io, **sink, [&] { return signals.caught(); });
 }
 
 }  // namespace probectl::cli

@@ -1,6 +1,7 @@
 // The trace driver: what `probectl trace` does with a Tracer, whichever backend it is. Adds
-// the specs, prints the banner, lets the command go, prints every event until --duration,
-// Ctrl-C/SIGTERM or the command's exit, then the summary; exits with the command's status.
+// the specs, prints the banner, lets the command go, hands every event to the sink (printer
+// or trace file, trace_sink.hpp) until --duration, Ctrl-C/SIGTERM or the command's exit, then
+// the summary; exits with the command's status.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "probectl/held_command.hpp"
 #include "probectl/session.hpp"
 #include "subcommands.hpp"
+#include "trace_sink.hpp"
 
 namespace probectl::cli {
 
@@ -19,7 +21,7 @@ constexpr const char* kCmd = "trace";
 
 }  // namespace
 
-int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, std::ostream& out,
+int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, TraceSink& sink,
              const std::function<int()>& caught_signal) {
     for (const auto& spec : o.specs)
         if (auto id = tracer.add(spec); !id)
@@ -35,10 +37,9 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, std::ostream& out,
         traceTarget(has_command ? o.command[0] : std::string(),
                     has_command ? tracer.commandPid() : 0, o.pids),
         via, has_command ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
-    TracePrinter printer(o.layout(), t0, out, io.err);
-    printer.header();
+    sink.begin(t0, TraceClocks::now());
 
-    auto onEvent = [&](const Event& ev) { printer.event(ev); };
+    auto onEvent = [&](const Event& ev) { sink.event(ev); };
     if (auto r = tracer.start(); !r)
         return runtimeError(io, kCmd, r.error());
 
@@ -48,7 +49,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, std::ostream& out,
     // we decided to stop.
     std::optional<int> status;
     auto shouldStop = [&] {
-        printer.flush();
+        sink.flush();
         if (caught_signal())
             return true;
         if (deadline && monotonicNs() >= deadline)
@@ -65,7 +66,8 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, std::ostream& out,
     auto stats = tracer.stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
-    printer.summary(*stats);
+    if (auto r = sink.finish(&*stats); !r && rc == kExitOk)
+        rc = runtimeError(io, kCmd, r.error());
     if (auto w = lossWarning(*stats); !w.empty())
         io.err << w << '\n';
     // CMD ended on its own: its status (strace/perf style). Ended by us (--duration,

@@ -1,0 +1,217 @@
+// The recording reader (layout: probectl/recording.hpp): one block in memory at a time.
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include "export/recording_wire.hpp"
+#include "probectl/recording.hpp"
+
+namespace probectl {
+
+using namespace recording;
+
+namespace {
+
+struct ProbeDef {
+    std::string spec;
+    std::vector<FetchedValue> values;  // names, types, array lengths
+    std::unique_ptr<SyscallPlan> syscall;
+};
+
+}  // namespace
+
+struct RecordingReader::Impl {
+    std::ifstream in;
+    RecordingInfo info;
+    std::string block;
+    Cursor cur{nullptr, nullptr};
+    std::uint32_t blocks = 0;
+    std::uint64_t offset = kHeaderBytes;  // of the next block
+    std::map<std::uint32_t, ProbeDef> probes;
+    std::optional<SessionStats> summary;
+    std::string note;
+    bool done = false;
+
+    // The next block into `block`; false at the end (a note says why, if early).
+    bool nextBlock() {
+        char head[kBlockHeaderBytes];
+        in.read(head, sizeof(head));
+        const auto got = static_cast<std::size_t>(in.gcount());
+        if (got == 0)
+            return end("");
+        std::uint32_t magic = 0, len = 0, crc = 0;
+        std::memcpy(&magic, head, 4);
+        std::memcpy(&len, head + 4, 4);
+        std::memcpy(&crc, head + 8, 4);
+        if (got < sizeof(head) || magic != kBlockMagic || len > kBlockMaxBytes)
+            return end("block header");
+        block.resize(len);
+        in.read(block.data(), len);
+        if (static_cast<std::size_t>(in.gcount()) != len ||
+            ::crc32(0, reinterpret_cast<const Bytef*>(block.data()), len) != crc)
+            return end("block");
+        cur = Cursor{block.data(), block.data() + block.size()};
+        ++blocks;
+        offset += sizeof(head) + len;
+        return true;
+    }
+    bool end(const char* what) {
+        done = true;
+        if (*what || !summary)
+            note = fmt::format("recording ends at byte {} after {} complete block{}{}{}", offset,
+                               blocks, blocks == 1 ? "" : "s",
+                               *what ? fmt::format(" (incomplete {} there)", what) : "",
+                               summary ? "" : ": no summary, the trace was cut short");
+        return false;
+    }
+
+    void readProbe() {
+        const auto id = cur.get<std::uint32_t>();
+        ProbeDef d;
+        d.spec = cur.str();
+        const std::string_view sys = cur.str();
+        if (!sys.empty())
+            d.syscall =
+                std::make_unique<SyscallPlan>(syscallPlan(sys, systemSyscallTable().find(sys)));
+        const auto n = cur.get<std::uint16_t>();
+        for (std::uint16_t i = 0; i < n && !cur.bad; ++i) {
+            FetchedValue v;
+            v.name = cur.str();
+            v.type = static_cast<FetchType>(cur.get<std::uint8_t>());
+            v.array_len = cur.get<std::uint32_t>();
+            d.values.push_back(std::move(v));
+        }
+        probes[id] = std::move(d);
+    }
+
+    void readSummary() {
+        SessionStats s;
+        const auto n = cur.get<std::uint32_t>();
+        for (std::uint32_t i = 0; i < n && !cur.bad; ++i) {
+            ProbeStats p;
+            p.id = cur.get<std::uint32_t>();
+            p.spec = cur.str();
+            for (auto* v :
+                 {&p.hits, &p.delivered, &p.dropped, &p.nmissed, &p.filtered, &p.rejected})
+                *v = cur.get<std::uint64_t>();
+            s.probes.push_back(std::move(p));
+        }
+        s.lost = cur.get<std::uint64_t>();
+        s.overruns = cur.get<std::uint64_t>();
+        summary = std::move(s);
+    }
+
+    void readEvent(Event& ev) {
+        ev.probe_id = cur.get<std::uint32_t>();
+        const auto def = probes.find(ev.probe_id);
+        ev.spec = def != probes.end() ? std::string_view(def->second.spec) : std::string_view();
+        ev.syscall = def != probes.end() ? def->second.syscall.get() : nullptr;
+        ev.timestamp_ns = cur.get<std::uint64_t>();
+        ev.cpu = cur.get<std::uint32_t>();
+        ev.pid = cur.get<std::uint32_t>();
+        ev.tgid = cur.get<std::uint32_t>();
+        ev.comm = cur.str();
+        ev.ip = cur.get<std::uint64_t>();
+        for (auto& a : ev.args)
+            a = cur.get<std::uint64_t>();
+        ev.retval = cur.get<std::uint64_t>();
+        ev.latency_ns = cur.get<std::uint64_t>();
+        const auto flags = cur.get<std::uint8_t>();
+        ev.is_return = flags & kEvReturn;
+        ev.syscall_returned = flags & kEvSyscallReturned;
+        ev.fetched.resize(cur.get<std::uint16_t>());
+        for (auto& r : ev.fetched) {
+            r.flags = cur.get<std::uint8_t>();
+            const auto b = cur.str();
+            r.bytes.assign(b.begin(), b.end());
+        }
+        ev.values.resize(cur.get<std::uint16_t>());
+        for (std::size_t i = 0; i < ev.values.size(); ++i) {
+            FetchedValue& v = ev.values[i];
+            if (def != probes.end() && i < def->second.values.size()) {
+                const FetchedValue& d = def->second.values[i];
+                v.name = d.name;
+                v.type = d.type;
+                v.array_len = d.array_len;
+            }
+            const auto vf = cur.get<std::uint8_t>();
+            v.faulted = vf & kValFaulted;
+            v.truncated = vf & kValTruncated;
+            v.raw = 0;
+            v.str.clear();
+            v.array.clear();
+            if (v.array_len) {
+                v.array.resize(cur.get<std::uint32_t>());
+                for (auto& x : v.array)
+                    x = cur.get<std::uint64_t>();
+            } else if (isStringType(v.type)) {
+                v.str = cur.str();
+            } else {
+                v.raw = cur.get<std::uint64_t>();
+            }
+        }
+    }
+};
+
+Result<RecordingReader> RecordingReader::open(const std::string& path) {
+    auto impl = std::make_unique<Impl>();
+    impl->in.open(path, std::ios::binary);
+    if (!impl->in)
+        return makeError(errno ? errno : ENOENT, fmt::format("cannot read {}", path));
+    char head[kHeaderBytes];
+    impl->in.read(head, sizeof(head));
+    if (impl->in.gcount() != sizeof(head) || std::memcmp(head, kMagic, sizeof(kMagic)) != 0)
+        return makeError(EBADMSG, fmt::format("{} is not a probectl recording", path));
+    Cursor c{head + sizeof(kMagic), head + sizeof(head)};
+    impl->info.flags = c.get<std::uint32_t>();
+    c.get<std::uint32_t>();
+    impl->info.t0_ns = c.get<std::uint64_t>();
+    impl->info.clocks.monotonic_ns = c.get<std::uint64_t>();
+    impl->info.clocks.boottime_ns = c.get<std::uint64_t>();
+    impl->info.clocks.realtime_ns = c.get<std::uint64_t>();
+    return RecordingReader(std::move(impl));
+}
+
+RecordingReader::RecordingReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RecordingReader::RecordingReader(RecordingReader&&) noexcept = default;
+RecordingReader& RecordingReader::operator=(RecordingReader&&) noexcept = default;
+RecordingReader::~RecordingReader() = default;
+
+const RecordingInfo& RecordingReader::info() const {
+    return impl_->info;
+}
+const std::optional<SessionStats>& RecordingReader::summary() const {
+    return impl_->summary;
+}
+const std::string& RecordingReader::note() const {
+    return impl_->note;
+}
+
+bool RecordingReader::next(Event& ev) {
+    Impl& m = *impl_;
+    while (!m.done) {
+        if (m.cur.p == m.cur.end && !m.nextBlock())
+            return false;
+        const auto tag = m.cur.get<std::uint8_t>();
+        if (tag == kTagProbe)
+            m.readProbe();
+        else if (tag == kTagSummary)
+            m.readSummary();
+        else if (tag == kTagEvent)
+            m.readEvent(ev);
+        else
+            m.cur.bad = true;
+        // The CRC matched, so a bad entry is a writer of another version: stop there.
+        if (m.cur.bad)
+            return m.end("entry");
+        if (tag == kTagEvent)
+            return true;
+    }
+    return false;
+}
+
+}  // namespace probectl

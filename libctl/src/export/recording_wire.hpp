@@ -1,0 +1,69 @@
+// Constants and little-endian encoding shared by the recording's writer and reader.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "probectl/syscall_probe.hpp"
+#include "uapi/probectl.h"
+
+namespace probectl::recording {
+
+inline constexpr char kMagic[8] = {'P', 'R', 'B', 'C', 'T', 'L', 'R', 1};
+inline constexpr std::size_t kHeaderBytes = 48;
+inline constexpr std::uint32_t kBlockMagic = 0x4b4c4250;  // "PBLK"
+inline constexpr std::size_t kBlockHeaderBytes = 16;
+inline constexpr std::size_t kBlockFlushBytes = 64 * 1024;
+// A block is one write of the events between flushes: larger means damage, not data.
+inline constexpr std::uint32_t kBlockMaxBytes = 64u << 20;
+inline constexpr std::uint8_t kTagProbe = 1, kTagEvent = 2, kTagSummary = 3;
+inline constexpr std::uint8_t kEvReturn = 1, kEvSyscallReturned = 2;
+inline constexpr std::uint8_t kValFaulted = 1, kValTruncated = 2;
+
+inline void putU16(std::string& b, std::uint16_t v) {
+    b.append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+inline void putU32(std::string& b, std::uint32_t v) {
+    b.append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+inline void putU64(std::string& b, std::uint64_t v) {
+    b.append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+inline void putStr(std::string& b, std::string_view s) {
+    putU32(b, static_cast<std::uint32_t>(s.size()));
+    b.append(s);
+}
+
+// Reads from a block's payload; any read past its end sets `bad` and yields zeros.
+struct Cursor {
+    const char* p;
+    const char* end;
+    bool bad = false;
+    template <class T>
+    T get() {
+        T v{};
+        if (static_cast<std::size_t>(end - p) < sizeof(T)) {
+            bad = true;
+            p = end;
+            return v;
+        }
+        std::memcpy(&v, p, sizeof(T));
+        p += sizeof(T);
+        return v;
+    }
+    std::string_view str() {
+        const auto n = get<std::uint32_t>();
+        if (static_cast<std::size_t>(end - p) < n) {
+            bad = true;
+            p = end;
+            return {};
+        }
+        std::string_view s(p, n);
+        p += n;
+        return s;
+    }
+};
+
+}  // namespace probectl::recording

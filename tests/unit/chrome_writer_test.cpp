@@ -1,0 +1,122 @@
+// The Chrome trace-event JSON writer: the file parses, slices and instants carry the
+// events' times and values, per-thread slices nest (as B/E pairs they balance), names are
+// given once per process and thread, drops are counters.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "probectl/trace_export.hpp"
+#include "trace_export_events.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+json writeSample() {
+    std::ostringstream out;
+    auto w = probectl::chromeTraceWriter(out);
+    EXPECT_TRUE(w->begin(1'000'000'000, probectl::TraceClocks::now()).ok());
+    for (const auto& ev : exporttest::sampleRun())
+        EXPECT_TRUE(w->event(ev).ok());
+    EXPECT_TRUE(w->finish(exporttest::sampleStats()).ok());
+    return json::parse(out.str());  // throws (fails the test) when it is not JSON
+}
+
+std::vector<json> ofPhase(const json& trace, const std::string& ph) {
+    std::vector<json> out;
+    for (const auto& e : trace["traceEvents"])
+        if (e["ph"] == ph)
+            out.push_back(e);
+    return out;
+}
+
+}  // namespace
+
+TEST(ChromeWriter, SlicesAreReturnsWithExactTimesAndValues) {
+    const json t = writeSample();
+    auto x = ofPhase(t, "X");
+    ASSERT_EQ(x.size(), 3u) << t.dump(1);
+    EXPECT_EQ(x[0]["name"], "uretprobe:/bin/prog:work");
+    EXPECT_EQ(x[0]["cat"], "uretprobe");
+    EXPECT_EQ(x[0]["ts"].get<double>(), 1000000.3);  // µs: ns kept as 3 decimals
+    EXPECT_EQ(x[0]["dur"].get<double>(), 0.6);
+    EXPECT_EQ(x[0]["pid"], 100);
+    EXPECT_EQ(x[0]["tid"], 100);
+    EXPECT_EQ(x[0]["args"]["r"], 7);
+    EXPECT_EQ(x[0]["args"]["retval"], 7);
+    EXPECT_EQ(x[0]["args"]["latency_ns"], 600);
+    EXPECT_EQ(x[1]["args"]["retval"], -2);
+}
+
+TEST(ChromeWriter, InstantsCarryRegistersOrFetchedValues) {
+    const json t = writeSample();
+    auto i = ofPhase(t, "i");
+    ASSERT_EQ(i.size(), 3u);
+    EXPECT_EQ(i[0]["name"], "kprobe:do_sys_openat2");
+    EXPECT_EQ(i[0]["s"], "t");
+    EXPECT_EQ(i[0]["args"]["arg0"], "0x10");
+    EXPECT_EQ(i[0]["args"]["arg5"], "0x15");
+    EXPECT_EQ(i[1]["args"]["path"], "/etc/passwd");
+    EXPECT_EQ(i[1]["args"]["flags"], "0x80000");
+    EXPECT_EQ(i[1]["args"]["bytes"], "{1,2,3}");
+    EXPECT_TRUE(i[1]["args"]["bad"].is_null());
+    // Invalid UTF-8 replaced, quotes and newlines escaped: the file still parsed.
+    EXPECT_EQ(i[2]["args"]["path"], "bad\xef\xbf\xbd utf8 \"q\"\n");
+}
+
+TEST(ChromeWriter, ProcessesAndThreadsAreNamedOnce) {
+    const json t = writeSample();
+    std::map<std::string, int> names;
+    for (const auto& m : ofPhase(t, "M"))
+        ++names[m["name"].get<std::string>() + ":" + std::to_string(m["pid"].get<unsigned>()) +
+                ":" + std::to_string(m["tid"].get<unsigned>())];
+    EXPECT_EQ(names["process_name:100:100"], 1);
+    EXPECT_EQ(names["process_name:200:200"], 1);
+    EXPECT_EQ(names["thread_name:100:100"], 1);
+    EXPECT_EQ(names["thread_name:100:101"], 1);
+    EXPECT_EQ(names["thread_name:200:200"], 1);
+}
+
+// As begin/end pairs sorted by time, each thread's slices balance and nest.
+TEST(ChromeWriter, BeginEndBalancedPerThread) {
+    const json t = writeSample();
+    std::map<unsigned, std::vector<std::pair<double, int>>> marks;  // +1 begin, -1 end
+    for (const auto& e : t["traceEvents"]) {
+        if (e["ph"] == "X") {
+            const double ts = e["ts"], dur = e["dur"];
+            marks[e["tid"]].push_back({ts, +1});
+            marks[e["tid"]].push_back({ts + dur, -1});
+        } else if (e["ph"] == "B" || e["ph"] == "E") {
+            marks[e["tid"]].push_back({e["ts"].get<double>(), e["ph"] == "B" ? 1 : -1});
+        }
+    }
+    ASSERT_EQ(marks[100].size(), 4u);
+    for (auto& [tid, m] : marks) {
+        std::sort(m.begin(), m.end());
+        int depth = 0, max_depth = 0;
+        for (auto [ts, d] : m) {
+            depth += d;
+            max_depth = std::max(max_depth, depth);
+            EXPECT_GE(depth, 0) << "tid " << tid << " at " << ts;
+        }
+        EXPECT_EQ(depth, 0) << "tid " << tid;
+        if (tid == 100) {
+            EXPECT_EQ(max_depth, 2);  // the inner call nests in the outer one
+        }
+    }
+}
+
+TEST(ChromeWriter, DropsAreCountersFromZeroToTheTotal) {
+    const json t = writeSample();
+    auto c = ofPhase(t, "C");
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_EQ(c[0]["args"]["kprobe:do_sys_openat2"], 0);
+    EXPECT_EQ(c[1]["args"]["kprobe:do_sys_openat2"], 3);
+    EXPECT_EQ(c[1]["args"]["lost"], 2);
+    EXPECT_EQ(c[0]["ts"].get<double>(), 1000000.1);  // the first event
+    EXPECT_EQ(c[1]["ts"].get<double>(), 1000004.0);  // the last one
+    EXPECT_EQ(t["otherData"]["t0_ns"], 1000000000);
+}

@@ -1,0 +1,100 @@
+// probectl report FILE: a recording (probectl record, trace --format record) printed as
+// trace would have printed it, or converted into a trace file (chrome, perfetto, ctf).
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "probectl/recording.hpp"
+#include "subcommands.hpp"
+#include "trace_sink.hpp"
+
+namespace po = boost::program_options;
+
+namespace probectl::cli {
+
+namespace {
+constexpr const char* kCmd = "report";
+}  // namespace
+
+po::options_description reportOptionsDescription(ReportOptions* o) {
+    po::options_description d("Options");
+    // clang-format off
+    d.add_options()
+        ("help,h", "show this help")
+        ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
+         "text (default), json, chrome, perfetto or ctf, as trace --format")
+        ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
+         "write to FILE (a directory for ctf) instead of stdout");
+    // clang-format on
+    return d;
+}
+
+int runReport(const std::vector<std::string>& args, Io& io) {
+    ReportOptions o;
+    auto desc = reportOptionsDescription(&o);
+    po::variables_map vm;
+    auto r = parseOnePositional(args, desc, "file", "recording",
+                                "give one recording (probectl report FILE)", vm);
+    if (!r)
+        return usageError(io, kCmd, r.error());
+    if (!*r) {
+        printHelp(*findCommand(kCmd), io.out);
+        return kExitOk;
+    }
+    o.file = **r;
+    const bool known = o.format == "text" || o.format == "json";
+    if (!known && (!isFileFormat(o.format) || o.format == "record"))
+        return usageError(io, kCmd,
+                          UsageError{fmt::format("--format must be text, json, chrome, "
+                                                 "perfetto or ctf, not '{}'",
+                                                 o.format)});
+    if (!known && o.output.empty())
+        return usageError(io, kCmd,
+                          UsageError{fmt::format("--format {} writes a file: give -o", o.format)});
+
+    auto rec = RecordingReader::open(o.file);
+    if (!rec)
+        return runtimeError(io, kCmd, rec.error());
+    const RecordingInfo& info = rec->info();
+    auto sink = openTraceSink(o.format, o.output, recordingLayout(info.flags), io, nullptr);
+    if (!sink)
+        return runtimeError(io, kCmd, sink.error());
+
+    (*sink)->begin(info.t0_ns, info.clocks);
+    Event ev;
+    while (rec->next(ev))
+        (*sink)->event(ev);
+    // A recording cut short has no summary.
+    const auto& stats = rec->summary();
+    auto done = (*sink)->finish(stats ? &*stats : nullptr);
+    if (!rec->note().empty())
+        io.err << fmt::format("note: {}: {}\n", o.file, rec->note());
+    if (!done)
+        return runtimeError(io, kCmd, done.error());
+    if (stats)
+        if (auto w = lossWarning(*stats); !w.empty())
+            io.err << w << '\n';
+    return kExitOk;
+}
+
+int runRecord(const std::vector<std::string>& args, Io& io) {
+    // record is trace with its events recorded: the options before any "--" get
+    // --format record (trace's parser rejects a second --format).
+    std::vector<std::string> a = {"--format", "record"};
+    a.insert(a.end(), args.begin(), args.end());
+    for (const auto& s : args) {
+        if (s == "--")
+            break;
+        if (s == "-h" || s == "--help") {
+            printHelp(*findCommand("record"), io.out);
+            return kExitOk;
+        }
+        if (s == "--format" || s.rfind("--format=", 0) == 0)
+            return usageError(io, "record",
+                              UsageError{"record writes its own format: convert with "
+                                         "'probectl report FILE --format ...'"});
+    }
+    return runTrace(a, io);
+}
+
+}  // namespace probectl::cli

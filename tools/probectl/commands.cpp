@@ -13,19 +13,19 @@ namespace {
 
 const char* const kTraceHelpHead =
     R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--pid|--tid|--uid LIST] [--comm GLOB]
-                      [--maxactive N] [-o FILE] [--duration SEC] [-- CMD [ARGS...]]
-    R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--maxactive N] [-o FILE]
-                      [--duration SEC] [-- CMD [ARGS...]]
-       probectl trace --syscalls=NAME[,NAME...] [-p PID]... [-f] [-o FILE] [-- CMD]
+                      [--maxactive N] [--format text|json] [-o FILE] [--duration TIME]
+                      [--backend kernel|ptrace [--seccomp-bpf]] [-- CMD [ARGS...]]
+       probectl trace --syscalls=NAME[,NAME...] [OPTIONS] [-- CMD [ARGS...]]
 
 Adds the probes for as long as this command runs and prints one line per event:
 time (s) since every probe was armed (an event from a probe armed before the last
 one can show a small negative time), [cpu], comm, pid, probe, then the six argument
-registers (arg0..arg5, hex) or, for kretprobes, the return value and the time
-spent in the function. A syscall:NAME probe prints the call as strace does, one
-line per call with its arguments (paths and buffers read by the kernel) and its
-return value: openat(AT_FDCWD, "/etc/passwd", O_RDONLY|O_CLOEXEC) = 3. At the end
-(command exit, Ctrl-C, SIGTERM or --duration) it prints per-probe counters:
+registers (arg1..arg6, hex: what $arg1..$arg6 fetch) or, for return probes, the
+return value and the time spent in the function. A syscall:NAME probe prints the
+call as strace does, one line per call with its arguments (paths and buffers read
+by the kernel) and its return value: openat(AT_FDCWD, "/etc/passwd",
+O_RDONLY|O_CLOEXEC) = 3. At the end (command exit, Ctrl-C, SIGTERM or --duration)
+it prints per-probe counters:
   HITS       the probe ran (and passed the process filter)
   DELIVERED  records this command received
   DROPPED    records the kernel could not buffer or send
@@ -144,7 +144,7 @@ Examples:
 const std::string kTraceHelp = kTraceHelpHead + kindsHelp() + kTraceHelpTail;
 const std::string kAddHelp = kAddHelpHead + kindsHelp() + kAddHelpTail;
 
-const char* const kListHelp = R"(Usage: probectl list
+const char* const kListHelp = R"(Usage: probectl list [--format text|json]
 
 Lists every probe in probectl.ko: id, kind, location, address, owner (netlink port
 of the owning process, '-' for persistent), persistent, enabled, and the counters
@@ -249,6 +249,7 @@ Examples:
 
 const char* const kBenchHelp =
     R"(Usage: probectl bench [-n N] [--threads T] [--repeat R] [--tracers LIST] [-o DIR]
+                      [--workload PATH] [--no-plot]
 
 Runs the standard workloads (tests/bench/bench_workload) untraced and under every
 tracer available here, one after the other, and prints them side by side:

@@ -45,7 +45,7 @@ TEST(CliPtrace, UprobeAndUretprobeLinesAndSummary) {
     EXPECT_NE(r.err.find("with ptrace"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("exited with status 0"), std::string::npos) << r.err;
     // pt_add(6, 13) then its return, 19
-    EXPECT_EQ(countLines(r.out, " arg0=0x6 arg1=0xd "), 1u) << r.out;
+    EXPECT_EQ(countLines(r.out, " arg1=0x6 arg2=0xd "), 1u) << r.out;
     EXPECT_EQ(countLines(r.out, "ret=19 (0x13)"), 1u) << r.out;
     EXPECT_EQ(countLines(r.out, "] pt_workload "), 12u) << r.out;
     // Summary: PROBE HITS DELIVERED DROPPED NMISSED FILTERED

@@ -103,15 +103,15 @@ TEST(PrinterEvent, RawRegistersAreArgsInBoth) {
     Event e = base("kprobe:vfs_read");
     e.args = {1, 2, 3, 4, 5, 0xffff};
     EXPECT_EQ(text(e),
-              "    0.250000 [001] worker               301 kprobe:vfs_read  arg0=0x1 "
-              "arg1=0x2 arg2=0x3 arg3=0x4 arg4=0x5 arg5=0xffff");
+              "    0.250000 [001] worker               301 kprobe:vfs_read  arg1=0x1 "
+              "arg2=0x2 arg3=0x3 arg4=0x4 arg5=0x5 arg6=0xffff");
     const json j = object(e);
-    EXPECT_EQ(j["args"], json({{"arg0", "0x1"},
-                               {"arg1", "0x2"},
-                               {"arg2", "0x3"},
-                               {"arg3", "0x4"},
-                               {"arg4", "0x5"},
-                               {"arg5", "0xffff"}}));
+    EXPECT_EQ(j["args"], json({{"arg1", "0x1"},
+                               {"arg2", "0x2"},
+                               {"arg3", "0x3"},
+                               {"arg4", "0x4"},
+                               {"arg5", "0x5"},
+                               {"arg6", "0xffff"}}));
 }
 
 TEST(PrinterEvent, SyscallEventAndStraceLine) {

@@ -10,9 +10,10 @@ namespace probectl {
 namespace {
 
 // Keys and text formats of the raw argument registers: static, so no per-event building.
-constexpr std::string_view kArgKey[kEventArgs] = {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5"};
-constexpr std::string_view kArgFmt[kEventArgs] = {" arg0={:#x}", " arg1={:#x}", " arg2={:#x}",
-                                                  " arg3={:#x}", " arg4={:#x}", " arg5={:#x}"};
+// Numbered from 1 like $arg1..$arg6, so a value read here is fetched by the same name.
+constexpr std::string_view kArgKey[kEventArgs] = {"arg1", "arg2", "arg3", "arg4", "arg5", "arg6"};
+constexpr std::string_view kArgFmt[kEventArgs] = {" arg1={:#x}", " arg2={:#x}", " arg3={:#x}",
+                                                  " arg4={:#x}", " arg5={:#x}", " arg6={:#x}"};
 
 void printLatency(Printer& p, std::string_view text_fmt, std::uint64_t ns) {
     p.u64(Show::Json, "latency_ns", {}, ns);

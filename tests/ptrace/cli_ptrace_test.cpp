@@ -98,5 +98,20 @@ TEST(CliPtrace, PredicateOnTaskFields) {
     EXPECT_NE(r.err.find("unknown field 'x'"), std::string::npos) << r.err;
 }
 
+// $retval in the predicate of a return probe: pt_add returns 3i+1, so > 7 keeps 10 and 13.
+TEST(CliPtrace, PredicateOnRetval) {
+    auto r = trace({"--backend=ptrace", "uretprobe:" + kWorkload + ":pt_add if $retval > 7", "--",
+                    kWorkload, "calls", "4"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(countLines(r.out, "] pt_workload "), 2u) << r.out;
+    EXPECT_EQ(countLines(r.out, "ret=10 (0xa)"), 1u) << r.out;
+    EXPECT_EQ(countLines(r.out, "ret=13 (0xd)"), 1u) << r.out;
+    // Not at an entry.
+    r = trace({"--backend=ptrace", "uprobe:" + kWorkload + ":pt_add if $retval > 7", "--",
+               kWorkload, "calls", "1"});
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("$retval is only available in return probes"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace probectl::cli

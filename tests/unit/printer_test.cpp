@@ -133,6 +133,34 @@ TEST(PrinterEvent, SyscallEventAndStraceLine) {
     EXPECT_FALSE(j.contains("args"));
 }
 
+// With the spec's own fetch arguments a syscall line shows them, then the return as
+// strace prints it (errno name and text), then the latency.
+TEST(PrinterEvent, SyscallWithFetchArgumentsKeepsTheReturn) {
+    SyscallPlan plan;
+    plan.name = "openat";
+    Event e = base("syscall:openat fd=$retval:s32 path=+0($arg2):ustring");
+    e.is_return = true;
+    e.retval = static_cast<std::uint64_t>(-2);
+    e.latency_ns = 1500;
+    e.syscall = &plan;
+    e.syscall_returned = true;
+    e.values = {fetched("fd", FetchType::S32, 0xfffffffe)};
+    FetchedValue path;
+    path.name = "path";
+    path.type = FetchType::Ustring;
+    path.str = "/nope";
+    e.values.push_back(path);
+    EXPECT_EQ(text(e),
+              "    0.250000 [001] worker               301 syscall:openat  fd=-2 path=\"/nope\" "
+              "= -1 ENOENT (No such file or directory) lat=1.50us");
+    const json j = object(e);
+    EXPECT_EQ(j["args"]["fd"], -2);
+    EXPECT_EQ(j["retval"], -2);
+    EXPECT_EQ(j["latency_ns"], 1500);
+    e.retval = 3;
+    EXPECT_THAT(text(e), ::testing::EndsWith("path=\"/nope\" = 3 lat=1.50us"));
+}
+
 TEST(PrinterEvent, TracepointWithFields) {
     Event e = base("tracepoint:sched:sched_process_exec filename=args.filename");
     FetchedValue f;

@@ -81,7 +81,8 @@ fetch arguments every parameter is printed by name. %REG and $stackN do not appl
 Filters run in the kernel, before a record takes any buffer space:
   SPEC ... if EXPR   a predicate per probe, after its fetch arguments (as in ftrace
                      triggers). EXPR compares a fetch argument NAME (or a USDT
-                     probe's arg1..argN) or $pid $tid $uid $cpu $comm with a literal:
+                     probe's arg1..argN), $pid $tid $uid $cpu $comm, or $retval
+                     in return probes (kretprobe, uretprobe, syscall), with a literal:
                      integers: == != < <= > >= and & (any bit set); signed for s* types
                      strings:  == != (exact; a literal with * ? [ globs, as ftrace),
                                ~ !~ (glob: * ? [a-z] [!x])

@@ -1,6 +1,8 @@
 // Event records through a Printer (formats in event_print.hpp and event_json.hpp).
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "probectl/event_json.hpp"
 #include "probectl/event_print.hpp"
 #include "probectl/syscall_probe.hpp"
@@ -96,7 +98,7 @@ void printEventHeader(Printer& p) {
 }
 
 void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
-    if (f.strace && ev.syscall && !p.json())
+    if (f.strace && ev.syscall && ev.values.empty() && !p.json())
         return printStraceLine(p, ev, f);
     p.beginRecord("event");
     p.u64(Show::Json, "ts_ns", {}, ev.timestamp_ns);
@@ -125,7 +127,19 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
     p.str(Show::Json, "probe", {}, ev.spec);
     p.u64(Show::Json, "probe_id", {}, ev.probe_id);
     p.hex(Show::Json, "ip", {}, ev.ip);
-    if (ev.syscall) {
+    if (ev.syscall && !ev.values.empty()) {
+        // The spec's own fetch arguments replace the decoded call; the return stays, as on
+        // every syscall line.
+        printValues(p, ev.values);
+        std::optional<std::int64_t> ret;
+        if (ev.syscall_returned) {
+            ret = static_cast<std::int64_t>(ev.retval);
+            p.s64(Show::Json, "retval", {}, *ret);
+        }
+        p.str(Show::Text, {}, " {}", straceReturn(ev.syscall->name, ret));
+        if (ev.syscall_returned)
+            printLatency(p, " lat={}", ev.latency_ns);
+    } else if (ev.syscall) {
         // The strace line shows the values in text; JSON has them as args too.
         if (!ev.values.empty() && p.json())
             printValues(p, ev.values);

@@ -72,7 +72,8 @@ Result<std::uint32_t> Engine::addProbe(const ProbeSpec& spec) {
     if (!spec.predicate.empty()) {
         // Only $pid $tid $uid $cpu $comm can be named here (no fetch arguments), the same
         // fields and semantics as the kernel's predicate, so both backends keep the same hits.
-        auto node = parsePredicate(text, {}, spec.predicate_begin);
+        auto node =
+            parsePredicate(text, {}, spec.predicate_begin, PredicateOptions{firesAtReturn(spec)});
         if (!node)
             return toError(node.error());
         auto prog = compilePredicate(**node);

@@ -95,6 +95,26 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{{"syscall:openat", "--maxactive", "0"}, "--maxactive must be 1..4096"},
         UsageCase{{"syscall:openat", "--maxactive", "5000"}, "--maxactive must be 1..4096"},
         UsageCase{{"syscall:openat", "--duration", "-1"}, "--duration"},
+        // Shell-quoting mistakes: the shell split the spec or expanded its $...
+        UsageCase{{"uprobe:libc:malloc", "size="},
+                  "'size=' is no probe spec: fetch arguments and `if` go inside the spec's "
+                  "single quotes; $... was expanded by the shell"},
+        UsageCase{{"uprobe:libc:malloc size="},
+                  "note: fetch arguments and `if` go inside the spec's single quotes; $... was "
+                  "expanded by the shell"},
+        UsageCase{{"syscall:openat", "if", "$retval<0"},
+                  "'if' is no probe spec: fetch arguments and `if` go inside the spec's single "
+                  "quotes"},
+        UsageCase{{"syscall:openat if  == 3"}, "$... was expanded by the shell"},
+        UsageCase{{"syscall:openat if $comm == cat"},
+                  "string literals need double quotes, \"cat\""},
+        UsageCase{{"syscall:openat", "ls"},
+                  "'ls' is no probe spec (TYPE:LOCATION): to trace the command, put it after "
+                  "'--': probectl trace SPEC... -- ls"},
+        UsageCase{{"syscall:openat", "ls", "-al"}, "put it after '--'"},
+        UsageCase{{"openat"},
+                  "'openat' is no probe spec (TYPE:LOCATION): did you mean "
+                  "syscall:openat?"},
         UsageCase{{"syscall:openat", "--dur", "1"}, "unrecognised option"},  // no guessing
         UsageCase{{"kprobe:foo+bar"}, "(column 12)"},
         UsageCase{{"kprobe:foo+bar"}, "  kprobe:foo+bar\n             ^"},

@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include "spec_hints.hpp"
 #include "subcommands.hpp"
 
 #include <fmt/format.h>
@@ -130,11 +131,16 @@ Parsed<std::uint32_t> parseProbeId(const std::string& s) {
     return v;
 }
 
-Parsed<ProbeSpec> parseSpecArgument(const std::string& text) {
+Parsed<ProbeSpec> parseSpecArgument(const std::string& text, bool command_allowed) {
     auto spec = parseProbeSpec(text);
-    if (!spec)
-        return UsageError{"bad probe spec\n" + spec.error().render()};
-    return std::move(*spec);
+    if (spec)
+        return std::move(*spec);
+    if (std::string hint = notASpecHint(text, command_allowed); !hint.empty())
+        return UsageError{hint};
+    std::string message = "bad probe spec\n" + spec.error().render();
+    if (std::string hint = shellQuotingHint(text, spec.error().message); !hint.empty())
+        message += "\nnote: " + hint;
+    return UsageError{message};
 }
 
 Parsed<std::optional<ProbeSpec>> parseOneSpec(const char* command,

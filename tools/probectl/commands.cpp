@@ -93,11 +93,15 @@ Filters run in the kernel, before a record takes any buffer space:
                      --attach), --pid resolves nothing in the process and arms uprobes
                      everywhere: it only keeps that process's hits.
 The ptrace backend evaluates the same `if` predicates (only $pid $tid $uid $cpu
-$comm there: it has no fetch arguments) and refuses the session filters.
+$comm $retval there: it has no fetch arguments) and refuses the session filters.
+Quote each spec whole in single quotes: fetch arguments and `if` belong inside them,
+and the shell would expand their $... otherwise. String literals take double quotes.
 
 Exit status: with -- CMD, CMD's own status when it ended by itself (its exit code,
 or 128+N when killed by signal N), like strace and perf; 0 when the trace ended it
-(--duration, Ctrl-C); 1 when probectl itself failed; 2 on a usage error.
+(--duration, Ctrl-C); 2 when the command line is wrong (whichever part of probectl
+finds it: a predicate on a USDT probe's arguments is checked once its note is read);
+1 when the system refused (kernel, module, symbols, files, processes).
 
 Examples:
   sudo probectl trace syscall:openat -- ls -al

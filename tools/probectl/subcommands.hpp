@@ -153,8 +153,9 @@ Parsed<BenchOptions> parseBenchOptions(const std::vector<std::string>& args);
 boost::program_options::options_description benchOptionsDescription(BenchOptions* o = nullptr);
 int runBench(const std::vector<std::string>& args, Io& io);
 
-// Parses a spec argument; a bad spec is a usage error carrying the caret rendering.
-Parsed<ProbeSpec> parseSpecArgument(const std::string& text);
+// Parses a spec argument; a bad spec is a usage error carrying the caret rendering, or
+// what the word most likely was (spec_hints.hpp; `command_allowed`: trace's `-- CMD`).
+Parsed<ProbeSpec> parseSpecArgument(const std::string& text, bool command_allowed = false);
 // parseOnePositional for a command taking exactly one probe spec ("CMD takes exactly one
 // probe spec"), parsed: the spec, or nullopt when --help was given.
 Parsed<std::optional<ProbeSpec>> parseOneSpec(const char* command,

@@ -18,6 +18,7 @@
 #include "probectl/ptrace_session.hpp"
 #include "probectl/session.hpp"
 #include "probectl/syscall_probe.hpp"
+#include "spec_hints.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
 
@@ -199,8 +200,14 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
     auto desc = traceOptionsDescription(&o);
     po::variables_map vm;
     auto r = parsePositionals(mine, desc, "spec", "probe spec", vm);
-    if (!r)
+    if (!r) {
+        // `trace syscall:openat ls -al`: -al is no option here because ls lacks its `--`.
+        for (const auto& w : mine)
+            if (!w.starts_with('-') && !parseProbeSpec(w))
+                if (std::string hint = notASpecHint(w, true); !hint.empty())
+                    return UsageError{r.error().message + "\n" + hint};
         return std::move(r).error();
+    }
     o.help = r->help;
     if (o.help)
         return o;
@@ -224,7 +231,7 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
     if (all_specs.empty())
         return UsageError{"no probe spec given (e.g. probectl trace syscall:openat -- ls)"};
     for (const auto& s : all_specs) {
-        auto spec = parseSpecArgument(s);
+        auto spec = parseSpecArgument(s, true);
         if (!spec)
             return std::move(spec).error();
         o.specs.push_back(std::move(*spec));

@@ -48,7 +48,10 @@ void printMainHelp(std::ostream& os) {
           "  sudo probectl resolve syscall:execve\n"
           "  sudo probectl symbols 'do_sys_open*'\n"
           "  sudo probectl add kprobe:do_nanosleep --persist && sudo probectl list\n"
-          "\nExit status: 0 ok, 1 runtime error (kernel, symbols, files), 2 usage error.\n"
+          "\nExit status: 0 ok; 2 when the command line is wrong (options, a spec or predicate,\n"
+          "a spec the backend cannot run), whichever part of probectl finds it; 1 when the\n"
+          "system refused (kernel, module, symbols, files, processes). trace -- CMD exits\n"
+          "with CMD's status.\n"
           "Most commands need root (CAP_SYS_ADMIN or CAP_PERFMON) and probectl.ko loaded.\n";
 }
 
@@ -119,6 +122,9 @@ int usageError(Io& io, const char* command, const UsageError& e) {
 }
 
 int runtimeError(Io& io, const char* command, const Error& e) {
+    // One rule whichever layer finds the mistake: the command line's are usage errors.
+    if (e.usage)
+        return usageError(io, command, UsageError{e.describe()});
     io.err << fmt::format("probectl {}: {}\n", command, e.describe());
     return kExitRuntime;
 }

@@ -106,7 +106,9 @@ std::string SpecError::render() const {
 }
 
 Error toError(const SpecError& e) {
-    return makeError(EINVAL, e.render());
+    Error out = makeError(EINVAL, e.render());
+    out.usage = true;
+    return out;
 }
 
 namespace {

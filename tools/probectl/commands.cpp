@@ -109,7 +109,8 @@ Examples:
   sudo probectl trace --syscalls=openat -f -- sh -c 'cat /etc/hostname; ls /tmp'
   sudo probectl trace syscall:openat syscall:execve -- sh -c 'cat /etc/hostname'
   sudo probectl trace kretprobe:do_sys_openat2 --maxactive 64 -- cat /etc/hostname
-  sudo probectl trace kprobe:do_nanosleep -p 1234 -p 1235 --duration 10
+  sudo probectl trace kprobe:do_nanosleep -p 1234 -p 1235 --duration 10s
+  sudo probectl trace syscall:getppid --duration 500ms
   sudo probectl trace 'kprobe:vfs_read+4' -o /tmp/reads.txt
   sudo probectl trace 'syscall:openat path=+0($arg2):ustring' -- cat /etc/hostname
   sudo probectl trace 'kretprobe:do_sys_openat2 fd=$retval:s32' --format json -- ls

@@ -29,7 +29,8 @@ struct TraceOptions {
     std::string match_comm;
     std::uint32_t maxactive = 0;        // --maxactive N for kretprobes (1..4096), 0 = default
     std::string output;                 // -o FILE, "" = stdout
-    double duration = 0;                // --duration SEC, 0 = until Ctrl-C / command exit
+    double duration = 0;                // --duration in seconds, 0 = until Ctrl-C / command exit
+    std::string duration_text;          // --duration as written: 2, 1.5, 500ms, 10s, 2m, 1h
     std::vector<std::string> command;   // everything after "--"
     bool follow = false;                // -f: also the processes they fork from now on
     std::string backend = "kernel";     // --backend kernel|ptrace
@@ -55,6 +56,12 @@ int runTrace(const std::vector<std::string>& args, Io& io);
 // signal N) when it ended on its own, else 0, or 1 after a runtime error.
 int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, std::ostream& out,
              const std::function<int()>& caught_signal);
+// --duration's TIME in seconds: a positive number, with an optional unit ms, s, m or h;
+// nullopt when it is none.
+std::optional<double> parseDuration(const std::string& text);
+// How the "Tracing N probes..." line says the trace ends: with the command, after
+// --duration (as written), on Ctrl-C.
+std::string traceEnd(const TraceOptions& o);
 // What the "Tracing N probes..." line says is traced: " in 'CMD' (pid N)", " in pids A, B",
 // both joined with "and" (-p and -- CMD trace both), or " system-wide".
 std::string traceTarget(const std::string& command, pid_t child_pid,

@@ -25,6 +25,14 @@ FetchedValue fetched(std::string name, FetchType t, std::uint64_t raw) {
     return v;
 }
 
+FetchedValue fetchedString(std::string name, FetchType t, std::string str) {
+    FetchedValue v;
+    v.name = std::move(name);
+    v.type = t;
+    v.str = std::move(str);
+    return v;
+}
+
 Event base(std::string_view spec) {
     Event e;
     e.probe_id = 4;
@@ -68,11 +76,7 @@ TEST(Printer, ShowPicksTheBackEnd) {
 TEST(PrinterEvent, KprobeWithFetchArgs) {
     Event e = base("kprobe:do_sys_openat2 dfd=$arg1:s32 path=+0($arg2):string");
     e.values.push_back(fetched("dfd", FetchType::S32, 0xffffff9c));
-    FetchedValue path;
-    path.name = "path";
-    path.type = FetchType::String;
-    path.str = "/etc/hostname";
-    e.values.push_back(path);
+    e.values.push_back(fetchedString("path", FetchType::String, "/etc/hostname"));
     EXPECT_EQ(text(e),
               "    0.250000 [001] worker               301 kprobe:do_sys_openat2  "
               "dfd=-100 path=\"/etc/hostname\"");
@@ -144,12 +148,8 @@ TEST(PrinterEvent, SyscallWithFetchArgumentsKeepsTheReturn) {
     e.latency_ns = 1500;
     e.syscall = &plan;
     e.syscall_returned = true;
-    e.values = {fetched("fd", FetchType::S32, 0xfffffffe)};
-    FetchedValue path;
-    path.name = "path";
-    path.type = FetchType::Ustring;
-    path.str = "/nope";
-    e.values.push_back(path);
+    e.values = {fetched("fd", FetchType::S32, 0xfffffffe),
+                fetchedString("path", FetchType::Ustring, "/nope")};
     EXPECT_EQ(text(e),
               "    0.250000 [001] worker               301 syscall:openat  fd=-2 path=\"/nope\" "
               "= -1 ENOENT (No such file or directory) lat=1.50us");

@@ -322,6 +322,9 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
 }
 
 int runTrace(const std::vector<std::string>& args, Io& io) {
+    // First: a SIGINT/SIGTERM that comes while the specs are still being read must end the
+    // trace, not be lost (a background job of a script starts with SIGINT ignored).
+    StopSignals signals;
     auto parsed = parseTraceOptions(args);
     if (auto rc = parsedExit(io, kCmd, parsed))
         return *rc;
@@ -351,7 +354,6 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
         if (std::string note = systemSyscallTable().fallbackNote(); !note.empty())
             io.err << fmt::format("probectl {}: note: {}\n", kCmd, note);
 
-    StopSignals signals;
     auto tracer = openTracer(o);
     if (!tracer)
         return runtimeError(io, kCmd, tracer.error());

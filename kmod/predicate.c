@@ -94,7 +94,8 @@ static bool probectl_pred_is_string_cmp(u8 cmp)
 /* One TEST instruction; NULL when it is valid. */
 static const char *probectl_pred_check_test(const struct probectl_filter_insn *in,
 					    const struct probectl_arg_type *types,
-					    unsigned int nargs, unsigned int nstrings)
+					    unsigned int nargs, unsigned int nstrings,
+					    bool is_return)
 {
 	bool string;
 	u8 width = 4;
@@ -103,6 +104,11 @@ static const char *probectl_pred_check_test(const struct probectl_filter_insn *i
 		return "unknown comparison";
 	if (in->field >= __PROBECTL_FILTER_FIELD_MAX)
 		return "unknown field";
+	if (in->field == PROBECTL_FILTER_FIELD_RETVAL) {
+		if (!is_return)
+			return "retval in a probe that does not return";
+		width = 8;
+	}
 	if (in->flags & ~(PROBECTL_FILTER_F_SIGNED | PROBECTL_FILTER_F_STRING))
 		return "unknown flags";
 	string = in->field == PROBECTL_FILTER_FIELD_COMM;
@@ -161,7 +167,8 @@ static int probectl_pred_strings(struct probectl_probe *p, const char *blob, u32
  * @extack: receives the first rule broken, naming the instruction
  *
  * Checks: 1..PROBECTL_FILTER_MAX_INSNS instructions, known opcodes,
- * comparisons, fields and flags; arguments within the fetch list, strings
+ * comparisons, fields and flags; retval only in return probes (kretprobe,
+ * uretprobe), arguments within the fetch list, strings
  * compared only with strings and integers with their own width; string
  * literals NUL-terminated, at most PROBECTL_FILTER_MAX_STRINGS of at most
  * PROBECTL_FILTER_MAX_STRLEN bytes; the stack never underflows nor holds
@@ -174,6 +181,8 @@ int probectl_pred_set(struct probectl_probe *p, const struct probectl_probe_req 
 		      struct netlink_ext_ack *extack)
 {
 	struct probectl_arg_type types[PROBECTL_FETCH_MAX_ARGS];
+	bool is_return = p->kind == PROBECTL_KIND_KRETPROBE ||
+			 p->kind == PROBECTL_KIND_URETPROBE;
 	unsigned int i, depth = 0, nargs;
 	const char *why = NULL;
 	int nstr = 0;
@@ -202,7 +211,7 @@ int probectl_pred_set(struct probectl_probe *p, const struct probectl_probe_req 
 
 		switch (in->op) {
 		case PROBECTL_FILTER_TEST:
-			why = probectl_pred_check_test(in, types, nargs, nstr);
+			why = probectl_pred_check_test(in, types, nargs, nstr, is_return);
 			if (!why && ++depth > PROBECTL_FILTER_MAX_STACK)
 				why = "stack deeper than 8";
 			break;
@@ -292,7 +301,8 @@ static bool probectl_pred_str(const struct probectl_filter_insn *in, const char 
 /* One comparison; @vals indexes the fetched values. */
 static bool probectl_pred_test(const struct probectl_probe *p,
 			       const struct probectl_filter_insn *in,
-			       struct probectl_fetch_value *const *vals)
+			       struct probectl_fetch_value *const *vals,
+			       const struct probectl_fetch_ctx *ctx)
 {
 	const struct probectl_fetch_value *v;
 	char comm[PROBECTL_COMM_LEN];
@@ -307,6 +317,8 @@ static bool probectl_pred_test(const struct probectl_probe *p,
 		return probectl_pred_int(in, from_kuid(&init_user_ns, current_uid()));
 	case PROBECTL_FILTER_FIELD_CPU:
 		return probectl_pred_int(in, raw_smp_processor_id());
+	case PROBECTL_FILTER_FIELD_RETVAL:
+		return probectl_pred_int(in, ctx->retval);
 	case PROBECTL_FILTER_FIELD_COMM:
 		/* racy copy, as the record's comm */
 		memcpy(comm, current->comm, sizeof(comm));
@@ -330,11 +342,13 @@ static bool probectl_pred_test(const struct probectl_probe *p,
  * probectl_pred_run() - evaluate a probe's predicate on fetched values.
  * @p: the probe (predicate validated against its fetch programs)
  * @values: what probectl_fetch_run() wrote
+ * @ctx: the handler's context (the return value of a return probe)
  *
  * Context: probe handler (any context); no locks, no sleeping.
  * Return: true to keep the hit.
  */
-static bool probectl_pred_run(const struct probectl_probe *p, void *values)
+static bool probectl_pred_run(const struct probectl_probe *p, void *values,
+			      const struct probectl_fetch_ctx *ctx)
 {
 	struct probectl_fetch_value *vals[PROBECTL_FETCH_MAX_ARGS];
 	bool stack[PROBECTL_FILTER_MAX_STACK];
@@ -354,7 +368,7 @@ static bool probectl_pred_run(const struct probectl_probe *p, void *values)
 
 		switch (in->op) {
 		case PROBECTL_FILTER_TEST:
-			stack[sp++] = probectl_pred_test(p, in, vals);
+			stack[sp++] = probectl_pred_test(p, in, vals, ctx);
 			break;
 		case PROBECTL_FILTER_AND:
 			sp--;
@@ -414,7 +428,7 @@ struct probectl_record *probectl_record_begin(struct probectl_probe *p,
 		goto out;
 	}
 	len = p->fetch_insns ? probectl_fetch_all(p, ctx, sc->buf[nest - 1]) : 0;
-	if (p->filter && !probectl_pred_run(p, sc->buf[nest - 1])) {
+	if (p->filter && !probectl_pred_run(p, sc->buf[nest - 1], ctx)) {
 		this_cpu_inc(p->stats->rejected);
 		goto out;
 	}

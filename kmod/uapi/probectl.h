@@ -252,6 +252,7 @@ enum probectl_filter_field {
 	PROBECTL_FILTER_FIELD_UID,	/* uid in the initial user namespace, width 4 */
 	PROBECTL_FILTER_FIELD_CPU,	/* width 4 */
 	PROBECTL_FILTER_FIELD_COMM,	/* current->comm, a string */
+	PROBECTL_FILTER_FIELD_RETVAL,	/* return value, width 8; return probes only */
 	__PROBECTL_FILTER_FIELD_MAX,
 };
 

@@ -10,16 +10,17 @@
 #include <string>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "itest_util.hpp"
 #include "probectl/client.hpp"
 
-using itest::Workload;
-using ::testing::HasSubstr;
 using itest::Ran;
 using itest::sh;
+using itest::Workload;
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -66,6 +67,21 @@ TEST(Cli, JsonLinesWithFetchedValuesToAFile) {
     }
     EXPECT_THAT(lines[4], HasSubstr("\"type\":\"summary\""));
     EXPECT_THAT(lines[4], HasSubstr("\"hits\":4,\"delivered\":4,\"dropped\":0"));
+}
+
+// The raw registers are numbered as $argN fetches them: pc_add(i, 2i+1) prints arg1=i and
+// arg2=2i+1, the values 'a=$arg1 b=$arg2' fetch at the same call.
+TEST(Cli, RawRegistersAreNumberedLikeArgN) {
+    const std::string t = itest::workload("uprobe_target");
+    Ran r = sh("probectl trace uprobe:" + t + ":pc_add 'uprobe:" + t +
+               ":pc_add a=$arg1:u64 b=$arg2:u64' -- " + t + " calls 2");
+    ASSERT_EQ(r.status, 0) << r.out;
+    for (int i = 1; i <= 2; i++) {
+        EXPECT_THAT(r.out, HasSubstr(fmt::format(" arg1={:#x} arg2={:#x} arg3=", i, 2 * i + 1)))
+            << r.out;
+        EXPECT_THAT(r.out, HasSubstr(fmt::format("  a={} b={}\n", i, 2 * i + 1))) << r.out;
+    }
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr(" arg0="))) << r.out;
 }
 
 TEST(Cli, TraceExitsWithTheCommandsStatus) {

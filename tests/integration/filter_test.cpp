@@ -30,9 +30,10 @@ struct Traced {
     ProbeStats stats;  // of the first probe
 };
 
-// Runs argv held at its gate under a session filtered on its pid (plus `o`), with `spec`.
+// Runs argv held at its gate under a session filtered on its pid (plus `o`), with `spec`;
+// argv must exit with `status`.
 Traced trace(const std::string& spec, std::vector<std::string> argv, SessionOptions o = {},
-             bool filter_on_pid = true) {
+             bool filter_on_pid = true, int status = 0) {
     Workload w(std::move(argv));
     const auto pid = static_cast<std::uint32_t>(w.pid());  // wait() forgets it
     if (filter_on_pid)
@@ -43,7 +44,7 @@ Traced trace(const std::string& spec, std::vector<std::string> argv, SessionOpti
     if (auto id = s->add(spec); !id)
         throw std::runtime_error("add " + spec + ": " + why(id));
     w.release();
-    EXPECT_EQ(w.wait(), 0);
+    EXPECT_EQ(w.wait(), status);
     Traced t;
     auto st = s->stop([&](const Event& e) {
         if (e.tgid == pid || !filter_on_pid)
@@ -151,6 +152,30 @@ TEST(Filter, KretprobeNegativeRetval) {
     ASSERT_EQ(ev.size(), 1u);
     EXPECT_EQ(static_cast<std::int64_t>(ev[0].values.at(0).raw), -2);
     expectBalanced(st->probes.at(0));
+}
+
+// $retval directly in the predicate of every return probe, without fetching it.
+TEST(Filter, RetvalInReturnProbesWithoutFetchingIt) {
+    // pc_add(i, 2i+1) returns 3i+1: 4 7 10 13 for i = 1..4.
+    auto u = trace("uretprobe:" + target() + ":pc_add if $retval > 7", {target(), "calls", "4"});
+    ASSERT_EQ(u.events.size(), 2u);
+    EXPECT_EQ(u.events[0].retval, 10u);
+    EXPECT_EQ(u.events[1].retval, 13u);
+    EXPECT_TRUE(u.events[0].values.empty()) << "nothing fetched";
+    EXPECT_EQ(u.stats.rejected, 2u);
+    expectBalanced(u.stats);
+    // Signed: opening a missing file returns -ENOENT. The loader's own misses may add more.
+    for (const char* spec :
+         {"kretprobe:__x64_sys_openat if $retval == -2", "syscall:openat if $retval < 0"}) {
+        // open_file exits 1 when its open fails.
+        auto k =
+            trace(spec, {itest::workload("open_file"), "/nonexistent/filter-test"}, {}, true, 1);
+        ASSERT_GE(k.events.size(), 1u) << spec;
+        for (const Event& e : k.events)
+            EXPECT_EQ(static_cast<std::int64_t>(e.retval), -2) << spec;
+        EXPECT_EQ(k.stats.rejected, k.stats.hits - k.events.size()) << spec;
+        expectBalanced(k.stats);
+    }
 }
 
 // $comm and $tid in a predicate need no fetch arguments.
@@ -268,6 +293,10 @@ TEST(FilterErrors, KernelRefusesCraftedPredicates) {
          "glob on an integer"},
         {{test(42, PROBECTL_FILTER_FIELD_PID, 0, 0, 4, 0)}, {}, "unknown comparison"},
         {{test(PROBECTL_FILTER_EQ, 17, 0, 0, 4, 0)}, {}, "unknown field"},
+        {{test(PROBECTL_FILTER_LT, PROBECTL_FILTER_FIELD_RETVAL, PROBECTL_FILTER_F_SIGNED, 0, 8,
+               0)},
+         {},
+         "retval in a probe that does not return"},
         {{test(PROBECTL_FILTER_EQ, PROBECTL_FILTER_FIELD_PID, 0x80, 0, 4, 0)}, {}, "unknown flags"},
         {{test(PROBECTL_FILTER_EQ, PROBECTL_FILTER_FIELD_COMM, PROBECTL_FILTER_F_STRING, 0, 0, 0)},
          {std::string(256, 'a')},

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,9 @@
 
 #include "itest_util.hpp"
 
-using ::testing::HasSubstr;
 using itest::Ran;
 using itest::sh;
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -120,13 +121,37 @@ TEST(Syscalls, JsonCarriesTheStraceLine) {
     EXPECT_THAT(r.out, HasSubstr("\"retval\":-2")) << r.out;
 }
 
-// Names that are no syscall, and the kretprobe-based kind's refusal of $retval at entry.
+// Names that are no syscall; $retval where the syscall never returns.
 TEST(Syscalls, ErrorsNameTheSyscall) {
     Ran r = sh("probectl trace --syscalls=opneat -- true");
     EXPECT_NE(r.status, 0);
     EXPECT_THAT(r.out, HasSubstr("unknown syscall 'opneat'")) << r.out;
     EXPECT_THAT(r.out, HasSubstr("openat")) << r.out;  // the did-you-mean
-    Ran ret = sh("probectl trace 'syscall:openat r=$retval' -- true");
-    EXPECT_NE(ret.status, 0);
-    EXPECT_THAT(ret.out, HasSubstr("$retval")) << ret.out;
+    Ran ret = sh("probectl trace 'syscall:exit_group if $retval < 0' -- true");
+    EXPECT_EQ(ret.status, 2) << ret.out;
+    EXPECT_THAT(ret.out, HasSubstr("$retval is only available in return probes")) << ret.out;
+}
+
+// A syscall spec with fetch arguments prints them instead of the decoded call, and still
+// ends in " = RET" with the errno's name; $retval is fetched (at the return, shown where the
+// spec puts it) and filtered on directly.
+TEST(Syscalls, FetchArgumentsKeepTheReturn) {
+    const std::string open = itest::workload("open_file");
+    Ran r =
+        sh("probectl trace 'syscall:openat fd=$retval:s32 path=+0($arg2):ustring if "
+           "$retval < 0 && path ~ \"/nonexistent/*\"' -- " +
+           open + " /nonexistent/sys-test");
+    EXPECT_EQ(r.status, 1) << "open_file exits 1 when the open fails\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("syscall:openat  fd=-2 path=\"/nonexistent/sys-test\" = -1 "
+                                 "ENOENT (No such file or directory) lat="))
+        << r.out;
+    // A successful call: the return value as strace prints it.
+    Ran ok =
+        sh("probectl trace 'syscall:openat path=+0($arg2):ustring if path == "
+           "\"/etc/hostname\"' -- " +
+           open + " /etc/hostname");
+    EXPECT_EQ(ok.status, 0) << ok.out;
+    EXPECT_TRUE(std::regex_search(
+        ok.out, std::regex(R"(syscall:openat  path="/etc/hostname" = [0-9]+ lat=)")))
+        << ok.out;
 }

@@ -45,7 +45,7 @@ TEST(CliPtrace, UprobeAndUretprobeLinesAndSummary) {
     EXPECT_NE(r.err.find("with ptrace"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("exited with status 0"), std::string::npos) << r.err;
     // pt_add(6, 13) then its return, 19
-    EXPECT_EQ(countLines(r.out, " arg0=0x6 arg1=0xd "), 1u) << r.out;
+    EXPECT_EQ(countLines(r.out, " arg1=0x6 arg2=0xd "), 1u) << r.out;
     EXPECT_EQ(countLines(r.out, "ret=19 (0x13)"), 1u) << r.out;
     EXPECT_EQ(countLines(r.out, "] pt_workload "), 12u) << r.out;
     // Summary: PROBE HITS DELIVERED DROPPED NMISSED FILTERED
@@ -58,10 +58,13 @@ TEST(CliPtrace, CommandExitStatusIsPassedOn) {
 }
 
 TEST(CliPtrace, KernelKindsRefused) {
+    // The command line's mistake on any system: a usage error, found by the backend.
     auto r = trace({"--backend=ptrace", "kprobe:do_sys_openat2", "--", kWorkload, "calls", "1"});
-    EXPECT_EQ(r.rc, 1);
+    EXPECT_EQ(r.rc, 2);
     EXPECT_NE(r.err.find("kprobe:do_sys_openat2"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("--backend=kernel"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("Try 'probectl trace --help'."), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("(Operation not supported)"), std::string::npos) << r.err;
 }
 
 TEST(CliPtrace, OptionChecks) {
@@ -96,6 +99,21 @@ TEST(CliPtrace, PredicateOnTaskFields) {
                "calls", "1"});
     EXPECT_NE(r.rc, 0);
     EXPECT_NE(r.err.find("unknown field 'x'"), std::string::npos) << r.err;
+}
+
+// $retval in the predicate of a return probe: pt_add returns 3i+1, so > 7 keeps 10 and 13.
+TEST(CliPtrace, PredicateOnRetval) {
+    auto r = trace({"--backend=ptrace", "uretprobe:" + kWorkload + ":pt_add if $retval > 7", "--",
+                    kWorkload, "calls", "4"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(countLines(r.out, "] pt_workload "), 2u) << r.out;
+    EXPECT_EQ(countLines(r.out, "ret=10 (0xa)"), 1u) << r.out;
+    EXPECT_EQ(countLines(r.out, "ret=13 (0xd)"), 1u) << r.out;
+    // Not at an entry.
+    r = trace({"--backend=ptrace", "uprobe:" + kWorkload + ":pt_add if $retval > 7", "--",
+               kWorkload, "calls", "1"});
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("$retval is only available in return probes"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -57,7 +57,9 @@ TEST(CommandTable, MainHelpListsEveryCommand) {
     printMainHelp(os);
     for (const auto& c : commands())
         EXPECT_THAT(os.str(), HasSubstr(std::string("  ") + c.name)) << c.name;
-    EXPECT_THAT(os.str(), HasSubstr("Exit status: 0 ok, 1 runtime error"));
+    EXPECT_THAT(os.str(), HasSubstr("Exit status: 0 ok; 2 when the command line is wrong"));
+    EXPECT_THAT(os.str(), HasSubstr("whichever part of probectl finds it; 1 when the\nsystem "
+                                    "refused"));
 }
 
 TEST(CommandUsage, BadCommandLinesExitWithTwo) {

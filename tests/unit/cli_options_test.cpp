@@ -27,6 +27,21 @@ TEST(TraceOptions, SpecsPidsAndOptions) {
     EXPECT_FALSE(o->help);
 }
 
+TEST(TraceOptions, DurationTakesUnits) {
+    for (const auto& [text, secs] : std::vector<std::pair<std::string, double>>{
+             {"2", 2}, {"2.5", 2.5}, {"1s", 1}, {"500ms", 0.5}, {"2m", 120}, {"1h", 3600}}) {
+        auto o = parseTraceOptions({"syscall:openat", "--duration", text});
+        ASSERT_TRUE(o) << text << ": " << o.error().message;
+        EXPECT_DOUBLE_EQ(o->duration, secs) << text;
+        EXPECT_EQ(o->duration_text, text);
+    }
+    EXPECT_FALSE(parseDuration("").has_value());
+    EXPECT_FALSE(parseDuration("1 s").has_value());
+    EXPECT_FALSE(parseDuration("-1s").has_value());
+    EXPECT_FALSE(parseDuration("0ms").has_value());
+    EXPECT_FALSE(parseDuration("3d").has_value());
+}
+
 TEST(TraceOptions, EverythingAfterDoubleDashIsTheCommand) {
     auto o = parseTraceOptions({"syscall:openat", "--", "ls", "-al", "--", "-p", "1"});
     ASSERT_TRUE(o) << o.error().message;
@@ -95,6 +110,30 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{{"syscall:openat", "--maxactive", "0"}, "--maxactive must be 1..4096"},
         UsageCase{{"syscall:openat", "--maxactive", "5000"}, "--maxactive must be 1..4096"},
         UsageCase{{"syscall:openat", "--duration", "-1"}, "--duration"},
+        UsageCase{{"syscall:openat", "--duration", "0"}, "--duration '0': expected a positive"},
+        UsageCase{{"syscall:openat", "--duration", "5x"}, "(500ms, 10s, 2m, 1h)"},
+        UsageCase{{"syscall:openat", "--duration", "ms"}, "--duration 'ms'"},
+        UsageCase{{"syscall:openat", "--duration", "1.2.3s"}, "--duration '1.2.3s'"},
+        // Shell-quoting mistakes: the shell split the spec or expanded its $...
+        UsageCase{{"uprobe:libc:malloc", "size="},
+                  "'size=' is no probe spec: fetch arguments and `if` go inside the spec's "
+                  "single quotes; $... was expanded by the shell"},
+        UsageCase{{"uprobe:libc:malloc size="},
+                  "note: fetch arguments and `if` go inside the spec's single quotes; $... was "
+                  "expanded by the shell"},
+        UsageCase{{"syscall:openat", "if", "$retval<0"},
+                  "'if' is no probe spec: fetch arguments and `if` go inside the spec's single "
+                  "quotes"},
+        UsageCase{{"syscall:openat if  == 3"}, "$... was expanded by the shell"},
+        UsageCase{{"syscall:openat if $comm == cat"},
+                  "string literals need double quotes, \"cat\""},
+        UsageCase{{"syscall:openat", "ls"},
+                  "'ls' is no probe spec (TYPE:LOCATION): to trace the command, put it after "
+                  "'--': probectl trace SPEC... -- ls"},
+        UsageCase{{"syscall:openat", "ls", "-al"}, "put it after '--'"},
+        UsageCase{{"openat"},
+                  "'openat' is no probe spec (TYPE:LOCATION): did you mean "
+                  "syscall:openat?"},
         UsageCase{{"syscall:openat", "--dur", "1"}, "unrecognised option"},  // no guessing
         UsageCase{{"kprobe:foo+bar"}, "(column 12)"},
         UsageCase{{"kprobe:foo+bar"}, "  kprobe:foo+bar\n             ^"},

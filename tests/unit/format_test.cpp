@@ -44,8 +44,8 @@ TEST(FormatLatency, Units) {
 TEST(FormatEvent, EntryShowsTimeCpuCommPidSpecArgs) {
     const std::string line = formatEvent(entryEvent(), 5'000'000'000);
     EXPECT_EQ(line,
-              "    0.001234 [002] getppid_loop        4242 syscall:getppid  arg0=0x1 arg1=0x2 "
-              "arg2=0x3 arg3=0x4 arg4=0x5 arg5=0xffff");
+              "    0.001234 [002] getppid_loop        4242 syscall:getppid  arg1=0x1 arg2=0x2 "
+              "arg3=0x3 arg4=0x4 arg5=0x5 arg6=0xffff");
 }
 
 TEST(FormatEvent, ReturnShowsSignedRetvalHexAndLatency) {
@@ -57,7 +57,7 @@ TEST(FormatEvent, ReturnShowsSignedRetvalHexAndLatency) {
     const std::string line = formatEvent(e, 5'000'000'000);
     EXPECT_THAT(line, HasSubstr("kretprobe:do_sys_openat2  ret=-2 (0xfffffffffffffffe) "
                                 "lat=12.3us"));
-    EXPECT_THAT(line, ::testing::Not(HasSubstr("arg0")));
+    EXPECT_THAT(line, ::testing::Not(HasSubstr("arg1")));
 }
 
 TEST(FormatEvent, EarlierThanStartIsNegativeAndUnknownProbe) {
@@ -100,8 +100,10 @@ TEST(FormatEventJson, FetchedValuesRawRegistersAndReturns) {
     Event raw;
     raw.args = {1, 2, 3, 4, 5, 6};
     auto r = nlohmann::json::parse(formatEventJson(raw));
-    EXPECT_EQ(r["args"]["arg0"], "0x1");
-    EXPECT_EQ(r["args"]["arg5"], "0x6");
+    // Numbered as $arg1..$arg6 fetch them.
+    EXPECT_EQ(r["args"]["arg1"], "0x1");
+    EXPECT_EQ(r["args"]["arg6"], "0x6");
+    EXPECT_FALSE(r["args"].contains("arg0"));
     EXPECT_FALSE(r.contains("retval"));
 
     Event ret;

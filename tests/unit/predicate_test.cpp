@@ -118,6 +118,9 @@ TEST(FilterExpr, ErrorsPointAtTheFault) {
         {"buf == 1", 1, "'buf' is an array"},
         {"fd == n", 7, "two fields cannot be compared"},
         {"1 == 2", 1, "neither side is a field"},
+        {"$comm == cat", 10, "'cat' is no field: string literals need double quotes, \"cat\""},
+        {"cat != $comm", 1, "string literals need double quotes"},
+        {"$retval < 0", 1, "$retval is only available in return probes"},
         {"3", 1, "a literal alone is not a test"},
         {"fd 3", 4, "expected an operator"},
         {"fd ==", 6, "expected a value after '==', got the end of the predicate"},
@@ -309,4 +312,22 @@ TEST(FilterExpr, ArbitraryInputGivesColumnsInRange) {
             EXPECT_LE(r.error().column, s.size() + 1) << s;
         }
     }
+}
+
+// $retval in a return probe: signed 64-bit, evaluated on the return value.
+TEST(FilterEval, RetvalIsSigned64) {
+    auto r = parsePredicate("$retval < 0 && $retval != -4", args(), 0, PredicateOptions{true});
+    ASSERT_TRUE(r.ok()) << r.error().render();
+    auto p = compilePredicate(**r);
+    ASSERT_TRUE(p.ok());
+    bool is_string[6] = {false, true, false, false, false, false};
+    EXPECT_TRUE(validatePredicateProgram(*p, is_string).ok());
+    PredicateValues v = values(3, "/x");
+    v.retval = static_cast<std::uint64_t>(-2);
+    EXPECT_TRUE(evalPredicate(*p, v));
+    v.retval = static_cast<std::uint64_t>(-4);
+    EXPECT_FALSE(evalPredicate(*p, v));
+    v.retval = 5;
+    EXPECT_FALSE(evalPredicate(*p, v));
+    EXPECT_EQ((*r)->lhs->field, PredicateFieldKind::Retval);
 }

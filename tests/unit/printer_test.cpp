@@ -25,6 +25,14 @@ FetchedValue fetched(std::string name, FetchType t, std::uint64_t raw) {
     return v;
 }
 
+FetchedValue fetchedString(std::string name, FetchType t, std::string str) {
+    FetchedValue v;
+    v.name = std::move(name);
+    v.type = t;
+    v.str = std::move(str);
+    return v;
+}
+
 Event base(std::string_view spec) {
     Event e;
     e.probe_id = 4;
@@ -68,11 +76,7 @@ TEST(Printer, ShowPicksTheBackEnd) {
 TEST(PrinterEvent, KprobeWithFetchArgs) {
     Event e = base("kprobe:do_sys_openat2 dfd=$arg1:s32 path=+0($arg2):string");
     e.values.push_back(fetched("dfd", FetchType::S32, 0xffffff9c));
-    FetchedValue path;
-    path.name = "path";
-    path.type = FetchType::String;
-    path.str = "/etc/hostname";
-    e.values.push_back(path);
+    e.values.push_back(fetchedString("path", FetchType::String, "/etc/hostname"));
     EXPECT_EQ(text(e),
               "    0.250000 [001] worker               301 kprobe:do_sys_openat2  "
               "dfd=-100 path=\"/etc/hostname\"");
@@ -103,15 +107,15 @@ TEST(PrinterEvent, RawRegistersAreArgsInBoth) {
     Event e = base("kprobe:vfs_read");
     e.args = {1, 2, 3, 4, 5, 0xffff};
     EXPECT_EQ(text(e),
-              "    0.250000 [001] worker               301 kprobe:vfs_read  arg0=0x1 "
-              "arg1=0x2 arg2=0x3 arg3=0x4 arg4=0x5 arg5=0xffff");
+              "    0.250000 [001] worker               301 kprobe:vfs_read  arg1=0x1 "
+              "arg2=0x2 arg3=0x3 arg4=0x4 arg5=0x5 arg6=0xffff");
     const json j = object(e);
-    EXPECT_EQ(j["args"], json({{"arg0", "0x1"},
-                               {"arg1", "0x2"},
-                               {"arg2", "0x3"},
-                               {"arg3", "0x4"},
-                               {"arg4", "0x5"},
-                               {"arg5", "0xffff"}}));
+    EXPECT_EQ(j["args"], json({{"arg1", "0x1"},
+                               {"arg2", "0x2"},
+                               {"arg3", "0x3"},
+                               {"arg4", "0x4"},
+                               {"arg5", "0x5"},
+                               {"arg6", "0xffff"}}));
 }
 
 TEST(PrinterEvent, SyscallEventAndStraceLine) {
@@ -131,6 +135,30 @@ TEST(PrinterEvent, SyscallEventAndStraceLine) {
     EXPECT_EQ(j["retval"], 0);
     EXPECT_EQ(j["latency_ns"], 1500);
     EXPECT_FALSE(j.contains("args"));
+}
+
+// With the spec's own fetch arguments a syscall line shows them, then the return as
+// strace prints it (errno name and text), then the latency.
+TEST(PrinterEvent, SyscallWithFetchArgumentsKeepsTheReturn) {
+    SyscallPlan plan;
+    plan.name = "openat";
+    Event e = base("syscall:openat fd=$retval:s32 path=+0($arg2):ustring");
+    e.is_return = true;
+    e.retval = static_cast<std::uint64_t>(-2);
+    e.latency_ns = 1500;
+    e.syscall = &plan;
+    e.syscall_returned = true;
+    e.values = {fetched("fd", FetchType::S32, 0xfffffffe),
+                fetchedString("path", FetchType::Ustring, "/nope")};
+    EXPECT_EQ(text(e),
+              "    0.250000 [001] worker               301 syscall:openat  fd=-2 path=\"/nope\" "
+              "= -1 ENOENT (No such file or directory) lat=1.50us");
+    const json j = object(e);
+    EXPECT_EQ(j["args"]["fd"], -2);
+    EXPECT_EQ(j["retval"], -2);
+    EXPECT_EQ(j["latency_ns"], 1500);
+    e.retval = 3;
+    EXPECT_THAT(text(e), ::testing::EndsWith("path=\"/nope\" = 3 lat=1.50us"));
 }
 
 TEST(PrinterEvent, TracepointWithFields) {

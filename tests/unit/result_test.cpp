@@ -47,3 +47,30 @@ TEST(Error, DescribeLeavesOutMisleadingStrerror) {
     EXPECT_EQ(makeError(ENOENT, "unknown kernel symbol 'x'").describe(),
               "unknown kernel symbol 'x'");
 }
+
+// The CLI prints describe() as the whole error: libc's text must neither repeat the message
+// nor contradict it.
+TEST(Error, DescribeNeverRepeatsOrContradicts) {
+    EXPECT_EQ(makeError(ENOENT, "/nope: No such file or directory").describe(),
+              "/nope: No such file or directory");
+    EXPECT_EQ(makeError(ESRCH, "process 9: no such process").describe(),
+              "process 9: no such process");
+    EXPECT_EQ(makeError(ENOENT,
+                        "family 'probectl' not found: is probectl.ko loaded? (sudo insmod "
+                        "kmod/probectl.ko)")
+                  .describe(),
+              "family 'probectl' not found: is probectl.ko loaded? (sudo insmod kmod/probectl.ko)");
+    EXPECT_EQ(makeError(ENOENT, "cannot run 'x': command not found in PATH").describe(),
+              "cannot run 'x': command not found in PATH");
+    EXPECT_EQ(makeError(EPROTO, "probectl.ko speaks protocol version 3").describe(),
+              "probectl.ko speaks protocol version 3");
+    EXPECT_EQ(makeError(EINVAL, "add probe: PROBE_FILTER instruction 1: unknown opcode",
+                        "PROBE_FILTER instruction 1: unknown opcode")
+                  .describe(),
+              "add probe: PROBE_FILTER instruction 1: unknown opcode");
+    // Context only: the errno is the explanation.
+    EXPECT_EQ(makeError(EACCES, "cannot write /x").describe(),
+              "cannot write /x (Permission denied)");
+    EXPECT_EQ(makeError(EINVAL, "add probe kprobe:f").describe(),
+              "add probe kprobe:f (Invalid argument)");
+}

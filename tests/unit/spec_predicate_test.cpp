@@ -61,6 +61,34 @@ TEST(SpecFilter, PredicateWithoutFetchArgumentsUsesSpecials) {
     EXPECT_EQ(p.strings, std::vector<std::string>{"ls"});
 }
 
+// $retval needs no fetch argument in a probe that returns: an s64 test of the return value;
+// elsewhere it is refused, in the predicate as in a fetch argument.
+TEST(SpecFilter, RetvalInEveryReturnProbe) {
+    for (const char* text :
+         {"kretprobe:do_sys_openat2 if $retval < 0", "uretprobe:libc:malloc if $retval == 0",
+          "syscall:openat if $retval < 0",
+          "syscall:openat fd=$retval:s32 p=+0($arg2):ustring if $retval < 0"}) {
+        ProbeSpec s = good(text);
+        ASSERT_TRUE(firesAtReturn(s)) << text;
+        auto node = parsePredicate(s.text, s.fetch_args, s.predicate_begin,
+                                   PredicateOptions{firesAtReturn(s)});
+        ASSERT_TRUE(node.ok()) << text;
+        auto prog = compilePredicate(**node);
+        ASSERT_TRUE(prog.ok()) << text;
+        const FilterInsn& in = prog->insns.back();
+        EXPECT_EQ(in.field_kind, PROBECTL_FILTER_FIELD_RETVAL) << text;
+        EXPECT_EQ(in.width, 8) << text;
+        EXPECT_EQ(in.flags, PROBECTL_FILTER_F_SIGNED) << text;
+    }
+    for (const char* text :
+         {"kprobe:do_sys_openat2 if $retval < 0", "uprobe:libc:malloc if $retval == 0",
+          "syscall:exit_group if $retval != 0", "kprobe:do_sys_openat2 r=$retval"}) {
+        SpecError e = bad(text);
+        EXPECT_THAT(e.message, HasSubstr("$retval is only available in return probes")) << text;
+        EXPECT_EQ(e.column, std::string_view(text).find("$retval") + 1) << text;
+    }
+}
+
 // USDT arguments come from the probe's note, so the predicate is kept as text and
 // type-checked once the probe is resolved (Session::add).
 TEST(SpecFilter, UsdtPredicateIsDeferred) {

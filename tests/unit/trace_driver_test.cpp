@@ -162,8 +162,26 @@ TEST(TraceDriver, DurationEndsASystemWideTrace) {
     EXPECT_EQ(r.rc, 0);
     EXPECT_GT(t.polls, 0);
     EXPECT_EQ(t.terminations, 0);
-    EXPECT_THAT(r.err, HasSubstr("Tracing 1 probe system-wide. Hit Ctrl-C to end."));
+    // It says when it ends, not only Ctrl-C.
+    EXPECT_THAT(r.err, HasSubstr("Tracing 1 probe system-wide. Ends after 0.2s or on Ctrl-C.\n"));
     EXPECT_THAT(r.err, Not(HasSubstr("exited")));
+    FakeTracer ms;
+    r = drive(ms, {"syscall:getppid", "--duration", "200ms"});
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_THAT(r.err, HasSubstr("Tracing 1 probe system-wide. Ends after 200ms or on Ctrl-C.\n"));
+}
+
+TEST(TraceDriver, WithoutDurationCtrlCEndsIt) {
+    FakeTracer t;
+    t.polls_to_exit = -1;
+    auto r = drive(t, {"syscall:getppid"}, SIGINT);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_THAT(r.err, HasSubstr("Tracing 1 probe system-wide. Hit Ctrl-C to end.\n"));
+    FakeTracer c;
+    c.status = 0;
+    c.polls_to_exit = 1;
+    r = drive(c, {"syscall:getppid", "--duration", "2m", "--", "true"});
+    EXPECT_THAT(r.err, HasSubstr("Ends when the command exits, after 2m or on Ctrl-C.\n"));
 }
 
 TEST(TraceDriver, AddErrorIsARuntimeErrorBeforeAnythingStarts) {

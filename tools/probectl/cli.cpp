@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include "spec_hints.hpp"
 #include "subcommands.hpp"
 
 #include <fmt/format.h>
@@ -47,7 +48,10 @@ void printMainHelp(std::ostream& os) {
           "  sudo probectl resolve syscall:execve\n"
           "  sudo probectl symbols 'do_sys_open*'\n"
           "  sudo probectl add kprobe:do_nanosleep --persist && sudo probectl list\n"
-          "\nExit status: 0 ok, 1 runtime error (kernel, symbols, files), 2 usage error.\n"
+          "\nExit status: 0 ok; 2 when the command line is wrong (options, a spec or predicate,\n"
+          "a spec the backend cannot run), whichever part of probectl finds it; 1 when the\n"
+          "system refused (kernel, module, symbols, files, processes). trace -- CMD exits\n"
+          "with CMD's status.\n"
           "Most commands need root (CAP_SYS_ADMIN or CAP_PERFMON) and probectl.ko loaded.\n";
 }
 
@@ -118,6 +122,9 @@ int usageError(Io& io, const char* command, const UsageError& e) {
 }
 
 int runtimeError(Io& io, const char* command, const Error& e) {
+    // One rule whichever layer finds the mistake: the command line's are usage errors.
+    if (e.usage)
+        return usageError(io, command, UsageError{e.describe()});
     io.err << fmt::format("probectl {}: {}\n", command, e.describe());
     return kExitRuntime;
 }
@@ -130,11 +137,16 @@ Parsed<std::uint32_t> parseProbeId(const std::string& s) {
     return v;
 }
 
-Parsed<ProbeSpec> parseSpecArgument(const std::string& text) {
+Parsed<ProbeSpec> parseSpecArgument(const std::string& text, bool command_allowed) {
     auto spec = parseProbeSpec(text);
-    if (!spec)
-        return UsageError{"bad probe spec\n" + spec.error().render()};
-    return std::move(*spec);
+    if (spec)
+        return std::move(*spec);
+    if (std::string hint = notASpecHint(text, command_allowed); !hint.empty())
+        return UsageError{hint};
+    std::string message = "bad probe spec\n" + spec.error().render();
+    if (std::string hint = shellQuotingHint(text, spec.error().message); !hint.empty())
+        message += "\nnote: " + hint;
+    return UsageError{message};
 }
 
 Parsed<std::optional<ProbeSpec>> parseOneSpec(const char* command,

@@ -99,7 +99,8 @@ std::optional<int> parsedExit(Io& io, const char* command, const Parsed<O>& o) {
     return std::nullopt;
 }
 
-// Reports a runtime error ("probectl CMD: message (strerror)") and returns 1.
+// Reports a runtime error ("probectl CMD: message (strerror)") and returns 1; an Error
+// marked `usage` is reported as usageError() (2).
 int runtimeError(Io& io, const char* command, const Error& e);
 
 // Parses a probe id ("12"), UsageError otherwise.

@@ -14,19 +14,19 @@ namespace {
 
 const char* const kTraceHelpHead =
     R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--pid|--tid|--uid LIST] [--comm GLOB]
-                      [--maxactive N] [-o FILE] [--duration SEC] [-- CMD [ARGS...]]
-    R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--maxactive N] [-o FILE]
-                      [--duration SEC] [-- CMD [ARGS...]]
-       probectl trace --syscalls=NAME[,NAME...] [-p PID]... [-f] [-o FILE] [-- CMD]
+                      [--maxactive N] [--format text|json] [-o FILE] [--duration TIME]
+                      [--backend kernel|ptrace [--seccomp-bpf]] [-- CMD [ARGS...]]
+       probectl trace --syscalls=NAME[,NAME...] [OPTIONS] [-- CMD [ARGS...]]
 
 Adds the probes for as long as this command runs and prints one line per event:
 time (s) since every probe was armed (an event from a probe armed before the last
 one can show a small negative time), [cpu], comm, pid, probe, then the six argument
-registers (arg0..arg5, hex) or, for kretprobes, the return value and the time
-spent in the function. A syscall:NAME probe prints the call as strace does, one
-line per call with its arguments (paths and buffers read by the kernel) and its
-return value: openat(AT_FDCWD, "/etc/passwd", O_RDONLY|O_CLOEXEC) = 3. At the end
-(command exit, Ctrl-C, SIGTERM or --duration) it prints per-probe counters:
+registers (arg1..arg6, hex: what $arg1..$arg6 fetch) or, for return probes, the
+return value and the time spent in the function. A syscall:NAME probe prints the
+call as strace does, one line per call with its arguments (paths and buffers read
+by the kernel) and its return value: openat(AT_FDCWD, "/etc/passwd",
+O_RDONLY|O_CLOEXEC) = 3. At the end (command exit, Ctrl-C, SIGTERM or --duration)
+it prints per-probe counters:
   HITS       the probe ran (and passed the process filter)
   DELIVERED  records this command received
   DROPPED    records the kernel could not buffer or send
@@ -82,7 +82,8 @@ fetch arguments every parameter is printed by name. %REG and $stackN do not appl
 Filters run in the kernel, before a record takes any buffer space:
   SPEC ... if EXPR   a predicate per probe, after its fetch arguments (as in ftrace
                      triggers). EXPR compares a fetch argument NAME (or a USDT
-                     probe's arg1..argN) or $pid $tid $uid $cpu $comm with a literal:
+                     probe's arg1..argN), $pid $tid $uid $cpu $comm, or $retval
+                     in return probes (kretprobe, uretprobe, syscall), with a literal:
                      integers: == != < <= > >= and & (any bit set); signed for s* types
                      strings:  == != (exact; a literal with * ? [ globs, as ftrace),
                                ~ !~ (glob: * ? [a-z] [!x])
@@ -93,11 +94,15 @@ Filters run in the kernel, before a record takes any buffer space:
                      --attach), --pid resolves nothing in the process and arms uprobes
                      everywhere: it only keeps that process's hits.
 The ptrace backend evaluates the same `if` predicates (only $pid $tid $uid $cpu
-$comm there: it has no fetch arguments) and refuses the session filters.
+$comm $retval there: it has no fetch arguments) and refuses the session filters.
+Quote each spec whole in single quotes: fetch arguments and `if` belong inside them,
+and the shell would expand their $... otherwise. String literals take double quotes.
 
 Exit status: with -- CMD, CMD's own status when it ended by itself (its exit code,
 or 128+N when killed by signal N), like strace and perf; 0 when the trace ended it
-(--duration, Ctrl-C); 1 when probectl itself failed; 2 on a usage error.
+(--duration, Ctrl-C); 2 when the command line is wrong (whichever part of probectl
+finds it: a predicate on a USDT probe's arguments is checked once its note is read);
+1 when the system refused (kernel, module, symbols, files, processes).
 
 Examples:
   sudo probectl trace syscall:openat -- ls -al
@@ -105,7 +110,8 @@ Examples:
   sudo probectl trace --syscalls=openat -f -- sh -c 'cat /etc/hostname; ls /tmp'
   sudo probectl trace syscall:openat syscall:execve -- sh -c 'cat /etc/hostname'
   sudo probectl trace kretprobe:do_sys_openat2 --maxactive 64 -- cat /etc/hostname
-  sudo probectl trace kprobe:do_nanosleep -p 1234 -p 1235 --duration 10
+  sudo probectl trace kprobe:do_nanosleep -p 1234 -p 1235 --duration 10s
+  sudo probectl trace syscall:getppid --duration 500ms
   sudo probectl trace 'kprobe:vfs_read+4' -o /tmp/reads.txt
   sudo probectl trace 'syscall:openat path=+0($arg2):ustring' -- cat /etc/hostname
   sudo probectl trace 'kretprobe:do_sys_openat2 fd=$retval:s32' --format json -- ls
@@ -124,7 +130,10 @@ Examples:
 )";
 
 const char* const kRecordHelp =
-    R"(Usage: probectl record SPEC... -o FILE [trace's options] [-- CMD [ARGS...]]
+    R"(Usage: probectl record SPEC... -o FILE [-p PID]... [-f] [--pid|--tid|--uid LIST]
+                       [--comm GLOB] [--maxactive N] [--duration TIME]
+                       [--backend kernel|ptrace [--seccomp-bpf]] [-- CMD [ARGS...]]
+       probectl record --syscalls=NAME[,NAME...] -o FILE [OPTIONS] [-- CMD [ARGS...]]
 
 Traces like 'probectl trace' (same specs, options and counters) and records the
 events into FILE as they come instead of printing them: a compact binary file written
@@ -175,7 +184,7 @@ Examples:
 const std::string kTraceHelp = kTraceHelpHead + kindsHelp() + kTraceHelpTail;
 const std::string kAddHelp = kAddHelpHead + kindsHelp() + kAddHelpTail;
 
-const char* const kListHelp = R"(Usage: probectl list
+const char* const kListHelp = R"(Usage: probectl list [--format text|json]
 
 Lists every probe in probectl.ko: id, kind, location, address, owner (netlink port
 of the owning process, '-' for persistent), persistent, enabled, and the counters
@@ -280,6 +289,7 @@ Examples:
 
 const char* const kBenchHelp =
     R"(Usage: probectl bench [-n N] [--threads T] [--repeat R] [--tracers LIST] [-o DIR]
+                      [--workload PATH] [--no-plot]
 
 Runs the standard workloads (tests/bench/bench_workload) untraced and under every
 tracer available here, one after the other, and prints them side by side:
@@ -309,6 +319,16 @@ Examples (make bench runs the first in the VM on every test kernel):
 
 }  // namespace
 
+// trace's options but --format: record writes its own.
+boost::program_options::options_description recordOptionsDescription() {
+    const boost::program_options::options_description trace = traceOptionsDescription();
+    boost::program_options::options_description d("Options");
+    for (const auto& opt : trace.options())
+        if (opt->long_name() != "format")
+            d.add(opt);
+    return d;
+}
+
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
         {"trace", "trace events of probes until a command exits or Ctrl-C", kTraceHelp.c_str(),
@@ -320,7 +340,7 @@ const std::vector<Command>& commands() {
         {"latency", "entry-to-return time of return probes as a histogram", kLatencyHelp,
          [] { return aggrOptionsDescription(AggrMode::Latency); }, runLatency},
         {"record", "trace into a recording file (report prints or converts it)", kRecordHelp,
-         [] { return traceOptionsDescription(); }, runRecord},
+         [] { return recordOptionsDescription(); }, runRecord},
         {"report", "print a recording, or convert it into a trace file", kReportHelp,
          [] { return reportOptionsDescription(); }, runReport},
         {"add", "add one probe (--persist to keep it)", kAddHelp.c_str(),

@@ -344,8 +344,9 @@ Examples:
 )";
 
 const char* const kHistHelp =
-    R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP]
-                     [-p PID]... [-f] [--duration SEC] [--format json] [-- CMD]
+    R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
+                     [--max-entries N] [-p PID]... [-f] [--duration SEC] [--format json]
+                     [-- CMD [ARGS...]]
 
 A histogram of the integer fetch argument FIELD of SPEC, kept in the kernel: log2
 buckets as bpftrace's hist() ([0], [1], [2, 4), [4, 8), ..., and (..., 0) for
@@ -360,8 +361,9 @@ Examples:
 )";
 
 const char* const kLatencyHelp =
-    R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP]
-                        [-p PID]... [-f] [--duration SEC] [--format json] [-- CMD]
+    R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
+                        [--max-entries N] [-p PID]... [-f] [--duration SEC]
+                        [--format json] [-- CMD [ARGS...]]
 
 The time from entry to return of kretprobe:, uretprobe: and syscall: probes, as a
 log2 histogram in the kernel (bounds shown in ns, us, ms), one per probe (and per

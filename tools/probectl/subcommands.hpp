@@ -29,7 +29,8 @@ struct TraceOptions {
     std::string match_comm;
     std::uint32_t maxactive = 0;        // --maxactive N for kretprobes (1..4096), 0 = default
     std::string output;                 // -o FILE, "" = stdout
-    double duration = 0;                // --duration SEC, 0 = until Ctrl-C / command exit
+    double duration = 0;                // --duration in seconds, 0 = until Ctrl-C / command exit
+    std::string duration_text;          // --duration as written: 2, 1.5, 500ms, 10s, 2m, 1h
     std::vector<std::string> command;   // everything after "--"
     bool follow = false;                // -f: also the processes they fork from now on
     std::string backend = "kernel";     // --backend kernel|ptrace
@@ -57,6 +58,12 @@ int runTrace(const std::vector<std::string>& args, Io& io);
 class TraceSink;  // trace_sink.hpp
 int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, TraceSink& sink,
              const std::function<int()>& caught_signal);
+// --duration's TIME in seconds: a positive number, with an optional unit ms, s, m or h;
+// nullopt when it is none.
+std::optional<double> parseDuration(const std::string& text);
+// How the "Tracing N probes..." line says the trace ends: with the command, after
+// --duration (as written), on Ctrl-C.
+std::string traceEnd(const TraceOptions& o);
 // What the "Tracing N probes..." line says is traced: " in 'CMD' (pid N)", " in pids A, B",
 // both joined with "and" (-p and -- CMD trace both), or " system-wide".
 std::string traceTarget(const std::string& command, pid_t child_pid,
@@ -165,8 +172,9 @@ Parsed<BenchOptions> parseBenchOptions(const std::vector<std::string>& args);
 boost::program_options::options_description benchOptionsDescription(BenchOptions* o = nullptr);
 int runBench(const std::vector<std::string>& args, Io& io);
 
-// Parses a spec argument; a bad spec is a usage error carrying the caret rendering.
-Parsed<ProbeSpec> parseSpecArgument(const std::string& text);
+// Parses a spec argument; a bad spec is a usage error carrying the caret rendering, or
+// what the word most likely was (spec_hints.hpp; `command_allowed`: trace's `-- CMD`).
+Parsed<ProbeSpec> parseSpecArgument(const std::string& text, bool command_allowed = false);
 // parseOnePositional for a command taking exactly one probe spec ("CMD takes exactly one
 // probe spec"), parsed: the spec, or nullopt when --help was given.
 Parsed<std::optional<ProbeSpec>> parseOneSpec(const char* command,

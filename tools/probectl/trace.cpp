@@ -8,8 +8,12 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
+#include <ext/stdio_filebuf.h>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -17,6 +21,7 @@
 #include "probectl/ptrace_session.hpp"
 #include "probectl/session.hpp"
 #include "probectl/syscall_probe.hpp"
+#include "spec_hints.hpp"
 #include "subcommands.hpp"
 #include "trace_sink.hpp"
 #include "uapi/probectl.h"
@@ -125,6 +130,41 @@ Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
 
 }  // namespace
 
+std::optional<double> parseDuration(const std::string& text) {
+    static constexpr std::array<std::pair<std::string_view, double>, 4> kUnits{
+        {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}}};
+    std::size_t digits = 0;
+    while (digits < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
+        digits++;
+    const std::string_view unit = std::string_view(text).substr(digits);
+    double scale = unit.empty() ? 1 : 0;
+    for (const auto& [name, s] : kUnits)
+        if (unit == name)
+            scale = s;
+    if (digits == 0 || scale == 0)
+        return std::nullopt;
+    char* end = nullptr;
+    const std::string number = text.substr(0, digits);
+    const double v = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() + number.size() || !(v > 0))
+        return std::nullopt;
+    return v * scale;
+}
+
+std::string traceEnd(const TraceOptions& o) {
+    // As written, with the unit plain seconds leave out.
+    const bool plain = !o.duration_text.empty() &&
+                       std::isdigit(static_cast<unsigned char>(o.duration_text.back()));
+    const std::string after = o.duration > 0
+                                  ? fmt::format("after {}{}", o.duration_text, plain ? "s" : "")
+                                  : std::string();
+    if (!o.command.empty())
+        return after.empty() ? "Ends when the command exits or on Ctrl-C."
+                             : fmt::format("Ends when the command exits, {} or on Ctrl-C.", after);
+    return after.empty() ? "Hit Ctrl-C to end." : fmt::format("Ends {} or on Ctrl-C.", after);
+}
+
 std::string traceTarget(const std::string& command, pid_t child_pid,
                         const std::vector<std::uint32_t>& pids) {
     std::string out;
@@ -169,8 +209,9 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "ctf (a CTF 1.8 directory, for babeltrace2), record (probectl report's input)")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
          "write events and summary to FILE instead of stdout (a directory for --format ctf)")
-        ("duration,d", po::value<double>(o ? &o->duration : nullptr)->value_name("SEC"),
-         "stop after SEC seconds")
+        ("duration,d", po::value<std::string>(o ? &o->duration_text : nullptr)
+             ->value_name("TIME"),
+         "stop after TIME: seconds (2.5), or with a unit: 500ms, 10s, 2m, 1h")
         ("backend", po::value<std::string>(o ? &o->backend : nullptr)->value_name("NAME"),
          "kernel (probectl.ko, the default) or ptrace (breakpoints and syscall stops from "
          "this process, like gdb and strace: no module needed, far slower; uprobe, "
@@ -201,8 +242,14 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
     auto desc = traceOptionsDescription(&o);
     po::variables_map vm;
     auto r = parsePositionals(mine, desc, "spec", "probe spec", vm);
-    if (!r)
+    if (!r) {
+        // `trace syscall:openat ls -al`: -al is no option here because ls lacks its `--`.
+        for (const auto& w : mine)
+            if (!w.starts_with('-') && !parseProbeSpec(w))
+                if (std::string hint = notASpecHint(w, true); !hint.empty())
+                    return UsageError{r.error().message + "\n" + hint};
         return std::move(r).error();
+    }
     o.help = r->help;
     if (o.help)
         return o;
@@ -226,7 +273,7 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
     if (all_specs.empty())
         return UsageError{"no probe spec given (e.g. probectl trace syscall:openat -- ls)"};
     for (const auto& s : all_specs) {
-        auto spec = parseSpecArgument(s);
+        auto spec = parseSpecArgument(s, true);
         if (!spec)
             return std::move(spec).error();
         o.specs.push_back(std::move(*spec));
@@ -252,8 +299,15 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
             "--pid, --tid, --uid and --comm filter in the kernel: with "
             "--backend=ptrace use -p/--attach, or a predicate such as "
             "'uprobe:... if $comm ~ \"ls*\"'"};
-    if (vm.count("duration") && !(o.duration > 0))
-        return UsageError{"--duration must be a positive number of seconds"};
+    if (vm.count("duration")) {
+        auto secs = parseDuration(o.duration_text);
+        if (!secs)
+            return UsageError{
+                fmt::format("--duration '{}': expected a positive time, in seconds "
+                            "(2.5) or with a unit (500ms, 10s, 2m, 1h)",
+                            o.duration_text)};
+        o.duration = *secs;
+    }
     for (auto pid : o.pids)
         if (pid == 0)
             return UsageError{"-p 0 is not a process id"};

@@ -32,11 +32,11 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, TraceSink& sink,
     const bool has_command = !o.command.empty();
     const std::string via =
         tracer.backend() == "kernel" ? std::string() : fmt::format(" with {}", tracer.backend());
-    io.err << fmt::format(
-        "Tracing {} probe{}{}{}. {}\n", o.specs.size(), o.specs.size() == 1 ? "" : "s",
-        traceTarget(has_command ? o.command[0] : std::string(),
-                    has_command ? tracer.commandPid() : 0, o.pids),
-        via, has_command ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
+    io.err << fmt::format("Tracing {} probe{}{}{}. {}\n", o.specs.size(),
+                          o.specs.size() == 1 ? "" : "s",
+                          traceTarget(has_command ? o.command[0] : std::string(),
+                                      has_command ? tracer.commandPid() : 0, o.pids),
+                          via, traceEnd(o));
     sink.begin(t0, TraceClocks::now());
 
     auto onEvent = [&](const Event& ev) { sink.event(ev); };

@@ -52,8 +52,9 @@ struct Event {
     // Session, empty from Client::consume.
     std::vector<FetchedValue> values;
     // syscall:NAME probes printed like strace: the plan their `fetched` values follow
-    // (syscall_probe.hpp; syscallRecord() rebuilds the call). Owned by the session that
-    // filled it, valid as long as that session; null for every other probe.
+    // (syscall_probe.hpp; syscallRecord() rebuilds the call), or with the spec's own fetch
+    // arguments (`values`) only the syscall's name. Owned by the session that filled it,
+    // valid as long as that session; null for every other probe.
     const SyscallPlan* syscall = nullptr;
     // With `syscall`: the call returned (retval valid); false for exit_group's entry.
     bool syscall_returned = false;

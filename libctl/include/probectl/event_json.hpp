@@ -17,6 +17,8 @@
 //                   string/ustring -> string, TYPE[N] -> array of the above;
 //                   a value whose read faulted -> null, and its name is listed in "faults".
 //                   A faulted value is never an empty string or 0.
+//                 Without fetch arguments (and not a return): the six argument registers,
+//                 "arg1".."arg6" -> "0x..." (numbered as $arg1..$arg6 fetch them).
 //   "faults":     names of the faulted values (present only when there is one)
 //   "truncated":  names of strings cut at the fetch bound (present only when there is one)
 //   "retval":     return value, signed number (return probes and syscalls)

@@ -2,10 +2,12 @@
 // object (schema in event_json.hpp) come from the same calls.
 //
 // Text event line:
-//   TIME(s since t0, 6 decimals) [CPU] COMM TID PROBE  arg0=0x.. ... arg5=0x..
+//   TIME(s since t0, 6 decimals) [CPU] COMM TID PROBE  arg1=0x.. ... arg6=0x.. ($arg1..$arg6)
 //   ... PROBE  ret=N (0x..) lat=12.3us          (returns without fetch arguments)
 //   ... PROBE  name=value ... [lat=..]          (fetch arguments; PROBE is the location)
 //   ... syscall:NAME  openat(AT_FDCWD, "/etc/passwd", O_RDONLY) = 3
+//   ... syscall:NAME  name=value ... = -1 ENOENT (No such file or directory) lat=..
+//                                               (a syscall spec with fetch arguments)
 // TID is the thread id (Event::pid); JSON carries both "pid" (tgid) and "tid".
 #pragma once
 

@@ -42,6 +42,9 @@ class HeldCommand {
     // in PATH", or a path that does not exist), EACCES (not executable), errno of
     // pipe/fork, ECHILD (the child died before parking: the parent died meanwhile).
     static Result<HeldCommand> spawn(const std::vector<std::string>& argv);
+    // The file spawn() would run for `name` (execvp's PATH search; a name with a '/' as it
+    // is). Errors: ENOENT, EACCES, as spawn().
+    static Result<std::string> findCommand(const std::string& name);
     HeldCommand(HeldCommand&& o) noexcept;
     // The command this one held is killed and reaped first (see the destructor).
     HeldCommand& operator=(HeldCommand&& o) noexcept;

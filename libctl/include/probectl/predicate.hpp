@@ -8,7 +8,8 @@
 //   unary    := '!' unary | '(' expr ')' | test
 //   test     := FIELD OP LITERAL | LITERAL OP FIELD | FIELD '&' INT | FIELD
 //   OP       := == != < <= > >=   (integers)     == != ~ !~   (strings)
-//   FIELD    := a fetch argument NAME, or $pid $tid $uid $cpu $comm (no fetch needed)
+//   FIELD    := a fetch argument NAME, or $pid $tid $uid $cpu $comm (no fetch needed), or
+//               $retval (s64) in return probes: kretprobe, uretprobe, syscall
 //   LITERAL  := INT (decimal, 0x hex, optionally negative) | "string" (escapes \" \\ \n \t
 //               \xHH)
 //
@@ -54,6 +55,7 @@ enum class PredicateFieldKind : std::uint8_t {
     Uid,      // current uid
     Cpu,      // processor id
     Comm,     // current->comm (string)
+    Retval,   // the return value (s64), return probes only
 };
 
 struct PredicateNode;
@@ -87,8 +89,17 @@ struct PredicateNode {
 // of the field's range, ordering or '&' on a string, comparison of two fields or two
 // literals, array field, nesting deeper than 16 parentheses/negations.
 Result<PredicateNodePtr, SpecError> parsePredicate(std::string_view input,
-                                             const std::vector<FetchArg>& args,
-                                             std::size_t begin = 0);
+                                                   const std::vector<FetchArg>& args,
+                                                   std::size_t begin = 0);
+
+struct PredicateOptions {
+    // The probe fires at a return (kretprobe, uretprobe, a syscall that returns): $retval.
+    bool is_return = false;
+};
+// parsePredicate for a probe described by `opts`; the overload above has no $retval.
+Result<PredicateNodePtr, SpecError> parsePredicate(std::string_view input,
+                                                   const std::vector<FetchArg>& args,
+                                                   std::size_t begin, const PredicateOptions& opts);
 
 // ---- compiled form ----------------------------------------------------------------------
 //
@@ -142,7 +153,8 @@ Result<std::string> encodeFilterStrings(const FilterProgram& prog);
 // string fields: Comm, or an Arg the kernel knows is a string: `arg_is_string[i]`); string
 // index in range; integer widths 1/2/4/8; Arg index < arg_is_string.size(); the stack
 // never underflows, never exceeds kFilterMaxStack, and ends with exactly one value.
-Result<void> validatePredicateProgram(const FilterProgram& prog, std::span<const bool> arg_is_string);
+Result<void> validatePredicateProgram(const FilterProgram& prog,
+                                      std::span<const bool> arg_is_string);
 
 // Evaluates a program on host-side values: the reference semantics the kernel interpreter
 // must match, used by tests and by the ptrace backend. `ints[i]`/`strs[i]` hold argument i
@@ -155,6 +167,7 @@ struct PredicateValues {
     std::vector<bool> faulted;
     std::uint32_t pid = 0, tid = 0, uid = 0, cpu = 0;
     std::string comm;
+    std::uint64_t retval = 0;
 };
 bool evalPredicate(const FilterProgram& prog, const PredicateValues& v);
 

@@ -115,5 +115,9 @@ struct ProbeSpec {
 // Parses one spec. Never touches the system (resolution is KernelSymbols' job).
 Result<ProbeSpec, SpecError> parseProbeSpec(std::string_view text);
 
+// Whether the spec's probe fires at a return, where $retval exists: kretprobe, uretprobe,
+// and syscall (the wrapper's kretprobe), except the syscalls that never return.
+bool firesAtReturn(const ProbeSpec& spec);
+
 }  // namespace probectl
 #pragma GCC visibility pop

@@ -22,13 +22,20 @@ namespace probectl {
 //           ("is probectl.ko loaded?", "needs CAP_SYS_ADMIN or CAP_PERFMON").
 //  extack:  the kernel's extack text alone (NLMSGERR_ATTR_MSG), empty when the kernel sent
 //           none; lets tests assert on the kernel's own wording.
+//  usage:   the caller's input is wrong whatever the system (a spec or predicate that
+//           does not parse or type-check, a spec the backend cannot run), not the system's
+//           refusal; the CLI exits 2 for these, 1 for the others.
 struct Error {
     int err = 0;
     std::string message;
     std::string extack;
+    bool usage = false;
 
-    // "message (strerror(err))", the form printed by the CLI; just "message" for errnos whose
-    // libc text misleads (EILSEQ, ENOTUNIQ, ERANGE; ENOENT when the message says "unknown").
+    // "message (strerror(err))", the form printed by the CLI; just "message" when libc's text
+    // would repeat or contradict it: the message holds it already, ends in its own hint
+    // (')' or '?'), or comes with the kernel's extack; errnos whose text misleads (EILSEQ,
+    // ENOTUNIQ, ERANGE, EPROTO, EBADMSG; ENOENT when the message says "unknown", "not found"
+    // or "no such").
     std::string describe() const;
 };
 

@@ -82,8 +82,8 @@ struct SessionProbe {
     std::uint64_t delivered = 0;  // records received by this session (userspace count)
     // Its fetch arguments (the spec's, or a USDT probe's own arg1..argN): Event::values.
     std::vector<FetchArg> fetch_args;
-    // syscall:NAME without fetch arguments of its own: what is fetched for the strace line
-    // (Event::syscall points here); null otherwise.
+    // syscall:NAME: what is fetched for the strace line without fetch arguments of its own,
+    // only the syscall's name with them (Event::syscall points here); null otherwise.
     std::shared_ptr<const SyscallPlan> syscall;
 };
 

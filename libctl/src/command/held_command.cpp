@@ -102,7 +102,7 @@ Result<std::string> resolveCommand(const std::string& name) {
         const std::size_t end = path.find(':', pos);
         std::string dir = path.substr(pos, end == std::string::npos ? end : end - pos);
         const std::string file = (dir.empty() ? std::string(".") : dir) + "/" + name;
-        struct stat st{};
+        struct stat st {};
         if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
             if (::access(file.c_str(), X_OK) == 0)
                 return file;
@@ -113,12 +113,16 @@ Result<std::string> resolveCommand(const std::string& name) {
         pos = end + 1;
     }
     if (first_err == EACCES)
-        return makeError(EACCES, fmt::format("cannot run '{}': found in PATH but not executable",
-                                             name));
+        return makeError(EACCES,
+                         fmt::format("cannot run '{}': found in PATH but not executable", name));
     return makeError(ENOENT, fmt::format("cannot run '{}': command not found in PATH", name));
 }
 
 }  // namespace
+
+Result<std::string> HeldCommand::findCommand(const std::string& name) {
+    return resolveCommand(name);
+}
 
 Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
     if (argv.empty())

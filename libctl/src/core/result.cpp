@@ -1,24 +1,45 @@
 #include "probectl/result.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 namespace probectl {
 
 namespace {
 
-// errnos whose libc text would mislead next to our messages: EILSEQ is "Invalid or
-// incomplete multibyte or wide character", ENOTUNIQ "Name not unique on network", ERANGE
-// "Numerical result out of range". The message says what is wrong; the code adds nothing.
-bool strerrorMisleads(int err, const std::string& message) {
+bool containsNoCase(std::string_view text, std::string_view what) {
+    return std::search(text.begin(), text.end(), what.begin(), what.end(), [](char a, char b) {
+               return std::tolower(static_cast<unsigned char>(a)) ==
+                      std::tolower(static_cast<unsigned char>(b));
+           }) != text.end();
+}
+
+// When libc's text adds nothing or misleads next to the message. Misleading: EILSEQ is
+// "Invalid or incomplete multibyte or wide character", ENOTUNIQ "Name not unique on
+// network", ERANGE "Numerical result out of range", EPROTO "Protocol error", EBADMSG "Bad
+// message"; an ENOENT about a name ("unknown kernel symbol 'x'", "family ... not found")
+// reads like a file error. Nothing to add: the message says it already ("x: No such file or
+// directory", "no such process"), ends in its own hint ("... (sudo insmod ...)", "...?"),
+// or carries the kernel's own explanation (extack).
+bool strerrorAddsNothing(int err, const std::string& message, const std::string& extack,
+                         std::string_view text) {
+    if (containsNoCase(message, text) || !extack.empty())
+        return true;
+    if (message.ends_with(')') || message.ends_with('?'))
+        return true;
     switch (err) {
         case EILSEQ:
         case ENOTUNIQ:
         case ERANGE:
+        case EPROTO:
+        case EBADMSG:
             return true;
         case ENOENT:
-            // "unknown kernel symbol 'x' (No such file or directory)" reads like a file error.
-            return message.find("unknown") != std::string::npos;
+            return containsNoCase(message, "unknown") || containsNoCase(message, "not found") ||
+                   containsNoCase(message, "no such");
         default:
             return false;
     }
@@ -32,7 +53,7 @@ std::string Error::describe() const {
     std::string s = std::strerror(err);
     if (message.empty())
         return s;
-    if (strerrorMisleads(err, message))
+    if (strerrorAddsNothing(err, message, extack, s))
         return message;
     return message + " (" + s + ")";
 }

@@ -57,7 +57,8 @@ static_assert(static_cast<int>(PredicateOpcode::Test) == PROBECTL_FILTER_TEST &&
 static_assert(static_cast<int>(PredicateCmp::Glob) == PROBECTL_FILTER_GLOB &&
               static_cast<int>(PredicateCmp::Mask) == PROBECTL_FILTER_MASK);
 static_assert(static_cast<int>(PredicateFieldKind::Uid) == PROBECTL_FILTER_FIELD_UID &&
-              static_cast<int>(PredicateFieldKind::Comm) == PROBECTL_FILTER_FIELD_COMM);
+              static_cast<int>(PredicateFieldKind::Comm) == PROBECTL_FILTER_FIELD_COMM &&
+              static_cast<int>(PredicateFieldKind::Retval) == PROBECTL_FILTER_FIELD_RETVAL);
 static_assert(kFilterFlagSigned == PROBECTL_FILTER_F_SIGNED &&
               kFilterFlagString == PROBECTL_FILTER_F_STRING);
 static_assert(kFilterMaxInsns == PROBECTL_FILTER_MAX_INSNS);

@@ -319,7 +319,7 @@ class ArgParser : Scanner {
             if (k == K::Retval && !opts_.is_return)
                 return fail(dollar,
                             "$retval is only available in return probes (kretprobe:, "
-                            "uretprobe:)");
+                            "uretprobe:, syscall:)");
             node.kind = k;
             return std::make_shared<const FetchSource>(std::move(node));
         }

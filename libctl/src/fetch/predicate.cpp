@@ -36,8 +36,9 @@ bool hasGlobChar(std::string_view s) {
 
 class Parser : Scanner {
   public:
-    Parser(std::string_view input, std::size_t begin, const std::vector<FetchArg>& args)
-        : Scanner(input, begin), args_(args) {}
+    Parser(std::string_view input, std::size_t begin, const std::vector<FetchArg>& args,
+           const PredicateOptions& opts)
+        : Scanner(input, begin), args_(args), opts_(opts) {}
 
     Result<PredicateNodePtr, SpecError> run() {
         auto t = next();
@@ -282,13 +283,21 @@ class Parser : Scanner {
         return test();
     }
 
+    bool isArgName(std::string_view name) const {
+        for (const auto& a : args_)
+            if (a.name == name)
+                return true;
+        return false;
+    }
+
     bool isOperand(const Token& t) const {
         return t.kind == Token::Kind::Ident || t.kind == Token::Kind::Special ||
                t.kind == Token::Kind::Int || t.kind == Token::Kind::Str;
     }
 
     std::string describe(const Token& t) const {
-        return t.kind == Token::Kind::End ? "the end of the predicate" : fmt::format("'{}'", t.text);
+        return t.kind == Token::Kind::End ? "the end of the predicate"
+                                          : fmt::format("'{}'", t.text);
     }
 
     Result<PredicateNodePtr, SpecError> test() {
@@ -329,10 +338,18 @@ class Parser : Scanner {
             return std::move(k).error();
         const bool right_is_field =
             right.kind == Token::Kind::Ident || right.kind == Token::Kind::Special;
-        if (left_is_field && right_is_field)
+        if (left_is_field && right_is_field) {
+            // `$comm == cat`: a bare word that names no fetch argument meant a string.
+            for (const Token* t : {&right, &left})
+                if (t->kind == Token::Kind::Ident && !isArgName(t->text))
+                    return fail(t->pos, fmt::format("'{}' is no field: string literals need "
+                                                    "double quotes, \"{}\" (inside the spec's "
+                                                    "single quotes)",
+                                                    t->text, t->text));
             return fail(right.pos,
                         "compare a field with a literal: two fields cannot be "
                         "compared in the kernel");
+        }
         if (!left_is_field && !right_is_field)
             return fail(left.pos, "compare a field with a literal: neither side is a field");
         if (left_is_field)
@@ -363,9 +380,10 @@ class Parser : Scanner {
     }
 
     // Resolves the field token and checks the literal against its type.
-    Result<PredicateNodePtr, SpecError> build(const Token& field, PredicateCmp cmp, const Token& lit,
-                                           std::size_t op_pos, bool explicit_op,
-                                           std::optional<std::size_t> column = std::nullopt) {
+    Result<PredicateNodePtr, SpecError> build(const Token& field, PredicateCmp cmp,
+                                              const Token& lit, std::size_t op_pos,
+                                              bool explicit_op,
+                                              std::optional<std::size_t> column = std::nullopt) {
         PredicateNode node;
         node.kind = PredicateNode::Kind::Test;
         node.column = (column ? *column : field.pos) + 1;
@@ -373,13 +391,15 @@ class Parser : Scanner {
         node.cmp = cmp;
         bool field_is_string = false;
         if (field.kind == Token::Kind::Special) {
-            static constexpr std::array<std::pair<std::string_view, PredicateFieldKind>, 5> kSpecials{{
-                {"$pid", PredicateFieldKind::Pid},
-                {"$tid", PredicateFieldKind::Tid},
-                {"$uid", PredicateFieldKind::Uid},
-                {"$cpu", PredicateFieldKind::Cpu},
-                {"$comm", PredicateFieldKind::Comm},
-            }};
+            static constexpr std::array<std::pair<std::string_view, PredicateFieldKind>, 6>
+                kSpecials{{
+                    {"$pid", PredicateFieldKind::Pid},
+                    {"$tid", PredicateFieldKind::Tid},
+                    {"$uid", PredicateFieldKind::Uid},
+                    {"$cpu", PredicateFieldKind::Cpu},
+                    {"$comm", PredicateFieldKind::Comm},
+                    {"$retval", PredicateFieldKind::Retval},
+                }};
             bool found = false;
             for (const auto& [name, kind] : kSpecials)
                 if (name == field.text) {
@@ -388,10 +408,19 @@ class Parser : Scanner {
                 }
             if (!found)
                 return fail(field.pos, fmt::format("unknown variable '{}' (filters know $pid "
-                                                   "$tid $uid $cpu $comm and fetched names)",
+                                                   "$tid $uid $cpu $comm, $retval in return "
+                                                   "probes, and fetched names)",
                                                    field.text));
+            if (node.field == PredicateFieldKind::Retval && !opts_.is_return)
+                return fail(field.pos,
+                            "$retval is only available in return probes (kretprobe:, "
+                            "uretprobe:, syscall:)");
             field_is_string = node.field == PredicateFieldKind::Comm;
             node.width = field_is_string ? 0 : 4;
+            if (node.field == PredicateFieldKind::Retval) {
+                node.width = 8;
+                node.is_signed = true;
+            }
         } else {
             std::size_t i = 0;
             for (; i < args_.size(); ++i)
@@ -456,7 +485,8 @@ class Parser : Scanner {
         const unsigned bits = node.width * 8u;
         const std::string type = node.field == PredicateFieldKind::Arg
                                      ? std::string(toString(args_[node.arg_index].type))
-                                     : "u32";
+                                 : node.field == PredicateFieldKind::Retval ? "s64"
+                                                                            : "u32";
         if (lit.negative) {
             if (!node.is_signed || mask)
                 return fail(lit.pos, fmt::format("{} is negative but '{}' is {}{}", lit.text,
@@ -481,6 +511,7 @@ class Parser : Scanner {
     }
 
     const std::vector<FetchArg>& args_;
+    PredicateOptions opts_;
     Token tok_;
 };
 
@@ -547,8 +578,9 @@ struct Compiler {
                 if (!r.ok())
                     return r;
                 FilterInsn in;
-                in.op = static_cast<std::uint8_t>(
-                    n.kind == PredicateNode::Kind::And ? PredicateOpcode::And : PredicateOpcode::Or);
+                in.op = static_cast<std::uint8_t>(n.kind == PredicateNode::Kind::And
+                                                      ? PredicateOpcode::And
+                                                      : PredicateOpcode::Or);
                 return push(in, -1);
             }
         }
@@ -646,8 +678,16 @@ std::string PredicateNode::str() const {
 }
 
 Result<PredicateNodePtr, SpecError> parsePredicate(std::string_view input,
-                                             const std::vector<FetchArg>& args, std::size_t begin) {
-    return Parser(input, begin, args).run();
+                                                   const std::vector<FetchArg>& args,
+                                                   std::size_t begin) {
+    return parsePredicate(input, args, begin, PredicateOptions{});
+}
+
+Result<PredicateNodePtr, SpecError> parsePredicate(std::string_view input,
+                                                   const std::vector<FetchArg>& args,
+                                                   std::size_t begin,
+                                                   const PredicateOptions& opts) {
+    return Parser(input, begin, args, opts).run();
 }
 
 Result<FilterProgram> compilePredicate(const PredicateNode& root) {
@@ -671,7 +711,8 @@ Result<std::string> encodeFilterStrings(const FilterProgram& prog) {
     return out;
 }
 
-Result<void> validatePredicateProgram(const FilterProgram& prog, std::span<const bool> arg_is_string) {
+Result<void> validatePredicateProgram(const FilterProgram& prog,
+                                      std::span<const bool> arg_is_string) {
     auto bad = [](std::size_t i, std::string what) {
         return makeError(EINVAL, fmt::format("filter insn {}: {}", i, what));
     };
@@ -688,7 +729,7 @@ Result<void> validatePredicateProgram(const FilterProgram& prog, std::span<const
             case PredicateOpcode::Test: {
                 if (in.cmp > static_cast<std::uint8_t>(PredicateCmp::Mask))
                     return bad(i, fmt::format("unknown comparison {}", in.cmp));
-                if (in.field_kind > static_cast<std::uint8_t>(PredicateFieldKind::Comm))
+                if (in.field_kind > static_cast<std::uint8_t>(PredicateFieldKind::Retval))
                     return bad(i, fmt::format("unknown field kind {}", in.field_kind));
                 if ((in.flags & ~(kFilterFlagSigned | kFilterFlagString)) != 0)
                     return bad(i, fmt::format("unknown flags {:#x}", in.flags));
@@ -704,8 +745,8 @@ Result<void> validatePredicateProgram(const FilterProgram& prog, std::span<const
                                             : "string comparison on an integer field");
                 const auto cmp = static_cast<PredicateCmp>(in.cmp);
                 if (is_string) {
-                    if (cmp != PredicateCmp::Eq && cmp != PredicateCmp::Ne && cmp != PredicateCmp::Glob &&
-                        cmp != PredicateCmp::NotGlob)
+                    if (cmp != PredicateCmp::Eq && cmp != PredicateCmp::Ne &&
+                        cmp != PredicateCmp::Glob && cmp != PredicateCmp::NotGlob)
                         return bad(i, "strings compare with == != ~ !~ only");
                     if (in.value >= prog.strings.size())
                         return bad(i, fmt::format("string {} does not exist", in.value));
@@ -779,6 +820,9 @@ bool evalPredicate(const FilterProgram& prog, const PredicateValues& v) {
                             break;
                         case PredicateFieldKind::Cpu:
                             raw = v.cpu;
+                            break;
+                        case PredicateFieldKind::Retval:
+                            raw = v.retval;
                             break;
                         default:
                             raw = v.ints.at(in.arg_index);

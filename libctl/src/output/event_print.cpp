@@ -1,6 +1,8 @@
 // Event records through a Printer (formats in event_print.hpp and event_json.hpp).
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "probectl/event_json.hpp"
 #include "probectl/event_print.hpp"
 #include "probectl/syscall_probe.hpp"
@@ -10,9 +12,10 @@ namespace probectl {
 namespace {
 
 // Keys and text formats of the raw argument registers: static, so no per-event building.
-constexpr std::string_view kArgKey[kEventArgs] = {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5"};
-constexpr std::string_view kArgFmt[kEventArgs] = {" arg0={:#x}", " arg1={:#x}", " arg2={:#x}",
-                                                  " arg3={:#x}", " arg4={:#x}", " arg5={:#x}"};
+// Numbered from 1 like $arg1..$arg6, so a value read here is fetched by the same name.
+constexpr std::string_view kArgKey[kEventArgs] = {"arg1", "arg2", "arg3", "arg4", "arg5", "arg6"};
+constexpr std::string_view kArgFmt[kEventArgs] = {" arg1={:#x}", " arg2={:#x}", " arg3={:#x}",
+                                                  " arg4={:#x}", " arg5={:#x}", " arg6={:#x}"};
 
 void printLatency(Printer& p, std::string_view text_fmt, std::uint64_t ns) {
     p.u64(Show::Json, "latency_ns", {}, ns);
@@ -95,7 +98,7 @@ void printEventHeader(Printer& p) {
 }
 
 void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
-    if (f.strace && ev.syscall && !p.json())
+    if (f.strace && ev.syscall && ev.values.empty() && !p.json())
         return printStraceLine(p, ev, f);
     p.beginRecord("event");
     p.u64(Show::Json, "ts_ns", {}, ev.timestamp_ns);
@@ -124,7 +127,19 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
     p.str(Show::Json, "probe", {}, ev.spec);
     p.u64(Show::Json, "probe_id", {}, ev.probe_id);
     p.hex(Show::Json, "ip", {}, ev.ip);
-    if (ev.syscall) {
+    if (ev.syscall && !ev.values.empty()) {
+        // The spec's own fetch arguments replace the decoded call; the return stays, as on
+        // every syscall line.
+        printValues(p, ev.values);
+        std::optional<std::int64_t> ret;
+        if (ev.syscall_returned) {
+            ret = static_cast<std::int64_t>(ev.retval);
+            p.s64(Show::Json, "retval", {}, *ret);
+        }
+        p.str(Show::Text, {}, " {}", straceReturn(ev.syscall->name, ret));
+        if (ev.syscall_returned)
+            printLatency(p, " lat={}", ev.latency_ns);
+    } else if (ev.syscall) {
         // The strace line shows the values in text; JSON has them as args too.
         if (!ev.values.empty() && p.json())
             printValues(p, ev.values);

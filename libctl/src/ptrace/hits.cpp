@@ -98,6 +98,7 @@ void Engine::emit(Thread& t, Probe& p, Event& ev) {
         v.tid = ev.pid;
         v.cpu = ev.cpu;
         v.comm = ev.comm;
+        v.retval = ev.retval;  // set at returns and syscall exits, where $retval is allowed
         if (p.filter_uid)
             v.uid = readUid(t.tid);
         if (!evalPredicate(p.filter, v)) {

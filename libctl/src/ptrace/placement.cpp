@@ -57,22 +57,29 @@ Result<void> Engine::setupSites(Probe& p, const ProbeSpec& spec) {
 Result<std::uint32_t> Engine::addProbe(const ProbeSpec& spec) {
     const std::string text = spec.text.empty() ? spec.str() : spec.text;
     // Syscalls are stops of the traced task; every other kernel kind needs the module.
+    // Both are the command line's mistake on any system: usage errors.
+    auto refuse = [](std::string message) {
+        Error e = makeError(EOPNOTSUPP, std::move(message));
+        e.usage = true;
+        return e;
+    };
     if (!isUserSpace(spec.kind) && kindInfo(spec.kind).family != KindFamily::Syscall)
-        return makeError(EOPNOTSUPP,
-                         fmt::format("{}: {} probes are in the kernel, which ptrace cannot "
-                                     "reach (use --backend=kernel)",
-                                     text, toString(spec.kind)));
+        return refuse(
+            fmt::format("{}: {} probes are in the kernel, which ptrace cannot "
+                        "reach (use --backend=kernel)",
+                        text, toString(spec.kind)));
     if (!spec.fetch_args.empty())
-        return makeError(EOPNOTSUPP,
-                         fmt::format("{}: the ptrace backend records the argument registers "
-                                     "only; fetch arguments need --backend=kernel",
-                                     text));
+        return refuse(
+            fmt::format("{}: the ptrace backend records the argument registers "
+                        "only; fetch arguments need --backend=kernel",
+                        text));
     auto p = std::make_unique<Probe>();
     p->info.spec = text;
     if (!spec.predicate.empty()) {
         // Only $pid $tid $uid $cpu $comm can be named here (no fetch arguments), the same
         // fields and semantics as the kernel's predicate, so both backends keep the same hits.
-        auto node = parsePredicate(text, {}, spec.predicate_begin);
+        auto node =
+            parsePredicate(text, {}, spec.predicate_begin, PredicateOptions{firesAtReturn(spec)});
         if (!node)
             return toError(node.error());
         auto prog = compilePredicate(**node);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "probectl/fetch_decode.hpp"
@@ -45,6 +46,13 @@ Result<std::vector<ResolvedProbe>> kernelSymbol(const ProbeSpec& spec, const Res
     return one(std::move(p));
 }
 
+bool readsRetval(const FetchSource* s) {
+    for (; s; s = s->inner.get())
+        if (s->kind == FetchSource::Kind::Retval)
+            return true;
+    return false;
+}
+
 Result<std::vector<ResolvedProbe>> syscall(const ProbeSpec& spec, const ResolveContext& ctx) {
     const KernelSymbols* ks = ctx.symbols();
     if (!ks)
@@ -63,7 +71,27 @@ Result<std::vector<ResolvedProbe>> syscall(const ProbeSpec& spec, const ResolveC
         entry_args = plan->entry_args;
         p.plan = std::move(plan);
     } else {
-        p.args = spec.fetch_args;
+        // The spec's own arguments replace the strace decoding; the plan only names the
+        // syscall, so its lines still end in " = RET".
+        auto plan = std::make_shared<SyscallPlan>();
+        plan->name = spec.symbol;
+        plan->returns = !syscallNeverReturns(spec.symbol);
+        p.plan = std::move(plan);
+        // $retval exists only at the return, which reads after the entry's arguments: those
+        // go last in the record, and `shown` puts them back in the spec's order.
+        std::vector<std::size_t> order(spec.fetch_args.size());
+        for (std::size_t i = 0; i < order.size(); i++)
+            order[i] = i;
+        std::stable_partition(order.begin(), order.end(), [&](std::size_t i) {
+            return !readsRetval(spec.fetch_args[i].source.get());
+        });
+        entry_args = 0;
+        p.shown.assign(order.size(), 0);
+        for (std::size_t k = 0; k < order.size(); k++) {
+            p.args.push_back(spec.fetch_args[order[k]]);
+            p.shown[order[k]] = k;
+            entry_args += !readsRetval(spec.fetch_args[order[k]].source.get());
+        }
     }
     // A syscall's memory is read at its entry (execve's path is gone at the return); only
     // output buffers wait for the return, and they come last in a plan.
@@ -146,7 +174,8 @@ Result<void> compileProbe(const ProbeSpec& spec, ResolvedProbe& probe) {
     if (probe.has_fetch) {
         req.fetch = probe.fetch;
     } else {
-        auto progs = compileFetchArgs(probe.plan ? probe.plan->args : probe.args);
+        auto progs =
+            compileFetchArgs(probe.args.empty() && probe.plan ? probe.plan->args : probe.args);
         if (!progs)
             return makeError(EINVAL, fmt::format("{}: {}", spec.text, progs.error().message));
         req.fetch.clear();
@@ -156,7 +185,8 @@ Result<void> compileProbe(const ProbeSpec& spec, ResolvedProbe& probe) {
     req.filter = {};
     if (spec.predicate.empty())
         return {};
-    auto node = parsePredicate(spec.text, probe.args, spec.predicate_begin);
+    auto node = parsePredicate(spec.text, probe.args, spec.predicate_begin,
+                               PredicateOptions{firesAtReturn(spec)});
     if (!node)
         return toError(node.error());
     auto prog = compilePredicate(**node);

@@ -32,8 +32,12 @@ struct ResolvedProbe {
     // Programs that come resolved (a USDT probe's from its note) instead of from `args`.
     std::vector<FetchInsn> fetch;
     bool has_fetch = false;
-    // syscall: what strace would show, fetched and decoded by the plan (args is empty).
+    // syscall: what strace would show, fetched and decoded by the plan when `args` is
+    // empty; with the spec's own arguments only the syscall's name (hints and args empty).
     std::shared_ptr<const SyscallPlan> plan;
+    // Where the spec's argument i is in `args` (empty: the same place). A syscall's $retval
+    // arguments are read at the return, after the entry ones, so they move to the end.
+    std::vector<std::size_t> shown;
 };
 
 // Every site of `spec` (a USDT probe can have several; other kinds have one).

@@ -39,6 +39,8 @@ struct Session::Impl {
     std::deque<std::string> spec_texts;
     std::unordered_map<std::uint32_t, std::size_t> index;  // probe id -> probes[]
     std::unordered_map<std::uint32_t, std::string_view> spec_of;
+    // probe id -> where each of the spec's fetch arguments is in the record (ResolvedProbe)
+    std::unordered_map<std::uint32_t, std::vector<std::size_t>> shown_of;
     std::uint64_t lost = 0;
 
     explicit Impl(Client c, SessionOptions o) : client(std::move(c)), options(std::move(o)) {}
@@ -81,6 +83,13 @@ struct Session::Impl {
                 for (std::size_t i = 0; i < tagged.fetched.size() && i < p.fetch_args.size(); i++)
                     tagged.values.push_back(decodeFetchedValue(
                         p.fetch_args[i], tagged.fetched[i].bytes, tagged.fetched[i].flags));
+                if (auto s = shown_of.find(ev.probe_id);
+                    s != shown_of.end() && tagged.values.size() == s->second.size()) {
+                    std::vector<FetchedValue> in_spec_order;
+                    for (std::size_t at : s->second)
+                        in_spec_order.push_back(std::move(tagged.values[at]));
+                    tagged.values = std::move(in_spec_order);
+                }
                 cb(tagged);
             }
         };
@@ -174,11 +183,14 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
                 (void)impl_->client.removeProbe(last.id);
                 impl_->index.erase(last.id);
                 impl_->spec_of.erase(last.id);
+                impl_->shown_of.erase(last.id);
                 impl_->probes.pop_back();
             }
             return id;
         }
         impl_->probes.back().syscall = std::move(site.plan);
+        if (!site.shown.empty())
+            impl_->shown_of[impl_->probes.back().id] = std::move(site.shown);
     }
     return impl_->probes[before].id;
 }

@@ -1,6 +1,7 @@
 // Probe spec parser: a hand-written scanner so every error knows its column.
 #include "probectl/probe_spec.hpp"
 #include "probectl/predicate.hpp"
+#include "probectl/syscall_probe.hpp"
 
 #include "fetch/scanner.hpp"
 
@@ -105,7 +106,9 @@ std::string SpecError::render() const {
 }
 
 Error toError(const SpecError& e) {
-    return makeError(EINVAL, e.render());
+    Error out = makeError(EINVAL, e.render());
+    out.usage = true;
+    return out;
 }
 
 namespace {
@@ -247,7 +250,9 @@ class Parser : Scanner {
             // only a predicate: type-check it now, except usdt (arguments come from its note)
             // and tracepoints (arguments and types come from BTF when the probe is added)
             if (!spec.predicate.empty() && kindInfo(spec.kind).predicate_at_parse)
-                if (auto r = parsePredicate(s_, {}, spec.predicate_begin); !r)
+                if (auto r = parsePredicate(s_, {}, spec.predicate_begin,
+                                            PredicateOptions{firesAtReturn(spec)});
+                    !r)
                     return std::move(r).error();
             return {};
         }
@@ -258,7 +263,7 @@ class Parser : Scanner {
         FetchOptions opts;
         const KindInfo& info = kindInfo(spec.kind);
         opts.tracepoint = info.family == KindFamily::Tracepoint;
-        opts.is_return = info.is_return;
+        opts.is_return = firesAtReturn(spec);
         opts.at_function_entry = opts.is_return || info.family == KindFamily::Syscall ||
                                  (spec.offset == 0 && spec.user_addr == UserAddrKind::None &&
                                   !(spec.has_addr && !isUserSpace(spec.kind)));
@@ -270,7 +275,9 @@ class Parser : Scanner {
         }
         spec.fetch_args = std::move(*args);
         if (!spec.predicate.empty() && info.predicate_at_parse)
-            if (auto r = parsePredicate(s_, spec.fetch_args, spec.predicate_begin); !r)
+            if (auto r = parsePredicate(s_, spec.fetch_args, spec.predicate_begin,
+                                        PredicateOptions{firesAtReturn(spec)});
+                !r)
                 return std::move(r).error();
         return {};
     }
@@ -488,6 +495,12 @@ class Parser : Scanner {
 
 Result<ProbeSpec, SpecError> parseProbeSpec(std::string_view text) {
     return Parser(text).run();
+}
+
+bool firesAtReturn(const ProbeSpec& spec) {
+    if (spec.kind == SpecKind::Syscall)
+        return !syscallNeverReturns(spec.symbol);
+    return kindInfo(spec.kind).is_return;
 }
 
 }  // namespace probectl

@@ -1,0 +1,94 @@
+// `probectl CMD --help` of every command in the table: plain text (no C++ source syntax
+// left over from a raw string), one usage block, and a usage block that names exactly the
+// options Boost.Program_options knows for the command.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "cli.hpp"
+
+using namespace probectl::cli;
+
+namespace {
+
+std::string helpOf(const Command& c) {
+    std::ostringstream os;
+    printHelp(c, os);
+    return os.str();
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1))
+        n++;
+    return n;
+}
+
+// The synopsis: from "Usage:" to the first empty line.
+std::string synopsis(const std::string& help) {
+    const std::size_t begin = help.find("Usage:");
+    if (begin == std::string::npos)
+        return {};
+    return help.substr(begin, help.find("\n\n", begin) - begin);
+}
+
+// Every -x and --name the synopsis mentions ("--" alone, before CMD, is not an option).
+std::set<std::string> optionsNamed(const std::string& text) {
+    std::set<std::string> names;
+    static const std::regex re(R"((^|[\s\[|(])(--?[A-Za-z][A-Za-z0-9-]*))");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
+         ++it)
+        names.insert((*it)[2]);
+    return names;
+}
+
+}  // namespace
+
+TEST(CliHelp, NoSourceSyntaxAndOneUsage) {
+    for (const Command& c : commands()) {
+        const std::string help = helpOf(c);
+        EXPECT_EQ(count(help, "R\"("), 0u) << c.name << ":\n" << help;
+        EXPECT_EQ(count(help, ")\""), 0u) << c.name << ":\n" << help;
+        EXPECT_EQ(count(help, "\\n"), 0u) << c.name << ":\n" << help;
+        EXPECT_EQ(count(help, "Usage:"), 1u) << c.name << ":\n" << help;
+        EXPECT_EQ(count(help, "Options:"), 1u) << c.name;
+    }
+}
+
+TEST(CliHelp, UsageNamesExactlyTheCommandsOptions) {
+    namespace po = boost::program_options;
+    for (const Command& c : commands()) {
+        const std::string help = helpOf(c);
+        const std::set<std::string> named = optionsNamed(synopsis(help));
+        std::set<std::string> known;  // every spelling of every option but --help
+        const auto desc = c.options();
+        for (const auto& opt : desc.options()) {
+            if (opt->long_name() == "help")
+                continue;
+            const std::string lng = "--" + opt->long_name();
+            const std::string shrt =
+                opt->canonical_display_name(po::command_line_style::allow_dash_for_short);
+            const bool has_short = shrt.size() == 2 && shrt[0] == '-';
+            EXPECT_TRUE(named.count(lng) || (has_short && named.count(shrt)))
+                << c.name << ": the usage does not name " << lng << "\n"
+                << synopsis(help);
+            known.insert(lng);
+            if (has_short)
+                known.insert(shrt);
+        }
+        for (const std::string& n : named)
+            EXPECT_TRUE(known.count(n))
+                << c.name << ": the usage names " << n << ", which is no option of it\n"
+                << synopsis(help);
+    }
+}
+
+TEST(CliHelp, TheUsageParserFindsMistakes) {
+    // The two checks above would pass on anything if these did not hold.
+    EXPECT_EQ(optionsNamed("Usage: probectl x [-p PID] [--a|--b-c N] -- CMD [ARGS...]"),
+              (std::set<std::string>{"-p", "--a", "--b-c"}));
+    EXPECT_EQ(synopsis("head\nUsage: a\n   b\n\nmore -q"), "Usage: a\n   b");
+}

@@ -1,0 +1,77 @@
+// What a command-line word that is no probe spec most likely was. The usual causes are the
+// shell's: a spec split into words because it was not quoted, a $... the shell expanded
+// (unquoted or in double quotes), a forgotten `--` before the command to trace, or a
+// syscall's name without its `syscall:`.
+#include "spec_hints.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <string_view>
+
+#include "probectl/held_command.hpp"
+#include "probectl/probe_kinds.hpp"
+#include "probectl/syscall_probe.hpp"
+
+namespace probectl::cli {
+
+namespace {
+
+constexpr const char* kQuoting = "fetch arguments and `if` go inside the spec's single quotes";
+constexpr const char* kExpanded = "$... was expanded by the shell";
+
+// Whether `word` starts with a kind's name or alias and a ':'.
+bool hasKindPrefix(std::string_view word) {
+    const std::size_t colon = word.find(':');
+    return colon != std::string_view::npos && findKind(word.substr(0, colon)) != nullptr;
+}
+
+// A word the shell split off a spec: a fetch argument, `if`, an operator, a $variable.
+bool looksLikeSpecPart(std::string_view word) {
+    static constexpr std::array<std::string_view, 11> kWords = {"if", "==", "!=", "<",  "<=", ">",
+                                                                ">=", "~",  "!~", "&&", "||"};
+    for (std::string_view w : kWords)
+        if (word == w)
+            return true;
+    return word.find('=') != std::string_view::npos || word.starts_with('$') ||
+           word.starts_with('"');
+}
+
+}  // namespace
+
+std::string notASpecHint(const std::string& word, bool command_allowed) {
+    if (hasKindPrefix(word))
+        return {};
+    if (looksLikeSpecPart(word)) {
+        // "size=" alone: the shell replaced $arg1 (or another $...) with nothing.
+        const bool expanded = word.ends_with('=') || word == "if";
+        return fmt::format(
+            "'{}' is no probe spec: {}{}, e.g. "
+            "'uprobe:libc:malloc size=$arg1 if size > 4096'",
+            word, kQuoting, expanded ? fmt::format("; {}", kExpanded) : "");
+    }
+    if (word.find(':') != std::string::npos)
+        return {};
+    std::string hint;
+    if (systemSyscallTable().find(word))
+        hint = fmt::format("did you mean syscall:{}?", word);
+    if (command_allowed && HeldCommand::findCommand(word))
+        hint += fmt::format(
+            "{}to trace the command, put it after '--': probectl trace SPEC... "
+            "-- {} [ARGS...]",
+            hint.empty() ? "" : " Or, ", word);
+    if (hint.empty())
+        return {};
+    return fmt::format("'{}' is no probe spec (TYPE:LOCATION): {}", word, hint);
+}
+
+std::string shellQuotingHint(const std::string& spec, const std::string& message) {
+    // A spec holding no $ at all that stops where a source, a field or a value was due.
+    if (spec.find('$') != std::string::npos || !message.starts_with("expected"))
+        return {};
+    if (spec.find('=') == std::string::npos && spec.find(" if ") == std::string::npos)
+        return {};
+    return fmt::format("{}; {}", kQuoting, kExpanded);
+}
+
+}  // namespace probectl::cli

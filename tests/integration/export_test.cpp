@@ -28,7 +28,7 @@ std::string sh(const std::string& cmd, int* status) {
     return prototest::run(cmd + " 2>&1", status);
 }
 
-// pc_add(i, 2i+1) for i = 1..4: an entry (arg0 = i) and a return (3i+1) each.
+// pc_add(i, 2i+1) for i = 1..4: an entry (arg1 = i) and a return (3i+1) each.
 std::string specs() {
     const std::string ut = itest::workload("uprobe_target");
     return "uprobe:" + ut + ":pc_add uretprobe:" + ut + ":pc_add";
@@ -138,7 +138,7 @@ TEST_P(Export, ChromeHasTheEventsOfTheJson) {
             EXPECT_EQ(std::llround(got[i]["dur"].get<double>() * 1000), lat);
             EXPECT_EQ(got[i]["args"]["retval"], events[i]["retval"]);
         } else {
-            EXPECT_EQ(got[i]["args"]["arg0"], events[i]["args"]["arg0"]);
+            EXPECT_EQ(got[i]["args"]["arg1"], events[i]["args"]["arg1"]);
         }
     }
     // Straight from trace: the same shape, slices balanced on the thread.
@@ -248,7 +248,7 @@ TEST_P(Export, CtfHasTheEventsOfTheJson) {
             EXPECT_THAT(l, ::testing::HasSubstr("retval = " + ev["retval"].dump() +
                                                 ", latency_ns = " + ev["latency_ns"].dump()));
         else
-            EXPECT_THAT(l, ::testing::HasSubstr("arg0 = " + ev["args"]["arg0"].get<std::string>()));
+            EXPECT_THAT(l, ::testing::HasSubstr("arg1 = " + ev["args"]["arg1"].get<std::string>()));
     }
     // Straight from trace.
     const std::string direct = tmp("direct-ctf");

@@ -366,3 +366,16 @@ TEST(AggrCliOptions, ParsesEachMode) {
     EXPECT_FALSE(
         cli::parseAggrOptions(cli::AggrMode::Count, {"kprobe:vfs_read", "--max-entries", "0"}));
 }
+
+// count/hist/latency read --duration as trace does: units, and at most a year (1e30 used to
+// overflow the deadline and end the count at once).
+TEST(AggrCliOptions, DurationAsTraceReadsIt) {
+    auto c =
+        cli::parseAggrOptions(cli::AggrMode::Count, {"kprobe:vfs_read", "--duration", "500ms"});
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_DOUBLE_EQ(c->duration, 0.5);
+    for (const char* bad : {"1e30", "inf", "100000000h", "0", "-1"})
+        EXPECT_FALSE(
+            cli::parseAggrOptions(cli::AggrMode::Count, {"kprobe:vfs_read", "--duration", bad}))
+            << bad;
+}

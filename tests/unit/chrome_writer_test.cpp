@@ -57,8 +57,8 @@ TEST(ChromeWriter, InstantsCarryRegistersOrFetchedValues) {
     ASSERT_EQ(i.size(), 3u);
     EXPECT_EQ(i[0]["name"], "kprobe:do_sys_openat2");
     EXPECT_EQ(i[0]["s"], "t");
-    EXPECT_EQ(i[0]["args"]["arg0"], "0x10");
-    EXPECT_EQ(i[0]["args"]["arg5"], "0x15");
+    EXPECT_EQ(i[0]["args"]["arg1"], "0x10");
+    EXPECT_EQ(i[0]["args"]["arg6"], "0x15");
     EXPECT_EQ(i[1]["args"]["path"], "/etc/passwd");
     EXPECT_EQ(i[1]["args"]["flags"], "0x80000");
     EXPECT_EQ(i[1]["args"]["bytes"], "{1,2,3}");

@@ -40,6 +40,14 @@ TEST(TraceOptions, DurationTakesUnits) {
     EXPECT_FALSE(parseDuration("-1s").has_value());
     EXPECT_FALSE(parseDuration("0ms").has_value());
     EXPECT_FALSE(parseDuration("3d").has_value());
+    // Longer than a year: a typo whose nanoseconds would overflow the deadline (it ended
+    // the trace at once).
+    EXPECT_FALSE(parseDuration("100000000h").has_value());
+    EXPECT_FALSE(parseDuration("1e30").has_value());
+    EXPECT_TRUE(parseDuration("8760h").has_value());
+    auto o = parseTraceOptions({"syscall:openat", "--duration", "100000000h"});
+    ASSERT_FALSE(o);
+    EXPECT_THAT(o.error().message, ::testing::HasSubstr("at most"));
 }
 
 TEST(TraceOptions, EverythingAfterDoubleDashIsTheCommand) {

@@ -58,7 +58,7 @@ TEST(CtfWriter, Babeltrace2ReadsEveryEventWithItsFields) {
     EXPECT_THAT(lines[0], HasSubstr("kprobe:do_sys_openat2:"));
     EXPECT_THAT(lines[0], HasSubstr("cpu_id = 0"));
     EXPECT_THAT(lines[0], HasSubstr("tid = 100, pid = 100, comm = \"worker\""));
-    EXPECT_THAT(lines[0], HasSubstr("arg0 = 0x10, arg1 = 0x11"));
+    EXPECT_THAT(lines[0], HasSubstr("arg1 = 0x10, arg2 = 0x11"));
     EXPECT_THAT(lines[1],
                 HasSubstr("[00000000001000000900] (+000000000800) uretprobe:/bin/prog:work:"));
     EXPECT_THAT(lines[1], HasSubstr("r = 7, retval = 7, latency_ns = 600"));

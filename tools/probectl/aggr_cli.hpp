@@ -20,7 +20,8 @@ struct AggrCliOptions {
     AggrSpec aggr;                     // keys (--by), value, histogram, --max-entries
     std::vector<std::uint32_t> pids;   // -p PID
     bool follow = false;               // -f
-    double duration = 0;               // --duration SEC
+    std::string duration_text;         // --duration as written
+    double duration = 0;               // ... in seconds
     std::size_t top = 0;               // --top N, 0 = all
     std::string format = "text";       // --format text|json
     std::vector<std::string> command;  // after "--"

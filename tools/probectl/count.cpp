@@ -184,8 +184,9 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
              ->value_name("PID"), "only process PID (repeatable)")
         ("follow,f", po::bool_switch(o ? &o->follow : nullptr),
          "also the processes they fork from now on (needs -p or -- CMD)")
-        ("duration,d", po::value<double>(o ? &o->duration : nullptr)->value_name("SEC"),
-         "stop after SEC seconds")
+        ("duration,d", po::value<std::string>(o ? &o->duration_text : nullptr)
+             ->value_name("TIME"),
+         "stop after TIME: seconds (2.5), or with a unit: 500ms, 10s, 2m, 1h")
         ("top", po::value<std::size_t>(o ? &o->top : nullptr)->value_name("N"),
          "print only the N keys with the most hits")
         ("max-entries", po::value<std::uint32_t>(o ? &o->aggr.max_entries : nullptr)
@@ -274,8 +275,12 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     if (vm.count("max-entries") &&
         (o.aggr.max_entries == 0 || o.aggr.max_entries > kAggrMaxEntries))
         return UsageError{fmt::format("--max-entries must be 1..{}", kAggrMaxEntries)};
-    if (vm.count("duration") && !(o.duration > 0))
-        return UsageError{"--duration must be a positive number of seconds"};
+    if (vm.count("duration")) {
+        auto secs = parseDuration(o.duration_text);
+        if (!secs)
+            return UsageError{durationError(o.duration_text)};
+        o.duration = *secs;
+    }
     if (o.follow && o.pids.empty() && o.command.empty())
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
     if (o.format != "text" && o.format != "json")
@@ -322,7 +327,7 @@ int runLatency(const std::vector<std::string>& args, Io& io) {
 namespace probectl::cli {
 
 const char* const kCountHelp =
-    R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration SEC]
+    R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration TIME]
                       [--top N] [--max-entries N] [--format json] [-- CMD [ARGS...]]
 
 Counts hits in the kernel: each probe adds its hits to a map in probectl.ko (no
@@ -345,7 +350,7 @@ Examples:
 
 const char* const kHistHelp =
     R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
-                     [--max-entries N] [-p PID]... [-f] [--duration SEC] [--format json]
+                     [--max-entries N] [-p PID]... [-f] [--duration TIME] [--format json]
                      [-- CMD [ARGS...]]
 
 A histogram of the integer fetch argument FIELD of SPEC, kept in the kernel: log2
@@ -362,7 +367,7 @@ Examples:
 
 const char* const kLatencyHelp =
     R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
-                        [--max-entries N] [-p PID]... [-f] [--duration SEC]
+                        [--max-entries N] [-p PID]... [-f] [--duration TIME]
                         [--format json] [-- CMD [ARGS...]]
 
 The time from entry to return of kretprobe:, uretprobe: and syscall: probes, as a

@@ -60,7 +60,11 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, TraceSink& sink,
              const std::function<int()>& caught_signal);
 // --duration's TIME in seconds: a positive number, with an optional unit ms, s, m or h;
 // nullopt when it is none.
+// The longest --duration: a year. Longer is a typo, and its nanoseconds would overflow.
+inline constexpr double kMaxDurationSec = 365.0 * 24 * 3600;
 std::optional<double> parseDuration(const std::string& text);
+// The usage error for a --duration parseDuration() refused.
+std::string durationError(const std::string& text);
 // How the "Tracing N probes..." line says the trace ends: with the command, after
 // --duration (as written), on Ctrl-C.
 std::string traceEnd(const TraceOptions& o);

@@ -147,9 +147,17 @@ std::optional<double> parseDuration(const std::string& text) {
     char* end = nullptr;
     const std::string number = text.substr(0, digits);
     const double v = std::strtod(number.c_str(), &end);
-    if (end != number.c_str() + number.size() || !(v > 0))
+    if (end != number.c_str() + number.size() || !(v > 0) || v * scale > kMaxDurationSec)
         return std::nullopt;
     return v * scale;
+}
+
+std::string durationError(const std::string& text) {
+    return fmt::format(
+        "--duration '{}': expected a positive time of at most {} s (a year), in "
+        "seconds (2.5) or with a unit (500ms, 10s, 2m, 1h); leave it out to trace "
+        "until Ctrl-C",
+        text, static_cast<long>(kMaxDurationSec));
 }
 
 std::string traceEnd(const TraceOptions& o) {
@@ -302,10 +310,7 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
     if (vm.count("duration")) {
         auto secs = parseDuration(o.duration_text);
         if (!secs)
-            return UsageError{
-                fmt::format("--duration '{}': expected a positive time, in seconds "
-                            "(2.5) or with a unit (500ms, 10s, 2m, 1h)",
-                            o.duration_text)};
+            return UsageError{durationError(o.duration_text)};
         o.duration = *secs;
     }
     for (auto pid : o.pids)

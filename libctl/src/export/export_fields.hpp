@@ -33,7 +33,7 @@ struct Field {
     std::int64_t s() const { return static_cast<std::int64_t>(u); }
 };
 
-// Calls f(const Field&) for each argument in order: the fetched values (or arg0..arg5 for
+// Calls f(const Field&) for each argument in order: the fetched values (or arg1..arg6 for
 // an entry without them), "call" (the strace line of a syscall probe), then "retval" and
 // "latency_ns" for returns. `scratch` holds texts that are built (arrays, the strace line).
 template <class F>
@@ -45,8 +45,9 @@ std::string_view syscallText(const Event& ev, std::string& scratch);
 
 template <class F>
 void forEachField(const Event& ev, std::string& scratch, F&& f) {
-    static constexpr std::string_view kArgNames[] = {"arg0", "arg1", "arg2",
-                                                     "arg3", "arg4", "arg5"};
+    // Numbered as $argN is, like the text and JSON output.
+    static constexpr std::string_view kArgNames[] = {"arg1", "arg2", "arg3",
+                                                     "arg4", "arg5", "arg6"};
     if (ev.syscall) {
         f(Field{"call", Field::Kind::String, 0, syscallText(ev, scratch), Field::Kind::String});
     } else if (!ev.values.empty()) {

@@ -3,6 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "subcommands.hpp"
@@ -38,9 +43,9 @@ std::vector<std::string> withFixtures(std::vector<std::string> args) {
 }  // namespace
 
 TEST(CommandTable, EveryCommandHasHelpWithExamples) {
-    const std::vector<std::string> expected = {
-        "trace", "record", "report",  "count",   "hist",    "latency", "add",
-        "list",  "remove", "enable",  "disable", "resolve", "symbols", "bench"};
+    const std::vector<std::string> expected = {"trace",   "record",  "report",  "count",  "hist",
+                                               "latency", "add",     "list",    "remove", "enable",
+                                               "disable", "resolve", "symbols", "bench"};
     ASSERT_EQ(commands().size(), expected.size());
     for (const auto& name : expected) {
         CmdRun r = run(name, {"--help"});
@@ -214,4 +219,20 @@ TEST(SymbolsCommand, NoMatchIsARuntimeError) {
     CmdRun r = run("symbols", withFixtures({"zzz_nothing"}));
     EXPECT_EQ(r.rc, kExitRuntime);
     EXPECT_THAT(r.err, HasSubstr("no symbol matches '*zzz_nothing*'"));
+}
+
+// report -o must not truncate the recording it is about to read.
+TEST(CommandTable, ReportRefusesToOverwriteItsInput) {
+    char path[] = "/tmp/probectl-report-XXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, "precious", 8), 8);
+    close(fd);
+    CmdRun r = run("report", {path, "-o", path});
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("is the recording being read"));
+    std::ifstream in(path);
+    std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(kept, "precious");
+    unlink(path);
 }

@@ -1,6 +1,7 @@
 // probectl report FILE: a recording (probectl record, trace --format record) printed as
 // trace would have printed it, or converted into a trace file (chrome, perfetto, ctf).
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <ostream>
 
@@ -52,6 +53,15 @@ int runReport(const std::vector<std::string>& args, Io& io) {
         return usageError(io, kCmd,
                           UsageError{fmt::format("--format {} writes a file: give -o", o.format)});
 
+    // Opening the output truncates it: never the recording being read.
+    struct stat in {
+    }, out{};
+    if (!o.output.empty() && ::stat(o.file.c_str(), &in) == 0 &&
+        ::stat(o.output.c_str(), &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+        return usageError(io, kCmd,
+                          UsageError{fmt::format("-o {} is the recording being read: write the "
+                                                 "report to another file",
+                                                 o.output)});
     auto rec = RecordingReader::open(o.file);
     if (!rec)
         return runtimeError(io, kCmd, rec.error());

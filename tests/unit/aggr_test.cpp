@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "aggr_cli.hpp"
+#include "subcommands.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/fetch_program.hpp"
 
@@ -148,12 +149,14 @@ TEST(AggrRequest, SignedValuesAndErrors) {
     auto r = prepareAggregation(a, req, args);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().message, "value 's' is not an integer");
+    EXPECT_TRUE(r.error().usage) << "a wrong spec is a usage error: the CLI exits 2";
 
     AggrSpec lat;
     lat.value = AggrValue::Latency;
     r = prepareAggregation(lat, req, args);
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message.find("latency needs a return probe"), std::string::npos);
+    EXPECT_TRUE(r.error().usage);
 
     AggrSpec k;
     k.keys = {"retval"};
@@ -374,6 +377,11 @@ TEST(AggrCliOptions, DurationAsTraceReadsIt) {
         cli::parseAggrOptions(cli::AggrMode::Count, {"kprobe:vfs_read", "--duration", "500ms"});
     ASSERT_TRUE(c) << c.error().message;
     EXPECT_DOUBLE_EQ(c->duration, 0.5);
+    for (const char* top : {"0", "-1"})
+        EXPECT_FALSE(cli::parseAggrOptions(cli::AggrMode::Count, {"kprobe:vfs_read", "--top", top}))
+            << "--top " << top;
+    EXPECT_EQ(cli::endsWhen("500ms", false), "Ends after 500ms or on Ctrl-C.");
+    EXPECT_EQ(cli::endsWhen("", true), "Ends when the command exits or on Ctrl-C.");
     for (const char* bad : {"1e30", "inf", "100000000h", "0", "-1"})
         EXPECT_FALSE(
             cli::parseAggrOptions(cli::AggrMode::Count, {"kprobe:vfs_read", "--duration", bad}))

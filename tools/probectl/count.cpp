@@ -102,12 +102,11 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     BlockedStopSignals signals;
     const std::uint64_t t0 = monotonicNs();
     const bool has_command = !o.command.empty();
-    io.err << fmt::format(
-        "Aggregating {} probe{}{}. {}\n", session->probes().size(),
-        session->probes().size() == 1 ? "" : "s",
-        traceTarget(has_command ? o.command[0] : std::string(),
-                    has_command ? session->commandPid() : 0, o.pids),
-        has_command ? "Ends when the command exits or on Ctrl-C." : "Hit Ctrl-C to end.");
+    io.err << fmt::format("Aggregating {} probe{}{}. {}\n", session->probes().size(),
+                          session->probes().size() == 1 ? "" : "s",
+                          traceTarget(has_command ? o.command[0] : std::string(),
+                                      has_command ? session->commandPid() : 0, o.pids),
+                          endsWhen(o.duration > 0 ? o.duration_text : std::string(), has_command));
     if (auto r = session->start(); !r)
         return runtimeError(io, cmd, r.error());
     const std::uint64_t deadline =
@@ -275,6 +274,9 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     if (vm.count("max-entries") &&
         (o.aggr.max_entries == 0 || o.aggr.max_entries > kAggrMaxEntries))
         return UsageError{fmt::format("--max-entries must be 1..{}", kAggrMaxEntries)};
+    if (vm.count("top") && (o.top == 0 || o.top > kAggrMaxEntries))
+        return UsageError{
+            fmt::format("--top must be 1..{} (leave it out for every key)", kAggrMaxEntries)};
     if (vm.count("duration")) {
         auto secs = parseDuration(o.duration_text);
         if (!secs)

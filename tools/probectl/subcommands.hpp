@@ -68,6 +68,9 @@ std::string durationError(const std::string& text);
 // How the "Tracing N probes..." line says the trace ends: with the command, after
 // --duration (as written), on Ctrl-C.
 std::string traceEnd(const TraceOptions& o);
+// The banner's end: "Ends after 2s or on Ctrl-C." etc.; `duration_text` as the user wrote
+// --duration, empty without one.
+std::string endsWhen(const std::string& duration_text, bool has_command);
 // What the "Tracing N probes..." line says is traced: " in 'CMD' (pid N)", " in pids A, B",
 // both joined with "and" (-p and -- CMD trace both), or " system-wide".
 std::string traceTarget(const std::string& command, pid_t child_pid,

@@ -160,17 +160,21 @@ std::string durationError(const std::string& text) {
         text, static_cast<long>(kMaxDurationSec));
 }
 
-std::string traceEnd(const TraceOptions& o) {
+std::string endsWhen(const std::string& duration_text, bool has_command) {
     // As written, with the unit plain seconds leave out.
-    const bool plain = !o.duration_text.empty() &&
-                       std::isdigit(static_cast<unsigned char>(o.duration_text.back()));
-    const std::string after = o.duration > 0
-                                  ? fmt::format("after {}{}", o.duration_text, plain ? "s" : "")
-                                  : std::string();
-    if (!o.command.empty())
+    const bool plain =
+        !duration_text.empty() && std::isdigit(static_cast<unsigned char>(duration_text.back()));
+    const std::string after = duration_text.empty()
+                                  ? std::string()
+                                  : fmt::format("after {}{}", duration_text, plain ? "s" : "");
+    if (has_command)
         return after.empty() ? "Ends when the command exits or on Ctrl-C."
                              : fmt::format("Ends when the command exits, {} or on Ctrl-C.", after);
     return after.empty() ? "Hit Ctrl-C to end." : fmt::format("Ends {} or on Ctrl-C.", after);
+}
+
+std::string traceEnd(const TraceOptions& o) {
+    return endsWhen(o.duration > 0 ? o.duration_text : std::string(), !o.command.empty());
 }
 
 std::string traceTarget(const std::string& command, pid_t child_pid,

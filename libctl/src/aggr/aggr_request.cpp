@@ -70,8 +70,9 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
 
 }  // namespace
 
-Result<void> prepareAggregation(const AggrSpec& spec, ProbeRequest& req,
-                                std::vector<FetchArg>& args) {
+namespace {
+
+Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vector<FetchArg>& args) {
     if (spec.keys.size() > kAggrMaxKeys)
         return makeError(EINVAL,
                          fmt::format("at most {} keys, not {}", kAggrMaxKeys, spec.keys.size()));
@@ -126,6 +127,21 @@ Result<void> prepareAggregation(const AggrSpec& spec, ProbeRequest& req,
         a.lin_step = spec.lin_step;
     }
     req.aggr = a;
+    return {};
+}
+
+}  // namespace
+
+// Every refusal here is about the user's spec or options, never the system's: the CLI
+// exits 2 for them as for any usage error.
+Result<void> prepareAggregation(const AggrSpec& spec, ProbeRequest& req,
+                                std::vector<FetchArg>& args) {
+    auto r = checkAndPrepare(spec, req, args);
+    if (!r) {
+        Error e = r.error();
+        e.usage = true;
+        return e;
+    }
     return {};
 }
 

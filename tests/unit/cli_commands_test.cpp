@@ -236,3 +236,10 @@ TEST(CommandTable, ReportRefusesToOverwriteItsInput) {
     EXPECT_EQ(kept, "precious");
     unlink(path);
 }
+
+// count -p of a process that does not exist fails as trace -p does, before the kernel.
+TEST(CommandTable, CountOfAMissingProcessFails) {
+    CmdRun r = run("count", {"kprobe:vfs_read", "-p", "4194303", "--duration", "1"});
+    EXPECT_EQ(r.rc, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("no process 4194303"));
+}

@@ -83,6 +83,8 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     if (auto rc = parsedExit(io, cmd, parsed))
         return *rc;
     AggrCliOptions& o = *parsed;
+    if (auto e = missingProcess(o.pids))
+        return runtimeError(io, cmd, *e);
 
     SessionOptions so;
     so.tgids = o.pids;

@@ -71,6 +71,9 @@ std::string traceEnd(const TraceOptions& o);
 // The banner's end: "Ends after 2s or on Ctrl-C." etc.; `duration_text` as the user wrote
 // --duration, empty without one.
 std::string endsWhen(const std::string& duration_text, bool has_command);
+// ESRCH "no process PID" for the first of `pids` that does not exist (-p of a typo'd pid
+// must not trace nothing in silence).
+std::optional<Error> missingProcess(const std::vector<std::uint32_t>& pids);
 // What the "Tracing N probes..." line says is traced: " in 'CMD' (pid N)", " in pids A, B",
 // both joined with "and" (-p and -- CMD trace both), or " system-wide".
 std::string traceTarget(const std::string& command, pid_t child_pid,

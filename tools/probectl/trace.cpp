@@ -160,6 +160,13 @@ std::string durationError(const std::string& text) {
         text, static_cast<long>(kMaxDurationSec));
 }
 
+std::optional<Error> missingProcess(const std::vector<std::uint32_t>& pids) {
+    for (auto pid : pids)
+        if (::kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH)
+            return makeError(ESRCH, fmt::format("no process {}", pid));
+    return std::nullopt;
+}
+
 std::string endsWhen(const std::string& duration_text, bool has_command) {
     // As written, with the unit plain seconds leave out.
     const bool plain =
@@ -350,9 +357,8 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
     auto sink = openTraceSink(o.format, o.output, o.layout(), io, &io.err);
     if (!sink)
         return runtimeError(io, kCmd, sink.error());
-    for (auto pid : o.pids)
-        if (::kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH)
-            return runtimeError(io, kCmd, makeError(ESRCH, fmt::format("no process {}", pid)));
+    if (auto e = missingProcess(o.pids))
+        return runtimeError(io, kCmd, *e);
 
     // Both backends decode syscall lines from the same table: say when it lacks arguments.
     if (std::any_of(o.specs.begin(), o.specs.end(),

@@ -16,7 +16,7 @@ KVER     ?= $(shell uname -r)
 export PROBECTL_CACHE := $(CACHE)
 
 .PHONY: all user configure kmod kmod-all deps unit lint check check-vm check-debug vm demo bench clean format \
-	install uninstall check-install dkms-source dkms-install check-dkms
+	install uninstall check-install dkms-source dkms-install check-dkms deb check-deb
 
 all: user
 	@if [ -d "$(KDIR)" ]; then $(MAKE) kmod; \
@@ -51,7 +51,7 @@ kmod-all: deps
 # own files are not there). Every file written is listed (without DESTDIR) in
 # $(BUILD)/install_manifest*.txt, which `make uninstall` removes (give it the same DESTDIR).
 install: configure
-	cmake --build $(BUILD) -j$(JOBS) --target probectl probectl_ctl probectl_shared man
+	cmake --build $(BUILD) -j$(JOBS) --target probectl probectl_ctl probectl_shared man bench_workload
 	@if [ -d "$(KDIR)" ]; then $(MAKE) --no-print-directory kmod; fi
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
 	@: > $(BUILD)/install_manifest_kmod.txt
@@ -87,6 +87,25 @@ dkms-source:
 dkms-install: dkms-source
 	dkms add -m probectl -v $(RELEASE)
 	dkms install -m probectl -v $(RELEASE) -k $(KVER)
+
+# Debian packages (debian/): probectl, libprobectl0, libprobectl-dev, probectl-dkms, built
+# with dpkg-buildpackage from a copy of the tree's files (git's, committed or not) in
+# $(BUILD)/deb/probectl-RELEASE; the .deb files land in $(BUILD)/deb.
+deb:
+	@rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/probectl-$(RELEASE)
+	@cd $(TOP) && git ls-files -z --cached --others --exclude-standard | \
+		xargs -0 -I{} sh -c '[ -e "{}" ] && echo "{}"' | \
+		tar -cf - -T - | tar -xf - -C $(BUILD)/deb/probectl-$(RELEASE)
+	cd $(BUILD)/deb/probectl-$(RELEASE) && \
+		DEB_BUILD_OPTIONS="parallel=$(JOBS) $(DEB_BUILD_OPTIONS)" dpkg-buildpackage -b -uc -us \
+		>../build.log 2>&1 || { tail -n 40 ../build.log; exit 1; }
+	@ls $(BUILD)/deb/*.deb
+
+# The packages: lintian, then apt install into a minimal Debian 12 root, DKMS builds the
+# module there for a test kernel (DEB_KERNEL, default 6.1), and the installed CLI and
+# module run in that kernel's VM.
+check-deb: deb
+	@$(TOP)/tests/install/check-deb $(or $(DEB_KERNEL),6.1)
 
 # A DKMS build of the module in a scratch DKMS tree against the Debian headers of test
 # kernels DKMS_KERNELS (default 6.12: about a minute per kernel).
@@ -129,6 +148,7 @@ check: deps
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory check-install
 	@$(MAKE) --no-print-directory check-dkms
+	@$(MAKE) --no-print-directory check-deb
 	@$(MAKE) --no-print-directory check-vm
 
 # An interactive shell in the VM (make vm KERNEL=6.1); console on stdio.

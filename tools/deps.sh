@@ -10,7 +10,8 @@ PKGS="build-essential gcc-12 make cmake pkg-config git
 	qemu-system-x86 busybox-static cpio gzip pahole kmod debootstrap
 	bc flex bison libelf-dev libssl-dev xz-utils clang-format python3 python3-yaml sparse
 	libdw-dev libcapstone-dev zlib1g-dev systemtap-sdt-dev binutils libc6-dbg clang lld libbpf-dev
-	strace ltrace gnuplot-nox scdoc bash-completion dkms protobuf-compiler babeltrace2"
+	strace ltrace gnuplot-nox scdoc bash-completion dkms protobuf-compiler babeltrace2
+	debhelper dh-dkms lintian"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" ||

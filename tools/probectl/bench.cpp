@@ -51,7 +51,7 @@ po::options_description benchOptionsDescription(BenchOptions* o) {
          ("only these tracers, comma-separated (untraced always runs): " + tracerNames())
              .c_str())
         ("workload", po::value<std::string>(o ? &o->workload : nullptr)->value_name("PATH"),
-         "the bench_workload program (default: the one this build made)")
+         "the bench_workload program (default: the one this build made, else the installed one)")
         ("output-dir,o", po::value<std::string>(o ? &o->out_dir : nullptr)->value_name("DIR"),
          "where bench.csv, bench.dat, bench.gp, bench.png and bench.svg go "
          "(default ./probectl-bench)")
@@ -92,7 +92,9 @@ Parsed<BenchOptions> parseBenchOptions(const std::vector<std::string>& args) {
         }
     o.plot = !vm.count("no-plot");
     if (o.workload.empty())
-        o.workload = PROBECTL_BENCH_WORKLOAD;
+        o.workload = ::access(PROBECTL_BENCH_WORKLOAD, X_OK) == 0
+                         ? PROBECTL_BENCH_WORKLOAD
+                         : PROBECTL_BENCH_WORKLOAD_INSTALLED;
     return o;
 }
 

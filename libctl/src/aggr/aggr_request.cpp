@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "aggr_rules.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/fetch_program.hpp"
 
@@ -109,17 +110,9 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
             a.flags |= kAggrFlagSigned;
     }
     a.hist = spec.hist;
-    if (spec.hist != AggrHist::None && spec.value == AggrValue::None)
-        return makeError(EINVAL, "a histogram needs a value");
+    if (auto h = detail::checkHistogram(spec); !h)
+        return h.error();
     if (spec.hist == AggrHist::Linear) {
-        if (spec.lin_step <= 0 || spec.lin_max <= spec.lin_min)
-            return makeError(EINVAL, "a linear histogram needs MIN < MAX and STEP > 0");
-        const auto steps = (static_cast<std::uint64_t>(spec.lin_max - spec.lin_min) +
-                            static_cast<std::uint64_t>(spec.lin_step) - 1) /
-                           static_cast<std::uint64_t>(spec.lin_step);
-        if (steps > kAggrMaxLinear)
-            return makeError(EINVAL, fmt::format("a linear histogram has at most {} steps, not {}",
-                                                 kAggrMaxLinear, steps));
         if (!(a.flags & kAggrFlagSigned) && spec.lin_min < 0)
             return makeError(EINVAL, "an unsigned value's histogram starts at 0 or above");
         a.lin_min = spec.lin_min;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "aggr_rules.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/fetch_decode.hpp"
 #include "uapi/probectl.h"
@@ -161,9 +162,7 @@ BucketRange bucketRange(const AggrTable& t, std::size_t b) {
     }
     const std::size_t n =
         t.lin_step > 0
-            ? static_cast<std::size_t>((static_cast<std::uint64_t>(t.lin_max - t.lin_min) +
-                                        static_cast<std::uint64_t>(t.lin_step) - 1) /
-                                       static_cast<std::uint64_t>(t.lin_step))
+            ? static_cast<std::size_t>(detail::linearSteps(t.lin_min, t.lin_max, t.lin_step))
             : 0;
     if (b == 0) {
         r.below = true;
@@ -187,9 +186,7 @@ std::size_t bucketOf(const AggrTable& t, std::uint64_t v) {
         return v ? 1 + static_cast<std::size_t>(std::bit_width(v)) : 1;
     }
     const std::size_t n =
-        static_cast<std::size_t>((static_cast<std::uint64_t>(t.lin_max - t.lin_min) +
-                                  static_cast<std::uint64_t>(t.lin_step) - 1) /
-                                 static_cast<std::uint64_t>(t.lin_step));
+        static_cast<std::size_t>(detail::linearSteps(t.lin_min, t.lin_max, t.lin_step));
     if (lessRaw(t.is_signed, v, static_cast<std::uint64_t>(t.lin_min)))
         return 0;
     if (!lessRaw(t.is_signed, v, static_cast<std::uint64_t>(t.lin_max)))

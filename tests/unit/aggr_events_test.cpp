@@ -1,0 +1,173 @@
+// EventAggregator: the kernel map's rules over decoded events (keys, values, buckets,
+// capacity, faulted values, return-only values).
+#include <gtest/gtest.h>
+
+#include "probectl/aggr_events.hpp"
+
+using namespace probectl;
+
+namespace {
+
+Event hit(const std::string& comm, std::uint32_t tgid, std::int64_t size, bool ret = false) {
+    Event e;
+    e.comm = comm;
+    e.tgid = tgid;
+    e.pid = tgid + 1;
+    e.is_return = ret;
+    FetchedValue v;
+    v.name = "size";
+    v.type = FetchType::S64;
+    v.raw = static_cast<std::uint64_t>(size);
+    e.values.push_back(v);
+    return e;
+}
+
+EventAggregator make(const AggrSpec& s) {
+    auto a = EventAggregator::create(s, "uprobe:libc:malloc");
+    EXPECT_TRUE(a) << (a ? "" : a.error().message);
+    return std::move(*a);
+}
+
+}  // namespace
+
+TEST(EventAggregator, CountsPerTaskKeyInFirstSeenOrder) {
+    AggrSpec s;
+    s.keys = {"comm", "pid"};
+    auto a = make(s);
+    for (int i = 0; i < 3; i++)
+        a.add(hit("ls", 10, 1));
+    a.add(hit("cat", 20, 1));
+    a.add(hit("ls", 11, 1));
+    const AggrTable& t = a.table();
+    EXPECT_EQ(t.spec, "uprobe:libc:malloc");
+    ASSERT_EQ(t.entries.size(), 3u);
+    EXPECT_EQ(formatAggrKey(t.entries[0]), "ls, 10");
+    EXPECT_EQ(t.entries[0].count, 3u);
+    EXPECT_EQ(formatAggrKey(t.entries[1]), "cat, 20");
+    EXPECT_EQ(formatAggrKey(t.entries[2]), "ls, 11");
+    EXPECT_EQ(t.totalCount(), 5u);
+    EXPECT_EQ(t.keys, 3u);
+}
+
+TEST(EventAggregator, SignedValueGoesToTheKernelsLog2Buckets) {
+    AggrSpec s;
+    s.value = AggrValue::Arg;
+    s.value_arg = "size";
+    s.hist = AggrHist::Log2;
+    auto a = make(s);
+    for (std::int64_t v : {-5, 0, 1, 3, 3, 1024})
+        a.add(hit("x", 1, v));
+    const AggrTable& t = a.table();
+    ASSERT_EQ(t.entries.size(), 1u);
+    const AggrEntry& e = t.entries[0];
+    EXPECT_TRUE(t.is_signed);
+    EXPECT_EQ(e.count, 6u);
+    EXPECT_EQ(static_cast<std::int64_t>(e.min), -5);
+    EXPECT_EQ(e.max, 1024u);
+    EXPECT_EQ(static_cast<std::int64_t>(e.sum), 1026);
+    ASSERT_EQ(e.buckets.size(), kAggrLog2Buckets);
+    EXPECT_EQ(e.buckets[bucketOf(t, static_cast<std::uint64_t>(-5))], 1u);
+    EXPECT_EQ(e.buckets[0], 1u);   // negative
+    EXPECT_EQ(e.buckets[1], 1u);   // zero
+    EXPECT_EQ(e.buckets[2], 1u);   // [1]
+    EXPECT_EQ(e.buckets[3], 2u);   // [2, 4)
+    EXPECT_EQ(e.buckets[12], 1u);  // [1024, 2048)
+}
+
+TEST(EventAggregator, LinearBucketsHaveUnderAndOver) {
+    AggrSpec s;
+    s.value = AggrValue::Arg;
+    s.value_arg = "size";
+    s.hist = AggrHist::Linear;
+    s.lin_min = 0;
+    s.lin_max = 100;
+    s.lin_step = 30;  // 4 steps, the last short: [0,30) [30,60) [60,90) [90,100)
+    auto a = make(s);
+    for (std::int64_t v : {-1, 0, 29, 30, 95, 100, 1000})
+        a.add(hit("x", 1, v));
+    const AggrEntry& e = a.table().entries.at(0);
+    ASSERT_EQ(e.buckets.size(), 6u);
+    EXPECT_EQ(e.buckets, (std::vector<std::uint64_t>{1, 2, 1, 0, 1, 2}));
+}
+
+TEST(EventAggregator, LatencyCountsOnlyReturns) {
+    AggrSpec s;
+    s.value = AggrValue::Latency;
+    s.hist = AggrHist::Log2;
+    auto a = make(s);
+    Event entry = hit("x", 1, 0, false);
+    Event ret = hit("x", 1, 0, true);
+    ret.latency_ns = 1500;
+    a.add(entry);
+    a.add(ret);
+    const AggrEntry& e = a.table().entries.at(0);
+    EXPECT_EQ(e.count, 1u);
+    EXPECT_EQ(e.sum, 1500u);
+    EXPECT_EQ(a.table().value_name, "latency");
+}
+
+TEST(EventAggregator, MapFullCountsNewKeysAsOverflow) {
+    AggrSpec s;
+    s.keys = {"pid"};
+    s.max_entries = 2;
+    auto a = make(s);
+    for (std::uint32_t pid = 1; pid <= 5; pid++)
+        a.add(hit("x", pid, 0));
+    a.add(hit("x", 1, 0));  // a held key still counts
+    const AggrTable& t = a.table();
+    EXPECT_EQ(t.entries.size(), 2u);
+    EXPECT_EQ(t.overflow, 3u);
+    EXPECT_EQ(t.totalCount() + t.overflow, 6u);
+    EXPECT_EQ(t.capacity, 2u);
+}
+
+TEST(EventAggregator, FaultedValueIsCountedApartAndMissingKeyIsAFaultedPart) {
+    AggrSpec s;
+    s.keys = {"name"};
+    s.value = AggrValue::Arg;
+    s.value_arg = "size";
+    auto a = make(s);
+    Event e = hit("x", 1, 7);
+    e.values[0].faulted = true;
+    a.add(e);
+    a.add(hit("x", 1, 7));  // no "name" value: the key part is faulted
+    const AggrTable& t = a.table();
+    EXPECT_EQ(t.faulted, 1u);
+    ASSERT_EQ(t.entries.size(), 1u);
+    EXPECT_TRUE(t.entries[0].key.at(0).faulted);
+    EXPECT_EQ(formatAggrKey(t.entries[0]), "<fault>");
+}
+
+TEST(EventAggregator, StringKeysKeepTheKernelsBound) {
+    AggrSpec s;
+    s.keys = {"path"};
+    auto a = make(s);
+    for (const std::string tail : {"a", "b"}) {
+        Event e;
+        FetchedValue v;
+        v.name = "path";
+        v.type = FetchType::String;
+        v.str = std::string(40, 'p') + tail;  // equal in their first 31 bytes
+        e.values.push_back(v);
+        a.add(e);
+    }
+    const AggrTable& t = a.table();
+    ASSERT_EQ(t.entries.size(), 1u);
+    EXPECT_EQ(t.entries[0].count, 2u);
+    EXPECT_EQ(t.entries[0].key[0].str.size(), kAggrStrLen - 1);
+}
+
+TEST(EventAggregator, RefusesWhatEventsCannotAnswer) {
+    AggrSpec s;
+    s.keys = {"uid"};
+    auto a = EventAggregator::create(s, "p");
+    ASSERT_FALSE(a);
+    EXPECT_TRUE(a.error().usage);
+    EXPECT_NE(a.error().message.find("uid"), std::string::npos);
+    AggrSpec h;
+    h.hist = AggrHist::Log2;
+    EXPECT_FALSE(EventAggregator::create(h, "p"));
+    AggrSpec many;
+    many.keys = {"a", "b", "c", "d", "e"};
+    EXPECT_FALSE(EventAggregator::create(many, "p"));
+}

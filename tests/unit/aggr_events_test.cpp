@@ -1,8 +1,11 @@
 // EventAggregator: the kernel map's rules over decoded events (keys, values, buckets,
-// capacity, faulted values, return-only values).
+// capacity, faulted values, return-only values), and aggregating a recording with it.
 #include <gtest/gtest.h>
 
+#include "aggr_recorded.hpp"
 #include "probectl/aggr_events.hpp"
+#include "probectl/recording.hpp"
+#include "trace_export_events.hpp"
 
 using namespace probectl;
 
@@ -170,4 +173,67 @@ TEST(EventAggregator, RefusesWhatEventsCannotAnswer) {
     AggrSpec many;
     many.keys = {"a", "b", "c", "d", "e"};
     EXPECT_FALSE(EventAggregator::create(many, "p"));
+}
+
+// Recording -> count/hist/latency --from: the sample run of the trace writers' tests.
+
+namespace {
+
+std::string sampleRecording(bool summary) {
+    const std::string path = testing::TempDir() + (summary ? "/aggr.rec" : "/aggr-cut.rec");
+    auto w = recordingWriter(path, 0);
+    EXPECT_TRUE(w.ok());
+    EXPECT_TRUE((*w)->begin(1, TraceClocks{}).ok());
+    for (const auto& ev : exporttest::sampleRun())
+        EXPECT_TRUE((*w)->event(ev).ok());
+    if (summary)
+        EXPECT_TRUE((*w)->finish(exporttest::sampleStats()).ok());
+    else
+        EXPECT_TRUE((*w)->flush().ok());
+    return path;
+}
+
+}  // namespace
+
+TEST(AggregateRecording, CountsEveryProbeByKeyWithTheSummarysCounters) {
+    AggrSpec s;
+    s.keys = {"pid"};
+    auto r = cli::aggregateRecording(sampleRecording(true), s, {});
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_TRUE(r->has_summary);
+    ASSERT_EQ(r->tables.size(), 3u);
+    ASSERT_EQ(r->stats.probes.size(), 3u);
+    // Probe 2 (the uretprobe): two returns in pid 100, one in pid 200.
+    const AggrTable& t = r->tables[1];
+    EXPECT_EQ(t.probe_id, 2u);
+    ASSERT_EQ(t.entries.size(), 2u);
+    EXPECT_EQ(formatAggrKey(t.entries[0]), "100");
+    EXPECT_EQ(t.entries[0].count, 2u);
+    EXPECT_EQ(t.entries[1].count, 1u);
+    EXPECT_EQ(r->stats.probes[1].id, 2u);
+    EXPECT_EQ(r->stats.probes[1].hits, exporttest::sampleStats().probes[1].hits);
+}
+
+TEST(AggregateRecording, LatencyOfOneProbeChosenByGlob) {
+    AggrSpec s;
+    s.value = AggrValue::Latency;
+    s.hist = AggrHist::Log2;
+    auto r = cli::aggregateRecording(sampleRecording(false), s, {"uretprobe:*"});
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_FALSE(r->has_summary);
+    ASSERT_EQ(r->tables.size(), 1u);
+    const AggrEntry& e = r->tables[0].entries.at(0);
+    EXPECT_EQ(e.count, 3u);
+    EXPECT_EQ(e.min, 600u);
+    EXPECT_EQ(e.max, 1300u);
+    EXPECT_EQ(e.sum, 600u + 1300u + 900u);
+    EXPECT_EQ(r->stats.probes[0].hits, 3u);  // no summary: the events recorded
+}
+
+TEST(AggregateRecording, NoMatchingProbeNamesThoseHeld) {
+    auto r = cli::aggregateRecording(sampleRecording(true), AggrSpec{}, {"kprobe:nothing*"});
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, ENOENT);
+    EXPECT_NE(r.error().message.find("kprobe:do_sys_openat2"), std::string::npos)
+        << r.error().message;
 }

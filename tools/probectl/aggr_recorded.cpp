@@ -1,0 +1,96 @@
+// Aggregating a recording: one EventAggregator per recorded probe, fed in recorded order.
+#include "aggr_recorded.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+
+#include "probectl/aggr_events.hpp"
+#include "probectl/glob.hpp"
+#include "probectl/recording.hpp"
+
+namespace probectl::cli {
+
+namespace {
+
+bool wanted(const std::vector<std::string>& only, std::string_view spec) {
+    return only.empty() || std::any_of(only.begin(), only.end(),
+                                       [&](const std::string& g) { return globMatch(g, spec); });
+}
+
+}  // namespace
+
+Result<RecordedAggregation> aggregateRecording(const std::string& file, const AggrSpec& spec,
+                                               const std::vector<std::string>& only) {
+    auto rec = RecordingReader::open(file);
+    if (!rec)
+        return rec.error();
+    std::map<std::uint32_t, EventAggregator> by_id;
+    std::map<std::uint32_t, std::uint64_t> events;
+    std::map<std::uint32_t, std::string> specs;
+    auto aggregatorFor = [&](std::uint32_t id,
+                             const std::string& text) -> Result<EventAggregator*> {
+        if (auto it = by_id.find(id); it != by_id.end())
+            return &it->second;
+        auto a = EventAggregator::create(spec, text);
+        if (!a)
+            return a.error();
+        return &by_id.emplace(id, std::move(*a)).first->second;
+    };
+    Event ev;
+    while (rec->next(ev)) {
+        if (!specs.count(ev.probe_id))
+            specs[ev.probe_id] = std::string(ev.spec);
+        if (!wanted(only, ev.spec))
+            continue;
+        auto a = aggregatorFor(ev.probe_id, specs[ev.probe_id]);
+        if (!a)
+            return a.error();
+        (*a)->add(ev);
+        events[ev.probe_id]++;
+    }
+    RecordedAggregation out;
+    out.note = rec->note();
+    const auto& summary = rec->summary();
+    out.has_summary = summary.has_value();
+    if (summary) {
+        out.stats.lost = summary->lost;
+        out.stats.overruns = summary->overruns;
+        // Probes that recorded nothing have a summary row: they get an empty table.
+        for (const ProbeStats& p : summary->probes) {
+            specs.emplace(p.id, p.spec);
+            if (wanted(only, p.spec))
+                if (auto a = aggregatorFor(p.id, p.spec); !a)
+                    return a.error();
+        }
+    }
+    if (by_id.empty()) {
+        std::string held;
+        for (const auto& [id, text] : specs)
+            held += (held.empty() ? "" : ", ") + text;
+        return makeError(ENOENT,
+                         only.empty()
+                             ? fmt::format("{}: the recording holds no probe", file)
+                             : fmt::format("{}: no recorded probe matches {} (it holds: {})", file,
+                                           fmt::join(only, ", "), held.empty() ? "none" : held));
+    }
+    for (auto& [id, a] : by_id) {
+        AggrTable t = a.table();
+        t.probe_id = id;
+        ProbeStats ps;
+        ps.id = id;
+        ps.spec = t.spec;
+        ps.hits = ps.delivered = events[id];
+        if (summary)
+            for (const ProbeStats& p : summary->probes)
+                if (p.id == id)
+                    ps = p;
+        out.tables.push_back(std::move(t));
+        out.stats.probes.push_back(std::move(ps));
+    }
+    return out;
+}
+
+}  // namespace probectl::cli

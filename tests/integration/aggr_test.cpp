@@ -346,3 +346,34 @@ TEST(AggrCli, HistPrintsBpftraceBuckets) {
     EXPECT_EQ(h[3]["max"], 7);
     EXPECT_EQ(h[3]["count"], 4);
 }
+
+// count/hist --from a recording of the same workload gives the kernel map's numbers.
+TEST(AggrCli, FromRecordingGivesTheKernelsAnswer) {
+    const std::string spec = "'uprobe:" + target() + ":ag_val k=$arg1:s64 v=$arg2:s64'";
+    const std::string rec = "/tmp/aggr-from.prb";
+    const std::string live = run("probectl hist " + spec + " v --by k --format json -- " +
+                                 target() + " values 100");
+    run("probectl record " + spec + " -o " + rec + " -- " + target() + " values 100");
+    const std::string from = run("probectl hist --from " + rec + " v --by k --format json");
+    auto byK = [](const std::string& js) {
+        std::map<std::int64_t, nlohmann::json> m;
+        auto j = nlohmann::json::parse(js);
+        for (auto e : j["entries"]) {
+            const std::int64_t k = e["key"]["k"];
+            m[k] = e;
+        }
+        return m;
+    };
+    auto a = byK(live), b = byK(from);
+    ASSERT_EQ(a.size(), 4u) << live;
+    ASSERT_EQ(b.size(), 4u) << from;
+    for (const auto& [k, e] : a) {
+        SCOPED_TRACE(k);
+        for (const char* f : {"count", "sum", "min", "max", "hist"})
+            EXPECT_EQ(e[f], b[k][f]) << f << "\nlive: " << live << "\nfrom: " << from;
+    }
+    // Probes are chosen by glob; none matching names what the recording holds.
+    const std::string none = run("probectl count --from " + rec + " 'kprobe:*' 2>&1 | cat");
+    EXPECT_NE(none.find("no recorded probe matches kprobe:*"), std::string::npos) << none;
+    EXPECT_NE(none.find("ag_val"), std::string::npos) << none;
+}

@@ -2,6 +2,7 @@
 // capacity, faulted values, return-only values), and aggregating a recording with it.
 #include <gtest/gtest.h>
 
+#include "aggr_cli.hpp"
 #include "aggr_recorded.hpp"
 #include "probectl/aggr_events.hpp"
 #include "probectl/recording.hpp"
@@ -236,4 +237,27 @@ TEST(AggregateRecording, NoMatchingProbeNamesThoseHeld) {
     EXPECT_EQ(r.error().err, ENOENT);
     EXPECT_NE(r.error().message.find("kprobe:do_sys_openat2"), std::string::npos)
         << r.error().message;
+}
+
+TEST(AggrCliOptions, FromTakesGlobsAndRefusesWhatBelongsToTheRecordingRun) {
+    auto c = cli::parseAggrOptions(cli::AggrMode::Count,
+                                   {"--from", "run.prb", "syscall:*", "--by", "comm"});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->from, "run.prb");
+    EXPECT_EQ(c->only, std::vector<std::string>{"syscall:*"});
+    EXPECT_TRUE(c->specs.empty());
+    auto h = cli::parseAggrOptions(cli::AggrMode::Hist, {"--from", "run.prb", "n"});
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->aggr.value_arg, "n");
+    EXPECT_TRUE(h->only.empty());
+    EXPECT_FALSE(cli::parseAggrOptions(cli::AggrMode::Hist, {"--from", "run.prb"}));
+    for (auto extra : std::vector<std::vector<std::string>>{
+             {"-p", "1"}, {"--duration", "1"}, {"-f", "--", "ls"}, {"--", "ls"}}) {
+        std::vector<std::string> a = {"--from", "run.prb"};
+        a.insert(a.end(), extra.begin(), extra.end());
+        auto r = cli::parseAggrOptions(cli::AggrMode::Count, a);
+        ASSERT_FALSE(r) << extra[0];
+        EXPECT_NE(r.error().message.find("--from reads a recording"), std::string::npos)
+            << r.error().message;
+    }
 }

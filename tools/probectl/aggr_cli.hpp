@@ -25,6 +25,8 @@ struct AggrCliOptions {
     std::size_t top = 0;               // --top N, 0 = all
     std::string format = "text";       // --format text|json
     std::vector<std::string> command;  // after "--"
+    std::string from;                  // --from FILE: aggregate a recording
+    std::vector<std::string> only;     // with --from: the specs given, as globs of probes
     bool help = false;
 };
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "aggr_cli.hpp"
+#include "aggr_recorded.hpp"
 #include "format.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/session.hpp"
@@ -77,12 +78,61 @@ class BlockedStopSignals {
     sigset_t old_{};
 };
 
+// The tables (with each probe's counters from `stats`, aligned): JSON objects, the PROBE
+// COUNT table of count without keys, or a table or histograms per probe.
+void printTables(AggrMode mode, const AggrCliOptions& o, const std::vector<AggrTable>& tables,
+                 const SessionStats& stats, Io& io) {
+    if (o.format == "json") {
+        for (std::size_t i = 0; i < tables.size(); i++) {
+            auto j = aggrJson(tables[i], o.top);
+            j["hits"] = stats.probes[i].hits;
+            j["filtered"] = stats.probes[i].filtered;
+            j["rejected"] = stats.probes[i].rejected;
+            j["nmissed"] = stats.probes[i].nmissed;
+            io.out << j.dump() << '\n';
+        }
+    } else if (mode == AggrMode::Count && o.aggr.keys.empty()) {
+        io.out << formatProbeCounts(tables, o.top);
+    } else {
+        for (std::size_t i = 0; i < tables.size(); i++) {
+            const ProbeStats& ps = stats.probes[i];
+            io.out << fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}\n",
+                                  tables[i].spec, ps.hits, ps.filtered, ps.rejected, ps.nmissed);
+            io.out << (mode == AggrMode::Count ? formatAggrTable(tables[i], o.top)
+                                               : formatAggrHist(tables[i], o.top));
+            if (i + 1 < tables.size())
+                io.out << '\n';
+        }
+    }
+}
+
+// --from FILE: the same tables from a recording's events.
+int runFromRecording(AggrMode mode, const AggrCliOptions& o, Io& io) {
+    const char* cmd = modeName(mode);
+    auto r = aggregateRecording(o.from, o.aggr, o.only);
+    if (!r)
+        return runtimeError(io, cmd, r.error());
+    printTables(mode, o, r->tables, r->stats, io);
+    io.out.flush();
+    if (!r->note.empty())
+        io.err << fmt::format("note: {}: {}: counts are of the events it holds\n", o.from, r->note);
+    else if (!r->has_summary)
+        io.err << fmt::format("note: {} has no summary: counts are of the events it holds\n",
+                              o.from);
+    if (r->has_summary)
+        if (auto w = lossWarning(r->stats); !w.empty())
+            io.err << w << '\n';
+    return kExitOk;
+}
+
 int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     const char* cmd = modeName(mode);
     auto parsed = parseAggrOptions(mode, args);
     if (auto rc = parsedExit(io, cmd, parsed))
         return *rc;
     AggrCliOptions& o = *parsed;
+    if (!o.from.empty())
+        return runFromRecording(mode, o, io);
     if (auto e = missingProcess(o.pids))
         return runtimeError(io, cmd, *e);
 
@@ -138,28 +188,7 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
         t->spec = p.spec;
         tables.push_back(std::move(*t));
     }
-    if (o.format == "json") {
-        for (std::size_t i = 0; i < tables.size(); i++) {
-            auto j = aggrJson(tables[i], o.top);
-            j["hits"] = stats->probes[i].hits;
-            j["filtered"] = stats->probes[i].filtered;
-            j["rejected"] = stats->probes[i].rejected;
-            j["nmissed"] = stats->probes[i].nmissed;
-            io.out << j.dump() << '\n';
-        }
-    } else if (mode == AggrMode::Count && o.aggr.keys.empty()) {
-        io.out << formatProbeCounts(tables, o.top);
-    } else {
-        for (std::size_t i = 0; i < tables.size(); i++) {
-            const ProbeStats& ps = stats->probes[i];
-            io.out << fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}\n",
-                                  tables[i].spec, ps.hits, ps.filtered, ps.rejected, ps.nmissed);
-            io.out << (mode == AggrMode::Count ? formatAggrTable(tables[i], o.top)
-                                               : formatAggrHist(tables[i], o.top));
-            if (i + 1 < tables.size())
-                io.out << '\n';
-        }
-    }
+    printTables(mode, o, tables, *stats, io);
     io.out.flush();
     const bool ended_itself = status.has_value();
     if (has_command && !status)
@@ -194,7 +223,10 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
              ->value_name("N"), "distinct keys each probe's map holds (default 1024, at most "
          "65536); hits with new keys beyond it are counted as map full")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
-         "text (default) or json: one object per probe");
+         "text (default) or json: one object per probe")
+        ("from", po::value<std::string>(o ? &o->from : nullptr)->value_name("FILE"),
+         "aggregate the events of recording FILE (probectl record) instead of tracing; "
+         "SPECs, if given, choose its probes (globs of their spec text)");
     if (mode != AggrMode::Count)
         d.add_options()
             ("linear", po::value<std::string>()->value_name("MIN,MAX,STEP"),
@@ -223,19 +255,29 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     if (o.help)
         return o;
     std::vector<std::string> specs = r->values;
+    const bool from = !o.from.empty();
     if (mode == AggrMode::Hist) {
-        if (specs.size() != 2)
-            return UsageError{
-                "hist takes one probe spec and the fetch argument to histogram "
-                "(probectl hist 'kprobe:vfs_read n=$arg3' n)"};
+        if (from ? specs.empty() : specs.size() != 2)
+            return UsageError{from
+                                  ? "hist --from FILE takes the fetch argument to histogram "
+                                    "(probectl hist --from rec.prb n)"
+                                  : "hist takes one probe spec and the fetch argument to histogram "
+                                    "(probectl hist 'kprobe:vfs_read n=$arg3' n)"};
         o.aggr.value = AggrValue::Arg;
         o.aggr.value_arg = keyName(specs.back());
         specs.pop_back();
     }
-    if (specs.empty())
+    if (from) {
+        if (!o.pids.empty() || o.follow || vm.count("duration") || !o.command.empty())
+            return UsageError{
+                "--from reads a recording: -p, -f, --duration and -- CMD belong to the "
+                "recording run (probectl record)"};
+        o.only = specs;
+    } else if (specs.empty()) {
         return UsageError{fmt::format("no probe spec given (e.g. probectl {} syscall:openat -- ls)",
                                       modeName(mode))};
-    for (const auto& s : specs) {
+    }
+    for (const auto& s : from ? std::vector<std::string>{} : specs) {
         auto spec = parseSpecArgument(s);
         if (!spec)
             return std::move(spec).error();
@@ -333,6 +375,7 @@ namespace probectl::cli {
 const char* const kCountHelp =
     R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration TIME]
                       [--top N] [--max-entries N] [--format json] [-- CMD [ARGS...]]
+       probectl count --from FILE [SPEC-GLOB...] [--by KEY,...] [--top N] [--format json]
 
 Counts hits in the kernel: each probe adds its hits to a map in probectl.ko (no
 record per event, nothing dropped), read when the command exits, on --duration or
@@ -345,23 +388,30 @@ strings. A hit whose key is new while the map is full is not counted but reporte
 Which processes: as for trace (-- CMD, -p PID, -f; neither: every process).
 Predicates (SPEC ... if EXPR) run first: rejected hits are not counted.
 
+--from FILE computes the same tables from a recording (probectl record) in user
+space, with the kernel map's rules; SPEC-GLOBs choose its probes by their spec
+text. Records the recording lost are not in the counts (the loss is shown).
+
 Examples:
   sudo probectl count 'syscall:openat' --by comm,pid -- make -j2
   sudo probectl count kprobe:vfs_read kprobe:vfs_write --duration 5
   sudo probectl count 'uprobe:libc:malloc size=$arg1:u64' --by size -- ls -l /usr
   sudo probectl count 'kretprobe:do_sys_openat2' --by retval --top 5 -- ls /
+  probectl count --from run.prb --by comm 'syscall:*'
 )";
 
 const char* const kHistHelp =
     R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
                      [--max-entries N] [-p PID]... [-f] [--duration TIME] [--format json]
                      [-- CMD [ARGS...]]
+       probectl hist --from FILE [SPEC-GLOB...] FIELD [--by KEY,...] [--linear ...]
 
 A histogram of the integer fetch argument FIELD of SPEC, kept in the kernel: log2
 buckets as bpftrace's hist() ([0], [1], [2, 4), [4, 8), ..., and (..., 0) for
 negative signed values), or with --linear MIN,MAX,STEP buckets of STEP from MIN
 (one below MIN, one from MAX on), as lhist(). One histogram per key with --by,
-each followed by its count, average, minimum and maximum.
+each followed by its count, average, minimum and maximum. --from FILE: the same
+from a recording's events (see probectl count --help).
 
 Examples:
   sudo probectl hist 'uretprobe:libc:malloc size=$arg1:u64' size -- ls -l /usr
@@ -373,12 +423,14 @@ const char* const kLatencyHelp =
     R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
                         [--max-entries N] [-p PID]... [-f] [--duration TIME]
                         [--format json] [-- CMD [ARGS...]]
+       probectl latency --from FILE [SPEC-GLOB...] [--by KEY,...] [--linear ...]
 
 The time from entry to return of kretprobe:, uretprobe: and syscall: probes, as a
 log2 histogram in the kernel (bounds shown in ns, us, ms), one per probe (and per
 key with --by). Calls whose entry and return the kernel cannot pair (too few
 kretprobe instances, uretprobe entries never returned from) are not counted: the
-header's nmissed shows them.
+header's nmissed shows them. --from FILE: the same from a recording's return
+events (see probectl count --help).
 
 Examples:
   sudo probectl latency kretprobe:vfs_read --by comm --duration 5

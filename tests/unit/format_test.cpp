@@ -170,7 +170,7 @@ TEST(Summary, RejectedColumnIsNoLoss) {
     std::ostringstream os;
     printSummary(os, s);
     EXPECT_THAT(os.str(), HasSubstr("syscall:openat if fd == 3    10          4        0        0 "
-                                    "        0         6\n"));
+                                    "        0         6           0\n"));
     EXPECT_FALSE(s.anyLoss());
     EXPECT_EQ(lossWarning(s), "");
 }

@@ -243,7 +243,7 @@ TEST(ReplacedBinary, ReplacedWhileTracedIsSaid) {
     {
         // Replaced once the command runs it: it goes on running (and hitting) the old file.
         probectl::PtraceSessionOptions o;
-        o.command = {app, "hold", "1", "/dev/null"};
+        o.command = {app, "hold", "3", "/dev/null"};
         auto s = probectl::PtraceSession::open(o);
         ASSERT_TRUE(s) << why(s);
         ASSERT_TRUE(s->add("usdt:" + app + ":pc:hold"));
@@ -262,7 +262,7 @@ TEST(ReplacedBinary, ReplacedWhileTracedIsSaid) {
         EXPECT_TRUE(replaced);
         auto st = s->stop(nullptr);
         ASSERT_TRUE(st) << why(st);
-        EXPECT_GT(st->probes.at(0).hits, 0u) << "fires every 10 ms for 1 s";
+        EXPECT_GT(st->probes.at(0).hits, 0u) << "fires every 10 ms for 2-3 s";
         ASSERT_EQ(st->notes.size(), 1u);
         EXPECT_THAT(st->notes[0], HasSubstr(app + " was replaced while traced"));
     }

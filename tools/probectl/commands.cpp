@@ -44,8 +44,9 @@ and a warning whenever anything was lost.
 With -- CMD, CMD is started held before exec, the probes are added with a filter on
 its pid, then it runs; the trace ends when it exits (if the trace ends first, on
 --duration or SIGTERM, CMD gets SIGTERM). CMD also dies if probectl is killed.
-With -p, exactly those processes are traced (not their children; add -f for the
-processes they fork from now on, across exec, like strace -f). -p and -- CMD
+With -p, exactly those processes are traced (not their children; add -f for their
+children, those running already and those forked from now on, across exec, like
+strace -f). -p and -- CMD
 together trace both. Without either, every process is traced until Ctrl-C or
 --duration. Uprobes are armed only in the traced processes: others running the
 same code are neither recorded nor slowed down.

@@ -218,8 +218,8 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "keep only hits of tasks whose comm (name, at most 15 bytes) matches GLOB "
          "(* ? [a-z] [!x]), e.g. --comm 'ls*'")
         ("follow,f", po::bool_switch(o ? &o->follow : nullptr),
-         "also trace the processes that the traced ones fork from now on (and what they "
-         "exec), like strace -f; needs -p or -- CMD")
+         "also trace the children of the traced processes, those running already and those "
+         "forked from now on (and what they exec), like strace -f; needs -p or -- CMD")
         ("maxactive", po::value<std::uint32_t>(o ? &o->maxactive : nullptr)->value_name("N"),
          "kretprobe instances in flight (1..4096; default: the kernel's)")
         ("force", po::bool_switch(o ? &o->force : nullptr),

@@ -63,6 +63,7 @@ static int probectl_kret_return(struct kretprobe_instance *ri,
 	/* disabled while this call was in flight: stay quiet */
 	if (!READ_ONCE(p->enabled))
 		return 0;
+	this_cpu_inc(p->stats->returned);
 	/* the entry values go first: the record keeps the probe's argument order */
 	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
 		.regs = regs, .args = d->args, .retval = regs_return_value(regs),

@@ -406,6 +406,7 @@ bool probectl_probe_info_next(unsigned long *cursor,
 {
 	const struct probectl_kind_ops *ops;
 	struct probectl_probe *p;
+	u64 returned = 0;
 	int cpu;
 
 	mutex_lock(&probectl_lock);
@@ -437,7 +438,11 @@ bool probectl_probe_info_next(unsigned long *cursor,
 		info->dropped += READ_ONCE(c->dropped);
 		info->filtered += READ_ONCE(c->filtered);
 		info->rejected += READ_ONCE(c->rejected);
+		returned += READ_ONCE(c->returned);
 	}
+	/* persistent probes record nothing, so none of their calls has a return */
+	if (p->session && returned < info->hits)
+		info->unreturned = info->hits - returned;
 	info->dropped += atomic64_read(&p->undelivered);
 	mutex_unlock(&probectl_lock);
 	return true;

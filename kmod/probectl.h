@@ -93,6 +93,7 @@ struct probectl_counters {
 	u64 dropped;	/* ring full (or handler-side reserve failed) */
 	u64 filtered;	/* process filter: tgids or task match; not in hits */
 	u64 rejected;	/* the probe's predicate; within hits */
+	u64 returned;	/* return probes: returns that reached the record step */
 };
 
 struct probectl_probe {
@@ -219,6 +220,7 @@ struct probectl_probe_info {
 	u64 dropped;
 	u64 filtered;
 	u64 rejected;
+	u64 unreturned;	/* return probes: hits - returned */
 	char symbol[PROBECTL_SYMBOL_MAX];
 	char *path;		/* kmalloc'ed copy, caller frees; NULL if none */
 	u64 file_offset;

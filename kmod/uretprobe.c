@@ -12,7 +12,8 @@
  * for recursion, and does not depend on the order of returns (longjmp).
  * Entries live in a small open-addressing table per probe; when a bucket
  * run is full the oldest entry is replaced and its return will count as
- * unpaired (reported as nmissed).
+ * unpaired (reported as nmissed). Entries never paired are reported as
+ * unreturned (hits minus the returns counted in the stats).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -112,6 +113,7 @@ static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
 		atomic64_inc(&p->unpaired);
 		return 0;
 	}
+	this_cpu_inc(p->stats->returned);
 	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
 		.regs = regs, .args = found.args, .retval = regs_return_value(regs),
 		.user = true, .t0 = found.t0 }, &ev);

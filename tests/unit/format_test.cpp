@@ -132,16 +132,21 @@ TEST(FormatEventJson, SummaryObject) {
 TEST(Summary, TableAndLossWarning) {
     SessionStats s;
     s.probes.push_back({1, "syscall:getppid", 1000, 1000, 0, 0, 12});
-    s.probes.push_back({2, "kretprobe:do_sys_openat2", 10, 8, 2, 1, 0});
+    s.probes.push_back({2, "kretprobe:do_sys_openat2", 11, 8, 2, 1, 0, 0, 1});
     s.lost = 3;
     std::ostringstream os;
     printSummary(os, s);
     EXPECT_EQ(os.str(),
-              "PROBE                     HITS  DELIVERED  DROPPED  NMISSED  FILTERED  REJECTED\n"
-              "syscall:getppid           1000       1000        0        0        12         0\n"
-              "kretprobe:do_sys_openat2    10          8        2        1         0         0\n"
+              "PROBE                     HITS  DELIVERED  DROPPED  NMISSED  FILTERED  REJECTED  "
+              "UNRETURNED\n"
+              "syscall:getppid           1000       1000        0        0        12         0  "
+              "         0\n"
+              "kretprobe:do_sys_openat2    11          8        2        1         0         0  "
+              "         1\n"
               "FILTERED: skipped by the process filter (not in HITS); REJECTED: hits the spec's "
-              "`if` predicate rejected (HITS = DELIVERED + DROPPED + REJECTED)\n"
+              "`if` predicate rejected (HITS = DELIVERED + DROPPED + REJECTED + UNRETURNED)\n"
+              "UNRETURNED: return-probe entries with no return (left by longjmp or an exception, "
+              "ended by the thread's exit, or still inside when tracing ended)\n"
               "lost records: 3 (session), receive-buffer overruns: 0\n");
     EXPECT_TRUE(s.anyLoss());
     EXPECT_THAT(lossWarning(s), HasSubstr("2 dropped"));
@@ -165,7 +170,7 @@ TEST(Summary, RejectedColumnIsNoLoss) {
     std::ostringstream os;
     printSummary(os, s);
     EXPECT_THAT(os.str(), HasSubstr("syscall:openat if fd == 3    10          4        0        0 "
-                                    "        0         6\n"));
+                                    "        0         6           0\n"));
     EXPECT_FALSE(s.anyLoss());
     EXPECT_EQ(lossWarning(s), "");
 }
@@ -194,11 +199,11 @@ TEST(ProbeList, Columns) {
     printProbeList(os, {a, b, c});
     EXPECT_EQ(os.str(),
               "ID  KIND       LOCATION            ADDRESS             OWNER  PERSISTENT  ENABLED  "
-              "HITS  NMISSED  DROPPED  FILTERED  REJECTED\n"
+              "HITS  NMISSED  DROPPED  FILTERED  REJECTED  UNRETURNED\n"
               " 1  syscall    __x64_sys_getppid   0xffffffff81001000   1234  no          yes      "
-              "   7        0        0         0         2\n"
+              "   7        0        0         0         2           0\n"
               "12  kretprobe  0xffffffff81001400  0xffffffff81001400      -  yes         no       "
-              "   0        0        3         0         0\n"
+              "   0        0        3         0         0           0\n"
               "13  kprobe     vfs_read+0x4        -                       -  no          no       "
-              "   0        0        0         0         0\n");
+              "   0        0        0         0         0           0\n");
 }

@@ -193,18 +193,19 @@ TEST(PrinterSummary, TextAndJsonCarryTheSameNumbers) {
     std::ostringstream os;
     cli::printSummary(os, s);
     EXPECT_EQ(os.str(),
-              "PROBE            HITS  DELIVERED  DROPPED  NMISSED  FILTERED  REJECTED\n"
-              "syscall:getppid  1000        990        4        1        12         6\n"
-              "kprobe:vfs_read     5          5        0        0         0         0\n"
+              "PROBE            HITS  DELIVERED  DROPPED  NMISSED  FILTERED  REJECTED  UNRETURNED\n"
+              "syscall:getppid  1000        990        4        1        12         6           0\n"
+              "kprobe:vfs_read     5          5        0        0         0         0           0\n"
               "FILTERED: skipped by the process filter (not in HITS); REJECTED: hits the spec's "
-              "`if` predicate rejected (HITS = DELIVERED + DROPPED + REJECTED)\n"
+              "`if` predicate rejected (HITS = DELIVERED + DROPPED + REJECTED + UNRETURNED)\n"
               "lost records: 3 (session), receive-buffer overruns: 2\n");
     const std::string line = cli::formatSummaryJson(s);
     EXPECT_EQ(line,
               "{\"type\":\"summary\",\"probes\":[{\"id\":1,\"probe\":\"syscall:getppid\","
               "\"hits\":1000,\"delivered\":990,\"dropped\":4,\"nmissed\":1,\"filtered\":12,"
-              "\"rejected\":6},{\"id\":2,\"probe\":\"kprobe:vfs_read\",\"hits\":5,"
-              "\"delivered\":5,\"dropped\":0,\"nmissed\":0,\"filtered\":0,\"rejected\":0}],"
+              "\"rejected\":6,\"unreturned\":0},{\"id\":2,\"probe\":\"kprobe:vfs_read\","
+              "\"hits\":5,\"delivered\":5,\"dropped\":0,\"nmissed\":0,\"filtered\":0,"
+              "\"rejected\":0,\"unreturned\":0}],"
               "\"lost\":3,\"overruns\":2}");
     const json j = json::parse(line);
     for (std::size_t i = 0; i < s.probes.size(); ++i)
@@ -246,10 +247,11 @@ TEST(PrinterList, JsonRowsMatchTheTable) {
               "{\"type\":\"list\",\"probes\":[{\"id\":1,\"kind\":\"syscall\","
               "\"location\":\"__x64_sys_getppid\",\"address\":\"0xffffffff81001000\","
               "\"owner\":1234,\"persistent\":false,\"enabled\":true,\"hits\":7,\"nmissed\":0,"
-              "\"dropped\":0,\"filtered\":0,\"rejected\":2},{\"id\":13,\"kind\":\"kprobe\","
+              "\"dropped\":0,\"filtered\":0,\"rejected\":2,\"unreturned\":0},{\"id\":13,"
+              "\"kind\":\"kprobe\","
               "\"location\":\"vfs_read+0x4\",\"address\":null,\"owner\":null,"
               "\"persistent\":true,\"enabled\":false,\"hits\":0,\"nmissed\":0,\"dropped\":0,"
-              "\"filtered\":0,\"rejected\":0}]}\n");
+              "\"filtered\":0,\"rejected\":0,\"unreturned\":0}]}\n");
     EXPECT_EQ(json::parse(os.str())["probes"].size(), 2u);
     std::ostringstream empty;
     cli::printProbeList(empty, {}, true);

@@ -14,7 +14,8 @@ namespace {
 
 const char* const kTraceHelpHead =
     R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--pid|--tid|--uid LIST] [--comm GLOB]
-                      [--maxactive N] [--format text|json] [-o FILE] [--duration TIME]
+                      [--maxactive N] [--force] [--format text|json] [-o FILE]
+                      [--duration TIME]
                       [--backend kernel|ptrace [--seccomp-bpf]] [-- CMD [ARGS...]]
        probectl trace --syscalls=NAME[,NAME...] [OPTIONS] [-- CMD [ARGS...]]
 
@@ -30,18 +31,22 @@ it prints per-probe counters:
   HITS       the probe ran (and passed the process filter)
   DELIVERED  records this command received
   DROPPED    records the kernel could not buffer or send
-  NMISSED    hits the kernel could not record (reentry, too few kretprobe instances)
+  NMISSED    calls the kernel could not record (reentry, too few kretprobe
+             instances: not in HITS; uretprobe returns whose entry was not kept)
   FILTERED   runs skipped by the process filter (-p/CMD, --pid --tid --uid --comm);
              not counted in HITS
-  REJECTED   hits the spec's `if` predicate rejected: HITS = DELIVERED + DROPPED +
-             REJECTED
+  REJECTED   hits the spec's `if` predicate rejected
+  UNRETURNED return probes: entries with no return (longjmp, exception, thread
+             exit, still inside at the end): HITS = DELIVERED + DROPPED +
+             REJECTED + UNRETURNED
 and a warning whenever anything was lost.
 
 With -- CMD, CMD is started held before exec, the probes are added with a filter on
 its pid, then it runs; the trace ends when it exits (if the trace ends first, on
 --duration or SIGTERM, CMD gets SIGTERM). CMD also dies if probectl is killed.
-With -p, exactly those processes are traced (not their children; add -f for the
-processes they fork from now on, across exec, like strace -f). -p and -- CMD
+With -p, exactly those processes are traced (not their children; add -f for their
+children, those running already and those forked from now on, across exec, like
+strace -f). -p and -- CMD
 together trace both. Without either, every process is traced until Ctrl-C or
 --duration. Uprobes are armed only in the traced processes: others running the
 same code are neither recorded nor slowed down.
@@ -131,7 +136,7 @@ Examples:
 
 const char* const kRecordHelp =
     R"(Usage: probectl record SPEC... -o FILE [-p PID]... [-f] [--pid|--tid|--uid LIST]
-                       [--comm GLOB] [--maxactive N] [--duration TIME]
+                       [--comm GLOB] [--maxactive N] [--force] [--duration TIME]
                        [--backend kernel|ptrace [--seccomp-bpf]] [-- CMD [ARGS...]]
        probectl record --syscalls=NAME[,NAME...] -o FILE [OPTIONS] [-- CMD [ARGS...]]
 
@@ -188,8 +193,9 @@ const char* const kListHelp = R"(Usage: probectl list [--format text|json]
 
 Lists every probe in probectl.ko: id, kind, location, address, owner (netlink port
 of the owning process, '-' for persistent), persistent, enabled, and the counters
-hits, nmissed, dropped, filtered (runs the session's process filter skipped) and
-rejected (hits the probe's `if` predicate rejected).
+hits, nmissed, dropped, filtered (runs the session's process filter skipped),
+rejected (hits the probe's `if` predicate rejected) and unreturned (return
+probes: entries whose return was not recorded, calls still inside included).
 
 Example:
   sudo probectl list

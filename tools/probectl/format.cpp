@@ -51,16 +51,18 @@ void TracePrinter::flush() {
 }
 
 std::vector<Counter> summaryCounters(const ProbeStats& p) {
-    return {{"hits", p.hits},       {"delivered", p.delivered}, {"dropped", p.dropped},
-            {"nmissed", p.nmissed}, {"filtered", p.filtered},   {"rejected", p.rejected}};
+    return {{"hits", p.hits},
+            {"delivered", p.delivered},
+            {"dropped", p.dropped},
+            {"nmissed", p.nmissed},
+            {"filtered", p.filtered},
+            {"rejected", p.rejected},
+            {"unreturned", p.unreturned}};
 }
 
 std::vector<Counter> listCounters(const ProbeInfo& p) {
-    return {{"hits", p.hits},
-            {"nmissed", p.nmissed},
-            {"dropped", p.dropped},
-            {"filtered", p.filtered},
-            {"rejected", p.rejected}};
+    return {{"hits", p.hits},         {"nmissed", p.nmissed},   {"dropped", p.dropped},
+            {"filtered", p.filtered}, {"rejected", p.rejected}, {"unreturned", p.unreturned}};
 }
 
 void printSummary(Printer& p, const SessionStats& stats) {

@@ -28,6 +28,7 @@ struct TraceOptions {
     std::vector<std::uint32_t> match_pids, match_tids, match_uids;
     std::string match_comm;
     std::uint32_t maxactive = 0;        // --maxactive N for kretprobes (1..4096), 0 = default
+    bool force = false;                 // --force: uretprobes in files that unwind exceptions
     std::string output;                 // -o FILE, "" = stdout
     double duration = 0;                // --duration in seconds, 0 = until Ctrl-C / command exit
     std::string duration_text;          // --duration as written: 2, 1.5, 500ms, 10s, 2m, 1h

@@ -117,6 +117,7 @@ Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
     so.follow = o.follow;
     so.command = o.command;
     so.maxactive = o.maxactive;
+    so.uretprobe_despite_exceptions = o.force;
     so.match_pids = o.match_pids;
     so.match_tids = o.match_tids;
     so.match_uids = o.match_uids;
@@ -217,10 +218,13 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "keep only hits of tasks whose comm (name, at most 15 bytes) matches GLOB "
          "(* ? [a-z] [!x]), e.g. --comm 'ls*'")
         ("follow,f", po::bool_switch(o ? &o->follow : nullptr),
-         "also trace the processes that the traced ones fork from now on (and what they "
-         "exec), like strace -f; needs -p or -- CMD")
+         "also trace the children of the traced processes, those running already and those "
+         "forked from now on (and what they exec), like strace -f; needs -p or -- CMD")
         ("maxactive", po::value<std::uint32_t>(o ? &o->maxactive : nullptr)->value_name("N"),
          "kretprobe instances in flight (1..4096; default: the kernel's)")
+        ("force", po::bool_switch(o ? &o->force : nullptr),
+         "add kernel uretprobes in files that unwind C++ exceptions (refused by default: "
+         "an exception thrown through a probed call ends the program)")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
          "text (default) or json: JSON Lines, one object per event and a final summary "
          "object, the same fields as the text; with -o, a trace file for viewers: chrome "

@@ -70,6 +70,8 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, TraceSink& sink,
         rc = runtimeError(io, kCmd, r.error());
     if (auto w = lossWarning(*stats); !w.empty())
         io.err << w << '\n';
+    for (const auto& note : stats->notes)
+        io.err << fmt::format("probectl {}: warning: {}\n", kCmd, note);
     // CMD ended on its own: its status (strace/perf style). Ended by us (--duration,
     // Ctrl-C, SIGTERM): 0, the trace did what was asked.
     const bool ended_itself = status.has_value();

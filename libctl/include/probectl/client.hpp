@@ -111,6 +111,7 @@ struct ProbeInfo {
     std::uint64_t dropped = 0;         // records lost: ring full or delivery failed
     std::uint64_t filtered = 0;        // runs the process filter skipped (tgids, task match)
     std::uint64_t rejected = 0;        // hits the probe's predicate rejected (within hits)
+    std::uint64_t unreturned = 0;      // return probes: entries whose return was not recorded
     std::string path;                  // user kinds: the probed file
     std::uint64_t file_offset = 0;     // user kinds: file offset of the probed instruction
     std::uint64_t ref_ctr_offset = 0;  // USDT semaphore file offset, 0 = none

@@ -113,12 +113,13 @@ struct PtraceProbe {
     std::uint32_t id = 0;  // 1, 2, ... in the order added
     std::string spec;      // text as given
     SpecKind kind = SpecKind::Uprobe;
-    std::uint64_t hits = 0;       // hits (each becomes an event unless rejected)
+    // hits (uretprobe: entries), each an event unless rejected or unreturned
+    std::uint64_t hits = 0;
     std::uint64_t rejected = 0;   // hits the spec's predicate (`if ...`) rejected
     std::uint64_t delivered = 0;  // events passed to a callback
     // uretprobe: entries whose return was never seen (the frame was unwound by longjmp or
     // an exception, the thread died, or the session ended first).
-    std::uint64_t missed = 0;
+    std::uint64_t unreturned = 0;
 };
 
 class PtraceSession : public Tracer {

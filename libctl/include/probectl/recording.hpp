@@ -14,8 +14,9 @@
 //               u16 raw values (u8 flags, u32 length, bytes), u16 decoded values (u8 flags:
 //               1 faulted, 2 truncated; then u64, or u32 length + bytes for strings, or
 //               u32 count + u64s for arrays)
-//     3 summary u32 probes, each: u32 id, spec, hits, delivered, dropped, nmissed,
-//               filtered, rejected (u64); u64 lost, u64 overruns
+//     4 summary u32 probes, each: u32 id, spec, hits, delivered, dropped, nmissed,
+//               filtered, rejected, unreturned (u64); u64 lost, u64 overruns (tag 3,
+//               written before unreturned was counted, is the same without it)
 // A block is written with one write() once complete, at most every flush() or 64 KiB.
 #pragma once
 

@@ -58,6 +58,10 @@ struct SessionOptions {
     // User-space specs (uprobe, uretprobe, usdt) name files and libraries as this process
     // sees them (0: as the tracer sees them; see UserResolveOptions::pid).
     pid_t resolve_pid = 0;
+    // A uretprobe in a file that unwinds exceptions (UserTarget::exception_use) is refused
+    // (EINVAL, usage) unless this is set: an exception unwinding through the probed frame
+    // would end the traced program (std::terminate).
+    bool uretprobe_despite_exceptions = false;
     // kretprobe instances for specs that do not set their own (0 = kernel default).
     std::uint32_t maxactive = 0;
     // Symbol table used to resolve and vet specs (not owned; must outlive the Session).
@@ -97,12 +101,19 @@ struct ProbeStats {
     std::uint64_t nmissed = 0;    // kernel: reentry / kretprobe instance shortage
     std::uint64_t filtered = 0;   // kernel: skipped by the process filter (tgids, match)
     std::uint64_t rejected = 0;   // kernel: hits the probe's predicate rejected
+    // Return probes: entries (in hits) whose return was never recorded: longjmp, an
+    // exception, the thread's exit, still inside at stop(). hits = delivered + dropped +
+    // rejected + unreturned.
+    std::uint64_t unreturned = 0;
 };
 
 struct SessionStats {
     std::vector<ProbeStats> probes;  // in the order the probes were added
     std::uint64_t lost = 0;          // sum of PROBECTL_A_LOST over the session
     std::uint64_t overruns = 0;      // socket receive-buffer overruns (ENOBUFS)
+    // What makes the counts incomplete beyond loss: a probed file replaced on disk while
+    // traced (processes started from the new file were not traced). One sentence each.
+    std::vector<std::string> notes;
     // Anything lost anywhere: lost, overruns, or any probe's dropped/nmissed.
     bool anyLoss() const;
 };

@@ -54,6 +54,10 @@ struct UserTarget {
     std::string usdt_provider;        // usdt only
     std::string usdt_name;            // usdt only
     std::vector<UsdtArg> usdt_args;   // usdt only: decoded argument specs, in order
+    // uretprobe: what shows the file unwinds exceptions ("it uses __cxa_throw"), "" when
+    // nothing does. A kernel uretprobe's substituted return address has no unwind
+    // information: an exception unwinding through the probed frame ends the program.
+    std::string exception_use;
     // How the numbers were found, one step per line (file lookup, symbol table, segment
     // arithmetic, maps line, note fields), for `probectl resolve`.
     std::string how;

@@ -88,7 +88,8 @@ struct RecordingReader::Impl {
         probes[id] = std::move(d);
     }
 
-    void readSummary() {
+    // Tag 3 (recordings before the unreturned counter) has no unreturned.
+    void readSummary(bool with_unreturned) {
         SessionStats s;
         const auto n = cur.get<std::uint32_t>();
         for (std::uint32_t i = 0; i < n && !cur.bad; ++i) {
@@ -98,6 +99,8 @@ struct RecordingReader::Impl {
             for (auto* v :
                  {&p.hits, &p.delivered, &p.dropped, &p.nmissed, &p.filtered, &p.rejected})
                 *v = cur.get<std::uint64_t>();
+            if (with_unreturned)
+                p.unreturned = cur.get<std::uint64_t>();
             s.probes.push_back(std::move(p));
         }
         s.lost = cur.get<std::uint64_t>();
@@ -199,8 +202,8 @@ bool RecordingReader::next(Event& ev) {
         const auto tag = m.cur.get<std::uint8_t>();
         if (tag == kTagProbe)
             m.readProbe();
-        else if (tag == kTagSummary)
-            m.readSummary();
+        else if (tag == kTagSummary || tag == kTagSummaryUnreturned)
+            m.readSummary(tag == kTagSummaryUnreturned);
         else if (tag == kTagEvent)
             m.readEvent(ev);
         else

@@ -18,7 +18,8 @@ inline constexpr std::size_t kBlockHeaderBytes = 16;
 inline constexpr std::size_t kBlockFlushBytes = 64 * 1024;
 // A block is one write of the events between flushes: larger means damage, not data.
 inline constexpr std::uint32_t kBlockMaxBytes = 64u << 20;
-inline constexpr std::uint8_t kTagProbe = 1, kTagEvent = 2, kTagSummary = 3;
+inline constexpr std::uint8_t kTagProbe = 1, kTagEvent = 2, kTagSummary = 3,
+                              kTagSummaryUnreturned = 4;
 inline constexpr std::uint8_t kEvReturn = 1, kEvSyscallReturned = 2;
 inline constexpr std::uint8_t kValFaulted = 1, kValTruncated = 2;
 

@@ -94,12 +94,13 @@ class RecordingWriter final : public TraceWriter {
     }
 
     Result<void> finish(const SessionStats& stats) override {
-        block_ += static_cast<char>(kTagSummary);
+        block_ += static_cast<char>(kTagSummaryUnreturned);
         putU32(block_, static_cast<std::uint32_t>(stats.probes.size()));
         for (const auto& p : stats.probes) {
             putU32(block_, p.id);
             putStr(block_, p.spec);
-            for (auto v : {p.hits, p.delivered, p.dropped, p.nmissed, p.filtered, p.rejected})
+            for (auto v :
+                 {p.hits, p.delivered, p.dropped, p.nmissed, p.filtered, p.rejected, p.unreturned})
                 putU64(block_, v);
         }
         putU64(block_, stats.lost);

@@ -28,7 +28,8 @@ inline constexpr auto kProbeGetReply = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_PROBE_FILE_OFFSET, "probe-file-offset", &ProbeInfo::file_offset),
     attr<NlType::U64>(PROBECTL_A_PROBE_REF_CTR_OFFSET, "probe-ref-ctr-offset",
                       &ProbeInfo::ref_ctr_offset),
-    attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "probe-rejected", &ProbeInfo::rejected));
+    attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "probe-rejected", &ProbeInfo::rejected),
+    attr<NlType::U64>(PROBECTL_A_PROBE_UNRETURNED, "probe-unreturned", &ProbeInfo::unreturned));
 
 inline constexpr auto kAggrGetReply = std::make_tuple(
     attr<NlType::U32>(PROBECTL_A_PROBE_ID, "probe-id", &AggrReply::id),
@@ -41,11 +42,12 @@ inline constexpr auto kAggrGetReply = std::make_tuple(
     attr<NlType::Binary>(PROBECTL_A_AGGR_ENTRIES, "aggr-entries", &AggrReply::aggr_entries));
 
 // The probe counters (ProbeInfo members), in PROBE_GET order.
-inline constexpr auto kProbeCounters =
-    std::make_tuple(attr<NlType::U64>(PROBECTL_A_PROBE_HITS, "hits", &ProbeInfo::hits),
-                    attr<NlType::U64>(PROBECTL_A_PROBE_NMISSED, "nmissed", &ProbeInfo::nmissed),
-                    attr<NlType::U64>(PROBECTL_A_PROBE_DROPPED, "dropped", &ProbeInfo::dropped),
-                    attr<NlType::U64>(PROBECTL_A_PROBE_FILTERED, "filtered", &ProbeInfo::filtered),
-                    attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "rejected", &ProbeInfo::rejected));
+inline constexpr auto kProbeCounters = std::make_tuple(
+    attr<NlType::U64>(PROBECTL_A_PROBE_HITS, "hits", &ProbeInfo::hits),
+    attr<NlType::U64>(PROBECTL_A_PROBE_NMISSED, "nmissed", &ProbeInfo::nmissed),
+    attr<NlType::U64>(PROBECTL_A_PROBE_DROPPED, "dropped", &ProbeInfo::dropped),
+    attr<NlType::U64>(PROBECTL_A_PROBE_FILTERED, "filtered", &ProbeInfo::filtered),
+    attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "rejected", &ProbeInfo::rejected),
+    attr<NlType::U64>(PROBECTL_A_PROBE_UNRETURNED, "unreturned", &ProbeInfo::unreturned));
 
 }  // namespace probectl::detail

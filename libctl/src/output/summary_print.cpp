@@ -33,21 +33,28 @@ void printSummary(Printer& p, const std::vector<ProbeCounters>& probes, std::uin
     }
     p.beginRecord("summary");
     p.beginTable("probes", std::move(cols));
-    bool any_filter = false;
+    bool any_filter = false, any_unreturned = false;
     for (const auto& probe : probes) {
         p.beginRow();
         p.u64(Show::Json, "id", {}, probe.id);
         p.str(Show::Any, "probe", "{}", probe.probe);
         printCounters(p, probe.counters);
         p.endRow();
-        for (const auto& c : probe.counters)
+        for (const auto& c : probe.counters) {
             any_filter |= (c.name == "filtered" || c.name == "rejected") && c.value;
+            any_unreturned |= c.name == "unreturned" && c.value;
+        }
     }
     p.endTable();
     if (any_filter)
         p.text(
             "\nFILTERED: skipped by the process filter (not in HITS); REJECTED: hits the "
-            "spec's `if` predicate rejected (HITS = DELIVERED + DROPPED + REJECTED)");
+            "spec's `if` predicate rejected (HITS = DELIVERED + DROPPED + REJECTED + "
+            "UNRETURNED)");
+    if (any_unreturned)
+        p.text(
+            "\nUNRETURNED: return-probe entries with no return (left by longjmp or an "
+            "exception, ended by the thread's exit, or still inside when tracing ended)");
     p.u64(Show::Any, "lost", "\nlost records: {} (session)", lost);
     p.u64(Show::Any, "overruns", ", receive-buffer overruns: {}", overruns);
     p.endRecord();

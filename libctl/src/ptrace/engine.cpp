@@ -387,9 +387,13 @@ void Engine::onNewChild(Thread& parent, int event) {
         c.returns = parent.returns;
         for (auto& [addr, bp] : s->bps)
             bp.returns = 0;
-        for (const auto& r : c.returns)
+        for (const auto& r : c.returns) {
             if (auto it = s->bps.find(r.ret_addr); it != s->bps.end())
                 it->second.returns++;
+            // the child's copy of the call is an entry of its own: it returns or not
+            if (Probe* p = probe(r.probe_id))
+                p->info.hits++;
+        }
         removeUnneeded(*s);
         resume(c);
     } else {
@@ -629,11 +633,12 @@ SessionStats Engine::stats() const {
         ps.spec = p->info.spec;
         ps.hits = p->info.hits;
         ps.delivered = p->info.delivered;
-        ps.dropped = p->info.hits - p->info.rejected - p->info.delivered;
-        ps.nmissed = p->info.missed;
+        ps.dropped = p->info.hits - p->info.rejected - p->info.delivered - p->info.unreturned;
         ps.rejected = p->info.rejected;
+        ps.unreturned = p->info.unreturned;
         s.probes.push_back(ps);
     }
+    s.notes = replacedFileNotes(files_);
     return s;
 }
 

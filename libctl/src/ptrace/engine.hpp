@@ -30,6 +30,7 @@
 #include "probectl/syscall_probe.hpp"
 #include "ptrace/memory.hpp"
 #include "ptrace/ptrace_ops.hpp"
+#include "target/file_identity.hpp"
 
 namespace probectl::ptrace {
 
@@ -157,9 +158,12 @@ class Engine {
     void onBreakpoint(Thread& t, user_regs_struct& regs, std::uint64_t addr);
     void stepOver(Thread& t, user_regs_struct& regs, std::uint64_t addr);
     void onSyscallStop(Thread& t, bool seccomp_stop);
-    void emit(Thread& t, Probe& p, Event& ev);
+    // `entry_counted`: a uretprobe's return, whose hit its entry counted.
+    void emit(Thread& t, Probe& p, Event& ev, bool entry_counted = false);
     Event baseEvent(Thread& t, std::uint32_t probe_id);
     void missReturns(Thread& t, std::size_t keep);
+    // Drops the pending returns whose saved return address lies below `floor` (popped).
+    void dropUnwound(Thread& t, std::uint64_t floor);
 
     // placement.cpp: probes -> addresses in a space
     void placeAll(Space& s);
@@ -190,6 +194,7 @@ class Engine {
     std::set<std::uint64_t> traced_syscalls_;
     bool has_user_probes_ = false;
     std::set<std::string> hooked_linkers_;  // ld.so paths whose hook probe exists
+    std::vector<FileIdentity> files_;       // probed files as they were when added
     bool detached_ = false;
     // detachAll() in progress: handlers leave threads stopped instead of resuming them.
     bool stopping_ = false;

@@ -90,8 +90,9 @@ Event Engine::baseEvent(Thread& t, std::uint32_t probe_id) {
     return ev;
 }
 
-void Engine::emit(Thread& t, Probe& p, Event& ev) {
-    p.info.hits++;
+void Engine::emit(Thread& t, Probe& p, Event& ev, bool entry_counted) {
+    if (!entry_counted)
+        p.info.hits++;
     if (!p.filter.insns.empty()) {
         PredicateValues v;
         v.pid = ev.tgid;
@@ -120,13 +121,20 @@ void Engine::missReturns(Thread& t, std::size_t keep) {
     while (t.returns.size() > keep) {
         const PendingReturn& r = t.returns.back();
         if (Probe* p = probe(r.probe_id))
-            p->info.missed++;
+            p->info.unreturned++;
         if (t.space)
             if (auto it = t.space->bps.find(r.ret_addr); it != t.space->bps.end())
                 if (it->second.returns > 0)
                     it->second.returns--;
         t.returns.pop_back();
     }
+}
+
+void Engine::dropUnwound(Thread& t, std::uint64_t floor) {
+    std::size_t keep = t.returns.size();
+    while (keep > 0 && t.returns[keep - 1].sp_after - 8 < floor)
+        --keep;
+    missReturns(t, keep);
 }
 
 void Engine::onTrap(Thread& t) {
@@ -159,11 +167,8 @@ void Engine::onBreakpoint(Thread& t, user_regs_struct& regs, std::uint64_t addr)
     if (t.report) {
         if (s.bps.at(addr).returns > 0) {
             // Frames below this one that never came back here (longjmp, exceptions) are
-            // counted as missed, then every entry whose frame this is returns.
-            std::size_t keep = t.returns.size();
-            while (keep > 0 && t.returns[keep - 1].sp_after < regs.rsp)
-                --keep;
-            missReturns(t, keep);
+            // unreturned, then every entry whose frame this is returns.
+            dropUnwound(t, regs.rsp - 8);
             while (!t.returns.empty() && t.returns.back().ret_addr == addr &&
                    t.returns.back().sp_after == regs.rsp) {
                 const PendingReturn r = t.returns.back();
@@ -176,11 +181,20 @@ void Engine::onBreakpoint(Thread& t, user_regs_struct& regs, std::uint64_t addr)
                     ev.is_return = true;
                     ev.retval = regs.rax;
                     ev.latency_ns = ev.timestamp_ns - r.entry_ns;
-                    emit(t, *p, ev);
+                    emit(t, *p, ev, true);
                 }
             }
         }
         const std::vector<std::uint32_t> entries = s.bps.at(addr).entries;
+        // A call here pushed its return address at rsp: pending returns saved at or below
+        // it belong to frames left without returning (longjmp, an exception). Their
+        // breakpoints are dropped, or 1 024 calls left by longjmp would all "return" with
+        // the one that really does (same return address, same stack pointer).
+        if (std::any_of(entries.begin(), entries.end(), [&](std::uint32_t id) {
+                const Probe* p = probe(id);
+                return p && p->info.kind == SpecKind::Uretprobe;
+            }))
+            dropUnwound(t, regs.rsp + 1);
         for (std::uint32_t id : entries) {
             Probe* p = probe(id);
             if (!p)
@@ -200,10 +214,11 @@ void Engine::onBreakpoint(Thread& t, user_regs_struct& regs, std::uint64_t addr)
                 r.func = addr;
                 r.entry_ns = monotonicNowNs();
                 r.args = argRegs(regs);
+                p->info.hits++;
                 if (insert(s, ret, 0))
                     t.returns.push_back(r);
                 else
-                    p->info.missed++;
+                    p->info.unreturned++;
                 continue;
             }
             Event ev = baseEvent(t, id);

@@ -50,6 +50,7 @@ Result<void> Engine::setupSites(Probe& p, const ProbeSpec& spec) {
         s.file_offset = t.file_offset;
         s.semaphore_offset = t.ref_ctr_offset;
         p.sites.push_back(s);
+        rememberFile(files_, t.path);
     }
     return {};
 }

@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "ptrace/engine.hpp"
+#include "target/process_tree.hpp"
 
 namespace probectl {
 
@@ -34,11 +35,19 @@ Result<PtraceSession> PtraceSession::open(PtraceSessionOptions options) {
         return makeError(EINVAL, "nothing to trace: give process ids or a command");
     const auto tgids = options.tgids;
     const bool has_command = !options.command.empty();
+    const bool follow = options.follow;
     auto impl = std::make_unique<Impl>(std::move(options));
     // On an error the Impl's destructor detaches whatever was attached already.
     for (auto tgid : tgids)
         if (auto r = impl->engine.attach(static_cast<pid_t>(tgid)); !r)
             return std::move(r).error();
+    // Forks from now on are followed; the children that exist already are attached too.
+    // One that exited meanwhile, or that the kernel attached already as a new fork, fails
+    // to attach and needs nothing.
+    if (follow)
+        for (auto tgid : tgids)
+            for (pid_t d : descendantsOf(static_cast<pid_t>(tgid)))
+                (void)impl->engine.attach(d);
     if (has_command)
         if (auto r = impl->engine.spawnCommand(); !r)
             return std::move(r).error();

@@ -130,6 +130,20 @@ Result<std::vector<ResolvedProbe>> userElf(const ProbeSpec& spec, const ResolveC
         return std::move(targets).error();
     std::vector<ResolvedProbe> out;
     for (const UserTarget& t : *targets) {
+        if (!t.exception_use.empty() && !ctx.uretprobe_despite_exceptions) {
+            Error e = makeError(
+                EINVAL,
+                fmt::format("{}: refused: {} unwinds C++ exceptions ({}). A kernel uretprobe "
+                            "replaces the return address on the stack with a trampoline that "
+                            "has no unwind information, so an exception thrown through {} "
+                            "would end the program (std::terminate). Use --backend=ptrace "
+                            "(it leaves return addresses alone), or --force if no exception "
+                            "passes through it",
+                            spec.text, t.file, t.exception_use,
+                            t.symbol.empty() ? "this function" : t.symbol));
+            e.usage = true;
+            return e;
+        }
         ResolvedProbe p;
         p.res.request.kind = t.is_return ? ProbeKind::Uretprobe : ProbeKind::Uprobe;
         p.res.request.path = t.path;

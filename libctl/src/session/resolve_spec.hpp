@@ -22,6 +22,7 @@ struct ResolveContext {
     std::function<const KernelSymbols*()> symbols;
     std::function<Result<const Tracepoints*>()> tracepoints;
     pid_t pid = 0;  // user-space specs resolve as this process sees them (0: as we do)
+    bool uretprobe_despite_exceptions = false;  // SessionOptions' flag
 };
 
 // One site of a spec, resolved: the request without its programs, and what it records.

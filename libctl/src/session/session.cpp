@@ -10,7 +10,10 @@
 #include "probectl/held_command.hpp"
 #include "probectl/tracepoints.hpp"
 #include "session/resolve_spec.hpp"
+#include "target/file_identity.hpp"
+#include "target/process_tree.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <deque>
 #include <optional>
@@ -38,6 +41,7 @@ struct Session::Impl {
     // Spec texts live here, not in `probes`, so Event::spec views stay valid as it grows.
     std::deque<std::string> spec_texts;
     std::unordered_map<std::uint32_t, std::size_t> index;  // probe id -> probes[]
+    std::vector<FileIdentity> files;                       // probed files as they were when added
     std::unordered_map<std::uint32_t, std::string_view> spec_of;
     // probe id -> where each of the spec's fetch arguments is in the record (ResolvedProbe)
     std::unordered_map<std::uint32_t, std::vector<std::size_t>> shown_of;
@@ -127,6 +131,20 @@ Result<Session> Session::open(SessionOptions options) {
     if (!impl->options.tgids.empty())
         if (auto r = impl->client.setSessionTgids(impl->options.tgids, impl->options.follow); !r)
             return r.error();
+    // Following covers forks from now on; the children the traced processes have already
+    // (read after the filter is set, so none forked in between is missed) join it too.
+    if (impl->options.follow && !impl->options.tgids.empty()) {
+        std::vector<std::uint32_t> all = impl->options.tgids;
+        for (std::uint32_t tgid : impl->options.tgids)
+            for (pid_t d : descendantsOf(static_cast<pid_t>(tgid)))
+                if (std::find(all.begin(), all.end(), static_cast<std::uint32_t>(d)) == all.end())
+                    all.push_back(static_cast<std::uint32_t>(d));
+        if (all.size() > impl->options.tgids.size()) {
+            if (auto r = impl->client.setSessionTgids(all, true); !r)
+                return r.error();
+            impl->options.tgids = std::move(all);
+        }
+    }
     const SessionOptions& o = impl->options;
     if (!o.match_pids.empty() || !o.match_tids.empty() || !o.match_uids.empty() ||
         !o.match_comm.empty())
@@ -161,6 +179,7 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
         return &**impl_->tracepoints;
     };
     ctx.pid = impl_->options.resolve_pid;
+    ctx.uretprobe_despite_exceptions = impl_->options.uretprobe_despite_exceptions;
     auto sites = resolveSpec(spec, ctx);
     if (!sites)
         return std::move(sites).error();
@@ -227,6 +246,7 @@ Result<std::uint32_t> Session::addRequestImpl(const Resolution& res, std::string
     impl_->spec_of[p.id] = impl_->spec_texts.back();
     impl_->index[p.id] = impl_->probes.size();
     impl_->probes.push_back(std::move(p));
+    rememberFile(impl_->files, res.request.path);
     return added->id;
 }
 
@@ -300,9 +320,11 @@ Result<SessionStats> Session::stats() {
             ps.nmissed = it->second->nmissed;
             ps.filtered = it->second->filtered;
             ps.rejected = it->second->rejected;
+            ps.unreturned = it->second->unreturned;
         }
         s.probes.push_back(std::move(ps));
     }
+    s.notes = replacedFileNotes(impl_->files);
     return s;
 }
 

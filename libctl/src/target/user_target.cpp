@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <optional>
 
+#include "elf/eh_use.hpp"
 #include "probectl/elf_resolver.hpp"
 #include "probectl/insn_boundary.hpp"
 #include "probectl/kernel_symbols.hpp"
@@ -78,6 +79,11 @@ class Resolver {
         t.path = file_.path;
         t.file = file_.file;
         t.how = "file: " + file_.how + "\n";
+        if (t.is_return) {
+            t.exception_use = exceptionUse(file_.path);
+            if (!t.exception_use.empty())
+                t.how += "exceptions: " + t.exception_use + "\n";
+        }
         return t;
     }
 

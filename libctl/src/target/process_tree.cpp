@@ -1,0 +1,94 @@
+// Descendants of a process from /proc (process_tree.hpp).
+#include "target/process_tree.hpp"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace probectl {
+
+namespace {
+
+// Children of every thread of `tgid` (a thread's children file lists the processes that
+// thread forked); false when the kernel has no children files (CONFIG_PROC_CHILDREN).
+bool childrenFiles(pid_t tgid, std::vector<pid_t>& out) {
+    const std::string task = "/proc/" + std::to_string(tgid) + "/task";
+    DIR* d = ::opendir(task.c_str());
+    if (!d)
+        return true;  // gone: no children
+    bool have = false;
+    while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] == '.')
+            continue;
+        std::ifstream in(task + "/" + e->d_name + "/children");
+        if (!in)
+            continue;
+        have = true;
+        for (pid_t pid; in >> pid;)
+            out.push_back(pid);
+    }
+    ::closedir(d);
+    return have;
+}
+
+// Parent of every process, from field 4 of /proc/PID/stat (after the parenthesised comm).
+std::multimap<pid_t, pid_t> childrenByParent() {
+    std::multimap<pid_t, pid_t> out;
+    DIR* d = ::opendir("/proc");
+    if (!d)
+        return out;
+    while (dirent* e = ::readdir(d)) {
+        const pid_t pid = static_cast<pid_t>(std::atol(e->d_name));
+        if (pid <= 0)
+            continue;
+        std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+        std::string stat((std::istreambuf_iterator<char>(in)), {});
+        const std::size_t paren = stat.rfind(')');
+        if (paren == std::string::npos)
+            continue;
+        std::istringstream rest(stat.substr(paren + 1));
+        std::string state;
+        pid_t ppid = 0;
+        if (rest >> state >> ppid)
+            out.emplace(ppid, pid);
+    }
+    ::closedir(d);
+    return out;
+}
+
+}  // namespace
+
+std::vector<pid_t> descendantsOf(pid_t tgid) {
+    std::vector<pid_t> out;
+    std::multimap<pid_t, pid_t> by_parent;
+    bool scanned = false;
+    std::vector<pid_t> todo = {tgid};
+    while (!todo.empty()) {
+        const pid_t p = todo.back();
+        todo.pop_back();
+        std::vector<pid_t> kids;
+        if (!scanned && !childrenFiles(p, kids)) {
+            by_parent = childrenByParent();
+            scanned = true;
+        }
+        if (scanned) {
+            kids.clear();
+            auto [b, e] = by_parent.equal_range(p);
+            for (auto it = b; it != e; ++it)
+                kids.push_back(it->second);
+        }
+        for (pid_t k : kids)
+            if (k != tgid && std::find(out.begin(), out.end(), k) == out.end()) {
+                out.push_back(k);
+                todo.push_back(k);
+            }
+    }
+    return out;
+}
+
+}  // namespace probectl

@@ -1,0 +1,238 @@
+// Entries that never return (longjmp, exceptions, thread exit, calls still inside when the
+// trace ends) are counted as unreturned on both backends, so HITS = DELIVERED + DROPPED +
+// REJECTED + UNRETURNED; kernel uretprobes are refused in files that unwind C++ exceptions.
+#include <dirent.h>
+
+#include <cctype>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "itest_util.hpp"
+#include "probectl/ptrace_session.hpp"
+#include "probectl/session.hpp"
+
+using itest::why;
+using probectl::Event;
+using probectl::ProbeStats;
+using ::testing::HasSubstr;
+
+namespace {
+
+struct Traced {
+    ProbeStats stats;
+    std::vector<Event> events;
+    int status = -1;
+    std::optional<std::string> out;  // the command's stdout (not captured by the ptrace runs)
+};
+
+void expectBalanced(const ProbeStats& p) {
+    EXPECT_EQ(p.hits, p.delivered + p.dropped + p.rejected + p.unreturned)
+        << "hits " << p.hits << " delivered " << p.delivered << " dropped " << p.dropped
+        << " rejected " << p.rejected << " unreturned " << p.unreturned;
+}
+
+Traced kernelRun(const std::string& spec, std::vector<std::string> argv) {
+    itest::Workload w(std::move(argv));
+    probectl::SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    auto s = probectl::Session::open(o);
+    if (!s)
+        throw std::runtime_error("session: " + why(s));
+    if (auto id = s->add(spec); !id)
+        throw std::runtime_error("add " + spec + ": " + why(id));
+    Traced r;
+    w.release();
+    r.out.emplace();
+    r.status = w.wait(&*r.out);
+    auto st = s->stop([&](const Event& e) { r.events.push_back(e); });
+    if (!st || st->probes.size() != 1)
+        throw std::runtime_error("stop: " + why(st));
+    r.stats = st->probes[0];
+    return r;
+}
+
+Traced ptraceRun(const std::string& spec, std::vector<std::string> argv) {
+    probectl::PtraceSessionOptions o;
+    o.command = std::move(argv);
+    auto s = probectl::PtraceSession::open(o);
+    if (!s)
+        throw std::runtime_error("ptrace session: " + why(s));
+    if (auto id = s->add(spec); !id)
+        throw std::runtime_error("add " + spec + ": " + why(id));
+    Traced r;
+    auto cb = [&](const Event& e) { r.events.push_back(e); };
+    EXPECT_TRUE(s->release());
+    auto ran = s->run(
+        cb, [&] { return s->commandStatus().has_value(); }, 50);
+    EXPECT_TRUE(ran) << why(ran);
+    auto st = s->stop(cb);
+    if (!st || st->probes.size() != 1)
+        throw std::runtime_error("stop: " + why(st));
+    r.stats = st->probes[0];
+    if (auto cs = s->commandStatus())
+        r.status = *cs;
+    return r;
+}
+
+// Threads of `pid` blocked in syscall `nr` (first field of /proc/PID/task/TID/syscall).
+int threadsInSyscall(pid_t pid, int nr) {
+    int n = 0;
+    const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+    DIR* d = opendir(dir.c_str());
+    if (!d)
+        return 0;
+    while (dirent* e = readdir(d))
+        if (e->d_name[0] != '.') {
+            const std::string s = itest::readFile(dir + "/" + e->d_name + "/syscall");
+            // "running" while on a CPU, else the syscall number first
+            n += !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) &&
+                 std::stoi(s.substr(0, s.find(' '))) == nr;
+        }
+    closedir(d);
+    return n;
+}
+
+bool waitThreadsInSyscall(pid_t pid, int nr, int want) {
+    for (int i = 0; i < 1000; i++) {
+        if (threadsInSyscall(pid, nr) >= want)
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+constexpr int kPauseNr = 34;  // x86-64
+
+const std::string kJump = "uretprobe:" + itest::workload("unwind_target") + ":un_jump";
+const std::vector<std::string> kJumpArgv = {itest::workload("unwind_target"), "longjmp", "1024"};
+
+void expectOneReturnOf1024(const Traced& r) {
+    EXPECT_EQ(r.status, 0);
+    if (r.out) {
+        EXPECT_EQ(*r.out, "returns=1 last=1024\n");
+    }
+    EXPECT_EQ(r.stats.hits, 1024u);
+    EXPECT_EQ(r.stats.unreturned, 1023u);
+    expectBalanced(r.stats);
+    ASSERT_EQ(r.events.size(), 1u) << "1 023 calls left by longjmp never returned";
+    EXPECT_EQ(r.events[0].args[0], 1024u) << "the return is the last call's";
+    EXPECT_EQ(r.events[0].retval, 1024u);
+    EXPECT_LT(r.events[0].latency_ns, 1'000'000'000u) << "its own call's latency";
+}
+
+}  // namespace
+
+TEST(Unreturned, LongjmpOverUretprobeKernel) {
+    expectOneReturnOf1024(kernelRun(kJump, kJumpArgv));
+}
+
+TEST(Unreturned, LongjmpOverUretprobePtrace) {
+    expectOneReturnOf1024(ptraceRun(kJump, kJumpArgv));
+}
+
+TEST(Unreturned, ThreadExitInsideUretprobe) {
+    const std::string spec = "uretprobe:" + itest::workload("unwind_target") + ":un_texit";
+    for (bool ptrace : {false, true}) {
+        SCOPED_TRACE(ptrace ? "ptrace" : "kernel");
+        const std::vector<std::string> argv = {itest::workload("unwind_target"), "texit"};
+        Traced r = ptrace ? ptraceRun(spec, argv) : kernelRun(spec, argv);
+        EXPECT_EQ(r.status, 0);
+        if (r.out) {
+            EXPECT_EQ(*r.out, "joined\n");
+        }
+        EXPECT_EQ(r.stats.hits, 1u);
+        EXPECT_EQ(r.stats.unreturned, 1u);
+        EXPECT_TRUE(r.events.empty());
+        expectBalanced(r.stats);
+    }
+}
+
+// The trace ends while the call is still inside the function.
+TEST(Unreturned, UretprobeStillInsideAtStop) {
+    itest::Workload w({itest::workload("unwind_target"), "hold"});
+    probectl::SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    auto s = probectl::Session::open(o);
+    ASSERT_TRUE(s) << why(s);
+    auto id = s->add("uretprobe:" + itest::workload("unwind_target") + ":un_hold");
+    ASSERT_TRUE(id) << why(id);
+    w.release();
+    ASSERT_TRUE(waitThreadsInSyscall(w.pid(), kPauseNr, 1));
+    auto st = s->stop(nullptr);
+    ASSERT_TRUE(st) << why(st);
+    ASSERT_EQ(st->probes.size(), 1u);
+    EXPECT_EQ(st->probes[0].hits, 1u);
+    EXPECT_EQ(st->probes[0].unreturned, 1u);
+    expectBalanced(st->probes[0]);
+}
+
+// 16 blocked calls, 10 kretprobe instances: 10 hits still inside, 6 calls never counted.
+TEST(Unreturned, KretprobesInFlightAtStopAndMaxactiveMisses) {
+    itest::Workload w({itest::workload("unwind_target"), "pause", "16"});
+    probectl::SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    o.maxactive = 10;
+    auto s = probectl::Session::open(o);
+    ASSERT_TRUE(s) << why(s);
+    auto id = s->add("kretprobe:__x64_sys_pause");
+    ASSERT_TRUE(id) << why(id);
+    w.release();
+    ASSERT_TRUE(waitThreadsInSyscall(w.pid(), kPauseNr, 17)) << "16 threads and main in pause";
+    auto st = s->stop(nullptr);
+    ASSERT_TRUE(st) << why(st);
+    ASSERT_EQ(st->probes.size(), 1u);
+    const ProbeStats& p = st->probes[0];
+    EXPECT_EQ(p.hits, 10u);
+    EXPECT_EQ(p.nmissed, 7u) << "17 calls, 10 instances";
+    EXPECT_EQ(p.delivered, 0u);
+    EXPECT_EQ(p.unreturned, 10u);
+    expectBalanced(p);
+}
+
+TEST(Unreturned, CxxExceptionsThroughUretprobePtrace) {
+    Traced r = ptraceRun("uretprobe:" + itest::workload("unwind_cxx") + ":un_throw",
+                         {itest::workload("unwind_cxx"), "10"});
+    EXPECT_EQ(r.status, 0) << "the program ran as untraced";
+    EXPECT_EQ(r.stats.hits, 10u);
+    EXPECT_EQ(r.stats.unreturned, 5u);
+    ASSERT_EQ(r.events.size(), 5u);
+    for (std::size_t i = 0; i < r.events.size(); ++i)
+        EXPECT_EQ(r.events[i].retval, 2 * (i + 1)) << "the even calls return";
+    expectBalanced(r.stats);
+}
+
+// The kernel's return trampoline has no unwind information: a throw through it would end
+// the program, so the uretprobe is refused unless forced.
+TEST(Unreturned, KernelUretprobeRefusedWhereExceptionsUnwind) {
+    const std::string spec = "uretprobe:" + itest::workload("unwind_cxx") + ":un_throw";
+    auto s = probectl::Session::open({});
+    ASSERT_TRUE(s) << why(s);
+    auto id = s->add(spec);
+    ASSERT_FALSE(id) << "added a uretprobe exceptions unwind through";
+    EXPECT_EQ(id.error().err, EINVAL);
+    EXPECT_TRUE(id.error().usage);
+    EXPECT_THAT(id.error().message, HasSubstr("exceptions"));
+    EXPECT_THAT(id.error().message, HasSubstr("--force"));
+    // A C program's uretprobe is not affected, and --force adds it.
+    EXPECT_TRUE(s->add(kJump)) << "C file refused";
+    probectl::SessionOptions forced;
+    forced.uretprobe_despite_exceptions = true;
+    auto f = probectl::Session::open(forced);
+    ASSERT_TRUE(f) << why(f);
+    auto fid = f->add(spec);
+    EXPECT_TRUE(fid) << why(fid);
+}
+
+TEST(Unreturned, CliSummaryHasTheColumnAndTheEquation) {
+    itest::Ran r = itest::sh("probectl trace '" + kJump + "' -- " + kJumpArgv[0] + " longjmp 1024");
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("UNRETURNED")) << r.out;
+    EXPECT_THAT(r.out, ::testing::ContainsRegex("un_jump +1024 +1 +0 +0 +0 +0 +1023")) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("longjmp")) << "the column is explained";
+}

@@ -28,7 +28,8 @@ inline constexpr auto kProbeGetReply = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_PROBE_FILE_OFFSET, "probe-file-offset", &ProbeInfo::file_offset),
     attr<NlType::U64>(PROBECTL_A_PROBE_REF_CTR_OFFSET, "probe-ref-ctr-offset",
                       &ProbeInfo::ref_ctr_offset),
-    attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "probe-rejected", &ProbeInfo::rejected));
+    attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "probe-rejected", &ProbeInfo::rejected),
+    attr<NlType::String>(PROBECTL_A_PROBE_LABEL, "probe-label", &ProbeInfo::label));
 
 inline constexpr auto kAggrGetReply = std::make_tuple(
     attr<NlType::U32>(PROBECTL_A_PROBE_ID, "probe-id", &AggrReply::id),

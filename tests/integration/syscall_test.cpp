@@ -160,7 +160,8 @@ TEST(Syscalls, FetchArgumentsKeepTheReturn) {
 // children can be told apart.
 TEST(Syscalls, ExecveShowsArgvAndCountsTheEnvironment) {
     for (const std::string backend : {"kernel", "ptrace"}) {
-        Ran r = sh("env -i A=1 B=2 probectl trace --backend=" + backend +
+        // env -i leaves PATH out: probectl by its path.
+        Ran r = sh("env -i A=1 B=2 \"$(command -v probectl)\" trace --backend=" + backend +
                    " -f --syscalls=execve -o /tmp/execve.txt -- /bin/sh -c 'exec /bin/echo one "
                    "two' >/dev/null");
         ASSERT_EQ(r.status, 0) << backend << ": " << r.out;

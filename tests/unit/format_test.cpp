@@ -228,16 +228,16 @@ TEST(ProbeList, Columns) {
     c.id = 13;
     c.symbol = "vfs_read";
     c.offset = 4;
+    c.label = "kprobe:vfs_read+4";
     std::ostringstream os;
     printProbeList(os, {a, b, c});
-    EXPECT_EQ(
-        os.str(),
-        "ID  KIND       LOCATION            ADDRESS             OWNER  PERSISTENT  ENABLED  "
-        "HITS  NMISSED  DROPPED  FILTERED  REJECTED\n"
-        " 1  syscall    __x64_sys_getppid   0xffffffff81001000   1234  no          yes      "
-        "   7        0        0         0         2\n"
-        "12  kretprobe  0xffffffff81001400  0xffffffff81001400  persistent  yes         no       "
-        "   0        0        3         0         0\n"
-        "13  kprobe     vfs_read+0x4        -                       -  no          no       "
-        "   0        0        0         0         0\n");
+    EXPECT_EQ(os.str(),
+              "ID  KIND       LOCATION            ADDRESS                  OWNER  PERSISTENT  "
+              "ENABLED  HITS  NMISSED  DROPPED  FILTERED  REJECTED  SPEC\n"
+              " 1  syscall    __x64_sys_getppid   0xffffffff81001000        1234  no          "
+              "yes         7        0        0         0         2  -\n"
+              "12  kretprobe  0xffffffff81001400  0xffffffff81001400  persistent  yes         "
+              "no          0        0        3         0         0  -\n"
+              "13  kprobe     vfs_read+0x4        -                            -  no          "
+              "no          0        0        0         0         0  kprobe:vfs_read+4\n");
 }

@@ -262,16 +262,18 @@ TEST(PrinterList, JsonRowsMatchTheTable) {
     c.symbol = "vfs_read";
     c.offset = 4;
     c.flags = PROBECTL_PROBE_F_PERSISTENT;
+    c.label = "kprobe:vfs_read+4";
     std::ostringstream os;
     cli::printProbeList(os, {a, c}, true);
-    EXPECT_EQ(os.str(),
-              "{\"type\":\"list\",\"probes\":[{\"id\":1,\"kind\":\"syscall\","
-              "\"location\":\"__x64_sys_getppid\",\"address\":\"0xffffffff81001000\","
-              "\"owner\":1234,\"persistent\":false,\"enabled\":true,\"hits\":7,\"nmissed\":0,"
-              "\"dropped\":0,\"filtered\":0,\"rejected\":2},{\"id\":13,\"kind\":\"kprobe\","
-              "\"location\":\"vfs_read+0x4\",\"address\":null,\"owner\":null,"
-              "\"persistent\":true,\"enabled\":false,\"hits\":0,\"nmissed\":0,\"dropped\":0,"
-              "\"filtered\":0,\"rejected\":0}]}\n");
+    EXPECT_EQ(
+        os.str(),
+        "{\"type\":\"list\",\"probes\":[{\"id\":1,\"kind\":\"syscall\","
+        "\"location\":\"__x64_sys_getppid\",\"address\":\"0xffffffff81001000\","
+        "\"owner\":1234,\"persistent\":false,\"enabled\":true,\"hits\":7,\"nmissed\":0,"
+        "\"dropped\":0,\"filtered\":0,\"rejected\":2,\"spec\":null},{\"id\":13,\"kind\":\"kprobe\","
+        "\"location\":\"vfs_read+0x4\",\"address\":null,\"owner\":null,"
+        "\"persistent\":true,\"enabled\":false,\"hits\":0,\"nmissed\":0,\"dropped\":0,"
+        "\"filtered\":0,\"rejected\":0,\"spec\":\"kprobe:vfs_read+4\"}]}\n");
     EXPECT_EQ(json::parse(os.str())["probes"].size(), 2u);
     std::ostringstream empty;
     cli::printProbeList(empty, {}, true);

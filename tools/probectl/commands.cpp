@@ -263,7 +263,7 @@ Examples:
 )";
 
 const char* const kSymbolsHelp =
-    R"(Usage: probectl symbols GLOB [-f] [--kallsyms FILE] [--blacklist FILE]
+    R"(Usage: probectl symbols GLOB [--functions] [--kallsyms FILE] [--blacklist FILE]
        probectl symbols PATH[:GLOB] [-p PID]
        probectl symbols tracepoint:SUBSYS_GLOB[:EVENT_GLOB]
 

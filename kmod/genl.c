@@ -202,6 +202,8 @@ int probectl_nl_probe_add_doit(struct sk_buff *skb, struct genl_info *info)
 		return err;
 	if (a[PROBECTL_A_PROBE_FLAGS])
 		req.flags = nla_get_u32(a[PROBECTL_A_PROBE_FLAGS]);
+	if (a[PROBECTL_A_PROBE_LABEL])
+		req.label = nla_data(a[PROBECTL_A_PROBE_LABEL]);
 	if (a[PROBECTL_A_PROBE_FETCH]) {
 		if (nla_len(a[PROBECTL_A_PROBE_FETCH]) % sizeof(struct probectl_fetch_insn)) {
 			NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_FETCH],
@@ -455,6 +457,8 @@ static int probectl_nl_fill_probe(struct sk_buff *skb,
 	    nla_put_u32(skb, PROBECTL_A_PROBE_FLAGS, info->flags) ||
 	    nla_put_u32(skb, PROBECTL_A_PROBE_MAXACTIVE, info->maxactive) ||
 	    probectl_nl_put_counters(skb, info) ||
+	    (info->label[0] &&
+	     nla_put_string(skb, PROBECTL_A_PROBE_LABEL, info->label)) ||
 	    (info->path &&
 	     (nla_put_string(skb, PROBECTL_A_PROBE_PATH, info->path) ||
 	      nla_put_u64_64bit(skb, PROBECTL_A_PROBE_FILE_OFFSET,

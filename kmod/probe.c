@@ -155,6 +155,8 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	p->maxactive = req->maxactive;
 	p->addr = req->addr;
 	strscpy(p->symbol, req->symbol, sizeof(p->symbol));
+	if (req->label)
+		strscpy(p->label, req->label, sizeof(p->label));
 	p->file_offset = req->file_offset;
 	p->ref_ctr_offset = req->ref_ctr_offset;
 	if (req->path) {
@@ -429,6 +431,7 @@ bool probectl_probe_info_next(unsigned long *cursor,
 	info->nmissed = ops->nmissed(p);
 	strscpy(info->symbol, p->symbol, sizeof(info->symbol));
 	info->path = p->path ? kstrdup(p->path, GFP_KERNEL) : NULL;
+	strscpy(info->label, p->label, sizeof(info->label));
 	info->file_offset = p->file_offset;
 	info->ref_ctr_offset = p->ref_ctr_offset;
 	for_each_possible_cpu(cpu) {

@@ -108,6 +108,7 @@ struct probectl_probe {
 	u64 addr;		/* as requested when no symbol was given */
 	char symbol[PROBECTL_SYMBOL_MAX];	/* kp.symbol_name points here */
 	char *path;		/* uprobes: the probed file, else NULL */
+	char label[PROBECTL_LABEL_MAX];	/* the adder's spec text, for PROBE_GET */
 	u64 file_offset;	/* uprobes */
 	u64 ref_ctr_offset;	/* uprobes: USDT semaphore, 0 = none */
 	struct probectl_fetch_insn *fetch;	/* fetch programs, NULL if none */
@@ -194,6 +195,7 @@ struct probectl_probe_req {
 	u64 addr;
 	char symbol[PROBECTL_SYMBOL_MAX];	/* "" when addr is used */
 	const char *path;	/* uprobes: in the request message */
+	const char *label;	/* in the request message, or NULL */
 	u64 file_offset;
 	u64 ref_ctr_offset;
 	const struct probectl_fetch_insn *fetch;	/* in the request message */
@@ -223,6 +225,7 @@ struct probectl_probe_info {
 	u64 unreturned;	/* return probes: hits - returned */
 	char symbol[PROBECTL_SYMBOL_MAX];
 	char *path;		/* kmalloc'ed copy, caller frees; NULL if none */
+	char label[PROBECTL_LABEL_MAX];
 	u64 file_offset;
 	u64 ref_ctr_offset;
 };

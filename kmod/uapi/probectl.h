@@ -23,6 +23,7 @@
 #define PROBECTL_MAXACTIVE_MAX	4096	/* KRETPROBE_MAXACTIVE_MAX in trace_kprobe.c */
 #define PROBECTL_NARGS		6	/* x86-64 SysV/syscall argument registers */
 #define PROBECTL_PATH_MAX	4096	/* uprobe file path incl. NUL (PATH_MAX) */
+#define PROBECTL_LABEL_MAX	256	/* PROBE_LABEL incl. NUL */
 /*
  * One record with its fetched values: an ftrace ring buffer event must fit
  * in one buffer page (BUF_MAX_DATA_SIZE, 4072 bytes with 4 KiB pages).
@@ -161,6 +162,7 @@ enum probectl_attr {
 	PROBECTL_A_AGGR_NESTED,		/* u64, hits skipped: the map was busy on this CPU */
 	PROBECTL_A_AGGR_FAULTED,	/* u64, hits whose value argument faulted */
 	PROBECTL_A_PROBE_UNRETURNED,	/* u64, return probes: entries in HITS whose return was not recorded */
+	PROBECTL_A_PROBE_LABEL,		/* NUL string < PROBECTL_LABEL_MAX: the spec as written */
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)

@@ -16,6 +16,7 @@
 
 #include "itest_util.hpp"
 #include "probectl/client.hpp"
+#include "probectl/session.hpp"
 
 using itest::Ran;
 using itest::sh;
@@ -185,4 +186,46 @@ TEST(Cli, CommandsPathSearchIsNotInItsTrace) {
                                  std::sregex_iterator());
     EXPECT_EQ(n, 1) << r.out;
     EXPECT_THAT(r.out, ::testing::Not(HasSubstr("ENOENT"))) << r.out;
+}
+
+// A trace that fails before it starts keeps an existing -o file, for trace and record, and
+// record's errors are record's.
+TEST(Cli, RefusedSpecKeepsTheOutputFile) {
+    for (const std::string cmd : {"trace", "record"}) {
+        sh("echo precious > /tmp/keep.out");
+        Ran r = sh("probectl " + cmd + " kprobe:no_such_function_zz -o /tmp/keep.out -- true");
+        EXPECT_EQ(r.status, 1) << r.out;
+        EXPECT_THAT(r.out, HasSubstr("probectl " + cmd + ": ")) << r.out;
+        EXPECT_EQ(itest::readFile("/tmp/keep.out"), "precious\n") << cmd;
+    }
+}
+
+// list: the owner as PID/COMM, the spec as written (fetch arguments too), "persistent".
+TEST(Cli, ListShowsOwnerAndTheSpecAsWritten) {
+    probectl::SessionOptions so;
+    auto s = probectl::Session::open(so);
+    ASSERT_TRUE(s) << s.error().describe();
+    auto spec = probectl::parseProbeSpec("kprobe:vfs_read n=$arg3:u64");
+    ASSERT_TRUE(spec);
+    auto id = s->add(*spec);
+    ASSERT_TRUE(id) << id.error().describe();
+    Ran added = sh("probectl add --persist kretprobe:vfs_read");
+    ASSERT_EQ(added.status, 0) << added.out;
+    const std::string persistent = added.out.substr(0, added.out.find('\n'));
+    Ran list = sh("probectl list");
+    sh("probectl remove " + persistent);
+    ASSERT_EQ(list.status, 0) << list.out;
+    std::string mine, kept;
+    for (std::size_t at = 0, nl; (nl = list.out.find('\n', at)) != std::string::npos; at = nl + 1) {
+        const std::string line = list.out.substr(at, nl - at);
+        if (line.find("kprobe:vfs_read n=$arg3:u64") != std::string::npos)
+            mine = line;
+        if (line.find(" kretprobe:vfs_read") != std::string::npos)
+            kept = line;
+    }
+    EXPECT_THAT(mine, HasSubstr(fmt::format(" {}/probectl-itest ", getpid()))) << list.out;
+    EXPECT_THAT(kept, HasSubstr(" persistent ")) << list.out;
+    Ran add = sh("probectl add --persist 'kprobe:vfs_read n=$arg3'");
+    EXPECT_EQ(add.status, 2) << add.out;
+    EXPECT_THAT(add.out, HasSubstr("delivers no records")) << add.out;
 }

@@ -137,7 +137,36 @@ std::string inChild(F checks) {
     return report;
 }
 
+// The CLI as uid 1000: what it says the user needs, and that what it suggests works.
+std::string unprivilegedCliChecks() {
+    if (setgroups(0, nullptr) || setgid(1000) || setuid(1000))
+        return "cannot drop privileges";
+    std::string bad;
+    const itest::Ran k = itest::sh("probectl trace syscall:getppid -- true");
+    if (k.status != 1 || k.out.find("sudo") == std::string::npos ||
+        k.out.find("--backend=ptrace") == std::string::npos ||
+        k.out.find("tgid filter") != std::string::npos)
+        bad += "kernel backend: status " + std::to_string(k.status) + ": " + k.out + "; ";
+    const itest::Ran p = itest::sh("probectl trace --backend=ptrace syscall:getppid -- true");
+    if (p.status != 0)
+        bad += "ptrace backend: status " + std::to_string(p.status) + ": " + p.out + "; ";
+    const itest::Ran c = itest::sh("probectl count syscall:getppid -- true");
+    if (c.status != 1 || c.out.find("sudo") == std::string::npos)
+        bad += "count: status " + std::to_string(c.status) + ": " + c.out + "; ";
+    // Without tracefs no subsystem is known: never "no tracepoint matches".
+    const itest::Ran t = itest::sh("probectl symbols 'tracepoint:sched:*'");
+    if (t.out.find("no tracepoint matches") != std::string::npos ||
+        (t.status != 0 && t.out.find("tracefs") == std::string::npos))
+        bad += "symbols: status " + std::to_string(t.status) + ": " + t.out + "; ";
+    return bad;
+}
+
 }  // namespace
+
+// A user without privileges is told what is needed and what works without them.
+TEST(Permissions, UnprivilegedCliSaysSudoOrPtrace) {
+    EXPECT_EQ(inChild(unprivilegedCliChecks), "");
+}
 
 // Tracing is CAP_PERFMON's, but another user's trace is not: a caller without
 // CAP_SYS_ADMIN cannot remove, disable or enable probes it does not own.

@@ -155,3 +155,42 @@ TEST(Syscalls, FetchArgumentsKeepTheReturn) {
         ok.out, std::regex(R"(syscall:openat  path="/etc/hostname" = [0-9]+ lat=)")))
         << ok.out;
 }
+
+// execve's argv and environment as strace prints them, on both backends: the pipeline's
+// children can be told apart.
+TEST(Syscalls, ExecveShowsArgvAndCountsTheEnvironment) {
+    for (const std::string backend : {"kernel", "ptrace"}) {
+        // env -i leaves PATH out: probectl by its path.
+        Ran r = sh("env -i A=1 B=2 \"$(command -v probectl)\" trace --backend=" + backend +
+                   " -f --syscalls=execve -o /tmp/execve.txt -- /bin/sh -c 'exec /bin/echo one "
+                   "two' >/dev/null");
+        ASSERT_EQ(r.status, 0) << backend << ": " << r.out;
+        const std::string t = itest::readFile("/tmp/execve.txt");
+        EXPECT_THAT(t, HasSubstr("execve(\"/bin/sh\", [\"/bin/sh\", \"-c\", \"exec /bin/echo one "
+                                 "two\"], 0x"))
+            << backend << ": " << t;
+        EXPECT_THAT(t, HasSubstr(", [\"/bin/echo\", \"one\", \"two\"], 0x"))
+            << backend << ": " << t;
+        EXPECT_THAT(t, HasSubstr(" /* 2 vars */) = 0")) << backend << ": " << t;
+    }
+}
+
+// JSON carries a syscall's arguments as fields, not only inside the strace line.
+TEST(Syscalls, JsonCarriesTheArgumentsAsFields) {
+    Ran r =
+        sh("probectl trace --format json -o /tmp/args.json syscall:openat -- cat "
+           "/etc/hostname");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const std::string j = itest::readFile("/tmp/args.json");
+    // "dfd" from the syscall metadata; "arg1" on a kernel without it (the debug kernel).
+    EXPECT_THAT(j, ::testing::AnyOf(HasSubstr("\"syscall_args\":[{\"name\":\"dfd\","),
+                                    HasSubstr("\"syscall_args\":[{\"name\":\"arg1\",")))
+        << j;
+    EXPECT_THAT(j, HasSubstr("\"decoded\":\"\\\"/etc/hostname\\\"\"")) << j;
+}
+
+// A syscall's $retval is signed: -2, not 0xfffffffffffffffe.
+TEST(Syscalls, RetvalFetchArgumentIsSigned) {
+    Ran r = sh("probectl trace 'syscall:openat r=$retval' -- cat /nonexistent");
+    EXPECT_THAT(r.out, HasSubstr(" r=-2 = -1 ENOENT")) << r.out;
+}

@@ -42,14 +42,15 @@ TEST(CliPtrace, UprobeAndUretprobeLinesAndSummary) {
     const std::string ret = "uretprobe:" + kWorkload + ":pt_add";
     auto r = trace({"--backend=ptrace", entry, ret, "--", kWorkload, "calls", "6"});
     ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out, "") << "a command's trace goes to stderr, as strace's";
     EXPECT_NE(r.err.find("with ptrace"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("exited with status 0"), std::string::npos) << r.err;
     // pt_add(6, 13) then its return, 19
-    EXPECT_EQ(countLines(r.out, " arg1=0x6 arg2=0xd "), 1u) << r.out;
-    EXPECT_EQ(countLines(r.out, "ret=19 (0x13)"), 1u) << r.out;
-    EXPECT_EQ(countLines(r.out, "] pt_workload "), 12u) << r.out;
+    EXPECT_EQ(countLines(r.err, " arg1=0x6 arg2=0xd "), 1u) << r.err;
+    EXPECT_EQ(countLines(r.err, "ret=19 (0x13)"), 1u) << r.err;
+    EXPECT_EQ(countLines(r.err, "] pt_workload "), 12u) << r.err;
     // Summary: PROBE HITS DELIVERED DROPPED NMISSED FILTERED
-    EXPECT_EQ(countLines(r.out, entry + " "), 7u) << r.out;  // 6 events + summary row
+    EXPECT_EQ(countLines(r.err, entry + " "), 7u) << r.err;  // 6 events + summary row
 }
 
 TEST(CliPtrace, CommandExitStatusIsPassedOn) {
@@ -77,7 +78,7 @@ TEST(CliPtrace, SeccompSyscallLines) {
     auto r = trace(
         {"--backend=ptrace", "--seccomp-bpf", "syscall:getppid", "--", kWorkload, "syscalls", "4"});
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(countLines(r.out, "syscall:getppid"), 5u) << r.out;  // 4 events + summary row
+    EXPECT_EQ(countLines(r.err, "syscall:getppid"), 5u) << r.err;  // 4 events + summary row
 }
 
 // The ptrace backend applies a spec's `if` predicate host-side with the kernel's semantics:
@@ -87,13 +88,13 @@ TEST(CliPtrace, PredicateOnTaskFields) {
         "uprobe:" + kWorkload + ":pt_add if $comm == \"pt_workload\" && $tid != 0";
     auto r = trace({"--backend=ptrace", keep, "--", kWorkload, "calls", "4"});
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(countLines(r.out, "] pt_workload "), 4u) << r.out;
+    EXPECT_EQ(countLines(r.err, "] pt_workload "), 4u) << r.err;
     const std::string none = "uprobe:" + kWorkload + ":pt_add if $comm ~ \"zz*\" || $pid == 1";
     r = trace({"--backend=ptrace", none, "--", kWorkload, "calls", "4"});
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(countLines(r.out, "] pt_workload "), 0u) << r.out;
+    EXPECT_EQ(countLines(r.err, "] pt_workload "), 0u) << r.err;
     // HITS DELIVERED DROPPED NMISSED FILTERED REJECTED
-    EXPECT_EQ(countLines(r.out, "4          0        0        0         0         4"), 1u) << r.out;
+    EXPECT_EQ(countLines(r.err, "4          0        0        0         0         4"), 1u) << r.err;
     // Fetch arguments do not exist with ptrace: naming one is an error at its column.
     r = trace({"--backend=ptrace", "uprobe:" + kWorkload + ":pt_add if x == 1", "--", kWorkload,
                "calls", "1"});
@@ -106,9 +107,9 @@ TEST(CliPtrace, PredicateOnRetval) {
     auto r = trace({"--backend=ptrace", "uretprobe:" + kWorkload + ":pt_add if $retval > 7", "--",
                     kWorkload, "calls", "4"});
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(countLines(r.out, "] pt_workload "), 2u) << r.out;
-    EXPECT_EQ(countLines(r.out, "ret=10 (0xa)"), 1u) << r.out;
-    EXPECT_EQ(countLines(r.out, "ret=13 (0xd)"), 1u) << r.out;
+    EXPECT_EQ(countLines(r.err, "] pt_workload "), 2u) << r.err;
+    EXPECT_EQ(countLines(r.err, "ret=10 (0xa)"), 1u) << r.err;
+    EXPECT_EQ(countLines(r.err, "ret=13 (0xd)"), 1u) << r.err;
     // Not at an entry.
     r = trace({"--backend=ptrace", "uprobe:" + kWorkload + ":pt_add if $retval > 7", "--",
                kWorkload, "calls", "1"});

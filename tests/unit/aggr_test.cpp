@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "aggr_cli.hpp"
-#include "subcommands.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/fetch_program.hpp"
+#include "subcommands.hpp"
 
 using namespace probectl;
 
@@ -150,6 +150,7 @@ TEST(AggrRequest, SignedValuesAndErrors) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().message, "value 's' is not an integer");
     EXPECT_TRUE(r.error().usage) << "a wrong spec is a usage error: the CLI exits 2";
+    EXPECT_EQ(r.error().describe(), "value 's' is not an integer") << "no stray (Invalid argument)";
 
     AggrSpec lat;
     lat.value = AggrValue::Latency;
@@ -261,6 +262,32 @@ TEST(AggrFormat, TableSortedByCountThenKey) {
               "COMM  PID  COUNT\n"
               "make  7      120\n"
               "3 keys (capacity 1024); map full: 5 hits with new keys not counted\n");
+}
+
+// latency --by retval: equal counts in the key's numeric order, signed (-11 < -2 < 0 < 10),
+// not the text's ("-11" < "-2" < "0" < "10" only by luck; "10" < "9" as text).
+TEST(AggrFormat, NumericKeysSortAsNumbers) {
+    AggrTable t;
+    t.key_names = {"retval"};
+    for (std::int64_t r : {9, -2, 10, 0, -11}) {
+        FetchedValue k;
+        k.type = FetchType::S64;
+        k.raw = static_cast<std::uint64_t>(r);
+        t.entries.push_back({{k}, 1, 0, 0, 0, {}});
+    }
+    std::vector<std::string> order;
+    for (const AggrEntry* e : sortedEntries(t, 0))
+        order.push_back(formatAggrKey(*e));
+    EXPECT_EQ(order, (std::vector<std::string>{"-11", "-2", "0", "9", "10"}));
+    // Unsigned: 2^63 is large, not negative.
+    AggrTable u;
+    for (std::uint64_t r : {std::uint64_t{1} << 63, std::uint64_t{3}}) {
+        FetchedValue k;
+        k.type = FetchType::U64;
+        k.raw = r;
+        u.entries.push_back({{k}, 1, 0, 0, 0, {}});
+    }
+    EXPECT_EQ(sortedEntries(u, 0).front()->key[0].raw, 3u);
 }
 
 TEST(AggrFormat, HistogramLinesAndUnits) {

@@ -8,8 +8,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <set>
 #include <sstream>
 
+#include "probectl/recording.hpp"
 #include "subcommands.hpp"
 
 using namespace probectl::cli;
@@ -110,6 +113,29 @@ TEST(CommandUsage, ExactlyOneArgumentMessages) {
     }
 }
 
+// A short option means one thing in every command: -p a process, -f following forks (not
+// symbols' --functions), -o the output.
+TEST(CommandTable, OneMeaningPerOptionLetter) {
+    const std::map<char, std::set<std::string>> meaning = {
+        {'h', {"help"}},     {'p', {"attach", "pid"}},
+        {'f', {"follow"}},   {'o', {"output", "output-dir"}},
+        {'d', {"duration"}}, {'n', {"count"}},
+        {'b', {"by"}}};
+    for (const auto& c : commands()) {
+        const auto desc = c.options();
+        for (const auto& opt : desc.options()) {
+            const std::string s = opt->canonical_display_name(
+                boost::program_options::command_line_style::allow_dash_for_short);
+            if (s.size() != 2 || s[0] != '-')
+                continue;
+            const auto m = meaning.find(s[1]);
+            ASSERT_NE(m, meaning.end()) << c.name << ": new letter " << s;
+            EXPECT_EQ(m->second.count(opt->long_name()), 1u)
+                << c.name << ": " << s << " is --" << opt->long_name();
+        }
+    }
+}
+
 TEST(CommandTable, HelpOptionsOfEachCommand) {
     const std::string help = "Options:\n  -h [ --help ]                         show this help\n";
     const std::string symbol_sources =
@@ -126,7 +152,7 @@ TEST(CommandTable, HelpOptionsOfEachCommand) {
                   "  -p [ --pid ] PID                      user-space specs: find PATH and va= \n"
                   "                                        addresses in process PID\n\n");
     EXPECT_EQ(options("symbols"),
-              help + "  -f [ --functions ]                    only functions (text symbols)\n" +
+              help + "  --functions                           only functions (text symbols)\n" +
                   "  -p [ --pid ] PID                      PATH[:GLOB]: find PATH as process PID \n"
                   "                                        sees it\n" +
                   symbol_sources + "\n");
@@ -205,7 +231,7 @@ TEST(SymbolsCommand, GlobTableWithKindModuleAndProbeability) {
     EXPECT_EQ(r.rc, kExitOk) << r.err;
     EXPECT_THAT(r.out, HasSubstr("ADDRESS           TYPE  KIND      MODULE        PROBE"));
     EXPECT_THAT(r.out, HasSubstr("ffffffffc0a01100  t     function  other_module  no: duplicate"));
-    CmdRun f = run("symbols", withFixtures({"*int3", "-f"}));
+    CmdRun f = run("symbols", withFixtures({"*int3", "--functions"}));
     EXPECT_EQ(f.rc, kExitOk);
     EXPECT_THAT(f.out, HasSubstr("no: kprobes blacklist  do_int3"));
     CmdRun data = run("symbols", withFixtures({"mod_*"}));
@@ -235,6 +261,66 @@ TEST(CommandTable, ReportRefusesToOverwriteItsInput) {
     std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(kept, "precious");
     unlink(path);
+}
+
+// record is trace --format record, but its errors are record's own.
+TEST(CommandUsage, RecordErrorsNameRecord) {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"syscall:getppid"},
+          {"kprobe:foo+bar", "-o", "x.rec"},
+          {"syscall:getppid", "-o", "x.rec", "--duration", "0"}}) {
+        CmdRun r = run("record", args);
+        EXPECT_EQ(r.rc, kExitUsage) << args[0];
+        EXPECT_THAT(r.err, HasSubstr("probectl record: ")) << r.err;
+        EXPECT_THAT(r.err, HasSubstr("Try 'probectl record --help'.")) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("probectl trace"))) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("--format"))) << r.err;
+    }
+    EXPECT_THAT(run("record", {"syscall:getppid"}).err,
+                HasSubstr("record writes a recording: give -o FILE"));
+}
+
+// A damaged recording is an error with the byte it was found at, not a recording cut short.
+TEST(CommandTable, ReportOfADamagedRecordingExitsOne) {
+    const std::string path = ::testing::TempDir() + "/report-damaged.rec";
+    for (const std::size_t at : {8, 48 + 4, 48 + 16 + 3}) {
+        {
+            auto w = probectl::recordingWriter(path, 0);
+            ASSERT_TRUE(w);
+            ASSERT_TRUE((*w)->begin(1, {}));
+            probectl::Event ev;
+            ev.probe_id = 1;
+            ev.spec = "syscall:getppid";
+            ASSERT_TRUE((*w)->event(ev));
+            ASSERT_TRUE((*w)->finish({}));
+        }
+        std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+        f.seekp(static_cast<std::streamoff>(at));
+        f.write("XXXX", 4);
+        f.close();
+        CmdRun r = run("report", {path});
+        EXPECT_EQ(r.rc, kExitRuntime) << at << r.err;
+        EXPECT_THAT(r.err, HasSubstr(at == 8 ? "damaged in its header" : "damaged at byte 48"))
+            << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("cut short"))) << r.err;
+    }
+}
+
+// The module's EPERM says what is needed and what works without it, not the failed step.
+TEST(CommandErrors, PrivilegeErrorSaysSudoOrPtrace) {
+    const probectl::Error refused =
+        probectl::makeError(EPERM, "set tgid filter: CAP_SYS_ADMIN or CAP_PERFMON required",
+                            "CAP_SYS_ADMIN or "
+                            "CAP_PERFMON required");
+    const std::string t = privilegeError(refused, "trace", true).describe();
+    EXPECT_THAT(t, HasSubstr("trace with probectl.ko needs root"));
+    EXPECT_THAT(t, HasSubstr("sudo"));
+    EXPECT_THAT(t, HasSubstr("--backend=ptrace"));
+    EXPECT_THAT(t, Not(HasSubstr("tgid filter")));
+    EXPECT_THAT(privilegeError(refused, "count", false).describe(), Not(HasSubstr("--backend")));
+    // A file this user may not read is no matter of probectl.ko's privileges.
+    const probectl::Error file = probectl::makeError(EACCES, "cannot read /root/app");
+    EXPECT_EQ(privilegeError(file, "trace", true).message, file.message);
 }
 
 // count -p of a process that does not exist fails as trace -p does, before the kernel.

@@ -102,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{{}, "no probe spec"}, UsageCase{{"--", "ls"}, "no probe spec"},
         UsageCase{{"syscall:openat", "--"}, "'--' must be followed by a command"},
         UsageCase{{"syscall:openat", "--bogus"}, "unrecognised option '--bogus'"},
-        UsageCase{{"syscall:openat", "-p"}, "the required argument for option '--attach'"},
+        UsageCase{{"syscall:openat", "-p"}, "the required argument for option '-p/--attach'"},
         UsageCase{{"syscall:openat", "--pid", "1,x"}, "--pid: 'x' is not a number (in '1,x')"},
         UsageCase{{"syscall:openat", "--tid", "-3"}, "--tid: '-3' is not a number"},
         UsageCase{{"syscall:openat", "--uid", "no_such_user_zz"},
@@ -114,6 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{{"kprobe:vfs_read if", "--", "ls"}, "expected a predicate after 'if'"},
         UsageCase{{"kprobe:vfs_read n=$arg1 if m == 1", "--", "ls"}, "unknown field 'm'"},
         UsageCase{{"syscall:openat", "-p", "abc"}, "invalid"},
+        UsageCase{{"syscall:openat", "-p", "abc"}, "for option '-p/--attach' is invalid"},
         UsageCase{{"syscall:openat", "-p", "0"}, "-p 0"},
         UsageCase{{"syscall:openat", "--maxactive", "0"}, "--maxactive must be 1..4096"},
         UsageCase{{"syscall:openat", "--maxactive", "5000"}, "--maxactive must be 1..4096"},
@@ -126,9 +127,11 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{{"uprobe:libc:malloc", "size="},
                   "'size=' is no probe spec: fetch arguments and `if` go inside the spec's "
                   "single quotes; $... was expanded by the shell"},
-        UsageCase{{"uprobe:libc:malloc size="},
+        UsageCase{{"uprobe:libc:malloc size=:s64"},
                   "note: fetch arguments and `if` go inside the spec's single quotes; $... was "
                   "expanded by the shell"},
+        UsageCase{{"uprobe:libc:malloc p=+0():string"}, "$... was expanded by the shell"},
+        UsageCase{{"uprobe:libc:malloc a= b="}, "$... was expanded by the shell"},
         UsageCase{{"syscall:openat", "if", "$retval<0"},
                   "'if' is no probe spec: fetch arguments and `if` go inside the spec's single "
                   "quotes"},
@@ -147,6 +150,16 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{{"kprobe:foo+bar"}, "  kprobe:foo+bar\n             ^"},
         UsageCase{{"nosuch:thing", "--", "ls"}, "unknown probe type 'nosuch'"}));
 
+// 'uprobe:libc:malloc size=' in single quotes expanded nothing: no hint says it did.
+TEST(TraceUsage, NoExpansionHintWithoutSignsOfOne) {
+    for (const std::string spec :
+         {"uprobe:libc:malloc size=", "kprobe:vfs_read n=+0(", "syscall:openat if"}) {
+        auto o = parseTraceOptions({spec});
+        ASSERT_FALSE(o) << spec;
+        EXPECT_THAT(o.error().message, Not(HasSubstr("expanded by the shell"))) << spec;
+    }
+}
+
 TEST(AddOptions, SpecPersistMaxactive) {
     auto o = parseAddOptions({"kretprobe:do_sys_openat2", "--persist", "--maxactive", "8"});
     ASSERT_TRUE(o) << o.error().message;
@@ -160,6 +173,20 @@ TEST(AddOptions, SpecPersistMaxactive) {
     auto ma = parseAddOptions({"kprobe:vfs_read", "--maxactive", "8"});
     ASSERT_FALSE(ma);
     EXPECT_THAT(ma.error().message, HasSubstr("only applies to kretprobe"));
+}
+
+// add sends no fetch program or predicate: refused with the reason, not dropped in silence.
+TEST(AddOptions, FetchArgumentsAndPredicatesAreRefused) {
+    for (const std::string spec :
+         {"uprobe:libc:malloc size=$arg1", "kprobe:vfs_read if $comm == \"ls\""}) {
+        auto o = parseAddOptions({spec, "--persist"});
+        ASSERT_FALSE(o) << spec;
+        EXPECT_THAT(o.error().message, HasSubstr("delivers no records")) << spec;
+        EXPECT_THAT(o.error().message, HasSubstr("probectl trace")) << spec;
+    }
+    auto o = parseAddOptions({"uprobe:libc:malloc size=$arg1"});
+    ASSERT_FALSE(o);
+    EXPECT_THAT(o.error().message, HasSubstr("add 'uprobe:libc:malloc' to count hits"));
 }
 
 TEST(RemoveOptions, IdsOrAll) {
@@ -196,7 +223,7 @@ TEST(ResolveAndSymbolsOptions, Parse) {
     EXPECT_EQ(d->kallsyms, "/proc/kallsyms");
     EXPECT_FALSE(parseResolveOptions({}));
 
-    auto s = parseSymbolsOptions({"sys_*", "-f"});
+    auto s = parseSymbolsOptions({"sys_*", "--functions"});
     ASSERT_TRUE(s);
     EXPECT_EQ(s->glob, "sys_*");
     EXPECT_TRUE(s->functions_only);

@@ -13,6 +13,7 @@
 using namespace probectl;
 using namespace probectl::cli;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -58,6 +59,23 @@ TEST(FormatEvent, ReturnShowsSignedRetvalHexAndLatency) {
     EXPECT_THAT(line, HasSubstr("kretprobe:do_sys_openat2  ret=-2 (0xfffffffffffffffe) "
                                 "lat=12.3us"));
     EXPECT_THAT(line, ::testing::Not(HasSubstr("arg1")));
+}
+
+// int f() { return -5; } leaves rax = 0xfffffffb: its int reading is shown beside it.
+TEST(FormatEvent, AnIntReturnShowsItsSigned32BitReading) {
+    Event e = entryEvent();
+    e.spec = "uretprobe:./app:fails";
+    e.is_return = true;
+    e.retval = 0xfffffffbu;
+    e.latency_ns = 1000;
+    EXPECT_THAT(formatEvent(e, 5'000'000'000),
+                HasSubstr("ret=4294967291 (0xfffffffb, int -5) lat=1.00us"));
+    EXPECT_THAT(formatEventJson(e), HasSubstr("\"retval\":4294967291,\"retval_s32\":-5"));
+    e.retval = 0x7fffffffu;  // bit 31 clear: both readings agree
+    EXPECT_THAT(formatEvent(e, 5'000'000'000), HasSubstr("ret=2147483647 (0x7fffffff) lat="));
+    EXPECT_THAT(formatEventJson(e), Not(HasSubstr("retval_s32")));
+    e.retval = 0x1fffffffbu;  // upper half not zero: a 64-bit value
+    EXPECT_THAT(formatEvent(e, 5'000'000'000), HasSubstr("(0x1fffffffb) lat="));
 }
 
 TEST(FormatEvent, EarlierThanStartIsNegativeAndUnknownProbe) {
@@ -175,6 +193,26 @@ TEST(Summary, RejectedColumnIsNoLoss) {
     EXPECT_EQ(lossWarning(s), "");
 }
 
+// OWNER as netstat -p shows it (PID/COMM) when the owner was found; JSON keeps the port id.
+TEST(ProbeList, OwnerIsPidAndComm) {
+    ProbeInfo a;
+    a.id = 1;
+    a.symbol = "vfs_read";
+    a.owner = 3000000;
+    ProbeInfo gone = a;
+    gone.id = 2;
+    gone.owner = 77;
+    const ProbeOwners owners = {{3000000, {1234, "probectl"}}};
+    std::ostringstream os;
+    printProbeList(os, {a, gone}, false, owners);
+    EXPECT_THAT(os.str(), HasSubstr(" 1234/probectl "));
+    EXPECT_THAT(os.str(), HasSubstr(" 77 "));
+    std::ostringstream js;
+    printProbeList(js, {a}, true, owners);
+    EXPECT_THAT(js.str(), HasSubstr("\"owner\":3000000,\"owner_pid\":1234,\"owner_comm\":"
+                                    "\"probectl\""));
+}
+
 TEST(ProbeList, Columns) {
     ProbeInfo a;
     a.id = 1;
@@ -195,15 +233,17 @@ TEST(ProbeList, Columns) {
     c.id = 13;
     c.symbol = "vfs_read";
     c.offset = 4;
+    c.label = "kprobe:vfs_read+4";
     std::ostringstream os;
     printProbeList(os, {a, b, c});
-    EXPECT_EQ(os.str(),
-              "ID  KIND       LOCATION            ADDRESS             OWNER  PERSISTENT  ENABLED  "
-              "HITS  NMISSED  DROPPED  FILTERED  REJECTED  UNRETURNED\n"
-              " 1  syscall    __x64_sys_getppid   0xffffffff81001000   1234  no          yes      "
-              "   7        0        0         0         2           0\n"
-              "12  kretprobe  0xffffffff81001400  0xffffffff81001400      -  yes         no       "
-              "   0        0        3         0         0           0\n"
-              "13  kprobe     vfs_read+0x4        -                       -  no          no       "
-              "   0        0        0         0         0           0\n");
+    EXPECT_EQ(
+        os.str(),
+        "ID  KIND       LOCATION            ADDRESS                  OWNER  PERSISTENT  "
+        "ENABLED  HITS  NMISSED  DROPPED  FILTERED  REJECTED  UNRETURNED  SPEC\n"
+        " 1  syscall    __x64_sys_getppid   0xffffffff81001000        1234  no          "
+        "yes         7        0        0         0         2           0  -\n"
+        "12  kretprobe  0xffffffff81001400  0xffffffff81001400  persistent  yes         "
+        "no          0        0        3         0         0           0  -\n"
+        "13  kprobe     vfs_read+0x4        -                            -  no          "
+        "no          0        0        0         0         0           0  kprobe:vfs_read+4\n");
 }

@@ -135,6 +135,28 @@ TEST(PrinterEvent, SyscallEventAndStraceLine) {
     EXPECT_EQ(j["retval"], 0);
     EXPECT_EQ(j["latency_ns"], 1500);
     EXPECT_FALSE(j.contains("args"));
+    // The arguments as fields too, not only inside the line.
+    ASSERT_EQ(j["syscall_args"].size(), 1u) << j.dump();
+    EXPECT_FALSE(j["syscall_args"][0]["name"].get<std::string>().empty());
+    EXPECT_EQ(j["syscall_args"][0]["value"], 3);
+    EXPECT_EQ(j["syscall_args"][0]["decoded"], "3");
+
+    SyscallPlan op = syscallPlan("openat", nullptr);
+    Event o = base("syscall:openat");
+    o.args = {static_cast<std::uint64_t>(-100), 0x7ffc0000, 0, 0, 0, 0};
+    o.is_return = true;
+    o.retval = 3;
+    o.syscall = &op;
+    o.syscall_returned = true;
+    Event::RawValue path;
+    path.bytes = {'/', 'e', 't', 'c', 0};
+    o.fetched = {path};
+    const json oj = object(o);
+    ASSERT_EQ(oj["syscall_args"].size(), 3u) << oj.dump();
+    EXPECT_EQ(oj["syscall_args"][0]["decoded"], "AT_FDCWD");
+    EXPECT_EQ(oj["syscall_args"][1]["decoded"], "\"/etc\"");
+    EXPECT_EQ(oj["syscall_args"][1]["value"], 0x7ffc0000);
+    EXPECT_EQ(oj["syscall_args"][2]["decoded"], "O_RDONLY");
 }
 
 // With the spec's own fetch arguments a syscall line shows them, then the return as
@@ -241,17 +263,18 @@ TEST(PrinterList, JsonRowsMatchTheTable) {
     c.symbol = "vfs_read";
     c.offset = 4;
     c.flags = PROBECTL_PROBE_F_PERSISTENT;
+    c.label = "kprobe:vfs_read+4";
     std::ostringstream os;
     cli::printProbeList(os, {a, c}, true);
     EXPECT_EQ(os.str(),
               "{\"type\":\"list\",\"probes\":[{\"id\":1,\"kind\":\"syscall\","
               "\"location\":\"__x64_sys_getppid\",\"address\":\"0xffffffff81001000\","
               "\"owner\":1234,\"persistent\":false,\"enabled\":true,\"hits\":7,\"nmissed\":0,"
-              "\"dropped\":0,\"filtered\":0,\"rejected\":2,\"unreturned\":0},{\"id\":13,"
-              "\"kind\":\"kprobe\","
+              "\"dropped\":0,\"filtered\":0,\"rejected\":2,\"unreturned\":0,\"spec\":null},{\"id\":"
+              "13,\"kind\":\"kprobe\","
               "\"location\":\"vfs_read+0x4\",\"address\":null,\"owner\":null,"
               "\"persistent\":true,\"enabled\":false,\"hits\":0,\"nmissed\":0,\"dropped\":0,"
-              "\"filtered\":0,\"rejected\":0,\"unreturned\":0}]}\n");
+              "\"filtered\":0,\"rejected\":0,\"unreturned\":0,\"spec\":\"kprobe:vfs_read+4\"}]}\n");
     EXPECT_EQ(json::parse(os.str())["probes"].size(), 2u);
     std::ostringstream empty;
     cli::printProbeList(empty, {}, true);

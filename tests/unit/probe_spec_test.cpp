@@ -154,6 +154,20 @@ TEST(ProbeSpec, FetchArgumentsFollowTheLocation) {
     EXPECT_TRUE(trailing->fetch_args.empty());
 }
 
+// A syscall returns a signed long (-errno on failure): its $retval defaults to s64, shown
+// in decimal; a function's type is not known from the spec, so x64 unless written.
+TEST(ProbeSpec, SyscallRetvalIsSignedByDefault) {
+    auto sys = parseProbeSpec("syscall:openat r=$retval");
+    ASSERT_TRUE(sys.ok()) << sys.error().render();
+    EXPECT_EQ(sys->fetch_args.at(0).type, FetchType::S64);
+    auto typed = parseProbeSpec("syscall:openat r=$retval:x32");
+    ASSERT_TRUE(typed.ok());
+    EXPECT_EQ(typed->fetch_args.at(0).type, FetchType::X32) << "a written type wins";
+    auto fn = parseProbeSpec("kretprobe:vfs_read r=$retval");
+    ASSERT_TRUE(fn.ok());
+    EXPECT_EQ(fn->fetch_args.at(0).type, FetchType::X64);
+}
+
 TEST(ProbeSpec, RenderDrawsACaretUnderTheColumn) {
     SpecError e = bad("kprobe:foo+bar");
     EXPECT_EQ(e.render(),

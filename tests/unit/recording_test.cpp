@@ -115,7 +115,47 @@ TEST(Recording, ADamagedBlockEndsTheReading) {
     auto r = probectl::RecordingReader::open(path);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(readAll(*r).size(), 0u);
-    EXPECT_THAT(r->note(), HasSubstr("incomplete block"));
+    EXPECT_TRUE(r->damaged());
+    EXPECT_THAT(r->note(), HasSubstr("damaged at byte 48 (the block's checksum does not match)"));
+}
+
+// Damage is told from a cut: wherever a byte of a block header or of the file's header is
+// changed, the reader says damaged (with the byte) and never "cut short".
+TEST(Recording, DamageAnywhereIsNotCalledCutShort) {
+    const std::string path = record("/damage-any.rec", true);
+    std::ifstream in(path, std::ios::binary);
+    const std::string whole((std::istreambuf_iterator<char>(in)), {});
+    const std::string bad = testing::TempDir() + "/damage-one.rec";
+    for (std::size_t at = 0; at < 48 + 16; ++at) {
+        std::string copy = whole;
+        copy[at] = static_cast<char>(copy[at] ^ 0x5a);
+        std::ofstream(bad, std::ios::binary | std::ios::trunc) << copy;
+        auto r = probectl::RecordingReader::open(bad);
+        if (at < 48) {
+            ASSERT_FALSE(r.ok()) << at;
+            EXPECT_EQ(r.error().err, at < 7 ? EBADMSG : at == 7 ? EPROTONOSUPPORT : EBADMSG);
+            if (at > 7) {
+                EXPECT_THAT(r.error().message, HasSubstr("damaged in its header")) << at;
+            }
+            continue;
+        }
+        ASSERT_TRUE(r.ok()) << at;
+        readAll(*r);
+        EXPECT_TRUE(r->damaged()) << at;
+        EXPECT_THAT(r->note(), HasSubstr("damaged at byte 48")) << at;
+        EXPECT_THAT(r->note(), testing::Not(HasSubstr("cut short"))) << at;
+    }
+}
+
+// Zeros where a block should start are space never written (power loss): cut short.
+TEST(Recording, ZerosAtTheEndAreACut) {
+    const std::string path = record("/zeros.rec", true, false);
+    std::ofstream(path, std::ios::binary | std::ios::app) << std::string(4096, '\0');
+    auto r = probectl::RecordingReader::open(path);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(readAll(*r).size(), exporttest::sampleRun().size());
+    EXPECT_FALSE(r->damaged());
+    EXPECT_THAT(r->note(), HasSubstr("cut short"));
 }
 
 TEST(Recording, NotARecording) {

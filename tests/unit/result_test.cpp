@@ -50,6 +50,17 @@ TEST(Error, DescribeLeavesOutMisleadingStrerror) {
 
 // The CLI prints describe() as the whole error: libc's text must neither repeat the message
 // nor contradict it.
+// A usage error is the input's fault: libc's text for its errno ("Invalid argument") is
+// noise after a message that says what is wrong.
+TEST(Error, UsageErrorsCarryNoStrerror) {
+    Error e = makeError(EINVAL, "a histogram needs a value");
+    EXPECT_EQ(e.describe(), "a histogram needs a value (Invalid argument)");
+    e.usage = true;
+    EXPECT_EQ(e.describe(), "a histogram needs a value");
+    e.message.clear();
+    EXPECT_EQ(e.describe(), "Invalid argument");
+}
+
 TEST(Error, DescribeNeverRepeatsOrContradicts) {
     EXPECT_EQ(makeError(ENOENT, "/nope: No such file or directory").describe(),
               "/nope: No such file or directory");

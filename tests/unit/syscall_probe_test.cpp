@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "format.hpp"
 #include "probectl/event_print.hpp"
 #include "probectl/fetch_program.hpp"
@@ -66,10 +68,15 @@ TEST(SyscallPlan, MemoryReadAtReturnExceptExecvePath) {
     ASSERT_EQ(r.args.size(), 1u);
     EXPECT_EQ(r.entry_args, 0u);  // the data exists only after the call
 
+    // execve: its path, argv and envp all at entry (the old program's memory).
     SyscallPlan e = syscallPlan("execve", nullptr);
-    ASSERT_EQ(e.args.size(), 1u);
-    EXPECT_EQ(e.entry_args, 1u);
+    ASSERT_EQ(e.args.size(), 3u + kExecArgvMax);
+    EXPECT_EQ(e.entry_args, e.args.size());
     EXPECT_EQ(e.args[0].str(), "a1=+0($arg1):ustring");
+    EXPECT_EQ(e.args[1].str(), "p2=+u0($arg2):u64[9]");
+    EXPECT_EQ(e.args[2].str(), "p3=+u0($arg3):u64[64]");
+    EXPECT_EQ(e.args[3].str(), "a2_0=+0(+u0($arg2)):ustring");
+    EXPECT_EQ(e.args[4].str(), "a2_1=+0(+u8($arg2)):ustring");
 
     SyscallPlan c = syscallPlan("close", nullptr);
     EXPECT_TRUE(c.args.empty());
@@ -97,17 +104,56 @@ TEST(SyscallPlan, StringArgumentsFromMetadata) {
 }
 
 // The generated programs pass the host copy of the kernel's validator, and their values fit
-// a record.
+// a record (each value has an 8-byte header and pads to 8).
 TEST(SyscallPlan, ProgramsCompileAndValidate) {
     for (const char* n : {"openat", "read", "write", "execve", "open", "pwrite64"}) {
         SyscallPlan p = syscallPlan(n, nullptr);
+        EXPECT_LE(p.args.size(), std::size_t{PROBECTL_FETCH_MAX_ARGS}) << n;
         auto progs = compileFetchArgs(p.args);
         ASSERT_TRUE(progs) << n << ": " << progs.error().message;
+        std::size_t bytes = sizeof(probectl_record);
         for (const auto& prog : *progs) {
             EXPECT_TRUE(validateFetchProgram(prog.insns)) << n;
-            EXPECT_LE(prog.max_bytes, std::max(kSyscallPathMax, kSyscallBufferMax)) << n;
+            bytes += 8 + (prog.max_bytes + 7) / 8 * 8;
         }
+        EXPECT_LE(bytes, std::size_t{PROBECTL_RECORD_MAX}) << n;
     }
+}
+
+// execve(path, argv, envp) as strace prints it: the argv strings and the variables counted,
+// whichever backend read them (same plan, same bytes).
+TEST(SyscallRecord, ExecveArgvAndEnvironmentLikeStrace) {
+    SyscallPlan p = syscallPlan("execve", nullptr);
+    auto ptrs = [](std::vector<std::uint64_t> v) {
+        Event::RawValue r;
+        r.bytes.resize(v.size() * 8);
+        std::memcpy(r.bytes.data(), v.data(), r.bytes.size());
+        return r;
+    };
+    auto fetched = [&](std::vector<std::uint64_t> argv, std::vector<std::uint64_t> envp,
+                       std::vector<std::string> strings) {
+        argv.resize(kExecArgvMax + 1);
+        envp.resize(kExecEnvMax);
+        std::vector<Event::RawValue> f = {cstring("/bin/ls"), ptrs(argv), ptrs(envp)};
+        for (std::size_t i = 0; i < kExecArgvMax; ++i)
+            f.push_back(i < strings.size() ? cstring(strings[i])
+                                           : bytes("", PROBECTL_FETCH_V_FAULT));
+        return f;
+    };
+    const std::array<std::uint64_t, 6> args = {0x1000, 0x7ffd0000, 0x7ffd0100, 0, 0, 0};
+    Event ev = event(p, args, 0, fetched({1, 2, 0}, {5, 6, 7, 0}, {"ls", "-al"}));
+    EXPECT_EQ(formatSyscallEvent(ev, false),
+              "execve(\"/bin/ls\", [\"ls\", \"-al\"], 0x7ffd0100 /* 3 vars */) = 0");
+    // More than kExecArgvMax arguments and kExecEnvMax variables: "..." and "64+".
+    std::vector<std::uint64_t> many(kExecArgvMax + 1, 1), env(kExecEnvMax, 1);
+    Event big = event(p, args, 0, fetched(many, env, {"a", "b", "c", "d", "e", "f", "g", "h"}));
+    EXPECT_EQ(formatSyscallEvent(big, false),
+              "execve(\"/bin/ls\", [\"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\", \"h\", "
+              "...], 0x7ffd0100 /* 64+ vars */) = 0");
+    // A string that could not be read: the pointer, as strace prints unreadable memory.
+    Event bad = event(p, args, 0, fetched({1, 2, 0}, {0}, {"ls"}));
+    EXPECT_EQ(formatSyscallEvent(bad, false),
+              "execve(\"/bin/ls\", 0x7ffd0000, 0x7ffd0100 /* 0 vars */) = 0");
 }
 
 TEST(SyscallRecord, PathsLoseTheirNulAndPrintLikeStrace) {

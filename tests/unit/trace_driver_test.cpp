@@ -94,11 +94,9 @@ Run drive(FakeTracer& t, const std::vector<std::string>& args, int signal = 0) {
     std::ostringstream out, err;
     Io io{out, err};
     Run r;
-    auto sink = openTraceSink(o->format, o->output, o->layout(), io, &io.err);
-    EXPECT_TRUE(sink) << (sink ? "" : sink.error().message);
-    if (!sink)
-        return r;
-    r.rc = runTrace(t, *o, io, **sink, [&] { return signal; });
+    r.rc = runTrace(
+        t, *o, io, [&] { return openTraceSink(o->format, o->output, o->layout(), io, &io.err); },
+        [&] { return signal; });
     r.out = out.str();
     r.err = err.str();
     return r;
@@ -127,8 +125,10 @@ TEST(TraceDriver, CommandStatusIsTheExitCode) {
     EXPECT_THAT(r.err, HasSubstr("Tracing 1 probe in 'sh' (pid 4242). Ends when the command "
                                  "exits or on Ctrl-C.\n"));
     EXPECT_THAT(r.err, HasSubstr("'sh' exited with status 7\n"));
-    // Header, the two polled events and the one stop() drained, then the summary.
-    std::istringstream lines(r.out);
+    // Header, the two polled events and the one stop() drained, then the summary: on
+    // stderr, as strace's, since the command shares stdout.
+    EXPECT_EQ(r.out, "");
+    std::istringstream lines(r.err);
     std::size_t n = 0;
     for (std::string line; std::getline(lines, line);)
         n += line.find("syscall:getppid") != std::string::npos;
@@ -193,11 +193,54 @@ TEST(TraceDriver, AddErrorIsARuntimeErrorBeforeAnythingStarts) {
     EXPECT_THAT(r.err, HasSubstr("kprobe:nope: no such symbol"));
 }
 
+// strace's rule: with -- CMD the trace goes to stderr (the command's stdout stays its own),
+// unless -o; without a command nothing shares stdout and the trace goes there.
+TEST(TraceDriver, TraceOfACommandGoesToStderr) {
+    FakeTracer t;
+    t.events = {event(1, "syscall:getppid")};
+    t.polls_to_exit = 2;
+    auto cmd = drive(t, {"syscall:getppid", "--", "true"});
+    EXPECT_EQ(cmd.out, "");
+    EXPECT_THAT(cmd.err, HasSubstr("syscall:getppid  arg1="));
+    FakeTracer w;
+    w.events = {event(1, "syscall:getppid")};
+    auto wide = drive(w, {"syscall:getppid", "--duration", "0.1"});
+    EXPECT_THAT(wide.out, HasSubstr("syscall:getppid  arg1="));
+    EXPECT_THAT(wide.err, Not(HasSubstr("arg1=")));
+    const std::string path = ::testing::TempDir() + "driver-o.txt";
+    FakeTracer f;
+    f.events = {event(1, "syscall:getppid")};
+    f.polls_to_exit = 2;
+    auto file = drive(f, {"syscall:getppid", "-o", path, "--", "true"});
+    EXPECT_THAT(file.err, Not(HasSubstr("arg1=")));
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_THAT(text, HasSubstr("syscall:getppid  arg1="));
+}
+
+// A refused spec ends the trace before its output is opened: an existing -o FILE is kept.
+TEST(TraceDriver, ARefusedSpecLeavesTheOutputFileAlone) {
+    const std::string dir = ::testing::TempDir() + "driver-keep";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    for (const std::string format : {"text", "record", "perfetto"}) {
+        const std::string path = dir + "/out." + format;
+        std::ofstream(path) << "precious";
+        FakeTracer t;
+        t.add_error = "no such symbol";
+        auto r = drive(t, {"kprobe:nope", "--format", format, "-o", path});
+        EXPECT_EQ(r.rc, kExitRuntime) << format;
+        std::ifstream in(path);
+        const std::string kept((std::istreambuf_iterator<char>(in)), {});
+        EXPECT_EQ(kept, "precious") << format;
+    }
+}
+
 TEST(TraceDriver, JsonSummaryObjectAndStraceCountersOnStderr) {
     FakeTracer t;
     t.polls_to_exit = 0;
     auto j = drive(t, {"syscall:getppid", "--format", "json", "--", "true"});
-    EXPECT_THAT(j.out, HasSubstr("\"type\":\"summary\""));
+    EXPECT_THAT(j.err, HasSubstr("\"type\":\"summary\""));
     FakeTracer s;
     s.polls_to_exit = 0;
     auto r = drive(s, {"--syscalls", "getppid", "--", "true"});

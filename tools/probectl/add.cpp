@@ -37,7 +37,16 @@ po::options_description addOptionsDescription(AddOptions* o) {
 Parsed<AddOptions> parseAddOptions(const std::vector<std::string>& args) {
     po::variables_map vm;
     auto o = parseSpecOptions(kCmd, args, addOptionsDescription, vm);
-    if (!o || o->help || !vm.count("maxactive"))
+    if (!o || o->help)
+        return o;
+    // add sends the location only: values and a predicate would be dropped in silence.
+    if (!o->spec.fetch_args.empty() || !o->spec.predicate.empty())
+        return UsageError{fmt::format(
+            "'{}': add takes no fetch arguments or `if`: a probe it adds (persistent or not) "
+            "counts hits and delivers no records, so values have nowhere to go; use probectl "
+            "trace, count or hist for them, and add '{}' to count hits",
+            o->spec.text, o->spec.locationStr())};
+    if (!vm.count("maxactive"))
         return o;
     if (o->maxactive == 0 || o->maxactive > PROBECTL_MAXACTIVE_MAX)
         return UsageError{fmt::format("--maxactive must be 1..{}", PROBECTL_MAXACTIVE_MAX)};
@@ -87,6 +96,7 @@ int runAdd(const std::vector<std::string>& args, Io& io) {
     }
     if (o->persist)
         req.flags |= PROBECTL_PROBE_F_PERSISTENT;
+    req.label = o->spec.text;
 
     return withClient(io, kCmd, [&](Client& client) -> int {
         auto added = client.addProbe(req);

@@ -69,7 +69,18 @@ Parsed<bool> parseCommandLine(const std::vector<std::string>& args,
             return true;
         po::notify(vm);
     } catch (const po::error& e) {
-        return UsageError{e.what()};
+        // Boost names an option by its long name even when -p was typed: name both.
+        std::string message = e.what();
+        for (const auto& opt : desc.options()) {
+            const std::string shortName =
+                opt->canonical_display_name(po::command_line_style::allow_dash_for_short);
+            const std::string longName = "'--" + opt->long_name() + "'";
+            const std::size_t at = message.find(longName);
+            if (shortName.size() == 2 && shortName[0] == '-' && at != std::string::npos)
+                message.replace(at, longName.size(),
+                                fmt::format("'{}/--{}'", shortName, opt->long_name()));
+        }
+        return UsageError{message};
     }
     return false;
 }
@@ -127,6 +138,21 @@ int runtimeError(Io& io, const char* command, const Error& e) {
         return usageError(io, command, UsageError{e.describe()});
     io.err << fmt::format("probectl {}: {}\n", command, e.describe());
     return kExitRuntime;
+}
+
+Error privilegeError(const Error& e, const char* command, bool ptrace_ok) {
+    // Only the module's refusal (its text names the capability), not a file's EACCES.
+    if (e.usage || (e.err != EPERM && e.err != EACCES) ||
+        e.message.find("CAP_") == std::string::npos)
+        return e;
+    return makeError(
+        e.err, fmt::format("{} with probectl.ko needs root (CAP_SYS_ADMIN or CAP_PERFMON): run it "
+                           "with sudo{}",
+                           command,
+                           ptrace_ok ? ", or add --backend=ptrace, which traces your own processes "
+                                       "without privileges (uprobe, uretprobe, usdt and syscall "
+                                       "specs)"
+                                     : ""));
 }
 
 Parsed<std::uint32_t> parseProbeId(const std::string& s) {

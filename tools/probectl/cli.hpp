@@ -103,6 +103,11 @@ std::optional<int> parsedExit(Io& io, const char* command, const Parsed<O>& o) {
 // marked `usage` is reported as usageError() (2).
 int runtimeError(Io& io, const char* command, const Error& e);
 
+// `e` as said to a user without the privileges probectl.ko asks for (EPERM, EACCES): what
+// is needed and what works without it (sudo; with `ptrace_ok`, --backend=ptrace), instead
+// of the step that failed. Any other error is returned as it is.
+Error privilegeError(const Error& e, const char* command, bool ptrace_ok);
+
 // Parses a probe id ("12"), UsageError otherwise.
 Parsed<std::uint32_t> parseProbeId(const std::string& s);
 

@@ -51,6 +51,12 @@ together trace both. Without either, every process is traced until Ctrl-C or
 --duration. Uprobes are armed only in the traced processes: others running the
 same code are neither recorded nor slowed down.
 
+Where the trace goes: with -- CMD and no -o on stderr, as strace's does (CMD's own
+output stays on stdout); without a command on stdout; with -o in FILE, opened once
+every probe is armed (a refused spec leaves it as it was). A return value whose
+upper half is zero and bit 31 set also shows its int reading: ret=4294967291
+(0xfffffffb, int -5).
+
 --syscalls=openat,read traces those syscalls (syscall:openat syscall:read) and
 prints nothing but strace's lines, pid-prefixed with -f like strace -f -o FILE;
 the counters go to stderr. It is the in-kernel `strace -e trace=openat,read`:
@@ -158,7 +164,8 @@ const char* const kReportHelp = R"(Usage: probectl report FILE [--format FMT] [-
 Reads a recording (probectl record) and prints what 'probectl trace' printed for the
 same run (text, or --format json), or writes a trace file: --format chrome (Chrome
 trace-event JSON), perfetto (Perfetto protobuf), ctf (a CTF 1.8 directory). A
-recording cut short ends with a note saying where; it has no counters.
+recording cut short ends with a note saying where; it has no counters. A damaged one
+(a checksum that does not match) is an error naming the byte (exit 1).
 
 Examples:
   probectl report app.rec
@@ -172,7 +179,8 @@ const char* const kAddHelpHead = R"(Usage: probectl add SPEC [--persist] [--maxa
 Adds one probe and prints its id. A probe belongs to the socket that added it: without
 --persist it is removed again when this command exits, so plain `add` only checks
 that the kernel accepts SPEC. With --persist it stays (counting hits, see
-'probectl list') until 'probectl remove ID' or rmmod; its records go nowhere.
+'probectl list') until 'probectl remove ID' or rmmod; its records go nowhere, so
+fetch arguments and `if` are refused (probectl trace, count and hist show values).
 
 SPEC is TYPE:LOCATION, one of:
 )";
@@ -191,11 +199,12 @@ const std::string kAddHelp = kAddHelpHead + kindsHelp() + kAddHelpTail;
 
 const char* const kListHelp = R"(Usage: probectl list [--format text|json]
 
-Lists every probe in probectl.ko: id, kind, location, address, owner (netlink port
-of the owning process, '-' for persistent), persistent, enabled, and the counters
-hits, nmissed, dropped, filtered (runs the session's process filter skipped),
-rejected (hits the probe's `if` predicate rejected) and unreturned (return
-probes: entries whose return was not recorded, calls still inside included).
+Lists every probe in probectl.ko: id, kind, location, address, owner (PID/COMM of
+the process holding it, its netlink port when that is not found, 'persistent'),
+persistent, enabled, the counters hits, nmissed, dropped, filtered (runs the
+session's process filter skipped), rejected (hits the probe's `if` predicate
+rejected) and unreturned (return probes: entries whose return was not recorded,
+calls still inside included), and the spec as written (uprobe:libc:malloc size=$arg1).
 
 Example:
   sudo probectl list
@@ -260,7 +269,7 @@ Examples:
 )";
 
 const char* const kSymbolsHelp =
-    R"(Usage: probectl symbols GLOB [-f] [--kallsyms FILE] [--blacklist FILE]
+    R"(Usage: probectl symbols GLOB [--functions] [--kallsyms FILE] [--blacklist FILE]
        probectl symbols PATH[:GLOB] [-p PID]
        probectl symbols tracepoint:SUBSYS_GLOB[:EVENT_GLOB]
 

@@ -147,10 +147,10 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     };
     auto session = Session::open(so);
     if (!session)
-        return runtimeError(io, cmd, session.error());
+        return runtimeError(io, cmd, privilegeError(session.error(), cmd, false));
     for (const auto& spec : o.specs)
         if (auto id = session->add(spec); !id)
-            return runtimeError(io, cmd, id.error());
+            return runtimeError(io, cmd, privilegeError(id.error(), cmd, false));
     BlockedStopSignals signals;
     const std::uint64_t t0 = monotonicNs();
     const bool has_command = !o.command.empty();

@@ -87,13 +87,14 @@ std::string lossWarning(const SessionStats& stats) {
         dropped, nmissed, stats.lost, stats.overruns);
 }
 
-void printProbeList(Printer& p, const std::vector<ProbeInfo>& probes) {
+void printProbeList(Printer& p, const std::vector<ProbeInfo>& probes, const ProbeOwners& owners) {
     using A = Table::Align;
     std::vector<Table::Column> cols = {
         {"ID", A::Right},    {"KIND", A::Left},       {"LOCATION", A::Left}, {"ADDRESS", A::Left},
         {"OWNER", A::Right}, {"PERSISTENT", A::Left}, {"ENABLED", A::Left}};
     auto counters = counterColumns(listCounters(ProbeInfo{}));
     cols.insert(cols.end(), counters.begin(), counters.end());
+    cols.push_back({"SPEC", A::Left});
     p.beginRecord("list");
     p.beginTable("probes", std::move(cols));
     for (const auto& probe : probes) {
@@ -105,13 +106,25 @@ void printProbeList(Printer& p, const std::vector<ProbeInfo>& probes) {
             p.hex(Show::Any, "address", "{:#018x}", probe.addr);
         else
             p.null(Show::Any, "address", "-");
-        if (probe.owner)
+        // A persistent probe has no owner: it stays until removed.
+        const auto who = owners.find(probe.owner);
+        if (probe.owner && who != owners.end()) {
+            p.u64(Show::Json, "owner", {}, probe.owner);
+            p.str(Show::Text, {}, "{}", fmt::format("{}/{}", who->second.pid, who->second.comm));
+            p.u64(Show::Json, "owner_pid", {}, static_cast<std::uint64_t>(who->second.pid));
+            p.str(Show::Json, "owner_comm", {}, who->second.comm);
+        } else if (probe.owner)
             p.u64(Show::Any, "owner", "{}", probe.owner);
         else
-            p.null(Show::Any, "owner", "-");
+            p.null(Show::Any, "owner", probe.persistent() ? "persistent" : "-");
         p.boolean(Show::Any, "persistent", probe.persistent());
         p.boolean(Show::Any, "enabled", probe.enabled());
         printCounters(p, listCounters(probe));
+        // Last: as long as the user wrote it (fetch arguments, predicate).
+        if (probe.label.empty())
+            p.null(Show::Any, "spec", "-");
+        else
+            p.str(Show::Any, "spec", "{}", probe.label);
         p.endRow();
     }
     p.endTable();
@@ -159,8 +172,9 @@ void printSummary(std::ostream& os, const SessionStats& stats) {
     printSummary(*makeTextPrinter(os), stats);
 }
 
-void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes, bool json) {
-    printProbeList(*makePrinter(json, os), probes);
+void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes, bool json,
+                    const ProbeOwners& owners) {
+    printProbeList(*makePrinter(json, os), probes, owners);
 }
 
 }  // namespace probectl::cli

@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "owners.hpp"
 #include "probectl/client.hpp"
 #include "probectl/event.hpp"
 #include "probectl/event_print.hpp"
@@ -23,6 +25,9 @@ struct TraceLayout {
     bool json = false;
     bool strace = false;
     bool pid_prefix = false;
+    // The trace on stderr, not stdout: strace's rule when a traced command shares the
+    // terminal (-- CMD without -o), so the command's stdout stays its own.
+    bool on_stderr = false;
 };
 
 // What a trace driver prints, whatever the backend: the header, each event, the summary.
@@ -55,9 +60,13 @@ void printSummary(Printer& p, const SessionStats& stats);
 std::string lossWarning(const SessionStats& stats);
 
 // `probectl list`: text table ID KIND LOCATION ADDRESS OWNER PERSISTENT ENABLED HITS
-// NMISSED DROPPED FILTERED REJECTED, or {"type":"list","probes":[...]}. KIND is "syscall"
-// for PROBECTL_PROBE_F_SYSCALL kprobes.
-void printProbeList(Printer& p, const std::vector<ProbeInfo>& probes);
+// NMISSED DROPPED FILTERED REJECTED SPEC (as written: `uprobe:libc:malloc size=$arg1`), or
+// {"type":"list","probes":[...]}. KIND is "syscall" for PROBECTL_PROBE_F_SYSCALL kprobes. OWNER is
+// PID/COMM (netstat -p's form) for the owners found in `owners` (by port id), else the socket's
+// port id; "persistent" for a persistent probe.
+using ProbeOwners = std::map<std::uint32_t, ProbeOwner>;
+void printProbeList(Printer& p, const std::vector<ProbeInfo>& probes,
+                    const ProbeOwners& owners = {});
 
 // Text/JSON of one event, summary or list, as a string or on a stream (tests).
 std::string formatEvent(const Event& ev, std::uint64_t t0_ns);
@@ -66,7 +75,8 @@ std::string formatSummaryJson(const SessionStats& stats);
 std::string formatTraceEvent(const Event& ev, std::uint64_t t0_ns, const TraceLayout& layout);
 std::string eventHeader();
 void printSummary(std::ostream& os, const SessionStats& stats);
-void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes, bool json = false);
+void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes, bool json = false,
+                    const ProbeOwners& owners = {});
 
 // CLOCK_MONOTONIC now, ns: the clock of Event::timestamp_ns.
 std::uint64_t monotonicNs();

@@ -77,6 +77,10 @@ int runReport(const std::vector<std::string>& args, Io& io) {
     // A recording cut short has no summary.
     const auto& stats = rec->summary();
     auto done = (*sink)->finish(stats ? &*stats : nullptr);
+    // Damage is an error; a recording cut short (the tracer was killed) is what there is.
+    if (rec->damaged())
+        return runtimeError(io, kCmd,
+                            makeError(EBADMSG, fmt::format("{}: {}", o.file, rec->note())));
     if (!rec->note().empty())
         io.err << fmt::format("note: {}: {}\n", o.file, rec->note());
     if (!done)
@@ -104,7 +108,7 @@ int runRecord(const std::vector<std::string>& args, Io& io) {
                               UsageError{"record writes its own format: convert with "
                                          "'probectl report FILE --format ...'"});
     }
-    return runTrace(a, io);
+    return runTraceAs(a, io, "record");
 }
 
 }  // namespace probectl::cli

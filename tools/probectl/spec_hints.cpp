@@ -66,10 +66,16 @@ std::string notASpecHint(const std::string& word, bool command_allowed) {
 }
 
 std::string shellQuotingHint(const std::string& spec, const std::string& message) {
-    // A spec holding no $ at all that stops where a source, a field or a value was due.
+    // Only what an emptied $... leaves behind and a hand-written spec does not: a type with
+    // no source before it ("n=:s64"), a dereference of nothing ("+0()"), an operator with no
+    // left side ("if  == 3"), a name with no source before the next one ("a= b=$arg2").
+    // "size=" at the end could be either, so it gets the parse error alone.
     if (spec.find('$') != std::string::npos || !message.starts_with("expected"))
         return {};
-    if (spec.find('=') == std::string::npos && spec.find(" if ") == std::string::npos)
+    const bool shows = spec.find("=:") != std::string::npos ||
+                       spec.find("()") != std::string::npos ||
+                       spec.find("  ") != std::string::npos || spec.find("= ") != std::string::npos;
+    if (!shows)
         return {};
     return fmt::format("{}; {}", kQuoting, kExpanded);
 }

@@ -11,9 +11,9 @@ namespace probectl::cli {
 // `--` hint.
 std::string notASpecHint(const std::string& word, bool command_allowed);
 
-// For a spec whose parse failed with `message`: the quoting hint when the shell seems to
-// have expanded its $... (a '=' or ' if ' but no '$', stopping where a value was due);
-// "" otherwise.
+// For a spec whose parse failed with `message`: the quoting hint when the spec shows what
+// an expanded $... leaves ("n=:s64", "+0()", "if  == 3", "a= b="; no '$' left, stopping
+// where a value was due); "" otherwise, as for a plain "size=".
 std::string shellQuotingHint(const std::string& spec, const std::string& message);
 
 }  // namespace probectl::cli

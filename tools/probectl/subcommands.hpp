@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,24 +41,33 @@ struct TraceOptions {
     bool seccomp_bpf = false;           // --seccomp-bpf (ptrace backend with -- CMD)
     std::vector<std::string> syscalls;  // --syscalls A,B: syscall:A syscall:B, strace lines
     bool help = false;
+    const char* cmd = "trace";  // the command the errors name: trace, or record
 
     // --syscalls: text output is strace's lines (summary on stderr), pid-prefixed with -f
     // or several processes, like strace -f -o FILE.
+    // With -- CMD and no -o the trace goes to stderr, as strace's does.
     TraceLayout layout() const {
         return {format == "json", !syscalls.empty() && format != "json",
-                follow || pids.size() + (command.empty() ? 0 : 1) > 1};
+                follow || pids.size() + (command.empty() ? 0 : 1) > 1,
+                !command.empty() && output.empty()};
     }
 };
-Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args);
+// `cmd` is the command being run (trace, or record: trace --format record).
+Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args,
+                                       const char* cmd = "trace");
 boost::program_options::options_description traceOptionsDescription(TraceOptions* o = nullptr);
 int runTrace(const std::vector<std::string>& args, Io& io);
+// runTrace with the errors naming `cmd` (record runs trace --format record).
+int runTraceAs(const std::vector<std::string>& args, Io& io, const char* cmd);
 // trace_driver.cpp: the trace itself, the same for every backend (options already checked,
-// `sink` open, `tracer` opened with o's target): adds o.specs, prints the banner, events to
-// `sink` until --duration, caught_signal() (the SIGINT/SIGTERM caught so far, 0 for none) or
-// the command's exit, then the summary. Returns the exit code: the command's (128+N for a
+// `tracer` opened with o's target): adds o.specs, opens the sink (only then: a refused spec
+// leaves an existing -o FILE as it was), prints the banner, events to the sink until
+// --duration, caught_signal() (the SIGINT/SIGTERM caught so far, 0 for none) or the
+// command's exit, then the summary. Returns the exit code: the command's (128+N for a
 // signal N) when it ended on its own, else 0, or 1 after a runtime error.
 class TraceSink;  // trace_sink.hpp
-int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, TraceSink& sink,
+using SinkOpener = std::function<Result<std::unique_ptr<TraceSink>>()>;
+int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& open_sink,
              const std::function<int()>& caught_signal);
 // --duration's TIME in seconds: a positive number, with an optional unit ms, s, m or h;
 // nullopt when it is none.

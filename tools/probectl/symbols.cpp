@@ -9,10 +9,10 @@
 
 #include "probectl/elf_resolver.hpp"
 #include "probectl/kernel_symbols.hpp"
+#include "probectl/text_table.hpp"
 #include "probectl/tracepoints.hpp"
 #include "probectl/user_target.hpp"
 #include "subcommands.hpp"
-#include "probectl/text_table.hpp"
 
 namespace po = boost::program_options;
 
@@ -104,6 +104,16 @@ int tracepointSymbols(const SymbolsOptions& o, Io& io) {
     for (const auto* tp : tps->match(o.tp_subsys, o.tp_event))
         t.add({tp->spec(), tp->module.empty() ? "vmlinux" : tp->module, tp->protoStr()});
     if (t.rows() == 0) {
+        // Without tracefs (unreadable but by root) no tracepoint has a known subsystem:
+        // "no match" would be wrong.
+        if (!tps->hasTracefs() && o.tp_subsys != "*")
+            return runtimeError(
+                io, kCmd,
+                makeError(EACCES, fmt::format("cannot tell which tracepoints are in '{}': "
+                                              "tracefs (/sys/kernel/tracing) is not readable; "
+                                              "run as root (sudo), or give the subsystem as "
+                                              "'*' ('tracepoint:*:{}')",
+                                              o.tp_subsys, o.tp_event)));
         io.err << fmt::format("probectl {}: no tracepoint matches 'tracepoint:{}:{}'\n", kCmd,
                               o.tp_subsys, o.tp_event);
         return kExitRuntime;
@@ -125,7 +135,8 @@ po::options_description symbolsOptionsDescription(SymbolsOptions* o) {
     // clang-format off
     d.add_options()
         ("help,h", "show this help")
-        ("functions,f", po::bool_switch(o ? &o->functions_only : nullptr),
+        // No -f: that letter is trace's --follow.
+        ("functions", po::bool_switch(o ? &o->functions_only : nullptr),
          "only functions (text symbols)")
         ("pid,p", po::value<std::uint32_t>(o ? &o->pid : nullptr)->value_name("PID"),
          "PATH[:GLOB]: find PATH as process PID sees it");

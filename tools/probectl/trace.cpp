@@ -32,8 +32,6 @@ namespace probectl::cli {
 
 namespace {
 
-constexpr const char* kCmd = "trace";
-
 volatile sig_atomic_t g_stop_signal = 0;
 
 extern "C" void onStopSignal(int sig) {
@@ -251,8 +249,9 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
     return d;
 }
 
-Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
+Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, const char* cmd) {
     TraceOptions o;
+    o.cmd = cmd;
     // Everything after the first "--" is the command, untouched (its own options included).
     auto dash = std::find(args.begin(), args.end(), "--");
     std::vector<std::string> mine(args.begin(), dash);
@@ -339,8 +338,10 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
         return UsageError{fmt::format(
             "--format must be text, json, chrome, perfetto, ctf or record, not '{}'", o.format)};
     if (isFileFormat(o.format) && o.output.empty())
-        return UsageError{fmt::format("--format {} writes a file: give -o {}", o.format,
-                                      o.format == "ctf" ? "DIR" : "FILE")};
+        return UsageError{std::string_view(cmd) == "record"
+                              ? std::string("record writes a recording: give -o FILE")
+                              : fmt::format("--format {} writes a file: give -o {}", o.format,
+                                            o.format == "ctf" ? "DIR" : "FILE")};
     if (o.seccomp_bpf && (o.backend != "ptrace" || o.command.empty() || !o.pids.empty()))
         return UsageError{"--seccomp-bpf needs --backend=ptrace and -- CMD (and no -p)"};
     if (o.pids.size() + (o.command.empty() ? 0 : 1) > PROBECTL_MAX_TGIDS)
@@ -349,18 +350,19 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args) {
 }
 
 int runTrace(const std::vector<std::string>& args, Io& io) {
+    return runTraceAs(args, io, "trace");
+}
+
+int runTraceAs(const std::vector<std::string>& args, Io& io, const char* kCmd) {
     // First: a Ctrl-C/SIGTERM while the syscall table or the specs are read must end the
     // trace too. A shell's background job starts with SIGINT ignored, so a signal before
     // this point would be lost and the trace would run on.
     StopSignals signals;
-    auto parsed = parseTraceOptions(args);
+    auto parsed = parseTraceOptions(args, kCmd);
     if (auto rc = parsedExit(io, kCmd, parsed))
         return *rc;
     TraceOptions& o = *parsed;
 
-    auto sink = openTraceSink(o.format, o.output, o.layout(), io, &io.err);
-    if (!sink)
-        return runtimeError(io, kCmd, sink.error());
     if (auto e = missingProcess(o.pids))
         return runtimeError(io, kCmd, *e);
 
@@ -372,8 +374,12 @@ int runTrace(const std::vector<std::string>& args, Io& io) {
 
     auto tracer = openTracer(o);
     if (!tracer)
-        return runtimeError(io, kCmd, tracer.error());
-    return runTrace(**tracer, o, io, **sink, [&] { return signals.caught(); });
+        return runtimeError(
+            io, kCmd,
+            o.backend == "kernel" ? privilegeError(tracer.error(), kCmd, true) : tracer.error());
+    return runTrace(
+        **tracer, o, io, [&] { return openTraceSink(o.format, o.output, o.layout(), io, &io.err); },
+        [&] { return signals.caught(); });
 }
 
 }  // namespace probectl::cli

@@ -15,17 +15,18 @@
 
 namespace probectl::cli {
 
-namespace {
-
-constexpr const char* kCmd = "trace";
-
-}  // namespace
-
-int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, TraceSink& sink,
+int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& open_sink,
              const std::function<int()>& caught_signal) {
+    const char* const kCmd = o.cmd;
+    const bool kernel = tracer.backend() == "kernel";
     for (const auto& spec : o.specs)
         if (auto id = tracer.add(spec); !id)
-            return runtimeError(io, kCmd, id.error());
+            return runtimeError(io, kCmd,
+                                kernel ? privilegeError(id.error(), kCmd, true) : id.error());
+    auto opened = open_sink();
+    if (!opened)
+        return runtimeError(io, kCmd, opened.error());
+    TraceSink& sink = **opened;
     // Time 0 and --duration count from when every probe is armed (symbol loading before it
     // can take a while), just before the command is released.
     const std::uint64_t t0 = monotonicNs();

@@ -22,7 +22,8 @@ std::uint32_t recordingFlags(const TraceLayout& layout) {
 // text, json: the printer, on stdout or on a file this sink owns.
 class PrinterSink : public TraceSink {
   public:
-    PrinterSink(const TraceLayout& layout, Io& io) : layout_(layout), io_(io), out_(&io.out) {}
+    PrinterSink(const TraceLayout& layout, Io& io)
+        : layout_(layout), io_(io), out_(layout.on_stderr ? &io.err : &io.out) {}
 
     Result<void> open(const std::string& path) {
         const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "probectl/aggr_map.hpp"
@@ -88,7 +89,13 @@ struct ProbeRequest {
     // In-kernel aggregation (aggr.hpp: prepareAggregation fills it): the probe adds its hits
     // to a map instead of sending records. Not with PROBECTL_PROBE_F_PERSISTENT.
     std::optional<AggrMapSpec> aggr;
+    // The spec as the user wrote it, kept by the module for `probectl list` (labelOf()
+    // bounds it); "" for none.
+    std::string label;
 };
+
+// `spec` cut to fit a probe label (PROBECTL_LABEL_MAX - 1 bytes, "..." at the end when cut).
+std::string labelOf(std::string_view spec);
 
 // PROBE_ADD reply.
 struct AddedProbe {
@@ -115,6 +122,7 @@ struct ProbeInfo {
     std::string path;                  // user kinds: the probed file
     std::uint64_t file_offset = 0;     // user kinds: file offset of the probed instruction
     std::uint64_t ref_ctr_offset = 0;  // USDT semaphore file offset, 0 = none
+    std::string label;                 // the spec as its adder wrote it ("" if not given)
 
     bool persistent() const { return flags & kProbeFlagPersistent; }
     bool enabled() const { return flags & kProbeFlagEnabled; }

@@ -22,8 +22,14 @@
 //   "faults":     names of the faulted values (present only when there is one)
 //   "truncated":  names of strings cut at the fetch bound (present only when there is one)
 //   "retval":     return value, signed number (return probes and syscalls)
+//   "retval_s32": its signed 32-bit reading, when the upper half is zero and bit 31 set
+//                 (a C int's -5 is retval 4294967291, retval_s32 -5; returns without
+//                 fetch arguments)
 //   "latency_ns": entry-to-return time, ns (return probes)
 //   "syscall":    the strace-style line, when the probe is a syscall probe
+//   "syscall_args": its arguments, [{"name": "filename" (the syscall's metadata; else
+//                 "arg1".."arg6"), "value": the register, "decoded": "\"/etc/hostname\""}]
+//                 in the line's order (syscall probes without fetch arguments)
 //
 // Summary object:
 //   {"type": "summary", "probes": [{"id", "probe", "hits", "delivered", "dropped",

@@ -3,7 +3,9 @@
 //
 // Text event line:
 //   TIME(s since t0, 6 decimals) [CPU] COMM TID PROBE  arg1=0x.. ... arg6=0x.. ($arg1..$arg6)
-//   ... PROBE  ret=N (0x..) lat=12.3us          (returns without fetch arguments)
+//   ... PROBE  ret=N (0x..) lat=12.3us          (returns without fetch arguments; a value
+//                                                whose upper half is zero and bit 31 set
+//                                                adds its int reading: (0xfffffffb, int -5))
 //   ... PROBE  name=value ... [lat=..]          (fetch arguments; PROBE is the location)
 //   ... syscall:NAME  openat(AT_FDCWD, "/etc/passwd", O_RDONLY) = 3
 //   ... syscall:NAME  name=value ... = -1 ENOENT (No such file or directory) lat=..
@@ -12,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +37,10 @@ struct EventFormat {
 // The text column header matching printEvent (nothing in JSON).
 void printEventHeader(Printer& p);
 void printEvent(Printer& p, const Event& ev, const EventFormat& f);
+
+// A return value's signed 32-bit reading when it may be a C int's: the upper half zero and
+// bit 31 set (4294967291 is -5); nullopt otherwise, where the 64-bit reading is the int's too.
+std::optional<std::int32_t> int32Reading(std::uint64_t retval);
 
 // "12.3us": ns below 1us, us below 1ms, ms below 1s, s above; three significant digits.
 std::string formatLatency(std::uint64_t ns);

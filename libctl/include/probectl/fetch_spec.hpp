@@ -178,6 +178,9 @@ struct FetchArg {
 struct FetchOptions {
     // The probe fires at a function return (kretprobe, uretprobe): $retval allowed.
     bool is_return = false;
+    // $retval's type when none is written: a syscall's is s64 (-errno), a function's x64
+    // (its C type is not known here).
+    bool signed_retval = false;
     // The probe fires at a function's first instruction: $argN allowed. False for
     // kprobe:SYM+OFFSET with OFFSET != 0 (kprobe_events' rule: argument registers are only
     // meaningful at entry). At a return the argument registers hold whatever the function

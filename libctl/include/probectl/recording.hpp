@@ -1,12 +1,16 @@
 // probectl's recording: the events of a trace as they came, for `probectl report` to turn
 // into any output format later. Written while tracing with bounded memory; a recording
-// cut short (SIGKILL, full disk, power loss) reads up to its last complete block.
+// cut short (SIGKILL, full disk, power loss) reads up to its last complete block; one
+// damaged (a checksum that does not match, a block header that is no block header) is
+// told apart from one cut short.
 //
 // Layout (little-endian): a 48-byte header, then blocks.
-//   header: "PRBCTLR" + version byte (1), u32 flags (the CLI's layout bits), u32 reserved,
-//           u64 t0 (CLOCK_MONOTONIC ns), u64 monotonic, boottime, realtime at the start
-//   block:  u32 "PBLK", u32 payload length, u32 CRC-32 of the payload (zlib), u32 entries,
-//           then the entries, each a tag byte and its fields (strings are u32 length + bytes):
+//   header: "PRBCTLR" + version byte (2), u32 flags (the CLI's layout bits), u32 CRC-32 of
+//           the header with this field 0 (version 1: 0, unchecked), u64 t0
+//           (CLOCK_MONOTONIC ns), u64 monotonic, boottime, realtime at the start
+//   block:  u32 "PBLK", u32 payload length, u32 CRC-32 of the payload (zlib), u32 CRC-32 of
+//           these 12 bytes (version 1: the number of entries), then the entries, each a tag byte
+//           and its fields (strings are u32 length + bytes):
 //     1 probe   (before its first event) u32 id, spec, syscall name ("" if none),
 //               u16 values, each: name, u8 FetchType, u32 array length
 //     2 event   u32 probe id, u64 ts, u32 cpu, pid, tgid, comm, u64 ip, 6 x u64 args,
@@ -44,7 +48,8 @@ Result<std::unique_ptr<TraceWriter>> recordingWriter(const std::string& path, st
 
 class RecordingReader {
   public:
-    // Errors: errno from opening; EBADMSG when the file is not a recording.
+    // Errors: errno from opening; EBADMSG when the file is not a recording, or its header
+    // is damaged; EPROTONOSUPPORT for a version this reader does not know.
     static Result<RecordingReader> open(const std::string& path);
     RecordingReader(RecordingReader&&) noexcept;
     RecordingReader& operator=(RecordingReader&&) noexcept;
@@ -59,6 +64,9 @@ class RecordingReader {
     // Why the recording ended before its summary ("" when it did not): a truncated or
     // damaged block, and where.
     const std::string& note() const;
+    // Whether it ended at damage (a block whose checksum, header or entries are wrong)
+    // rather than where the file was cut short; note() says at which byte.
+    bool damaged() const;
 
   private:
     struct Impl;

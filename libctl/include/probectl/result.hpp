@@ -35,7 +35,7 @@ struct Error {
     // would repeat or contradict it: the message holds it already, ends in its own hint
     // (')' or '?'), or comes with the kernel's extack; errnos whose text misleads (EILSEQ,
     // ENOTUNIQ, ERANGE, EPROTO, EBADMSG; ENOENT when the message says "unknown", "not found"
-    // or "no such").
+    // or "no such"), or the error is a usage error (about the input, not the system).
     std::string describe() const;
 };
 

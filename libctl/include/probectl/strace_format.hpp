@@ -13,9 +13,9 @@
 //  - flag sets as NAME|NAME|0xREST (open flags, mmap prot and flags, clone flags), file modes
 //    in octal (0644), AT_FDCWD for -100, fds as int.
 // Decoders exist for openat, open, creat, read, write, pread64, pwrite64, close, mmap,
-// munmap, mprotect, clone, execve, exit, exit_group and argument-less calls; any other syscall prints its
-// arguments from the syscall metadata (strings quoted, pointers hex, int types in decimal)
-// or, without metadata, six hex values.
+// munmap, mprotect, clone, execve, exit, exit_group and argument-less calls; any other syscall
+// prints its arguments from the syscall metadata (strings quoted, pointers hex, int types in
+// decimal) or, without metadata, six hex values.
 #pragma once
 
 #include <array>
@@ -45,9 +45,12 @@ struct SyscallRecord {
     // input buffers (write: at entry, length = count), output buffers (read: at exit,
     // length = return value).
     std::array<std::optional<FetchedBytes>, 6> mem;
-    // execve: argv strings when fetched (else the pointer prints), and the envp count.
+    // execve: argv strings when fetched (else the pointer prints), whether more followed
+    // than were read, and the envp count (at least, when envc_more).
     std::optional<std::vector<std::string>> argv;
+    bool argv_more = false;
     std::optional<std::size_t> envc;
+    bool envc_more = false;
     std::optional<std::int64_t> retval;  // nullopt: the call has not returned (prints " = ?")
 };
 
@@ -60,6 +63,16 @@ struct StraceOptions {
 // without a decoder; nullptr prints six hex arguments for them.
 std::string formatSyscall(const SyscallRecord& rec, const SyscallInfo* info,
                           const StraceOptions& opts = {});
+
+// The call's arguments one by one, in the line's order, each with its register (0-based
+// argument index) and text ("AT_FDCWD", "\"/etc/passwd\"", "O_RDONLY"; clone's
+// "flags=..."); a mode strace leaves out is not there.
+struct StraceArg {
+    std::size_t arg = 0;
+    std::string text;
+};
+std::vector<StraceArg> straceArgs(const SyscallRecord& rec, const SyscallInfo* info,
+                                  const StraceOptions& opts = {});
 
 // Pieces, exposed for other printers and tests.
 // Quoted, escaped bytes; "..." appended after the quote when more data exists than shown
@@ -79,14 +92,21 @@ std::string straceReturn(std::string_view syscall, std::optional<std::int64_t> r
 // strace: which argument, and when.
 struct SyscallMemHint {
     enum class Kind {
-        Path,       // NUL-terminated string at entry (paths: not cut by string_limit)
-        InBuffer,   // `len_arg` bytes at entry (write's buf)
-        OutBuffer,  // return-value bytes at exit (read's buf)
+        Path,         // NUL-terminated string at entry (paths: not cut by string_limit)
+        InBuffer,     // `len_arg` bytes at entry (write's buf)
+        OutBuffer,    // return-value bytes at exit (read's buf)
+        PtrArray,     // `len_arg` pointers at entry (execve's argv and envp: NULL ends them)
+        ArrayString,  // the string the `len_arg`-th pointer of the array at `arg` points to
     };
     std::size_t arg = 0;  // 0-based argument index
     Kind kind = Kind::Path;
-    std::size_t len_arg = 0;  // InBuffer: index of the length argument
+    std::size_t len_arg = 0;  // InBuffer: index of the length argument; PtrArray: count;
+                              // ArrayString: element index
 };
+// execve's argv: the first kExecArgvMax strings (strace -v shows them all; beyond these
+// "..." follows), and its environment counted up to kExecEnvMax variables.
+inline constexpr std::size_t kExecArgvMax = 8;
+inline constexpr std::size_t kExecEnvMax = 64;
 // Hints for the decoded syscalls; for others, a Path hint per metadata argument whose type
 // is a char pointer (is_string). Empty for unknown syscalls without metadata.
 std::vector<SyscallMemHint> syscallMemHints(std::string_view syscall, const SyscallInfo* info);

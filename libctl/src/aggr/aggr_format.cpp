@@ -100,20 +100,39 @@ nlohmann::ordered_json jsonKeyPart(const FetchedValue& v) {
 
 }  // namespace
 
+namespace {
+
+// Numbers as numbers (-5 before 2 before 10; signed types as signed), strings as text, a
+// key that could not be read last.
+bool keyPartLess(const FetchedValue& a, const FetchedValue& b) {
+    if (a.faulted != b.faulted)
+        return b.faulted;
+    if (isStringType(a.type) || isStringType(b.type) || a.array_len || b.array_len)
+        return keyPart(a) < keyPart(b);
+    if (isSignedType(a.type))
+        return fetchedSigned(a.type, a.raw) < fetchedSigned(b.type, b.raw);
+    return a.raw < b.raw;
+}
+
+bool keyLess(const AggrEntry& a, const AggrEntry& b) {
+    return std::lexicographical_compare(a.key.begin(), a.key.end(), b.key.begin(), b.key.end(),
+                                        keyPartLess);
+}
+
+}  // namespace
+
 std::vector<const AggrEntry*> sortedEntries(const AggrTable& t, std::size_t top) {
-    std::vector<std::pair<std::string, const AggrEntry*>> v;
+    std::vector<const AggrEntry*> v;
     for (const auto& e : t.entries)
-        v.emplace_back(formatAggrKey(e), &e);
-    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
-        if (a.second->count != b.second->count)
-            return a.second->count > b.second->count;
-        return a.first < b.first;
+        v.push_back(&e);
+    std::stable_sort(v.begin(), v.end(), [](const AggrEntry* a, const AggrEntry* b) {
+        if (a->count != b->count)
+            return a->count > b->count;
+        return keyLess(*a, *b);
     });
-    std::vector<const AggrEntry*> out;
-    for (const auto& [k, e] : v)
-        if (top == 0 || out.size() < top)
-            out.push_back(e);
-    return out;
+    if (top != 0 && v.size() > top)
+        v.resize(top);
+    return v;
 }
 
 std::string formatAggrKey(const AggrEntry& e) {

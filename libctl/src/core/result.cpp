@@ -48,7 +48,8 @@ bool strerrorAddsNothing(int err, const std::string& message, const std::string&
 }  // namespace
 
 std::string Error::describe() const {
-    if (err == 0)
+    // A usage error is about the caller's input: no errno explains that.
+    if (err == 0 || (usage && !message.empty()))
         return message;
     std::string s = std::strerror(err);
     if (message.empty())

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <map>
@@ -43,17 +44,31 @@ struct RecordingReader::Impl {
         const auto got = static_cast<std::size_t>(in.gcount());
         if (got == 0)
             return end("");
+        if (got < sizeof(head))
+            return end("block header");
         std::uint32_t magic = 0, len = 0, crc = 0;
         std::memcpy(&magic, head, 4);
         std::memcpy(&len, head + 4, 4);
         std::memcpy(&crc, head + 8, 4);
-        if (got < sizeof(head) || magic != kBlockMagic || len > kBlockMaxBytes)
+        // Zeros where a block should start: space the file system gave but the writer never
+        // filled (power loss), the same as cut short.
+        if (std::all_of(head, head + sizeof(head), [](char c) { return c == 0; }))
             return end("block header");
+        std::uint32_t head_crc = 0;
+        std::memcpy(&head_crc, head + 12, 4);
+        if (magic != kBlockMagic)
+            return damage("no block starts there");
+        // Version 2 checks the length too: one past the end is damage, not a cut.
+        if (version >= 2 && ::crc32(0, reinterpret_cast<const Bytef*>(head), 12) != head_crc)
+            return damage("the block header's checksum does not match");
+        if (len > kBlockMaxBytes)
+            return damage(fmt::format("a block of {} bytes", len));
         block.resize(len);
         in.read(block.data(), len);
-        if (static_cast<std::size_t>(in.gcount()) != len ||
-            ::crc32(0, reinterpret_cast<const Bytef*>(block.data()), len) != crc)
+        if (static_cast<std::size_t>(in.gcount()) != len)
             return end("block");
+        if (::crc32(0, reinterpret_cast<const Bytef*>(block.data()), len) != crc)
+            return damage("the block's checksum does not match");
         cur = Cursor{block.data(), block.data() + block.size()};
         ++blocks;
         offset += sizeof(head) + len;
@@ -68,6 +83,15 @@ struct RecordingReader::Impl {
                                summary ? "" : ": no summary, the trace was cut short");
         return false;
     }
+    bool damage(const std::string& what) {
+        done = true;
+        damaged = true;
+        note = fmt::format("recording damaged at byte {} ({}); {} complete block{} before it",
+                           offset, what, blocks, blocks == 1 ? "" : "s");
+        return false;
+    }
+    bool damaged = false;
+    int version = 0;
 
     void readProbe() {
         const auto id = cur.get<std::uint32_t>();
@@ -167,8 +191,24 @@ Result<RecordingReader> RecordingReader::open(const std::string& path) {
         return makeError(errno ? errno : ENOENT, fmt::format("cannot read {}", path));
     char head[kHeaderBytes];
     impl->in.read(head, sizeof(head));
-    if (impl->in.gcount() != sizeof(head) || std::memcmp(head, kMagic, sizeof(kMagic)) != 0)
+    if (impl->in.gcount() != sizeof(head) || std::memcmp(head, kMagic, sizeof(kMagic) - 1) != 0)
         return makeError(EBADMSG, fmt::format("{} is not a probectl recording", path));
+    const int version = head[sizeof(kMagic) - 1];
+    if (version < 1 || version > kMagic[sizeof(kMagic) - 1])
+        return makeError(EPROTONOSUPPORT,
+                         fmt::format("{} is a recording of version {}: this probectl reads "
+                                     "versions 1 to {}",
+                                     path, version, static_cast<int>(kMagic[sizeof(kMagic) - 1])));
+    impl->version = version;
+    if (version >= 2) {
+        std::uint32_t crc = 0;
+        std::memcpy(&crc, head + kHeaderCrcAt, sizeof(crc));
+        std::memset(head + kHeaderCrcAt, 0, sizeof(crc));
+        if (::crc32(0, reinterpret_cast<const Bytef*>(head), sizeof(head)) != crc)
+            return makeError(EBADMSG, fmt::format("{}: recording damaged in its header (bytes 0 "
+                                                  "to {}: the checksum does not match)",
+                                                  path, kHeaderBytes - 1));
+    }
     Cursor c{head + sizeof(kMagic), head + sizeof(head)};
     impl->info.flags = c.get<std::uint32_t>();
     c.get<std::uint32_t>();
@@ -193,6 +233,9 @@ const std::optional<SessionStats>& RecordingReader::summary() const {
 const std::string& RecordingReader::note() const {
     return impl_->note;
 }
+bool RecordingReader::damaged() const {
+    return impl_->damaged;
+}
 
 bool RecordingReader::next(Event& ev) {
     Impl& m = *impl_;
@@ -209,8 +252,11 @@ bool RecordingReader::next(Event& ev) {
         else
             m.cur.bad = true;
         // The CRC matched, so a bad entry is a writer of another version: stop there.
-        if (m.cur.bad)
-            return m.end("entry");
+        if (m.cur.bad) {
+            m.offset -= kBlockHeaderBytes + m.block.size();
+            --m.blocks;
+            return m.damage("an entry this reader does not know");
+        }
         if (tag == kTagEvent)
             return true;
     }

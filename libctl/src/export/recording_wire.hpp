@@ -11,8 +11,10 @@
 
 namespace probectl::recording {
 
-inline constexpr char kMagic[8] = {'P', 'R', 'B', 'C', 'T', 'L', 'R', 1};
+// The magic's last byte is the version: 1 had no header CRC, 2 keeps it at kHeaderCrcAt.
+inline constexpr char kMagic[8] = {'P', 'R', 'B', 'C', 'T', 'L', 'R', 2};
 inline constexpr std::size_t kHeaderBytes = 48;
+inline constexpr std::size_t kHeaderCrcAt = 12;
 inline constexpr std::uint32_t kBlockMagic = 0x4b4c4250;  // "PBLK"
 inline constexpr std::size_t kBlockHeaderBytes = 16;
 inline constexpr std::size_t kBlockFlushBytes = 64 * 1024;

@@ -31,6 +31,9 @@ class RecordingWriter final : public TraceWriter {
         putU32(h, 0);
         for (std::uint64_t v : {t0_ns, c.monotonic_ns, c.boottime_ns, c.realtime_ns})
             putU64(h, v);
+        const auto crc = static_cast<std::uint32_t>(
+            ::crc32(0, reinterpret_cast<const Bytef*>(h.data()), static_cast<uInt>(h.size())));
+        std::memcpy(h.data() + kHeaderCrcAt, &crc, sizeof(crc));
         return writeAll(h);
     }
 
@@ -85,7 +88,8 @@ class RecordingWriter final : public TraceWriter {
         putU32(head,
                static_cast<std::uint32_t>(::crc32(0, reinterpret_cast<const Bytef*>(block_.data()),
                                                   static_cast<uInt>(block_.size()))));
-        putU32(head, entries_);
+        putU32(head, static_cast<std::uint32_t>(
+                         ::crc32(0, reinterpret_cast<const Bytef*>(head.data()), 12)));
         block_.insert(0, head);
         auto r = writeAll(block_);
         block_.clear();

@@ -347,6 +347,8 @@ class ArgParser : Scanner {
                 arg.type = FetchType::U32;
             else if (src.kind == K::Reg && src.reg32)
                 arg.type = FetchType::X32;
+            else if (src.kind == K::Retval && opts_.signed_retval)
+                arg.type = FetchType::S64;
             else
                 arg.type = FetchType::X64;
         }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace probectl {
 
@@ -17,18 +18,25 @@ namespace {
 // successful exec the address belongs to a new program. (strace reads at entry with
 // process_vm_readv, which may fault pages in; the ptrace backend does the same.)
 bool atEntry(std::string_view syscall, const SyscallMemHint& h) {
-    return h.kind == SyscallMemHint::Kind::Path &&
-           (syscall == "execve" || syscall == "execveat");
+    if (syscall == "execve")
+        return true;  // path, argv and envp: the old program's memory
+    return h.kind == SyscallMemHint::Kind::Path && syscall == "execveat";
 }
 
 // Generated arguments go through the same parser as the user's, so the compiler and the
 // kernel's validator see nothing they would not see from a hand-written spec.
 FetchArg planArg(const SyscallMemHint& h, std::size_t pos, bool at_entry) {
+    using K = SyscallMemHint::Kind;
     const std::size_t argn = h.arg + 1;
-    const std::string text =
-        h.kind == SyscallMemHint::Kind::Path
-            ? fmt::format("a{}=+0($arg{}):ustring", argn, argn)
-            : fmt::format("a{}=+u0($arg{}):u8[{}]", argn, argn, kSyscallBufferMax);
+    std::string text;
+    if (h.kind == K::Path)
+        text = fmt::format("a{}=+0($arg{}):ustring", argn, argn);
+    else if (h.kind == K::PtrArray)
+        text = fmt::format("p{}=+u0($arg{}):u64[{}]", argn, argn, h.len_arg);
+    else if (h.kind == K::ArrayString)
+        text = fmt::format("a{}_{}=+0(+u{}($arg{})):ustring", argn, h.len_arg, 8 * h.len_arg, argn);
+    else
+        text = fmt::format("a{}=+u0($arg{}):u8[{}]", argn, argn, kSyscallBufferMax);
     FetchOptions fo;
     fo.is_return = !at_entry;
     auto a = parseFetchArg(text, pos, fo);
@@ -67,11 +75,26 @@ SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool retur
     r.args = ev.args;
     if (returned)
         r.retval = static_cast<std::int64_t>(ev.retval);
+    // execve's argv and envp: pointer arrays (NULL ends them) and argv's strings.
+    std::map<std::size_t, std::vector<std::uint64_t>> arrays;
+    std::map<std::size_t, const Event::RawValue*> strings;
     for (std::size_t i = 0; i < plan.hints.size() && i < ev.fetched.size(); ++i) {
         const SyscallMemHint& h = plan.hints[i];
         const Event::RawValue& v = ev.fetched[i];
         if (h.arg >= r.mem.size())
             continue;
+        if (h.kind == SyscallMemHint::Kind::PtrArray) {
+            if (!(v.flags & PROBECTL_FETCH_V_FAULT)) {
+                std::vector<std::uint64_t> ptrs(v.bytes.size() / 8);
+                std::memcpy(ptrs.data(), v.bytes.data(), ptrs.size() * 8);
+                arrays[h.arg] = std::move(ptrs);
+            }
+            continue;
+        }
+        if (h.kind == SyscallMemHint::Kind::ArrayString) {
+            strings[h.len_arg] = &v;
+            continue;
+        }
         FetchedBytes fb;
         if (v.flags & PROBECTL_FETCH_V_FAULT) {
             fb.faulted = true;
@@ -96,6 +119,28 @@ SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool retur
         }
         fb.bytes.assign(p, n);
         r.mem[h.arg] = std::move(fb);
+    }
+    if (auto a = arrays.find(1); a != arrays.end() && plan.name == "execve") {
+        const auto& p = a->second;
+        const std::size_t argc = std::find(p.begin(), p.end(), 0) - p.begin();
+        std::vector<std::string> argv;
+        for (std::size_t i = 0; i < argc && i < kExecArgvMax; ++i) {
+            const auto s = strings.find(i);
+            if (s == strings.end() || (s->second->flags & PROBECTL_FETCH_V_FAULT))
+                break;
+            const auto* c = reinterpret_cast<const char*>(s->second->bytes.data());
+            argv.emplace_back(c, strnlen(c, s->second->bytes.size()));
+        }
+        // All shown or none: a string that could not be read leaves the pointer.
+        if (argv.size() == std::min(argc, kExecArgvMax)) {
+            r.argv = std::move(argv);
+            r.argv_more = argc > kExecArgvMax;
+        }
+    }
+    if (auto e = arrays.find(2); e != arrays.end() && plan.name == "execve") {
+        const auto& p = e->second;
+        r.envc = static_cast<std::size_t>(std::find(p.begin(), p.end(), 0) - p.begin());
+        r.envc_more = *r.envc == p.size();
     }
     // A read that failed has no buffer to show: strace prints the pointer.
     for (const SyscallMemHint& h : plan.hints)

@@ -402,6 +402,13 @@ Result<Client> Client::connect(const ClientOptions& options) {
     return Client(std::move(impl));
 }
 
+std::string labelOf(std::string_view spec) {
+    constexpr std::size_t kMax = PROBECTL_LABEL_MAX - 1;
+    if (spec.size() <= kMax)
+        return std::string(spec);
+    return std::string(spec.substr(0, kMax - 3)) + "...";
+}
+
 Result<AddedProbe> Client::addProbe(const ProbeRequest& req) {
     const bool user = isUserKind(req.kind);
     const std::string where =
@@ -462,6 +469,8 @@ Result<AddedProbe> Client::addProbe(const ProbeRequest& req) {
         put(nla_put_u32(msg, PROBECTL_A_PROBE_FLAGS, req.flags));
     if (req.aggr)
         put(nla_put(msg, PROBECTL_A_PROBE_AGGR, sizeof(*req.aggr), &*req.aggr));
+    if (!req.label.empty())
+        put(nla_put_string(msg, PROBECTL_A_PROBE_LABEL, labelOf(req.label).c_str()));
     if (!req.filter.insns.empty()) {
         auto strings = encodeFilterStrings(req.filter);
         if (!strings)

@@ -53,6 +53,25 @@ void printValues(Printer& p, const std::vector<FetchedValue>& values) {
     names([](const FetchedValue& v) { return !v.faulted && v.truncated; }, "truncated");
 }
 
+// JSON: the call's arguments as fields, each as the line decodes it, beside the raw register.
+void printSyscallArgs(Printer& p, const Event& ev) {
+    const SyscallPlan& plan = *ev.syscall;
+    const SyscallInfo* info = systemSyscallTable().find(plan.name);
+    const SyscallRecord rec = syscallRecord(ev, plan, ev.syscall_returned);
+    p.beginArray("syscall_args");
+    for (const StraceArg& a : straceArgs(rec, info)) {
+        p.beginObject({});
+        if (info && a.arg < info->args.size())
+            p.str(Show::Json, "name", {}, info->args[a.arg].name);
+        else
+            p.str(Show::Json, "name", {}, kArgKey[a.arg]);
+        p.u64(Show::Json, "value", {}, rec.args[a.arg]);
+        p.str(Show::Json, "decoded", {}, a.text);
+        p.end();
+    }
+    p.end();
+}
+
 void printStraceLine(Printer& p, const Event& ev, const EventFormat& f) {
     p.beginRecord("event");
     if (f.pid_prefix)
@@ -62,6 +81,12 @@ void printStraceLine(Printer& p, const Event& ev, const EventFormat& f) {
 }
 
 }  // namespace
+
+std::optional<std::int32_t> int32Reading(std::uint64_t retval) {
+    if (retval >> 32 || !(retval & 0x80000000u))
+        return std::nullopt;
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(retval));
+}
 
 std::string formatLatency(std::uint64_t ns) {
     auto sig3 = [](double v, const char* unit) {
@@ -148,6 +173,8 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
             p.u64(Show::Json, "latency_ns", {}, ev.latency_ns);
         }
         p.str(Show::Any, "syscall", "  {}", formatSyscallEvent(ev, false));
+        if (p.json())
+            printSyscallArgs(p, ev);
     } else if (!ev.values.empty()) {
         printValues(p, ev.values);
         if (ev.is_return) {
@@ -156,7 +183,12 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
         }
     } else if (ev.is_return) {
         p.s64(Show::Any, "retval", "  ret={}", static_cast<std::int64_t>(ev.retval));
-        p.hex(Show::Text, {}, " ({:#x})", ev.retval);
+        p.hex(Show::Text, {}, " ({:#x}", ev.retval);
+        // The function's C type is not known here. A 32-bit int return leaves the upper
+        // half zero: -5 reads 4294967291, so its signed 32-bit reading is shown too.
+        if (const auto s32 = int32Reading(ev.retval))
+            p.s64(Show::Any, "retval_s32", ", int {}", *s32);
+        p.text(")");
         printLatency(p, " lat={}", ev.latency_ns);
     } else {
         p.text(" ");

@@ -157,27 +157,40 @@ std::string outBuffer(const SyscallRecord& r, std::size_t i, const StraceOptions
     return memArg(r, i, o.string_limit);
 }
 
-std::string openMode(std::uint64_t flags, std::uint64_t mode) {
-    const bool wants = (flags & O_CREAT) || ((flags & O_TMPFILE) == O_TMPFILE);
-    return wants ? ", " + straceMode(mode) : "";
+using Args = std::vector<StraceArg>;
+
+// Arguments 0, 1, 2... in order, as most calls print them.
+Args inOrder(std::initializer_list<std::string> texts) {
+    Args a;
+    for (const auto& t : texts)
+        a.push_back({a.size(), t});
+    return a;
 }
 
-std::string cloneArgs(const SyscallRecord& r) {
+// open's and openat's mode, only when the flags make it count (strace leaves it out else).
+Args withMode(Args a, std::uint64_t flags, std::uint64_t mode) {
+    if ((flags & O_CREAT) || ((flags & O_TMPFILE) == O_TMPFILE))
+        a.push_back({a.size(), straceMode(mode)});
+    return a;
+}
+
+Args cloneArgs(const SyscallRecord& r) {
     // x86-64: clone(flags, newsp, parent_tid, child_tid, tls)
     const std::uint64_t flags = r.args[0];
-    std::string s =
-        fmt::format("child_stack={}, flags={}", stracePointer(r.args[1]), straceCloneFlags(flags));
+    Args s = {{1, "child_stack=" + stracePointer(r.args[1])},
+              {0, "flags=" + straceCloneFlags(flags)}};
     if (flags & (CLONE_PARENT_SETTID | CLONE_PIDFD))
-        s += ", parent_tid=" + stracePointer(r.args[2]);
+        s.push_back({2, "parent_tid=" + stracePointer(r.args[2])});
     if (flags & CLONE_SETTLS)
-        s += ", tls=" + stracePointer(r.args[4]);
+        s.push_back({4, "tls=" + stracePointer(r.args[4])});
     if (flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID))
-        s += ", child_tidptr=" + stracePointer(r.args[3]);
+        s.push_back({3, "child_tidptr=" + stracePointer(r.args[3])});
     return s;
 }
 
-std::string execveArgs(const SyscallRecord& r, const StraceOptions& o) {
-    std::string s = path(r, 0) + ", ";
+Args execveArgs(const SyscallRecord& r, const StraceOptions& o) {
+    Args a = {{0, path(r, 0)}};
+    std::string s;
     if (r.args[1] == 0) {
         s += "NULL";
     } else if (r.argv) {
@@ -191,14 +204,19 @@ std::string execveArgs(const SyscallRecord& r, const StraceOptions& o) {
             }
             s += straceQuote((*r.argv)[i], o.string_limit);
         }
+        if (r.argv_more)
+            s += ", ...";
         s += ']';
     } else {
         s += stracePointer(r.args[1]);
     }
-    s += ", " + stracePointer(r.args[2]);
+    a.push_back({1, std::move(s)});
+    s = stracePointer(r.args[2]);
     if (r.args[2] != 0 && r.envc)
-        s += fmt::format(" /* {} var{} */", *r.envc, *r.envc == 1 ? "" : "s");
-    return s;
+        s += fmt::format(" /* {}{} var{} */", *r.envc, r.envc_more ? "+" : "",
+                         *r.envc == 1 ? "" : "s");
+    a.push_back({2, std::move(s)});
+    return a;
 }
 
 // x86-64 syscalls without arguments, so they print "getppid()" even without metadata.
@@ -219,72 +237,87 @@ bool isIntType(const std::string& t) {
            t == "ssize_t" || t == "key_t" || t == "clockid_t" || t == "timer_t";
 }
 
-std::string genericArgs(const SyscallRecord& r, const SyscallInfo* info, const StraceOptions& o) {
-    std::string s;
+Args genericArgs(const SyscallRecord& r, const SyscallInfo* info, const StraceOptions& o) {
+    Args s;
     const std::size_t n = info ? info->args.size() : 6;
     for (std::size_t i = 0; i < n; ++i) {
-        if (i)
-            s += ", ";
         if (!info) {
-            s += hexOrZero(r.args[i]);
+            s.push_back({i, hexOrZero(r.args[i])});
             continue;
         }
         const SyscallArg& a = info->args[i];
+        std::string t;
         if (a.is_string)
-            s += memArg(r, i, o.string_limit);
+            t = memArg(r, i, o.string_limit);
         else if (a.is_pointer)
-            s += stracePointer(r.args[i]);
+            t = stracePointer(r.args[i]);
         else if (isIntType(a.type))
-            s += a.type == "int" || a.type == "pid_t" || a.type == "clockid_t"
-                     ? fmt::format("{}", asInt(r.args[i]))
-                     : fmt::format("{}", static_cast<std::int64_t>(r.args[i]));
+            t = a.type == "int" || a.type == "pid_t" || a.type == "clockid_t"
+                    ? fmt::format("{}", asInt(r.args[i]))
+                    : fmt::format("{}", static_cast<std::int64_t>(r.args[i]));
         else if (a.type.starts_with("unsigned") || a.type == "size_t" || a.type == "u32" ||
                  a.type == "u64")
-            s += ulong(r.args[i]);
+            t = ulong(r.args[i]);
         else
-            s += hexOrZero(r.args[i]);
+            t = hexOrZero(r.args[i]);
+        s.push_back({i, std::move(t)});
     }
     return s;
 }
 
-std::string callArgs(const SyscallRecord& r, const SyscallInfo* info, const StraceOptions& o) {
+std::string i64(std::uint64_t v) {
+    return fmt::format("{}", static_cast<std::int64_t>(v));
+}
+
+}  // namespace
+
+std::vector<StraceArg> straceArgs(const SyscallRecord& r, const SyscallInfo* info,
+                                  const StraceOptions& o) {
     const auto& a = r.args;
     const std::string& n = r.name;
     if (n == "openat")
-        return fmt::format("{}, {}, {}{}", straceDirFd(a[0]), path(r, 1), straceOpenFlags(a[2]),
-                           openMode(a[2], a[3]));
+        return withMode(inOrder({straceDirFd(a[0]), path(r, 1), straceOpenFlags(a[2])}), a[2],
+                        a[3]);
     if (n == "open")
-        return fmt::format("{}, {}{}", path(r, 0), straceOpenFlags(a[1]), openMode(a[1], a[2]));
+        return withMode(inOrder({path(r, 0), straceOpenFlags(a[1])}), a[1], a[2]);
     if (n == "creat")
-        return fmt::format("{}, {}", path(r, 0), straceMode(a[1]));
-    if (n == "read" || n == "pread64") {
-        std::string s = fmt::format("{}, {}, {}", fd(a[0]), outBuffer(r, 1, o), ulong(a[2]));
-        return n == "pread64" ? s + fmt::format(", {}", static_cast<std::int64_t>(a[3])) : s;
-    }
-    if (n == "write" || n == "pwrite64") {
-        std::string s =
-            fmt::format("{}, {}, {}", fd(a[0]), memArg(r, 1, o.string_limit), ulong(a[2]));
-        return n == "pwrite64" ? s + fmt::format(", {}", static_cast<std::int64_t>(a[3])) : s;
-    }
+        return inOrder({path(r, 0), straceMode(a[1])});
+    if (n == "read")
+        return inOrder({fd(a[0]), outBuffer(r, 1, o), ulong(a[2])});
+    if (n == "pread64")
+        return inOrder({fd(a[0]), outBuffer(r, 1, o), ulong(a[2]), i64(a[3])});
+    if (n == "write")
+        return inOrder({fd(a[0]), memArg(r, 1, o.string_limit), ulong(a[2])});
+    if (n == "pwrite64")
+        return inOrder({fd(a[0]), memArg(r, 1, o.string_limit), ulong(a[2]), i64(a[3])});
     if (n == "close")
-        return fd(a[0]);
+        return inOrder({fd(a[0])});
     // Without metadata too (7.2's tracefs formats did not give exit_group's argument).
     if (n == "exit_group" || n == "exit")
-        return fmt::format("{}", asInt(a[0]));
+        return inOrder({fmt::format("{}", asInt(a[0]))});
     if (n == "mmap")
-        return fmt::format("{}, {}, {}, {}, {}, {}", stracePointer(a[0]), ulong(a[1]),
-                           straceMmapProt(a[2]), straceMmapFlags(a[3]), fd(a[4]), hexOrZero(a[5]));
+        return inOrder({stracePointer(a[0]), ulong(a[1]), straceMmapProt(a[2]),
+                        straceMmapFlags(a[3]), fd(a[4]), hexOrZero(a[5])});
     if (n == "munmap")
-        return fmt::format("{}, {}", stracePointer(a[0]), ulong(a[1]));
+        return inOrder({stracePointer(a[0]), ulong(a[1])});
     if (n == "mprotect")
-        return fmt::format("{}, {}, {}", stracePointer(a[0]), ulong(a[1]), straceMmapProt(a[2]));
+        return inOrder({stracePointer(a[0]), ulong(a[1]), straceMmapProt(a[2])});
     if (n == "clone")
         return cloneArgs(r);
     if (n == "execve")
         return execveArgs(r, o);
     if (!info && isArgumentless(n))
-        return "";
+        return {};
     return genericArgs(r, info, o);
+}
+
+namespace {
+
+std::string callArgs(const SyscallRecord& r, const SyscallInfo* info, const StraceOptions& o) {
+    std::string s;
+    for (const auto& a : straceArgs(r, info, o))
+        s += (s.empty() ? "" : ", ") + a.text;
+    return s;
 }
 
 }  // namespace
@@ -439,7 +472,14 @@ std::vector<SyscallMemHint> syscallMemHints(std::string_view n, const SyscallInf
     using K = SyscallMemHint::Kind;
     if (n == "openat")
         return {{1, K::Path, 0}};
-    if (n == "open" || n == "creat" || n == "execve")
+    if (n == "execve") {
+        std::vector<SyscallMemHint> h = {
+            {0, K::Path, 0}, {1, K::PtrArray, kExecArgvMax + 1}, {2, K::PtrArray, kExecEnvMax}};
+        for (std::size_t i = 0; i < kExecArgvMax; ++i)
+            h.push_back({1, K::ArrayString, i});
+        return h;
+    }
+    if (n == "open" || n == "creat")
         return {{0, K::Path, 0}};
     if (n == "read" || n == "pread64")
         return {{1, K::OutBuffer, 0}};

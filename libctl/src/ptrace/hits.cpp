@@ -19,22 +19,10 @@ std::array<std::uint64_t, kEventArgs> argRegs(const user_regs_struct& r) {
     return {r.rdi, r.rsi, r.rdx, r.rcx, r.r8, r.r9};
 }
 
-// One value of a syscall plan, read the way the kernel's fetch program reads it
-// (kmod/fetch.c): a path up to its NUL within kSyscallPathMax bytes, page by page so a
-// string ending before an unmapped page still reads; a buffer as kSyscallBufferMax bytes or
-// nothing. Same bytes and flags, so both backends print the same line.
-Event::RawValue readPlanValue(pid_t tid, const SyscallMemHint& h,
-                              const std::array<std::uint64_t, kEventArgs>& args) {
+// A user string as STORE_STRING reads it: up to its NUL within kSyscallPathMax bytes, page
+// by page so a string ending before an unmapped page still reads.
+Event::RawValue readString(pid_t tid, std::uint64_t addr) {
     Event::RawValue v;
-    const std::uint64_t addr = args[h.arg];
-    if (h.kind != SyscallMemHint::Kind::Path) {
-        v.bytes.resize(kSyscallBufferMax);
-        if (!readRemote(tid, addr, v.bytes.data(), v.bytes.size())) {
-            v.bytes.clear();
-            v.flags = PROBECTL_FETCH_V_FAULT;
-        }
-        return v;
-    }
     constexpr std::uint64_t kPage = 4096;
     std::vector<std::uint8_t> buf(kSyscallPathMax);
     std::size_t len = 0;
@@ -58,6 +46,34 @@ Event::RawValue readPlanValue(pid_t tid, const SyscallMemHint& h,
         return v;
     v.bytes.assign(buf.data(), buf.data() + len);
     v.bytes.push_back(0);
+    return v;
+}
+
+// One value of a syscall plan, read the way the kernel's fetch program reads it
+// (kmod/fetch.c): a path as above; a buffer as kSyscallBufferMax bytes or nothing; a pointer
+// array whole or nothing; an array's string through its pointer. Same bytes and flags, so
+// both backends print the same line.
+Event::RawValue readPlanValue(pid_t tid, const SyscallMemHint& h,
+                              const std::array<std::uint64_t, kEventArgs>& args) {
+    using K = SyscallMemHint::Kind;
+    const std::uint64_t addr = args[h.arg];
+    if (h.kind == K::Path)
+        return readString(tid, addr);
+    if (h.kind == K::ArrayString) {
+        std::uint64_t ptr = 0;
+        if (!readRemote(tid, addr + 8 * h.len_arg, &ptr, sizeof(ptr))) {
+            Event::RawValue v;
+            v.flags = PROBECTL_FETCH_V_FAULT;
+            return v;
+        }
+        return readString(tid, ptr);
+    }
+    Event::RawValue v;
+    v.bytes.resize(h.kind == K::PtrArray ? 8 * h.len_arg : kSyscallBufferMax);
+    if (!readRemote(tid, addr, v.bytes.data(), v.bytes.size())) {
+        v.bytes.clear();
+        v.flags = PROBECTL_FETCH_V_FAULT;
+    }
     return v;
 }
 

@@ -224,7 +224,10 @@ Result<std::uint32_t> Session::addRequest(const ProbeRequest& req, std::string s
 
 Result<std::uint32_t> Session::addRequestImpl(const Resolution& res, std::string spec,
                                               std::vector<FetchArg> fetch_args) {
-    auto added = impl_->client.addProbe(res.request);
+    ProbeRequest req = res.request;
+    if (req.label.empty())
+        req.label = labelOf(spec);
+    auto added = impl_->client.addProbe(req);
     if (!added) {
         Error e = added.error();
         // Lead with the user's spec: the kernel's wording names the resolved symbol.

@@ -264,6 +264,7 @@ class Parser : Scanner {
         const KindInfo& info = kindInfo(spec.kind);
         opts.tracepoint = info.family == KindFamily::Tracepoint;
         opts.is_return = firesAtReturn(spec);
+        opts.signed_retval = info.family == KindFamily::Syscall;
         opts.at_function_entry = opts.is_return || info.family == KindFamily::Syscall ||
                                  (spec.offset == 0 && spec.user_addr == UserAddrKind::None &&
                                   !(spec.has_addr && !isUserSpace(spec.kind)));

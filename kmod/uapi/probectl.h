@@ -160,6 +160,7 @@ enum probectl_attr {
 	PROBECTL_A_AGGR_OVERFLOW,	/* u64, hits with a new key while the map was full */
 	PROBECTL_A_AGGR_NESTED,		/* u64, hits skipped: the map was busy on this CPU */
 	PROBECTL_A_AGGR_FAULTED,	/* u64, hits whose value argument faulted */
+	PROBECTL_A_AGGR_CLEAR,		/* flag, AGGR_GET: zero the map as it is read */
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)

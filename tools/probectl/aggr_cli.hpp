@@ -25,6 +25,10 @@ struct AggrCliOptions {
     std::size_t top = 0;               // --top N, 0 = all
     std::string format = "text";       // --format text|json
     std::vector<std::string> command;  // after "--"
+    bool verbose = false;              // -v: the names globs skipped
+    std::string interval_text;         // --interval as written
+    double interval = 0;               // ... in seconds, 0: one table at the end
+    bool cumulative = false;           // --cumulative: --interval without zeroing
     bool help = false;
 };
 

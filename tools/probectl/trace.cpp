@@ -221,6 +221,8 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "exec), like strace -f; needs -p or -- CMD")
         ("maxactive", po::value<std::uint32_t>(o ? &o->maxactive : nullptr)->value_name("N"),
          "kretprobe instances in flight (1..4096; default: the kernel's)")
+        ("verbose,v", po::bool_switch(o ? &o->verbose : nullptr),
+         "list each name a glob (kprobe:vfs_*) matched but did not attach, and why")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
          "text (default) or json: JSON Lines, one object per event and a final summary "
          "object, the same fields as the text; with -o, a trace file for viewers: chrome "

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 
+#include "attach.hpp"
 #include "format.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/session.hpp"
@@ -23,17 +24,17 @@ constexpr const char* kCmd = "trace";
 
 int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, TraceSink& sink,
              const std::function<int()>& caught_signal) {
-    for (const auto& spec : o.specs)
-        if (auto id = tracer.add(spec); !id)
-            return runtimeError(io, kCmd, id.error());
+    const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
+    auto probes = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err);
+    if (!probes)
+        return runtimeError(io, kCmd, probes.error());
     // Time 0 and --duration count from when every probe is armed (symbol loading before it
     // can take a while), just before the command is released.
     const std::uint64_t t0 = monotonicNs();
     const bool has_command = !o.command.empty();
     const std::string via =
         tracer.backend() == "kernel" ? std::string() : fmt::format(" with {}", tracer.backend());
-    io.err << fmt::format("Tracing {} probe{}{}{}. {}\n", o.specs.size(),
-                          o.specs.size() == 1 ? "" : "s",
+    io.err << fmt::format("Tracing {} probe{}{}{}. {}\n", *probes, *probes == 1 ? "" : "s",
                           traceTarget(has_command ? o.command[0] : std::string(),
                                       has_command ? tracer.commandPid() : 0, o.pids),
                           via, traceEnd(o));

@@ -15,6 +15,11 @@
  * another on the same CPU (kprobe in an interrupt of a uprobe handler) out
  * of the values being written; it is counted as nested, never mixed in.
  * No allocation, sleeping or locking in the handler path.
+ *
+ * A clearing read (--interval) switches the handlers to a second bank of
+ * values, waits a grace period for those still on the first (handlers run
+ * with preemption off), then reads and zeroes the first: every hit lands
+ * in exactly one read.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -25,6 +30,7 @@
 #include <linux/math64.h>
 #include <linux/overflow.h>
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -52,7 +58,9 @@ struct probectl_aggr {
 	bool key_str[PROBECTL_AGGR_MAX_KEYS];
 	u32 *slot;		/* 0: empty, CLAIMED, else dense index + 1 */
 	u8 *keys;		/* max_entries * key_size */
-	u8 **vals;		/* per possible CPU: max_entries * val_size */
+	u8 **vals;		/* the bank a clearing read reads */
+	u8 **bank[2];		/* per possible CPU: max_entries * val_size; [1] once cleared */
+	u8 **cur;		/* the bank handlers write */
 	struct probectl_aggr_pcpu __percpu *pcpu;
 };
 
@@ -124,6 +132,35 @@ static int probectl_aggr_check(const struct probectl_probe *p,
 	return 0;
 }
 
+static void probectl_aggr_free_bank(u8 **vals)
+{
+	int cpu;
+
+	if (!vals)
+		return;
+	for_each_possible_cpu(cpu)
+		kvfree(vals[cpu]);
+	kfree(vals);
+}
+
+static u8 **probectl_aggr_alloc_bank(const struct probectl_aggr *a)
+{
+	u8 **vals = kcalloc(nr_cpu_ids, sizeof(*vals), GFP_KERNEL);
+	int cpu;
+
+	if (!vals)
+		return NULL;
+	for_each_possible_cpu(cpu) {
+		vals[cpu] = kvzalloc_node(array_size(a->max_entries, a->val_size),
+					  GFP_KERNEL, cpu_to_node(cpu));
+		if (!vals[cpu]) {
+			probectl_aggr_free_bank(vals);
+			return NULL;
+		}
+	}
+	return vals;
+}
+
 /**
  * probectl_aggr_free() - free a probe's map (no-op without one).
  * @p: the probe, no handler running any more
@@ -133,14 +170,11 @@ static int probectl_aggr_check(const struct probectl_probe *p,
 void probectl_aggr_free(struct probectl_probe *p)
 {
 	struct probectl_aggr *a = p->aggr;
-	int cpu;
 
 	if (!a)
 		return;
-	if (a->vals)
-		for_each_possible_cpu(cpu)
-			kvfree(a->vals[cpu]);
-	kfree(a->vals);
+	probectl_aggr_free_bank(a->bank[0]);
+	probectl_aggr_free_bank(a->bank[1]);
 	kvfree(a->keys);
 	kvfree(a->slot);
 	free_percpu(a->pcpu);
@@ -163,7 +197,6 @@ int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_sp
 	u8 op[PROBECTL_FETCH_MAX_ARGS];
 	struct probectl_aggr *a;
 	unsigned int i, off = sizeof(u64);
-	int cpu;
 	int err = probectl_aggr_check(p, sp, extack);
 
 	if (err)
@@ -191,16 +224,11 @@ int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_sp
 	atomic_set(&a->nkeys, 0);
 	a->slot = kvcalloc(a->nslots, sizeof(u32), GFP_KERNEL);
 	a->keys = kvcalloc(a->max_entries, a->key_size, GFP_KERNEL);
-	a->vals = kcalloc(nr_cpu_ids, sizeof(*a->vals), GFP_KERNEL);
+	a->bank[0] = probectl_aggr_alloc_bank(a);
+	a->cur = a->bank[0];
 	a->pcpu = alloc_percpu(struct probectl_aggr_pcpu);
-	if (!a->slot || !a->keys || !a->vals || !a->pcpu)
+	if (!a->slot || !a->keys || !a->bank[0] || !a->pcpu)
 		goto err_nomem;
-	for_each_possible_cpu(cpu) {
-		a->vals[cpu] = kvzalloc_node(array_size(a->max_entries, a->val_size),
-					     GFP_KERNEL, cpu_to_node(cpu));
-		if (!a->vals[cpu])
-			goto err_nomem;
-	}
 	return 0;
 
 err_nomem:
@@ -362,7 +390,7 @@ void probectl_aggr_hit(struct probectl_probe *p, const struct probectl_fetch_ctx
 		this_cpu_inc(a->pcpu->overflow);
 		goto out;
 	}
-	v = (void *)(a->vals[smp_processor_id()] + (size_t)idx * a->val_size);
+	v = (void *)(READ_ONCE(a->cur)[smp_processor_id()] + (size_t)idx * a->val_size);
 	if (!v->count || probectl_aggr_less(a, x, v->min))
 		v->min = x;
 	if (!v->count || probectl_aggr_less(a, v->max, x))
@@ -376,9 +404,12 @@ out:
 }
 NOKPROBE_SYMBOL(probectl_aggr_hit);
 
-/* Sums every CPU's value of dense index @idx into @out (val_size bytes). */
-static void probectl_aggr_merge(const struct probectl_aggr *a, u32 idx,
-				struct probectl_aggr_value *out)
+/*
+ * Sums every CPU's value of dense index @idx in @vals into @out (val_size
+ * bytes), zeroing them when @clear (no handler writes @vals then).
+ */
+static void probectl_aggr_merge(const struct probectl_aggr *a, u8 **vals, u32 idx,
+				bool clear, struct probectl_aggr_value *out)
 {
 	u64 *ob = (u64 *)(out + 1);
 	unsigned int b;
@@ -386,8 +417,8 @@ static void probectl_aggr_merge(const struct probectl_aggr *a, u32 idx,
 
 	memset(out, 0, a->val_size);
 	for_each_possible_cpu(cpu) {
-		const struct probectl_aggr_value *v =
-			(void *)(a->vals[cpu] + (size_t)idx * a->val_size);
+		struct probectl_aggr_value *v =
+			(void *)(vals[cpu] + (size_t)idx * a->val_size);
 		const u64 *vb = (const u64 *)(v + 1);
 		u64 count = READ_ONCE(v->count);
 
@@ -401,7 +432,25 @@ static void probectl_aggr_merge(const struct probectl_aggr *a, u32 idx,
 		out->sum += READ_ONCE(v->sum);
 		for (b = 0; b < a->nbuckets; b++)
 			ob[b] += READ_ONCE(vb[b]);
+		if (clear)
+			memset(v, 0, a->val_size);
 	}
+}
+
+/* Handlers to the other bank; back when none still writes the old one. */
+static int probectl_aggr_switch(struct probectl_aggr *a)
+{
+	u8 **old = a->cur;
+
+	if (!a->bank[1]) {
+		a->bank[1] = probectl_aggr_alloc_bank(a);
+		if (!a->bank[1])
+			return -ENOMEM;
+	}
+	WRITE_ONCE(a->cur, old == a->bank[0] ? a->bank[1] : a->bank[0]);
+	synchronize_rcu();
+	a->vals = old;
+	return 0;
 }
 
 /**
@@ -409,20 +458,33 @@ static void probectl_aggr_merge(const struct probectl_aggr *a, u32 idx,
  * @p: the probe (probectl_lock held: it cannot go away)
  * @skb: the dump message, header already put
  * @cursor: in: first slot to visit; out: first slot not yet sent
+ * @how: PROBECTL_AGGR_READ_CLEAR: zero what is read; with
+ *	PROBECTL_AGGR_READ_BEGIN (the dump's first message) switch banks first
  *
  * Return: 0 when every slot was sent, 1 when more remain, -EMSGSIZE when
- * not even the counters fit.
+ * not even the counters fit, -ENOMEM when the second bank cannot be had.
  */
-int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor)
+int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor,
+		       unsigned int how)
 {
 	struct probectl_aggr *a = p->aggr;
 	u64 overflow = 0, nested = 0, faulted = 0;
 	u32 esize = a->key_size + a->val_size;
 	unsigned long s, n = 0, room;
 	struct nlattr *attr;
+	bool clear = how & PROBECTL_AGGR_READ_CLEAR;
+	u8 **vals = a->cur;
 	u8 *dst;
 	int cpu;
 
+	if (clear && how & PROBECTL_AGGR_READ_BEGIN) {
+		int err = probectl_aggr_switch(a);
+
+		if (err)
+			return err;
+	}
+	if (clear)
+		vals = a->vals;
 	for_each_possible_cpu(cpu) {
 		const struct probectl_aggr_pcpu *c = per_cpu_ptr(a->pcpu, cpu);
 
@@ -460,7 +522,7 @@ int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned l
 		if (!v || v == PROBECTL_AGGR_CLAIMED)
 			continue;
 		memcpy(dst, a->keys + (size_t)(v - 1) * a->key_size, a->key_size);
-		probectl_aggr_merge(a, v - 1, (void *)(dst + a->key_size));
+		probectl_aggr_merge(a, vals, v - 1, clear, (void *)(dst + a->key_size));
 		dst += esize;
 		n--;
 	}

@@ -14,13 +14,15 @@
 
 /*
  * cb->args[0]: next slot; args[1]: 0 before the first message, 1 while
- * sending, 2 when done; args[2]: the probe id. The checks run in the first
+ * sending, 2 when done; args[2]: the probe id; args[3]: PROBECTL_AGGR_READ_CLEAR
+ * when the request has AGGR_CLEAR. The checks run in the first
  * dumpit call, not in .start, which has no extack on 6.1.
  */
 int probectl_nl_aggr_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct nlattr **attrs = kapi_dump_attrs(cb);
 	unsigned long cursor = cb->args[0];
+	unsigned int how = 0;
 	void *hdr;
 	int err;
 
@@ -35,13 +37,16 @@ int probectl_nl_aggr_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb
 			return -EINVAL;
 		}
 		cb->args[2] = nla_get_u32(attrs[PROBECTL_A_PROBE_ID]);
+		cb->args[3] = attrs[PROBECTL_A_AGGR_CLEAR] ? PROBECTL_AGGR_READ_CLEAR : 0;
 		cb->args[1] = 1;
+		how = PROBECTL_AGGR_READ_BEGIN;
 	}
+	how |= cb->args[3];
 	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 			  &probectl_genl_family, NLM_F_MULTI, PROBECTL_CMD_AGGR_GET);
 	if (!hdr)
 		return -EMSGSIZE;
-	err = probectl_probe_aggr_fill(cb->args[2], skb, &cursor, cb->extack);
+	err = probectl_probe_aggr_fill(cb->args[2], skb, &cursor, how, cb->extack);
 	if (err < 0) {
 		genlmsg_cancel(skb, hdr);
 		return err;

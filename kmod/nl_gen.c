@@ -57,8 +57,9 @@ static const struct nla_policy probectl_session_match_do_nl_policy[PROBECTL_A_SE
 	[PROBECTL_A_SESSION_COMM] = { .type = NLA_NUL_STRING, .len = PROBECTL_MATCH_COMM_MAX - 1, },
 };
 
-static const struct nla_policy probectl_aggr_get_dump_nl_policy[PROBECTL_A_PROBE_ID + 1] = {
+static const struct nla_policy probectl_aggr_get_dump_nl_policy[PROBECTL_A_AGGR_CLEAR + 1] = {
 	[PROBECTL_A_PROBE_ID] = { .type = NLA_U32, },
+	[PROBECTL_A_AGGR_CLEAR] = { .type = NLA_FLAG, },
 };
 
 /* Sorted by command; commands not listed take no request. */
@@ -114,7 +115,7 @@ const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 		.cmd		= PROBECTL_CMD_AGGR_GET,
 		.dumpit		= probectl_nl_aggr_get_dumpit,
 		.policy		= probectl_aggr_get_dump_nl_policy,
-		.maxattr	= PROBECTL_A_PROBE_ID,
+		.maxattr	= PROBECTL_A_AGGR_CLEAR,
 	},
 };
 

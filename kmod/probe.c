@@ -456,6 +456,7 @@ bool probectl_probe_info_next(unsigned long *cursor,
  * @id: the probe
  * @skb: the message, header put
  * @cursor: slot cursor kept by the dump (see probectl_aggr_fill())
+ * @how: PROBECTL_AGGR_READ_* (see probectl_aggr_fill())
  * @extack: receives the reason for a refusal
  *
  * Context: process context (dumpit). Takes probectl_lock, so the probe and
@@ -464,7 +465,7 @@ bool probectl_probe_info_next(unsigned long *cursor,
  * one without a map).
  */
 int probectl_probe_aggr_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
-			     struct netlink_ext_ack *extack)
+			     unsigned int how, struct netlink_ext_ack *extack)
 {
 	struct probectl_probe *p;
 	int ret;
@@ -479,7 +480,7 @@ int probectl_probe_aggr_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
 			kapi_set_err_msg_fmt_mod(extack, "probe id %u not found", id);
 		return p ? -EINVAL : -ENOENT;
 	}
-	ret = probectl_aggr_fill(p, skb, cursor);
+	ret = probectl_aggr_fill(p, skb, cursor, how);
 	mutex_unlock(&probectl_lock);
 	return ret;
 }

@@ -330,9 +330,12 @@ int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_sp
 void probectl_aggr_free(struct probectl_probe *p);
 void probectl_aggr_hit(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx,
 		       void *vals);
-int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor);
+#define PROBECTL_AGGR_READ_CLEAR	BIT(0)	/* zero what is read (AGGR_CLEAR) */
+#define PROBECTL_AGGR_READ_BEGIN	BIT(1)	/* the dump's first message */
+int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor,
+		       unsigned int how);
 int probectl_probe_aggr_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
-			     struct netlink_ext_ack *extack);
+			     unsigned int how, struct netlink_ext_ack *extack);
 
 /* match.c: the session's task match */
 bool probectl_match_pass(struct probectl_session *s);

@@ -163,6 +163,7 @@ enum probectl_attr {
 	PROBECTL_A_AGGR_FAULTED,	/* u64, hits whose value argument faulted */
 	PROBECTL_A_PROBE_UNRETURNED,	/* u64, return probes: entries in HITS whose return was not recorded */
 	PROBECTL_A_PROBE_LABEL,		/* NUL string < PROBECTL_LABEL_MAX: the spec as written */
+	PROBECTL_A_AGGR_CLEAR,		/* flag, AGGR_GET: zero the map as it is read */
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)

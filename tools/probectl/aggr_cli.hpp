@@ -27,6 +27,10 @@ struct AggrCliOptions {
     std::vector<std::string> command;  // after "--"
     std::string from;                  // --from FILE: aggregate a recording
     std::vector<std::string> only;     // with --from: the specs given, as globs of probes
+    bool verbose = false;              // -v: the names globs skipped
+    std::string interval_text;         // --interval as written
+    double interval = 0;               // ... in seconds, 0: one table at the end
+    bool cumulative = false;           // --cumulative: --interval without zeroing
     bool help = false;
 };
 

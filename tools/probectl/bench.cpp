@@ -55,7 +55,10 @@ po::options_description benchOptionsDescription(BenchOptions* o) {
         ("output-dir,o", po::value<std::string>(o ? &o->out_dir : nullptr)->value_name("DIR"),
          "where bench.csv, bench.dat, bench.gp, bench.png and bench.svg go "
          "(default ./probectl-bench)")
-        ("no-plot", "write bench.gp but do not run gnuplot");
+        ("no-plot", "write bench.gp but do not run gnuplot")
+        ("attach", po::value<std::size_t>(o ? &o->attach : nullptr)->value_name("N"),
+         "also time attaching and detaching N kprobes at once, probectl against ftrace's "
+         "kprobe_events (default 1000; 0 skips it)");
     // clang-format on
     return d;
 }
@@ -179,6 +182,12 @@ int runBench(const std::vector<std::string>& args, Io& io) {
         }
     }
     bench::removeTempDir();
+    std::vector<bench::AttachTimes> attach;
+    if (o->attach) {
+        io.err << fmt::format("  attach and detach {} kprobes ...\n", o->attach);
+        io.err.flush();
+        attach = bench::attachBench(o->attach);
+    }
 
     io.out << '\n';
     bench::printTable(io.out, rows);
@@ -186,6 +195,10 @@ int runBench(const std::vector<std::string>& args, Io& io) {
     bench::printProblems(io.out, rows);
     io.out << '\n';
     bench::printFigures(io.out, rows);
+    if (!attach.empty()) {
+        io.out << '\n';
+        bench::printAttach(io.out, attach);
+    }
     io.out << "\nLegend:\n";
     for (const auto& t : bench::tracers())
         io.out << fmt::format("  {:<15} {}\n", t.name, t.what);

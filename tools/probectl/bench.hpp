@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,19 @@ struct Row {
     Outcome outcome;
     std::uint64_t untraced_ns = 0;  // the same workload's untraced median
 };
+
+// Attaching and detaching many kprobes at once (bench_attach.cpp): probectl (a PROBE_ADD
+// each, removed in one batch when the session closes) and ftrace's kprobe_events (a line
+// each, enabled as one group, a removal line each).
+struct AttachTimes {
+    std::string tracer;
+    std::size_t probes = 0;  // attached
+    double attach_s = 0;
+    double detach_s = 0;
+    std::string error;  // non-empty: skipped, with why
+};
+std::vector<AttachTimes> attachBench(std::size_t n);
+void printAttach(std::ostream& out, const std::vector<AttachTimes>& rows);
 
 // Derived figures of a row (ns per hit and overhead over untraced, per expected hit).
 double nsPerHit(const Row& r);

@@ -15,7 +15,7 @@ namespace {
 const char* const kTraceHelpHead =
     R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--pid|--tid|--uid LIST] [--comm GLOB]
                       [--maxactive N] [--force] [--format text|json] [-o FILE]
-                      [--duration TIME]
+                      [--duration TIME] [-v]
                       [--backend kernel|ptrace [--seccomp-bpf]] [-- CMD [ARGS...]]
        probectl trace --syscalls=NAME[,NAME...] [OPTIONS] [-- CMD [ARGS...]]
 
@@ -64,6 +64,13 @@ the counters go to stderr. It is the in-kernel `strace -e trace=openat,read`:
   strace -o trace.log -e trace=openat ls -al
 write the same lines (the kernel reads paths at entry, buffers up to 64 bytes).
 exit and exit_group never return: they print "= ?" as in strace.
+
+A glob in the name (kprobe:vfs_*, kretprobe:GLOB, syscall:GLOB,
+tracepoint:SUBSYS:GLOB, uprobe:PATH:GLOB, uretprobe:PATH:GLOB; * ? [a-z]) adds one
+probe per matching name. Names that cannot be probed (blacklisted, data, duplicate
+or refused by the kernel) are skipped and summed up in one line on stderr
+("kprobe:do_sys*: attached 8 of 9; 1 refused: 1 blacklisted"); -v lists each.
+Only a glob that attaches nothing is an error.
 
 SPEC is TYPE:LOCATION, one of:
 )";
@@ -122,6 +129,7 @@ Examples:
   sudo probectl trace syscall:openat syscall:execve -- sh -c 'cat /etc/hostname'
   sudo probectl trace kretprobe:do_sys_openat2 --maxactive 64 -- cat /etc/hostname
   sudo probectl trace kprobe:do_nanosleep -p 1234 -p 1235 --duration 10s
+  sudo probectl trace 'kprobe:vfs_*' -v --duration 2s
   sudo probectl trace syscall:getppid --duration 500ms
   sudo probectl trace 'kprobe:vfs_read+4' -o /tmp/reads.txt
   sudo probectl trace 'syscall:openat path=+0($arg2):ustring' -- cat /etc/hostname
@@ -142,7 +150,7 @@ Examples:
 
 const char* const kRecordHelp =
     R"(Usage: probectl record SPEC... -o FILE [-p PID]... [-f] [--pid|--tid|--uid LIST]
-                       [--comm GLOB] [--maxactive N] [--force] [--duration TIME]
+                       [--comm GLOB] [--maxactive N] [--force] [--duration TIME] [-v]
                        [--backend kernel|ptrace [--seccomp-bpf]] [-- CMD [ARGS...]]
        probectl record --syscalls=NAME[,NAME...] -o FILE [OPTIONS] [-- CMD [ARGS...]]
 
@@ -304,7 +312,7 @@ Examples:
 
 const char* const kBenchHelp =
     R"(Usage: probectl bench [-n N] [--threads T] [--repeat R] [--tracers LIST] [-o DIR]
-                      [--workload PATH] [--no-plot]
+                      [--workload PATH] [--no-plot] [--attach N]
 
 Runs the standard workloads (tests/bench/bench_workload) untraced and under every
 tracer available here, one after the other, and prints them side by side:

@@ -4,10 +4,12 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <ctime>
 #include <optional>
 
 #include "aggr_cli.hpp"
 #include "aggr_recorded.hpp"
+#include "attach.hpp"
 #include "format.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/session.hpp"
@@ -78,42 +80,78 @@ class BlockedStopSignals {
     sigset_t old_{};
 };
 
-// The tables (with each probe's counters from `stats`, aligned): JSON objects, the PROBE
-// COUNT table of count without keys, or a table or histograms per probe.
-void printTables(AggrMode mode, const AggrCliOptions& o, const std::vector<AggrTable>& tables,
-                 const SessionStats& stats, Io& io) {
+// The time of day, as bpftrace's time() prints it above an interval: "14:03:27".
+std::string wallClock() {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&now, &tm);
+    char buf[16];
+    std::strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
+    return buf;
+}
+
+// The tables (with each probe's counters from `stats`, aligned) as text or JSON, under the
+// time of day `when` unless it is empty.
+void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
+                 const SessionStats& stats, const std::string& when, Io& io) {
     if (o.format == "json") {
         for (std::size_t i = 0; i < tables.size(); i++) {
             auto j = aggrJson(tables[i], o.top);
+            if (!when.empty())
+                j["time"] = when;
             j["hits"] = stats.probes[i].hits;
             j["filtered"] = stats.probes[i].filtered;
             j["rejected"] = stats.probes[i].rejected;
             j["nmissed"] = stats.probes[i].nmissed;
             io.out << j.dump() << '\n';
         }
-    } else if (mode == AggrMode::Count && o.aggr.keys.empty()) {
+        io.out.flush();
+        return;
+    }
+    if (!when.empty())
+        io.out << when << '\n';
+    if (o.mode == AggrMode::Count && o.aggr.keys.empty()) {
         io.out << formatProbeCounts(tables, o.top);
     } else {
         for (std::size_t i = 0; i < tables.size(); i++) {
             const ProbeStats& ps = stats.probes[i];
             io.out << fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}\n",
                                   tables[i].spec, ps.hits, ps.filtered, ps.rejected, ps.nmissed);
-            io.out << (mode == AggrMode::Count ? formatAggrTable(tables[i], o.top)
-                                               : formatAggrHist(tables[i], o.top));
+            io.out << (o.mode == AggrMode::Count ? formatAggrTable(tables[i], o.top)
+                                                 : formatAggrHist(tables[i], o.top));
             if (i + 1 < tables.size())
                 io.out << '\n';
         }
     }
+    if (!when.empty())
+        io.out << '\n';
+    io.out.flush();
+}
+
+// Every probe's map as text or JSON. With --interval a time header comes first and, unless
+// --cumulative, the maps are zeroed as they are read: each table holds that interval's hits.
+Result<void> printAggregation(Session& session, const AggrCliOptions& o, const SessionStats& stats,
+                              Io& io) {
+    const bool clear = o.interval > 0 && !o.cumulative;
+    std::vector<AggrTable> tables;
+    for (const SessionProbe& p : session.probes()) {
+        auto t = readAggregation(session.client(), p.id, p.resolution.request, p.fetch_args, clear);
+        if (!t)
+            return std::move(t).error();
+        t->spec = p.spec;
+        tables.push_back(std::move(*t));
+    }
+    printTables(o, tables, stats, o.interval > 0 ? wallClock() : std::string(), io);
+    return {};
 }
 
 // --from FILE: the same tables from a recording's events.
-int runFromRecording(AggrMode mode, const AggrCliOptions& o, Io& io) {
-    const char* cmd = modeName(mode);
+int runFromRecording(const AggrCliOptions& o, Io& io) {
+    const char* cmd = modeName(o.mode);
     auto r = aggregateRecording(o.from, o.aggr, o.only);
     if (!r)
         return runtimeError(io, cmd, r.error());
-    printTables(mode, o, r->tables, r->stats, io);
-    io.out.flush();
+    printTables(o, r->tables, r->stats, std::string(), io);
     if (!r->note.empty())
         io.err << fmt::format("note: {}: {}: counts are of the events it holds\n", o.from, r->note);
     else if (!r->has_summary)
@@ -132,7 +170,7 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
         return *rc;
     AggrCliOptions& o = *parsed;
     if (!o.from.empty())
-        return runFromRecording(mode, o, io);
+        return runFromRecording(o, io);
     if (auto e = missingProcess(o.pids))
         return runtimeError(io, cmd, *e);
 
@@ -148,9 +186,8 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     auto session = Session::open(so);
     if (!session)
         return runtimeError(io, cmd, privilegeError(session.error(), cmd, false));
-    for (const auto& spec : o.specs)
-        if (auto id = session->add(spec); !id)
-            return runtimeError(io, cmd, privilegeError(id.error(), cmd, false));
+    if (auto n = attachSpecs(*session, o.specs, so.resolve_pid, o.verbose, io.err); !n)
+        return runtimeError(io, cmd, privilegeError(n.error(), cmd, false));
     BlockedStopSignals signals;
     const std::uint64_t t0 = monotonicNs();
     const bool has_command = !o.command.empty();
@@ -173,23 +210,31 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
             status = session->commandStatus();
         return status.has_value();
     };
+    const std::uint64_t every = static_cast<std::uint64_t>(o.interval * 1e9);
+    std::uint64_t next = every ? t0 + every : 0;
+    auto intervalDue = [&] { return next && monotonicNs() >= next; };
     int rc = kExitOk;
-    if (auto r = session->run({}, shouldStop, 50); !r)
-        rc = runtimeError(io, cmd, r.error());
+    for (;;) {
+        if (auto r = session->run(
+                {}, [&] { return shouldStop() || intervalDue(); }, 50);
+            !r) {
+            rc = runtimeError(io, cmd, r.error());
+            break;
+        }
+        if (!intervalDue() || shouldStop())
+            break;
+        next += every;
+        auto stats = session->stats();
+        if (!stats)
+            return runtimeError(io, cmd, stats.error());
+        if (auto r = printAggregation(*session, o, *stats, io); !r)
+            return runtimeError(io, cmd, r.error());
+    }
     auto stats = session->stop({});
     if (!stats)
         return runtimeError(io, cmd, stats.error());
-
-    std::vector<AggrTable> tables;
-    for (const SessionProbe& p : session->probes()) {
-        auto t = readAggregation(session->client(), p.id, p.resolution.request, p.fetch_args);
-        if (!t)
-            return runtimeError(io, cmd, t.error());
-        t->spec = p.spec;
-        tables.push_back(std::move(*t));
-    }
-    printTables(mode, o, tables, *stats, io);
-    io.out.flush();
+    if (auto r = printAggregation(*session, o, *stats, io); !r)
+        return runtimeError(io, cmd, r.error());
     const bool ended_itself = status.has_value();
     if (has_command && !status)
         status = session->terminateCommand();
@@ -224,6 +269,15 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "65536); hits with new keys beyond it are counted as map full")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
          "text (default) or json: one object per probe")
+        ("interval,i", po::value<std::string>(o ? &o->interval_text : nullptr)
+             ->value_name("TIME"),
+         "print the tables every TIME (as --duration), each under the time of day, and "
+         "start the next interval from zero: the kernel zeroes the maps as it reads them, "
+         "so every hit is in exactly one interval")
+        ("cumulative", po::bool_switch(o ? &o->cumulative : nullptr),
+         "with --interval: do not zero, each table holds everything since the start")
+        ("verbose,v", po::bool_switch(o ? &o->verbose : nullptr),
+         "list each name a glob (kprobe:vfs_*) matched but did not attach, and why")
         ("from", po::value<std::string>(o ? &o->from : nullptr)->value_name("FILE"),
          "aggregate the events of recording FILE (probectl record) instead of tracing; "
          "SPECs, if given, choose its probes (globs of their spec text)");
@@ -268,10 +322,11 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         specs.pop_back();
     }
     if (from) {
-        if (!o.pids.empty() || o.follow || vm.count("duration") || !o.command.empty())
+        if (!o.pids.empty() || o.follow || vm.count("duration") || vm.count("interval") ||
+            !o.command.empty())
             return UsageError{
-                "--from reads a recording: -p, -f, --duration and -- CMD belong to the "
-                "recording run (probectl record)"};
+                "--from reads a recording: -p, -f, --duration, --interval and -- CMD belong to "
+                "the recording run (probectl record)"};
         o.only = specs;
     } else if (specs.empty()) {
         return UsageError{fmt::format("no probe spec given (e.g. probectl {} syscall:openat -- ls)",
@@ -327,6 +382,14 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
             return UsageError{durationError(o.duration_text)};
         o.duration = *secs;
     }
+    if (vm.count("interval")) {
+        auto secs = parseDuration(o.interval_text);
+        if (!secs)
+            return UsageError{durationError(o.interval_text)};
+        o.interval = *secs;
+    }
+    if (o.cumulative && o.interval == 0)
+        return UsageError{"--cumulative goes with --interval"};
     if (o.follow && o.pids.empty() && o.command.empty())
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
     if (o.format != "text" && o.format != "json")
@@ -374,7 +437,8 @@ namespace probectl::cli {
 
 const char* const kCountHelp =
     R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration TIME]
-                      [--top N] [--max-entries N] [--format json] [-- CMD [ARGS...]]
+                      [--interval TIME [--cumulative]] [--top N] [--max-entries N]
+                      [--format json] [-v] [-- CMD [ARGS...]]
        probectl count --from FILE [SPEC-GLOB...] [--by KEY,...] [--top N] [--format json]
 
 Counts hits in the kernel: each probe adds its hits to a map in probectl.ko (no
@@ -388,11 +452,23 @@ strings. A hit whose key is new while the map is full is not counted but reporte
 Which processes: as for trace (-- CMD, -p PID, -f; neither: every process).
 Predicates (SPEC ... if EXPR) run first: rejected hits are not counted.
 
+A glob in the name (kprobe:vfs_*, kretprobe:GLOB, syscall:GLOB, tracepoint:SUBSYS:GLOB,
+uprobe:PATH:GLOB, uretprobe:PATH:GLOB) adds one probe per matching name, each with
+its own map. Names that cannot be probed (blacklisted, data, duplicate, refused by
+the kernel) are skipped and summed up in one line on stderr ("attached 8 of 9; 1
+refused: 1 blacklisted"); -v lists them. Only a glob that attaches nothing fails.
+
+--interval TIME prints the tables every TIME under the time of day (HH:MM:SS) and
+starts each interval from zero: the kernel zeroes the maps as it reads them, so
+every hit is counted in exactly one interval. --cumulative keeps the totals.
+
 --from FILE computes the same tables from a recording (probectl record) in user
 space, with the kernel map's rules; SPEC-GLOBs choose its probes by their spec
 text. Records the recording lost are not in the counts (the loss is shown).
 
 Examples:
+  sudo probectl count 'kprobe:vfs_*' --duration 5
+  sudo probectl count 'tracepoint:sched:sched_process_*' --interval 1 --duration 5
   sudo probectl count 'syscall:openat' --by comm,pid -- make -j2
   sudo probectl count kprobe:vfs_read kprobe:vfs_write --duration 5
   sudo probectl count 'uprobe:libc:malloc size=$arg1:u64' --by size -- ls -l /usr
@@ -403,15 +479,15 @@ Examples:
 const char* const kHistHelp =
     R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
                      [--max-entries N] [-p PID]... [-f] [--duration TIME] [--format json]
-                     [-- CMD [ARGS...]]
+                     [--interval TIME [--cumulative]] [-v] [-- CMD [ARGS...]]
        probectl hist --from FILE [SPEC-GLOB...] FIELD [--by KEY,...] [--linear ...]
 
 A histogram of the integer fetch argument FIELD of SPEC, kept in the kernel: log2
 buckets as bpftrace's hist() ([0], [1], [2, 4), [4, 8), ..., and (..., 0) for
 negative signed values), or with --linear MIN,MAX,STEP buckets of STEP from MIN
 (one below MIN, one from MAX on), as lhist(). One histogram per key with --by,
-each followed by its count, average, minimum and maximum. --from FILE: the same
-from a recording's events (see probectl count --help).
+each followed by its count, average, minimum and maximum. --interval, globs and
+--from FILE (a recording's events) as for count.
 
 Examples:
   sudo probectl hist 'uretprobe:libc:malloc size=$arg1:u64' size -- ls -l /usr
@@ -422,18 +498,20 @@ Examples:
 const char* const kLatencyHelp =
     R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
                         [--max-entries N] [-p PID]... [-f] [--duration TIME]
-                        [--format json] [-- CMD [ARGS...]]
+                        [--format json] [--interval TIME [--cumulative]] [-v]
+                        [-- CMD [ARGS...]]
        probectl latency --from FILE [SPEC-GLOB...] [--by KEY,...] [--linear ...]
 
 The time from entry to return of kretprobe:, uretprobe: and syscall: probes, as a
 log2 histogram in the kernel (bounds shown in ns, us, ms), one per probe (and per
 key with --by). Calls whose entry and return the kernel cannot pair (too few
 kretprobe instances, uretprobe entries never returned from) are not counted: the
-header's nmissed shows them. --from FILE: the same from a recording's return
-events (see probectl count --help).
+header's nmissed shows them. --interval, globs and --from FILE (a recording's
+return events) as for count.
 
 Examples:
   sudo probectl latency kretprobe:vfs_read --by comm --duration 5
+  sudo probectl latency 'syscall:*read*' --interval 1s -- dd if=/dev/zero of=/dev/null
   sudo probectl latency 'uretprobe:/path/app:handle if $retval < 0' -p 1234
   sudo probectl latency syscall:nanosleep -- sleep 1
 )";

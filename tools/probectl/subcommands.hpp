@@ -39,6 +39,7 @@ struct TraceOptions {
     std::string format = "text";        // --format text|json (JSON Lines)|chrome|
                                         // perfetto|ctf|record (trace_sink.hpp)
     bool seccomp_bpf = false;           // --seccomp-bpf (ptrace backend with -- CMD)
+    bool verbose = false;               // -v: the names globs skipped
     std::vector<std::string> syscalls;  // --syscalls A,B: syscall:A syscall:B, strace lines
     bool help = false;
     const char* cmd = "trace";  // the command the errors name: trace, or record
@@ -187,6 +188,7 @@ struct BenchOptions {
     std::string out_dir = "probectl-bench";  // -o: bench.csv, bench.dat, bench.gp, plots
     std::vector<std::string> only;           // --tracers a,b: only these (plus untraced)
     bool plot = true;                        // --no-plot: do not run gnuplot
+    std::size_t attach = 1000;               // --attach N: kprobes attached at once (0: none)
     bool help = false;
 };
 Parsed<BenchOptions> parseBenchOptions(const std::vector<std::string>& args);

@@ -223,6 +223,8 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
         ("force", po::bool_switch(o ? &o->force : nullptr),
          "add kernel uretprobes in files that unwind C++ exceptions (refused by default: "
          "an exception thrown through a probed call ends the program)")
+        ("verbose,v", po::bool_switch(o ? &o->verbose : nullptr),
+         "list each name a glob (kprobe:vfs_*) matched but did not attach, and why")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
          "text (default) or json: JSON Lines, one object per event and a final summary "
          "object, the same fields as the text; with -o, a trace file for viewers: chrome "

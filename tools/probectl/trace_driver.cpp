@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 
+#include "attach.hpp"
 #include "format.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/session.hpp"
@@ -19,10 +20,11 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
              const std::function<int()>& caught_signal) {
     const char* const kCmd = o.cmd;
     const bool kernel = tracer.backend() == "kernel";
-    for (const auto& spec : o.specs)
-        if (auto id = tracer.add(spec); !id)
-            return runtimeError(io, kCmd,
-                                kernel ? privilegeError(id.error(), kCmd, true) : id.error());
+    const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
+    auto probes = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err);
+    if (!probes)
+        return runtimeError(io, kCmd,
+                            kernel ? privilegeError(probes.error(), kCmd, true) : probes.error());
     auto opened = open_sink();
     if (!opened)
         return runtimeError(io, kCmd, opened.error());
@@ -33,8 +35,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     const bool has_command = !o.command.empty();
     const std::string via =
         tracer.backend() == "kernel" ? std::string() : fmt::format(" with {}", tracer.backend());
-    io.err << fmt::format("Tracing {} probe{}{}{}. {}\n", o.specs.size(),
-                          o.specs.size() == 1 ? "" : "s",
+    io.err << fmt::format("Tracing {} probe{}{}{}. {}\n", *probes, *probes == 1 ? "" : "s",
                           traceTarget(has_command ? o.command[0] : std::string(),
                                       has_command ? tracer.commandPid() : 0, o.pids),
                           via, traceEnd(o));

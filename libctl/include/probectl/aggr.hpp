@@ -84,9 +84,11 @@ Result<void> decodeAggrEntries(AggrTable& table, const std::vector<FetchArg>& ar
                                std::span<const std::uint8_t> bytes, std::uint32_t key_size,
                                std::uint32_t nbuckets);
 
-// AGGR_GET for probe `id`, added with `req` and `args`.
+// AGGR_GET for probe `id`, added with `req` and `args`. `clear`: zero the values as they
+// are read (Client::dumpAggregation), so the next read holds only the hits after this one;
+// keys without a hit since the last clearing read are left out.
 Result<AggrTable> readAggregation(Client& client, std::uint32_t id, const ProbeRequest& req,
-                                  const std::vector<FetchArg>& args);
+                                  const std::vector<FetchArg>& args, bool clear = false);
 
 // The values a histogram bucket holds, for printing: [lo, hi], open below or above.
 struct BucketRange {

@@ -197,9 +197,12 @@ class Client {
     Result<void> flush();
     // AGGR_GET dump of probe `id`'s aggregation map: each reply message goes to `on_reply`
     // (a map larger than one message comes in several). Errors: EINVAL for a probe without
-    // a map, ENOENT for an unknown id (kernel errno + extack), or on_reply's.
+    // a map, ENOENT for an unknown id (kernel errno + extack), or on_reply's. `clear`: the
+    // kernel zeroes the values as it reads them, so each hit is in exactly one such read
+    // (keys stay; the first clearing read allocates a second bank of values).
     Result<void> dumpAggregation(std::uint32_t id,
-                                 const std::function<Result<void>(const AggrReply&)>& on_reply);
+                                 const std::function<Result<void>(const AggrReply&)>& on_reply,
+                                 bool clear = false);
 
     // The socket fd, for poll()/epoll (POLLIN when records or a stray reply are waiting).
     int fd() const;

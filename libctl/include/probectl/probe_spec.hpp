@@ -115,6 +115,11 @@ struct ProbeSpec {
 // Parses one spec. Never touches the system (resolution is KernelSymbols' job).
 Result<ProbeSpec, SpecError> parseProbeSpec(std::string_view text);
 
+// Whether the location is a shell glob (* ? [...]) over names: kprobe:, kretprobe:,
+// syscall:, uprobe:PATH:, uretprobe:PATH: and a tracepoint's EVENT. It names many probes;
+// expandSpec (expand.hpp) turns it into one spec per name.
+bool hasGlob(const ProbeSpec& spec);
+
 // Whether the spec's probe fires at a return, where $retval exists: kretprobe, uretprobe,
 // and syscall (the wrapper's kretprobe), except the syscalls that never return.
 bool firesAtReturn(const ProbeSpec& spec);

@@ -128,7 +128,7 @@ class Session : public Tracer {
     Session& operator=(Session&&) noexcept;
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
-    // Removes this session's probes (best effort; errors ignored), closes the socket.
+    // Closes the socket; the kernel then removes the session's probes, all in one batch.
     ~Session() override;
 
     std::string_view backend() const override { return "kernel"; }

@@ -119,7 +119,7 @@ Result<void> decodeAggrEntries(AggrTable& t, const std::vector<FetchArg>& args,
 }
 
 Result<AggrTable> readAggregation(Client& client, std::uint32_t id, const ProbeRequest& req,
-                                  const std::vector<FetchArg>& args) {
+                                  const std::vector<FetchArg>& args, bool clear) {
     AggrTable t = describeAggregation(req, args);
     t.probe_id = id;
     if (!req.aggr)
@@ -129,20 +129,25 @@ Result<AggrTable> readAggregation(Client& client, std::uint32_t id, const ProbeR
     // across them, so collect first.
     std::vector<std::uint8_t> all;
     std::uint32_t key_size = 0, nbuckets = 0;
-    auto r = client.dumpAggregation(id, [&](const AggrReply& m) -> Result<void> {
-        key_size = m.aggr_key_size;
-        nbuckets = m.aggr_buckets;
-        t.keys = m.aggr_keys;
-        t.overflow = m.aggr_overflow;
-        t.nested = m.aggr_nested;
-        t.faulted = m.aggr_faulted;
-        all.insert(all.end(), m.aggr_entries.begin(), m.aggr_entries.end());
-        return {};
-    });
+    auto r = client.dumpAggregation(
+        id,
+        [&](const AggrReply& m) -> Result<void> {
+            key_size = m.aggr_key_size;
+            nbuckets = m.aggr_buckets;
+            t.keys = m.aggr_keys;
+            t.overflow = m.aggr_overflow;
+            t.nested = m.aggr_nested;
+            t.faulted = m.aggr_faulted;
+            all.insert(all.end(), m.aggr_entries.begin(), m.aggr_entries.end());
+            return {};
+        },
+        clear);
     if (!r)
         return r.error();
     if (auto d = decodeAggrEntries(t, args, key_args, all, key_size, nbuckets); !d)
         return d.error();
+    if (clear)
+        std::erase_if(t.entries, [](const AggrEntry& e) { return e.count == 0; });
     return t;
 }
 

@@ -589,11 +589,13 @@ Result<std::vector<ProbeInfo>> Client::listProbes() {
     return out;
 }
 
-Result<void> Client::dumpAggregation(
-    std::uint32_t id, const std::function<Result<void>(const AggrReply&)>& on_reply) {
+Result<void> Client::dumpAggregation(std::uint32_t id,
+                                     const std::function<Result<void>(const AggrReply&)>& on_reply,
+                                     bool clear) {
     const std::string context = fmt::format("read the aggregation of probe {}", id);
     MsgPtr m = impl_->newCommand(PROBECTL_CMD_AGGR_GET, NLM_F_DUMP);
-    if (!m || nla_put_u32(m.get(), PROBECTL_A_PROBE_ID, id) < 0)
+    if (!m || nla_put_u32(m.get(), PROBECTL_A_PROBE_ID, id) < 0 ||
+        (clear && nla_put_flag(m.get(), PROBECTL_A_AGGR_CLEAR) < 0))
         return makeError(ENOMEM, context + ": cannot build message");
     return impl_->transact(m.get(), context, [&](const nlmsghdr* h) -> Result<void> {
         nlattr* tb[PROBECTL_A_MAX + 1] = {};

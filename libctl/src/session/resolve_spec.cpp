@@ -170,6 +170,13 @@ Result<std::vector<ResolvedProbe>> userElf(const ProbeSpec& spec, const ResolveC
 }  // namespace
 
 Result<std::vector<ResolvedProbe>> resolveSpec(const ProbeSpec& spec, const ResolveContext& ctx) {
+    if (hasGlob(spec)) {
+        Error e = makeError(EINVAL, fmt::format("{}: a glob names many probes: expand it first "
+                                                "(SpecExpander, expand.hpp)",
+                                                spec.text));
+        e.usage = true;
+        return e;
+    }
     switch (kindInfo(spec.kind).family) {
         case KindFamily::KernelSymbol:
             return kernelSymbol(spec, ctx);

@@ -119,6 +119,9 @@ bool isSymbolStart(char c) {
 bool isSymbolChar(char c) {
     return isSymbolStart(c) || (c >= '0' && c <= '9') || c == '$';
 }
+bool isGlobChar(char c) {
+    return c == '*' || c == '?' || c == '[';
+}
 class Parser : Scanner {
   public:
     explicit Parser(std::string_view text) : Scanner(text) {}
@@ -169,10 +172,10 @@ class Parser : Scanner {
                 return fail(start, "address 0 cannot be probed");
             spec.addr = *v;
             spec.has_addr = true;
-        } else if (isSymbolStart(peek())) {
+        } else if (isSymbolStart(peek()) || isGlobChar(peek())) {
             const std::size_t start = pos_;
-            while (!atEnd() && isSymbolChar(peek()))
-                ++pos_;
+            if (auto g = name(isSymbolChar); !g.ok())
+                return std::move(g).error();
             spec.symbol = std::string(s_.substr(start, pos_ - start));
             if (spec.kind == SpecKind::Syscall && spec.symbol.starts_with("sys_"))
                 return fail(start, fmt::format("syscall: takes the bare syscall name: syscall:{}",
@@ -189,6 +192,8 @@ class Parser : Scanner {
                 return fail(pos_, fmt::format("{}: probes the function's return; it takes no "
                                               "+OFFSET",
                                               kind));
+            if (hasGlob(spec))
+                return fail(pos_, "a glob takes no +OFFSET");
             if (spec.kind == SpecKind::Syscall)
                 return fail(pos_, "syscall: takes no +OFFSET (use kprobe:SYMBOL+OFFSET)");
             if (spec.has_addr)
@@ -309,10 +314,13 @@ class Parser : Scanner {
                         "expected ':' and the EVENT after SUBSYS: tracepoint:SUBSYS:EVENT "
                         "(e.g. tracepoint:sched:sched_process_fork)");
         ++pos_;
-        auto ev = ident("EVENT name");
-        if (!ev.ok())
-            return std::move(ev).error();
-        spec.symbol = std::move(*ev);
+        const std::size_t ev_start = pos_;
+        if (auto g = name([](char c) { return isSymbolChar(c) && c != '$' && c != '.'; }); !g.ok())
+            return std::move(g).error();
+        if (pos_ == ev_start)
+            return fail(pos_, fmt::format("expected the tracepoint's EVENT name ([A-Za-z0-9_]){}",
+                                          atEnd() ? "" : fmt::format(", got '{}'", peek())));
+        spec.symbol = std::string(s_.substr(ev_start, pos_ - ev_start));
         if (!atEnd() && peek() != ' ' && peek() != '\t')
             return fail(pos_, fmt::format("unexpected '{}' in the tracepoint name", peek()));
         return {};
@@ -435,12 +443,12 @@ class Parser : Scanner {
                 return std::move(q).error();
             spec.symbol = std::move(*q);
         } else {
-            if (!isSymbolStart(peek()) && peek() != '$')
+            if (!isSymbolStart(peek()) && peek() != '$' && !isGlobChar(peek()))
                 return fail(pos_, fmt::format("expected a symbol, 0xFILEOFFSET, off=N, elf=N or "
                                               "va=N, got '{}'",
                                               peek()));
-            while (!atEnd() && isUserSymbolChar(peek()))
-                ++pos_;
+            if (auto g = name(isUserSymbolChar); !g.ok())
+                return std::move(g).error();
             if (!atEnd() && (peek() == ':' || peek() == '(' || peek() == '<'))
                 return fail(pos_, fmt::format("'{}' in a symbol: quote C++ names, e.g. "
                                               "{}:{}:'ns::f(int)'",
@@ -455,6 +463,8 @@ class Parser : Scanner {
                 return fail(pos_, fmt::format("{}: probes the function's return; it takes no "
                                               "+OFFSET",
                                               toString(spec.kind)));
+            if (hasGlob(spec))
+                return fail(pos_, "a glob takes no +OFFSET");
             ++pos_;
             if (atEnd())
                 return fail(pos_, "expected an offset after '+' (decimal or 0x hex)");
@@ -483,6 +493,22 @@ class Parser : Scanner {
         return {};
     }
 
+    // A name of `is_char` characters and the glob characters * ? [...] at pos_.
+    template <class IsChar>
+    Result<void, SpecError> name(IsChar is_char) {
+        while (!atEnd() && (is_char(peek()) || isGlobChar(peek()))) {
+            if (peek() != '[') {
+                ++pos_;
+                continue;
+            }
+            const std::size_t close = s_.find(']', pos_ + 2);
+            if (close == std::string_view::npos)
+                return fail(pos_, "unterminated '[' in a glob (no closing ']')");
+            pos_ = close + 1;
+        }
+        return {};
+    }
+
     // A number at pos_ up to `max` (never negative in a location).
     Result<std::uint64_t, SpecError> number(std::uint64_t max, std::string_view what) {
         auto n = Scanner::number(what, {max});
@@ -496,6 +522,12 @@ class Parser : Scanner {
 
 Result<ProbeSpec, SpecError> parseProbeSpec(std::string_view text) {
     return Parser(text).run();
+}
+
+bool hasGlob(const ProbeSpec& spec) {
+    if (spec.kind == SpecKind::Usdt || spec.has_addr)
+        return false;
+    return spec.symbol.find_first_of("*?[") != std::string::npos;
 }
 
 bool firesAtReturn(const ProbeSpec& spec) {

@@ -1,0 +1,324 @@
+// Glob specs -> one spec per name (expand.hpp). Each name is vetted the way a single spec
+// would be (blacklist, data, duplicates) so that the kernel is asked only about names that
+// can work; what it still refuses is skipped too.
+#include "probectl/expand.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <optional>
+
+#include "probectl/elf_resolver.hpp"
+#include "probectl/glob.hpp"
+#include "probectl/user_target.hpp"
+
+namespace probectl {
+
+namespace {
+
+constexpr std::string_view kPadding = "__pfx_";
+constexpr std::string_view kSyscallPrefixes[] = {"__x64_sys_", "sys_"};
+
+// Where the location ends in a spec's text: the first blank outside quotes.
+std::size_t locationEnd(std::string_view text) {
+    char quote = 0;
+    for (std::size_t i = 0; i < text.size(); i++) {
+        const char c = text[i];
+        if (quote) {
+            if (c == quote)
+                quote = 0;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+        } else if (c == ' ' || c == '\t') {
+            return i;
+        }
+    }
+    return text.size();
+}
+
+// The glob spec with `name` for its location (and `subsystem` for a tracepoint), its fetch
+// arguments and predicate as written: parsed again so columns and checks are the spec's own.
+Result<ProbeSpec> respell(const ProbeSpec& glob, const std::string& name,
+                          const std::string& subsystem = {}) {
+    ProbeSpec loc = glob;
+    loc.symbol = name;
+    if (!subsystem.empty())
+        loc.subsystem = subsystem;
+    const std::string text = glob.text.empty() ? glob.str() : glob.text;
+    auto parsed = parseProbeSpec(loc.locationStr() + text.substr(locationEnd(text)));
+    if (!parsed)
+        return toError(parsed.error());
+    parsed->maxactive = glob.maxactive;
+    return std::move(*parsed);
+}
+
+Error noMatch(const ProbeSpec& spec, std::string_view what) {
+    return makeError(ENOENT, fmt::format("{}: the glob matches no {}", spec.text, what));
+}
+
+struct Candidate {
+    std::string name;
+    std::string subsystem;
+    std::optional<SkippedName> skip;
+};
+
+Result<Expansion> build(const ProbeSpec& spec, std::vector<Candidate> cands,
+                        std::string_view what) {
+    if (cands.empty())
+        return noMatch(spec, what);
+    std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+        return std::tie(a.subsystem, a.name) < std::tie(b.subsystem, b.name);
+    });
+    Expansion x;
+    for (Candidate& c : cands) {
+        if (c.skip) {
+            x.skipped.push_back(std::move(*c.skip));
+            continue;
+        }
+        auto s = respell(spec, c.name, c.subsystem);
+        if (!s)
+            return std::move(s).error();
+        x.specs.push_back(std::move(*s));
+    }
+    return x;
+}
+
+std::optional<SkippedName> kernelVerdict(const KernelSymbols& ks, const std::string& name) {
+    const KernelSymbol* fn = nullptr;
+    for (const KernelSymbol* s : ks.lookup(name))
+        if (s->isFunction()) {
+            fn = s;
+            break;
+        }
+    if (!fn)
+        return SkippedName{name, "data", ""};
+    switch (ks.probeability(*fn)) {
+        case Probeability::Ok:
+            return std::nullopt;
+        case Probeability::Blacklisted:
+            return SkippedName{name, "blacklisted", ""};
+        case Probeability::Duplicate:
+            return SkippedName{name, "duplicate", ""};
+        case Probeability::NotText:
+            return SkippedName{name, "data", ""};
+        case Probeability::Padding:
+        case Probeability::Unknown:
+            break;
+    }
+    return SkippedName{name, "padding", ""};
+}
+
+Result<Expansion> kernelFunctions(const ProbeSpec& spec, const KernelSymbols& ks) {
+    std::vector<Candidate> cands;
+    std::set<std::string_view> seen;
+    for (const KernelSymbol* s : ks.match(spec.symbol)) {
+        // Padding is no function: not a name the glob means.
+        if (std::string_view(s->name).starts_with(kPadding) || !seen.insert(s->name).second)
+            continue;
+        cands.push_back({s->name, {}, kernelVerdict(ks, s->name)});
+    }
+    return build(spec, std::move(cands), "kernel symbol");
+}
+
+Result<Expansion> syscalls(const ProbeSpec& spec, const KernelSymbols& ks) {
+    for (std::string_view prefix : kSyscallPrefixes) {
+        std::vector<Candidate> cands;
+        std::set<std::string_view> seen;
+        bool any = false;
+        for (const KernelSymbol& s : ks.symbols()) {
+            if (!s.isFunction() || !std::string_view(s.name).starts_with(prefix))
+                continue;
+            any = true;
+            const std::string_view name = std::string_view(s.name).substr(prefix.size());
+            if (!globMatch(spec.symbol, name) || !seen.insert(name).second)
+                continue;
+            Candidate c{std::string(name), {}, std::nullopt};
+            if (ks.blacklisted(s.name))
+                c.skip = SkippedName{c.name, "blacklisted", ""};
+            cands.push_back(std::move(c));
+        }
+        if (any)
+            return build(spec, std::move(cands), "syscall");
+    }
+    return noMatch(spec, "syscall");
+}
+
+Result<Expansion> tracepoints(const ProbeSpec& spec, const Tracepoints& tps) {
+    std::vector<Candidate> cands;
+    for (const TracepointInfo* tp : tps.match(spec.subsystem, spec.symbol)) {
+        Candidate c{tp->name, tp->subsystem.empty() ? spec.subsystem : tp->subsystem, std::nullopt};
+        if (!tp->module.empty())
+            c.skip = SkippedName{tp->name, "module", tp->module};
+        cands.push_back(std::move(c));
+    }
+    return build(spec, std::move(cands), "tracepoint");
+}
+
+Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
+    UserResolveOptions ro;
+    ro.pid = pid;
+    auto file = findUserFile(spec.path, ro);
+    if (!file)
+        return makeError(file.error().err, fmt::format("{}: {}", spec.text, file.error().message));
+    ElfOpenOptions eo;
+    eo.debug_dir = file->root + eo.debug_dir;
+    eo.root = file->root;
+    auto elf = ElfResolver::open(file->path, eo);
+    if (!elf)
+        return makeError(elf.error().err, fmt::format("{}: {}", spec.text, elf.error().message));
+    std::vector<Candidate> cands;
+    std::set<std::string_view> seen;
+    for (const ElfSymbol& s : elf->symbols()) {
+        if (!s.isFunction() || s.hidden_version || !globMatch(spec.symbol, s.name) ||
+            !seen.insert(s.name).second)
+            continue;
+        Candidate c{s.name, {}, std::nullopt};
+        if (s.isIfunc())
+            c.skip = SkippedName{s.name, "ifunc", ""};
+        else if (elf->functionsNamed(s.name).size() > 1)
+            c.skip = SkippedName{s.name, "duplicate", ""};
+        cands.push_back(std::move(c));
+    }
+    return build(spec, std::move(cands), fmt::format("function of {}", file->path));
+}
+
+}  // namespace
+
+std::string AttachReport::summary() const {
+    std::string s = fmt::format("{}: attached {} of {}", spec, ids.size(), matched);
+    if (skipped.empty())
+        return s;
+    std::map<std::string, std::size_t> by_reason;
+    for (const SkippedName& n : skipped)
+        by_reason[n.reason]++;
+    std::vector<std::pair<std::size_t, std::string>> order;
+    for (const auto& [reason, n] : by_reason)
+        order.emplace_back(n, reason);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<std::string> parts;
+    for (const auto& [n, reason] : order)
+        parts.push_back(fmt::format("{} {}", n, reason));
+    return s + fmt::format("; {} refused: {}", skipped.size(), fmt::join(parts, ", "));
+}
+
+std::string AttachReport::details() const {
+    std::string s;
+    for (const SkippedName& n : skipped)
+        s += fmt::format("  {}: {}{}\n", n.name, n.reason,
+                         n.detail.empty() ? std::string() : ": " + n.detail);
+    return s;
+}
+
+struct SpecExpander::Impl {
+    pid_t pid = 0;
+    const KernelSymbols* given = nullptr;
+    std::optional<KernelSymbols> own;
+    bool symbols_tried = false;
+    std::optional<Result<Tracepoints>> tps;
+    std::set<std::string> attached;  // locations attach() added
+};
+
+SpecExpander::SpecExpander(pid_t pid, const KernelSymbols* symbols)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->pid = pid;
+    impl_->given = symbols;
+}
+SpecExpander::SpecExpander(SpecExpander&&) noexcept = default;
+SpecExpander& SpecExpander::operator=(SpecExpander&&) noexcept = default;
+SpecExpander::~SpecExpander() = default;
+
+const KernelSymbols* SpecExpander::symbols() {
+    if (impl_->given)
+        return impl_->given;
+    if (!impl_->symbols_tried) {
+        impl_->symbols_tried = true;
+        if (auto ks = KernelSymbols::load())
+            impl_->own = std::move(*ks);
+    }
+    return impl_->own ? &*impl_->own : nullptr;
+}
+
+Result<Expansion> SpecExpander::expand(const ProbeSpec& spec_in) {
+    ProbeSpec spec = spec_in;
+    if (spec.text.empty())
+        spec.text = spec.str();
+    if (!hasGlob(spec)) {
+        Expansion x;
+        x.specs.push_back(std::move(spec));
+        return x;
+    }
+    if (auto e = globError(spec.symbol); !e.empty())
+        return makeError(EINVAL, fmt::format("{}: {}", spec.text, e));
+    switch (kindInfo(spec.kind).family) {
+        case KindFamily::KernelSymbol:
+        case KindFamily::Syscall: {
+            const KernelSymbols* ks = symbols();
+            if (!ks)
+                return makeError(ENOENT, fmt::format("{}: a glob needs /proc/kallsyms", spec.text));
+            return kindInfo(spec.kind).family == KindFamily::Syscall ? syscalls(spec, *ks)
+                                                                     : kernelFunctions(spec, *ks);
+        }
+        case KindFamily::Tracepoint:
+            if (!impl_->tps)
+                impl_->tps = Tracepoints::load();
+            if (!*impl_->tps)
+                return makeError(impl_->tps->error().err,
+                                 fmt::format("{}: {}", spec.text, impl_->tps->error().message));
+            return tracepoints(spec, **impl_->tps);
+        case KindFamily::UserElf:
+            return userFunctions(spec, impl_->pid);
+    }
+    return makeError(EINVAL, fmt::format("{}: no glob for this kind", spec.text));
+}
+
+Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec) {
+    auto x = expand(spec);
+    if (!x)
+        return std::move(x).error();
+    AttachReport r;
+    r.spec = spec.text.empty() ? spec.str() : spec.text;
+    r.glob = hasGlob(spec);
+    r.matched = x->matched();
+    r.skipped = std::move(x->skipped);
+    if (!r.glob) {
+        auto id = tracer.add(x->specs.front());
+        if (!id)
+            return std::move(id).error();
+        impl_->attached.insert(x->specs.front().locationStr());
+        r.ids.push_back(*id);
+        return r;
+    }
+    std::optional<Error> first;
+    const std::string refused =
+        fmt::format("refused by {}", tracer.backend() == "kernel" ? std::string("the kernel")
+                                                                  : std::string(tracer.backend()));
+    for (const ProbeSpec& s : x->specs) {
+        const std::string where = s.locationStr();
+        if (impl_->attached.count(where)) {
+            r.skipped.push_back({s.symbol, "attached twice", ""});
+            continue;
+        }
+        auto id = tracer.add(s);
+        if (!id) {
+            if (!first)
+                first = id.error();
+            r.skipped.push_back({s.symbol, refused, id.error().message});
+            continue;
+        }
+        impl_->attached.insert(where);
+        r.ids.push_back(*id);
+    }
+    if (r.ids.empty()) {
+        Error e = first ? *first : makeError(ENOENT, "");
+        e.message =
+            fmt::format("{}: none attached ({}){}", r.spec, r.summary().substr(r.spec.size() + 2),
+                        first ? "; first refusal: " + first->message : std::string());
+        return e;
+    }
+    return r;
+}
+
+}  // namespace probectl

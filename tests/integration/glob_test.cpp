@@ -1,0 +1,222 @@
+// Wildcard specs against the real kernel: a glob over functions that include blacklisted
+// ones attaches the rest and says what it skipped (numbers from /proc/kallsyms and the
+// kprobes blacklist, read here on their own); 1 000 kprobes attach, fire and go away with
+// their session; user-space and CLI globs.
+#include <fnmatch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "itest_util.hpp"
+#include "probectl/expand.hpp"
+#include "probectl/session.hpp"
+
+using itest::why;
+using itest::Workload;
+using probectl::Session;
+using probectl::SessionOptions;
+using probectl::SpecExpander;
+
+namespace {
+
+struct GlobTruth {
+    std::set<std::string> functions;    // text names, one address each, not blacklisted
+    std::set<std::string> blacklisted;  // text names in the kprobes blacklist
+    std::set<std::string> data;         // names with no text symbol
+    std::size_t duplicates = 0;         // text names at several addresses
+    std::size_t matched() const {
+        return functions.size() + blacklisted.size() + data.size() + duplicates;
+    }
+};
+
+// What a kernel glob should do, from the kernel's files.
+GlobTruth kernelTruth(const std::string& glob) {
+    std::set<std::string> bl;
+    std::istringstream b(itest::readFile("/sys/kernel/debug/kprobes/blacklist"));
+    for (std::string line; std::getline(b, line);)
+        if (auto tab = line.find('\t'); tab != std::string::npos)
+            bl.insert(line.substr(tab + 1, line.find_first_of(" \t", tab + 1) - tab - 1));
+    std::map<std::string, std::set<std::string>> text_addrs;
+    std::set<std::string> any;
+    std::istringstream k(itest::readFile("/proc/kallsyms"));
+    for (std::string line; std::getline(k, line);) {
+        std::istringstream f(line);
+        std::string addr, type, name;
+        f >> addr >> type >> name;
+        if (name.rfind("__pfx_", 0) == 0 || fnmatch(glob.c_str(), name.c_str(), 0) != 0)
+            continue;
+        any.insert(name);
+        if (type == "T" || type == "t" || type == "W" || type == "w")
+            text_addrs[name].insert(addr);
+    }
+    GlobTruth t;
+    for (const auto& n : any) {
+        auto it = text_addrs.find(n);
+        if (it == text_addrs.end())
+            t.data.insert(n);
+        else if (bl.count(n))
+            t.blacklisted.insert(n);
+        else if (it->second.size() > 1)
+            t.duplicates++;
+        else
+            t.functions.insert(n);
+    }
+    return t;
+}
+
+std::size_t reason(const probectl::AttachReport& r, const std::string& why) {
+    std::size_t n = 0;
+    for (const auto& s : r.skipped)
+        n += s.reason == why;
+    return n;
+}
+
+}  // namespace
+
+TEST(Glob, KernelGlobSkipsTheBlacklistedAndAttachesTheRest) {
+    // do_syscall_64 is in the blacklist of every test kernel (noinstr entry code).
+    const GlobTruth truth = kernelTruth("do_sys*");
+    ASSERT_TRUE(truth.blacklisted.count("do_syscall_64"));
+    ASSERT_TRUE(truth.functions.count("do_sys_openat2"));
+
+    Workload w({itest::workload("open_file"), "/etc/passwd"});
+    SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    auto s = Session::open(o);
+    ASSERT_TRUE(s.ok()) << why(s);
+    SpecExpander x;
+    auto spec = probectl::parseProbeSpec("kprobe:do_sys*");
+    ASSERT_TRUE(spec.ok());
+    auto r = x.attach(*s, *spec);
+    ASSERT_TRUE(r.ok()) << why(r);
+    EXPECT_EQ(r->matched, truth.matched());
+    EXPECT_EQ(reason(*r, "blacklisted"), truth.blacklisted.size());
+    EXPECT_EQ(reason(*r, "data"), truth.data.size());
+    EXPECT_EQ(reason(*r, "duplicate"), truth.duplicates);
+    EXPECT_EQ(reason(*r, "refused by the kernel"), 0u) << r->details();
+    EXPECT_EQ(r->ids.size(), truth.functions.size());
+    EXPECT_EQ(s->probes().size(), truth.functions.size());
+    EXPECT_NE(r->summary().find(fmt::format("kprobe:do_sys*: attached {} of {}; ",
+                                            truth.functions.size(), truth.matched())),
+              std::string::npos)
+        << r->summary();
+
+    // The same glob again attaches nothing new: every name is there already.
+    auto again = x.attach(*s, *spec);
+    EXPECT_FALSE(again.ok());
+
+    w.release();
+    std::string out;
+    ASSERT_EQ(w.wait(&out), 0);
+    auto st = s->stop({});
+    ASSERT_TRUE(st.ok()) << why(st);
+    // open_file opens one file, through openat -> do_sys_openat2 (once per open).
+    for (const auto& p : st->probes) {
+        if (p.spec == "kprobe:do_sys_openat2") {
+            EXPECT_GE(p.hits, 1u);
+        }
+    }
+}
+
+TEST(Glob, ThousandKprobesAttachFireAndDetach) {
+    constexpr std::size_t kProbes = 1000;
+    constexpr int kCalls = 500;
+    SpecExpander x;
+    std::vector<probectl::ProbeSpec> specs;
+    for (const char* glob : {"kprobe:__x64_sys_*", "kprobe:*_show"}) {
+        auto e = x.expand(*probectl::parseProbeSpec(glob));
+        ASSERT_TRUE(e.ok()) << why(e);
+        specs.insert(specs.end(), e->specs.begin(), e->specs.end());
+    }
+    ASSERT_GE(specs.size(), kProbes);
+
+    Workload w({itest::workload("getppid_loop"), std::to_string(kCalls)});
+    SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    o.symbols = x.symbols();
+    auto opened = Session::open(o);
+    ASSERT_TRUE(opened.ok()) << why(opened);
+    std::optional<Session> s(std::move(*opened));
+    const auto t0 = std::chrono::steady_clock::now();
+    std::size_t refused = 0;
+    for (const auto& spec : specs) {
+        if (s->probes().size() == kProbes)
+            break;
+        refused += !s->add(spec).ok();
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    ASSERT_EQ(s->probes().size(), kProbes);
+    EXPECT_LE(refused, 10u);
+    w.release();
+    ASSERT_EQ(w.wait(), 0);
+    auto st = s->stop({});
+    ASSERT_TRUE(st.ok()) << why(st);
+    std::uint64_t getppid = 0;
+    for (const auto& p : st->probes)
+        if (p.spec == "kprobe:__x64_sys_getppid")
+            getppid = p.hits;
+    EXPECT_EQ(getppid, static_cast<std::uint64_t>(kCalls));
+
+    auto c = itest::connectOrDie();
+    const std::size_t before = itest::listOrDie(c).size();
+    const auto t2 = std::chrono::steady_clock::now();
+    s.reset();  // closes the socket: the kernel removes its probes in one batch
+    const auto t3 = std::chrono::steady_clock::now();
+    EXPECT_EQ(itest::listOrDie(c).size(), before - kProbes);
+    auto ms = [](auto a, auto b) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+    };
+    std::printf("1000 kprobes: attach %lld ms, detach %lld ms\n",
+                static_cast<long long>(ms(t0, t1)), static_cast<long long>(ms(t2, t3)));
+}
+
+TEST(Glob, UserGlobAttachesEveryMatchingFunction) {
+    const std::string t = itest::workload("aggr_target");
+    Workload w({t, "values", "6"});
+    SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    auto s = Session::open(o);
+    ASSERT_TRUE(s.ok()) << why(s);
+    SpecExpander x;
+    auto r = x.attach(*s, *probectl::parseProbeSpec("uprobe:" + t + ":ag_*"));
+    ASSERT_TRUE(r.ok()) << why(r);
+    EXPECT_EQ(r->summary(), "uprobe:" + t + ":ag_*: attached 2 of 2");
+    w.release();
+    ASSERT_EQ(w.wait(), 0);
+    auto st = s->stop({});
+    ASSERT_TRUE(st.ok()) << why(st);
+    std::map<std::string, std::uint64_t> hits;
+    for (const auto& p : st->probes)
+        hits[p.spec] = p.hits;
+    EXPECT_EQ(hits["uprobe:" + t + ":ag_val"], 6u);
+    EXPECT_EQ(hits["uprobe:" + t + ":ag_sleep"], 0u);
+}
+
+TEST(Glob, CliReportsTheSkippedAndNoneAttachedIsAnError) {
+    const GlobTruth truth = kernelTruth("do_sys*");
+    auto r = itest::sh("probectl count -v 'kprobe:do_sys*' -- " + itest::workload("open_file") +
+                       " /etc/passwd 2>&1");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find(fmt::format(
+                  "kprobe:do_sys*: attached {} of {}; {} refused: ", truth.functions.size(),
+                  truth.matched(), truth.matched() - truth.functions.size())),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("  do_syscall_64: blacklisted\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("kprobe:do_sys_openat2 "), std::string::npos) << r.out;
+
+    auto none = itest::sh("probectl trace 'kprobe:no_such_function_*' -- true 2>&1");
+    EXPECT_NE(none.status, 0);
+    EXPECT_NE(none.out.find("kprobe:no_such_function_*: the glob matches no kernel symbol"),
+              std::string::npos)
+        << none.out;
+}

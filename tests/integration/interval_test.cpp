@@ -1,0 +1,82 @@
+// --interval: clearing reads of a map while its probe fires. The kernel's hits counter is
+// independent of the map, so the sum over every interval must equal it exactly: a hit
+// that fell between a read and its clear would be missing, one read twice would be extra.
+#include <signal.h>
+#include <unistd.h>
+
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "itest_util.hpp"
+#include "probectl/aggr.hpp"
+#include "probectl/session.hpp"
+
+using itest::why;
+using itest::Workload;
+using probectl::AggrSpec;
+using probectl::Session;
+using probectl::SessionOptions;
+
+TEST(Interval, ClearingReadsSumToTheHits) {
+    Workload w({itest::workload("spin_getppid")});
+    AggrSpec a;
+    a.keys = {"cpu"};
+    SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    o.prepare = [&a](probectl::ProbeRequest& req, std::vector<probectl::FetchArg>& args) {
+        return probectl::prepareAggregation(a, req, args);
+    };
+    auto s = Session::open(o);
+    ASSERT_TRUE(s.ok()) << why(s);
+    ASSERT_TRUE(s->add("kprobe:__x64_sys_getppid").ok());
+    w.release();
+    const auto& p = s->probes().at(0);
+    std::uint64_t sum = 0;
+    int nonempty = 0;
+    for (int i = 0; i < 20; i++) {
+        usleep(50 * 1000);
+        auto t =
+            probectl::readAggregation(s->client(), p.id, p.resolution.request, p.fetch_args, true);
+        ASSERT_TRUE(t.ok()) << why(t);
+        nonempty += t->totalCount() > 0;
+        sum += t->totalCount();
+    }
+    kill(w.pid(), SIGKILL);
+    w.wait();
+    auto st = s->stop({});
+    ASSERT_TRUE(st.ok()) << why(st);
+    auto last =
+        probectl::readAggregation(s->client(), p.id, p.resolution.request, p.fetch_args, true);
+    ASSERT_TRUE(last.ok()) << why(last);
+    sum += last->totalCount();
+    EXPECT_GE(nonempty, 10) << "the workload was not running during the reads";
+    EXPECT_EQ(last->overflow + last->nested + last->faulted, 0u);
+    EXPECT_EQ(sum, st->probes.at(0).hits);
+    // Everything was read: a further clearing read is empty, a plain one too.
+    auto again =
+        probectl::readAggregation(s->client(), p.id, p.resolution.request, p.fetch_args, true);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->totalCount(), 0u);
+}
+
+TEST(Interval, CliIntervalsAddUpToTheCalls) {
+    constexpr int kCalls = 100000;
+    auto r =
+        itest::sh("probectl count syscall:getppid --interval 100ms -- " +
+                  itest::workload("getppid_loop") + " " + std::to_string(kCalls) + " 2>/dev/null");
+    ASSERT_EQ(r.status, 0) << r.out;
+    // Each interval: "HH:MM:SS", "PROBE  COUNT", "syscall:getppid  N", "".
+    std::istringstream in(r.out);
+    std::uint64_t sum = 0;
+    int headers = 0;
+    for (std::string line; std::getline(in, line);) {
+        if (line.size() == 8 && line[2] == ':' && line[5] == ':')
+            headers++;
+        if (line.rfind("syscall:getppid ", 0) == 0)
+            sum += std::stoull(line.substr(line.find_last_of(' ') + 1));
+    }
+    EXPECT_GE(headers, 2) << r.out;
+    EXPECT_EQ(sum, static_cast<std::uint64_t>(kCalls)) << r.out;
+}

@@ -1,0 +1,94 @@
+// Glob specs: the grammar takes * ? [...] in names, and SpecExpander turns a kernel glob
+// into one spec per probeable name, skipping (with the reason) blacklisted, data,
+// duplicate names and leaving __pfx_ padding out; fetch arguments and predicates follow
+// every name.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "probectl/expand.hpp"
+
+using probectl::hasGlob;
+using probectl::KernelSymbols;
+using probectl::parseProbeSpec;
+using probectl::SpecExpander;
+
+namespace {
+
+const char* const kKallsyms =
+    "ffffffff81000100 T do_sys_open\n"
+    "ffffffff810000f0 t __pfx_do_sys_open\n"
+    "ffffffff81000200 t do_sys_poll\n"
+    "ffffffff81000300 T do_syscall_64\n"
+    "ffffffff81000400 t do_sys_dup\n"
+    "ffffffff81000500 t do_sys_dup\n"
+    "ffffffff82000000 D do_sys_table\n"
+    "ffffffff81000600 T vfs_read\n"
+    "ffffffff81000700 T __x64_sys_getppid\n"
+    "ffffffff81000800 T __x64_sys_getpid\n"
+    "ffffffff81000900 T __x64_sys_read\n"
+    "ffffffff81000a00 T _etext\n";
+const char* const kBlacklist = "0xffffffff81000300-0xffffffff81000380\tdo_syscall_64\n";
+
+}  // namespace
+
+TEST(Expand, GrammarTakesGlobsInNames) {
+    for (const char* s :
+         {"kprobe:vfs_*", "kretprobe:do_sys_?pen", "syscall:get*",
+          "tracepoint:sched:sched_process_*", "uprobe:/bin/x:ag_[a-z]*", "uretprobe:libc:mall*"}) {
+        auto p = parseProbeSpec(s);
+        ASSERT_TRUE(p.ok()) << s << ": " << p.error().render();
+        EXPECT_TRUE(hasGlob(*p)) << s;
+    }
+    EXPECT_FALSE(hasGlob(*parseProbeSpec("kprobe:vfs_read")));
+    EXPECT_FALSE(parseProbeSpec("kprobe:vfs_*+4").ok());
+    EXPECT_FALSE(parseProbeSpec("kprobe:vfs_[ab").ok());
+}
+
+TEST(Expand, KernelGlobSkipsWhatCannotBeProbed) {
+    auto ks = KernelSymbols::fromText(kKallsyms, kBlacklist);
+    ASSERT_TRUE(ks.ok());
+    SpecExpander x(0, &*ks);
+    auto e = x.expand(*parseProbeSpec("kprobe:do_sys* n=$arg1:u32 if n > 2"));
+    ASSERT_TRUE(e.ok()) << e.error().describe();
+    ASSERT_EQ(e->specs.size(), 2u);
+    EXPECT_EQ(e->specs[0].text, "kprobe:do_sys_open n=$arg1:u32 if n > 2");
+    EXPECT_EQ(e->specs[1].symbol, "do_sys_poll");
+    ASSERT_EQ(e->specs[1].fetch_args.size(), 1u);
+    EXPECT_EQ(e->specs[1].predicate, "n > 2");
+    std::map<std::string, std::string> skipped;
+    for (const auto& s : e->skipped)
+        skipped[s.name] = s.reason;
+    EXPECT_EQ(skipped, (std::map<std::string, std::string>{{"do_sys_dup", "duplicate"},
+                                                           {"do_sys_table", "data"},
+                                                           {"do_syscall_64", "blacklisted"}}));
+    EXPECT_EQ(e->matched(), 5u);
+
+    probectl::AttachReport r;
+    r.spec = "kprobe:do_sys*";
+    r.glob = true;
+    r.ids = {1, 2};
+    r.matched = e->matched();
+    r.skipped = e->skipped;
+    r.skipped.push_back({"do_sys_open", "refused by the kernel", "EINVAL"});
+    r.skipped.push_back({"do_sys_x", "blacklisted", ""});
+    EXPECT_EQ(r.summary(),
+              "kprobe:do_sys*: attached 2 of 5; 5 refused: 2 blacklisted, 1 data, 1 duplicate, "
+              "1 refused by the kernel");
+    EXPECT_NE(r.details().find("  do_sys_open: refused by the kernel: EINVAL\n"),
+              std::string::npos);
+}
+
+TEST(Expand, SyscallGlobNamesSyscalls) {
+    auto ks = KernelSymbols::fromText(kKallsyms, kBlacklist);
+    ASSERT_TRUE(ks.ok());
+    SpecExpander x(0, &*ks);
+    auto e = x.expand(*parseProbeSpec("syscall:getp*"));
+    ASSERT_TRUE(e.ok()) << e.error().describe();
+    ASSERT_EQ(e->specs.size(), 2u);
+    EXPECT_EQ(e->specs[0].text, "syscall:getpid");
+    EXPECT_EQ(e->specs[1].text, "syscall:getppid");
+    auto none = x.expand(*parseProbeSpec("syscall:nosuch*"));
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.error().message, "syscall:nosuch*: the glob matches no syscall");
+}

@@ -1,0 +1,22 @@
+// Adding a command's specs to its Tracer with globs expanded (expand.hpp): one line per
+// glob on `err` saying how many of its names attached and why the rest did not, and with
+// `verbose` each skipped name.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <ostream>
+#include <vector>
+
+#include "probectl/probe_spec.hpp"
+#include "probectl/result.hpp"
+#include "probectl/tracer.hpp"
+
+namespace probectl::cli {
+
+// The number of probes added. Errors: the first spec that attached nothing.
+Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& specs, pid_t pid,
+                                bool verbose, std::ostream& err);
+
+}  // namespace probectl::cli

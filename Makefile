@@ -138,7 +138,7 @@ check-debug: user
 	@$(MAKE) --no-print-directory kmod-all KERNELS=debug DEPS_KERNELS=debug
 	@$(TOP)/tests/vm/suite --kernel debug --timeout $${VM_SUITE_TIMEOUT:-2400}
 
-# Kernel-side static checks: spec vs uapi header, version tests only in
+# Kernel-side static checks: generated protocol files fresh, version tests only in
 # compat.h, W=1 builds, checkpatch --strict (fetched from linux-source).
 lint: deps
 	CHECKPATCH=$$($(TOP)/tools/fetch-checkpatch.sh) $(TOP)/tools/lint-kmod.sh

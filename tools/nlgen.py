@@ -3,6 +3,9 @@
 """Generates probectl's netlink code from Documentation/netlink/probectl.yaml.
 
 Outputs (all committed, so neither build needs Python):
+  kmod/uapi/probectl.h           the protocol header both sides include: limits,
+                                 commands, attributes, enums, flags, structs,
+                                 with the spec's doc: texts as comments
   kmod/nl_gen.h, kmod/nl_gen.c   per-command nla_policy arrays, the genl_ops
                                  table and the handler prototypes it names, and
                                  the probe counters (attribute, info member)
@@ -14,6 +17,11 @@ Besides the kernel's genetlink-legacy keys, attribute checks take:
   mask: [entry, ...]: the flags a request may set (a subset of the enum);
   flags-mask: ENUM: every flag of a flags definition.
 An attribute with "counter: true" is a probe counter (u64, summed over CPUs).
+Definitions: an enum's "enum-cnt-name" adds its count entry without the max
+define of "render-max"; "value-start" numbers the first entry; a flags
+definition with an empty "enum-name" becomes defines; a struct member's "len"
+(a number or a const) makes it an array of that many of its type (u8 for binary,
+char for string).
 
 Usage: tools/nlgen.py [--check] [--top DIR]
   --check: write nothing, exit 1 if a committed file differs from what the spec gives;
@@ -23,6 +31,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 
 import yaml
 
@@ -256,6 +265,156 @@ def cxx(s):
                           check=True).stdout
 
 
+C_TYPES = {'u8': '__u8', 'u16': '__u16', 'u32': '__u32', 'u64': '__u64',
+           's32': '__s32', 's64': '__s64', 'binary': '__u8', 'string': 'char'}
+
+
+def paragraphs(doc):
+    text = (doc or '').strip()
+    if '*/' in text:
+        sys.exit('nlgen: "*/" in a doc: text')
+    return [' '.join(p.split()) for p in re.split(r'\n\s*\n', text) if p.strip()]
+
+
+def block_comment(doc, indent=''):
+    """A doc: text as a kernel-style comment above a declaration."""
+    paras = paragraphs(doc)
+    if not paras:
+        return []
+    width = 80 - len(indent.expandtabs(8)) - 3
+    if len(paras) == 1 and len(paras[0]) <= width - 3:
+        return ['%s/* %s */' % (indent, paras[0])]
+    out = [indent + '/*']
+    for i, p in enumerate(paras):
+        if i:
+            out.append(indent + ' *')
+        out += ['%s * %s' % (indent, line) for line in textwrap.wrap(p, width, break_on_hyphens=False)]
+    return out + [indent + ' */']
+
+
+def commented(decl, doc, indent='\t'):
+    """decl with its doc: after it when one short line, else above it."""
+    paras = paragraphs(doc)
+    line = indent + decl
+    if not paras:
+        return [line]
+    col = max(len(line.expandtabs(8)) // 8 + 1, 4 if indent else 3) * 8
+    tabs = '\t' * ((col - len(line.expandtabs(8)) + 7) // 8)
+    trailing = '%s%s/* %s */' % (line, tabs, paras[0])
+    if len(paras) == 1 and len(trailing.expandtabs(8)) <= 100:
+        return [trailing]
+    return block_comment(doc, indent) + [line]
+
+
+class Uapi:
+    def __init__(self, s):
+        self.s = s
+
+    def enum_of(self, name):
+        """How a member or attribute names the values it takes."""
+        d = self.s.defs[name]
+        if d.get('enum-name', True) is None:
+            return c_name(d['name-prefix'], '*')
+        return 'enum ' + c_name(d.get('enum-name') or 'probectl-' + name).lower()
+
+    def entries(self, d):
+        return [e if isinstance(e, dict) else {'name': e} for e in d['entries']]
+
+    def const(self, d):
+        return commented('#define %s\t%s' % (c_name('probectl', d['name']), d['value']),
+                         d.get('doc'), '')
+
+    def enum(self, d):
+        out = [''] + block_comment(d.get('doc'))
+        prefix = d['name-prefix']
+        if d['type'] == 'flags' and d.get('enum-name', True) is None:
+            for i, e in enumerate(self.entries(d)):
+                out += commented('#define %s\t(1U << %d)' % (c_name(prefix, e['name']), i),
+                                 e.get('doc'), '')
+            return out
+        out.append('enum %s {' % c_name(d.get('enum-name') or 'probectl-' + d['name']).lower())
+        for i, e in enumerate(self.entries(d)):
+            n = c_name(prefix, e['name'])
+            if d['type'] == 'flags':
+                n += ' = 1U << %d' % i
+            elif i == 0 and d.get('value-start'):
+                n += ' = %d' % d['value-start']
+            out += commented(n + ',', e.get('doc'))
+        cnt = d.get('enum-cnt-name')
+        if d.get('render-max') or cnt:
+            out.append('\t%s,' % c_name(cnt or '__' + prefix + 'max'))
+        out.append('};')
+        if d.get('render-max'):
+            out.append('#define %s (%s - 1)' % (c_name(prefix, 'max'), c_name('__' + prefix + 'max')))
+        return out
+
+    def struct(self, d):
+        out = [''] + block_comment(d.get('doc'))
+        out.append('struct %s {' % c_name('probectl', d['name']).lower())
+        for m in d['members']:
+            decl = '%s %s' % (C_TYPES[m['type']], m['name'].replace('-', '_'))
+            if 'len' in m:
+                n = m['len']
+                decl += '[%s]' % (n if isinstance(n, int) else self.s.const_c(n))
+            doc = m.get('doc') or (m.get('enum') and self.enum_of(m['enum']))
+            out += commented(decl + ';', doc)
+        return out + ['};']
+
+    def attr_doc(self, a):
+        t = {'string': 'NUL string', 'flag': 'flag'}.get(a['type'], a['type'])
+        if a.get('struct'):
+            one = 'exact-len' in a.get('checks', {})
+            t += ', struct %s%s' % (c_name('probectl', a['struct']).lower(), '' if one else '[]')
+        elif a.get('sub-type'):
+            t += ', __%s[]' % a['sub-type']
+        elif a.get('enum'):
+            t += ', ' + self.enum_of(a['enum'])
+        if a['type'] == 'pad':
+            return None
+        return t + (': ' + a['doc'] if a.get('doc') else '')
+
+    def header(self):
+        s = self.s
+        y = s.y
+        out = ['/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */',
+               '/* %s */' % MARK]
+        out += block_comment(y['doc'])
+        out += ['#ifndef _UAPI_PROBECTL_H', '#define _UAPI_PROBECTL_H', '',
+                '#include <linux/types.h>', '',
+                '#define %s\t"%s"' % (c_name(y['c-family-name']), y['name']),
+                '/* Family version: bumped on any incompatible change; libctl refuses others. */',
+                '#define %s\t%d' % (c_name(y['c-version-name']), y['version']), '',
+                '/* Limits shared by both sides (bytes unless noted). */']
+        rest = []
+        for d in y['definitions']:
+            if d['type'] == 'const':
+                out += self.const(d)
+            elif d['type'] == 'struct':
+                rest += self.struct(d)
+            else:
+                rest += self.enum(d)
+        ops = y['operations']
+        out += ['', 'enum %s {' % c_name(ops['enum-name']).lower(),
+                '\t%s,' % c_name(s.op_prefix, 'unspec')]
+        for op in s.ops:
+            mode = next(m for m in ('do', 'dump', 'event') if m in op)
+            out += commented(s.cmd_c(op) + ',', '%s: %s' % (mode, op.get('doc', '')))
+        cnt = '__' + c_name(s.op_prefix, 'max')
+        out += ['\t%s,' % cnt, '};',
+                '#define %s (%s - 1)' % (c_name(s.op_prefix, 'max'), cnt)]
+        aset = y['attribute-sets'][0]
+        out += ['', 'enum %s {' % c_name(aset['enum-name']).lower(),
+                '\t%s,' % s.attr_c('pad').replace('PAD', 'UNSPEC')]
+        for a in aset['attributes']:
+            out += commented(s.attr_c(a['name']) + ',', self.attr_doc(a))
+        out += ['\t%s,' % c_name(aset['attr-cnt-name']), '};',
+                '#define %s (%s - 1)' % (c_name(aset['attr-max-name']),
+                                         c_name(aset['attr-cnt-name']))]
+        out += rest
+        out += ['', '#endif /* _UAPI_PROBECTL_H */']
+        return '\n'.join(out) + '\n'
+
+
 def main():
     global TOP
     args = sys.argv[1:]
@@ -264,7 +423,7 @@ def main():
         TOP = os.path.abspath(args[args.index('--top') + 1])
     s = Spec(os.path.join(TOP, SPEC))
     c, ops = kernel_c(s)
-    files = {'kmod/nl_gen.c': c, 'kmod/nl_gen.h': kernel_h(s, ops),
+    files = {'kmod/uapi/probectl.h': Uapi(s).header(), 'kmod/nl_gen.c': c, 'kmod/nl_gen.h': kernel_h(s, ops),
              'libctl/src/netlink/attrs_gen.hpp': cxx(s)}
     stale = []
     for rel, text in files.items():

@@ -10,6 +10,9 @@ Outputs (all committed, so neither build needs Python):
                                  table and the handler prototypes it names, and
                                  the probe counters (attribute, info member)
   libctl/src/netlink/attrs_gen.hpp  attribute tables of the replies libctl decodes
+  libctl/include/probectl/counters.hpp  the probe counters as X-macros, which
+                                 ProbeInfo, ProbeStats, the summary and list
+                                 columns and the JSON keys expand
 
 Besides the kernel's genetlink-legacy keys, attribute checks take:
   max-len, exact-len, min, max: an integer or an expression over definitions
@@ -17,6 +20,7 @@ Besides the kernel's genetlink-legacy keys, attribute checks take:
   mask: [entry, ...]: the flags a request may set (a subset of the enum);
   flags-mask: ENUM: every flag of a flags definition.
 An attribute with "counter: true" is a probe counter (u64, summed over CPUs).
+The top-level "counters:" list orders them (and libctl's own) for display.
 Definitions: an enum's "enum-cnt-name" adds its count entry without the max
 define of "render-max"; "value-start" numbers the first entry; a flags
 definition with an empty "enum-name" becomes defines; a struct member's "len"
@@ -258,11 +262,14 @@ def cxx(s):
                           n.removeprefix('probe-').replace('-', '_'))
                        for n in s.counters()) + ');']
     out += ['', '}  // namespace probectl::detail']
-    # In the tree's C++ style, so that make format leaves it as generated.
+    return clang_format('\n'.join(out) + '\n', 'libctl/src/netlink/x.hpp')
+
+
+def clang_format(text, like):
+    """In the tree's C++ style, so that make format leaves it as generated."""
     return subprocess.run(['clang-format', '--style=file',
-                           '--assume-filename=' + os.path.join(HOME, 'libctl/src/netlink/x.hpp')],
-                          input='\n'.join(out) + '\n', capture_output=True, text=True,
-                          check=True).stdout
+                           '--assume-filename=' + os.path.join(HOME, like)],
+                          input=text, capture_output=True, text=True, check=True).stdout
 
 
 C_TYPES = {'u8': '__u8', 'u16': '__u16', 'u32': '__u32', 'u64': '__u64',
@@ -288,7 +295,8 @@ def block_comment(doc, indent=''):
     for i, p in enumerate(paras):
         if i:
             out.append(indent + ' *')
-        out += ['%s * %s' % (indent, line) for line in textwrap.wrap(p, width, break_on_hyphens=False)]
+        out += ['%s * %s' % (indent, line)
+                for line in textwrap.wrap(p, width, break_on_hyphens=False)]
     return out + [indent + ' */']
 
 
@@ -345,7 +353,8 @@ class Uapi:
             out.append('\t%s,' % c_name(cnt or '__' + prefix + 'max'))
         out.append('};')
         if d.get('render-max'):
-            out.append('#define %s (%s - 1)' % (c_name(prefix, 'max'), c_name('__' + prefix + 'max')))
+            out.append('#define %s (%s - 1)'
+                       % (c_name(prefix, 'max'), c_name('__' + prefix + 'max')))
         return out
 
     def struct(self, d):
@@ -415,6 +424,43 @@ class Uapi:
         return '\n'.join(out) + '\n'
 
 
+def counters_hpp(s):
+    """The probe counters once for libctl and the CLI: X-macros over member names."""
+    kernel = [n.removeprefix('probe-') for n in s.counters()]
+    shown, docs = [], {}
+    for c in s.y['counters']:
+        name = c if isinstance(c, str) else c['name']
+        if isinstance(c, str):
+            if name not in kernel:
+                sys.exit('nlgen: counters: %s is no counter attribute' % name)
+            docs[name] = s.attrs['probe-' + name].get('doc', '')
+        else:
+            docs[name] = c['doc']
+        shown.append(name)
+    missing = set(kernel) - set(shown)
+    if missing:
+        sys.exit('nlgen: counters: %s missing' % ', '.join(sorted(missing)))
+
+    def macro(name, names):
+        return ['#define %s(X) \\' % name] + ['    X(%s)%s' % (n, ' \\' * (i + 1 < len(names)))
+                                            for i, n in enumerate(names)]
+    out = ['// %s' % MARK,
+           '// The per-probe counters, each a std::uint64_t member of the same name in',
+           '// ProbeInfo (client.hpp) and ProbeStats (session.hpp), its column (upper case)',
+           '// and JSON key in probectl list and the trace summary:']
+    for n in shown:
+        out += textwrap.wrap(' '.join(docs[n].split()), 96, initial_indent='//   %s: ' % n,
+                             subsequent_indent='//       ', break_on_hyphens=False)
+    out += ['#pragma once', '', '#include <cstdint>', '',
+            '// PROBE_GET\'s counters, in its order (ProbeInfo, probectl list).']
+    out += macro('PROBECTL_PROBE_COUNTERS', kernel)
+    out += ['', '// A trace\'s counters, in summary order (ProbeStats, the summary).']
+    out += macro('PROBECTL_TRACE_COUNTERS', shown)
+    out += ['', '// The members: PROBECTL_PROBE_COUNTERS(PROBECTL_COUNTER_MEMBER) in a struct.',
+            '#define PROBECTL_COUNTER_MEMBER(name) std::uint64_t name = 0;']
+    return clang_format('\n'.join(out) + '\n', 'libctl/include/probectl/x.hpp')
+
+
 def main():
     global TOP
     args = sys.argv[1:]
@@ -423,8 +469,10 @@ def main():
         TOP = os.path.abspath(args[args.index('--top') + 1])
     s = Spec(os.path.join(TOP, SPEC))
     c, ops = kernel_c(s)
-    files = {'kmod/uapi/probectl.h': Uapi(s).header(), 'kmod/nl_gen.c': c, 'kmod/nl_gen.h': kernel_h(s, ops),
-             'libctl/src/netlink/attrs_gen.hpp': cxx(s)}
+    files = {'kmod/uapi/probectl.h': Uapi(s).header(), 'kmod/nl_gen.c': c,
+             'kmod/nl_gen.h': kernel_h(s, ops),
+             'libctl/src/netlink/attrs_gen.hpp': cxx(s),
+             'libctl/include/probectl/counters.hpp': counters_hpp(s)}
     stale = []
     for rel, text in files.items():
         path = os.path.join(TOP, rel)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "netlink/attrs_gen.hpp"
+#include "probectl/counters.hpp"
 
 using namespace probectl;
 using namespace probectl::detail;
@@ -130,4 +131,19 @@ TEST(AttrTable, CountersAreProbeGetAttributes) {
     for (int id : ids)
         EXPECT_TRUE(reply.count(id)) << id;
     EXPECT_TRUE(ids.count(PROBECTL_A_PROBE_REJECTED));
+}
+
+// counters.hpp (what ProbeInfo, ProbeStats, list and the summary expand) lists the same
+// counters as PROBE_GET's table, in its order, and the summary shows every one of them.
+TEST(AttrTable, CounterMacrosFollowTheSpec) {
+    std::vector<std::string> table;
+    std::apply([&](const auto&... r) { (table.emplace_back(r.name), ...); }, kProbeCounters);
+#define PROBECTL_NAME(name) #name,
+    std::vector<std::string> probe = {PROBECTL_PROBE_COUNTERS(PROBECTL_NAME)};
+    std::set<std::string> trace = {PROBECTL_TRACE_COUNTERS(PROBECTL_NAME)};
+#undef PROBECTL_NAME
+    EXPECT_EQ(probe, table);
+    for (const auto& n : probe)
+        EXPECT_TRUE(trace.count(n)) << n;
+    EXPECT_TRUE(trace.count("delivered"));
 }

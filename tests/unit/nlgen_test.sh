@@ -8,10 +8,11 @@ gen=$top/tools/nlgen.py
 "$gen" --check
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-mkdir -p "$t/Documentation/netlink" "$t/kmod/uapi" "$t/libctl/src/netlink"
+mkdir -p "$t/Documentation/netlink" "$t/kmod/uapi" "$t/libctl/src/netlink" "$t/libctl/include/probectl"
 cp "$top/kmod/nl_gen.c" "$top/kmod/nl_gen.h" "$t/kmod/"
 cp "$top/kmod/uapi/probectl.h" "$t/kmod/uapi/"
 cp "$top/libctl/src/netlink/attrs_gen.hpp" "$t/libctl/src/netlink/"
+cp "$top/libctl/include/probectl/counters.hpp" "$t/libctl/include/probectl/"
 sed 's/max: maxactive-max/max: fetch-max-args/' "$top/Documentation/netlink/probectl.yaml" \
 	>"$t/Documentation/netlink/probectl.yaml"
 "$gen" --check --top "$t" >"$t/out" && { echo "stale nl_gen.c not noticed"; exit 1; }

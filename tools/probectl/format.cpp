@@ -50,20 +50,17 @@ void TracePrinter::flush() {
     out_->flush();
 }
 
+#define PROBECTL_COUNTER_ENTRY(name) {#name, p.name},
+
 std::vector<Counter> summaryCounters(const ProbeStats& p) {
-    return {{"hits", p.hits},
-            {"delivered", p.delivered},
-            {"dropped", p.dropped},
-            {"nmissed", p.nmissed},
-            {"filtered", p.filtered},
-            {"rejected", p.rejected},
-            {"unreturned", p.unreturned}};
+    return {PROBECTL_TRACE_COUNTERS(PROBECTL_COUNTER_ENTRY)};
 }
 
 std::vector<Counter> listCounters(const ProbeInfo& p) {
-    return {{"hits", p.hits},         {"nmissed", p.nmissed},   {"dropped", p.dropped},
-            {"filtered", p.filtered}, {"rejected", p.rejected}, {"unreturned", p.unreturned}};
+    return {PROBECTL_PROBE_COUNTERS(PROBECTL_COUNTER_ENTRY)};
 }
+
+#undef PROBECTL_COUNTER_ENTRY
 
 void printSummary(Printer& p, const SessionStats& stats) {
     std::vector<ProbeCounters> rows;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "probectl/aggr_map.hpp"
+#include "probectl/counters.hpp"
 #include "probectl/event.hpp"
 #include "probectl/fetch_program.hpp"
 #include "probectl/predicate.hpp"
@@ -111,14 +112,10 @@ struct ProbeInfo {
     std::uint32_t offset = 0;
     std::uint64_t addr = 0;
     std::uint32_t maxactive = 0;
-    std::uint32_t flags = 0;           // PROBECTL_PROBE_F_*
-    std::uint32_t owner = 0;           // netlink portid of the owning socket; 0 when persistent
-    std::uint64_t hits = 0;            // handler runs that passed the process filter
-    std::uint64_t nmissed = 0;         // kprobe reentry + kretprobe instance shortage
-    std::uint64_t dropped = 0;         // records lost: ring full or delivery failed
-    std::uint64_t filtered = 0;        // runs the process filter skipped (tgids, task match)
-    std::uint64_t rejected = 0;        // hits the probe's predicate rejected (within hits)
-    std::uint64_t unreturned = 0;      // return probes: entries whose return was not recorded
+    std::uint32_t flags = 0;  // PROBECTL_PROBE_F_*
+    std::uint32_t owner = 0;  // netlink portid of the owning socket; 0 when persistent
+    // hits, nmissed, dropped, filtered, rejected, unreturned (counters.hpp)
+    PROBECTL_PROBE_COUNTERS(PROBECTL_COUNTER_MEMBER)
     std::string path;                  // user kinds: the probed file
     std::uint64_t file_offset = 0;     // user kinds: file offset of the probed instruction
     std::uint64_t ref_ctr_offset = 0;  // USDT semaphore file offset, 0 = none

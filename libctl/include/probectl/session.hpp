@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "probectl/client.hpp"
+#include "probectl/counters.hpp"
 #include "probectl/event.hpp"
 #include "probectl/fetch_spec.hpp"
 #include "probectl/kernel_symbols.hpp"
@@ -95,16 +96,9 @@ struct SessionProbe {
 struct ProbeStats {
     std::uint32_t id = 0;
     std::string spec;
-    std::uint64_t hits = 0;       // kernel: handler runs that passed the process filter
-    std::uint64_t delivered = 0;  // userspace: records received and decoded
-    std::uint64_t dropped = 0;    // kernel: ring full or delivery failed
-    std::uint64_t nmissed = 0;    // kernel: reentry / kretprobe instance shortage
-    std::uint64_t filtered = 0;   // kernel: skipped by the process filter (tgids, match)
-    std::uint64_t rejected = 0;   // kernel: hits the probe's predicate rejected
-    // Return probes: entries (in hits) whose return was never recorded: longjmp, an
-    // exception, the thread's exit, still inside at stop(). hits = delivered + dropped +
-    // rejected + unreturned.
-    std::uint64_t unreturned = 0;
+    // hits, delivered, dropped, nmissed, filtered, rejected, unreturned (counters.hpp):
+    // hits = delivered + dropped + rejected + unreturned.
+    PROBECTL_TRACE_COUNTERS(PROBECTL_COUNTER_MEMBER)
 };
 
 struct SessionStats {

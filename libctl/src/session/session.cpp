@@ -316,12 +316,9 @@ Result<SessionStats> Session::stats() {
         ps.spec = p.spec;
         ps.delivered = p.delivered;
         if (auto it = by_id.find(p.id); it != by_id.end()) {
-            ps.hits = it->second->hits;
-            ps.dropped = it->second->dropped;
-            ps.nmissed = it->second->nmissed;
-            ps.filtered = it->second->filtered;
-            ps.rejected = it->second->rejected;
-            ps.unreturned = it->second->unreturned;
+#define PROBECTL_COPY_COUNTER(name) ps.name = it->second->name;
+            PROBECTL_PROBE_COUNTERS(PROBECTL_COPY_COUNTER)
+#undef PROBECTL_COPY_COUNTER
         }
         s.probes.push_back(std::move(ps));
     }

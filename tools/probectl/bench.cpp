@@ -195,6 +195,8 @@ int runBench(const std::vector<std::string>& args, Io& io) {
     bench::printProblems(io.out, rows);
     io.out << '\n';
     bench::printFigures(io.out, rows);
+    io.out << '\n';
+    bench::printEqualWork(io.out);
     if (!attach.empty()) {
         io.out << '\n';
         bench::printAttach(io.out, attach);
@@ -203,7 +205,9 @@ int runBench(const std::vector<std::string>& args, Io& io) {
     for (const auto& t : bench::tracers())
         io.out << fmt::format("  {:<15} {}\n", t.name, t.what);
     io.out << "  NS/HIT is the workload's loop time / N; OVERHEAD subtracts the untraced time;\n"
-              "  X KERNEL divides OVERHEAD by kernel-record's on the same workload.\n";
+              "  X KERNEL divides OVERHEAD by kernel-record's on the same workload.\n"
+              "  End-to-end rows (trace-*, ftrace-pipe) count wall time less start-up as\n"
+              "  their time, so their OVERHEAD includes writing every event out.\n";
 
     std::ofstream csv(o->out_dir + "/bench.csv");
     bench::writeCsv(csv, rows);

@@ -39,6 +39,8 @@ struct Measure {
     // has such a count distinct from hits; lost/dropped/overrun records when it says.
     std::optional<std::uint64_t> records;
     std::uint64_t lost = 0;
+    // End-to-end rows: wall time from starting the command to its output complete.
+    std::uint64_t wall_ns = 0;
 };
 
 // A tracer's outcome: a measure, or a skip reason, or an error (the run failed).
@@ -71,6 +73,10 @@ struct Tracer {
     bool for_calls = true;
     bool for_syscalls = true;
 };
+
+// An end-to-end row (bench_e2e.cpp): `run` once with no hits and once with N; elapsed_ns
+// becomes the wall-time difference, the whole command less its measured start-up.
+Outcome lessStartUp(Outcome (*run)(const Workload&), const Workload& w);
 
 // Every tracer in report order (untraced first).
 const std::vector<Tracer>& tracers();

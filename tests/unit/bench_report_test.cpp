@@ -63,6 +63,18 @@ std::vector<Row> sample() {
     };
 }
 
+// --threads 1 once ran every single-threaded workload twice.
+TEST(BenchOptions, EachWorkloadOnce) {
+    auto one = bench::standardWorkloads("/w", 10, 1);
+    ASSERT_EQ(one.size(), 2u);
+    EXPECT_EQ(one[0].label(), "calls/1t");
+    EXPECT_EQ(one[1].label(), "syscalls/1t");
+    auto four = bench::standardWorkloads("/w", 10, 4);
+    ASSERT_EQ(four.size(), 4u);
+    EXPECT_EQ(four[1].label(), "calls/4t");
+    EXPECT_EQ(four[3].label(), "syscalls/4t");
+}
+
 TEST(BenchReport, OverheadIsPerExpectedHitOverUntraced) {
     auto rows = sample();
     EXPECT_DOUBLE_EQ(bench::nsPerHit(rows[1]), 1010.0);

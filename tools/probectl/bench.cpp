@@ -148,11 +148,7 @@ int runBench(const std::vector<std::string>& args, Io& io) {
     if (ec)
         return runtimeError(io, kCmd, makeError(ec.value(), o->out_dir));
 
-    std::vector<bench::Workload> workloads;
-    for (const char* mode : {"calls", "syscalls"})
-        for (unsigned t : {1u, o->threads})
-            if (t == 1 || o->threads > 1)
-                workloads.push_back({o->workload, mode, o->count, t});
+    const auto workloads = bench::standardWorkloads(o->workload, o->count, o->threads);
     const std::string where = machine();
     io.out << fmt::format("probectl bench: N = {} hits per run, {} run{} per cell, on {}\n",
                           o->count, o->repeat, o->repeat == 1 ? "" : "s", where);

@@ -29,6 +29,10 @@ struct Workload {
     std::string label() const;
 };
 
+// Each mode single-threaded, then with `threads` threads when that is more than one.
+std::vector<Workload> standardWorkloads(const std::string& binary, std::uint64_t n,
+                                        unsigned threads);
+
 // What one run measured. elapsed_ns is the workload's own loop time (its output line).
 struct Measure {
     std::uint64_t elapsed_ns = 0;

@@ -63,6 +63,18 @@ std::vector<Row> sample() {
     };
 }
 
+// --threads 1 once ran every single-threaded workload twice.
+TEST(BenchOptions, EachWorkloadOnce) {
+    auto one = bench::standardWorkloads("/w", 10, 1);
+    ASSERT_EQ(one.size(), 2u);
+    EXPECT_EQ(one[0].label(), "calls/1t");
+    EXPECT_EQ(one[1].label(), "syscalls/1t");
+    auto four = bench::standardWorkloads("/w", 10, 4);
+    ASSERT_EQ(four.size(), 4u);
+    EXPECT_EQ(four[1].label(), "calls/4t");
+    EXPECT_EQ(four[3].label(), "syscalls/4t");
+}
+
 TEST(BenchReport, OverheadIsPerExpectedHitOverUntraced) {
     auto rows = sample();
     EXPECT_DOUBLE_EQ(bench::nsPerHit(rows[1]), 1010.0);
@@ -86,13 +98,44 @@ TEST(BenchReport, ExactMeansEveryHitAndEveryRecord) {
 
 TEST(BenchReport, FiguresAreTheIssuesRatios) {
     auto f = bench::figures(sample());
-    ASSERT_EQ(f.size(), 4u);
+    ASSERT_EQ(f.size(), 8u);
     EXPECT_DOUBLE_EQ(f[0].value, 1.1);    // kernel-record / floor
     EXPECT_DOUBLE_EQ(f[1].value, 40.0);   // ptrace / kernel-record
     EXPECT_DOUBLE_EQ(f[2].value, 0.75);   // kernel-record / ftrace
     EXPECT_DOUBLE_EQ(f[3].value, 300.0);  // strace / kernel-record
+    EXPECT_TRUE(std::isnan(f[4].value));  // no ftrace-stream row in the sample
     auto none = bench::figures({sample()[0]});
     EXPECT_TRUE(std::isnan(none[0].value));
+}
+
+TEST(BenchReport, EndToEndFiguresCompareTraceWithTracePipe) {
+    auto rows = sample();
+    rows.push_back(row("syscalls", "ftrace-stream", 520000, 1000, 20000));  // 500
+    rows.push_back(row("syscalls", "trace-text", 2020000, 1000, 20000));    // 2000
+    rows.push_back(row("syscalls", "trace-json", 3020000, 1000, 20000));    // 3000
+    rows.push_back(row("syscalls", "ftrace-pipe", 1020000, 1000, 20000));   // 1000
+    auto f = bench::figures(rows);
+    EXPECT_DOUBLE_EQ(f[4].value, 0.6);  // kernel-record / ftrace-stream
+    EXPECT_DOUBLE_EQ(f[6].value, 2.0);  // trace-text / ftrace-pipe
+    EXPECT_DOUBLE_EQ(f[7].value, 3.0);  // trace-json / ftrace-pipe
+    EXPECT_EQ(f[7].aim, "<= 1.5");
+}
+
+TEST(BenchReport, StartUpIsSubtractedFromEndToEndRows) {
+    static int calls;
+    calls = 0;
+    auto fake = [](const bench::Workload& w) {
+        ++calls;
+        bench::Measure m;
+        m.elapsed_ns = 7;
+        m.wall_ns = w.n == 0 ? 800 : 5800;
+        return bench::measured(m);
+    };
+    bench::Workload w{"/w", "syscalls", 1000, 1};
+    auto o = bench::lessStartUp(+fake, w);
+    ASSERT_TRUE(o.measure);
+    EXPECT_EQ(o.measure->elapsed_ns, 5000u);
+    EXPECT_EQ(calls, 2);
 }
 
 TEST(BenchReport, CsvHasEveryRowAndQuotesText) {

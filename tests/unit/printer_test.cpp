@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "format.hpp"
+#include "probectl/event_json.hpp"
 #include "probectl/event_print.hpp"
 #include "probectl/syscall_probe.hpp"
 #include "uapi/probectl.h"
@@ -279,4 +280,50 @@ TEST(PrinterList, JsonRowsMatchTheTable) {
     std::ostringstream empty;
     cli::printProbeList(empty, {}, true);
     EXPECT_EQ(empty.str(), "{\"type\":\"list\",\"probes\":[]}\n");
+}
+
+// The JSON back end writes text, not a tree: every line must be what nlohmann's compact
+// dump prints for it (so parse and dump again give the same bytes, and no key repeats),
+// escapes, UTF-8 and invalid bytes included.
+TEST(PrinterJson, LinesAreNlohmannsCompactDump) {
+    std::vector<Event> events;
+    Event k = base("kprobe:do_sys_openat2 path=+0($arg2):string flags=$arg3:x32");
+    FetchedValue quoted = fetchedString("path", FetchType::String, "a\"b\\c\n\t\x01 é \xff end");
+    quoted.truncated = true;
+    FetchedValue arr;
+    arr.name = "words";
+    arr.type = FetchType::S16;
+    arr.array_len = 3;
+    arr.array = {1, 0xffff, 7};
+    FetchedValue fault;
+    fault.name = "gone";
+    fault.faulted = true;
+    k.values = {quoted, fetched("flags", FetchType::X32, 0x8000), arr, fault,
+                fetched("neg", FetchType::S32, 0xfffffffb)};
+    k.comm = "tab\there";
+    events.push_back(k);
+    Event r = base("kretprobe:vfs_read");
+    r.is_return = true;
+    r.retval = static_cast<std::uint64_t>(-5);
+    r.latency_ns = 42;
+    events.push_back(r);
+    events.push_back(base("kprobe:raw_registers"));
+    SyscallPlan plan = syscallPlan("close", nullptr);
+    Event s = base("syscall:close");
+    s.is_return = true;
+    s.syscall = &plan;
+    s.syscall_returned = true;
+    events.push_back(s);
+    for (const Event& e : events) {
+        const std::string line = cli::formatEventJson(e);
+        EXPECT_EQ(toJsonLine(nlohmann::ordered_json::parse(line)), line);
+    }
+    const json j = object(k);
+    EXPECT_EQ(j["args"]["path"], "a\"b\\c\n\t\x01 é \xef\xbf\xbd end");
+    EXPECT_EQ(j["args"]["words"], json::array({1, -1, 7}));
+    EXPECT_EQ(j["args"]["flags"], "0x8000");
+    EXPECT_TRUE(j["args"]["gone"].is_null());
+    EXPECT_EQ(j["args"]["neg"], -5);
+    EXPECT_EQ(j["faults"], json::array({"gone"}));
+    EXPECT_EQ(j["truncated"], json::array({"path"}));
 }

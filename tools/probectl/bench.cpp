@@ -148,11 +148,7 @@ int runBench(const std::vector<std::string>& args, Io& io) {
     if (ec)
         return runtimeError(io, kCmd, makeError(ec.value(), o->out_dir));
 
-    std::vector<bench::Workload> workloads;
-    for (const char* mode : {"calls", "syscalls"})
-        for (unsigned t : {1u, o->threads})
-            if (t == 1 || o->threads > 1)
-                workloads.push_back({o->workload, mode, o->count, t});
+    const auto workloads = bench::standardWorkloads(o->workload, o->count, o->threads);
     const std::string where = machine();
     io.out << fmt::format("probectl bench: N = {} hits per run, {} run{} per cell, on {}\n",
                           o->count, o->repeat, o->repeat == 1 ? "" : "s", where);
@@ -195,6 +191,8 @@ int runBench(const std::vector<std::string>& args, Io& io) {
     bench::printProblems(io.out, rows);
     io.out << '\n';
     bench::printFigures(io.out, rows);
+    io.out << '\n';
+    bench::printEqualWork(io.out);
     if (!attach.empty()) {
         io.out << '\n';
         bench::printAttach(io.out, attach);
@@ -203,7 +201,9 @@ int runBench(const std::vector<std::string>& args, Io& io) {
     for (const auto& t : bench::tracers())
         io.out << fmt::format("  {:<15} {}\n", t.name, t.what);
     io.out << "  NS/HIT is the workload's loop time / N; OVERHEAD subtracts the untraced time;\n"
-              "  X KERNEL divides OVERHEAD by kernel-record's on the same workload.\n";
+              "  X KERNEL divides OVERHEAD by kernel-record's on the same workload.\n"
+              "  End-to-end rows (trace-*, ftrace-pipe) count wall time less start-up as\n"
+              "  their time, so their OVERHEAD includes writing every event out.\n";
 
     std::ofstream csv(o->out_dir + "/bench.csv");
     bench::writeCsv(csv, rows);

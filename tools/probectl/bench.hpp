@@ -29,6 +29,10 @@ struct Workload {
     std::string label() const;
 };
 
+// Each mode single-threaded, then with `threads` threads when that is more than one.
+std::vector<Workload> standardWorkloads(const std::string& binary, std::uint64_t n,
+                                        unsigned threads);
+
 // What one run measured. elapsed_ns is the workload's own loop time (its output line).
 struct Measure {
     std::uint64_t elapsed_ns = 0;
@@ -39,6 +43,8 @@ struct Measure {
     // has such a count distinct from hits; lost/dropped/overrun records when it says.
     std::optional<std::uint64_t> records;
     std::uint64_t lost = 0;
+    // End-to-end rows: wall time from starting the command to its output complete.
+    std::uint64_t wall_ns = 0;
 };
 
 // A tracer's outcome: a measure, or a skip reason, or an error (the run failed).
@@ -71,6 +77,10 @@ struct Tracer {
     bool for_calls = true;
     bool for_syscalls = true;
 };
+
+// An end-to-end row (bench_e2e.cpp): `run` once with no hits and once with N; elapsed_ns
+// becomes the wall-time difference, the whole command less its measured start-up.
+Outcome lessStartUp(Outcome (*run)(const Workload&), const Workload& w);
 
 // Every tracer in report order (untraced first).
 const std::vector<Tracer>& tracers();

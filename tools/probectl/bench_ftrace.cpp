@@ -3,16 +3,25 @@
 // kernel backend, recording into the trace ring buffer; "floor" is the same probe point
 // without arguments while tracing_on is 0: the handler counts the hit (*_profile) and its
 // ring-buffer reserve fails at once, so what remains is the probe's own trap and dispatch:
-// the cost of a bare probe with an empty handler.
+// the cost of a bare probe with an empty handler. "ftrace" leaves the records in the ring
+// until the run ends (deferred); "ftrace-stream" reads every CPU's trace_pipe_raw during the
+// run, as trace-cmd does, which is the work probectl's live delivery does; "ftrace-pipe" is
+// the text reader of trace_pipe (the kernel formats each line) writing to a file, timed
+// end to end like `probectl trace -o FILE` (bench_e2e.cpp).
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "bench.hpp"
 #include "probectl/probe_spec.hpp"
@@ -110,7 +119,74 @@ std::uint64_t ringStat(const std::string& root, const std::string& field) {
     return sum;
 }
 
-Outcome runFtrace(const Workload& w, bool floor) {
+enum class Reader { None, Raw, Pipe };
+
+// Readers of the ring while the workload runs: one thread per CPU on trace_pipe_raw
+// (pages discarded), or one on trace_pipe copying the text to `out_fd`. Each polls and
+// stops once told to and nothing is left to read.
+class Readers {
+  public:
+    Readers(const std::string& root, Reader how, int out_fd) {
+        if (how == Reader::Pipe) {
+            start(root + "/trace_pipe", out_fd);
+            return;
+        }
+        std::error_code ec;
+        for (const auto& cpu : std::filesystem::directory_iterator(root + "/per_cpu", ec))
+            start(cpu.path().string() + "/trace_pipe_raw", -1);
+    }
+    ~Readers() { stop(); }
+    void stop() {
+        stop_ = true;
+        for (auto& t : threads_)
+            if (t.joinable())
+                t.join();
+    }
+    std::uint64_t lines() const { return lines_; }
+    bool ok() const { return !threads_.empty() && !failed_; }
+
+  private:
+    void start(const std::string& path, int out_fd) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) {
+            failed_ = true;
+            return;
+        }
+        threads_.emplace_back([this, fd, out_fd] {
+            std::vector<char> buf(out_fd < 0 ? 4096 : 65536);
+            for (;;) {
+                const ssize_t n = ::read(fd, buf.data(), buf.size());
+                if (n > 0) {
+                    if (out_fd >= 0) {
+                        lines_ += static_cast<std::uint64_t>(
+                            std::count(buf.data(), buf.data() + n, '\n'));
+                        (void)!::write(out_fd, buf.data(), static_cast<std::size_t>(n));
+                    }
+                    continue;
+                }
+                if (n < 0 && errno != EAGAIN && errno != EINTR)
+                    break;
+                if (stop_)
+                    break;
+                pollfd p{fd, POLLIN, 0};
+                (void)::poll(&p, 1, 10);
+            }
+            ::close(fd);
+        });
+    }
+    std::vector<std::thread> threads_;
+    std::atomic<bool> stop_{false};
+    std::atomic<std::uint64_t> lines_{0};
+    bool failed_ = false;
+};
+
+std::uint64_t nowNs() {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now().time_since_epoch())
+                                          .count());
+}
+
+Outcome runFtrace(const Workload& w, bool floor, Reader reader = Reader::None) {
     const std::string root = tracefs();
     if (root.empty())
         return skip("no tracefs (mount -t tracefs nodev /sys/kernel/tracing)");
@@ -142,8 +218,42 @@ Outcome runFtrace(const Workload& w, bool floor) {
     if (auto r = ev.enable(); !r)
         return fail(r.error().describe());
     const std::uint64_t before = ev.hits().value_or(0);
+    std::string text;
+    int text_fd = -1;
+    if (reader == Reader::Pipe) {
+        text = tempFile("trace_pipe");
+        text_fd = ::open(text.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (text_fd < 0)
+            return fail(fmt::format("{}: {}", text, std::strerror(errno)));
+    }
+    std::optional<Readers> readers;
+    if (reader != Reader::None) {
+        readers.emplace(root, reader, text_fd);
+        if (!readers->ok())
+            return skip(
+                fmt::format("cannot read {}/{}", root,
+                            reader == Reader::Pipe ? "trace_pipe" : "per_cpu/cpu*/trace_pipe_raw"));
+    }
     const std::string out = tempFile("workload");
+    const std::uint64_t t0 = nowNs();
     auto st = runToEnd(w.argv(out));
+    // The text reader's run ends when its file holds every line (or nothing came for 2 s).
+    std::uint64_t t1 = nowNs();
+    if (reader == Reader::Pipe) {
+        std::uint64_t seen = readers->lines(), idle_since = t1;
+        while (seen < w.n && nowNs() - idle_since < 2000000000ull) {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+            if (readers->lines() != seen) {
+                seen = readers->lines();
+                idle_since = t1 = nowNs();
+            }
+        }
+        t1 = std::max(t1, seen >= w.n ? nowNs() : t1);
+    }
+    if (readers)
+        readers->stop();
+    if (text_fd >= 0)
+        ::close(text_fd);
     if (!st)
         return fail(st.error().describe());
     if (*st != 0)
@@ -157,8 +267,14 @@ Outcome runFtrace(const Workload& w, bool floor) {
     if (auto h = ev.hits())
         m.hits = *h - before;
     if (!floor) {
-        m.records = ringStat(root, "entries");
         m.lost = ringStat(root, "overrun");
+        if (reader == Reader::None)
+            m.records = ringStat(root, "entries");
+    }
+    if (reader == Reader::Pipe) {
+        m.records = countLines(text, calls ? "bench_fn:" : "bench_getppid:");
+        std::filesystem::remove(text);
+        m.wall_ns = t1 - t0;
     }
     (void)writeFile(root + "/trace", "", false);
     return measured(m);
@@ -188,6 +304,20 @@ Outcome runFtraceFloor(const Workload& w) {
 
 Outcome runFtraceRecord(const Workload& w) {
     return runFtrace(w, false);
+}
+
+Outcome runFtraceStream(const Workload& w) {
+    return runFtrace(w, false, Reader::Raw);
+}
+
+namespace {
+Outcome ftracePipe(const Workload& w) {
+    return runFtrace(w, false, Reader::Pipe);
+}
+}  // namespace
+
+Outcome runFtracePipe(const Workload& w) {
+    return lessStartUp(ftracePipe, w);
 }
 
 }  // namespace probectl::cli::bench

@@ -97,6 +97,14 @@ std::vector<Figure> figures(const std::vector<Row>& rows) {
         {"kernel kprobe record / ftrace kprobe_events", "syscalls/1t", "kernel-record", "ftrace",
          "<= 1.0"},
         {"strace / kernel, per traced syscall", "syscalls/1t", "strace", "kernel-record", ""},
+        {"kernel kprobe record / ftrace-stream", "syscalls/1t", "kernel-record", "ftrace-stream",
+         "<= 1.0"},
+        {"kernel uprobe record / ftrace-stream", "calls/1t", "kernel-record", "ftrace-stream",
+         "<= 1.0"},
+        {"trace text / ftrace trace_pipe, end to end", "syscalls/1t", "trace-text", "ftrace-pipe",
+         "<= 1.0"},
+        {"trace json / ftrace trace_pipe, end to end", "syscalls/1t", "trace-json", "ftrace-pipe",
+         "<= 1.5"},
     };
     std::vector<Figure> out;
     for (const auto& d : defs) {
@@ -120,6 +128,15 @@ void printFigures(std::ostream& os, const std::vector<Row>& rows) {
         os << fmt::format("  {:<45} {:>8}  ({} {} / {} {}, {}){}\n", f.name, num(f.value, 2),
                           f.num_tracer, num(f.num_ns), f.den_tracer, num(f.den_ns), f.workload,
                           f.aim.empty() ? "" : fmt::format("  aim {}", f.aim));
+}
+
+void printEqualWork(std::ostream& os) {
+    os << "Equal work (each pair records the same probe, argument and events):\n"
+          "  kernel-record  ~ ftrace-stream  records read live while the workload runs\n"
+          "  kernel-record  > ftrace         ftrace defers reading until the run ends\n"
+          "  kernel-count   ~ floor          no record (floor: a failed reserve, no count)\n"
+          "  trace-text     ~ ftrace-pipe    one text line per event into a file, end to end\n"
+          "  trace-json     > ftrace-pipe    JSON Lines carry more fields than ftrace's text\n";
 }
 
 void writeCsv(std::ostream& os, const std::vector<Row>& rows) {

@@ -23,6 +23,8 @@ void printTable(std::ostream& os, const std::vector<Row>& rows);
 // Skipped tracers with why, failed runs with what, and tracers that did not see N hits.
 void printProblems(std::ostream& os, const std::vector<Row>& rows);
 void printFigures(std::ostream& os, const std::vector<Row>& rows);
+// Which tracers do the same work, so which ratios compare like with like.
+void printEqualWork(std::ostream& os);
 // One line per row, the table's figures unrounded plus skip/error text (RFC 4180 quoting).
 void writeCsv(std::ostream& os, const std::vector<Row>& rows);
 // DIR/bench.dat and DIR/bench.gp; `gnuplot bench.gp` in DIR draws bench.png and bench.svg.

@@ -24,6 +24,17 @@ std::string Workload::label() const {
     return fmt::format("{}/{}t", mode, threads);
 }
 
+std::vector<Workload> standardWorkloads(const std::string& binary, std::uint64_t n,
+                                        unsigned threads) {
+    std::vector<Workload> out;
+    for (const char* mode : {"calls", "syscalls"}) {
+        out.push_back({binary, mode, n, 1});
+        if (threads > 1)
+            out.push_back({binary, mode, n, threads});
+    }
+    return out;
+}
+
 namespace {
 std::string g_temp_dir;
 unsigned g_temp_seq = 0;

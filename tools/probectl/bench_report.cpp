@@ -15,6 +15,10 @@ Outcome runKernelCount(const Workload& w);
 Outcome runKernelRecord(const Workload& w);
 Outcome runFtraceFloor(const Workload& w);
 Outcome runFtraceRecord(const Workload& w);
+Outcome runFtraceStream(const Workload& w);
+Outcome runFtracePipe(const Workload& w);
+Outcome runTraceText(const Workload& w);
+Outcome runTraceJson(const Workload& w);
 Outcome runPtrace(const Workload& w);
 Outcome runPtraceSeccomp(const Workload& w);
 Outcome runStrace(const Workload& w);
@@ -32,6 +36,16 @@ const std::vector<Tracer>& tracers() {
          runKernelRecord},
         {"ftrace", "kprobe_events/uprobe_events + the same fetch argument (buffer sized for N)",
          runFtraceRecord},
+        {"ftrace-stream",
+         "the same ftrace probe, every CPU's trace_pipe_raw read during the run (live, binary)",
+         runFtraceStream},
+        {"trace-text",
+         "probectl trace SPEC -o FILE -- workload: wall time less its start-up (end to end)",
+         runTraceText},
+        {"trace-json", "the same with --format json (JSON Lines)", runTraceJson},
+        {"ftrace-pipe",
+         "the same ftrace probe, trace_pipe's text copied to a file: wall time less start-up",
+         runFtracePipe},
         {"ptrace", "probectl --backend=ptrace: int3 + single-step / PTRACE_SYSCALL stops",
          runPtrace},
         {"ptrace-seccomp", "probectl --backend=ptrace --seccomp-bpf", runPtraceSeccomp, false,

@@ -14,6 +14,7 @@ namespace probectl::cli {
 namespace {
 
 constexpr std::uint32_t kFlagStrace = 1, kFlagPidPrefix = 2;
+constexpr std::size_t kFileBuffer = 256 * 1024;
 
 std::uint32_t recordingFlags(const TraceLayout& layout) {
     return (layout.strace ? kFlagStrace : 0) | (layout.pid_prefix ? kFlagPidPrefix : 0);
@@ -29,7 +30,8 @@ class PrinterSink : public TraceSink {
         const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
         if (fd < 0)
             return makeError(errno, fmt::format("cannot write {}", path));
-        filebuf_.emplace(fd, std::ios::out);
+        // The driver flushes once per batch of events: one write each, not one per 8 KiB.
+        filebuf_.emplace(fd, std::ios::out, kFileBuffer);
         file_.emplace(&*filebuf_);
         out_ = &*file_;
         return {};

@@ -23,6 +23,9 @@ namespace probectl {
 // decodes to faulted = true; fewer bytes than the type needs also count as a fault.
 FetchedValue decodeFetchedValue(const FetchArg& arg, std::span<const std::uint8_t> bytes,
                                 std::uint8_t flags);
+// The same into `out`, reusing its buffers (the per-event path: no allocation once grown).
+void decodeFetchedValue(FetchedValue& out, const FetchArg& arg, std::span<const std::uint8_t> bytes,
+                        std::uint8_t flags);
 
 // A USDT probe's arguments as fetch arguments arg1..argN (types s8..s64 or u8..u64 from
 // the spec's N@ size and sign) with one program each, concatenated in order, for

@@ -44,26 +44,28 @@ FetchType intType(unsigned size, bool is_signed) {
 
 }  // namespace
 
-FetchedValue decodeFetchedValue(const FetchArg& arg, std::span<const std::uint8_t> bytes,
-                                std::uint8_t flags) {
-    FetchedValue v;
+void decodeFetchedValue(FetchedValue& v, const FetchArg& arg, std::span<const std::uint8_t> bytes,
+                        std::uint8_t flags) {
     v.name = arg.name;
     v.type = arg.type;
     v.array_len = arg.array_len;
+    v.raw = 0;
+    v.array.clear();
+    v.str.clear();
     v.truncated = flags & PROBECTL_FETCH_V_TRUNCATED;
     v.faulted = flags & PROBECTL_FETCH_V_FAULT;
     if (v.faulted)
-        return v;
+        return;
     if (isStringType(arg.type)) {
         const auto* s = reinterpret_cast<const char*>(bytes.data());
         v.str.assign(s, strnlen(s, bytes.size()));
-        return v;
+        return;
     }
     const std::size_t width = fetchTypeSize(arg.type);
     const std::size_t n = arg.array_len ? arg.array_len : 1;
     if (width == 0 || bytes.size() < width * n) {
         v.faulted = true;
-        return v;
+        return;
     }
     if (arg.array_len) {
         for (std::size_t i = 0; i < n; i++)
@@ -71,6 +73,12 @@ FetchedValue decodeFetchedValue(const FetchArg& arg, std::span<const std::uint8_
     } else {
         v.raw = littleEndian(bytes.first(width));
     }
+}
+
+FetchedValue decodeFetchedValue(const FetchArg& arg, std::span<const std::uint8_t> bytes,
+                                std::uint8_t flags) {
+    FetchedValue v;
+    decodeFetchedValue(v, arg, bytes, flags);
     return v;
 }
 

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "probectl/event_json.hpp"
+#include "output/append_text.hpp"
 #include "probectl/event_print.hpp"
 #include "probectl/syscall_probe.hpp"
 
@@ -23,16 +24,45 @@ void printLatency(Printer& p, std::string_view text_fmt, std::uint64_t ns) {
         p.str(Show::Text, {}, text_fmt, formatLatency(ns));
 }
 
+// JSON: what fetchedValueToJson gives, through the printer's own calls (no tree built).
+void printJsonValue(Printer& p, std::string_view key, FetchType t, std::uint64_t raw) {
+    if (isHexType(t))
+        p.hex(Show::Json, key, {}, raw);
+    else if (isSignedType(t))
+        p.s64(Show::Json, key, {}, fetchedSigned(t, raw));
+    else
+        p.u64(Show::Json, key, {}, raw);
+}
+
+void printJsonValue(Printer& p, const FetchedValue& v) {
+    if (v.faulted) {
+        p.null(Show::Json, v.name, {});
+    } else if (isStringType(v.type)) {
+        p.str(Show::Json, v.name, {}, v.str);
+    } else if (v.array_len != 0) {
+        p.beginArray(v.name);
+        for (std::uint64_t x : v.array)
+            printJsonValue(p, {}, v.type, x);
+        p.end();
+    } else {
+        printJsonValue(p, v.name, v.type, v.raw);
+    }
+}
+
 void printValues(Printer& p, const std::vector<FetchedValue>& values) {
+    thread_local std::string text;  // reused: a value's text costs no allocation
     p.beginObject("args");
     for (std::size_t i = 0; i < values.size(); ++i) {
         const FetchedValue& v = values[i];
         p.str(Show::Text, {}, i ? " {}=" : "  {}=", v.name);
         // Each back end builds only its own form of the value.
-        if (p.json())
-            p.value(v.name, fetchedValueToJson(v));
-        else
-            p.text(formatFetchedValue(v));
+        if (p.json()) {
+            printJsonValue(p, v);
+        } else {
+            text.clear();
+            appendFetchedValue(text, v);
+            p.text(text);
+        }
     }
     p.end();
     if (!p.json())

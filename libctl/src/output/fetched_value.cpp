@@ -5,18 +5,20 @@
 
 #include <limits>
 
+#include "output/append_text.hpp"
 #include "probectl/strace_format.hpp"
 
 namespace probectl {
 
 namespace {
 
-std::string integer(FetchType t, std::uint64_t raw) {
+void integer(std::string& out, FetchType t, std::uint64_t raw) {
     if (isHexType(t))
-        return fmt::format("{:#x}", raw);
-    if (isSignedType(t))
-        return fmt::format("{}", fetchedSigned(t, raw));
-    return fmt::format("{}", raw);
+        fmt::format_to(std::back_inserter(out), "{:#x}", raw);
+    else if (isSignedType(t))
+        fmt::format_to(std::back_inserter(out), "{}", fetchedSigned(t, raw));
+    else
+        fmt::format_to(std::back_inserter(out), "{}", raw);
 }
 
 }  // namespace
@@ -29,18 +31,28 @@ std::int64_t fetchedSigned(FetchType t, std::uint64_t raw) {
     return static_cast<std::int64_t>(raw << shift) >> shift;
 }
 
-std::string formatFetchedValue(const FetchedValue& v) {
-    if (v.faulted)
-        return "<fault>";
-    if (isStringType(v.type))
-        return straceQuote(v.str, std::numeric_limits<std::size_t>::max(), v.truncated);
-    if (v.array_len != 0) {
-        std::string s = "{";
-        for (std::size_t i = 0; i < v.array.size(); ++i)
-            s += (i ? "," : "") + integer(v.type, v.array[i]);
-        return s + "}";
+void appendFetchedValue(std::string& out, const FetchedValue& v) {
+    if (v.faulted) {
+        out += "<fault>";
+    } else if (isStringType(v.type)) {
+        appendStraceQuote(out, v.str, std::numeric_limits<std::size_t>::max(), v.truncated);
+    } else if (v.array_len != 0) {
+        out += '{';
+        for (std::size_t i = 0; i < v.array.size(); ++i) {
+            if (i)
+                out += ',';
+            integer(out, v.type, v.array[i]);
+        }
+        out += '}';
+    } else {
+        integer(out, v.type, v.raw);
     }
-    return integer(v.type, v.raw);
+}
+
+std::string formatFetchedValue(const FetchedValue& v) {
+    std::string s;
+    appendFetchedValue(s, v);
+    return s;
 }
 
 std::string formatFetchedValues(const std::vector<FetchedValue>& values) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <ostream>
 
@@ -76,73 +77,109 @@ class TextPrinter final : public Printer {
     std::vector<std::string> row_;
 };
 
+// Writes each record's JSON text straight into a reused buffer, as nlohmann's compact
+// dump (toJsonLine) would print the tree the calls describe: no tree, no allocation per
+// record once the buffer has grown. Keys must not repeat within an object.
 class JsonPrinter final : public Printer {
   public:
     explicit JsonPrinter(std::ostream& os) : os_(os) {}
     bool json() const override { return true; }
 
     void beginRecord(std::string_view type) override {
-        root_ = nlohmann::ordered_json::object();
-        stack_.assign(1, &root_);
-        root_["type"] = type;
+        buf_.clear();
+        buf_.push_back('{');
+        first_.assign(1, true);
+        array_.assign(1, false);
+        str(Show::Json, "type", {}, type);
     }
     void endRecord() override {
-        line_ = toJsonLine(root_);
-        line_ += '\n';
-        os_.write(line_.data(), static_cast<std::streamsize>(line_.size()));
-        stack_.clear();
+        buf_.append(std::string_view("}\n"));
+        os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+        buf_.clear();
+        first_.clear();
+        array_.clear();
     }
-    void beginObject(std::string_view key) override { open(key, nlohmann::ordered_json::object()); }
-    void beginArray(std::string_view key) override { open(key, nlohmann::ordered_json::array()); }
-    void end() override { stack_.pop_back(); }
+    void beginObject(std::string_view key) override { open(key, '{', false); }
+    void beginArray(std::string_view key) override { open(key, '[', true); }
+    void end() override {
+        buf_.push_back(array_.back() ? ']' : '}');
+        first_.pop_back();
+        array_.pop_back();
+    }
     void beginTable(std::string_view key, std::vector<Table::Column>) override { beginArray(key); }
     void beginRow() override { beginObject({}); }
     void endRow() override { end(); }
     void endTable() override { end(); }
 
     void u64(Show s, std::string_view k, std::string_view, std::uint64_t v) override {
-        put(s, k, v);
+        if (field(s, k))
+            fmt::format_to(std::back_inserter(buf_), "{}", v);
     }
     void s64(Show s, std::string_view k, std::string_view, std::int64_t v) override {
-        put(s, k, v);
+        if (field(s, k))
+            fmt::format_to(std::back_inserter(buf_), "{}", v);
     }
     void hex(Show s, std::string_view k, std::string_view, std::uint64_t v) override {
-        put(s, k, fmt::format("{:#x}", v));
+        if (field(s, k))
+            fmt::format_to(std::back_inserter(buf_), "\"{:#x}\"", v);
     }
     void str(Show s, std::string_view k, std::string_view, std::string_view v) override {
-        put(s, k, v);
+        if (field(s, k))
+            quote(v);
     }
-    void boolean(Show s, std::string_view k, bool v) override { put(s, k, v); }
-    void null(Show s, std::string_view k, std::string_view) override { put(s, k, nullptr); }
+    void boolean(Show s, std::string_view k, bool v) override {
+        if (field(s, k))
+            buf_.append(std::string_view(v ? "true" : "false"));
+    }
+    void null(Show s, std::string_view k, std::string_view) override {
+        if (field(s, k))
+            buf_.append(std::string_view("null"));
+    }
     void value(std::string_view k, nlohmann::ordered_json v) override {
-        put(Show::Json, k, std::move(v));
+        if (field(Show::Json, k))
+            buf_.append(toJsonLine(v));
     }
     void flush() override { os_.flush(); }
 
   private:
-    nlohmann::ordered_json& slot(std::string_view key) {
-        nlohmann::ordered_json& top = *stack_.back();
-        if (top.is_array()) {
-            top.push_back(nullptr);
-            return top.back();
+    // The separator and key of the next member (none inside an array); false for text-only.
+    bool field(Show s, std::string_view key) {
+        if (s == Show::Text)
+            return false;
+        if (!first_.back())
+            buf_.push_back(',');
+        first_.back() = false;
+        if (!array_.back()) {
+            quote(key);
+            buf_.push_back(':');
         }
-        return top[std::string(key)];
+        return true;
     }
-    void open(std::string_view key, nlohmann::ordered_json v) {
-        nlohmann::ordered_json& s = slot(key);
-        s = std::move(v);
-        stack_.push_back(&s);
+    void open(std::string_view key, char bracket, bool array) {
+        field(Show::Json, key);
+        buf_.push_back(bracket);
+        first_.push_back(true);
+        array_.push_back(array);
     }
-    template <typename T>
-    void put(Show s, std::string_view key, T&& v) {
-        if (s != Show::Text)
-            slot(key) = std::forward<T>(v);
+    // Printable ASCII is copied as is; anything else (escapes, UTF-8 and its replacement of
+    // invalid bytes) is left to nlohmann so the text stays exactly what it prints.
+    void quote(std::string_view s) {
+        const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+            return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+        });
+        if (!plain) {
+            buf_.append(toJsonLine(nlohmann::ordered_json(std::string(s))));
+            return;
+        }
+        buf_.push_back('"');
+        buf_.append(s);
+        buf_.push_back('"');
     }
 
     std::ostream& os_;
-    nlohmann::ordered_json root_;
-    std::vector<nlohmann::ordered_json*> stack_;
-    std::string line_;
+    fmt::memory_buffer buf_;
+    std::vector<bool> first_;  // per open object/array: no member written yet
+    std::vector<bool> array_;  // per open object/array: an array
 };
 
 }  // namespace

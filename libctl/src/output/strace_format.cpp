@@ -10,6 +10,7 @@
 
 #include <limits>
 
+#include "output/append_text.hpp"
 #include "probectl/errno_names.hpp"
 
 namespace probectl {
@@ -322,8 +323,9 @@ std::string callArgs(const SyscallRecord& r, const SyscallInfo* info, const Stra
 
 }  // namespace
 
-std::string straceQuote(std::string_view bytes, std::size_t limit, bool truncated) {
-    std::string out = "\"";
+void appendStraceQuote(std::string& out, std::string_view bytes, std::size_t limit,
+                       bool truncated) {
+    out += '"';
     const std::size_t n = std::min(bytes.size(), limit);
     for (std::size_t i = 0; i < n; ++i) {
         const auto c = static_cast<unsigned char>(bytes[i]);
@@ -358,11 +360,19 @@ std::string straceQuote(std::string_view bytes, std::size_t limit, bool truncate
         }
         // Shortest octal unless an octal digit follows, which would extend the escape.
         const bool digit_follows = i + 1 < n && bytes[i + 1] >= '0' && bytes[i + 1] <= '7';
-        out += digit_follows ? fmt::format("\\{:03o}", c) : fmt::format("\\{:o}", c);
+        if (digit_follows)
+            fmt::format_to(std::back_inserter(out), "\\{:03o}", c);
+        else
+            fmt::format_to(std::back_inserter(out), "\\{:o}", c);
     }
     out += '"';
     if (bytes.size() > limit || truncated)
         out += "...";
+}
+
+std::string straceQuote(std::string_view bytes, std::size_t limit, bool truncated) {
+    std::string out;
+    appendStraceQuote(out, bytes, limit, truncated);
     return out;
 }
 

@@ -9,6 +9,7 @@
 #include "probectl/fetch_decode.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/tracepoints.hpp"
+#include "session/event_tagger.hpp"
 #include "session/resolve_spec.hpp"
 #include "target/file_identity.hpp"
 #include "target/process_tree.hpp"
@@ -46,6 +47,7 @@ struct Session::Impl {
     // probe id -> where each of the spec's fetch arguments is in the record (ResolvedProbe)
     std::unordered_map<std::uint32_t, std::vector<std::size_t>> shown_of;
     std::uint64_t lost = 0;
+    EventTagger tagger;
 
     explicit Impl(Client c, SessionOptions o) : client(std::move(c)), options(std::move(o)) {}
 
@@ -78,21 +80,9 @@ struct Session::Impl {
             SessionProbe& p = probes[it->second];
             p.delivered++;
             if (cb) {
-                Event tagged = ev;
-                tagged.spec = spec_of[ev.probe_id];
-                tagged.syscall = p.syscall.get();
-                tagged.syscall_returned = p.syscall && ev.is_return;
-                for (std::size_t i = 0; i < tagged.fetched.size() && i < p.fetch_args.size(); i++)
-                    tagged.values.push_back(decodeFetchedValue(
-                        p.fetch_args[i], tagged.fetched[i].bytes, tagged.fetched[i].flags));
-                if (auto s = shown_of.find(ev.probe_id);
-                    s != shown_of.end() && tagged.values.size() == s->second.size()) {
-                    std::vector<FetchedValue> in_spec_order;
-                    for (std::size_t at : s->second)
-                        in_spec_order.push_back(std::move(tagged.values[at]));
-                    tagged.values = std::move(in_spec_order);
-                }
-                cb(tagged);
+                auto s = shown_of.find(ev.probe_id);
+                cb(tagger.tag(ev, {spec_of[ev.probe_id], p.syscall.get(), &p.fetch_args,
+                                   s == shown_of.end() ? nullptr : &s->second}));
             }
         };
     }

@@ -196,6 +196,7 @@ enum probectl_fetch_op {
 
 /* struct probectl_fetch_insn.flags */
 #define PROBECTL_FETCH_F_USER	(1U << 0)	/* DEREF, STORE_*: user memory */
+#define PROBECTL_FETCH_F_ERRNO	(1U << 1)	/* LOAD_RETVAL: the value if -4095..-1, else 0 */
 
 struct probectl_fetch_insn {
 	__u8 op;		/* enum probectl_fetch_op */

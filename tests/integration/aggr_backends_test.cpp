@@ -125,8 +125,9 @@ TEST(SyscallSummary, RefusesWhatIsNoSyscall) {
 TEST(AggrBackends, CountAndLatencyAgree) {
     const std::string n = std::to_string(kN);
     auto run = [&](const std::string& backend, const std::string& what, const std::string& args) {
-        itest::Ran r = itest::sh("probectl " + what + " --backend " + backend +
-                                 " --format json -- " + target() + " " + args + " 2>/dev/null");
+        // sh() merges stderr (the banner) into its output: keep only the JSON.
+        itest::Ran r = itest::sh("{ probectl " + what + " --backend " + backend +
+                                 " --format json -- " + target() + " " + args + " 2>/dev/null; }");
         EXPECT_EQ(r.status, 0) << r.out;
         return r.out;
     };
@@ -150,8 +151,9 @@ TEST(AggrBackends, CountAndLatencyAgree) {
             for (std::size_t i = 0; i < kj["entries"].size(); i++) {
                 EXPECT_EQ(kj["entries"][i]["key"], pj["entries"][i]["key"]) << k << p;
                 EXPECT_EQ(kj["entries"][i]["count"], pj["entries"][i]["count"]) << k << p;
-                if (what.starts_with("hist"))
+                if (what.starts_with("hist")) {
                     EXPECT_EQ(kj["entries"][i]["hist"], pj["entries"][i]["hist"]) << k << p;
+                }
             }
             EXPECT_EQ(kj["hits"], pj["hits"]) << k << p;
             tables++;
@@ -177,9 +179,9 @@ TEST(AggrBackends, LatencyShowsTheNeverReturned) {
                                      "returned 1023"))
             << r.out;
         EXPECT_THAT(r.out, HasSubstr("count 1,")) << r.out;
-        itest::Ran j = itest::sh(std::string("probectl latency uretprobe:") + w +
+        itest::Ran j = itest::sh(std::string("{ probectl latency uretprobe:") + w +
                                  ":un_jump --format json --backend " + backend + " -- " + w +
-                                 " longjmp 1024 2>/dev/null");
+                                 " longjmp 1024 2>/dev/null; }");
         auto js = nlohmann::json::parse(j.out);
         EXPECT_EQ(js["unreturned"], 1023);
         EXPECT_EQ(js["hits"], 1024);

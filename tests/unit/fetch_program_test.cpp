@@ -157,7 +157,9 @@ TEST(FetchProgram, ValidatorRejectsCraftedPrograms) {
     // The errno flag belongs to $retval alone.
     EXPECT_THAT(invalid({op(O::LoadArg, 8, kFetchFlagErrno, 0, 1), op(O::StoreInt, 8)}),
                 HasSubstr("a load takes no flags"));
-    EXPECT_TRUE(validateFetchProgram({op(O::LoadRetval, 8, kFetchFlagErrno), op(O::StoreInt, 8)}));
+    const std::vector<FetchInsn> errno_load{op(O::LoadRetval, 8, kFetchFlagErrno),
+                                            op(O::StoreInt, 8)};
+    EXPECT_TRUE(validateFetchProgram(errno_load));
     EXPECT_THAT(invalid({op(O::LoadArg, 8, kFetchFlagUser, 0, 1), op(O::StoreInt, 8)}),
                 HasSubstr("a load takes no flags"));
     EXPECT_THAT(invalid({FetchInsn{99, 8, 0, 0, 0}}), HasSubstr("unknown opcode 99"));

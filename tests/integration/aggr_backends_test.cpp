@@ -182,7 +182,8 @@ TEST(AggrBackends, LatencyShowsTheNeverReturned) {
         itest::Ran j = itest::sh(std::string("{ probectl latency uretprobe:") + w +
                                  ":un_jump --format json --backend " + backend + " -- " + w +
                                  " longjmp 1024 2>/dev/null; }");
-        auto js = nlohmann::json::parse(j.out);
+        // The workload's own line ("returns=1 last=1024") shares stdout with the JSON.
+        auto js = nlohmann::json::parse(j.out.substr(j.out.find('{')));
         EXPECT_EQ(js["unreturned"], 1023);
         EXPECT_EQ(js["hits"], 1024);
     }

@@ -10,6 +10,7 @@
 
 #include <linux/align.h>
 #include <linux/cred.h>
+#include <linux/err.h>
 #include <linux/kprobes.h>
 #include <linux/minmax.h>
 #include <linux/ptrace.h>
@@ -89,8 +90,10 @@ static const char *probectl_fetch_check_insn(const struct probectl_fetch_insn *i
 					     unsigned int pos, bool loaded,
 					     bool is_return)
 {
-	if (in->flags & ~PROBECTL_FETCH_F_USER)
+	if (in->flags & ~(PROBECTL_FETCH_F_USER | PROBECTL_FETCH_F_ERRNO))
 		return "unknown flags";
+	if ((in->flags & PROBECTL_FETCH_F_ERRNO) && in->op != PROBECTL_FETCH_LOAD_RETVAL)
+		return "errno flag outside $retval";
 	switch (in->op) {
 	case PROBECTL_FETCH_LOAD_ARG ... PROBECTL_FETCH_LOAD_IMM:
 		if (pos)
@@ -282,6 +285,9 @@ static u64 probectl_fetch_load(const struct probectl_fetch_insn *in,
 					     sizeof(v), true);
 		return v;
 	case PROBECTL_FETCH_LOAD_RETVAL:
+		/* strace's rule for a failed call: what -c counts as an error */
+		if (in->flags & PROBECTL_FETCH_F_ERRNO)
+			return IS_ERR_VALUE((unsigned long)ctx->retval) ? ctx->retval : 0;
 		return ctx->retval;
 	case PROBECTL_FETCH_LOAD_PID:
 		return current->tgid;

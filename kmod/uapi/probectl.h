@@ -323,6 +323,7 @@ enum probectl_fetch_op {
 
 /* struct probectl_fetch_insn.flags */
 #define PROBECTL_FETCH_F_USER	(1U << 0)	/* deref, store-*: user memory */
+#define PROBECTL_FETCH_F_ERRNO	(1U << 1)	/* load-retval: the value if -4095..-1, else 0 */
 
 /* One fetch instruction. */
 struct probectl_fetch_insn {

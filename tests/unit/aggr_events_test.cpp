@@ -110,6 +110,54 @@ TEST(EventAggregator, LatencyCountsOnlyReturns) {
     EXPECT_EQ(a.table().value_name, "latency");
 }
 
+// errno is strace's failed call: -4095..-1 keeps its value, anything else is 0.
+TEST(EventAggregator, ErrnoKeyIsTheFailedCallsRetvalElseZero) {
+    AggrSpec s;
+    s.keys = {"errno"};
+    s.value = AggrValue::Latency;
+    auto a = make(s);
+    for (std::int64_t rv : {0, 5, -2, -2, -4095, -4096, 3}) {
+        Event ret = hit("x", 1, 0, true);
+        ret.retval = static_cast<std::uint64_t>(rv);
+        ret.latency_ns = 10;
+        a.add(ret);
+    }
+    a.add(hit("x", 1, 0, false));  // an entry: no return value yet
+    const AggrTable& t = a.table();
+    ASSERT_EQ(t.entries.size(), 3u);
+    EXPECT_EQ(formatAggrKey(t.entries[0]), "0");
+    EXPECT_EQ(t.entries[0].count, 4u);  // 0, 5, -4096 (no errno), 3
+    EXPECT_EQ(formatAggrKey(t.entries[1]), "-2");
+    EXPECT_EQ(t.entries[1].count, 2u);
+    EXPECT_EQ(formatAggrKey(t.entries[2]), "-4095");
+    EXPECT_EQ(t.totalCount(), 7u);
+}
+
+// hist VALUE with VALUE a task field (the ptrace backend fetches no arguments): as the
+// kernel's hidden argument, from the return's retval.
+TEST(EventAggregator, ValueMayBeATaskField) {
+    AggrSpec s;
+    s.value = AggrValue::Arg;
+    s.value_arg = "retval";
+    s.hist = AggrHist::Log2;
+    auto a = make(s);
+    for (std::int64_t rv : {-2, 0, 3}) {
+        Event ret;
+        ret.is_return = true;
+        ret.retval = static_cast<std::uint64_t>(rv);
+        a.add(ret);
+    }
+    a.add(Event{});  // an entry has no return value
+    const AggrTable& t = a.table();
+    ASSERT_EQ(t.entries.size(), 1u);
+    EXPECT_EQ(t.entries[0].count, 3u);
+    EXPECT_EQ(t.faulted, 0u);
+    EXPECT_TRUE(t.is_signed);
+    EXPECT_EQ(static_cast<std::int64_t>(t.entries[0].min), -2);
+    EXPECT_EQ(t.entries[0].buckets[0], 1u) << "negative";
+    EXPECT_EQ(t.entries[0].buckets[1], 1u) << "zero";
+}
+
 TEST(EventAggregator, MapFullCountsNewKeysAsOverflow) {
     AggrSpec s;
     s.keys = {"pid"};

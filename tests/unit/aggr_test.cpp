@@ -165,11 +165,35 @@ TEST(AggrRequest, SignedValuesAndErrors) {
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message.find("$retval needs a return probe"), std::string::npos);
 
+    k.keys = {"errno"};
+    r = prepareAggregation(k, req, args);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("$errno needs a return probe"), std::string::npos);
+
     k.keys = {"bogus"};
     r = prepareAggregation(k, req, args);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().message,
-              "no key or value named 'bogus' (there are: n, s, comm, pid, tid, uid, cpu, retval)");
+    EXPECT_EQ(
+        r.error().message,
+        "no key or value named 'bogus' (there are: n, s, comm, pid, tid, uid, cpu, retval, errno)");
+}
+
+// errno is $retval with the kernel's errno flag on its load.
+TEST(AggrRequest, ErrnoKeyLoadsTheRetvalWithTheErrnoFlag) {
+    ProbeRequest req;
+    req.kind = ProbeKind::Kretprobe;
+    std::vector<FetchArg> args;
+    AggrSpec a;
+    a.keys = {"errno"};
+    a.value = AggrValue::Latency;
+    ASSERT_TRUE(prepareAggregation(a, req, args));
+    ASSERT_EQ(args.size(), 1u);
+    EXPECT_EQ(args[0].name, "errno");
+    EXPECT_TRUE(isSignedType(args[0].type));
+    ASSERT_EQ(req.fetch.size(), 2u);
+    EXPECT_EQ(req.fetch[0].op, static_cast<std::uint8_t>(FetchOpcode::LoadRetval));
+    EXPECT_EQ(req.fetch[0].flags, kFetchFlagErrno);
+    EXPECT_TRUE(validateFetchProgram(req.fetch));
 }
 
 TEST(AggrRequest, SyscallPlanFetchIsDropped) {

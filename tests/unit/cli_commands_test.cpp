@@ -120,8 +120,8 @@ TEST(CommandTable, OneMeaningPerOptionLetter) {
         {'h', {"help"}},     {'p', {"attach", "pid"}},
         {'f', {"follow"}},   {'o', {"output", "output-dir"}},
         {'d', {"duration"}}, {'n', {"count"}},
-        {'b', {"by"}},     {'v', {"verbose"}},
-        {'i', {"interval"}}};
+        {'b', {"by"}},       {'v', {"verbose"}},
+        {'i', {"interval"}}, {'c', {"summary-only"}}};
     for (const auto& c : commands()) {
         const auto desc = c.options();
         for (const auto& opt : desc.options()) {

@@ -152,8 +152,14 @@ TEST(FetchProgram, ValidatorRejectsCraftedPrograms) {
     EXPECT_THAT(invalid({op(O::LoadArg, 8, 0, 0, 1), op(O::StoreComm, 0, 0, 0, 16)}),
                 HasSubstr("comm is stored alone"));
     EXPECT_THAT(invalid({op(O::StoreComm, 0, 0, 0, 4096)}), HasSubstr("comm store operand"));
-    EXPECT_THAT(invalid({op(O::LoadArg, 8, 2, 0, 1), op(O::StoreInt, 8)}),
-                HasSubstr("unknown flags 0x2"));
+    EXPECT_THAT(invalid({op(O::LoadArg, 8, 4, 0, 1), op(O::StoreInt, 8)}),
+                HasSubstr("unknown flags 0x4"));
+    // The errno flag belongs to $retval alone.
+    EXPECT_THAT(invalid({op(O::LoadArg, 8, kFetchFlagErrno, 0, 1), op(O::StoreInt, 8)}),
+                HasSubstr("a load takes no flags"));
+    const std::vector<FetchInsn> errno_load{op(O::LoadRetval, 8, kFetchFlagErrno),
+                                            op(O::StoreInt, 8)};
+    EXPECT_TRUE(validateFetchProgram(errno_load));
     EXPECT_THAT(invalid({op(O::LoadArg, 8, kFetchFlagUser, 0, 1), op(O::StoreInt, 8)}),
                 HasSubstr("a load takes no flags"));
     EXPECT_THAT(invalid({FetchInsn{99, 8, 0, 0, 0}}), HasSubstr("unknown opcode 99"));

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/probe_spec.hpp"
+#include "probectl/session.hpp"
 
 namespace probectl::cli {
 
@@ -31,12 +33,29 @@ struct AggrCliOptions {
     std::string interval_text;         // --interval as written
     double interval = 0;               // ... in seconds, 0: one table at the end
     bool cumulative = false;           // --cumulative: --interval without zeroing
+    std::string backend = "kernel";    // --backend kernel|ptrace (events aggregated here)
+    bool force = false;                // --force: kernel uretprobes despite C++ exceptions
+    // Not options of count/hist/latency: what trace -c passes on from trace's options.
+    std::uint32_t maxactive = 0;
+    std::vector<std::uint32_t> match_pids, match_tids, match_uids;
+    std::string match_comm;
+    bool seccomp = false;  // ptrace backend: --seccomp-bpf
     bool help = false;
 };
 
 Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::string>& args);
 boost::program_options::options_description aggrOptionsDescription(AggrMode mode,
                                                                    AggrCliOptions* o = nullptr);
+// What prints the tables at an interval (`when`, the time of day) or the end (`when` empty),
+// with every probe's counters in `stats`, in the tables' order.
+using AggrTablesPrinter = std::function<void(const std::vector<AggrTable>& tables,
+                                             const SessionStats& stats, const std::string& when)>;
+// The run count, hist and latency share (and trace -c): opens o.backend on o's target,
+// attaches o.specs aggregating o.aggr, runs until the command exits, --duration or a
+// signal, printing at each --interval and at the end; `cmd` names the errors. Returns the
+// command's exit code as trace does.
+int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io,
+                   const AggrTablesPrinter& print);
 int runCount(const std::vector<std::string>& args, Io& io);
 int runHist(const std::vector<std::string>& args, Io& io);
 int runLatency(const std::vector<std::string>& args, Io& io);

@@ -17,7 +17,7 @@ const char* const kTraceHelpHead =
                       [--maxactive N] [--force] [--format text|json] [-o FILE]
                       [--duration TIME] [-v]
                       [--backend kernel|ptrace [--seccomp-bpf]] [-- CMD [ARGS...]]
-       probectl trace --syscalls=NAME[,NAME...] [OPTIONS] [-- CMD [ARGS...]]
+       probectl trace --syscalls=NAME[,NAME...]|all [-c] [OPTIONS] [-- CMD [ARGS...]]
 
 Adds the probes for as long as this command runs and prints one line per event:
 time (s) since every probe was armed (an event from a probe armed before the last
@@ -64,6 +64,12 @@ the counters go to stderr. It is the in-kernel `strace -e trace=openat,read`:
   strace -o trace.log -e trace=openat ls -al
 write the same lines (the kernel reads paths at entry, buffers up to 64 bytes).
 exit and exit_group never return: they print "= ?" as in strace.
+--syscalls=all traces every syscall. -c (strace -c) prints no lines but, at the
+end on stderr, strace's table: % time, seconds, usecs/call, calls, errors (calls
+that returned -4095..-1), syscall, by time, and a total row. The kernel keeps each
+syscall's counts and times per errno in probectl.ko's maps (no record per call:
+nothing is dropped at any rate); calls it could not count are said under the table.
+  sudo probectl trace --syscalls=all -c -- ls -l /usr
 
 A glob in the name (kprobe:vfs_*, kretprobe:GLOB, syscall:GLOB,
 tracepoint:SUBSYS:GLOB, uprobe:PATH:GLOB, uretprobe:PATH:GLOB; * ? [a-z]) adds one
@@ -126,6 +132,7 @@ Examples:
   sudo probectl trace syscall:openat -- ls -al
   sudo probectl trace --syscalls=openat,read,write,close -o trace.log -- cat /etc/hostname
   sudo probectl trace --syscalls=openat -f -- sh -c 'cat /etc/hostname; ls /tmp'
+  sudo probectl trace --syscalls=all -c -- ls -l /usr
   sudo probectl trace syscall:openat syscall:execve -- sh -c 'cat /etc/hostname'
   sudo probectl trace kretprobe:do_sys_openat2 --maxactive 64 -- cat /etc/hostname
   sudo probectl trace kprobe:do_nanosleep -p 1234 -p 1235 --duration 10s

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "aggr_cli.hpp"
+#include "aggr_collect.hpp"
 #include "aggr_recorded.hpp"
 #include "attach.hpp"
 #include "format.hpp"
@@ -90,6 +91,14 @@ std::string wallClock() {
     return buf;
 }
 
+// Latency: the calls that were entered but never returned (longjmp, an exception, the
+// thread's exit, still inside at the end) are in no bucket; the header says how many.
+std::string unreturnedText(const AggrCliOptions& o, const ProbeStats& ps) {
+    if (o.mode != AggrMode::Latency)
+        return "";
+    return fmt::format(", never returned {}", ps.unreturned);
+}
+
 // The tables (with each probe's counters from `stats`, aligned) as text or JSON, under the
 // time of day `when` unless it is empty.
 void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
@@ -103,6 +112,7 @@ void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
             j["filtered"] = stats.probes[i].filtered;
             j["rejected"] = stats.probes[i].rejected;
             j["nmissed"] = stats.probes[i].nmissed;
+            j["unreturned"] = stats.probes[i].unreturned;
             io.out << j.dump() << '\n';
         }
         io.out.flush();
@@ -115,8 +125,9 @@ void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
     } else {
         for (std::size_t i = 0; i < tables.size(); i++) {
             const ProbeStats& ps = stats.probes[i];
-            io.out << fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}\n",
-                                  tables[i].spec, ps.hits, ps.filtered, ps.rejected, ps.nmissed);
+            io.out << fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}{}\n",
+                                  tables[i].spec, ps.hits, ps.filtered, ps.rejected, ps.nmissed,
+                                  unreturnedText(o, ps));
             io.out << (o.mode == AggrMode::Count ? formatAggrTable(tables[i], o.top)
                                                  : formatAggrHist(tables[i], o.top));
             if (i + 1 < tables.size())
@@ -126,23 +137,6 @@ void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
     if (!when.empty())
         io.out << '\n';
     io.out.flush();
-}
-
-// Every probe's map as text or JSON. With --interval a time header comes first and, unless
-// --cumulative, the maps are zeroed as they are read: each table holds that interval's hits.
-Result<void> printAggregation(Session& session, const AggrCliOptions& o, const SessionStats& stats,
-                              Io& io) {
-    const bool clear = o.interval > 0 && !o.cumulative;
-    std::vector<AggrTable> tables;
-    for (const SessionProbe& p : session.probes()) {
-        auto t = readAggregation(session.client(), p.id, p.resolution.request, p.fetch_args, clear);
-        if (!t)
-            return std::move(t).error();
-        t->spec = p.spec;
-        tables.push_back(std::move(*t));
-    }
-    printTables(o, tables, stats, o.interval > 0 ? wallClock() : std::string(), io);
-    return {};
 }
 
 // --from FILE: the same tables from a recording's events.
@@ -168,35 +162,44 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     auto parsed = parseAggrOptions(mode, args);
     if (auto rc = parsedExit(io, cmd, parsed))
         return *rc;
-    AggrCliOptions& o = *parsed;
+    const AggrCliOptions& o = *parsed;
     if (!o.from.empty())
         return runFromRecording(o, io);
+    return runAggregation(
+        o, cmd, io,
+        [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
+            const std::string& when) { printTables(o, tables, stats, when, io); });
+}
+
+}  // namespace
+
+int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io,
+                   const AggrTablesPrinter& print) {
     if (auto e = missingProcess(o.pids))
         return runtimeError(io, cmd, *e);
-
-    SessionOptions so;
-    so.tgids = o.pids;
-    so.follow = o.follow;
-    so.command = o.command;
-    if (o.pids.size() == 1)
-        so.resolve_pid = static_cast<pid_t>(o.pids[0]);
-    so.prepare = [&o](ProbeRequest& req, std::vector<FetchArg>& fetch) {
-        return prepareAggregation(o.aggr, req, fetch);
-    };
-    auto session = Session::open(so);
-    if (!session)
-        return runtimeError(io, cmd, privilegeError(session.error(), cmd, false));
-    if (auto n = attachSpecs(*session, o.specs, so.resolve_pid, o.verbose, io.err); !n)
-        return runtimeError(io, cmd, privilegeError(n.error(), cmd, false));
+    const bool kernel = o.backend != "ptrace";
+    auto opened = openAggrTracer(o);
+    if (!opened)
+        return runtimeError(io, cmd,
+                            kernel ? privilegeError(opened.error(), cmd, true) : opened.error());
+    Tracer& tracer = **opened;
+    const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
+    auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err);
+    if (!n)
+        return runtimeError(io, cmd, kernel ? privilegeError(n.error(), cmd, true) : n.error());
+    auto collector = AggrCollector::create(tracer, o.aggr);
+    if (!collector)
+        return runtimeError(io, cmd, collector.error());
+    const EventCallback onEvent = collector->callback();
     BlockedStopSignals signals;
     const std::uint64_t t0 = monotonicNs();
     const bool has_command = !o.command.empty();
-    io.err << fmt::format("Aggregating {} probe{}{}. {}\n", session->probes().size(),
-                          session->probes().size() == 1 ? "" : "s",
+    io.err << fmt::format("Aggregating {} probe{}{}{}. {}\n", *n, *n == 1 ? "" : "s",
                           traceTarget(has_command ? o.command[0] : std::string(),
-                                      has_command ? session->commandPid() : 0, o.pids),
+                                      has_command ? tracer.commandPid() : 0, o.pids),
+                          kernel ? "" : " with ptrace",
                           endsWhen(o.duration > 0 ? o.duration_text : std::string(), has_command));
-    if (auto r = session->start(); !r)
+    if (auto r = tracer.start(); !r)
         return runtimeError(io, cmd, r.error());
     const std::uint64_t deadline =
         o.duration > 0 ? t0 + static_cast<std::uint64_t>(o.duration * 1e9) : 0;
@@ -207,16 +210,24 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
         if (deadline && monotonicNs() >= deadline)
             return true;
         if (has_command && !status)
-            status = session->commandStatus();
+            status = tracer.commandStatus();
         return status.has_value();
     };
     const std::uint64_t every = static_cast<std::uint64_t>(o.interval * 1e9);
     std::uint64_t next = every ? t0 + every : 0;
     auto intervalDue = [&] { return next && monotonicNs() >= next; };
+    const bool clear = o.interval > 0 && !o.cumulative;
+    auto printNow = [&](const SessionStats& stats, const std::string& when) -> Result<void> {
+        auto tables = collector->tables(clear);
+        if (!tables)
+            return std::move(tables).error();
+        print(*tables, stats, when);
+        return {};
+    };
     int rc = kExitOk;
     for (;;) {
-        if (auto r = session->run(
-                {}, [&] { return shouldStop() || intervalDue(); }, 50);
+        if (auto r = tracer.run(
+                onEvent, [&] { return shouldStop() || intervalDue(); }, 50);
             !r) {
             rc = runtimeError(io, cmd, r.error());
             break;
@@ -224,20 +235,22 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
         if (!intervalDue() || shouldStop())
             break;
         next += every;
-        auto stats = session->stats();
+        auto stats = collector->stats();
         if (!stats)
             return runtimeError(io, cmd, stats.error());
-        if (auto r = printAggregation(*session, o, *stats, io); !r)
+        if (auto r = printNow(*stats, wallClock()); !r)
             return runtimeError(io, cmd, r.error());
     }
-    auto stats = session->stop({});
+    auto stats = tracer.stop(onEvent);
     if (!stats)
         return runtimeError(io, cmd, stats.error());
-    if (auto r = printAggregation(*session, o, *stats, io); !r)
+    if (auto r = printNow(*stats, o.interval > 0 ? wallClock() : std::string()); !r)
         return runtimeError(io, cmd, r.error());
+    for (const auto& note : stats->notes)
+        io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);
     const bool ended_itself = status.has_value();
     if (has_command && !status)
-        status = session->terminateCommand();
+        status = tracer.terminateCommand();
     if (status)
         io.err << fmt::format("'{}' {}\n", o.command[0], HeldCommand::describeStatus(*status));
     if (rc == kExitOk && ended_itself)
@@ -245,15 +258,13 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     return rc;
 }
 
-}  // namespace
-
 po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o) {
     po::options_description d("Options");
     // clang-format off
     d.add_options()
         ("help,h", "show this help")
         ("by,b", po::value<std::vector<std::string>>()->value_name("KEY,...")->composing(),
-         "aggregate per key (at most 4): comm pid tid uid cpu retval, or a fetch argument's "
+         "aggregate per key (at most 4): comm pid tid uid cpu retval errno, or a fetch argument's "
          "NAME (integer or string; strings keep 31 bytes)")
         ("attach,p", po::value<std::vector<std::uint32_t>>(o ? &o->pids : nullptr)
              ->value_name("PID"), "only process PID (repeatable)")
@@ -278,6 +289,13 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "with --interval: do not zero, each table holds everything since the start")
         ("verbose,v", po::bool_switch(o ? &o->verbose : nullptr),
          "list each name a glob (kprobe:vfs_*) matched but did not attach, and why")
+        ("backend", po::value<std::string>(o ? &o->backend : nullptr)->value_name("NAME"),
+         "kernel (probectl.ko's maps, the default) or ptrace (no module: every event is "
+         "stopped for and aggregated here with the same rules; uprobe, uretprobe, usdt and "
+         "syscall specs, task-field keys)")
+        ("force", po::bool_switch(o ? &o->force : nullptr),
+         "add kernel uretprobes in files that unwind C++ exceptions (refused by default: "
+         "an exception thrown through a probed call ends the program)")
         ("from", po::value<std::string>(o ? &o->from : nullptr)->value_name("FILE"),
          "aggregate the events of recording FILE (probectl record) instead of tracing; "
          "SPECs, if given, choose its probes (globs of their spec text)");
@@ -394,6 +412,8 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
     if (o.format != "text" && o.format != "json")
         return UsageError{fmt::format("--format must be text or json, not '{}'", o.format)};
+    if (o.backend != "kernel" && o.backend != "ptrace")
+        return UsageError{fmt::format("--backend must be kernel or ptrace, not '{}'", o.backend)};
     for (auto pid : o.pids)
         if (pid == 0)
             return UsageError{"-p 0 is not a process id"};
@@ -438,19 +458,23 @@ namespace probectl::cli {
 const char* const kCountHelp =
     R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration TIME]
                       [--interval TIME [--cumulative]] [--top N] [--max-entries N]
-                      [--format json] [-v] [-- CMD [ARGS...]]
+                      [--format json] [--backend kernel|ptrace] [--force] [-v]
+                      [-- CMD [ARGS...]]
        probectl count --from FILE [SPEC-GLOB...] [--by KEY,...] [--top N] [--format json]
 
 Counts hits in the kernel: each probe adds its hits to a map in probectl.ko (no
 record per event, nothing dropped), read when the command exits, on --duration or
 Ctrl-C. Without --by, one table of every probe and its count, highest first. With
 --by, one table per probe with a row per key: task fields (comm pid tid uid cpu,
-retval for return probes) or the probe's own fetch arguments by NAME, integers or
-strings. A hit whose key is new while the map is full is not counted but reported
+retval and errno for return probes: errno is the return value when it is -4095..-1,
+else 0) or the probe's own fetch arguments by NAME, integers or strings. A hit whose key is new while the map is full is not counted but reported
 ("map full"); the table ends with the number of keys held.
 
 Which processes: as for trace (-- CMD, -p PID, -f; neither: every process).
 Predicates (SPEC ... if EXPR) run first: rejected hits are not counted.
+--backend ptrace needs no module: every hit stops the traced process and is counted
+here with the kernel map's rules (same tables; uprobe, uretprobe, usdt and syscall
+specs, task-field keys). --force adds kernel uretprobes where C++ exceptions unwind.
 
 A glob in the name (kprobe:vfs_*, kretprobe:GLOB, syscall:GLOB, tracepoint:SUBSYS:GLOB,
 uprobe:PATH:GLOB, uretprobe:PATH:GLOB) adds one probe per matching name, each with
@@ -479,15 +503,16 @@ Examples:
 const char* const kHistHelp =
     R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
                      [--max-entries N] [-p PID]... [-f] [--duration TIME] [--format json]
-                     [--interval TIME [--cumulative]] [-v] [-- CMD [ARGS...]]
+                     [--interval TIME [--cumulative]] [--backend kernel|ptrace]
+                     [--force] [-v] [-- CMD [ARGS...]]
        probectl hist --from FILE [SPEC-GLOB...] FIELD [--by KEY,...] [--linear ...]
 
 A histogram of the integer fetch argument FIELD of SPEC, kept in the kernel: log2
 buckets as bpftrace's hist() ([0], [1], [2, 4), [4, 8), ..., and (..., 0) for
 negative signed values), or with --linear MIN,MAX,STEP buckets of STEP from MIN
 (one below MIN, one from MAX on), as lhist(). One histogram per key with --by,
-each followed by its count, average, minimum and maximum. --interval, globs and
---from FILE (a recording's events) as for count.
+each followed by its count, average, minimum and maximum. --interval, globs,
+--backend, --force and --from FILE (a recording's events) as for count.
 
 Examples:
   sudo probectl hist 'uretprobe:libc:malloc size=$arg1:u64' size -- ls -l /usr
@@ -499,21 +524,24 @@ const char* const kLatencyHelp =
     R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
                         [--max-entries N] [-p PID]... [-f] [--duration TIME]
                         [--format json] [--interval TIME [--cumulative]] [-v]
-                        [-- CMD [ARGS...]]
+                        [--backend kernel|ptrace] [--force] [-- CMD [ARGS...]]
        probectl latency --from FILE [SPEC-GLOB...] [--by KEY,...] [--linear ...]
 
 The time from entry to return of kretprobe:, uretprobe: and syscall: probes, as a
 log2 histogram in the kernel (bounds shown in ns, us, ms), one per probe (and per
 key with --by). Calls whose entry and return the kernel cannot pair (too few
-kretprobe instances, uretprobe entries never returned from) are not counted: the
-header's nmissed shows them. --interval, globs and --from FILE (a recording's
-return events) as for count.
+kretprobe instances) are not counted: the header's nmissed shows them. Entries that
+never returned (longjmp or a C++ exception past the frame, the thread's exit, still
+inside at the end) are in no bucket: the header's "never returned" counts them.
+--interval, globs, --backend, --force and --from FILE (a recording's return events)
+as for count.
 
 Examples:
   sudo probectl latency kretprobe:vfs_read --by comm --duration 5
   sudo probectl latency 'syscall:*read*' --interval 1s -- dd if=/dev/zero of=/dev/null
   sudo probectl latency 'uretprobe:/path/app:handle if $retval < 0' -p 1234
   sudo probectl latency syscall:nanosleep -- sleep 1
+  probectl latency syscall:openat --by errno --backend ptrace -- ls /nonexistent
 )";
 
 }  // namespace probectl::cli

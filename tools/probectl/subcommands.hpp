@@ -41,6 +41,7 @@ struct TraceOptions {
     bool seccomp_bpf = false;           // --seccomp-bpf (ptrace backend with -- CMD)
     bool verbose = false;               // -v: the names globs skipped
     std::vector<std::string> syscalls;  // --syscalls A,B: syscall:A syscall:B, strace lines
+    bool summary_only = false;          // -c: strace -c's table instead of the events
     bool help = false;
     const char* cmd = "trace";  // the command the errors name: trace, or record
 

@@ -3,7 +3,8 @@
 // with the AGGR_GET dump. A probe that aggregates sends no records.
 //
 // Keys are fetch arguments: a spec's own (`size=$arg1`, by NAME) or task fields added as
-// hidden fetch arguments ($comm $pid $tid $uid $cpu $retval, by those names without `$`).
+// hidden fetch arguments ($comm $pid $tid $uid $cpu $retval, by those names without `$`;
+// errno: $retval when it is -4095..-1, strace's failed call, else 0).
 // Histograms follow bpftrace: log2 (hist) with a negative and a zero bucket, linear (lhist)
 // with a bucket below min and one at or above max.
 #pragma once
@@ -27,7 +28,7 @@ namespace probectl {
 
 // What to aggregate, in the user's terms.
 struct AggrSpec {
-    // Up to kAggrMaxKeys: comm pid tid uid cpu retval, or a fetch argument's NAME.
+    // Up to kAggrMaxKeys: comm pid tid uid cpu retval errno, or a fetch argument's NAME.
     std::vector<std::string> keys;
     AggrValue value = AggrValue::None;
     std::string value_arg;  // AggrValue::Arg: an integer fetch argument's NAME

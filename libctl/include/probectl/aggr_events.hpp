@@ -18,7 +18,7 @@ namespace probectl {
 
 class EventAggregator {
   public:
-    // `spec` as for prepareAggregation; keys are task fields (comm pid tid cpu retval) or
+    // `spec` as for prepareAggregation; keys are task fields (comm pid tid cpu retval errno) or
     // the NAME of a fetch argument the events carry (Event::values), the value an integer
     // fetch argument's NAME or the latency. `probe_spec` names the table (AggrTable::spec).
     // Errors (EINVAL, usage): more than kAggrMaxKeys keys; uid, which events do not carry;
@@ -29,7 +29,7 @@ class EventAggregator {
     EventAggregator& operator=(EventAggregator&&) noexcept;
     ~EventAggregator();
 
-    // Adds one hit. Skipped as the kernel skips them: with the latency (or a retval key),
+    // Adds one hit. Skipped as the kernel skips them: with the latency (or a retval or errno key),
     // events that are not returns; a value argument that faulted or is missing (counted in
     // AggrTable::faulted). A new key while capacity keys are held counts in
     // AggrTable::overflow. A key argument the event lacks is a faulted key part.

@@ -57,6 +57,8 @@ enum class FetchOpcode : std::uint8_t {
 };
 
 inline constexpr std::uint16_t kFetchFlagUser = 1u << 0;  // user memory (PROBECTL_FETCH_F_USER)
+// LoadRetval: the value when it is an errno (-4095..-1), else 0 (PROBECTL_FETCH_F_ERRNO)
+inline constexpr std::uint16_t kFetchFlagErrno = 1u << 1;
 
 // One instruction, 12 bytes: the kernel's struct probectl_fetch_insn.
 struct FetchInsn {

@@ -15,12 +15,12 @@ namespace probectl {
 
 namespace {
 
-enum class KeySource { Comm, Pid, Tid, Cpu, Retval, Arg };
+enum class KeySource { Comm, Pid, Tid, Cpu, Retval, Errno, Arg };
 
 KeySource sourceOf(const std::string& name) {
     static const std::pair<const char*, KeySource> kTask[] = {
         {"comm", KeySource::Comm}, {"pid", KeySource::Pid},       {"tid", KeySource::Tid},
-        {"cpu", KeySource::Cpu},   {"retval", KeySource::Retval},
+        {"cpu", KeySource::Cpu},   {"retval", KeySource::Retval}, {"errno", KeySource::Errno},
     };
     for (const auto& [n, s] : kTask)
         if (name == n)
@@ -41,6 +41,11 @@ const FetchedValue* findValue(const Event& e, const std::string& name) {
         if (v.name == name)
             return &v;
     return nullptr;
+}
+
+// The kernel's IS_ERR_VALUE, strace's failed call: -4095..-1.
+bool isErrno(std::uint64_t retval) {
+    return retval >= static_cast<std::uint64_t>(-4095);
 }
 
 bool isReturnHit(const Event& e) {
@@ -64,17 +69,16 @@ std::size_t bucketCount(const AggrTable& t) {
 struct EventAggregator::Impl {
     AggrTable table;
     std::vector<KeySource> sources;
+    KeySource value_source = KeySource::Arg;  // AggrValue::Arg: a fetch argument or task field
     bool needs_return = false;
     bool signed_known = false;
     std::size_t nbuckets = 0;
     std::unordered_map<std::string, std::size_t> index;  // key bytes -> entry
 
-    // The key part of `e` for key `k`, and its bytes in `bytes` (a string as the kernel
-    // keeps it: at most kAggrStrLen - 1 bytes).
-    FetchedValue keyPart(const Event& e, std::size_t k, std::string& bytes) const {
-        const std::string& name = table.key_names[k];
+    // A task field of `e` (source not Arg), or the fetched value `name`.
+    static FetchedValue field(const Event& e, KeySource source, const std::string& name) {
         FetchedValue v;
-        switch (sources[k]) {
+        switch (source) {
             case KeySource::Comm:
                 v.name = name;
                 v.type = FetchType::String;
@@ -92,18 +96,28 @@ struct EventAggregator::Impl {
             case KeySource::Retval:
                 v = integer(name, FetchType::S64, e.retval);
                 break;
+            case KeySource::Errno:
+                v = integer(name, FetchType::S64, isErrno(e.retval) ? e.retval : 0);
+                break;
             case KeySource::Arg:
                 if (const FetchedValue* f = findValue(e, name)) {
                     v = *f;
-                    if (isStringType(v.type) && v.str.size() > kAggrStrLen - 1)
-                        v.str.resize(kAggrStrLen - 1);
-                    v.truncated = false;
                 } else {
                     v.name = name;
                     v.faulted = true;
                 }
                 break;
         }
+        return v;
+    }
+
+    // The key part of `e` for key `k`, and its bytes in `bytes` (a string as the kernel
+    // keeps it: at most kAggrStrLen - 1 bytes).
+    FetchedValue keyPart(const Event& e, std::size_t k, std::string& bytes) const {
+        FetchedValue v = field(e, sources[k], table.key_names[k]);
+        if (!v.faulted && isStringType(v.type) && v.str.size() > kAggrStrLen - 1)
+            v.str.resize(kAggrStrLen - 1);
+        v.truncated = false;
         bytes.push_back(v.faulted ? '\1' : '\0');
         if (v.faulted)
             return v;
@@ -140,14 +154,20 @@ Result<EventAggregator> EventAggregator::create(const AggrSpec& spec, std::strin
             return usage("key uid: events do not carry the uid (only in-kernel maps key by it)");
         t.key_names.push_back(k);
         impl->sources.push_back(sourceOf(k));
-        if (impl->sources.back() == KeySource::Retval)
+        if (impl->sources.back() == KeySource::Retval || impl->sources.back() == KeySource::Errno)
             impl->needs_return = true;
     }
     t.value = spec.value;
     t.value_name = spec.value == AggrValue::Arg       ? spec.value_arg
                    : spec.value == AggrValue::Latency ? "latency"
                                                       : "";
-    impl->needs_return = impl->needs_return || spec.value == AggrValue::Latency;
+    // A value named like a task field is that field unless the events carry an argument of
+    // that name (prepareAggregation's rule: the spec's own arguments come first).
+    if (spec.value == AggrValue::Arg && spec.value_arg != "comm" && spec.value_arg != "uid")
+        impl->value_source = sourceOf(spec.value_arg);
+    impl->needs_return = impl->needs_return || spec.value == AggrValue::Latency ||
+                         impl->value_source == KeySource::Retval ||
+                         impl->value_source == KeySource::Errno;
     t.hist = spec.hist;
     t.lin_min = spec.lin_min;
     t.lin_max = spec.lin_max;
@@ -167,6 +187,11 @@ void EventAggregator::add(const Event& e) {
         value = e.latency_ns;
     } else if (t.value == AggrValue::Arg) {
         const FetchedValue* v = findValue(e, t.value_name);
+        FetchedValue task;
+        if (!v && m.value_source != KeySource::Arg) {
+            task = Impl::field(e, m.value_source, t.value_name);
+            v = &task;
+        }
         if (!v || v->faulted || isStringType(v->type) || v->array_len) {
             t.faulted++;
             return;

@@ -14,8 +14,11 @@ namespace {
 
 // Keys that are task fields, and the fetch source each becomes.
 constexpr std::pair<const char*, const char*> kTaskKeys[] = {
-    {"comm", "$comm"}, {"pid", "$pid"}, {"tid", "$tid"},
-    {"uid", "$uid"},   {"cpu", "$cpu"}, {"retval", "$retval:s64"},
+    {"comm", "$comm"}, {"pid", "$pid"},           {"tid", "$tid"},          {"uid", "$uid"},
+    {"cpu", "$cpu"},   {"retval", "$retval:s64"}, {"errno", "$retval:s64"},  // with
+                                                                             // kFetchFlagErrno:
+                                                                             // -ENOENT..., 0 for a
+                                                                             // success
 };
 
 bool isReturn(const ProbeRequest& req) {
@@ -41,8 +44,8 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
     for (const auto& [key, src] : kTaskKeys) {
         if (name != key)
             continue;
-        if (name == "retval" && !isReturn(req)) {
-            err = "$retval needs a return probe (kretprobe:, uretprobe:, syscall:)";
+        if ((name == "retval" || name == "errno") && !isReturn(req)) {
+            err = fmt::format("${} needs a return probe (kretprobe:, uretprobe:, syscall:)", name);
             return -1;
         }
         FetchOptions fo;
@@ -61,6 +64,8 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
             err = fmt::format("more than {} fetch arguments with the keys", kFetchMaxArgs);
             return -1;
         }
+        if (name == "errno")
+            prog->insns.front().flags |= kFetchFlagErrno;
         req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
         args.push_back(std::move(*arg));
         return static_cast<int>(args.size() - 1);

@@ -37,6 +37,7 @@ static_assert(static_cast<int>(FetchOpcode::StoreArray) == PROBECTL_FETCH_STORE_
 static_assert(static_cast<int>(FetchOpcode::StoreComm) == PROBECTL_FETCH_STORE_COMM);
 static_assert(static_cast<int>(FetchOpcode::StoreComm) + 1 == __PROBECTL_FETCH_OP_MAX);
 static_assert(kFetchFlagUser == PROBECTL_FETCH_F_USER);
+static_assert(kFetchFlagErrno == PROBECTL_FETCH_F_ERRNO);
 static_assert(sizeof(FetchInsn) == sizeof(probectl_fetch_insn));
 static_assert(offsetof(FetchInsn, offset) == offsetof(probectl_fetch_insn, offset));
 static_assert(offsetof(FetchInsn, operand) == offsetof(probectl_fetch_insn, operand));

@@ -159,7 +159,7 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
     for (std::size_t i = 0; i < insns.size(); ++i) {
         const FetchInsn& in = insns[i];
         const bool last = i + 1 == insns.size();
-        if ((in.flags & ~kFetchFlagUser) != 0)
+        if ((in.flags & ~(kFetchFlagUser | kFetchFlagErrno)) != 0)
             return bad(i, fmt::format("unknown flags {:#x}", in.flags));
         const auto op = static_cast<FetchOpcode>(in.op);
         switch (op) {
@@ -174,8 +174,9 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
             case FetchOpcode::LoadImm: {
                 if (i != 0)
                     return bad(i, "a load must be the first instruction");
-                if (in.flags != 0)
-                    return bad(i, "a load takes no flags");
+                if (in.flags != 0 &&
+                    !(op == FetchOpcode::LoadRetval && in.flags == kFetchFlagErrno))
+                    return bad(i, "a load takes no flags (but $retval the errno flag)");
                 const bool task = op == FetchOpcode::LoadPid || op == FetchOpcode::LoadTid ||
                                   op == FetchOpcode::LoadUid || op == FetchOpcode::LoadCpu;
                 const bool size_ok =
@@ -247,7 +248,7 @@ std::string toString(const FetchInsn& in) {
         case FetchOpcode::LoadStack:
             return fmt::format("load.stack {}", in.operand);
         case FetchOpcode::LoadRetval:
-            return "load.retval";
+            return (in.flags & kFetchFlagErrno) ? "load.retval.errno" : "load.retval";
         case FetchOpcode::LoadPid:
             return "load.pid";
         case FetchOpcode::LoadTid:

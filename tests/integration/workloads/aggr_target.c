@@ -10,13 +10,18 @@
  *                          again: N distinct keys, N + 1 calls
  *   aggr_target sleep MS.. ag_sleep(ms) for each MS: nanosleep of MS ms;
  *                          prints the ns all the calls took, as it saw them
+ *   aggr_target syscalls N getppid() N times, then N failing chdir() and
+ *                          openat() calls (ENOENT), all as raw syscalls
  *
  * noipa keeps the functions real calls with their own symbols.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 __attribute__((noipa)) long ag_val(long key, long value)
 {
@@ -46,6 +51,13 @@ int main(int argc, char **argv)
 		for (i = 0; i < n; i++)
 			ag_val(i, 1);
 		ag_val(0, 1);
+	} else if (!strcmp(argv[1], "syscalls")) {
+		for (i = 0; i < n; i++)
+			syscall(SYS_getppid);
+		for (i = 0; i < n; i++) {
+			syscall(SYS_chdir, "/probectl-no-such-dir");
+			syscall(SYS_openat, AT_FDCWD, "/probectl-no-such-file", O_RDONLY);
+		}
 	} else if (!strcmp(argv[1], "sleep")) {
 		struct timespec t0, t1;
 

@@ -1,0 +1,207 @@
+// count/hist/latency and trace -c on both backends against the same workloads: the kernel's
+// maps and the ptrace backend's events aggregated in user space give the same counts;
+// trace -c's strace table has the exact calls and errors the workload made (and strace's);
+// latency says how many entries never returned; --force adds what trace --force adds.
+#include <unistd.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "itest_util.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+namespace {
+
+constexpr int kN = 300;
+
+struct SyscallCount {
+    std::uint64_t calls = 0;
+    std::uint64_t errors = 0;
+};
+
+// The rows of strace -c's table in `out` (probectl's or strace's), by syscall name.
+std::map<std::string, SyscallCount> straceTable(const std::string& out) {
+    std::map<std::string, SyscallCount> rows;
+    std::istringstream in(out);
+    std::string line;
+    bool inside = false;
+    while (std::getline(in, line)) {
+        if (line.starts_with("% time")) {
+            inside = true;
+            continue;
+        }
+        if (!inside || line.starts_with("------"))
+            continue;
+        std::istringstream f(line);
+        std::vector<std::string> w;
+        for (std::string s; f >> s;)
+            w.push_back(s);
+        if (w.size() != 5 && w.size() != 6)
+            break;
+        if (w.back() == "total")
+            break;
+        SyscallCount c;
+        c.calls = std::stoull(w[3]);
+        c.errors = w.size() == 6 ? std::stoull(w[4]) : 0;
+        rows[w.back()] = c;
+    }
+    return rows;
+}
+
+std::string target() {
+    return itest::workload("aggr_target");
+}
+
+std::string summaryOf(const std::string& backend, const std::string& syscalls) {
+    itest::Ran r = itest::sh("probectl trace --backend " + backend + " --syscalls=" + syscalls +
+                             " -c -- " + target() + " syscalls " + std::to_string(kN));
+    EXPECT_EQ(r.status, 0) << r.out;
+    return r.out;
+}
+
+void expectWorkloadRows(const std::map<std::string, SyscallCount>& t, const std::string& out) {
+    ASSERT_TRUE(t.count("getppid")) << out;
+    EXPECT_EQ(t.at("getppid").calls, static_cast<std::uint64_t>(kN)) << out;
+    EXPECT_EQ(t.at("getppid").errors, 0u) << out;
+    ASSERT_TRUE(t.count("chdir")) << out;
+    EXPECT_EQ(t.at("chdir").calls, static_cast<std::uint64_t>(kN)) << out;
+    EXPECT_EQ(t.at("chdir").errors, static_cast<std::uint64_t>(kN)) << out;
+    ASSERT_TRUE(t.count("openat")) << out;
+    // The dynamic loader's own openat calls come on top (some fail: library search paths).
+    EXPECT_GT(t.at("openat").calls, t.at("openat").errors) << out;
+    EXPECT_GE(t.at("openat").errors, static_cast<std::uint64_t>(kN)) << out;
+}
+
+}  // namespace
+
+TEST(SyscallSummary, CallsAndErrorsExactOnBothBackends) {
+    const std::string kernel = summaryOf("kernel", "getppid,chdir,openat");
+    const std::string ptrace = summaryOf("ptrace", "getppid,chdir,openat");
+    const auto k = straceTable(kernel), p = straceTable(ptrace);
+    expectWorkloadRows(k, kernel);
+    expectWorkloadRows(p, ptrace);
+    EXPECT_EQ(k.at("openat").calls, p.at("openat").calls) << kernel << ptrace;
+    EXPECT_EQ(k.at("openat").errors, p.at("openat").errors) << kernel << ptrace;
+    const std::uint64_t calls = 2 * kN + k.at("openat").calls;
+    const std::uint64_t errors = kN + k.at("openat").errors;
+    EXPECT_THAT(kernel,
+                ::testing::ContainsRegex("\n100\\.00 +[0-9.]+ +[0-9]+ +" + std::to_string(calls) +
+                                         " +" + std::to_string(errors) + " total\n"))
+        << kernel;
+    EXPECT_THAT(kernel, Not(HasSubstr("not counted"))) << "nothing lost";
+}
+
+TEST(SyscallSummary, MatchesStrace) {
+    if (access("/usr/bin/strace", X_OK) != 0)
+        GTEST_SKIP() << "no strace in this root";
+    itest::Ran s = itest::sh("strace -c -e trace=getppid,chdir,openat " + target() + " syscalls " +
+                             std::to_string(kN));
+    ASSERT_EQ(s.status, 0) << s.out;
+    const std::string ours = summaryOf("kernel", "getppid,chdir,openat");
+    const auto theirs = straceTable(s.out), mine = straceTable(ours);
+    ASSERT_EQ(theirs.size(), 3u) << s.out;
+    for (const auto& [name, c] : theirs) {
+        SCOPED_TRACE(name);
+        ASSERT_TRUE(mine.count(name)) << ours;
+        EXPECT_EQ(mine.at(name).calls, c.calls) << ours << s.out;
+        EXPECT_EQ(mine.at(name).errors, c.errors) << ours << s.out;
+    }
+}
+
+TEST(SyscallSummary, RefusesWhatIsNoSyscall) {
+    itest::Ran r = itest::sh("probectl trace -c kprobe:vfs_read -- true");
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("-c counts syscalls")) << r.out;
+}
+
+// The same counts from the kernel's maps and from the ptrace backend's events.
+TEST(AggrBackends, CountAndLatencyAgree) {
+    const std::string n = std::to_string(kN);
+    auto run = [&](const std::string& backend, const std::string& what, const std::string& args) {
+        // sh() merges stderr (the banner) into its output: keep only the JSON.
+        itest::Ran r = itest::sh("{ probectl " + what + " --backend " + backend +
+                                 " --format json -- " + target() + " " + args + " 2>/dev/null; }");
+        EXPECT_EQ(r.status, 0) << r.out;
+        return r.out;
+    };
+    const std::pair<std::string, std::string> cases[] = {
+        {"count syscall:getppid syscall:chdir --by comm", "syscalls " + n},
+        {"latency syscall:chdir --by errno", "syscalls " + n},
+        {"hist syscall:openat retval --by errno", "syscalls " + n},
+        {"count uprobe:" + target() + ":ag_val --by comm", "values " + n},
+        {"latency uretprobe:" + target() + ":ag_val --by retval --top 5", "values 8"},
+    };
+    for (const auto& [what, args] : cases) {
+        SCOPED_TRACE(what);
+        const std::string k = run("kernel", what, args), p = run("ptrace", what, args);
+        std::istringstream ks(k), ps(p);
+        std::string kl, pl;
+        std::size_t tables = 0;
+        while (std::getline(ks, kl) && std::getline(ps, pl)) {
+            auto kj = nlohmann::json::parse(kl), pj = nlohmann::json::parse(pl);
+            ASSERT_EQ(kj["entries"].size(), pj["entries"].size()) << k << p;
+            ASSERT_GT(kj["entries"].size(), 0u) << k;
+            for (std::size_t i = 0; i < kj["entries"].size(); i++) {
+                EXPECT_EQ(kj["entries"][i]["key"], pj["entries"][i]["key"]) << k << p;
+                EXPECT_EQ(kj["entries"][i]["count"], pj["entries"][i]["count"]) << k << p;
+                if (what.starts_with("hist")) {
+                    EXPECT_EQ(kj["entries"][i]["hist"], pj["entries"][i]["hist"]) << k << p;
+                }
+            }
+            EXPECT_EQ(kj["hits"], pj["hits"]) << k << p;
+            tables++;
+        }
+        EXPECT_GT(tables, 0u) << k << p;
+    }
+    const auto lat =
+        nlohmann::json::parse(run("ptrace", "latency syscall:chdir --by errno", "syscalls " + n));
+    ASSERT_EQ(lat["entries"].size(), 1u);
+    EXPECT_EQ(lat["entries"][0]["key"]["errno"], -2) << "ENOENT";
+    EXPECT_EQ(lat["entries"][0]["count"], kN);
+}
+
+// Entries that never returned are in no bucket: the header says how many, on both backends.
+TEST(AggrBackends, LatencyShowsTheNeverReturned) {
+    const std::string w = itest::workload("unwind_target");
+    for (const char* backend : {"kernel", "ptrace"}) {
+        SCOPED_TRACE(backend);
+        itest::Ran r = itest::sh(std::string("probectl latency uretprobe:") + w +
+                                 ":un_jump --backend " + backend + " -- " + w + " longjmp 1024");
+        ASSERT_EQ(r.status, 0) << r.out;
+        EXPECT_THAT(r.out, HasSubstr("hits 1024, filtered 0, rejected 0, nmissed 0, never "
+                                     "returned 1023"))
+            << r.out;
+        EXPECT_THAT(r.out, HasSubstr("count 1,")) << r.out;
+        itest::Ran j = itest::sh(std::string("{ probectl latency uretprobe:") + w +
+                                 ":un_jump --format json --backend " + backend + " -- " + w +
+                                 " longjmp 1024 2>/dev/null; }");
+        // The workload's own line ("returns=1 last=1024") shares stdout with the JSON.
+        auto js = nlohmann::json::parse(j.out.substr(j.out.find('{')));
+        EXPECT_EQ(js["unreturned"], 1023);
+        EXPECT_EQ(js["hits"], 1024);
+    }
+}
+
+// A kernel uretprobe where C++ exceptions unwind is refused as trace refuses it, --force adds
+// it; the ptrace backend needs no --force.
+TEST(AggrBackends, ForceAddsUretprobesWhereExceptionsUnwind) {
+    const std::string w = itest::workload("unwind_cxx");
+    const std::string spec = "uretprobe:" + w + ":un_throw";
+    itest::Ran refused = itest::sh("probectl latency " + spec + " -- " + w + " 10");
+    EXPECT_EQ(refused.status, 2) << refused.out;
+    EXPECT_THAT(refused.out, HasSubstr("--force")) << refused.out;
+    itest::Ran forced = itest::sh("probectl latency " + spec + " --force -- " + w + " 0");
+    EXPECT_EQ(forced.status, 0) << "no call, no throw: the probe was added\n" << forced.out;
+    EXPECT_THAT(forced.out, HasSubstr("Aggregating 1 probe")) << forced.out;
+    itest::Ran pt = itest::sh("probectl latency " + spec + " --backend ptrace -- " + w + " 10");
+    EXPECT_EQ(pt.status, 0) << pt.out;
+    EXPECT_THAT(pt.out, HasSubstr("hits 10, filtered 0, rejected 0, nmissed 0, never returned 5"))
+        << pt.out;
+}

@@ -1,0 +1,43 @@
+// Where count, hist, latency and trace -c get their tables, for either backend: the kernel
+// backend's probes aggregate in probectl.ko (read back with AGGR_GET); the ptrace backend's
+// events go through one EventAggregator per probe, with the kernel map's rules, so both give
+// the same tables for the same workload.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "aggr_cli.hpp"
+#include "probectl/aggr.hpp"
+#include "probectl/aggr_events.hpp"
+#include "probectl/session.hpp"
+#include "probectl/tracer.hpp"
+
+namespace probectl::cli {
+
+// The backend o.backend names on o's target, its probes set to aggregate o.aggr.
+Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o);
+
+class AggrCollector {
+  public:
+    // After the specs are attached (the probes are known from then on).
+    static Result<AggrCollector> create(Tracer& tracer, const AggrSpec& spec);
+
+    // What the tracer's run() and stop() deliver: events into their probe's aggregator (the
+    // kernel backend's aggregating probes deliver none).
+    EventCallback callback();
+    // Every probe's table, in the order added; `clear` starts the next one from zero.
+    Result<std::vector<AggrTable>> tables(bool clear);
+    // The counters now (between intervals), in the same order.
+    Result<SessionStats> stats();
+
+  private:
+    AggrCollector(Tracer& tracer, const AggrSpec& spec) : tracer_(&tracer), spec_(spec) {}
+    Result<void> reset();
+
+    Tracer* tracer_;
+    AggrSpec spec_;
+    std::vector<std::pair<std::uint32_t, EventAggregator>> events_;  // ptrace: by probe id
+};
+
+}  // namespace probectl::cli

@@ -1,0 +1,124 @@
+// trace -c: strace -c's table from per-syscall latency aggregations keyed by errno.
+#include "syscall_summary.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "aggr_cli.hpp"
+
+namespace probectl::cli {
+
+namespace {
+
+constexpr std::string_view kSyscallPrefix = "syscall:";
+
+std::string syscallName(const std::string& spec) {
+    std::string name = spec.starts_with(kSyscallPrefix) ? spec.substr(kSyscallPrefix.size()) : spec;
+    // Fetch arguments or a predicate after the name are no part of it.
+    return name.substr(0, name.find(' '));
+}
+
+std::string line(double percent, std::uint64_t ns, std::uint64_t calls, std::uint64_t errors,
+                 const std::string& name) {
+    return fmt::format("{:6.2f} {:11.6f} {:11} {:9} {:>9} {}\n", percent,
+                       static_cast<double>(ns) / 1e9, calls ? ns / 1000 / calls : 0, calls,
+                       errors ? std::to_string(errors) : std::string(), name);
+}
+
+}  // namespace
+
+std::vector<SyscallRow> syscallRows(const std::vector<AggrTable>& tables) {
+    std::vector<SyscallRow> rows;
+    for (const AggrTable& t : tables) {
+        SyscallRow r;
+        r.name = syscallName(t.spec);
+        for (const AggrEntry& e : t.entries) {
+            r.calls += e.count;
+            r.ns += e.sum;
+            if (!e.key.empty() && (e.key[0].faulted || e.key[0].raw != 0))
+                r.errors += e.count;
+        }
+        if (r.calls)
+            rows.push_back(std::move(r));
+    }
+    std::sort(rows.begin(), rows.end(), [](const SyscallRow& a, const SyscallRow& b) {
+        if (a.ns != b.ns)
+            return a.ns > b.ns;
+        if (a.calls != b.calls)
+            return a.calls > b.calls;
+        return a.name < b.name;
+    });
+    return rows;
+}
+
+std::string formatSyscallSummary(const std::vector<SyscallRow>& rows) {
+    const std::string rule =
+        "------ ----------- ----------- --------- --------- ----------------\n";
+    std::string out = fmt::format("{:>6} {:>11} {:>11} {:>9} {:>9} {}\n", "% time", "seconds",
+                                  "usecs/call", "calls", "errors", "syscall");
+    out += rule;
+    SyscallRow total;
+    for (const auto& r : rows) {
+        total.ns += r.ns;
+        total.calls += r.calls;
+        total.errors += r.errors;
+    }
+    for (const auto& r : rows)
+        out +=
+            line(total.ns ? 100.0 * static_cast<double>(r.ns) / static_cast<double>(total.ns) : 0.0,
+                 r.ns, r.calls, r.errors, r.name);
+    out += rule;
+    out += line(100.0, total.ns, total.calls, total.errors, "total");
+    return out;
+}
+
+std::string syscallSummaryLosses(const std::vector<AggrTable>& tables, const SessionStats& stats) {
+    std::uint64_t nmissed = 0, overflow = 0, nested = 0;
+    for (const auto& p : stats.probes)
+        nmissed += p.nmissed;
+    for (const auto& t : tables) {
+        overflow += t.overflow;
+        nested += t.nested;
+    }
+    if (nmissed + overflow + nested == 0)
+        return "";
+    return fmt::format(
+        "{} calls not counted: {} unpaired (kretprobe instances short: raise --maxactive), {} "
+        "map full, {} nested",
+        nmissed + overflow + nested, nmissed, overflow, nested);
+}
+
+int runSyscallSummary(const TraceOptions& t, Io& io) {
+    AggrCliOptions o;
+    o.mode = AggrMode::Latency;
+    o.specs = t.specs;
+    o.pids = t.pids;
+    o.follow = t.follow;
+    o.duration = t.duration;
+    o.duration_text = t.duration_text;
+    o.command = t.command;
+    o.verbose = t.verbose;
+    o.backend = t.backend;
+    o.force = t.force;
+    o.maxactive = t.maxactive;
+    o.match_pids = t.match_pids;
+    o.match_tids = t.match_tids;
+    o.match_uids = t.match_uids;
+    o.match_comm = t.match_comm;
+    o.seccomp = t.seccomp_bpf;
+    o.aggr.keys = {"errno"};
+    o.aggr.value = AggrValue::Latency;
+    // Distinct errnos of one syscall: a few; a new one past this is counted as map full.
+    o.aggr.max_entries = 128;
+    return runAggregation(
+        o, t.cmd, io,
+        [&](const std::vector<AggrTable>& tables, const SessionStats& stats, const std::string&) {
+            io.err << formatSyscallSummary(syscallRows(tables));
+            if (auto l = syscallSummaryLosses(tables, stats); !l.empty())
+                io.err << fmt::format("probectl {}: {}\n", t.cmd, l);
+            io.err.flush();
+        });
+}
+
+}  // namespace probectl::cli

@@ -468,6 +468,8 @@ void Engine::onExec(Thread& reported) {
     t.space = s;
     t.comm = readComm(tid);
     t.rseq = 0;
+    if (auto note = setidNote(tgid))
+        setid_notes_.push_back(std::move(*note));
     if (!t.report) {
         // A vfork child we only kept because it shared our int3s: its new image has none.
         (void)::ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
@@ -639,6 +641,7 @@ SessionStats Engine::stats() const {
         s.probes.push_back(ps);
     }
     s.notes = replacedFileNotes(files_);
+    s.notes.insert(s.notes.end(), setid_notes_.begin(), setid_notes_.end());
     return s;
 }
 

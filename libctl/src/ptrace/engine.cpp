@@ -47,6 +47,7 @@ Thread& Engine::addThread(pid_t tid, pid_t tgid, Space* space, bool report) {
     t.space = space;
     t.report = report;
     space->threads.insert(tid);
+    seen_tgids_.insert(tgid);
     return t;
 }
 
@@ -329,6 +330,8 @@ void Engine::handle(Thread& t, const Stop& stop) {
             if (stop.sig() == SIGTRAP) {
                 onTrap(t);
             } else {
+                if (stop.sig() == SIGCHLD)
+                    noteUntracedChild(t);
                 t.inject = stop.sig();
                 resume(t);
             }
@@ -577,6 +580,7 @@ void Engine::detachAll(const EventCallback& cb) {
         it->second.pending.reset();
         handle(it->second, classify(st));
     }
+    findUntracedChildren();
     for (auto& [pid, st] : early_)
         (void)::ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
     early_.clear();
@@ -642,6 +646,11 @@ SessionStats Engine::stats() const {
     }
     s.notes = replacedFileNotes(files_);
     s.notes.insert(s.notes.end(), setid_notes_.begin(), setid_notes_.end());
+    for (pid_t pid : untraced_children_)
+        s.notes.push_back(fmt::format(
+            "process {} was not traced: a traced process created it with CLONE_UNTRACED, "
+            "which ptrace cannot follow (the kernel backend follows it)",
+            pid));
     return s;
 }
 

@@ -196,6 +196,12 @@ class Engine {
     std::set<std::string> hooked_linkers_;  // ld.so paths whose hook probe exists
     std::vector<FileIdentity> files_;       // probed files as they were when added
     std::vector<std::string> setid_notes_;  // set-user/group-ID execs that kept our ids
+    // Under follow: every tgid traced so far, and children of traced processes that were
+    // not (CLONE_UNTRACED: no ptrace event), seen by their SIGCHLD or alive at detach.
+    std::set<pid_t> seen_tgids_;
+    std::set<pid_t> untraced_children_;
+    void noteUntracedChild(Thread& t);
+    void findUntracedChildren();
     bool detached_ = false;
     // detachAll() in progress: handlers leave threads stopped instead of resuming them.
     bool stopping_ = false;

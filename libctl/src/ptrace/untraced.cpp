@@ -2,6 +2,7 @@
 // tracer, so under -f such a child runs untraced. It is found by the SIGCHLD its parent
 // gets (the child exited) or among the living children at detach, and named in a note.
 #include <signal.h>
+#include <sys/ptrace.h>
 
 #include "ptrace/engine.hpp"
 #include "target/process_tree.hpp"

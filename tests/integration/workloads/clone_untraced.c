@@ -1,6 +1,7 @@
 // A child created with CLONE_UNTRACED, which a ptrace tracer cannot follow: it calls
 // getppid(2) three times and exits; the parent prints the child's pid, waits for it and
 // calls getppid(2) once.
+#define _GNU_SOURCE
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>

@@ -297,7 +297,7 @@ static void probectl_session_schedule(struct probectl_session *s)
 {
 	unsigned int ms = max(READ_ONCE(probectl_drain_interval_ms), 1U);
 
-	queue_delayed_work(system_unbound_wq, &s->drain_work,
+	queue_delayed_work(kapi_unbound_wq, &s->drain_work,
 			   msecs_to_jiffies(ms));
 }
 
@@ -441,7 +441,7 @@ probectl_ring_alloc(unsigned long kb, struct netlink_ext_ack *extack)
 		return NULL;
 	}
 	INIT_WORK_ONSTACK(&a.work, probectl_ring_alloc_work);
-	queue_work(system_unbound_wq, &a.work);
+	queue_work(kapi_unbound_wq, &a.work);
 	flush_work(&a.work);
 	destroy_work_on_stack(&a.work);
 	if (!a.ring)

@@ -164,4 +164,14 @@ static inline void kapi_uprobe_unregister_sync(void)
 #define KAPI_KCFI 0
 #endif
 
+/*
+ * The unbound system workqueue: system_dfl_wq from 6.17, and queueing on its old name
+ * system_unbound_wq logs a deprecation notice on later kernels.
+ */
+#if KAPI_GE(6, 17)
+#define kapi_unbound_wq system_dfl_wq
+#else
+#define kapi_unbound_wq system_unbound_wq
+#endif
+
 #endif /* PROBECTL_COMPAT_H */

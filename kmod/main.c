@@ -18,7 +18,24 @@
 #include "version.h"
 
 unsigned int probectl_buffer_kb = 256;
-module_param_named(buffer_kb, probectl_buffer_kb, uint, 0644);
+
+/* An out-of-range value is refused (the write fails with EINVAL), not clamped. */
+static int probectl_buffer_kb_set(const char *val, const struct kernel_param *kp)
+{
+	int err = param_set_uint_minmax(val, kp, PROBECTL_RING_KB_MIN,
+					PROBECTL_RING_KB_MAX);
+
+	if (err)
+		pr_warn("buffer_kb must be a number of KiB from %u to %u\n",
+			PROBECTL_RING_KB_MIN, PROBECTL_RING_KB_MAX);
+	return err;
+}
+
+static const struct kernel_param_ops probectl_buffer_kb_ops = {
+	.set = probectl_buffer_kb_set,
+	.get = param_get_uint,
+};
+module_param_cb(buffer_kb, &probectl_buffer_kb_ops, &probectl_buffer_kb, 0644);
 MODULE_PARM_DESC(buffer_kb,
 		 "Ring buffer per CPU per session in KiB, used for sessions created afterwards (default 256, min 8, max 1048576)");
 

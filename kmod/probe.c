@@ -223,11 +223,9 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	if (!persistent) {
 		s = probectl_session_lookup(portid);
 		if (!s)
-			s = probectl_session_create(portid, sk);
+			s = probectl_session_create(portid, sk, extack);
 		if (IS_ERR(s)) {
 			err = PTR_ERR(s);
-			NL_SET_ERR_MSG_MOD(extack,
-					   "cannot allocate the session ring buffer");
 			goto err_unlock;
 		}
 	}
@@ -541,10 +539,9 @@ int probectl_session_set_filter(u32 portid, struct sock *sk,
 	if (!s && !n)
 		goto out;	/* no session, no filter: nothing to change */
 	if (!s)
-		s = probectl_session_create(portid, sk);
+		s = probectl_session_create(portid, sk, extack);
 	if (IS_ERR(s)) {
 		err = PTR_ERR(s);
-		NL_SET_ERR_MSG_MOD(extack, "cannot allocate the session");
 		goto out;
 	}
 	err = probectl_session_replace_filter(s, tgids, n, flags);
@@ -580,10 +577,9 @@ int probectl_session_set_match(u32 portid, struct sock *sk, struct probectl_matc
 	if (!s && !m)
 		goto out;	/* no session, no match: nothing to change */
 	if (!s)
-		s = probectl_session_create(portid, sk);
+		s = probectl_session_create(portid, sk, extack);
 	if (IS_ERR(s)) {
 		err = PTR_ERR(s);
-		NL_SET_ERR_MSG_MOD(extack, "cannot allocate the session");
 		goto out;
 	}
 	probectl_match_replace(s, m);

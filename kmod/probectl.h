@@ -39,6 +39,8 @@
 
 /* main.c: module parameters, read when a session is created / rearmed */
 extern unsigned int probectl_buffer_kb;
+#define PROBECTL_RING_KB_MIN	8
+#define PROBECTL_RING_KB_MAX	(1024 * 1024)	/* 1 GiB per CPU */
 extern unsigned int probectl_drain_interval_ms;
 
 /*
@@ -266,7 +268,8 @@ void probectl_shutdown(void);
 /* session.c: callers hold probectl_lock unless noted */
 struct probectl_session *probectl_session_lookup(u32 portid);
 struct probectl_session *probectl_session_create(u32 portid,
-						 struct sock *sk);
+						 struct sock *sk,
+						 struct netlink_ext_ack *extack);
 void probectl_session_destroy(struct probectl_session *s);
 void probectl_session_destroy_all(void);
 bool probectl_session_exists(u32 portid);	/* any context, no lock */

@@ -41,8 +41,6 @@
 	rounddown(SKB_WITH_OVERHEAD(32768) - NLMSG_HDRLEN - GENL_HDRLEN -	\
 		  NLA_HDRLEN - 2 * NLA_HDRLEN - sizeof(u64), 8)
 
-#define PROBECTL_RING_KB_MIN	8
-#define PROBECTL_RING_KB_MAX	(1024 * 1024)	/* 1 GiB per CPU */
 
 /* portid -> session; written under probectl_lock, read locklessly too. */
 static DEFINE_XARRAY(probectl_sessions);
@@ -299,7 +297,7 @@ static void probectl_session_schedule(struct probectl_session *s)
 {
 	unsigned int ms = max(READ_ONCE(probectl_drain_interval_ms), 1U);
 
-	queue_delayed_work(system_unbound_wq, &s->drain_work,
+	queue_delayed_work(kapi_unbound_wq, &s->drain_work,
 			   msecs_to_jiffies(ms));
 }
 
@@ -407,28 +405,77 @@ bool probectl_session_exists(u32 portid)
 	return xa_load(&probectl_sessions, portid);
 }
 
+struct probectl_ring_alloc {
+	struct work_struct work;
+	unsigned long bytes;
+	struct trace_buffer *ring;
+};
+
+static void probectl_ring_alloc_work(struct work_struct *work)
+{
+	struct probectl_ring_alloc *a =
+		container_of(work, struct probectl_ring_alloc, work);
+
+	/* flags 0: no overwrite, so a full ring refuses new records */
+	a->ring = ring_buffer_alloc(a->bytes, 0);
+}
+
+/*
+ * ring_buffer_alloc() fills the current CPU's buffer and then every other
+ * CPU's from its hotplug callback, which WARNs when that one fails. It
+ * fails when memory runs out after the first CPU, or when the allocating
+ * task has a fatal signal pending (a tracer killed while it starts). So
+ * the size for all online CPUs must fit in half the available memory, and
+ * the allocation runs in a kworker, which has no signals.
+ */
+static struct trace_buffer *
+probectl_ring_alloc(unsigned long kb, struct netlink_ext_ack *extack)
+{
+	struct probectl_ring_alloc a = { .bytes = kb * 1024 };
+	/* the ring's pages carry a header; one more per CPU is the reader's */
+	unsigned long pages = DIV_ROUND_UP(a.bytes, PAGE_SIZE - 64) + 1;
+
+	if (pages * num_online_cpus() > si_mem_available() / 2) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "buffer_kb for every online CPU exceeds half the available memory: lower the buffer_kb module parameter");
+		return NULL;
+	}
+	INIT_WORK_ONSTACK(&a.work, probectl_ring_alloc_work);
+	queue_work(kapi_unbound_wq, &a.work);
+	flush_work(&a.work);
+	destroy_work_on_stack(&a.work);
+	if (!a.ring)
+		NL_SET_ERR_MSG_MOD(extack, "cannot allocate the session ring buffer");
+	return a.ring;
+}
+
 /**
  * probectl_session_create() - allocate a session with its ring and drain.
  * @portid: owner
  * @sk: the owner's socket (the sender of the creating request); the
  *	session holds a reference on it until probectl_session_destroy()
  *
+ * @extack: receives the reason for a failure
+ *
  * Context: process context; caller holds probectl_lock and checked that
  * no session exists for @portid.
  * Return: the session or ERR_PTR(-ENOMEM / xa_insert error).
  */
 struct probectl_session *probectl_session_create(u32 portid,
-						 struct sock *sk)
+						 struct sock *sk,
+						 struct netlink_ext_ack *extack)
 {
-	unsigned long kb = clamp_t(unsigned long, READ_ONCE(probectl_buffer_kb),
-				   PROBECTL_RING_KB_MIN, PROBECTL_RING_KB_MAX);
+	/* main.c keeps it within [PROBECTL_RING_KB_MIN, PROBECTL_RING_KB_MAX] */
+	unsigned long kb = READ_ONCE(probectl_buffer_kb);
 	struct probectl_session *s;
 	int err = -ENOMEM;
 
 	lockdep_assert_held(&probectl_lock);
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
-	if (!s)
+	if (!s) {
+		NL_SET_ERR_MSG_MOD(extack, "out of memory for the session");
 		return ERR_PTR(-ENOMEM);
+	}
 	s->portid = portid;
 	mutex_init(&s->drain_lock);
 	atomic64_set(&s->lost, 0);
@@ -438,15 +485,18 @@ struct probectl_session *probectl_session_create(u32 portid,
 
 	s->batch = kvmalloc(PROBECTL_BATCH_BYTES, GFP_KERNEL);
 	s->head = kcalloc(nr_cpu_ids, sizeof(*s->head), GFP_KERNEL);
-	if (!s->batch || !s->head)
+	if (!s->batch || !s->head) {
+		NL_SET_ERR_MSG_MOD(extack, "out of memory for the session");
 		goto err_free;
-	/* flags 0: no overwrite, so a full ring refuses new records */
-	s->ring = ring_buffer_alloc(kb * 1024, 0);
+	}
+	s->ring = probectl_ring_alloc(kb, extack);
 	if (!s->ring)
 		goto err_free;
 	err = xa_insert(&probectl_sessions, portid, s, GFP_KERNEL);
-	if (err)
+	if (err) {
+		NL_SET_ERR_MSG_MOD(extack, "cannot register the session");
 		goto err_ring;
+	}
 	/*
 	 * The socket cannot be released while its own request runs, and its
 	 * release (URELEASE) destroys this session, dropping the reference.

@@ -5,6 +5,8 @@
 #include "probectl/strace_format.hpp"
 
 #include <gmock/gmock.h>
+#include <cerrno>
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -166,6 +168,29 @@ TEST(StraceFormat, UnfinishedAndOutputBuffers) {
               "read(3, 0x7ffc1000, 4096) = -1 EAGAIN (Resource temporarily unavailable)");
     r.retval = -512;
     EXPECT_THAT(formatSyscall(r, nullptr), ::testing::HasSubstr("= ? ERESTARTSYS ("));
+}
+
+// The call itself refused the pointer (EFAULT): the address, as strace prints it. The call
+// used the memory but the tracer could not read it: why, never a bare pointer.
+TEST(StraceFormat, MemoryTheTracerCouldNotReadSaysWhy) {
+    SyscallRecord r;
+    r.name = "write";
+    r.args = {1, 0x7ffc1000, 5};
+    r.mem[1] = FetchedBytes{"", false, true, EIO};
+    r.retval = -14;
+    EXPECT_EQ(formatSyscall(r, nullptr, {32, false}),
+              "write(1, 0x7ffc1000, 5) = -1 EFAULT (Bad address)");
+    r.retval = 5;
+    EXPECT_EQ(formatSyscall(r, nullptr, {32, false}), "write(1, <unreadable: EIO>, 5) = 5");
+    r.mem[1]->error = 0;  // the kernel backend's reads do not say why: theirs fail as EFAULT
+    EXPECT_EQ(formatSyscall(r, nullptr, {32, false}), "write(1, <unreadable: EFAULT>, 5) = 5");
+    r.name = "openat";
+    r.args = {static_cast<std::uint64_t>(-100), 0x5000, 0};
+    r.mem = {};
+    r.mem[1] = FetchedBytes{"", false, true, EPERM};
+    r.retval = 3;
+    EXPECT_EQ(formatSyscall(r, nullptr, {32, false}),
+              "openat(AT_FDCWD, <unreadable: EPERM>, O_RDONLY) = 3");
 }
 
 TEST(StraceFormat, GenericSyscallsUseMetadata) {

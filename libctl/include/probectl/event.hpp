@@ -46,6 +46,7 @@ struct Event {
     struct RawValue {
         std::vector<std::uint8_t> bytes;  // strings include their NUL
         std::uint8_t flags = 0;           // PROBECTL_FETCH_V_FAULT | _TRUNCATED
+        int error = 0;  // with FAULT: the errno of the failed read when known (ptrace backend)
     };
     std::vector<RawValue> fetched;
     // The same values decoded with the probe's fetch arguments (names, types); filled by

@@ -8,8 +8,9 @@
 //  - strings in double quotes, escaping \t \n \v \f \r \" \\ by name and other bytes outside
 //    0x20..0x7e in octal with the fewest digits (three when the next byte is '0'..'7'); at
 //    most `string_limit` bytes of data buffers, then `"..."...`; paths are not cut;
-//  - NULL for a zero pointer, 0x hex for other pointers and for pointers whose memory could
-//    not be read;
+//  - NULL for a zero pointer, 0x hex for other pointers and for pointers the call itself
+//    refused with EFAULT; memory the tracer could not read although the call did not fail
+//    with EFAULT prints <unreadable: ENAME> (strace would print the bare pointer);
 //  - flag sets as NAME|NAME|0xREST (open flags, mmap prot and flags, clone flags), file modes
 //    in octal (0644), AT_FDCWD for -100, fds as int.
 // Decoders exist for openat, open, creat, read, write, pread64, pwrite64, close, mmap,
@@ -35,7 +36,8 @@ namespace probectl {
 struct FetchedBytes {
     std::string bytes;       // what was read (no terminating NUL)
     bool truncated = false;  // the fetch stopped at its bound before the data ended
-    bool faulted = false;    // the read faulted: print the pointer instead
+    bool faulted = false;    // the read faulted: see memArg in strace_format.cpp
+    int error = 0;           // the failed read's errno when known; 0: EFAULT (the kernel's)
 };
 
 struct SyscallRecord {

@@ -98,6 +98,7 @@ SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool retur
         FetchedBytes fb;
         if (v.flags & PROBECTL_FETCH_V_FAULT) {
             fb.faulted = true;
+            fb.error = v.error;
             r.mem[h.arg] = fb;
             continue;
         }

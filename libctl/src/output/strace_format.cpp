@@ -8,6 +8,7 @@
 #include <linux/sched.h>
 #include <signal.h>
 
+#include <cerrno>
 #include <limits>
 
 #include "output/append_text.hpp"
@@ -126,13 +127,17 @@ std::string hexOrZero(std::uint64_t v) {
 }
 
 // A pointer argument with memory: the quoted bytes, or the pointer when not fetched or
-// faulted (strace prints the address of memory it cannot read).
+// when the call itself found it bad (EFAULT, as strace prints it). Memory the program
+// could use but the tracer could not read says so, with why, rather than pass for a
+// bad pointer.
 std::string memArg(const SyscallRecord& r, std::size_t i, std::size_t limit) {
     const auto& m = r.mem[i];
     if (r.args[i] == 0)
         return "NULL";
-    if (!m || m->faulted)
+    if (!m || (m->faulted && r.retval && *r.retval == -EFAULT))
         return stracePointer(r.args[i]);
+    if (m->faulted)
+        return fmt::format("<unreadable: {}>", errnoName(m->error ? m->error : EFAULT));
     return straceQuote(m->bytes, limit, m->truncated);
 }
 

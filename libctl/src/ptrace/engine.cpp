@@ -47,6 +47,7 @@ Thread& Engine::addThread(pid_t tid, pid_t tgid, Space* space, bool report) {
     t.space = space;
     t.report = report;
     space->threads.insert(tid);
+    seen_tgids_.insert(tgid);
     return t;
 }
 
@@ -329,6 +330,8 @@ void Engine::handle(Thread& t, const Stop& stop) {
             if (stop.sig() == SIGTRAP) {
                 onTrap(t);
             } else {
+                if (stop.sig() == SIGCHLD)
+                    noteUntracedChild(t);
                 t.inject = stop.sig();
                 resume(t);
             }
@@ -468,6 +471,8 @@ void Engine::onExec(Thread& reported) {
     t.space = s;
     t.comm = readComm(tid);
     t.rseq = 0;
+    if (auto note = setidNote(tgid))
+        setid_notes_.push_back(std::move(*note));
     if (!t.report) {
         // A vfork child we only kept because it shared our int3s: its new image has none.
         (void)::ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
@@ -575,6 +580,7 @@ void Engine::detachAll(const EventCallback& cb) {
         it->second.pending.reset();
         handle(it->second, classify(st));
     }
+    findUntracedChildren();
     for (auto& [pid, st] : early_)
         (void)::ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
     early_.clear();
@@ -639,6 +645,12 @@ SessionStats Engine::stats() const {
         s.probes.push_back(ps);
     }
     s.notes = replacedFileNotes(files_);
+    s.notes.insert(s.notes.end(), setid_notes_.begin(), setid_notes_.end());
+    for (pid_t pid : untraced_children_)
+        s.notes.push_back(fmt::format(
+            "process {} was not traced: a traced process created it with CLONE_UNTRACED, "
+            "which ptrace cannot follow (the kernel backend follows it)",
+            pid));
     return s;
 }
 

@@ -195,11 +195,23 @@ class Engine {
     bool has_user_probes_ = false;
     std::set<std::string> hooked_linkers_;  // ld.so paths whose hook probe exists
     std::vector<FileIdentity> files_;       // probed files as they were when added
+    std::vector<std::string> setid_notes_;  // set-user/group-ID execs that kept our ids
+    // Under follow: every tgid traced so far, and children of traced processes that were
+    // not (CLONE_UNTRACED: no ptrace event), seen by their SIGCHLD or alive at detach.
+    std::set<pid_t> seen_tgids_;
+    std::set<pid_t> untraced_children_;
+    void noteUntracedChild(Thread& t);
+    void findUntracedChildren();
     bool detached_ = false;
     // detachAll() in progress: handlers leave threads stopped instead of resuming them.
     bool stopping_ = false;
     std::uint32_t next_id_ = 1;
     int sigchld_fd_ = -1;
 };
+
+// A note when process `pid`, just after its exec, runs a set-user-ID or set-group-ID file
+// without the ids that file gives (the kernel drops them under a tracer that lacks
+// CAP_SYS_PTRACE); nullopt otherwise.
+std::optional<std::string> setidNote(pid_t pid);
 
 }  // namespace probectl::ptrace

@@ -29,8 +29,9 @@ Event::RawValue readString(pid_t tid, std::uint64_t addr) {
     while (len < kSyscallPathMax - 1) {
         const std::size_t chunk =
             std::min<std::uint64_t>(kSyscallPathMax - 1 - len, kPage - ((addr + len) % kPage));
-        if (!readRemote(tid, addr + len, buf.data() + len, chunk)) {
+        if (auto r = readRemote(tid, addr + len, buf.data() + len, chunk); !r) {
             v.flags = len ? PROBECTL_FETCH_V_TRUNCATED : PROBECTL_FETCH_V_FAULT;
+            v.error = len ? 0 : r.error().err;
             break;
         }
         auto* nul = std::find(buf.data() + len, buf.data() + len + chunk, 0);
@@ -61,18 +62,20 @@ Event::RawValue readPlanValue(pid_t tid, const SyscallMemHint& h,
         return readString(tid, addr);
     if (h.kind == K::ArrayString) {
         std::uint64_t ptr = 0;
-        if (!readRemote(tid, addr + 8 * h.len_arg, &ptr, sizeof(ptr))) {
+        if (auto r = readRemote(tid, addr + 8 * h.len_arg, &ptr, sizeof(ptr)); !r) {
             Event::RawValue v;
             v.flags = PROBECTL_FETCH_V_FAULT;
+            v.error = r.error().err;
             return v;
         }
         return readString(tid, ptr);
     }
     Event::RawValue v;
     v.bytes.resize(h.kind == K::PtrArray ? 8 * h.len_arg : kSyscallBufferMax);
-    if (!readRemote(tid, addr, v.bytes.data(), v.bytes.size())) {
+    if (auto r = readRemote(tid, addr, v.bytes.data(), v.bytes.size()); !r) {
         v.bytes.clear();
         v.flags = PROBECTL_FETCH_V_FAULT;
+        v.error = r.error().err;
     }
     return v;
 }

@@ -4,6 +4,7 @@
 // their session; user-space and CLI globs.
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -128,7 +129,9 @@ TEST(Glob, KernelGlobSkipsTheBlacklistedAndAttachesTheRest) {
 }
 
 TEST(Glob, ThousandKprobesAttachFireAndDetach) {
-    constexpr std::size_t kProbes = 1000;
+    // The same path with 200 on the debug kernel, where 1000 registrations under KASAN and
+    // lockdep take most of its suite's time budget.
+    const std::size_t kProbes = itest::debugKernel() ? 200 : 1000;
     constexpr int kCalls = 500;
     SpecExpander x;
     std::vector<probectl::ProbeSpec> specs;
@@ -138,6 +141,11 @@ TEST(Glob, ThousandKprobesAttachFireAndDetach) {
         specs.insert(specs.end(), e->specs.begin(), e->specs.end());
     }
     ASSERT_GE(specs.size(), kProbes);
+    // The one the workload calls goes first, so it is among the kProbes attached.
+    std::stable_partition(specs.begin(), specs.end(), [](const probectl::ProbeSpec& sp) {
+        return sp.symbol == "__x64_sys_getppid";
+    });
+    ASSERT_EQ(specs.front().symbol, "__x64_sys_getppid");
 
     Workload w({itest::workload("getppid_loop"), std::to_string(kCalls)});
     SessionOptions o;
@@ -175,7 +183,7 @@ TEST(Glob, ThousandKprobesAttachFireAndDetach) {
     auto ms = [](auto a, auto b) {
         return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
     };
-    std::printf("1000 kprobes: attach %lld ms, detach %lld ms\n",
+    std::printf("%zu kprobes: attach %lld ms, detach %lld ms\n", kProbes,
                 static_cast<long long>(ms(t0, t1)), static_cast<long long>(ms(t2, t3)));
 }
 

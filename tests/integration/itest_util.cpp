@@ -106,6 +106,10 @@ std::string readFile(const std::string& path) {
     return ss.str();
 }
 
+bool debugKernel() {
+    return ::access("/sys/kernel/debug/kmemleak", F_OK) == 0;
+}
+
 std::vector<std::string> kprobesListed(const std::string& symbol) {
     std::vector<std::string> hits;
     std::istringstream in(readFile("/sys/kernel/debug/kprobes/list"));

@@ -45,6 +45,10 @@ Ran sh(const std::string& cmd);
 
 // Whole file as text ("" when it cannot be read).
 std::string readFile(const std::string& path);
+// The kernel was built with the bug detectors (the debug test kernel: kmemleak, KASAN,
+// lockdep), which make every kprobe registration many times slower: tests that time
+// nothing but register hundreds of probes size themselves down there.
+bool debugKernel();
 // Lines of /sys/kernel/debug/kprobes/list that mention `symbol`. The kernel prints the
 // name kallsyms finds first for an address, which may be an alias (6.12 lists
 // __x64_sys_getppid as __do_sys_getppid): prefer kprobesListedAt with the resolved address.

@@ -170,6 +170,56 @@ TEST(SyscallMeta, TableFromFixtureTracefs) {
     EXPECT_FALSE(r->find("futex")->has_args);
 }
 
+// load() reads a syscall's formats when it is first found, and gives what fromTracefs gives.
+TEST(SyscallMeta, LoadedTableReadsFormatsOnFirstUse) {
+    auto eager = SyscallTable::fromTracefs(kTracefs);
+    ASSERT_TRUE(eager.ok()) << eager.error().message;
+    auto lazy = SyscallTable::load(kTracefs);
+    EXPECT_FALSE(lazy.hasArgs());  // nothing read yet
+    const SyscallInfo* o = lazy.find("openat");
+    ASSERT_NE(o, nullptr);
+    EXPECT_TRUE(lazy.hasArgs());
+    EXPECT_TRUE(o->has_args);
+    EXPECT_EQ(o->nr, 257);
+    ASSERT_EQ(o->args.size(), 4u);
+    EXPECT_EQ(o->args[3].type, "umode_t");
+    EXPECT_EQ(lazy.find("openat"), o);  // found once, same entry after
+    EXPECT_EQ(lazy.find(257), o);
+    for (const char* name : {"getppid", "mmap", "clone", "write", "futex"}) {
+        ASSERT_NE(lazy.find(name), nullptr) << name;
+        EXPECT_EQ(lazy.find(name)->has_args, eager->find(name)->has_args) << name;
+        EXPECT_EQ(lazy.find(name)->args.size(), eager->find(name)->args.size()) << name;
+    }
+    EXPECT_EQ(lazy.find("no_such_syscall"), nullptr);
+    EXPECT_EQ(lazy.fallbackNote(), "");
+    EXPECT_EQ(lazy.all().size(), eager->all().size());
+}
+
+// A bad format is named once its syscall is used, not before; a name the build's headers
+// lack is still found in tracefs.
+TEST(SyscallMeta, LoadedTableNamesProblemsOfWhatItRead) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("probectl-lazy-syscalls-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir / "events/syscalls/sys_enter_read");
+    std::ofstream(dir / "events/syscalls/sys_enter_read/format") << "name: sys_enter_read\nID: x\n";
+    std::filesystem::create_directories(dir / "events/syscalls/sys_enter_newcall");
+    std::ofstream(dir / "events/syscalls/sys_enter_newcall/format")
+        << "name: sys_enter_newcall\nID: 9\nformat:\n"
+           "\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
+           "\tfield:unsigned long a;\toffset:16;\tsize:8;\tsigned:0;\n\nprint fmt: \"\"\n";
+    auto t = SyscallTable::load(dir.string());
+    EXPECT_EQ(t.fallbackNote(), "");
+    ASSERT_NE(t.find("read"), nullptr);
+    EXPECT_FALSE(t.find("read")->has_args);
+    ASSERT_EQ(t.problems().size(), 1u);
+    EXPECT_THAT(t.problems()[0], HasSubstr("sys_enter_read/format: format line 2: bad ID"));
+    const SyscallInfo* n = t.find("newcall");
+    std::filesystem::remove_all(dir);
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->args.size(), 1u);
+    EXPECT_EQ(t.find("newcall"), n);
+}
+
 TEST(SyscallMeta, MissingTracefsFallsBack) {
     auto r = SyscallTable::fromTracefs("/nonexistent/tracefs");
     ASSERT_FALSE(r.ok());

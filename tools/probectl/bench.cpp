@@ -58,7 +58,10 @@ po::options_description benchOptionsDescription(BenchOptions* o) {
         ("no-plot", "write bench.gp but do not run gnuplot")
         ("attach", po::value<std::size_t>(o ? &o->attach : nullptr)->value_name("N"),
          "also time attaching and detaching N kprobes at once, probectl against ftrace's "
-         "kprobe_events (default 1000; 0 skips it)");
+         "kprobe_events (default 1000; 0 skips it)")
+        ("startup", po::value<unsigned>(o ? &o->startup : nullptr)->value_name("R"),
+         "also time whole commands around one getppid call, probectl trace against strace "
+         "and the program alone, R runs each, median (default 5; 0 skips it)");
     // clang-format on
     return d;
 }
@@ -177,6 +180,12 @@ int runBench(const std::vector<std::string>& args, Io& io) {
             rows.push_back(std::move(r));
         }
     }
+    std::vector<bench::StartupTimes> startup;
+    if (o->startup) {
+        io.err << fmt::format("  start-up, {} runs each ...\n", o->startup);
+        io.err.flush();
+        startup = bench::startupBench(o->workload, o->startup);
+    }
     bench::removeTempDir();
     std::vector<bench::AttachTimes> attach;
     if (o->attach) {
@@ -196,6 +205,10 @@ int runBench(const std::vector<std::string>& args, Io& io) {
     if (!attach.empty()) {
         io.out << '\n';
         bench::printAttach(io.out, attach);
+    }
+    if (!startup.empty()) {
+        io.out << '\n';
+        bench::printStartup(io.out, startup);
     }
     io.out << "\nLegend:\n";
     for (const auto& t : bench::tracers())

@@ -139,6 +139,17 @@ struct AttachTimes {
 std::vector<AttachTimes> attachBench(std::size_t n);
 void printAttach(std::ostream& out, const std::vector<AttachTimes>& rows);
 
+// Start-up (bench_startup.cpp): the median wall time of `runs` runs of a whole command
+// around one getppid call of `workload`: the program alone, strace, probectl trace.
+struct StartupTimes {
+    std::string label;
+    std::string argv;  // the command, for the table
+    double median_s = 0;
+    std::string error;  // non-empty: skipped, with why
+};
+std::vector<StartupTimes> startupBench(const std::string& workload, unsigned runs);
+void printStartup(std::ostream& out, const std::vector<StartupTimes>& rows);
+
 // Derived figures of a row (ns per hit and overhead over untraced, per expected hit).
 double nsPerHit(const Row& r);
 double overheadPerHit(const Row& r);

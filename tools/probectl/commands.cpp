@@ -319,7 +319,7 @@ Examples:
 
 const char* const kBenchHelp =
     R"(Usage: probectl bench [-n N] [--threads T] [--repeat R] [--tracers LIST] [-o DIR]
-                      [--workload PATH] [--no-plot] [--attach N]
+                      [--workload PATH] [--no-plot] [--attach N] [--startup R]
 
 Runs the standard workloads (tests/bench/bench_workload) untraced and under every
 tracer available here, one after the other, and prints them side by side:
@@ -332,7 +332,9 @@ same argument ftrace fetches), ftrace (kprobe_events/uprobe_events), ptrace (thi
 tool's ptrace backend; ptrace-seccomp with a seccomp filter), strace and ltrace when
 installed. A tracer that cannot run is listed as skipped, with why.
 
-Every workload times its own loop, so start-up and attaching are not counted.
+Every workload times its own loop, so start-up and attaching are not counted: --attach
+and --startup time those apart (whole commands around one getppid call: the program,
+strace, probectl trace syscall: and kprobe:; X STRACE divides by strace's time).
 NS/HIT = loop time / N; OVERHEAD = (loop time - untraced loop time) / N;
 X KERNEL = OVERHEAD / kernel-record's OVERHEAD on the same workload. Every tracer must
 see exactly N hits (EXACT); those that do not are named with what they saw. Then the

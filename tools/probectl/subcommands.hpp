@@ -190,6 +190,7 @@ struct BenchOptions {
     std::vector<std::string> only;           // --tracers a,b: only these (plus untraced)
     bool plot = true;                        // --no-plot: do not run gnuplot
     std::size_t attach = 1000;               // --attach N: kprobes attached at once (0: none)
+    unsigned startup = 5;                    // --startup R: runs of each start-up command
     bool help = false;
 };
 Parsed<BenchOptions> parseBenchOptions(const std::vector<std::string>& args);

@@ -388,9 +388,15 @@ int runTraceAs(const std::vector<std::string>& args, Io& io, const char* kCmd) {
     if (auto e = missingProcess(o.pids))
         return runtimeError(io, kCmd, *e);
 
-    // Both backends decode syscall lines from the same table: say when it lacks arguments.
-    if (std::any_of(o.specs.begin(), o.specs.end(),
-                    [](const ProbeSpec& s) { return s.kind == SpecKind::Syscall; }))
+    // Both backends decode syscall lines from the same table: say when it lacks arguments
+    // for the syscalls traced (the table reads their formats on first use).
+    bool any_syscall = false;
+    for (const ProbeSpec& s : o.specs)
+        if (s.kind == SpecKind::Syscall) {
+            any_syscall = true;
+            systemSyscallTable().find(s.symbol);
+        }
+    if (any_syscall)
         if (std::string note = systemSyscallTable().fallbackNote(); !note.empty())
             io.err << fmt::format("probectl {}: note: {}\n", kCmd, note);
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -109,28 +110,39 @@ class SyscallTable {
     // problems() (its syscall keeps name and number); unreadable files (EACCES) are skipped.
     static Result<SyscallTable> fromTracefs(const std::string& tracefs = "/sys/kernel/tracing");
 
-    // tracefs when it has syscall events, else builtin() with the reason in problems():
-    // never fails.
+    // builtin() whose entries read their own two format files from <tracefs>/events/syscalls
+    // the first time find() returns them: start-up reads the few syscalls a trace names,
+    // not all ~700 files (most of `probectl trace syscall:NAME`'s start-up under QEMU TCG).
+    // A name missing from builtinSyscallNames() is looked up in tracefs too. Never fails: a
+    // missing events/syscalls is one problems() line; a format that does not parse is named
+    // there when its syscall is first found. Thread-safe.
     static SyscallTable load(const std::string& tracefs = "/sys/kernel/tracing");
 
     // Why some or all syscalls have no argument metadata ("FILE: format line 7: ..."),
-    // in the order met; empty when every format parsed.
-    const std::vector<std::string>& problems() const { return problems_; }
+    // in the order met; empty when every format parsed. For a load() table, only the
+    // syscalls found so far count.
+    std::vector<std::string> problems() const;
     // One line for the user when problems() is not empty ("" otherwise): syscall lines
     // will then show names and return values without arguments.
     std::string fallbackNote() const;
 
+    // The syscall's entry, nullptr when unknown. Pointers stay valid as long as the table.
     const SyscallInfo* find(std::string_view name) const;
     const SyscallInfo* find(int nr) const;
-    const std::vector<SyscallInfo>& all() const { return syscalls_; }
-    // At least one entry came from format files.
-    bool hasArgs() const { return has_args_; }
+    // Every entry sorted by name (a load() table first loads each builtin name's formats).
+    const std::vector<SyscallInfo>& all() const;
+    // At least one entry came from format files (for a load() table: so far).
+    bool hasArgs() const;
 
   private:
     void add(SyscallInfo info);
+    const SyscallInfo* findLoaded(std::string_view name) const;
     std::vector<SyscallInfo> syscalls_;  // sorted by name
     bool has_args_ = false;
     std::vector<std::string> problems_;
+    // load() tables: what is read on demand, behind one lock; `loaded` parallels syscalls_.
+    struct Lazy;
+    std::shared_ptr<Lazy> lazy_;
 };
 
 }  // namespace probectl

@@ -3,15 +3,17 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
+
 #include <iterator>
 #include <set>
-#include <sstream>
+#include <unordered_set>
 
 namespace probectl {
 
@@ -124,14 +126,30 @@ void forEachLine(std::string_view text, F&& f) {
 }
 
 Result<std::string> readFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return makeError(errno ? errno : EIO, fmt::format("cannot read {}", path));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad())
-        return makeError(EIO, fmt::format("error reading {}", path));
-    return ss.str();
+    // read(2) straight into the string: kallsyms is megabytes, and a stream copies it twice.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return makeError(errno, fmt::format("cannot read {}", path));
+    std::string out;
+    std::size_t used = 0;
+    for (;;) {
+        if (out.size() - used < 65536)
+            out.resize(std::max<std::size_t>(out.size() * 2, used + 65536));
+        const ssize_t n = ::read(fd, out.data() + used, out.size() - used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            const int err = errno;
+            ::close(fd);
+            return makeError(err, fmt::format("error reading {}", path));
+        }
+        if (n == 0)
+            break;
+        used += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    out.resize(used);
+    return out;
 }
 
 }  // namespace
@@ -216,33 +234,45 @@ Result<KernelSymbols> KernelSymbols::load(const std::string& kallsyms_path,
 
 void KernelSymbols::index() {
     hidden_ = !symbols_.empty();
-    by_name_.resize(symbols_.size());
-    for (std::size_t i = 0; i < symbols_.size(); ++i) {
+    // A chained hash over the names: building it is one pass, where sorting ~150k names was
+    // most of the start-up cost under QEMU TCG.
+    std::size_t buckets = 1;
+    while (buckets < symbols_.size() * 2)
+        buckets <<= 1;
+    name_heads_.assign(buckets, 0);
+    name_next_.assign(symbols_.size(), 0);
+    // Backwards, so each chain is in table order.
+    for (std::size_t i = symbols_.size(); i-- > 0;) {
         const auto& s = symbols_[i];
-        by_name_[i] = i;
         if (s.addr != 0)
             hidden_ = false;
-        if (s.addr != 0)
-            by_addr_.push_back(i);
+        std::uint32_t& head = name_heads_[std::hash<std::string_view>{}(s.name) & (buckets - 1)];
+        name_next_[i] = head;
+        head = static_cast<std::uint32_t>(i + 1);
     }
-    std::sort(by_name_.begin(), by_name_.end(), [&](std::size_t a, std::size_t b) {
-        const int c = symbols_[a].name.compare(symbols_[b].name);
-        if (c != 0)
-            return c < 0;
+    for (std::size_t i = 0; i < symbols_.size(); ++i)
+        if (symbols_[i].addr != 0)
+            by_addr_.push_back(i);
+    // kallsyms lists vmlinux in address order: usually only the modules' part needs sorting.
+    auto by_addr = [&](std::size_t a, std::size_t b) {
         return symbols_[a].addr != symbols_[b].addr ? symbols_[a].addr < symbols_[b].addr : a < b;
-    });
-    std::sort(by_addr_.begin(), by_addr_.end(), [&](std::size_t a, std::size_t b) {
-        return symbols_[a].addr != symbols_[b].addr ? symbols_[a].addr < symbols_[b].addr : a < b;
-    });
+    };
+    if (!std::is_sorted(by_addr_.begin(), by_addr_.end(), by_addr))
+        std::sort(by_addr_.begin(), by_addr_.end(), by_addr);
 }
 
 std::vector<const KernelSymbol*> KernelSymbols::lookup(std::string_view name) const {
     std::vector<const KernelSymbol*> out;
-    auto it =
-        std::lower_bound(by_name_.begin(), by_name_.end(), name,
-                         [&](std::size_t i, std::string_view n) { return symbols_[i].name < n; });
-    for (; it != by_name_.end() && symbols_[*it].name == name; ++it)
-        out.push_back(&symbols_[*it]);
+    if (name_heads_.empty())
+        return out;
+    const std::size_t b = std::hash<std::string_view>{}(name) & (name_heads_.size() - 1);
+    for (std::uint32_t i = name_heads_[b]; i != 0; i = name_next_[i - 1])
+        if (symbols_[i - 1].name == name)
+            out.push_back(&symbols_[i - 1]);
+    // Chains are in table order; callers want address order (table order breaks ties).
+    std::stable_sort(out.begin(), out.end(), [](const KernelSymbol* a, const KernelSymbol* b) {
+        return a->addr < b->addr;
+    });
     return out;
 }
 
@@ -378,13 +408,11 @@ std::vector<std::string> KernelSymbols::suggest(std::string_view name, std::size
     std::vector<std::string> substr;
     std::vector<std::pair<std::size_t, std::string>> close;
     const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
-    const std::string* prev = nullptr;
-    for (std::size_t i : by_name_) {
-        const KernelSymbol& sym = symbols_[i];
-        // Each name once (the array holds duplicates next to each other).
-        if (prev && *prev == sym.name)
+    std::unordered_set<std::string_view> seen;
+    for (const KernelSymbol& sym : symbols_) {
+        // Each name once: static functions repeat names.
+        if (!seen.insert(sym.name).second)
             continue;
-        prev = &sym.name;
         const std::string& cand = sym.name;
         if (!sym.isFunction() || cand.starts_with(kPaddingPrefix))
             continue;

@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
+#include <unordered_map>
 
 namespace probectl {
 
@@ -292,39 +296,158 @@ Result<SyscallTable> SyscallTable::fromTracefs(const std::string& tracefs) {
     return t;
 }
 
+// A load() table's state, shared by its copies: `base` is builtin() whose entries are
+// filled in place (their addresses never change) the first time find() reaches them.
+struct SyscallTable::Lazy {
+    std::filesystem::path dir;
+    std::mutex mu;
+    SyscallTable base = builtin();
+    std::vector<char> loaded = std::vector<char>(base.syscalls_.size(), 0);
+    // Names builtin() lacks (newer than the build's headers): nullptr when tracefs lacks them.
+    std::deque<SyscallInfo> extra;
+    std::unordered_map<std::string, const SyscallInfo*> extra_by_name;
+    bool all_loaded = false;
+
+    // Reads sys_enter_NAME (and sys_exit_NAME) into `into`; false when there is no such
+    // event. A format that does not parse leaves `into` as it was and is a problem.
+    bool read(const std::string& name, SyscallInfo& into) {
+        bool ok = false;
+        const auto enter_path = dir / ("sys_enter_" + name) / "format";
+        const std::string text = readFile(enter_path, ok);
+        if (!ok)
+            return false;
+        auto ev = parseEventFormat(text);
+        if (!ev.ok()) {
+            base.problems_.push_back(
+                fmt::format("{}: {}", enter_path.string(), ev.error().message));
+            return true;
+        }
+        std::optional<TraceEventFormat> exit;
+        bool exit_ok = false;
+        const std::string exit_text = readFile(dir / ("sys_exit_" + name) / "format", exit_ok);
+        if (exit_ok)
+            if (auto x = parseEventFormat(exit_text); x.ok())
+                exit = std::move(*x);
+        auto info = syscallFromFormats(*ev, exit ? &*exit : nullptr);
+        if (!info.ok()) {
+            base.problems_.push_back(
+                fmt::format("{}: {}", enter_path.string(), info.error().message));
+            return true;
+        }
+        if (info->nr < 0)
+            info->nr = into.nr;
+        into = std::move(*info);
+        base.has_args_ = true;
+        return true;
+    }
+
+    const SyscallInfo* find(std::string_view name) {
+        auto it =
+            std::lower_bound(base.syscalls_.begin(), base.syscalls_.end(), name,
+                             [](const SyscallInfo& s, std::string_view n) { return s.name < n; });
+        if (it != base.syscalls_.end() && it->name == name) {
+            const auto i = static_cast<std::size_t>(it - base.syscalls_.begin());
+            if (!loaded[i]) {
+                loaded[i] = 1;
+                read(std::string(it->name), *it);
+            }
+            return &*it;
+        }
+        const std::string key(name);
+        if (auto e = extra_by_name.find(key); e != extra_by_name.end())
+            return e->second;
+        SyscallInfo info;
+        info.name = key;
+        const SyscallInfo* found = nullptr;
+        if (read(key, info) && info.has_args) {
+            extra.push_back(std::move(info));
+            found = &extra.back();
+        }
+        extra_by_name.emplace(key, found);
+        return found;
+    }
+};
+
 SyscallTable SyscallTable::load(const std::string& tracefs) {
-    auto t = fromTracefs(tracefs);
-    if (t.ok())
-        return std::move(*t);
-    SyscallTable b = builtin();
-    b.problems_.push_back(t.error().message);
-    return b;
+    SyscallTable t;
+    t.lazy_ = std::make_shared<Lazy>();
+    t.lazy_->dir = std::filesystem::path(tracefs) / "events" / "syscalls";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(t.lazy_->dir, ec)) {
+        t.lazy_->base.problems_.push_back(fmt::format(
+            "{}: no syscall trace events (is tracefs mounted?)", t.lazy_->dir.string()));
+        // Nothing to read: every entry stays as builtin() made it.
+        std::fill(t.lazy_->loaded.begin(), t.lazy_->loaded.end(), 1);
+        t.lazy_->all_loaded = true;
+    }
+    return t;
+}
+
+std::vector<std::string> SyscallTable::problems() const {
+    if (!lazy_)
+        return problems_;
+    std::lock_guard lock(lazy_->mu);
+    return lazy_->base.problems_;
+}
+
+bool SyscallTable::hasArgs() const {
+    if (!lazy_)
+        return has_args_;
+    std::lock_guard lock(lazy_->mu);
+    return lazy_->base.has_args_;
 }
 
 std::string SyscallTable::fallbackNote() const {
-    if (problems_.empty())
+    const std::vector<std::string> problems = this->problems();
+    if (problems.empty())
         return "";
-    if (!has_args_)
+    if (!hasArgs())
         return fmt::format("syscall arguments are unknown (names and return values only): {}",
-                           problems_.front());
+                           problems.front());
     return fmt::format(
         "{} syscall{} without argument metadata (names and return values "
         "only): {}{}",
-        problems_.size(), problems_.size() == 1 ? "" : "s", problems_.front(),
-        problems_.size() > 1 ? fmt::format(" (and {} more)", problems_.size() - 1) : std::string());
+        problems.size(), problems.size() == 1 ? "" : "s", problems.front(),
+        problems.size() > 1 ? fmt::format(" (and {} more)", problems.size() - 1) : std::string());
 }
 
-const SyscallInfo* SyscallTable::find(std::string_view name) const {
+const SyscallInfo* SyscallTable::findLoaded(std::string_view name) const {
     auto it = std::lower_bound(syscalls_.begin(), syscalls_.end(), name,
                                [](const SyscallInfo& s, std::string_view n) { return s.name < n; });
     return it != syscalls_.end() && it->name == name ? &*it : nullptr;
 }
 
+const SyscallInfo* SyscallTable::find(std::string_view name) const {
+    if (!lazy_)
+        return findLoaded(name);
+    std::lock_guard lock(lazy_->mu);
+    return lazy_->find(name);
+}
+
 const SyscallInfo* SyscallTable::find(int nr) const {
-    for (const auto& s : syscalls_)
+    if (!lazy_) {
+        for (const auto& s : syscalls_)
+            if (s.nr == nr)
+                return &s;
+        return nullptr;
+    }
+    std::lock_guard lock(lazy_->mu);
+    for (const auto& s : lazy_->base.syscalls_)
         if (s.nr == nr)
-            return &s;
+            return lazy_->find(s.name);
     return nullptr;
+}
+
+const std::vector<SyscallInfo>& SyscallTable::all() const {
+    if (!lazy_)
+        return syscalls_;
+    std::lock_guard lock(lazy_->mu);
+    if (!lazy_->all_loaded) {
+        for (const auto& s : lazy_->base.syscalls_)
+            lazy_->find(s.name);
+        lazy_->all_loaded = true;
+    }
+    return lazy_->base.syscalls_;
 }
 
 }  // namespace probectl

@@ -1,0 +1,87 @@
+// probectl bench: start-up, the wall time of a whole traced command that makes a single
+// getppid call, where start-up and tear-down are all there is to measure: probectl (a
+// syscall probe, and a kprobe on the syscall's entry) beside strace and the program alone.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "bench.hpp"
+
+namespace probectl::cli::bench {
+
+namespace {
+
+std::string selfExe() {
+    std::string buf(4096, '\0');
+    const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size());
+    return n > 0 ? buf.substr(0, static_cast<std::size_t>(n)) : std::string("probectl");
+}
+
+StartupTimes timeCommand(std::string label, const std::vector<std::string>& argv, unsigned runs) {
+    StartupTimes t{std::move(label), fmt::format("{}", fmt::join(argv, " ")), 0, {}};
+    std::vector<double> times;
+    for (unsigned i = 0; i < runs; i++) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto st = runToEnd(argv);
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!st || *st != 0) {
+            t.error = st ? fmt::format("exit {}", *st) : st.error().describe();
+            return t;
+        }
+        times.push_back(s);
+    }
+    std::sort(times.begin(), times.end());
+    t.median_s = times[times.size() / 2];
+    return t;
+}
+
+}  // namespace
+
+std::vector<StartupTimes> startupBench(const std::string& workload, unsigned runs) {
+    const std::string out = tempDir() + "/startup.out";
+    const std::vector<std::string> prog = Workload{workload, "syscalls", 1, 1}.argv(out);
+    auto with = [&](std::vector<std::string> head) {
+        head.insert(head.end(), prog.begin(), prog.end());
+        return head;
+    };
+    const std::string self = selfExe();
+    std::vector<StartupTimes> rows;
+    rows.push_back(timeCommand("program", prog, runs));
+    if (const std::string strace = findInPath("strace"); !strace.empty())
+        rows.push_back(timeCommand(
+            "strace", with({strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=getppid", "--"}),
+            runs));
+    else
+        rows.push_back(StartupTimes{"strace", "", 0, "no strace on PATH"});
+    rows.push_back(timeCommand("probectl-syscall",
+                               with({self, "trace", "syscall:getppid", "-o", "/dev/null", "--"}),
+                               runs));
+    rows.push_back(timeCommand(
+        "probectl-kprobe",
+        with({self, "trace", "kprobe:__x64_sys_getppid", "-o", "/dev/null", "--"}), runs));
+    return rows;
+}
+
+void printStartup(std::ostream& out, const std::vector<StartupTimes>& rows) {
+    double strace = 0;
+    for (const auto& r : rows)
+        if (r.label == "strace" && r.error.empty())
+            strace = r.median_s;
+    out << "Start-up: wall time of a whole command whose program makes one getppid call\n"
+           "(median of the runs; X STRACE divides by strace's time on the same program):\n";
+    out << fmt::format("  {:<17} {:>9} {:>9}  {}\n", "COMMAND", "WALL(s)", "X STRACE", "ARGV");
+    for (const auto& r : rows) {
+        if (!r.error.empty()) {
+            out << fmt::format("  {:<17} skipped: {}\n", r.label, r.error);
+            continue;
+        }
+        const std::string ratio = strace > 0 ? fmt::format("{:.2f}", r.median_s / strace) : "-";
+        out << fmt::format("  {:<17} {:>9.3f} {:>9}  {}\n", r.label, r.median_s, ratio, r.argv);
+    }
+}
+
+}  // namespace probectl::cli::bench

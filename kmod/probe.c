@@ -441,8 +441,11 @@ bool probectl_probe_info_next(unsigned long *cursor,
 		info->rejected += READ_ONCE(c->rejected);
 		returned += READ_ONCE(c->returned);
 	}
-	/* persistent probes record nothing, so none of their calls has a return */
-	if (p->session && returned < info->hits)
+	/*
+	 * Only return probes pair an entry with a return; persistent probes
+	 * record nothing, so none of their calls has one either.
+	 */
+	if (p->session && probectl_kind_returns(p->kind) && returned < info->hits)
 		info->unreturned = info->hits - returned;
 	info->dropped += atomic64_read(&p->undelivered);
 	mutex_unlock(&probectl_lock);

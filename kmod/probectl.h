@@ -385,6 +385,12 @@ static __always_inline bool probectl_session_admits(struct probectl_session *s)
  * session: they are counted and never produce records. Safe in NMI context:
  * lockless xarray and RCU lookups and per-CPU increments only.
  */
+/* Kinds whose hits are entries waiting for a return (the unreturned count). */
+static inline bool probectl_kind_returns(u32 kind)
+{
+	return kind == PROBECTL_KIND_KRETPROBE || kind == PROBECTL_KIND_URETPROBE;
+}
+
 static __always_inline bool probectl_admit(struct probectl_probe *p)
 {
 	struct probectl_session *s = p->session;

@@ -136,6 +136,21 @@ TEST(Unreturned, LongjmpOverUretprobePtrace) {
     expectOneReturnOf1024(ptraceRun(kJump, kJumpArgv));
 }
 
+// An entry probe has no return to wait for: its hits are never unreturned (they once all
+// were, so every kprobe and uprobe summary showed UNRETURNED = HITS).
+TEST(Unreturned, EntryProbesHaveNone) {
+    const std::vector<std::string> argv = {itest::workload("getppid_loop"), "5"};
+    for (const std::string spec :
+         {std::string("kprobe:__x64_sys_getppid"), "uprobe:" + argv[0] + ":main"}) {
+        SCOPED_TRACE(spec);
+        Traced r = kernelRun(spec, argv);
+        EXPECT_EQ(r.status, 0);
+        EXPECT_GE(r.stats.hits, 1u);
+        EXPECT_EQ(r.stats.unreturned, 0u);
+        expectBalanced(r.stats);
+    }
+}
+
 TEST(Unreturned, ThreadExitInsideUretprobe) {
     const std::string spec = "uretprobe:" + itest::workload("unwind_target") + ":un_texit";
     for (bool ptrace : {false, true}) {

@@ -140,7 +140,7 @@ TEST(Unreturned, LongjmpOverUretprobePtrace) {
 // were, so every kprobe and uprobe summary showed UNRETURNED = HITS).
 TEST(Unreturned, EntryProbesHaveNone) {
     const std::vector<std::string> argv = {itest::workload("getppid_loop"), "5"};
-    for (const std::string spec :
+    for (const std::string& spec :
          {std::string("kprobe:__x64_sys_getppid"), "uprobe:" + argv[0] + ":main"}) {
         SCOPED_TRACE(spec);
         Traced r = kernelRun(spec, argv);

@@ -356,7 +356,7 @@ boost::program_options::options_description recordOptionsDescription() {
     const boost::program_options::options_description trace = traceOptionsDescription();
     boost::program_options::options_description d("Options");
     for (const auto& opt : trace.options())
-        if (opt->long_name() != "format")
+        if (opt->long_name() != "format" && opt->long_name() != "summary-only")
             d.add(opt);
     return d;
 }

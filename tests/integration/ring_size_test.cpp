@@ -32,12 +32,11 @@ unsigned long long ringKb() {
 }
 
 unsigned long long memAvailableKb() {
+    // "MemAvailable:   1234 kB" (some lines have no unit, so read line by line).
     std::ifstream f("/proc/meminfo");
-    std::string key;
-    unsigned long long kb = 0;
-    while (f >> key >> kb)
-        if (key == "MemAvailable:")
-            return kb;
+    for (std::string line; std::getline(f, line);)
+        if (line.starts_with("MemAvailable:"))
+            return std::stoull(line.substr(line.find(':') + 1));
     return 0;
 }
 

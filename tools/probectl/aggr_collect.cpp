@@ -1,43 +1,18 @@
 // AggrCollector: the kernel's maps, or the ptrace backend's events aggregated here.
 #include "aggr_collect.hpp"
 
+#include "open_tracer.hpp"
 #include "probectl/ptrace_session.hpp"
 
 namespace probectl::cli {
 
 Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o) {
-    const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
-    if (o.backend == "ptrace") {
-        PtraceSessionOptions so;
-        so.tgids = o.pids;
-        so.follow = o.follow;
-        so.command = o.command;
-        so.resolve_pid = resolve_pid;
-        so.seccomp = o.seccomp;
-        auto s = PtraceSession::open(so);
-        if (!s)
-            return std::move(s).error();
-        return std::unique_ptr<Tracer>(std::make_unique<PtraceSession>(std::move(*s)));
-    }
-    SessionOptions so;
-    so.tgids = o.pids;
-    so.follow = o.follow;
-    so.command = o.command;
-    so.resolve_pid = resolve_pid;
-    so.uretprobe_despite_exceptions = o.force;
-    so.maxactive = o.maxactive;
-    so.match_pids = o.match_pids;
-    so.match_tids = o.match_tids;
-    so.match_uids = o.match_uids;
-    so.match_comm = o.match_comm;
     const AggrSpec spec = o.aggr;
-    so.prepare = [spec](ProbeRequest& req, std::vector<FetchArg>& fetch) {
-        return prepareAggregation(spec, req, fetch);
-    };
-    auto s = Session::open(so);
-    if (!s)
-        return std::move(s).error();
-    return std::unique_ptr<Tracer>(std::make_unique<Session>(std::move(*s)));
+    return openTracerFor(o, o.seccomp, [spec](SessionOptions& so) {
+        so.prepare = [spec](ProbeRequest& req, std::vector<FetchArg>& fetch) {
+            return prepareAggregation(spec, req, fetch);
+        };
+    });
 }
 
 Result<AggrCollector> AggrCollector::create(Tracer& tracer, const AggrSpec& spec) {

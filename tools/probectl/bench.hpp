@@ -92,6 +92,11 @@ Result<int> runToEnd(const std::vector<std::string>& argv);
 std::string tempFile(const std::string& stem);
 // Parses the workload's timing line from `file` ("... ns=ELAPSED ..."). EBADMSG when absent.
 Result<std::uint64_t> readElapsed(const std::string& file);
+// Runs `prefix + w's argv` and reads the workload's timing line into m.elapsed_ns, with
+// the whole command's wall time in m.wall_ns; fails naming prefix[0] (or the workload).
+Outcome timed(const std::vector<std::string>& prefix, const Workload& w, Measure m = {});
+// This program's path (/proc/self/exe), for benches that run probectl itself.
+std::string selfExe();
 // Lines of `file` containing `needle`.
 std::uint64_t countLines(const std::string& file, const std::string& needle);
 // The first executable named `name` in PATH, or "".

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 
 #include "bench.hpp"
@@ -13,18 +12,6 @@
 namespace probectl::cli::bench {
 
 namespace {
-
-std::uint64_t nowNs() {
-    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                          std::chrono::steady_clock::now().time_since_epoch())
-                                          .count());
-}
-
-std::string self() {
-    std::error_code ec;
-    auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string("probectl") : p.string();
-}
 
 Outcome traceRun(const Workload& w, bool json) {
     // The same ring as kernel-record's, so neither loses records to a small one.
@@ -37,36 +24,22 @@ Outcome traceRun(const Workload& w, bool json) {
     if (std::stoull(now) < want)
         ring.emplace(param, std::to_string(want));
     const std::string log = tempFile(json ? "trace-json" : "trace-text");
-    const std::string out = tempFile("workload");
-    std::vector<std::string> argv = {self(), "trace",
-                                     w.mode == "calls"
-                                         ? fmt::format("uprobe:{}:bench_fn x=%di:s64", w.binary)
-                                         : std::string("kprobe:__x64_sys_getppid r15=+0(%di):x64"),
-                                     "-o", log};
+    std::vector<std::string> prefix = {
+        selfExe(), "trace",
+        w.mode == "calls" ? fmt::format("uprobe:{}:bench_fn x=%di:s64", w.binary)
+                          : std::string("kprobe:__x64_sys_getppid r15=+0(%di):x64"),
+        "-o", log};
     if (json)
-        argv.insert(argv.end(), {"--format", "json"});
-    argv.push_back("--");
-    for (auto& a : w.argv(out))
-        argv.push_back(std::move(a));
-    const std::uint64_t t0 = nowNs();
-    auto st = runToEnd(argv);
-    const std::uint64_t t1 = nowNs();
-    if (!st)
-        return fail(st.error().describe());
-    if (*st != 0)
-        return fail(fmt::format("probectl trace: wait status {}", *st));
-    auto ns = readElapsed(out);
-    std::filesystem::remove(out);
-    if (!ns)
-        return fail(ns.error().describe());
-    Measure m;
-    m.elapsed_ns = *ns;
-    m.wall_ns = t1 - t0;
+        prefix.insert(prefix.end(), {"--format", "json"});
+    prefix.push_back("--");
+    Outcome o = timed(prefix, w);
     // An event line is the location, two spaces, the values; the summary names the spec.
-    m.hits = countLines(
-        log, json ? "\"type\":\"event\"" : (w.mode == "calls" ? ":bench_fn  x=" : "getppid  r15="));
+    if (o.measure)
+        o.measure->hits =
+            countLines(log, json ? "\"type\":\"event\""
+                                 : (w.mode == "calls" ? ":bench_fn  x=" : "getppid  r15="));
     std::filesystem::remove(log);
-    return measured(m);
+    return o;
 }
 
 Outcome runText(const Workload& w) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -137,13 +138,18 @@ std::string describeStatus(int status) {
     return fmt::format("killed by signal {}", WTERMSIG(status));
 }
 
-// Runs `prefix + workload argv` and reads the workload's timing line.
-Outcome timed(const std::vector<std::string>& prefix, const Workload& w, Measure m = {}) {
+}  // namespace
+
+Outcome timed(const std::vector<std::string>& prefix, const Workload& w, Measure m) {
     const std::string out = tempFile("workload");
     std::vector<std::string> argv = prefix;
     for (auto& a : w.argv(out))
         argv.push_back(std::move(a));
+    const auto t0 = std::chrono::steady_clock::now();
     auto st = runToEnd(argv);
+    m.wall_ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count());
     if (!st)
         return fail(st.error().describe());
     if (*st != 0)
@@ -158,6 +164,14 @@ Outcome timed(const std::vector<std::string>& prefix, const Workload& w, Measure
     m.elapsed_ns = *ns;
     return measured(m);
 }
+
+std::string selfExe() {
+    std::error_code ec;
+    auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string("probectl") : p.string();
+}
+
+namespace {
 
 // A peer run whose hits are the lines of its output file naming `needle`.
 Outcome peer(const char* tool, std::vector<std::string> prefix, const std::string& needle,

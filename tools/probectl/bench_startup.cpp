@@ -1,10 +1,7 @@
 // probectl bench: start-up, the wall time of a whole traced command that makes a single
 // getppid call, where start-up and tear-down are all there is to measure: probectl (a
 // syscall probe, and a kprobe on the syscall's entry) beside strace and the program alone.
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 
 #include <fmt/format.h>
 
@@ -14,25 +11,20 @@ namespace probectl::cli::bench {
 
 namespace {
 
-std::string selfExe() {
-    std::string buf(4096, '\0');
-    const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size());
-    return n > 0 ? buf.substr(0, static_cast<std::size_t>(n)) : std::string("probectl");
-}
-
-StartupTimes timeCommand(std::string label, const std::vector<std::string>& argv, unsigned runs) {
+StartupTimes timeCommand(std::string label, const std::vector<std::string>& prefix,
+                         const Workload& w, unsigned runs) {
+    std::vector<std::string> argv = prefix;
+    for (auto& a : w.argv("TIMING-FILE"))
+        argv.push_back(std::move(a));
     StartupTimes t{std::move(label), fmt::format("{}", fmt::join(argv, " ")), 0, {}};
     std::vector<double> times;
     for (unsigned i = 0; i < runs; i++) {
-        const auto t0 = std::chrono::steady_clock::now();
-        auto st = runToEnd(argv);
-        const double s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (!st || *st != 0) {
-            t.error = st ? fmt::format("exit {}", *st) : st.error().describe();
+        const Outcome o = timed(prefix, w);
+        if (!o.measure) {
+            t.error = o.error.empty() ? o.skipped : o.error;
             return t;
         }
-        times.push_back(s);
+        times.push_back(static_cast<double>(o.measure->wall_ns) / 1e9);
     }
     std::sort(times.begin(), times.end());
     t.median_s = times[times.size() / 2];
@@ -42,27 +34,21 @@ StartupTimes timeCommand(std::string label, const std::vector<std::string>& argv
 }  // namespace
 
 std::vector<StartupTimes> startupBench(const std::string& workload, unsigned runs) {
-    const std::string out = tempDir() + "/startup.out";
-    const std::vector<std::string> prog = Workload{workload, "syscalls", 1, 1}.argv(out);
-    auto with = [&](std::vector<std::string> head) {
-        head.insert(head.end(), prog.begin(), prog.end());
-        return head;
-    };
+    const Workload w{workload, "syscalls", 1, 1};
     const std::string self = selfExe();
     std::vector<StartupTimes> rows;
-    rows.push_back(timeCommand("program", prog, runs));
+    rows.push_back(timeCommand("program", {}, w, runs));
     if (const std::string strace = findInPath("strace"); !strace.empty())
         rows.push_back(timeCommand(
-            "strace", with({strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=getppid", "--"}),
+            "strace", {strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=getppid", "--"}, w,
             runs));
     else
         rows.push_back(StartupTimes{"strace", "", 0, "no strace on PATH"});
-    rows.push_back(timeCommand("probectl-syscall",
-                               with({self, "trace", "syscall:getppid", "-o", "/dev/null", "--"}),
-                               runs));
     rows.push_back(timeCommand(
-        "probectl-kprobe",
-        with({self, "trace", "kprobe:__x64_sys_getppid", "-o", "/dev/null", "--"}), runs));
+        "probectl-syscall", {self, "trace", "syscall:getppid", "-o", "/dev/null", "--"}, w, runs));
+    rows.push_back(timeCommand("probectl-kprobe",
+                               {self, "trace", "kprobe:__x64_sys_getppid", "-o", "/dev/null", "--"},
+                               w, runs));
     return rows;
 }
 

@@ -18,8 +18,7 @@
 #include <memory>
 #include <optional>
 
-#include "probectl/ptrace_session.hpp"
-#include "probectl/session.hpp"
+#include "open_tracer.hpp"
 #include "probectl/syscall_probe.hpp"
 #include "spec_hints.hpp"
 #include "subcommands.hpp"
@@ -96,41 +95,9 @@ std::optional<UsageError> parseIdList(const po::variables_map& vm, const char* o
     return std::nullopt;
 }
 
-// Either backend's options on o's target (-p pids, -f, -- CMD held).
-template <class Options>
-Options onTarget(const TraceOptions& o) {
-    Options so;
-    so.tgids = o.pids;
-    so.follow = o.follow;
-    so.command = o.command;
-    // Library names resolve as the one traced process sees them.
-    so.resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
-    return so;
-}
-
-template <class Backend, class Options>
-Result<std::unique_ptr<Tracer>> open(const Options& so) {
-    auto s = Backend::open(so);
-    if (!s)
-        return std::move(s).error();
-    return std::unique_ptr<Tracer>(std::make_unique<Backend>(std::move(*s)));
-}
-
 // The backend o.backend names, opened on o's target.
 Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
-    if (o.backend == "ptrace") {
-        auto so = onTarget<PtraceSessionOptions>(o);
-        so.seccomp = o.seccomp_bpf;
-        return open<PtraceSession>(so);
-    }
-    auto so = onTarget<SessionOptions>(o);
-    so.maxactive = o.maxactive;
-    so.uretprobe_despite_exceptions = o.force;
-    so.match_pids = o.match_pids;
-    so.match_tids = o.match_tids;
-    so.match_uids = o.match_uids;
-    so.match_comm = o.match_comm;
-    return open<Session>(so);
+    return openTracerFor(o, o.seccomp_bpf);
 }
 
 }  // namespace

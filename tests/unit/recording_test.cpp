@@ -2,12 +2,15 @@
 // reads up to its last complete block with a note; a damaged block ends the reading.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <tuple>
+#include <vector>
 
+#include "export/recording_wire.hpp"
 #include "probectl/recording.hpp"
 #include "trace_export_events.hpp"
 
@@ -164,4 +167,82 @@ TEST(Recording, NotARecording) {
     auto r = probectl::RecordingReader::open(path);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().err, EBADMSG);
+}
+
+namespace {
+
+// Appends one block holding `payload` (CRCs as the writer computes them) to `path`.
+void appendBlock(const std::string& path, const std::string& payload) {
+    using namespace probectl::recording;
+    std::string head;
+    putU32(head, kBlockMagic);
+    putU32(head, static_cast<std::uint32_t>(payload.size()));
+    putU32(head, static_cast<std::uint32_t>(
+                     ::crc32(0, reinterpret_cast<const Bytef*>(payload.data()), payload.size())));
+    putU32(head,
+           static_cast<std::uint32_t>(::crc32(0, reinterpret_cast<const Bytef*>(head.data()), 12)));
+    std::ofstream(path, std::ios::binary | std::ios::app) << head << payload;
+}
+
+}  // namespace
+
+// Every counter of the summary comes back by name, whichever counters a build has.
+TEST(Recording, EveryCounterOfTheSummaryComesBack) {
+    using namespace probectl::recording;
+    const std::string path = record("/counters.rec", false, false);
+    std::string b(1, static_cast<char>(kTagSummaryNamed));
+    // The counters in another order than this build's, with one it does not know.
+    const std::vector<std::string> names = {"unreturned", "hits",    "from_the_future", "rejected",
+                                            "delivered",  "dropped", "nmissed",         "filtered"};
+    putU16(b, static_cast<std::uint16_t>(names.size()));
+    for (const auto& n : names)
+        putStr(b, n);
+    putU32(b, 1);
+    putU32(b, 7);
+    putStr(b, "uretprobe:/bin/prog:work");
+    for (std::uint64_t v = 1; v <= names.size(); ++v)
+        putU64(b, v * 10);
+    putU64(b, 4);  // lost
+    putU64(b, 5);  // overruns
+    appendBlock(path, b);
+    auto r = probectl::RecordingReader::open(path);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    (void)readAll(*r);
+    ASSERT_TRUE(r->summary().has_value());
+    ASSERT_EQ(r->summary()->probes.size(), 1u);
+    const auto& p = r->summary()->probes[0];
+    EXPECT_EQ(p.id, 7u);
+    EXPECT_EQ(p.unreturned, 10u);
+    EXPECT_EQ(p.hits, 20u);
+    EXPECT_EQ(p.rejected, 40u);
+    EXPECT_EQ(p.delivered, 50u);
+    EXPECT_EQ(p.dropped, 60u);
+    EXPECT_EQ(p.nmissed, 70u);
+    EXPECT_EQ(p.filtered, 80u);
+    EXPECT_EQ(r->summary()->lost, 4u);
+    EXPECT_EQ(r->summary()->overruns, 5u);
+    EXPECT_EQ(r->note(), "");
+}
+
+// Recordings made before the summary named its counters (tag 4) still read.
+TEST(Recording, AnOlderFixedCounterSummaryStillReads) {
+    using namespace probectl::recording;
+    const std::string path = record("/tag4.rec", false, false);
+    std::string b(1, static_cast<char>(kTagSummaryUnreturned));
+    putU32(b, 1);
+    putU32(b, 3);
+    putStr(b, "kprobe:do_sys_openat2");
+    for (std::uint64_t v = 1; v <= 7; ++v)  // hits delivered dropped nmissed filtered
+        putU64(b, v);                       // rejected unreturned
+    putU64(b, 0);
+    putU64(b, 0);
+    appendBlock(path, b);
+    auto r = probectl::RecordingReader::open(path);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    (void)readAll(*r);
+    ASSERT_TRUE(r->summary().has_value());
+    const auto& p = r->summary()->probes.at(0);
+    EXPECT_EQ(std::make_tuple(p.hits, p.delivered, p.dropped, p.nmissed, p.filtered, p.rejected,
+                              p.unreturned),
+              std::make_tuple(1u, 2u, 3u, 4u, 5u, 6u, 7u));
 }

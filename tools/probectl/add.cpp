@@ -7,9 +7,7 @@
 #include <ostream>
 
 #include "probectl/client.hpp"
-#include "probectl/kernel_symbols.hpp"
-#include "probectl/tracepoints.hpp"
-#include "probectl/user_target.hpp"
+#include "probectl/session.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
 
@@ -29,7 +27,10 @@ po::options_description addOptionsDescription(AddOptions* o) {
         ("persist", po::bool_switch(o ? &o->persist : nullptr),
          "keep the probe after this command exits (until 'probectl remove ID' or rmmod)")
         ("maxactive", po::value<std::uint32_t>(o ? &o->maxactive : nullptr)->value_name("N"),
-         "kretprobe instances in flight (1..4096)");
+         "kretprobe instances in flight (1..4096)")
+        ("force", po::bool_switch(o ? &o->force : nullptr),
+         "add a uretprobe in a file that unwinds C++ exceptions (refused by default: an "
+         "exception thrown through a probed call ends the program)");
     // clang-format on
     return d;
 }
@@ -60,43 +61,14 @@ int runAdd(const std::vector<std::string>& args, Io& io) {
     auto o = parseAddOptions(args);
     if (auto rc = parsedExit(io, kCmd, o))
         return *rc;
-    ProbeRequest req;
-    if (o->spec.kind == SpecKind::Tracepoint) {
-        auto tps = Tracepoints::load();
-        if (!tps)
-            return runtimeError(io, kCmd, tps.error());
-        auto tp = tps->find(o->spec);
-        if (!tp)
-            return runtimeError(io, kCmd, tp.error());
-        req.kind = ProbeKind::Tracepoint;
-        req.symbol = (*tp)->name;
-    } else if (isUserSpace(o->spec.kind)) {
-        // One probe per command: a USDT probe with several sites is refused with the list.
-        auto t = resolveUserSpec(o->spec);
-        if (!t)
-            return runtimeError(io, kCmd, t.error());
-        req.kind = t->is_return ? ProbeKind::Uretprobe : ProbeKind::Uprobe;
-        req.path = t->path;
-        req.file_offset = t->file_offset;
-        req.ref_ctr_offset = t->ref_ctr_offset;
-    } else if (auto ks = KernelSymbols::load(); ks) {
-        auto res = ks->resolve(o->spec);
-        if (!res)
-            return runtimeError(io, kCmd, res.error());
-        req = res->request;
-    } else if (o->spec.kind == SpecKind::Syscall) {
-        return runtimeError(io, kCmd, ks.error());
-    } else {
-        // No kallsyms: the kernel resolves the name itself.
-        req.kind = o->spec.kind == SpecKind::Kretprobe ? ProbeKind::Kretprobe : ProbeKind::Kprobe;
-        req.symbol = o->spec.symbol;
-        req.offset = o->spec.offset;
-        req.addr = o->spec.has_addr ? o->spec.addr : 0;
-        req.maxactive = o->spec.maxactive;
-    }
+    SessionOptions so;
+    so.uretprobe_despite_exceptions = o->force;
+    auto resolved = Session::resolveRequest(o->spec, so);
+    if (!resolved)
+        return runtimeError(io, kCmd, resolved.error());
+    ProbeRequest req = std::move(*resolved);
     if (o->persist)
         req.flags |= PROBECTL_PROBE_F_PERSISTENT;
-    req.label = o->spec.text;
 
     return withClient(io, kCmd, [&](Client& client) -> int {
         auto added = client.addProbe(req);

@@ -189,7 +189,7 @@ Examples:
   probectl report app.rec --format ctf -o app-ctf && babeltrace2 app-ctf
 )";
 
-const char* const kAddHelpHead = R"(Usage: probectl add SPEC [--persist] [--maxactive N]
+const char* const kAddHelpHead = R"(Usage: probectl add SPEC [--persist] [--maxactive N] [--force]
 
 Adds one probe and prints its id. A probe belongs to the socket that added it: without
 --persist it is removed again when this command exits, so plain `add` only checks

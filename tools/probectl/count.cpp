@@ -12,8 +12,8 @@
 #include "aggr_recorded.hpp"
 #include "attach.hpp"
 #include "format.hpp"
-#include "probectl/held_command.hpp"
 #include "probectl/session.hpp"
+#include "run_loop.hpp"
 #include "subcommands.hpp"
 
 namespace po = boost::program_options;
@@ -192,7 +192,8 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io,
         return runtimeError(io, cmd, collector.error());
     const EventCallback onEvent = collector->callback();
     BlockedStopSignals signals;
-    const std::uint64_t t0 = monotonicNs();
+    RunLoop loop(tracer, o.command, o.duration, [&] { return signals.caught(); });
+    const std::uint64_t t0 = loop.t0();
     const bool has_command = !o.command.empty();
     io.err << fmt::format("Aggregating {} probe{}{}{}. {}\n", *n, *n == 1 ? "" : "s",
                           traceTarget(has_command ? o.command[0] : std::string(),
@@ -201,18 +202,7 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io,
                           endsWhen(o.duration > 0 ? o.duration_text : std::string(), has_command));
     if (auto r = tracer.start(); !r)
         return runtimeError(io, cmd, r.error());
-    const std::uint64_t deadline =
-        o.duration > 0 ? t0 + static_cast<std::uint64_t>(o.duration * 1e9) : 0;
-    std::optional<int> status;
-    auto shouldStop = [&] {
-        if (signals.caught())
-            return true;
-        if (deadline && monotonicNs() >= deadline)
-            return true;
-        if (has_command && !status)
-            status = tracer.commandStatus();
-        return status.has_value();
-    };
+    auto shouldStop = [&] { return loop.shouldStop(); };
     const std::uint64_t every = static_cast<std::uint64_t>(o.interval * 1e9);
     std::uint64_t next = every ? t0 + every : 0;
     auto intervalDue = [&] { return next && monotonicNs() >= next; };
@@ -248,14 +238,7 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io,
         return runtimeError(io, cmd, r.error());
     for (const auto& note : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);
-    const bool ended_itself = status.has_value();
-    if (has_command && !status)
-        status = tracer.terminateCommand();
-    if (status)
-        io.err << fmt::format("'{}' {}\n", o.command[0], HeldCommand::describeStatus(*status));
-    if (rc == kExitOk && ended_itself)
-        return HeldCommand::exitCode(*status);
-    return rc;
+    return loop.finish(io, rc);
 }
 
 po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o) {
@@ -311,13 +294,9 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
 Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::string>& args) {
     AggrCliOptions o;
     o.mode = mode;
-    auto dash = std::find(args.begin(), args.end(), "--");
-    std::vector<std::string> mine(args.begin(), dash);
-    if (dash != args.end()) {
-        o.command.assign(dash + 1, args.end());
-        if (o.command.empty())
-            return UsageError{"'--' must be followed by a command to run"};
-    }
+    std::vector<std::string> mine;
+    if (auto e = splitCommand(args, mine, o.command))
+        return *e;
     auto desc = aggrOptionsDescription(mode, &o);
     po::variables_map vm;
     auto r = parsePositionals(mine, desc, "spec", "probe spec", vm);

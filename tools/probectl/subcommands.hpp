@@ -107,6 +107,7 @@ struct AddOptions {
     ProbeSpec spec;
     bool persist = false;
     std::uint32_t maxactive = 0;
+    bool force = false;
     bool help = false;
 };
 Parsed<AddOptions> parseAddOptions(const std::vector<std::string>& args);

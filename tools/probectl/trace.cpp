@@ -20,6 +20,7 @@
 
 #include "open_tracer.hpp"
 #include "probectl/syscall_probe.hpp"
+#include "run_loop.hpp"
 #include "spec_hints.hpp"
 #include "subcommands.hpp"
 #include "syscall_summary.hpp"
@@ -233,13 +234,9 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     TraceOptions o;
     o.cmd = cmd;
     // Everything after the first "--" is the command, untouched (its own options included).
-    auto dash = std::find(args.begin(), args.end(), "--");
-    std::vector<std::string> mine(args.begin(), dash);
-    if (dash != args.end()) {
-        o.command.assign(dash + 1, args.end());
-        if (o.command.empty())
-            return UsageError{"'--' must be followed by a command to run"};
-    }
+    std::vector<std::string> mine;
+    if (auto e = splitCommand(args, mine, o.command))
+        return *e;
 
     auto desc = traceOptionsDescription(&o);
     po::variables_map vm;

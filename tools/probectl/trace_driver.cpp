@@ -9,8 +9,8 @@
 
 #include "attach.hpp"
 #include "format.hpp"
-#include "probectl/held_command.hpp"
 #include "probectl/session.hpp"
+#include "run_loop.hpp"
 #include "subcommands.hpp"
 #include "trace_sink.hpp"
 
@@ -31,7 +31,8 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     TraceSink& sink = **opened;
     // Time 0 and --duration count from when every probe is armed (symbol loading before it
     // can take a while), just before the command is released.
-    const std::uint64_t t0 = monotonicNs();
+    RunLoop loop(tracer, o.command, o.duration, [&] { return caught_signal() != 0; });
+    const std::uint64_t t0 = loop.t0();
     const bool has_command = !o.command.empty();
     const std::string via =
         tracer.backend() == "kernel" ? std::string() : fmt::format(" with {}", tracer.backend());
@@ -45,20 +46,9 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     if (auto r = tracer.start(); !r)
         return runtimeError(io, kCmd, r.error());
 
-    const std::uint64_t deadline =
-        o.duration > 0 ? t0 + static_cast<std::uint64_t>(o.duration * 1e9) : 0;
-    // The command's status as the loop saw it: it ended on its own only if it ended before
-    // we decided to stop.
-    std::optional<int> status;
     auto shouldStop = [&] {
         sink.flush();
-        if (caught_signal())
-            return true;
-        if (deadline && monotonicNs() >= deadline)
-            return true;
-        if (has_command && !status)
-            status = tracer.commandStatus();
-        return status.has_value();
+        return loop.shouldStop();
     };
     int rc = kExitOk;
     if (auto r = tracer.run(onEvent, shouldStop, 50); !r)
@@ -76,14 +66,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         io.err << fmt::format("probectl {}: warning: {}\n", kCmd, note);
     // CMD ended on its own: its status (strace/perf style). Ended by us (--duration,
     // Ctrl-C, SIGTERM): 0, the trace did what was asked.
-    const bool ended_itself = status.has_value();
-    if (has_command && !status)
-        status = tracer.terminateCommand();
-    if (status)
-        io.err << fmt::format("'{}' {}\n", o.command[0], HeldCommand::describeStatus(*status));
-    if (rc == kExitOk && ended_itself)
-        return HeldCommand::exitCode(*status);
-    return rc;
+    return loop.finish(io, rc);
 }
 
 }  // namespace probectl::cli

@@ -138,6 +138,13 @@ class Session : public Tracer {
     Result<std::uint32_t> add(const ProbeSpec& spec) override;
     // Adds a request as is (no resolution), tagged `spec` in events and stats.
     Result<std::uint32_t> addRequest(const ProbeRequest& req, std::string spec);
+    // The one PROBE_ADD request of a spec without fetch arguments or predicate, resolved as
+    // add() resolves it with `options` (resolve_pid, maxactive, the C++ exception refusal),
+    // for a caller that sends it itself (`probectl add`); no session needed. Errors: add()'s
+    // resolution errors; EINVAL when the spec has fetch arguments or a predicate; ENOTUNIQ
+    // for a USDT probe with several sites (each named).
+    static Result<ProbeRequest> resolveRequest(const ProbeSpec& spec,
+                                               const SessionOptions& options = {});
 
     // Replaces the tgid filter (see SessionOptions::tgids and follow).
     Result<void> setTgids(const std::vector<std::uint32_t>& tgids, bool follow = false);

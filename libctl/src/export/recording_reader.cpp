@@ -7,8 +7,12 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "export/recording_wire.hpp"
+#include "probectl/counters.hpp"
 #include "probectl/recording.hpp"
 
 namespace probectl {
@@ -16,6 +20,17 @@ namespace probectl {
 using namespace recording;
 
 namespace {
+
+// ProbeStats' counter of that name (PROBECTL_TRACE_COUNTERS), null for one this build does
+// not know (a newer recording's).
+std::uint64_t* counterOf(ProbeStats& p, std::string_view name) {
+#define PROBECTL_COUNTER_FIND(member) \
+    if (name == #member)              \
+        return &p.member;
+    PROBECTL_TRACE_COUNTERS(PROBECTL_COUNTER_FIND)
+#undef PROBECTL_COUNTER_FIND
+    return nullptr;
+}
 
 struct ProbeDef {
     std::string spec;
@@ -112,19 +127,30 @@ struct RecordingReader::Impl {
         probes[id] = std::move(d);
     }
 
-    // Tag 3 (recordings before the unreturned counter) has no unreturned.
-    void readSummary(bool with_unreturned) {
+    // Tag 5 names its counters; tags 3 and 4 (older recordings) have a fixed list, 4 with
+    // unreturned after the others.
+    void readSummary(std::uint8_t tag) {
+        std::vector<std::string> names;
+        if (tag == kTagSummaryNamed) {
+            const auto k = cur.get<std::uint16_t>();
+            for (std::uint16_t i = 0; i < k && !cur.bad; ++i)
+                names.emplace_back(cur.str());
+        } else {
+            names = {"hits", "delivered", "dropped", "nmissed", "filtered", "rejected"};
+            if (tag == kTagSummaryUnreturned)
+                names.emplace_back("unreturned");
+        }
         SessionStats s;
         const auto n = cur.get<std::uint32_t>();
         for (std::uint32_t i = 0; i < n && !cur.bad; ++i) {
             ProbeStats p;
             p.id = cur.get<std::uint32_t>();
             p.spec = cur.str();
-            for (auto* v :
-                 {&p.hits, &p.delivered, &p.dropped, &p.nmissed, &p.filtered, &p.rejected})
-                *v = cur.get<std::uint64_t>();
-            if (with_unreturned)
-                p.unreturned = cur.get<std::uint64_t>();
+            for (const auto& name : names) {
+                const auto v = cur.get<std::uint64_t>();
+                if (std::uint64_t* c = counterOf(p, name))
+                    *c = v;
+            }
             s.probes.push_back(std::move(p));
         }
         s.lost = cur.get<std::uint64_t>();
@@ -245,8 +271,8 @@ bool RecordingReader::next(Event& ev) {
         const auto tag = m.cur.get<std::uint8_t>();
         if (tag == kTagProbe)
             m.readProbe();
-        else if (tag == kTagSummary || tag == kTagSummaryUnreturned)
-            m.readSummary(tag == kTagSummaryUnreturned);
+        else if (tag == kTagSummary || tag == kTagSummaryUnreturned || tag == kTagSummaryNamed)
+            m.readSummary(tag);
         else if (tag == kTagEvent)
             m.readEvent(ev);
         else

@@ -20,8 +20,11 @@ inline constexpr std::size_t kBlockHeaderBytes = 16;
 inline constexpr std::size_t kBlockFlushBytes = 64 * 1024;
 // A block is one write of the events between flushes: larger means damage, not data.
 inline constexpr std::uint32_t kBlockMaxBytes = 64u << 20;
+// Summary tags: 3 and 4 carry a fixed list of counters (4 adds unreturned); 5 names its
+// counters first (PROBECTL_TRACE_COUNTERS), so a new counter needs no new tag and a reader
+// skips names it does not know.
 inline constexpr std::uint8_t kTagProbe = 1, kTagEvent = 2, kTagSummary = 3,
-                              kTagSummaryUnreturned = 4;
+                              kTagSummaryUnreturned = 4, kTagSummaryNamed = 5;
 inline constexpr std::uint8_t kEvReturn = 1, kEvSyscallReturned = 2;
 inline constexpr std::uint8_t kValFaulted = 1, kValTruncated = 2;
 

@@ -6,9 +6,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <string_view>
 #include <unordered_set>
 
 #include "export/recording_wire.hpp"
+#include "probectl/counters.hpp"
 #include "probectl/recording.hpp"
 
 namespace probectl {
@@ -98,14 +101,21 @@ class RecordingWriter final : public TraceWriter {
     }
 
     Result<void> finish(const SessionStats& stats) override {
-        block_ += static_cast<char>(kTagSummaryUnreturned);
+        block_ += static_cast<char>(kTagSummaryNamed);
+#define PROBECTL_COUNTER_NAME(name) #name,
+        static constexpr std::string_view kNames[] = {
+            PROBECTL_TRACE_COUNTERS(PROBECTL_COUNTER_NAME)};
+#undef PROBECTL_COUNTER_NAME
+        putU16(block_, static_cast<std::uint16_t>(std::size(kNames)));
+        for (auto name : kNames)
+            putStr(block_, name);
         putU32(block_, static_cast<std::uint32_t>(stats.probes.size()));
         for (const auto& p : stats.probes) {
             putU32(block_, p.id);
             putStr(block_, p.spec);
-            for (auto v :
-                 {p.hits, p.delivered, p.dropped, p.nmissed, p.filtered, p.rejected, p.unreturned})
-                putU64(block_, v);
+#define PROBECTL_COUNTER_PUT(name) putU64(block_, p.name);
+            PROBECTL_TRACE_COUNTERS(PROBECTL_COUNTER_PUT)
+#undef PROBECTL_COUNTER_PUT
         }
         putU64(block_, stats.lost);
         putU64(block_, stats.overruns);

@@ -30,6 +30,7 @@
 #include "probectl/syscall_probe.hpp"
 #include "ptrace/memory.hpp"
 #include "ptrace/ptrace_ops.hpp"
+#include "session/resolve_spec.hpp"
 #include "target/file_identity.hpp"
 
 namespace probectl::ptrace {
@@ -172,7 +173,11 @@ class Engine {
     void restoreAll(Space& s);
     void adjustSemaphores(Space& s, int delta);
     void addLinkerHook();
-    Result<void> setupSites(Probe& p, const ProbeSpec& spec);
+    // The spec resolved as the ptrace backend sees it (resolve_spec.hpp).
+    Result<std::vector<ResolvedProbe>> resolve(const ProbeSpec& spec) const;
+    // One Site per resolved file location (breakpoint and USDT semaphore offsets).
+    Result<void> setupSites(Probe& p, const ProbeSpec& spec,
+                            const std::vector<ResolvedProbe>& resolved);
 
     // seccomp.cpp
     std::vector<sock_filter> seccompFilter() const;

@@ -9,8 +9,6 @@
 
 #include "probectl/predicate.hpp"
 #include "probectl/proc_maps.hpp"
-#include "probectl/syscall_meta.hpp"
-#include "probectl/user_target.hpp"
 #include "ptrace/engine.hpp"
 
 namespace probectl::ptrace {
@@ -33,80 +31,62 @@ bool coversOffset(const ProcMapping& m, std::uint64_t off) {
 
 }  // namespace
 
-Result<void> Engine::setupSites(Probe& p, const ProbeSpec& spec) {
-    UserResolveOptions ro;
-    ro.pid = options_.resolve_pid;
-    auto targets = resolveUserSpecAll(spec, ro);
-    if (!targets)
-        return std::move(targets).error();
-    for (const auto& t : *targets) {
+Result<std::vector<ResolvedProbe>> Engine::resolve(const ProbeSpec& spec) const {
+    ResolveContext ctx;
+    ctx.backend = ResolveBackend::Ptrace;
+    ctx.symbols = [] { return static_cast<const KernelSymbols*>(nullptr); };
+    ctx.pid = options_.resolve_pid;
+    return resolveSpec(spec, ctx);
+}
+
+Result<void> Engine::setupSites(Probe& p, const ProbeSpec& spec,
+                                const std::vector<ResolvedProbe>& resolved) {
+    for (const auto& r : resolved) {
+        const ProbeRequest& req = r.res.request;
         struct stat st {};
-        if (::stat(t.path.c_str(), &st) < 0)
-            return makeError(errno, fmt::format("{}: cannot stat {}", spec.text, t.path));
+        if (::stat(req.path.c_str(), &st) < 0)
+            return makeError(errno, fmt::format("{}: cannot stat {}", spec.text, req.path));
         Site s;
-        s.path = t.path;
+        s.path = req.path;
         s.dev = st.st_dev;
         s.ino = st.st_ino;
-        s.file_offset = t.file_offset;
-        s.semaphore_offset = t.ref_ctr_offset;
+        s.file_offset = req.file_offset;
+        s.semaphore_offset = req.ref_ctr_offset;
         p.sites.push_back(s);
-        rememberFile(files_, t.path);
+        rememberFile(files_, req.path);
     }
     return {};
 }
 
-Result<std::uint32_t> Engine::addProbe(const ProbeSpec& spec) {
-    const std::string text = spec.text.empty() ? spec.str() : spec.text;
-    // Syscalls are stops of the traced task; every other kernel kind needs the module.
-    // Both are the command line's mistake on any system: usage errors.
-    auto refuse = [](std::string message) {
-        Error e = makeError(EOPNOTSUPP, std::move(message));
-        e.usage = true;
-        return e;
-    };
-    if (!isUserSpace(spec.kind) && kindInfo(spec.kind).family != KindFamily::Syscall)
-        return refuse(
-            fmt::format("{}: {} probes are in the kernel, which ptrace cannot "
-                        "reach (use --backend=kernel)",
-                        text, toString(spec.kind)));
-    if (!spec.fetch_args.empty())
-        return refuse(
-            fmt::format("{}: the ptrace backend records the argument registers "
-                        "only; fetch arguments need --backend=kernel",
-                        text));
+Result<std::uint32_t> Engine::addProbe(const ProbeSpec& given) {
+    ProbeSpec spec = given;
+    if (spec.text.empty())
+        spec.text = spec.str();
+    auto resolved = resolve(spec);
+    if (!resolved)
+        return std::move(resolved).error();
+    // Only $pid $tid $uid $cpu $comm can be named here (no fetch arguments), the same fields
+    // and semantics as the kernel's predicate, so both backends keep the same hits.
+    ResolvedProbe& first = resolved->front();
+    if (auto r = compileProbePredicate(spec, first); !r)
+        return std::move(r).error();
     auto p = std::make_unique<Probe>();
-    p->info.spec = text;
-    if (!spec.predicate.empty()) {
-        // Only $pid $tid $uid $cpu $comm can be named here (no fetch arguments), the same
-        // fields and semantics as the kernel's predicate, so both backends keep the same hits.
-        auto node =
-            parsePredicate(text, {}, spec.predicate_begin, PredicateOptions{firesAtReturn(spec)});
-        if (!node)
-            return toError(node.error());
-        auto prog = compilePredicate(**node);
-        if (!prog)
-            return makeError(EINVAL, fmt::format("{}: {}", text, prog.error().message));
-        p->filter = std::move(*prog);
-        for (const auto& in : p->filter.insns)
-            p->filter_uid |= in.field_kind == static_cast<std::uint8_t>(PredicateFieldKind::Uid);
-    }
+    p->info.spec = spec.text;
     p->info.kind = spec.kind;
-    if (spec.kind == SpecKind::Syscall) {
-        static const SyscallTable table = SyscallTable::builtin();
-        const SyscallInfo* info = table.find(spec.symbol);
-        if (!info || info->nr < 0)
-            return makeError(ENOENT, fmt::format("{}: unknown syscall '{}'", text, spec.symbol));
+    p->filter = std::move(first.res.request.filter);
+    for (const auto& in : p->filter.insns)
+        p->filter_uid |= in.field_kind == static_cast<std::uint8_t>(PredicateFieldKind::Uid);
+    if (first.syscall_nr >= 0) {
         if (options_.seccomp && released_)
             return makeError(EINVAL, fmt::format("{}: the seccomp filter is already installed "
                                                  "in the command; add syscall probes before "
                                                  "release()",
-                                                 text));
-        p->syscall_nr = info->nr;
-        p->plan = std::make_shared<SyscallPlan>(
-            syscallPlan(spec.symbol, systemSyscallTable().find(spec.symbol)));
-        traced_syscalls_.insert(static_cast<std::uint64_t>(info->nr));
+                                                 spec.text));
+        p->syscall_nr = first.syscall_nr;
+        p->plan = first.plan;
+        traced_syscalls_.insert(static_cast<std::uint64_t>(first.syscall_nr));
     } else {
-        if (auto r = setupSites(*p, spec); !r)
+        if (auto r = setupSites(*p, spec, *resolved); !r)
             return std::move(r).error();
         addLinkerHook();
     }
@@ -242,7 +222,8 @@ void Engine::addLinkerHook() {
             p->info.id = 0x80000000u + static_cast<std::uint32_t>(hooked_linkers_.size());
             p->info.spec = spec.text;
             p->info.kind = SpecKind::Uprobe;
-            if (setupSites(*p, spec))
+            auto resolved = resolve(spec);
+            if (resolved && setupSites(*p, spec, *resolved))
                 probes_.push_back(std::move(p));
         }
     }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 
 #include "probectl/fetch_decode.hpp"
 #include "probectl/predicate.hpp"
@@ -53,7 +54,24 @@ bool readsRetval(const FetchSource* s) {
     return false;
 }
 
+// ptrace stops the task at the syscall itself: the builtin table numbers it, and the plan
+// decodes its arguments as strace would.
+Result<std::vector<ResolvedProbe>> ptraceSyscall(const ProbeSpec& spec) {
+    static const SyscallTable table = SyscallTable::builtin();
+    const SyscallInfo* info = table.find(spec.symbol);
+    if (!info || info->nr < 0)
+        return makeError(ENOENT, fmt::format("{}: unknown syscall '{}'", spec.text, spec.symbol));
+    ResolvedProbe p;
+    p.syscall_nr = info->nr;
+    p.res.symbol = spec.symbol;
+    p.plan = std::make_shared<SyscallPlan>(
+        syscallPlan(spec.symbol, systemSyscallTable().find(spec.symbol)));
+    return one(std::move(p));
+}
+
 Result<std::vector<ResolvedProbe>> syscall(const ProbeSpec& spec, const ResolveContext& ctx) {
+    if (ctx.backend == ResolveBackend::Ptrace)
+        return ptraceSyscall(spec);
     const KernelSymbols* ks = ctx.symbols();
     if (!ks)
         return makeError(
@@ -130,7 +148,8 @@ Result<std::vector<ResolvedProbe>> userElf(const ProbeSpec& spec, const ResolveC
         return std::move(targets).error();
     std::vector<ResolvedProbe> out;
     for (const UserTarget& t : *targets) {
-        if (!t.exception_use.empty() && !ctx.uretprobe_despite_exceptions) {
+        if (!t.exception_use.empty() && !ctx.uretprobe_despite_exceptions &&
+            ctx.backend == ResolveBackend::Kernel) {
             Error e = makeError(
                 EINVAL,
                 fmt::format("{}: refused: {} unwinds C++ exceptions ({}). A kernel uretprobe "
@@ -167,6 +186,27 @@ Result<std::vector<ResolvedProbe>> userElf(const ProbeSpec& spec, const ResolveC
     return out;
 }
 
+// What the ptrace backend cannot do is the command line's mistake on any system: a usage
+// error that names the backend that can.
+std::optional<Error> ptraceRefusal(const ProbeSpec& spec) {
+    auto refuse = [](std::string message) {
+        Error e = makeError(EOPNOTSUPP, std::move(message));
+        e.usage = true;
+        return e;
+    };
+    if (!isUserSpace(spec.kind) && kindInfo(spec.kind).family != KindFamily::Syscall)
+        return refuse(
+            fmt::format("{}: {} probes are in the kernel, which ptrace cannot "
+                        "reach (use --backend=kernel)",
+                        spec.text, toString(spec.kind)));
+    if (!spec.fetch_args.empty())
+        return refuse(
+            fmt::format("{}: the ptrace backend records the argument registers "
+                        "only; fetch arguments need --backend=kernel",
+                        spec.text));
+    return std::nullopt;
+}
+
 }  // namespace
 
 Result<std::vector<ResolvedProbe>> resolveSpec(const ProbeSpec& spec, const ResolveContext& ctx) {
@@ -176,6 +216,10 @@ Result<std::vector<ResolvedProbe>> resolveSpec(const ProbeSpec& spec, const Reso
                                                 spec.text));
         e.usage = true;
         return e;
+    }
+    if (ctx.backend == ResolveBackend::Ptrace) {
+        if (auto e = ptraceRefusal(spec))
+            return *e;
     }
     switch (kindInfo(spec.kind).family) {
         case KindFamily::KernelSymbol:
@@ -203,6 +247,11 @@ Result<void> compileProbe(const ProbeSpec& spec, ResolvedProbe& probe) {
         for (const auto& p : *progs)
             req.fetch.insert(req.fetch.end(), p.insns.begin(), p.insns.end());
     }
+    return compileProbePredicate(spec, probe);
+}
+
+Result<void> compileProbePredicate(const ProbeSpec& spec, ResolvedProbe& probe) {
+    ProbeRequest& req = probe.res.request;
     req.filter = {};
     if (spec.predicate.empty())
         return {};

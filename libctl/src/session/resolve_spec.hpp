@@ -1,6 +1,8 @@
-// The route from a parsed spec to PROBE_ADD requests, one step each: resolve (one resolver
-// per kind family: kernel symbols, syscall, tracepoint, user-space ELF and USDT), then
-// compile the fetch arguments and the predicate. Session::add sends what comes out.
+// The route from a parsed spec to probes, one step each: resolve (one resolver per kind
+// family: kernel symbols, syscall, tracepoint, user-space ELF and USDT), then compile the
+// fetch arguments and the predicate. Session::add sends what comes out as PROBE_ADD
+// requests; the ptrace backend (ctx.backend = Ptrace) places breakpoints and syscall stops
+// from the same resolution.
 #pragma once
 
 #include <sys/types.h>
@@ -16,8 +18,14 @@
 
 namespace probectl {
 
+// Which backend the probes are for: the kernel module, or the ptrace backend, which reaches
+// only user space and syscalls, records no fetch arguments, numbers syscalls from the
+// builtin table and leaves return addresses alone (no C++ exception refusal).
+enum class ResolveBackend { Kernel, Ptrace };
+
 // What the resolvers may consult; each is loaded only when a spec needs it.
 struct ResolveContext {
+    ResolveBackend backend = ResolveBackend::Kernel;
     // null: no kallsyms (the kernel resolves names itself)
     std::function<const KernelSymbols*()> symbols;
     std::function<Result<const Tracepoints*>()> tracepoints;
@@ -39,6 +47,8 @@ struct ResolvedProbe {
     // Where the spec's argument i is in `args` (empty: the same place). A syscall's $retval
     // arguments are read at the return, after the entry ones, so they move to the end.
     std::vector<std::size_t> shown;
+    // The ptrace backend's syscall number (builtin table); -1 for other probes.
+    int syscall_nr = -1;
 };
 
 // Every site of `spec` (a USDT probe can have several; other kinds have one).
@@ -46,5 +56,9 @@ Result<std::vector<ResolvedProbe>> resolveSpec(const ProbeSpec& spec, const Reso
 
 // Fills the request's fetch program and predicate.
 Result<void> compileProbe(const ProbeSpec& spec, ResolvedProbe& probe);
+
+// Fills only the request's predicate (res.request.filter), for backends that record no fetch
+// programs. Errors: EINVAL with the spec's text and the column at fault.
+Result<void> compileProbePredicate(const ProbeSpec& spec, ResolvedProbe& probe);
 
 }  // namespace probectl

@@ -9,6 +9,7 @@
 #include "probectl/fetch_decode.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/tracepoints.hpp"
+#include "probectl/user_target.hpp"
 #include "session/event_tagger.hpp"
 #include "session/resolve_spec.hpp"
 #include "target/file_identity.hpp"
@@ -200,6 +201,52 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
             impl_->shown_of[impl_->probes.back().id] = std::move(site.shown);
     }
     return impl_->probes[before].id;
+}
+
+Result<ProbeRequest> Session::resolveRequest(const ProbeSpec& spec_in,
+                                             const SessionOptions& options) {
+    ProbeSpec spec = spec_in;
+    if (spec.text.empty())
+        spec.text = spec.str();
+    if (!spec.fetch_args.empty() || !spec.predicate.empty())
+        return makeError(EINVAL, fmt::format("{}: a request alone carries no fetch arguments "
+                                             "or predicate",
+                                             spec.text));
+    if (kindInfo(spec.kind).maxactive && spec.maxactive == 0)
+        spec.maxactive = options.maxactive;
+    std::optional<Result<KernelSymbols>> symbols;
+    std::optional<Result<Tracepoints>> tracepoints;
+    ResolveContext ctx;
+    ctx.symbols = [&]() -> const KernelSymbols* {
+        if (options.symbols)
+            return options.symbols;
+        if (!symbols)
+            symbols = KernelSymbols::load();
+        return *symbols ? &**symbols : nullptr;
+    };
+    ctx.tracepoints = [&]() -> Result<const Tracepoints*> {
+        if (!tracepoints)
+            tracepoints = Tracepoints::load();
+        if (!*tracepoints)
+            return tracepoints->error();
+        return &**tracepoints;
+    };
+    ctx.pid = options.resolve_pid;
+    ctx.uretprobe_despite_exceptions = options.uretprobe_despite_exceptions;
+    auto sites = resolveSpec(spec, ctx);
+    if (!sites)
+        return std::move(sites).error();
+    if (sites->size() > 1) {
+        // A USDT probe in several places: resolveUserSpec's error names each site.
+        UserResolveOptions ro;
+        ro.pid = options.resolve_pid;
+        if (auto one = resolveUserSpec(spec, ro); !one)
+            return std::move(one).error();
+        return makeError(ENOTUNIQ, fmt::format("{}: {} sites", spec.text, sites->size()));
+    }
+    ProbeRequest req = std::move(sites->front().res.request);
+    req.label = labelOf(spec.text);
+    return req;
 }
 
 Result<std::uint32_t> Session::addRequest(const ProbeRequest& req, std::string spec) {

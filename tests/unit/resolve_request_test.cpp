@@ -1,0 +1,128 @@
+// One route from spec to probe: Session::resolveRequest (probectl add) and the ptrace
+// backend's resolution give what Session::add would resolve, with the same refusals.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "probectl/kernel_symbols.hpp"
+#include "probectl/session.hpp"
+#include "session/resolve_spec.hpp"
+
+namespace probectl {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string fixture(const std::string& name) {
+    std::ifstream in(std::string(PROBECTL_FIXTURES) + "/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+ProbeSpec spec(const std::string& text) {
+    auto s = parseProbeSpec(text);
+    EXPECT_TRUE(s) << text;
+    return s ? *s : ProbeSpec{};
+}
+
+// This test binary is C++ that unwinds exceptions (eh_use_test.cpp).
+std::string selfPath() {
+    char buf[PATH_MAX] = {};
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+TEST(ResolveRequest, KprobeFromTheSymbolTableWithItsLabel) {
+    auto ks = KernelSymbols::fromText(fixture("kallsyms.txt"), fixture("blacklist.txt"));
+    ASSERT_TRUE(ks);
+    SessionOptions o;
+    o.symbols = &*ks;
+    auto r = Session::resolveRequest(spec("kretprobe:do_sys_openat2"), o);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->kind, ProbeKind::Kretprobe);
+    EXPECT_EQ(r->label, "kretprobe:do_sys_openat2");
+    auto unknown = Session::resolveRequest(spec("kprobe:no_such_function_here"), o);
+    ASSERT_FALSE(unknown);
+    EXPECT_THAT(unknown.error().message, HasSubstr("no_such_function_here"));
+}
+
+TEST(ResolveRequest, FetchArgumentsAndPredicatesHaveNowhereToGo) {
+    auto r = Session::resolveRequest(spec("kprobe:do_sys_openat2 d=$arg1"));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, EINVAL);
+    EXPECT_THAT(r.error().message, HasSubstr("kprobe:do_sys_openat2"));
+}
+
+TEST(ResolveRequest, UretprobeInCxxThatThrowsIsRefusedUnlessForced) {
+    const std::string self = selfPath();
+    ASSERT_FALSE(self.empty());
+    auto refused = Session::resolveRequest(spec("uretprobe:" + self + ":main"));
+    ASSERT_FALSE(refused);
+    EXPECT_THAT(refused.error().message, HasSubstr("--force"));
+    SessionOptions o;
+    o.uretprobe_despite_exceptions = true;
+    auto forced = Session::resolveRequest(spec("uretprobe:" + self + ":main"), o);
+    ASSERT_TRUE(forced) << forced.error().message;
+    EXPECT_EQ(forced->kind, ProbeKind::Uretprobe);
+    EXPECT_EQ(forced->path, self);
+    EXPECT_NE(forced->file_offset, 0u);
+}
+
+ResolveContext ptraceContext() {
+    ResolveContext ctx;
+    ctx.backend = ResolveBackend::Ptrace;
+    ctx.symbols = [] { return static_cast<const KernelSymbols*>(nullptr); };
+    return ctx;
+}
+
+TEST(ResolvePtrace, ReachesOnlyUserSpaceAndSyscalls) {
+    for (const char* text : {"kprobe:do_sys_openat2", "tracepoint:sched:sched_switch"}) {
+        auto r = resolveSpec(spec(text), ptraceContext());
+        ASSERT_FALSE(r) << text;
+        EXPECT_EQ(r.error().err, EOPNOTSUPP);
+        EXPECT_TRUE(r.error().usage);
+        EXPECT_THAT(r.error().message, HasSubstr("--backend=kernel"));
+    }
+    auto fetch = resolveSpec(spec("syscall:openat f=$arg2:string"), ptraceContext());
+    ASSERT_FALSE(fetch);
+    EXPECT_THAT(fetch.error().message, HasSubstr("fetch arguments need --backend=kernel"));
+}
+
+TEST(ResolvePtrace, SyscallsFromTheBuiltinTableWithoutKallsyms) {
+    auto r = resolveSpec(spec("syscall:getppid"), ptraceContext());
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(r->size(), 1u);
+    EXPECT_EQ(r->front().syscall_nr, 110) << "x86_64's getppid";
+    ASSERT_TRUE(r->front().plan);
+    EXPECT_EQ(r->front().plan->name, "getppid");
+    auto unknown = resolveSpec(spec("syscall:no_such_call"), ptraceContext());
+    ASSERT_FALSE(unknown);
+    EXPECT_EQ(unknown.error().err, ENOENT);
+    EXPECT_THAT(unknown.error().message, HasSubstr("unknown syscall 'no_such_call'"));
+}
+
+TEST(ResolvePtrace, LeavesReturnAddressesAloneSoCxxIsNotRefused) {
+    auto r = resolveSpec(spec("uretprobe:" + selfPath() + ":main"), ptraceContext());
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->front().res.request.kind, ProbeKind::Uretprobe);
+    EXPECT_EQ(r->front().syscall_nr, -1);
+}
+
+TEST(ResolvePtrace, PredicateCompiledWithoutFetchPrograms) {
+    const ProbeSpec s = spec("syscall:getppid if $pid == 1");
+    auto r = resolveSpec(s, ptraceContext());
+    ASSERT_TRUE(r);
+    ASSERT_TRUE(compileProbePredicate(s, r->front()));
+    EXPECT_FALSE(r->front().res.request.filter.insns.empty());
+    EXPECT_TRUE(r->front().res.request.fetch.empty());
+}
+
+}  // namespace
+}  // namespace probectl

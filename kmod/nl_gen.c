@@ -50,6 +50,10 @@ static const struct nla_policy probectl_session_set_do_nl_policy[PROBECTL_A_SESS
 	[PROBECTL_A_SESSION_FLAGS] = NLA_POLICY_MASK(NLA_U32, PROBECTL_SESSION_F_FOLLOW),
 };
 
+static const struct nla_policy probectl_no_request_nl_policy[PROBECTL_A_MAX + 1] = {
+	[0 ... PROBECTL_A_MAX] = { .type = NLA_REJECT, },
+};
+
 static const struct nla_policy probectl_session_match_do_nl_policy[PROBECTL_A_SESSION_COMM + 1] = {
 	[PROBECTL_A_SESSION_PIDS] = { .type = NLA_BINARY, .len = PROBECTL_MATCH_MAX_IDS * 4, },
 	[PROBECTL_A_SESSION_TIDS] = { .type = NLA_BINARY, .len = PROBECTL_MATCH_MAX_IDS * 4, },
@@ -62,7 +66,7 @@ static const struct nla_policy probectl_aggr_get_dump_nl_policy[PROBECTL_A_AGGR_
 	[PROBECTL_A_AGGR_CLEAR] = { .type = NLA_FLAG, },
 };
 
-/* Sorted by command; commands not listed take no request. */
+/* Sorted by command; every op refuses the attributes it does not take. */
 const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 	{
 		.cmd		= PROBECTL_CMD_PROBE_ADD,
@@ -104,6 +108,8 @@ const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 	{
 		.cmd		= PROBECTL_CMD_FLUSH,
 		.doit		= probectl_nl_flush_doit,
+		.policy		= probectl_no_request_nl_policy,
+		.maxattr	= PROBECTL_A_MAX,
 	},
 	{
 		.cmd		= PROBECTL_CMD_SESSION_MATCH,

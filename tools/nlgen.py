@@ -74,6 +74,9 @@ class Spec:
             sys.exit('nlgen: unknown attribute %s' % name)
         return c_name(self.attr_prefix, name)
 
+    def attr_c_max(self):
+        return c_name(self.attr_prefix, 'max')
+
     def cmd_c(self, op):
         return c_name(self.op_prefix, op['name'])
 
@@ -170,22 +173,31 @@ def kernel_c(s):
            '#include "probectl.h"',
            '#include "nl_gen.h"']
     ops = []
+    no_request = False
     for op in s.ops:
         for mode, sub in (('doit', op.get('do')), ('dumpit', op.get('dump'))):
             if sub is None:
                 continue
             names = request_attrs(sub)
-            pol = None
-            if names:
-                pol = policy_name(op, 'do' if mode == 'doit' else 'dump')
-                top = max(names, key=lambda n: list(s.attrs).index(n))
-                out += ['', 'static const struct nla_policy %s[%s + 1] = {'
-                        % (pol, s.attr_c(top))]
-                for n in sorted(names, key=lambda n: list(s.attrs).index(n)):
-                    out.append(wrap('\t[%s] = %s,' % (s.attr_c(n), s.policy_entry(n))))
-                out.append('};')
-            ops.append((op, mode, sub, pol, names and s.attr_c(top)))
-    out += ['', '/* Sorted by command; commands not listed take no request. */',
+            if not names:
+                # An op without request attributes still gets a policy of its own that
+                # refuses every attribute: left without one, some kernels (7.2) pair the
+                # one-entry reject-all policy with the family's maxattr and read past it.
+                pol, top_c = 'probectl_no_request_nl_policy', s.attr_c_max()
+                if not no_request:
+                    no_request = True
+                    out += ['', 'static const struct nla_policy %s[%s + 1] = {' % (pol, top_c),
+                            '\t[0 ... %s] = { .type = NLA_REJECT, },' % top_c, '};']
+                ops.append((op, mode, sub, pol, top_c))
+                continue
+            pol = policy_name(op, 'do' if mode == 'doit' else 'dump')
+            top = max(names, key=lambda n: list(s.attrs).index(n))
+            out += ['', 'static const struct nla_policy %s[%s + 1] = {' % (pol, s.attr_c(top))]
+            for n in sorted(names, key=lambda n: list(s.attrs).index(n)):
+                out.append(wrap('\t[%s] = %s,' % (s.attr_c(n), s.policy_entry(n))))
+            out.append('};')
+            ops.append((op, mode, sub, pol, s.attr_c(top)))
+    out += ['', '/* Sorted by command; every op refuses the attributes it does not take. */',
             'const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {']
     for op, mode, sub, pol, top in ops:
         out += ['\t{', '\t\t.cmd\t\t= %s,' % s.cmd_c(op)]

@@ -135,7 +135,7 @@ int onError(sockaddr_nl*, nlmsgerr* e, void* arg) {
     return NL_STOP;
 }
 
-RawAnswer rawAdd(const std::function<void(nl_msg*)>& fill) {
+RawAnswer rawRequest(std::uint8_t cmd, const std::function<void(nl_msg*)>& fill) {
     RawAnswer a;
     nl_sock* sk = nl_socket_alloc();
     EXPECT_EQ(genl_connect(sk), 0);
@@ -145,8 +145,7 @@ RawAnswer rawAdd(const std::function<void(nl_msg*)>& fill) {
     int family = genl_ctrl_resolve(sk, PROBECTL_GENL_NAME);
     EXPECT_GT(family, 0);
     nl_msg* msg = nlmsg_alloc();
-    genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_ACK, PROBECTL_CMD_PROBE_ADD,
-                PROBECTL_GENL_VERSION);
+    genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_ACK, cmd, PROBECTL_GENL_VERSION);
     fill(msg);
     EXPECT_GE(nl_send_auto(sk, msg), 0);
     nlmsg_free(msg);
@@ -156,7 +155,23 @@ RawAnswer rawAdd(const std::function<void(nl_msg*)>& fill) {
     return a;
 }
 
+RawAnswer rawAdd(const std::function<void(nl_msg*)>& fill) {
+    return rawRequest(PROBECTL_CMD_PROBE_ADD, fill);
+}
+
 }  // namespace
+
+// FLUSH takes no attributes: each one is refused. It once had no policy of its own, and
+// 7.2 then validated an attribute against a policy array shorter than the family's
+// maxattr: a WARN, then a BUG in __nla_validate_parse.
+TEST(Errors, CommandWithoutAttributesRefusesEveryOne) {
+    for (int attr = 1; attr <= PROBECTL_A_MAX; ++attr) {
+        RawAnswer a = rawRequest(PROBECTL_CMD_FLUSH,
+                                 [attr](nl_msg* m) { nla_put_u32(m, attr, 0xffffffffu); });
+        EXPECT_EQ(a.err, EINVAL) << attr;
+    }
+    EXPECT_EQ(rawRequest(PROBECTL_CMD_FLUSH, [](nl_msg*) {}).err, 0) << "FLUSH alone is fine";
+}
 
 TEST(Errors, KernelRefusesAddWithoutKind) {
     RawAnswer a =

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <optional>
 
 #include <fmt/format.h>
@@ -98,16 +99,31 @@ std::vector<AttachTimes> attachBench(std::size_t n) {
 void printAttach(std::ostream& out, const std::vector<AttachTimes>& rows) {
     out << fmt::format("Attach and detach of many kprobes ({}, armed; detach removes them):\n",
                        kGlob);
-    out << fmt::format("  {:<10} {:>7} {:>10} {:>10}\n", "TRACER", "PROBES", "ATTACH(s)",
-                       "DETACH(s)");
+    out << fmt::format("  {:<10} {:>7} {:>10} {:>10} {:>10}\n", "TRACER", "PROBES", "ATTACH(s)",
+                       "DETACH(s)", "TOTAL(s)");
     for (const auto& r : rows) {
         if (!r.error.empty()) {
             out << fmt::format("  {:<10} skipped: {}\n", r.tracer, r.error);
             continue;
         }
-        out << fmt::format("  {:<10} {:>7} {:>10.3f} {:>10.3f}\n", r.tracer, r.probes, r.attach_s,
-                           r.detach_s);
+        out << fmt::format("  {:<10} {:>7} {:>10.3f} {:>10.3f} {:>10.3f}\n", r.tracer, r.probes,
+                           r.attach_s, r.detach_s, r.attach_s + r.detach_s);
     }
+    const double v = attachRatio(rows);
+    if (!std::isnan(v))
+        out << fmt::format("  probectl / ftrace, attach + detach per probe: {:.2f}  aim < 1.0\n",
+                           v);
+}
+
+double attachRatio(const std::vector<AttachTimes>& rows) {
+    const AttachTimes *k = nullptr, *f = nullptr;
+    for (const auto& r : rows)
+        if (r.error.empty() && r.probes)
+            (r.tracer == "probectl" ? k : f) = &r;
+    if (!k || !f)
+        return NAN;
+    return ((k->attach_s + k->detach_s) / static_cast<double>(k->probes)) /
+           ((f->attach_s + f->detach_s) / static_cast<double>(f->probes));
 }
 
 }  // namespace probectl::cli::bench

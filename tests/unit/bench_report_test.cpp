@@ -186,6 +186,17 @@ TEST(BenchReport, AggregateFiguresCompareWithCountAndHistTriggers) {
     EXPECT_THAT(os.str(), HasSubstr("0.40  (kernel-aggregate 260 / ftrace-hist-log2 650"));
 }
 
+// An untraced run slowed by a busy host makes overheads negative: no ratio of those.
+TEST(BenchReport, NoFigureFromANegativeOverhead) {
+    auto rows = sample();
+    rows.push_back(row("syscalls", "kernel-count", 10000, 1000, 20000));            // -10
+    rows.push_back(row("syscalls", "kernel-aggregate", 30000, 1000, 20000, 1000));  // 10
+    auto f = bench::figures(rows);
+    EXPECT_DOUBLE_EQ(f[9].num_ns, 10.0);
+    EXPECT_DOUBLE_EQ(f[9].den_ns, -10.0);
+    EXPECT_TRUE(std::isnan(f[9].value));
+}
+
 // An aggregate row is exact when the map's total count (its records) is N.
 TEST(BenchReport, AggregateIsExactWhenTheMapHoldsEveryHit) {
     EXPECT_TRUE(bench::exactHits(row("calls", "kernel-aggregate", 1, 1000, 0, 1000)));
@@ -224,12 +235,13 @@ TEST(BenchHist, TotalsAndEntriesOfBothTriggers) {
 // probectl's attach + detach per probe over ftrace's, per probe attached (ftrace may
 // refuse some names).
 TEST(BenchAttach, RatioIsPerProbeAttached) {
-    std::vector<bench::AttachTimes> rows = {{"probectl", 1000, 3.0, 1.0, {}},
-                                            {"ftrace", 800, 7.2, 16.8, {}}};
+    std::vector<bench::AttachTimes> rows = {{"probectl", 1000, 3.0, 1.0, 0.5, 2.25, {}},
+                                            {"ftrace", 800, 7.2, 16.8, 0.1, 9.0, {}}};
     EXPECT_DOUBLE_EQ(bench::attachRatio(rows), (4.0 / 1000) / (24.0 / 800));
     std::ostringstream os;
     bench::printAttach(os, rows);
-    EXPECT_THAT(os.str(), HasSubstr("probectl      1000      3.000      1.000      4.000"));
+    EXPECT_THAT(os.str(),
+                HasSubstr("probectl      1000      3.000      1.000      4.000    0.500    2.250"));
     EXPECT_THAT(os.str(), HasSubstr("attach + detach per probe: 0.13  aim < 1.0"));
     rows[1].error = "no writable tracefs kprobe_events";
     EXPECT_TRUE(std::isnan(bench::attachRatio(rows)));

@@ -147,6 +147,9 @@ struct AttachTimes {
     std::size_t probes = 0;  // attached
     double attach_s = 0;
     double detach_s = 0;
+    // CPU time of this process over attach and detach: the rest of the wall time is spent
+    // waiting (RCU grace periods, other CPUs, work queues).
+    double user_s = 0, sys_s = 0;
     std::string error;  // non-empty: skipped, with why
 };
 std::vector<AttachTimes> attachBench(std::size_t n);

@@ -126,7 +126,9 @@ std::vector<Figure> figures(const std::vector<Row>& rows) {
         if (a && b) {
             f.num_ns = overheadPerHit(*a);
             f.den_ns = overheadPerHit(*b);
-            f.value = f.num_ns / f.den_ns;
+            // A run no slower than untraced (noise on a busy host) gives no ratio.
+            if (f.num_ns > 0 && f.den_ns > 0)
+                f.value = f.num_ns / f.den_ns;
         }
         out.push_back(f);
     }

@@ -350,18 +350,10 @@ Outcome runFtraceHist(const Workload& w, bool log2) {
         return skip(
             fmt::format("no hist trigger ({}; needs CONFIG_HIST_TRIGGERS)", r.error().describe()));
     const std::uint64_t before = ev.hits().value_or(0);
-    const std::string out = tempFile("workload");
-    auto st = runToEnd(w.argv(out));
-    if (!st)
-        return fail(st.error().describe());
-    if (*st != 0)
-        return fail(fmt::format("workload wait status {}", *st));
-    auto ns = readElapsed(out);
-    std::filesystem::remove(out);
-    if (!ns)
-        return fail(ns.error().describe());
-    Measure m;
-    m.elapsed_ns = *ns;
+    Outcome o = timed({}, w);
+    if (!o.measure)
+        return o;
+    Measure& m = *o.measure;
     auto h = parseHist(readFile(dir + "/hist"));
     if (!h)
         return fail(fmt::format("{}/hist: {}", dir, h.error().describe()));
@@ -369,7 +361,7 @@ Outcome runFtraceHist(const Workload& w, bool log2) {
     m.lost = h->dropped;
     if (auto k = ev.hits())
         m.hits = *k - before;
-    return measured(m);
+    return o;
 }
 
 }  // namespace

@@ -98,7 +98,7 @@ TEST(BenchReport, ExactMeansEveryHitAndEveryRecord) {
 
 TEST(BenchReport, FiguresAreTheIssuesRatios) {
     auto f = bench::figures(sample());
-    ASSERT_EQ(f.size(), 8u);
+    ASSERT_EQ(f.size(), 14u);
     EXPECT_DOUBLE_EQ(f[0].value, 1.1);    // kernel-record / floor
     EXPECT_DOUBLE_EQ(f[1].value, 40.0);   // ptrace / kernel-record
     EXPECT_DOUBLE_EQ(f[2].value, 0.75);   // kernel-record / ftrace
@@ -151,6 +151,104 @@ TEST(BenchReport, CsvHasEveryRowAndQuotesText) {
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + static_cast<long>(rows.size()));
     EXPECT_THAT(csv, HasSubstr("calls,1,ptrace,1000,1000,,0,yes,44010000,44010.0,44000.0,40.000"));
     EXPECT_THAT(csv, HasSubstr("calls,1,ltrace,1000,,,,,,,,,\"no \"\"ltrace\"\" in PATH\",\"\""));
+}
+
+}  // namespace
+}  // namespace probectl::cli
+
+namespace probectl::cli {
+namespace {
+
+// kernel-aggregate against kernel-count (aim 1.3) and the hist triggers (aim 1.0), per
+// workload, from overheads known in advance.
+TEST(BenchReport, AggregateFiguresCompareWithCountAndHistTriggers) {
+    auto rows = sample();
+    rows.push_back(row("calls", "kernel-count", 810000, 1000, 10000));               // 800
+    rows.push_back(row("calls", "kernel-aggregate", 1010000, 1000, 10000, 1000));    // 1000
+    rows.push_back(row("syscalls", "kernel-count", 220000, 1000, 20000));            // 200
+    rows.push_back(row("syscalls", "kernel-aggregate", 280000, 1000, 20000, 1000));  // 260
+    rows.push_back(row("syscalls", "ftrace-hist", 540000, 1000, 20000, 1000));       // 520
+    rows.push_back(row("syscalls", "ftrace-hist-log2", 670000, 1000, 20000, 1000));  // 650
+    auto f = bench::figures(rows);
+    ASSERT_EQ(f.size(), 14u);
+    EXPECT_EQ(f[8].num_tracer, "kernel-aggregate");
+    EXPECT_EQ(f[8].den_tracer, "kernel-count");
+    EXPECT_EQ(f[8].aim, "<= 1.3");
+    EXPECT_DOUBLE_EQ(f[8].value, 1.25);    // calls
+    EXPECT_DOUBLE_EQ(f[9].value, 1.3);     // syscalls
+    EXPECT_TRUE(std::isnan(f[10].value));  // no calls ftrace-hist row
+    EXPECT_DOUBLE_EQ(f[11].value, 0.5);
+    EXPECT_DOUBLE_EQ(f[13].value, 0.4);
+    EXPECT_EQ(f[13].aim, "<= 1.0");
+    std::ostringstream os;
+    bench::printFigures(os, rows);
+    EXPECT_THAT(os.str(), HasSubstr("kernel kprobe aggregate / ftrace hist pid,log2"));
+    EXPECT_THAT(os.str(), HasSubstr("0.40  (kernel-aggregate 260 / ftrace-hist-log2 650"));
+}
+
+// An untraced run slowed by a busy host makes overheads negative: no ratio of those.
+TEST(BenchReport, NoFigureFromANegativeOverhead) {
+    auto rows = sample();
+    rows.push_back(row("syscalls", "kernel-count", 10000, 1000, 20000));            // -10
+    rows.push_back(row("syscalls", "kernel-aggregate", 30000, 1000, 20000, 1000));  // 10
+    auto f = bench::figures(rows);
+    EXPECT_DOUBLE_EQ(f[9].num_ns, 10.0);
+    EXPECT_DOUBLE_EQ(f[9].den_ns, -10.0);
+    EXPECT_TRUE(std::isnan(f[9].value));
+}
+
+// An aggregate row is exact when the map's total count (its records) is N.
+TEST(BenchReport, AggregateIsExactWhenTheMapHoldsEveryHit) {
+    EXPECT_TRUE(bench::exactHits(row("calls", "kernel-aggregate", 1, 1000, 0, 1000)));
+    EXPECT_FALSE(bench::exactHits(row("calls", "kernel-aggregate", 1, 1000, 0, 990)));
+}
+
+// What 6.1 to 7.2 print in events/GROUP/EVENT/hist.
+TEST(BenchHist, TotalsAndEntriesOfBothTriggers) {
+    const char* pid =
+        "# event histogram\n#\n"
+        "# trigger info: hist:keys=common_pid:vals=hitcount:sort=hitcount:size=2048 [active]\n"
+        "#\n\n"
+        "{ common_pid:        123 } hitcount:       1000\n"
+        "{ common_pid:        456 } hitcount:          2\n\n"
+        "Totals:\n    Hits: 1002\n    Entries: 2\n    Dropped: 0\n";
+    auto a = bench::parseHist(pid);
+    ASSERT_TRUE(a) << a.error().describe();
+    EXPECT_EQ(a->hits, 1002u);
+    EXPECT_EQ(a->entries, 2u);
+    EXPECT_EQ(a->dropped, 0u);
+    EXPECT_EQ(a->hitcount, 1002u);
+    const char* log2 =
+        "# trigger info: hist:keys=common_pid,x.log2:vals=hitcount:sort=hitcount:size=2048 "
+        "[active]\n\n"
+        "{ common_pid:        123, x: ~ 2^0        } hitcount:          1\n"
+        "{ common_pid:        123, x: ~ 2^10       } hitcount:        512\n\n"
+        "Totals:\n    Hits: 520\n    Entries: 2\n    Dropped: 7\n";
+    auto b = bench::parseHist(log2);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->hits, 520u);
+    EXPECT_EQ(b->hitcount, 513u);
+    EXPECT_EQ(b->dropped, 7u);
+    EXPECT_FALSE(bench::parseHist("# event histogram\n"));
+}
+
+// probectl's attach + detach per probe over ftrace's, per probe attached (ftrace may
+// refuse some names).
+TEST(BenchAttach, RatioIsPerProbeAttached) {
+    std::vector<bench::AttachTimes> rows = {{"probectl", 1000, 3.0, 1.0, 0.5, 2.25, {}},
+                                            {"ftrace", 800, 7.2, 16.8, 0.1, 9.0, {}}};
+    EXPECT_DOUBLE_EQ(bench::attachRatio(rows), (4.0 / 1000) / (24.0 / 800));
+    std::ostringstream os;
+    bench::printAttach(os, rows);
+    EXPECT_THAT(os.str(),
+                HasSubstr("probectl      1000      3.000      1.000      4.000    0.500    2.250"));
+    EXPECT_THAT(os.str(), HasSubstr("attach + detach per probe: 0.13  aim < 1.0"));
+    rows[1].error = "no writable tracefs kprobe_events";
+    EXPECT_TRUE(std::isnan(bench::attachRatio(rows)));
+    std::ostringstream skipped;
+    bench::printAttach(skipped, rows);
+    EXPECT_THAT(skipped.str(), HasSubstr("ftrace     skipped: no writable"));
+    EXPECT_THAT(skipped.str(), testing::Not(HasSubstr("per probe")));
 }
 
 }  // namespace

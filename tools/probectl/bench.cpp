@@ -212,7 +212,7 @@ int runBench(const std::vector<std::string>& args, Io& io) {
     }
     io.out << "\nLegend:\n";
     for (const auto& t : bench::tracers())
-        io.out << fmt::format("  {:<15} {}\n", t.name, t.what);
+        io.out << fmt::format("  {:<17} {}\n", t.name, t.what);
     io.out << "  NS/HIT is the workload's loop time / N; OVERHEAD subtracts the untraced time;\n"
               "  X KERNEL divides OVERHEAD by kernel-record's on the same workload.\n"
               "  End-to-end rows (trace-*, ftrace-pipe) count wall time less start-up as\n"

@@ -122,6 +122,14 @@ class ScopedSetting {
     bool ok_ = false;
 };
 
+// The totals of an ftrace hist file (events/GROUP/EVENT/hist): "Hits:", "Entries:" and
+// "Dropped:" of its Totals, and the sum of its entries' hitcount. EBADMSG without a
+// "Hits:" total.
+struct HistTotals {
+    std::uint64_t hits = 0, entries = 0, dropped = 0, hitcount = 0;
+};
+Result<HistTotals> parseHist(const std::string& text);
+
 // A row of the report: a workload, a tracer and what came of it (the median run when
 // repeated).
 struct Row {
@@ -139,10 +147,16 @@ struct AttachTimes {
     std::size_t probes = 0;  // attached
     double attach_s = 0;
     double detach_s = 0;
+    // CPU time of this process over attach and detach: the rest of the wall time is spent
+    // waiting (RCU grace periods, other CPUs, work queues).
+    double user_s = 0, sys_s = 0;
     std::string error;  // non-empty: skipped, with why
 };
 std::vector<AttachTimes> attachBench(std::size_t n);
+// The table, then probectl's (attach + detach) time per probe over ftrace's.
 void printAttach(std::ostream& out, const std::vector<AttachTimes>& rows);
+// probectl's attach + detach seconds per probe / ftrace's; NAN unless both attached some.
+double attachRatio(const std::vector<AttachTimes>& rows);
 
 // Start-up (bench_startup.cpp): the median wall time of `runs` runs of a whole command
 // around one getppid call of `workload`: the program alone, strace, probectl trace.

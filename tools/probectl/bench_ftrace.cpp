@@ -22,6 +22,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <variant>
 
 #include "bench.hpp"
 #include "probectl/probe_spec.hpp"
@@ -186,29 +187,55 @@ std::uint64_t nowNs() {
                                           .count());
 }
 
-Outcome runFtrace(const Workload& w, bool floor, Reader reader = Reader::None) {
-    const std::string root = tracefs();
-    if (root.empty())
+// Where the workload's probe goes in kprobe_events/uprobe_events terms.
+struct Point {
+    std::string root, kind, target, name;
+    bool calls = false;
+};
+
+// The probe point of `w` for tracefs, or the outcome saying why there is none.
+std::variant<Point, Outcome> point(const Workload& w) {
+    Point p;
+    p.root = tracefs();
+    if (p.root.empty())
         return skip("no tracefs (mount -t tracefs nodev /sys/kernel/tracing)");
-    const bool calls = w.mode == "calls";
-    const std::string kind = calls ? "uprobe" : "kprobe";
-    if (::access(fmt::format("{}/{}_events", root, kind).c_str(), W_OK) != 0)
+    p.calls = w.mode == "calls";
+    p.kind = p.calls ? "uprobe" : "kprobe";
+    p.name = p.calls ? "bench_fn" : "bench_getppid";
+    if (::access(fmt::format("{}/{}_events", p.root, p.kind).c_str(), W_OK) != 0)
         return skip(fmt::format("no writable {}/{}_events ({}; needs CONFIG_{}_EVENTS and root)",
-                                root, kind, std::strerror(errno), calls ? "UPROBE" : "KPROBE"));
-    std::string target = "__x64_sys_getppid";
-    if (calls) {
+                                p.root, p.kind, std::strerror(errno),
+                                p.calls ? "UPROBE" : "KPROBE"));
+    p.target = "__x64_sys_getppid";
+    if (p.calls) {
         auto spec = parseProbeSpec(fmt::format("uprobe:{}:bench_fn", w.binary));
         if (!spec)
             return fail(spec.error().render());
         auto t = resolveUserSpec(*spec);
         if (!t)
             return fail(t.error().describe());
-        target = fmt::format("{}:{:#x}", t->path, t->file_offset);
+        p.target = fmt::format("{}:{:#x}", t->path, t->file_offset);
     }
-    // The kernel backend's fetch argument, in kprobe_events syntax (the same text).
-    const std::string args = floor ? "" : (calls ? "x=%di:s64" : "r15=+0(%di):x64");
-    DynEvent ev(root, kind, calls ? "bench_fn" : "bench_getppid");
-    if (auto r = ev.define(target, args); !r)
+    return p;
+}
+
+// The kernel backend's fetch argument, in kprobe_events syntax (the same text), and its name.
+const char* fetchArg(const Point& p) {
+    return p.calls ? "x=%di:s64" : "r15=+0(%di):x64";
+}
+const char* fetchName(const Point& p) {
+    return p.calls ? "x" : "r15";
+}
+
+Outcome runFtrace(const Workload& w, bool floor, Reader reader = Reader::None) {
+    auto pt = point(w);
+    if (auto* o = std::get_if<Outcome>(&pt))
+        return *o;
+    const Point& p = std::get<Point>(pt);
+    const std::string& root = p.root;
+    const bool calls = p.calls;
+    DynEvent ev(root, p.kind, p.name);
+    if (auto r = ev.define(p.target, floor ? "" : fetchArg(p)); !r)
         return fail(r.error().describe());
     // Room for every record of the largest run (about 40 bytes each) on one CPU.
     ScopedSetting size(root + "/buffer_size_kb",
@@ -280,7 +307,90 @@ Outcome runFtrace(const Workload& w, bool floor, Reader reader = Reader::None) {
     return measured(m);
 }
 
+// A hist trigger on an event, removed on destruction (before the event: an event with a
+// trigger cannot be removed).
+class HistTrigger {
+  public:
+    HistTrigger(std::string file, std::string text)
+        : file_(std::move(file)), text_(std::move(text)) {}
+    ~HistTrigger() {
+        if (set_)
+            (void)writeFile(file_, "!" + text_, true);
+    }
+    Result<void> set() {
+        auto r = writeFile(file_, text_, true);
+        set_ = r.ok();
+        return r;
+    }
+
+  private:
+    std::string file_, text_;
+    bool set_ = false;
+};
+
+// ftrace's hist trigger on the same probe with the same fetch argument, keyed by
+// common_pid, and with `log2` also by the argument's log2 (one entry per pid and power of
+// two: kernel-aggregate's histogram). The event is not enabled: the trigger soft-enables
+// it, so each hit is built in a per-CPU scratch buffer, given to the trigger and
+// discarded; nothing reaches the ring. Hits are the hist file's "Hits:" total, records
+// the sum of its entries' hitcount.
+Outcome runFtraceHist(const Workload& w, bool log2) {
+    auto pt = point(w);
+    if (auto* o = std::get_if<Outcome>(&pt))
+        return *o;
+    const Point& p = std::get<Point>(pt);
+    DynEvent ev(p.root, p.kind, p.name);
+    if (auto r = ev.define(p.target, fetchArg(p)); !r)
+        return fail(r.error().describe());
+    const std::string dir = fmt::format("{}/events/{}/{}", p.root, kGroup, p.name);
+    HistTrigger trigger(dir + "/trigger",
+                        log2 ? fmt::format("hist:keys=common_pid,{}.log2", fetchName(p))
+                             : std::string("hist:keys=common_pid"));
+    if (auto r = trigger.set(); !r)
+        return skip(
+            fmt::format("no hist trigger ({}; needs CONFIG_HIST_TRIGGERS)", r.error().describe()));
+    const std::uint64_t before = ev.hits().value_or(0);
+    Outcome o = timed({}, w);
+    if (!o.measure)
+        return o;
+    Measure& m = *o.measure;
+    auto h = parseHist(readFile(dir + "/hist"));
+    if (!h)
+        return fail(fmt::format("{}/hist: {}", dir, h.error().describe()));
+    m.records = h->hitcount;
+    m.lost = h->dropped;
+    if (auto k = ev.hits())
+        m.hits = *k - before;
+    return o;
+}
+
 }  // namespace
+
+Result<HistTotals> parseHist(const std::string& text) {
+    HistTotals t;
+    bool totals = false;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        std::size_t at = line.find("hitcount:");
+        if (at != std::string::npos && line.find('{') != std::string::npos)
+            t.hitcount += std::stoull(line.substr(at + 9));
+        auto field = [&](const char* name, std::uint64_t& v) {
+            const std::string key = fmt::format("{}:", name);
+            at = line.find(key);
+            if (at != std::string::npos && line.find('{') == std::string::npos) {
+                v = std::stoull(line.substr(at + key.size()));
+                return true;
+            }
+            return false;
+        };
+        totals |= field("Hits", t.hits);
+        (void)field("Entries", t.entries);
+        (void)field("Dropped", t.dropped);
+    }
+    if (!totals)
+        return makeError(EBADMSG, "no 'Hits:' total in the hist file");
+    return t;
+}
 
 ScopedSetting::ScopedSetting(std::string path, const std::string& value) : path_(std::move(path)) {
     old_ = readFile(path_);
@@ -304,6 +414,14 @@ Outcome runFtraceFloor(const Workload& w) {
 
 Outcome runFtraceRecord(const Workload& w) {
     return runFtrace(w, false);
+}
+
+Outcome runFtraceHistPid(const Workload& w) {
+    return runFtraceHist(w, false);
+}
+
+Outcome runFtraceHistLog2(const Workload& w) {
+    return runFtraceHist(w, true);
 }
 
 Outcome runFtraceStream(const Workload& w) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "bench.hpp"
+#include "probectl/aggr.hpp"
 #include "probectl/client.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/kernel_symbols.hpp"
@@ -117,18 +118,23 @@ Outcome runKernelCount(const Workload& w) {
     return o;
 }
 
-// Record-streaming: a session probe with one fetch argument and the workload's tgid as
-// filter; every record is read and decoded by this process while the workload runs. The
-// session's per-CPU ring (module parameter buffer_kb, read when a session is created) is
-// made large enough for every record of the run, as ftrace's buffer_size_kb is for ftrace:
-// under emulation the workload can outrun the 10 ms drain, and the default 256 KiB then
-// drops records (counted: the run shows INEXACT). Each record is at most 256 bytes here.
-Outcome runKernelRecord(const Workload& w) {
+namespace {
+
+// A session probe with one fetch argument and the workload's tgid as filter, run to the
+// workload's end. Record-streaming: every record is read and decoded by this process while
+// the workload runs. The session's per-CPU ring (module parameter buffer_kb, read when a
+// session is created) is made large enough for every record of the run, as ftrace's
+// buffer_size_kb is for ftrace: under emulation the workload can outrun the 10 ms drain,
+// and the default 256 KiB then drops records (counted: the run shows INEXACT). Each record
+// is at most 256 bytes here. Aggregating (`aggr` set): the probe counts into its map keyed
+// by $pid with a log2 histogram of the argument and sends no record; the map is read once
+// at the end, its total count being the row's records.
+Outcome sessionRun(const Workload& w, const AggrSpec* aggr) {
     const std::string param = "/sys/module/probectl/parameters/buffer_kb";
     const std::uint64_t want = w.n * 256 / 1024 + 256;
     std::optional<ScopedSetting> ring;
     const std::string now = ScopedSetting::current(param);
-    if (!now.empty() && std::stoull(now) < want)
+    if (!aggr && !now.empty() && std::stoull(now) < want)
         ring.emplace(param, std::to_string(want));
     const std::string out = tempFile("workload");
     auto child = HeldCommand::spawn(w.argv(out));
@@ -136,6 +142,10 @@ Outcome runKernelRecord(const Workload& w) {
         return fail(child.error().describe());
     SessionOptions so;
     so.tgids = {static_cast<std::uint32_t>(child->pid())};
+    if (aggr)
+        so.prepare = [aggr](ProbeRequest& req, std::vector<FetchArg>& fetch) {
+            return prepareAggregation(*aggr, req, fetch);
+        };
     auto s = Session::open(so);
     if (!s)
         return skip(skipWhyNoModule(s.error()));
@@ -171,7 +181,39 @@ Outcome runKernelRecord(const Workload& w) {
     m.hits = st->probes.at(0).hits;
     m.records = events;
     m.lost = st->lost + st->overruns + st->probes[0].dropped + st->probes[0].nmissed;
+    if (aggr) {
+        const SessionProbe& p = s->probes().at(0);
+        auto t = readAggregation(s->client(), p.id, p.resolution.request, p.fetch_args);
+        if (!t)
+            return fail(t.error().describe());
+        m.records = t->totalCount();
+        m.lost += t->overflow + t->nested + t->faulted;
+    }
     return measured(m);
+}
+
+}  // namespace
+
+Outcome runKernelRecord(const Workload& w) {
+    return sessionRun(w, nullptr);
+}
+
+namespace {
+// The aggregation of kernel-aggregate: hits per $pid, each with a log2 histogram of the
+// fetch argument (fetchArg's name).
+AggrSpec benchAggregation(const Workload& w) {
+    AggrSpec a;
+    a.keys = {"pid"};
+    a.value = AggrValue::Arg;
+    a.value_arg = w.mode == "calls" ? "x" : "r15";
+    a.hist = AggrHist::Log2;
+    return a;
+}
+}  // namespace
+
+Outcome runKernelAggregate(const Workload& w) {
+    const AggrSpec a = benchAggregation(w);
+    return sessionRun(w, &a);
 }
 
 namespace {

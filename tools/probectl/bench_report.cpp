@@ -13,6 +13,9 @@ namespace probectl::cli::bench {
 Outcome runUntraced(const Workload& w);
 Outcome runKernelCount(const Workload& w);
 Outcome runKernelRecord(const Workload& w);
+Outcome runKernelAggregate(const Workload& w);
+Outcome runFtraceHistPid(const Workload& w);
+Outcome runFtraceHistLog2(const Workload& w);
 Outcome runFtraceFloor(const Workload& w);
 Outcome runFtraceRecord(const Workload& w);
 Outcome runFtraceStream(const Workload& w);
@@ -34,6 +37,15 @@ const std::vector<Tracer>& tracers() {
         {"kernel-record",
          "probectl.ko session probe + 1 fetch argument, records streamed (ring sized for N)",
          runKernelRecord},
+        {"kernel-aggregate",
+         "the same session probe counting into a map keyed by $pid, log2 histogram of the "
+         "argument, no record",
+         runKernelAggregate},
+        {"ftrace-hist", "the same ftrace probe with hist:keys=common_pid (not enabled: no record)",
+         runFtraceHistPid},
+        {"ftrace-hist-log2",
+         "the same with hist:keys=common_pid,ARG.log2 (kernel-aggregate's work)",
+         runFtraceHistLog2},
         {"ftrace", "kprobe_events/uprobe_events + the same fetch argument (buffer sized for N)",
          runFtraceRecord},
         {"ftrace-stream",

@@ -11,12 +11,12 @@
 #include <streambuf>
 #include <vector>
 
+#include "core/event_view_access.hpp"
 #include "probectl/event.hpp"
 #include "probectl/event_print.hpp"
+#include "probectl/event_view.hpp"
 #include "probectl/fetch_spec.hpp"
 #include "probectl/printer.hpp"
-#include "core/event_view_access.hpp"
-#include "probectl/event_view.hpp"
 #include "uapi/probectl.h"
 
 namespace {
@@ -165,8 +165,8 @@ TEST(PerEventAllocation, ViewsAllocateNothing) {
     value.str.reserve(64);  // the caller's own buffers, grown once
     value.name.reserve(64);
     const EventViewCallback cb = [&](const EventView& raw) {
-        const EventView v = detail::EventViewAccess::withProbe(raw, "kprobe:f", nullptr, &args,
-                                                               nullptr);
+        const EventView v =
+            detail::EventViewAccess::withProbe(raw, "kprobe:f", nullptr, &args, nullptr);
         ++seen;
         ASSERT_EQ(v.fetchedCount(), 2u);
         ASSERT_EQ(v.fetched(1).bytes.size(), 31u);

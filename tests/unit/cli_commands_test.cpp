@@ -358,8 +358,8 @@ TEST(CommandTable, ReportProgressOnlyOnATerminal) {
     EXPECT_THAT(shown, HasSubstr("10000 events"));
     EXPECT_TRUE(shown.ends_with("\r\x1b[K")) << shown;
     EXPECT_EQ(runWith(false, false, {path, "-o", out}), "");
-    EXPECT_EQ(runWith(true, true, {path}), "");     // the report itself is on the terminal
-    EXPECT_NE(runWith(true, false, {path}), "");    // stdout into a file or a pipe
+    EXPECT_EQ(runWith(true, true, {path}), "");   // the report itself is on the terminal
+    EXPECT_NE(runWith(true, false, {path}), "");  // stdout into a file or a pipe
     unlink(path.c_str());
     unlink(out.c_str());
 }

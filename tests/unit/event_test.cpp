@@ -315,7 +315,8 @@ void expectSameEvent(const Event& a, const Event& b) {
 TEST(EventView, FieldsEqualTheDecodedEvent) {
     const auto storage = viewBlob();
     const std::span<const std::byte> blob(storage.data() + 4, storage.size() - 4);
-    const std::vector<Event> decoded = decodeAll(std::vector<std::byte>(blob.begin(), blob.end()), nullptr);
+    const std::vector<Event> decoded =
+        decodeAll(std::vector<std::byte>(blob.begin(), blob.end()), nullptr);
     ASSERT_EQ(decoded.size(), 3u);
     std::vector<Event> viewed;
     std::size_t i = 0;

@@ -9,9 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
 #include <array>
 #include <cerrno>
-#include <fcntl.h>
 #include <filesystem>
 #include <string>
 
@@ -107,8 +107,8 @@ TEST_F(ReportScale, ConversionMemoryDoesNotGrowWithTheEvents) {
         ASSERT_TRUE(WIFEXITED(s.status) && WEXITSTATUS(s.status) == 0) << format;
         ASSERT_TRUE(WIFEXITED(l.status) && WEXITSTATUS(l.status) == 0) << format;
         EXPECT_LT(l.maxrss_kib, s.maxrss_kib + 4096)
-            << format << ": peak RSS " << s.maxrss_kib << " KiB for 10^5 events, "
-            << l.maxrss_kib << " KiB for 10^6";
+            << format << ": peak RSS " << s.maxrss_kib << " KiB for 10^5 events, " << l.maxrss_kib
+            << " KiB for 10^6";
         RecordProperty(std::string(format) + "_maxrss_kib_1e5_1e6",
                        std::to_string(s.maxrss_kib) + " " + std::to_string(l.maxrss_kib));
     }

@@ -158,8 +158,6 @@ Examples:
   sudo probectl trace 'tracepoint:task:task_rename comm=+0($arg2):string' -f -- sh -c ls
 )";
 
-
-
 const char* const kAddHelpHead = R"(Usage: probectl add SPEC [--persist] [--maxactive N]
 
 Adds one probe and prints its id. A probe belongs to the socket that added it: without
@@ -182,10 +180,6 @@ Examples:
 // The list of kinds comes from the kind table (probe_kinds.hpp).
 const std::string kTraceHelp = kTraceHelpHead + kindsHelp() + kTraceHelpTail;
 const std::string kAddHelp = kAddHelpHead + kindsHelp() + kAddHelpTail;
-
-
-
-
 
 const char* const kResolveHelp =
     R"(Usage: probectl resolve SPEC [--kallsyms FILE] [--blacklist FILE] [-p PID]
@@ -306,16 +300,15 @@ const std::vector<Command>& commands() {
          [] { return aggrOptionsDescription(AggrMode::Hist); }, runHist},
         {"latency", "entry-to-return time of return probes as a histogram", kLatencyHelp,
          [] { return aggrOptionsDescription(AggrMode::Latency); }, runLatency},
-        {"record", kManSummary_record, kManHelp_record,
-         [] { return recordOptionsDescription(); }, runRecord},
-        {"report", kManSummary_report, kManHelp_report,
-         [] { return reportOptionsDescription(); }, runReport},
+        {"record", kManSummary_record, kManHelp_record, [] { return recordOptionsDescription(); },
+         runRecord},
+        {"report", kManSummary_report, kManHelp_report, [] { return reportOptionsDescription(); },
+         runReport},
         {"add", "add one probe (--persist to keep it)", kAddHelp.c_str(),
          [] { return addOptionsDescription(); }, runAdd},
-        {"list", kManSummary_list, kManHelp_list,
-         [] { return listOptionsDescription(); }, runList},
-        {"remove", kManSummary_remove, kManHelp_remove,
-         [] { return removeOptionsDescription(); }, runRemove},
+        {"list", kManSummary_list, kManHelp_list, [] { return listOptionsDescription(); }, runList},
+        {"remove", kManSummary_remove, kManHelp_remove, [] { return removeOptionsDescription(); },
+         runRemove},
         {"enable", kManSummary_enable, kManHelp_enable, [] { return probeIdOptionsDescription(); },
          runEnable},
         {"disable", kManSummary_disable, kManHelp_disable,

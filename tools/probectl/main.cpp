@@ -13,8 +13,7 @@
 using namespace probectl::cli;
 
 int main(int argc, char** argv) {
-    Io io{std::cout, std::cerr, ::isatty(STDERR_FILENO) == 1,
-          ::isatty(STDOUT_FILENO) == 1};
+    Io io{std::cout, std::cerr, ::isatty(STDERR_FILENO) == 1, ::isatty(STDOUT_FILENO) == 1};
     try {
         if (argc < 2) {
             printMainHelp(std::cerr);

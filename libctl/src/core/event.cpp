@@ -49,8 +49,8 @@ Result<std::uint32_t> checkRecord(std::span<const std::byte> blob, std::size_t o
         return makeError(EBADMSG, fmt::format("record at byte {}: size {} is below the minimum {}",
                                               off, size, sizeof(probectl_record)));
     if (size % 8 != 0)
-        return makeError(EBADMSG,
-                         fmt::format("record at byte {}: size {} is not a multiple of 8", off, size));
+        return makeError(
+            EBADMSG, fmt::format("record at byte {}: size {} is not a multiple of 8", off, size));
     if (size > left)
         return makeError(EBADMSG, fmt::format("record at byte {}: size {} runs past the end "
                                               "of the {}-byte blob",
@@ -59,9 +59,9 @@ Result<std::uint32_t> checkRecord(std::span<const std::byte> blob, std::size_t o
     for (std::size_t v = sizeof(probectl_record); v < size;) {
         probectl_fetch_value h;
         if (size - v < sizeof(h))
-            return makeError(EBADMSG,
-                             fmt::format("record at byte {}: truncated fetch value header at {}",
-                                         off, v));
+            return makeError(
+                EBADMSG,
+                fmt::format("record at byte {}: truncated fetch value header at {}", off, v));
         std::memcpy(&h, blob.data() + off + v, sizeof(h));
         v += sizeof(h);
         if (h.len > size - v)
@@ -127,7 +127,8 @@ std::uint64_t EventView::ip() const {
 std::uint64_t EventView::arg(std::size_t i) const {
     if (event_)
         return event_->args[i];
-    return field<std::uint64_t>(record_, offsetof(probectl_record, args) + i * sizeof(std::uint64_t));
+    return field<std::uint64_t>(record_,
+                                offsetof(probectl_record, args) + i * sizeof(std::uint64_t));
 }
 bool EventView::isReturn() const {
     return event_ ? event_->is_return : (RECORD_FIELD(record_, flags) & PROBECTL_RECORD_F_RETURN);

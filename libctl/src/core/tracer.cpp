@@ -26,12 +26,14 @@ Result<void> loop(const Tracer& t, const Poll& poll, const std::function<bool()>
 
 Result<void> Tracer::run(const EventCallback& cb, const std::function<bool()>& should_stop,
                          int tick_ms) {
-    return loop(*this, [&] { return poll(tick_ms, cb); }, should_stop);
+    return loop(
+        *this, [&] { return poll(tick_ms, cb); }, should_stop);
 }
 
-Result<void> Tracer::runViews(const EventViewCallback& cb,
-                              const std::function<bool()>& should_stop, int tick_ms) {
-    return loop(*this, [&] { return pollViews(tick_ms, cb); }, should_stop);
+Result<void> Tracer::runViews(const EventViewCallback& cb, const std::function<bool()>& should_stop,
+                              int tick_ms) {
+    return loop(
+        *this, [&] { return pollViews(tick_ms, cb); }, should_stop);
 }
 
 // A backend that makes Events hands out views of them.

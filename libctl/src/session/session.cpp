@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "core/event_view_access.hpp"
 #include "probectl/fetch_decode.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/tracepoints.hpp"
-#include "core/event_view_access.hpp"
 #include "session/resolve_spec.hpp"
 #include "target/file_identity.hpp"
 #include "target/process_tree.hpp"

@@ -50,13 +50,13 @@ std::string writeRecording(std::size_t n) {
     return path;
 }
 
-struct Run {
+struct ReportRun {
     int status = -1;
     long maxrss_kib = 0;
 };
 
 // probectl report REC --format FMT -o OUT, its peak resident set.
-Run report(const std::string& rec, const std::string& format, const std::string& out) {
+ReportRun report(const std::string& rec, const std::string& format, const std::string& out) {
     std::filesystem::remove_all(out);
     const pid_t pid = fork();
     if (pid == 0) {
@@ -67,7 +67,7 @@ Run report(const std::string& rec, const std::string& format, const std::string&
               out.c_str(), static_cast<char*>(nullptr));
         _exit(127);
     }
-    Run r;
+    ReportRun r;
     rusage ru{};
     EXPECT_EQ(wait4(pid, &r.status, 0, &ru), pid);
     r.maxrss_kib = ru.ru_maxrss;
@@ -102,8 +102,8 @@ TEST_F(ReportScale, AMillionEventRecordingIsSmallPerEvent) {
 TEST_F(ReportScale, ConversionMemoryDoesNotGrowWithTheEvents) {
     const std::string out = testing::TempDir() + "/scale-out";
     for (const char* format : {"text", "json", "chrome", "perfetto", "ctf"}) {
-        const Run s = report(small_, format, out);
-        const Run l = report(large_, format, out);
+        const ReportRun s = report(small_, format, out);
+        const ReportRun l = report(large_, format, out);
         ASSERT_TRUE(WIFEXITED(s.status) && WEXITSTATUS(s.status) == 0) << format;
         ASSERT_TRUE(WIFEXITED(l.status) && WEXITSTATUS(l.status) == 0) << format;
         EXPECT_LT(l.maxrss_kib, s.maxrss_kib + 4096)

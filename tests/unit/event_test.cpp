@@ -254,7 +254,7 @@ std::vector<std::byte> viewBlob() {
             continue;
         }
         const std::size_t at = blob.size();
-        append(blob, r, sizeof(r) + 8 + 16 + 8 + 8);
+        append(blob, r, sizeof(r) + 8 + 16 + 8 + (k == 0 ? 0 : 8));
         std::byte* v = blob.data() + at + sizeof(r);
         probectl_fetch_value h{};
         const char path[] = "/etc/hostname";
@@ -265,7 +265,8 @@ std::vector<std::byte> viewBlob() {
         h.flags = k == 0 ? PROBECTL_FETCH_V_FAULT : 0;
         std::memcpy(v + 24, &h, sizeof(h));
         const std::uint64_t x = 0xffff888012345678ull;
-        std::memcpy(v + 32, &x, sizeof(x));
+        if (k == 1)  // the entry's x faulted: no bytes
+            std::memcpy(v + 32, &x, sizeof(x));
     }
     return blob;
 }

@@ -100,14 +100,16 @@ int main(int argc, char** argv) {
     }
     close(child.go);
 
-    const auto count = [&](const probectl::Event& e) { counts[e.probe_id]++; };
+    // Views over the kernel's records: counting needs no copy of any event (an owning
+    // probectl::Event would be e.toEvent()).
+    const auto count = [&](const probectl::EventView& e) { counts[e.probeId()]++; };
     int status = 0;
     bool exited = false;
-    auto ran = session->run(count, [&] {
+    auto ran = session->runViews(count, [&] {
         exited = waitpid(child.pid, &status, WNOHANG) == child.pid;
         return exited;
     });
-    auto stats = session->stop(count);
+    auto stats = session->stopViews(count);
     if (!ran || !stats) {
         std::fprintf(stderr, "probectl-count: %s\n",
                      (!ran ? ran.error() : stats.error()).describe().c_str());

@@ -1,5 +1,6 @@
 // The per-event path allocates nothing once its buffers have grown: record decoding, the
-// session's tagging and both printers, counted by replacing operator new in this test
+// session's step (the view with its probe, made an Event) and both printers; a view
+// callback allocates nothing at all, counted by replacing operator new in this test
 // binary (its own executable, so no other test runs with the counter).
 #include <gtest/gtest.h>
 
@@ -10,11 +11,12 @@
 #include <streambuf>
 #include <vector>
 
+#include "core/event_view_access.hpp"
 #include "probectl/event.hpp"
 #include "probectl/event_print.hpp"
+#include "probectl/event_view.hpp"
 #include "probectl/fetch_spec.hpp"
 #include "probectl/printer.hpp"
-#include "session/event_tagger.hpp"
 #include "uapi/probectl.h"
 
 namespace {
@@ -121,18 +123,66 @@ TEST(PerEventAllocation, DecodingReusesOneEvent) {
     EXPECT_GT(sum, 0u);
 }
 
+// A session's step: the record's view with its probe (spec, fetch arguments in the spec's
+// order), made an Event for an Event callback.
+void tagged(const EventView& v, const std::vector<FetchArg>& args,
+            const std::vector<std::size_t>* shown, const EventCallback& use) {
+    detail::deliverAsEvent(
+        detail::EventViewAccess::withProbe(v, "kprobe:f r15=+0(%di):x64 path=+0(%si):string",
+                                           nullptr, &args, shown),
+        use);
+}
+
 TEST(PerEventAllocation, TaggingDecodesValuesIntoReusedBuffers) {
-    EventTagger tagger;
     const auto args = fetchArgs();
     const std::vector<std::size_t> shown = {1, 0};
-    EXPECT_EQ(secondPassNews([&](const Event& ev) {
-                  const Event& t = tagger.tag(
-                      ev, {"kprobe:f r15=+0(%di):x64 path=+0(%si):string", nullptr, &args, &shown});
-                  ASSERT_EQ(t.values.size(), 2u);
-                  EXPECT_EQ(t.values[0].str, "/etc/hostname-with-a-long-name");
-                  EXPECT_EQ(t.values[1].raw, 0xffff888000000000ull + (ev.timestamp_ns - 1000));
-              }),
-              0u);
+    const auto b = blob();
+    std::size_t seen = 0;
+    const EventCallback check = [&](const Event& t) {
+        ++seen;
+        ASSERT_EQ(t.values.size(), 2u);
+        EXPECT_EQ(t.values[0].str, "/etc/hostname-with-a-long-name");
+        EXPECT_EQ(t.values[1].raw, 0xffff888000000000ull + (t.timestamp_ns - 1000));
+        EXPECT_EQ(t.spec, "kprobe:f r15=+0(%di):x64 path=+0(%si):string");
+    };
+    const EventViewCallback cb = [&](const EventView& v) { tagged(v, args, &shown, check); };
+    const std::size_t start = g_news;
+    EXPECT_TRUE(decodeRecordViews(b, cb));
+    const std::size_t before = g_news;
+    EXPECT_GT(before, start) << "the first pass grows fresh buffers: is the counter counting?";
+    EXPECT_TRUE(decodeRecordViews(b, cb));
+    EXPECT_EQ(g_news - before, 0u);
+    EXPECT_EQ(seen, 2 * kRecords);
+}
+
+// A view callback allocates nothing, not even on the first record: no buffer to grow.
+TEST(PerEventAllocation, ViewsAllocateNothing) {
+    const auto b = blob();
+    const auto args = fetchArgs();
+    std::uint64_t sum = 0;
+    std::size_t seen = 0;
+    FetchedValue value;
+    value.str.reserve(64);  // the caller's own buffers, grown once
+    value.name.reserve(64);
+    const EventViewCallback cb = [&](const EventView& raw) {
+        const EventView v =
+            detail::EventViewAccess::withProbe(raw, "kprobe:f", nullptr, &args, nullptr);
+        ++seen;
+        ASSERT_EQ(v.fetchedCount(), 2u);
+        ASSERT_EQ(v.fetched(1).bytes.size(), 31u);
+        EXPECT_EQ(v.comm(), "bench_workload");
+        EXPECT_EQ(v.pid(), 100u);
+        sum += v.fetched(0).bytes[0] + v.timestampNs() + v.arg(5);
+        ASSERT_EQ(v.valueCount(), 2u);
+        v.value(1, value);
+        EXPECT_EQ(value.str, "/etc/hostname-with-a-long-name");
+    };
+    const std::size_t start = g_news;
+    EXPECT_TRUE(decodeRecordViews(b, cb));
+    EXPECT_TRUE(decodeRecordViews(b, cb));
+    EXPECT_EQ(g_news - start, 0u);
+    EXPECT_EQ(seen, 2 * kRecords);
+    EXPECT_GT(sum, 0u);
 }
 
 TEST(PerEventAllocation, PrintersFormatIntoReusedBuffers) {
@@ -140,13 +190,16 @@ TEST(PerEventAllocation, PrintersFormatIntoReusedBuffers) {
         NullBuf sink;
         std::ostream os(&sink);
         auto printer = makePrinter(json, os);
-        EventTagger tagger;
         const auto args = fetchArgs();
-        EXPECT_EQ(
-            secondPassNews([&](const Event& ev) {
-                printEvent(*printer, tagger.tag(ev, {"kprobe:f", nullptr, &args, nullptr}), {});
-            }),
-            0u)
-            << (json ? "json" : "text");
+        const auto b = blob();
+        const EventCallback print = [&](const Event& t) { printEvent(*printer, t, {}); };
+        const EventViewCallback cb = [&](const EventView& v) {
+            detail::deliverAsEvent(
+                detail::EventViewAccess::withProbe(v, "kprobe:f", nullptr, &args, nullptr), print);
+        };
+        EXPECT_TRUE(decodeRecordViews(b, cb));
+        const std::size_t before = g_news;
+        EXPECT_TRUE(decodeRecordViews(b, cb));
+        EXPECT_EQ(g_news - before, 0u) << (json ? "json" : "text");
     }
 }

@@ -330,3 +330,36 @@ TEST(CommandTable, CountOfAMissingProcessFails) {
     EXPECT_EQ(r.rc, 1) << r.err;
     EXPECT_THAT(r.err, HasSubstr("no process 4194303"));
 }
+
+// The conversion's progress goes to stderr only when it is a terminal, and not over a text
+// report that goes to the same terminal.
+TEST(CommandTable, ReportProgressOnlyOnATerminal) {
+    const std::string path = ::testing::TempDir() + "/report-progress.rec";
+    const std::string out = ::testing::TempDir() + "/report-progress.txt";
+    {
+        auto w = probectl::recordingWriter(path, 0);
+        ASSERT_TRUE(w);
+        ASSERT_TRUE((*w)->begin(1, {}));
+        probectl::Event ev;
+        ev.probe_id = 1;
+        ev.spec = "syscall:getppid";
+        for (int i = 0; i < 10000; ++i)
+            ASSERT_TRUE((*w)->event(ev));
+        ASSERT_TRUE((*w)->finish({}));
+    }
+    auto runWith = [&](bool err_tty, bool out_tty, std::vector<std::string> args) {
+        std::ostringstream o, e;
+        Io io{o, e, err_tty, out_tty};
+        EXPECT_EQ(findCommand("report")->run(args, io), kExitOk) << e.str();
+        return e.str();
+    };
+    const std::string shown = runWith(true, false, {path, "-o", out});
+    EXPECT_THAT(shown, HasSubstr("report: 100%"));
+    EXPECT_THAT(shown, HasSubstr("10000 events"));
+    EXPECT_TRUE(shown.ends_with("\r\x1b[K")) << shown;
+    EXPECT_EQ(runWith(false, false, {path, "-o", out}), "");
+    EXPECT_EQ(runWith(true, true, {path}), "");   // the report itself is on the terminal
+    EXPECT_NE(runWith(true, false, {path}), "");  // stdout into a file or a pipe
+    unlink(path.c_str());
+    unlink(out.c_str());
+}

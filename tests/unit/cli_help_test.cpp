@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -91,4 +92,45 @@ TEST(CliHelp, TheUsageParserFindsMistakes) {
     EXPECT_EQ(optionsNamed("Usage: probectl x [-p PID] [--a|--b-c N] -- CMD [ARGS...]"),
               (std::set<std::string>{"-p", "--a", "--b-c"}));
     EXPECT_EQ(synopsis("head\nUsage: a\n   b\n\nmore -q"), "Usage: a\n   b");
+}
+
+// The help of these commands is their man page (tools/man2help.awk): every word of the
+// page's DESCRIPTION is in the help, in order, and no scdoc markup is left.
+TEST(CliHelp, HelpIsTheManPagesDescription) {
+    static const std::regex word(R"([A-Za-z0-9]+)");
+    auto words = [](const std::string& s) {
+        std::vector<std::string> w;
+        for (auto it = std::sregex_iterator(s.begin(), s.end(), word); it != std::sregex_iterator();
+             ++it)
+            w.push_back(it->str());
+        return w;
+    };
+    for (const char* name : {"record", "report", "list", "remove", "enable", "disable"}) {
+        std::ifstream in(std::string(PROBECTL_DOC_DIR) + "/man/probectl-" + name + ".8.scd");
+        ASSERT_TRUE(in) << name;
+        std::string line, description;
+        bool on = false;
+        while (std::getline(in, line)) {
+            if (line.starts_with("# "))
+                on = line == "# DESCRIPTION";
+            else if (on)
+                description += line + "\n";
+        }
+        ASSERT_FALSE(description.empty()) << name;
+        const std::string help = helpOf(*findCommand(name));
+        // *probectl-trace*(8) reads 'probectl trace' in the help.
+        description = std::regex_replace(description, std::regex(R"(\*\([0-9]\))"), "");
+        std::vector<std::string> page = words(description), text = words(help);
+        std::size_t at = 0;
+        for (const std::string& w : page) {
+            while (at < text.size() && text[at] != w)
+                ++at;
+            ASSERT_LT(at, text.size()) << name << ": '" << w << "' of the page is not in --help";
+            ++at;
+        }
+        const std::string head = help.substr(0, help.find("Options:"));
+        EXPECT_EQ(count(head, "*"), 0u) << name << ":\n" << head;
+        EXPECT_EQ(count(head, "++"), 0u) << name << ":\n" << head;
+        EXPECT_EQ(count(head, "```"), 0u) << name << ":\n" << head;
+    }
 }

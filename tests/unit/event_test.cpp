@@ -5,7 +5,10 @@
 #include <cstring>
 #include <vector>
 
+#include "core/event_view_access.hpp"
 #include "probectl/event.hpp"
+#include "probectl/event_view.hpp"
+#include "probectl/fetch_decode.hpp"
 #include "uapi/probectl.h"
 
 using namespace probectl;
@@ -235,4 +238,160 @@ TEST(DecodeRecords, FetchedValueRunningPastTheRecordIsMalformed) {
     ASSERT_FALSE(n);
     EXPECT_EQ(n.error().err, EBADMSG);
     EXPECT_NE(n.error().message.find("runs past the record"), std::string::npos);
+}
+
+namespace {
+
+// Two records of probe 4 (an entry with a string and a faulted value, then a return with an
+// x64) and one of probe 1 without values, unaligned as netlink hands them over.
+std::vector<std::byte> viewBlob() {
+    std::vector<std::byte> blob(4);
+    for (int k = 0; k < 3; ++k) {
+        probectl_record r = makeRecord(k == 2 ? 1 : 4, k == 1);
+        r.timestamp_ns += static_cast<std::uint64_t>(k);
+        if (k == 2) {
+            append(blob, r);
+            continue;
+        }
+        const std::size_t at = blob.size();
+        append(blob, r, sizeof(r) + 8 + 16 + 8 + (k == 0 ? 0 : 8));
+        std::byte* v = blob.data() + at + sizeof(r);
+        probectl_fetch_value h{};
+        const char path[] = "/etc/hostname";
+        h.len = sizeof(path);
+        std::memcpy(v, &h, sizeof(h));
+        std::memcpy(v + 8, path, sizeof(path));
+        h.len = k == 0 ? 0 : 8;
+        h.flags = k == 0 ? PROBECTL_FETCH_V_FAULT : 0;
+        std::memcpy(v + 24, &h, sizeof(h));
+        const std::uint64_t x = 0xffff888012345678ull;
+        if (k == 1)  // the entry's x faulted: no bytes
+            std::memcpy(v + 32, &x, sizeof(x));
+    }
+    return blob;
+}
+
+std::vector<FetchArg> viewArgs() {
+    std::vector<FetchArg> a(2);
+    a[0].name = "path";
+    a[0].type = FetchType::String;
+    a[1].name = "x";
+    a[1].type = FetchType::X64;
+    return a;
+}
+
+void expectSameEvent(const Event& a, const Event& b) {
+    EXPECT_EQ(a.probe_id, b.probe_id);
+    EXPECT_EQ(a.spec, b.spec);
+    EXPECT_EQ(a.timestamp_ns, b.timestamp_ns);
+    EXPECT_EQ(a.cpu, b.cpu);
+    EXPECT_EQ(a.pid, b.pid);
+    EXPECT_EQ(a.tgid, b.tgid);
+    EXPECT_EQ(a.comm, b.comm);
+    EXPECT_EQ(a.ip, b.ip);
+    EXPECT_EQ(a.args, b.args);
+    EXPECT_EQ(a.retval, b.retval);
+    EXPECT_EQ(a.latency_ns, b.latency_ns);
+    EXPECT_EQ(a.is_return, b.is_return);
+    EXPECT_EQ(a.syscall, b.syscall);
+    EXPECT_EQ(a.syscall_returned, b.syscall_returned);
+    ASSERT_EQ(a.fetched.size(), b.fetched.size());
+    for (std::size_t i = 0; i < a.fetched.size(); ++i) {
+        EXPECT_EQ(a.fetched[i].bytes, b.fetched[i].bytes);
+        EXPECT_EQ(a.fetched[i].flags, b.fetched[i].flags);
+        EXPECT_EQ(a.fetched[i].error, b.fetched[i].error);
+    }
+    ASSERT_EQ(a.values.size(), b.values.size());
+    for (std::size_t i = 0; i < a.values.size(); ++i) {
+        EXPECT_EQ(a.values[i].name, b.values[i].name);
+        EXPECT_EQ(a.values[i].raw, b.values[i].raw);
+        EXPECT_EQ(a.values[i].str, b.values[i].str);
+        EXPECT_EQ(a.values[i].faulted, b.values[i].faulted);
+    }
+}
+
+}  // namespace
+
+// A view reads the same fields decodeRecords copies, and toEvent() is that Event.
+TEST(EventView, FieldsEqualTheDecodedEvent) {
+    const auto storage = viewBlob();
+    const std::span<const std::byte> blob(storage.data() + 4, storage.size() - 4);
+    const std::vector<Event> decoded =
+        decodeAll(std::vector<std::byte>(blob.begin(), blob.end()), nullptr);
+    ASSERT_EQ(decoded.size(), 3u);
+    std::vector<Event> viewed;
+    std::size_t i = 0;
+    auto n = decodeRecordViews(blob, [&](const EventView& v) {
+        const Event& d = decoded[i++];
+        EXPECT_EQ(v.probeId(), d.probe_id);
+        EXPECT_EQ(v.timestampNs(), d.timestamp_ns);
+        EXPECT_EQ(v.comm(), "getppid_loop");
+        EXPECT_EQ(v.arg(5), 0x60u);
+        EXPECT_EQ(v.isReturn(), d.is_return);
+        EXPECT_EQ(v.retval(), d.is_return ? static_cast<std::uint64_t>(-2) : 0u);
+        EXPECT_EQ(v.latencyNs(), d.is_return ? 12345u : 0u);
+        EXPECT_EQ(v.fetchedCount(), d.fetched.size());
+        EXPECT_EQ(v.valueCount(), 0u) << "no probe known: no values (as Client::consume)";
+        viewed.push_back(v.toEvent());
+    });
+    ASSERT_TRUE(n) << n.error().message;
+    EXPECT_EQ(*n, 3u);
+    ASSERT_EQ(viewed.size(), 3u);
+    for (std::size_t k = 0; k < 3; ++k)
+        expectSameEvent(viewed[k], decoded[k]);
+    // And the other way round: a view of an Event gives it back.
+    for (const Event& d : decoded)
+        expectSameEvent(EventView::of(d).toEvent(), d);
+}
+
+// With its probe (as a Session adds it), a view decodes values in the spec's order, the
+// same as decodeFetchedValue on the Event's bytes; copyTo fills a kept Event.
+TEST(EventView, ValuesDecodeLazilyInTheSpecsOrder) {
+    const auto storage = viewBlob();
+    const std::span<const std::byte> blob(storage.data() + 4, storage.size() - 4);
+    const auto args = viewArgs();
+    const std::vector<std::size_t> shown = {1, 0};  // the spec names x first
+    std::vector<Event> kept;
+    Event reused;
+    auto n = decodeRecordViews(blob, [&](const EventView& raw) {
+        if (raw.probeId() != 4)
+            return;
+        const EventView v =
+            detail::EventViewAccess::withProbe(raw, "uprobe:/bin/x:f", nullptr, &args, &shown);
+        EXPECT_EQ(v.spec(), "uprobe:/bin/x:f");
+        ASSERT_EQ(v.valueCount(), 2u);
+        FetchedValue x, path;
+        v.value(0, x);
+        v.value(1, path);
+        EXPECT_EQ(x.name, "x");
+        EXPECT_EQ(path.str, "/etc/hostname");
+        const auto want_x = decodeFetchedValue(args[1], v.fetched(1).bytes, v.fetched(1).flags);
+        EXPECT_EQ(x.faulted, want_x.faulted);
+        EXPECT_EQ(x.raw, want_x.raw);
+        v.copyTo(reused);
+        kept.push_back(v.toEvent());
+        expectSameEvent(reused, kept.back());
+    });
+    ASSERT_TRUE(n);
+    ASSERT_EQ(kept.size(), 2u);
+    EXPECT_TRUE(kept[0].values[0].faulted);  // the entry's x faulted
+    EXPECT_EQ(kept[1].values[0].raw, 0xffff888012345678ull);
+    EXPECT_FALSE(kept[1].values[0].faulted);
+    EXPECT_EQ(kept[1].values[1].str, "/etc/hostname");
+}
+
+// The same checks and errors as decodeRecords, before any view of the bad record.
+TEST(EventView, MalformedRecordsAreRefused) {
+    std::vector<std::byte> blob;
+    append(blob, makeRecord(1));
+    append(blob, makeRecord(2), sizeof(probectl_record) + 16);
+    probectl_fetch_value h{};
+    h.len = 200;
+    std::memcpy(blob.data() + 2 * sizeof(probectl_record), &h, sizeof(h));
+    std::vector<std::uint32_t> seen;
+    auto n = decodeRecordViews(blob, [&](const EventView& v) { seen.push_back(v.probeId()); });
+    ASSERT_FALSE(n);
+    EXPECT_EQ(n.error().err, EBADMSG);
+    EXPECT_THAT(n.error().message, HasSubstr("runs past the record"));
+    EXPECT_EQ(seen, std::vector<std::uint32_t>{1});
 }

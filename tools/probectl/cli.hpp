@@ -31,6 +31,9 @@ using Parsed = Result<T, UsageError>;
 struct Io {
     std::ostream& out;
     std::ostream& err;
+    // `err` is a terminal: long work may show its progress there (a line rewritten in place).
+    bool err_is_tty = false;
+    bool out_is_tty = false;  // `out` is a terminal
 };
 
 // One subcommand: one file each, listed in commands.cpp.

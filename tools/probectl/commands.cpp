@@ -1,7 +1,10 @@
 // The command table: name, one-line summary, help with examples, options, entry point.
-// Adding a subcommand = one file + one row here.
+// Adding a subcommand = one file + one row here. The help of record, report, list, remove,
+// enable and disable is their man page's (man_help.hpp, made from Documentation/man by
+// tools/man2help.awk); the others keep a longer text of their own here.
 #include "aggr_cli.hpp"
 #include "cli.hpp"
+#include "man_help.hpp"
 #include "subcommands.hpp"
 
 #include <string>
@@ -155,40 +158,6 @@ Examples:
   sudo probectl trace 'tracepoint:task:task_rename comm=+0($arg2):string' -f -- sh -c ls
 )";
 
-const char* const kRecordHelp =
-    R"(Usage: probectl record SPEC... -o FILE [-p PID]... [-f] [--pid|--tid|--uid LIST]
-                       [--comm GLOB] [--maxactive N] [--force] [--duration TIME] [-v]
-                       [--backend kernel|ptrace [--seccomp-bpf]] [-- CMD [ARGS...]]
-       probectl record --syscalls=NAME[,NAME...] -o FILE [OPTIONS] [-- CMD [ARGS...]]
-
-Traces like 'probectl trace' (same specs, options and counters) and records the
-events into FILE as they come instead of printing them: a compact binary file written
-in checksummed blocks (at least every 50 ms), so a recording cut short, even by
-SIGKILL, is readable up to its last complete block. 'probectl report FILE' prints it
-as trace would have, or converts it into a trace file for a viewer.
-
-Examples:
-  sudo probectl record 'uretprobe:./app:pc_add a=$arg1:s64' -o app.rec -- ./app calls 10
-  sudo probectl record --syscalls=openat,read -o ls.rec -- ls /
-  probectl report ls.rec                      # strace's lines, as trace printed them
-  probectl report app.rec --format perfetto -o app.pftrace   # open in ui.perfetto.dev
-)";
-
-const char* const kReportHelp = R"(Usage: probectl report FILE [--format FMT] [-o OUT]
-
-Reads a recording (probectl record) and prints what 'probectl trace' printed for the
-same run (text, or --format json), or writes a trace file: --format chrome (Chrome
-trace-event JSON), perfetto (Perfetto protobuf), ctf (a CTF 1.8 directory). A
-recording cut short ends with a note saying where; it has no counters. A damaged one
-(a checksum that does not match) is an error naming the byte (exit 1).
-
-Examples:
-  probectl report app.rec
-  probectl report app.rec --format json
-  probectl report app.rec --format chrome -o app.json
-  probectl report app.rec --format ctf -o app-ctf && babeltrace2 app-ctf
-)";
-
 const char* const kAddHelpHead = R"(Usage: probectl add SPEC [--persist] [--maxactive N] [--force]
 
 Adds one probe and prints its id. A probe belongs to the socket that added it: without
@@ -211,46 +180,6 @@ Examples:
 // The list of kinds comes from the kind table (probe_kinds.hpp).
 const std::string kTraceHelp = kTraceHelpHead + kindsHelp() + kTraceHelpTail;
 const std::string kAddHelp = kAddHelpHead + kindsHelp() + kAddHelpTail;
-
-const char* const kListHelp = R"(Usage: probectl list [--format text|json]
-
-Lists every probe in probectl.ko: id, kind, location, address, owner (PID/COMM of
-the process holding it, its netlink port when that is not found, 'persistent'),
-persistent, enabled, the counters hits, nmissed, dropped, filtered (runs the
-session's process filter skipped), rejected (hits the probe's `if` predicate
-rejected) and unreturned (return probes: entries whose return was not recorded,
-calls still inside included), and the spec as written (uprobe:libc:malloc size=$arg1).
-
-Example:
-  sudo probectl list
-)";
-
-const char* const kRemoveHelp = R"(Usage: probectl remove ID... | --all
-
-Removes probes by id (from 'probectl list'); --all removes every probe this user
-may remove. Probes of a running trace vanish by themselves when it ends.
-
-Examples:
-  sudo probectl remove 3
-  sudo probectl remove --all
-)";
-
-const char* const kEnableHelp = R"(Usage: probectl enable ID
-
-Re-arms a disabled probe. Counters are kept.
-
-Example:
-  sudo probectl enable 3
-)";
-
-const char* const kDisableHelp = R"(Usage: probectl disable ID
-
-Disarms a probe without removing it: it stops counting and recording until
-'probectl enable ID'.
-
-Example:
-  sudo probectl disable 3
-)";
 
 const char* const kResolveHelp =
     R"(Usage: probectl resolve SPEC [--kallsyms FILE] [--blacklist FILE] [-p PID]
@@ -371,19 +300,18 @@ const std::vector<Command>& commands() {
          [] { return aggrOptionsDescription(AggrMode::Hist); }, runHist},
         {"latency", "entry-to-return time of return probes as a histogram", kLatencyHelp,
          [] { return aggrOptionsDescription(AggrMode::Latency); }, runLatency},
-        {"record", "trace into a recording file (report prints or converts it)", kRecordHelp,
-         [] { return recordOptionsDescription(); }, runRecord},
-        {"report", "print a recording, or convert it into a trace file", kReportHelp,
-         [] { return reportOptionsDescription(); }, runReport},
+        {"record", kManSummary_record, kManHelp_record, [] { return recordOptionsDescription(); },
+         runRecord},
+        {"report", kManSummary_report, kManHelp_report, [] { return reportOptionsDescription(); },
+         runReport},
         {"add", "add one probe (--persist to keep it)", kAddHelp.c_str(),
          [] { return addOptionsDescription(); }, runAdd},
-        {"list", "list every probe with its counters", kListHelp,
-         [] { return listOptionsDescription(); }, runList},
-        {"remove", "remove probes by id, or --all", kRemoveHelp,
-         [] { return removeOptionsDescription(); }, runRemove},
-        {"enable", "re-arm a probe", kEnableHelp, [] { return probeIdOptionsDescription(); },
+        {"list", kManSummary_list, kManHelp_list, [] { return listOptionsDescription(); }, runList},
+        {"remove", kManSummary_remove, kManHelp_remove, [] { return removeOptionsDescription(); },
+         runRemove},
+        {"enable", kManSummary_enable, kManHelp_enable, [] { return probeIdOptionsDescription(); },
          runEnable},
-        {"disable", "disarm a probe, keeping it", kDisableHelp,
+        {"disable", kManSummary_disable, kManHelp_disable,
          [] { return probeIdOptionsDescription(); }, runDisable},
         {"resolve", "show what a spec points at and whether it can be probed", kResolveHelp,
          [] { return resolveOptionsDescription(); }, runResolve},

@@ -2,6 +2,8 @@
 // errors or out-of-memory; they are caught once here.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <exception>
 #include <iostream>
 
@@ -11,7 +13,7 @@
 using namespace probectl::cli;
 
 int main(int argc, char** argv) {
-    Io io{std::cout, std::cerr};
+    Io io{std::cout, std::cerr, ::isatty(STDERR_FILENO) == 1, ::isatty(STDOUT_FILENO) == 1};
     try {
         if (argc < 2) {
             printMainHelp(std::cerr);

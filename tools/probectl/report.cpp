@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <ostream>
 
 #include "probectl/recording.hpp"
@@ -15,6 +17,45 @@ namespace probectl::cli {
 
 namespace {
 constexpr const char* kCmd = "report";
+
+// A conversion's progress on a terminal: one line rewritten in place whenever another
+// percent of the file is read, erased at the end so that only the report's own output and
+// notes stay. Written only when stderr is a terminal (never into a pipe or a log).
+class Progress {
+  public:
+    Progress(std::ostream& err, bool shown, const std::string& file) : err_(err), shown_(shown) {
+        struct stat st {};
+        if (shown_ && ::stat(file.c_str(), &st) == 0 && st.st_size > 0)
+            size_ = static_cast<std::uint64_t>(st.st_size);
+        else
+            shown_ = false;
+    }
+    // `last`: the final count, shown even when the percentage has not moved.
+    void update(std::uint64_t offset, std::uint64_t events, bool last = false) {
+        if (!shown_)
+            return;
+        const auto pct = static_cast<int>(std::min<std::uint64_t>(offset, size_) * 100 / size_);
+        if (pct == last_pct_ && !last)
+            return;
+        last_pct_ = pct;
+        err_ << fmt::format("\r\x1b[Kreport: {:3}%  {:.1f} of {:.1f} MiB, {} events", pct,
+                            static_cast<double>(offset) / (1 << 20),
+                            static_cast<double>(size_) / (1 << 20), events)
+             << std::flush;
+    }
+    void done() {
+        if (shown_ && last_pct_ >= 0)
+            err_ << "\r\x1b[K" << std::flush;
+        shown_ = false;
+    }
+
+  private:
+    std::ostream& err_;
+    bool shown_;
+    std::uint64_t size_ = 0;
+    int last_pct_ = -1;
+};
+
 }  // namespace
 
 po::options_description reportOptionsDescription(ReportOptions* o) {
@@ -71,9 +112,19 @@ int runReport(const std::vector<std::string>& args, Io& io) {
         return runtimeError(io, kCmd, sink.error());
 
     (*sink)->begin(info.t0_ns, info.clocks);
+    // Not over the report itself when both go to the terminal: there it is its own progress.
+    Progress progress(io.err, io.err_is_tty && (!o.output.empty() || !io.out_is_tty), o.file);
     Event ev;
-    while (rec->next(ev))
+    std::uint64_t events = 0;
+    progress.update(rec->offset(), events);
+    while (rec->next(ev)) {
         (*sink)->event(ev);
+        // The offset moves a block (up to 64 KiB) at a time: checking it is cheap.
+        if (++events % 4096 == 0)
+            progress.update(rec->offset(), events);
+    }
+    progress.update(rec->offset(), events, true);
+    progress.done();
     // A recording cut short has no summary.
     const auto& stats = rec->summary();
     auto done = (*sink)->finish(stats ? &*stats : nullptr);

@@ -21,6 +21,7 @@
 #include "probectl/aggr_map.hpp"
 #include "probectl/counters.hpp"
 #include "probectl/event.hpp"
+#include "probectl/event_view.hpp"
 #include "probectl/fetch_program.hpp"
 #include "probectl/predicate.hpp"
 #include "probectl/result.hpp"
@@ -209,10 +210,17 @@ class Client {
     // the exact number of records lost that way).
     // Errors: EBADMSG for malformed records (see decodeRecords), socket errnos.
     Result<std::size_t> consume(const EventCallback& on_event, const LostCallback& on_lost = {});
+    // consume() with each record as a view over the received message (event_view.hpp: no
+    // copy, no allocation per record; spec and values empty here, a Session adds them).
+    Result<std::size_t> consumeViews(const EventViewCallback& on_event,
+                                     const LostCallback& on_lost = {});
     // As consume(), but reads at most `max_datagrams` datagrams from the socket (0: no
     // limit), so a caller draining a live stream gets control back.
     Result<std::size_t> consumeAtMost(std::size_t max_datagrams, const EventCallback& on_event,
                                       const LostCallback& on_lost = {});
+    Result<std::size_t> consumeAtMostViews(std::size_t max_datagrams,
+                                           const EventViewCallback& on_event,
+                                           const LostCallback& on_lost = {});
     // Datagrams one poll() reads at most.
     static constexpr std::size_t kPollMaxDatagrams = 64;
     // poll(fd, timeout_ms) then consumeAtMost(kPollMaxDatagrams); timeout_ms < 0 waits
@@ -220,6 +228,8 @@ class Client {
     // signal handlers can stop a loop.
     Result<std::size_t> poll(int timeout_ms, const EventCallback& on_event,
                              const LostCallback& on_lost = {});
+    Result<std::size_t> pollViews(int timeout_ms, const EventViewCallback& on_event,
+                                  const LostCallback& on_lost = {});
 
     // Netlink port id of this socket (the `owner` of the probes it adds).
     std::uint32_t portid() const;

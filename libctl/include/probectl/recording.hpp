@@ -61,6 +61,9 @@ class RecordingReader {
     bool next(Event& ev);
     // The trace's counters, when the recording got as far as its summary.
     const std::optional<SessionStats>& summary() const;
+    // Bytes of the file read so far (header and complete blocks): with the file's size, how
+    // far a conversion has come.
+    std::uint64_t offset() const;
     // Why the recording ended before its summary ("" when it did not): a truncated or
     // damaged block, and where.
     const std::string& note() const;

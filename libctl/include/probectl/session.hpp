@@ -153,8 +153,12 @@ class Session : public Tracer {
     // number delivered (0 on timeout). EINTR is returned as an error so a signal can end
     // a loop; run() handles it.
     Result<std::size_t> poll(int timeout_ms, const EventCallback& cb) override;
+    // The same as views over the records (event_view.hpp): nothing copied or allocated per
+    // event.
+    Result<std::size_t> pollViews(int timeout_ms, const EventViewCallback& cb) override;
     // Delivers what is readable now without blocking.
     Result<std::size_t> consume(const EventCallback& cb);
+    Result<std::size_t> consumeViews(const EventViewCallback& cb);
     // run(): Tracer::run (never done() on its own).
     bool done() const override { return false; }
 
@@ -168,6 +172,7 @@ class Session : public Tracer {
     // then reads the kernel counters (PROBE_GET). Probes stay registered (disabled) until
     // the Session is destroyed, so their counters remain readable.
     Result<SessionStats> stop(const EventCallback& cb) override;
+    Result<SessionStats> stopViews(const EventViewCallback& cb) override;
     // Counters now, without stopping (PROBE_GET + userspace counts).
     Result<SessionStats> stats();
 

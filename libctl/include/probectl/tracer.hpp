@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "probectl/event.hpp"
+#include "probectl/event_view.hpp"
 #include "probectl/probe_spec.hpp"
 #include "probectl/result.hpp"
 
@@ -62,6 +63,16 @@ class Tracer {
     // poll and after every one, EINTR included) or done(). Returns the first other error.
     Result<void> run(const EventCallback& cb, const std::function<bool()>& should_stop,
                      int tick_ms = 100);
+
+    // poll(), run() and stop() with each event as an EventView (event_view.hpp): valid
+    // during the call only, read from the kernel's record without a copy (Session), or a
+    // view of the Event the backend made (the default: the ptrace backend). Errors as
+    // poll(), run() and stop(). An owning Event only for callers who ask
+    // (EventView::toEvent).
+    virtual Result<std::size_t> pollViews(int timeout_ms, const EventViewCallback& cb);
+    Result<void> runViews(const EventViewCallback& cb, const std::function<bool()>& should_stop,
+                          int tick_ms = 100);
+    virtual Result<SessionStats> stopViews(const EventViewCallback& cb);
 
     // True once nothing can produce events any more (the ptrace backend: every traced
     // thread has exited). The kernel backend is never done on its own.

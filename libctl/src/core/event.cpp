@@ -1,14 +1,18 @@
-// PROBECTL_A_RECORDS decoding. Records are copied out with memcpy: the blob comes from a
-// netlink attribute, which is only 4-byte aligned, while the record has u64 fields. Every
-// record is decoded into one Event per thread, whose buffers are reused: a decoded record
-// costs no allocation once they have grown.
+// PROBECTL_A_RECORDS decoding and EventView's fields. Records are read with memcpy: the
+// blob comes from a netlink attribute, which is only 4-byte aligned, while the record has
+// u64 fields. decodeRecordViews checks each record and hands out a view over its bytes
+// (decodeRecords, which makes Events of them, is in fetch/event_view.cpp: it decodes
+// values too).
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
+#include "core/event_view_access.hpp"
 #include "core/reuse.hpp"
 #include "probectl/event.hpp"
+#include "probectl/event_view.hpp"
 #include "uapi/probectl.h"
 
 namespace probectl {
@@ -18,95 +22,188 @@ static_assert(sizeof(probectl_record) % 8 == 0, "records are advanced in 8-byte 
 
 namespace {
 
-struct Scratch {
-    Event ev;
-    std::vector<Event::RawValue> spare;
-    bool busy = false;  // a callback that decodes again gets its own
-};
+// A field of the record at `p`, by its offset in struct probectl_record.
+template <typename T>
+T field(const std::byte* p, std::size_t offset) {
+    T v;
+    std::memcpy(&v, p + offset, sizeof(v));
+    return v;
+}
+#define RECORD_FIELD(p, name) \
+    field<decltype(probectl_record::name)>(p, offsetof(probectl_record, name))
 
-Result<std::size_t> decode(std::span<const std::byte> blob, const EventCallback& cb,
-                           Scratch& scratch) {
-    Event& ev = scratch.ev;
-    std::size_t off = 0;
-    std::size_t n = 0;
-    while (off < blob.size()) {
-        const std::size_t left = blob.size() - off;
-        std::uint32_t size = 0;
-        if (left < sizeof(size))
-            return makeError(EBADMSG, fmt::format("record at byte {}: {} trailing bytes, too "
-                                                  "short for a record header",
-                                                  off, left));
-        std::memcpy(&size, blob.data() + off, sizeof(size));
-        if (size < sizeof(probectl_record))
-            return makeError(EBADMSG,
-                             fmt::format("record at byte {}: size {} is below the minimum {}", off,
-                                         size, sizeof(probectl_record)));
-        if (size % 8 != 0)
-            return makeError(EBADMSG, fmt::format("record at byte {}: size {} is not a multiple "
-                                                  "of 8",
-                                                  off, size));
-        if (size > left)
-            return makeError(EBADMSG, fmt::format("record at byte {}: size {} runs past the end "
-                                                  "of the {}-byte blob",
-                                                  off, size, blob.size()));
-        probectl_record r;
-        std::memcpy(&r, blob.data() + off, sizeof(r));
+constexpr std::size_t align8(std::size_t n) {
+    return (n + 7u) & ~std::size_t{7};
+}
 
-        ev.probe_id = r.probe_id;
-        ev.timestamp_ns = r.timestamp_ns;
-        ev.cpu = r.cpu;
-        ev.pid = r.pid;
-        ev.tgid = r.tgid;
-        ev.comm.assign(r.comm, strnlen(r.comm, sizeof(r.comm)));
-        ev.ip = r.ip;
-        for (std::size_t i = 0; i < kEventArgs; ++i)
-            ev.args[i] = r.args[i];
-        ev.is_return = r.flags & PROBECTL_RECORD_F_RETURN;
-        ev.retval = ev.is_return ? r.retval : 0;
-        ev.latency_ns = ev.is_return ? r.latency_ns : 0;
-        std::size_t nvalues = 0;
-        // Fetched values follow the fixed part, each 8-byte aligned.
-        for (std::size_t v = sizeof(r); v < size;) {
-            probectl_fetch_value h;
-            if (size - v < sizeof(h))
-                return makeError(EBADMSG, fmt::format("record at byte {}: truncated fetch "
-                                                      "value header at {}",
-                                                      off, v));
-            std::memcpy(&h, blob.data() + off + v, sizeof(h));
-            v += sizeof(h);
-            if (h.len > size - v)
-                return makeError(EBADMSG, fmt::format("record at byte {}: fetch value of {} "
-                                                      "bytes runs past the record",
-                                                      off, h.len));
-            if (nvalues == ev.fetched.size())
-                detail::resizeKeeping(ev.fetched, nvalues + 1, scratch.spare);
-            Event::RawValue& raw = ev.fetched[nvalues++];
-            const auto* data = reinterpret_cast<const std::uint8_t*>(blob.data() + off + v);
-            raw.bytes.assign(data, data + h.len);
-            raw.flags = h.flags;
-            v += (h.len + 7u) & ~std::size_t{7};
-        }
-        detail::resizeKeeping(ev.fetched, nvalues, scratch.spare);
-        if (cb)
-            cb(ev);
-        ++n;
-        off += size;
+// The checks of one record at `off`; its size when it is whole.
+Result<std::uint32_t> checkRecord(std::span<const std::byte> blob, std::size_t off) {
+    const std::size_t left = blob.size() - off;
+    std::uint32_t size = 0;
+    if (left < sizeof(size))
+        return makeError(EBADMSG, fmt::format("record at byte {}: {} trailing bytes, too "
+                                              "short for a record header",
+                                              off, left));
+    std::memcpy(&size, blob.data() + off, sizeof(size));
+    if (size < sizeof(probectl_record))
+        return makeError(EBADMSG, fmt::format("record at byte {}: size {} is below the minimum {}",
+                                              off, size, sizeof(probectl_record)));
+    if (size % 8 != 0)
+        return makeError(
+            EBADMSG, fmt::format("record at byte {}: size {} is not a multiple of 8", off, size));
+    if (size > left)
+        return makeError(EBADMSG, fmt::format("record at byte {}: size {} runs past the end "
+                                              "of the {}-byte blob",
+                                              off, size, blob.size()));
+    // Fetched values follow the fixed part, each 8-byte aligned.
+    for (std::size_t v = sizeof(probectl_record); v < size;) {
+        probectl_fetch_value h;
+        if (size - v < sizeof(h))
+            return makeError(
+                EBADMSG,
+                fmt::format("record at byte {}: truncated fetch value header at {}", off, v));
+        std::memcpy(&h, blob.data() + off + v, sizeof(h));
+        v += sizeof(h);
+        if (h.len > size - v)
+            return makeError(EBADMSG, fmt::format("record at byte {}: fetch value of {} bytes "
+                                                  "runs past the record",
+                                                  off, h.len));
+        v += align8(h.len);
     }
-    return n;
+    return size;
 }
 
 }  // namespace
 
-Result<std::size_t> decodeRecords(std::span<const std::byte> blob, const EventCallback& cb) {
-    thread_local Scratch scratch;
-    if (scratch.busy) {
-        Scratch nested;
-        return decode(blob, cb, nested);
+Result<std::size_t> decodeRecordViews(std::span<const std::byte> blob,
+                                      const EventViewCallback& cb) {
+    std::size_t off = 0;
+    std::size_t n = 0;
+    while (off < blob.size()) {
+        auto size = checkRecord(blob, off);
+        if (!size)
+            return std::move(size).error();
+        if (cb)
+            cb(detail::EventViewAccess::ofRecord(blob.data() + off));
+        ++n;
+        off += *size;
     }
-    scratch.busy = true;
-    auto r = decode(blob, cb, scratch);
-    scratch.busy = false;
-    return r;
+    return n;
 }
+
+EventView EventView::of(const Event& ev) {
+    EventView v;
+    v.event_ = &ev;
+    return v;
+}
+
+std::uint32_t EventView::probeId() const {
+    return event_ ? event_->probe_id : RECORD_FIELD(record_, probe_id);
+}
+std::string_view EventView::spec() const {
+    return event_ ? event_->spec : spec_;
+}
+std::uint64_t EventView::timestampNs() const {
+    return event_ ? event_->timestamp_ns : RECORD_FIELD(record_, timestamp_ns);
+}
+std::uint32_t EventView::cpu() const {
+    return event_ ? event_->cpu : RECORD_FIELD(record_, cpu);
+}
+std::uint32_t EventView::pid() const {
+    return event_ ? event_->pid : RECORD_FIELD(record_, pid);
+}
+std::uint32_t EventView::tgid() const {
+    return event_ ? event_->tgid : RECORD_FIELD(record_, tgid);
+}
+std::string_view EventView::comm() const {
+    if (event_)
+        return event_->comm;
+    const char* c = reinterpret_cast<const char*>(record_ + offsetof(probectl_record, comm));
+    return {c, strnlen(c, sizeof(probectl_record::comm))};
+}
+std::uint64_t EventView::ip() const {
+    return event_ ? event_->ip : RECORD_FIELD(record_, ip);
+}
+std::uint64_t EventView::arg(std::size_t i) const {
+    if (event_)
+        return event_->args[i];
+    return field<std::uint64_t>(record_,
+                                offsetof(probectl_record, args) + i * sizeof(std::uint64_t));
+}
+bool EventView::isReturn() const {
+    return event_ ? event_->is_return : (RECORD_FIELD(record_, flags) & PROBECTL_RECORD_F_RETURN);
+}
+std::uint64_t EventView::retval() const {
+    if (event_)
+        return event_->retval;
+    return isReturn() ? RECORD_FIELD(record_, retval) : 0;
+}
+std::uint64_t EventView::latencyNs() const {
+    if (event_)
+        return event_->latency_ns;
+    return isReturn() ? RECORD_FIELD(record_, latency_ns) : 0;
+}
+const SyscallPlan* EventView::syscall() const {
+    return event_ ? event_->syscall : syscall_;
+}
+bool EventView::syscallReturned() const {
+    return event_ ? event_->syscall_returned : syscall_ && isReturn();
+}
+
+std::size_t EventView::fetchedCount() const {
+    if (event_)
+        return event_->fetched.size();
+    const auto size = RECORD_FIELD(record_, size);
+    std::size_t n = 0;
+    for (std::size_t v = sizeof(probectl_record); v < size; ++n)
+        v += sizeof(probectl_fetch_value) + align8(field<probectl_fetch_value>(record_, v).len);
+    return n;
+}
+
+EventView::RawValue EventView::fetched(std::size_t i) const {
+    if (event_) {
+        const Event::RawValue& r = event_->fetched[i];
+        return {r.bytes, r.flags, r.error};
+    }
+    std::size_t v = sizeof(probectl_record);
+    auto h = field<probectl_fetch_value>(record_, v);
+    for (; i > 0; --i) {
+        v += sizeof(h) + align8(h.len);
+        h = field<probectl_fetch_value>(record_, v);
+    }
+    const auto* data = reinterpret_cast<const std::uint8_t*>(record_ + v + sizeof(h));
+    return {{data, h.len}, h.flags, 0};
+}
+
+namespace detail {
+
+void copyEventFields(const EventView& v, Event& out, std::vector<Event::RawValue>& spare) {
+    static_assert(sizeof(Event) == 224, "a new Event field must be copied here");
+    out.probe_id = v.probeId();
+    out.spec = v.spec();
+    out.timestamp_ns = v.timestampNs();
+    out.cpu = v.cpu();
+    out.pid = v.pid();
+    out.tgid = v.tgid();
+    out.comm.assign(v.comm());
+    out.ip = v.ip();
+    for (std::size_t i = 0; i < kEventArgs; ++i)
+        out.args[i] = v.arg(i);
+    out.is_return = v.isReturn();
+    out.retval = v.retval();
+    out.latency_ns = v.latencyNs();
+    out.syscall = v.syscall();
+    out.syscall_returned = v.syscallReturned();
+    const std::size_t n = v.fetchedCount();
+    resizeKeeping(out.fetched, n, spare);
+    for (std::size_t i = 0; i < n; ++i) {
+        const EventView::RawValue r = v.fetched(i);
+        out.fetched[i].bytes.assign(r.bytes.begin(), r.bytes.end());
+        out.fetched[i].flags = r.flags;
+        out.fetched[i].error = r.error;
+    }
+}
+
+}  // namespace detail
 
 }  // namespace probectl

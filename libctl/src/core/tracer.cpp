@@ -3,19 +3,52 @@
 
 #include <cerrno>
 
+#include "probectl/session.hpp"  // SessionStats
+
 namespace probectl {
 
-Result<void> Tracer::run(const EventCallback& cb, const std::function<bool()>& should_stop,
-                         int tick_ms) {
+namespace {
+
+template <typename Poll>
+Result<void> loop(const Tracer& t, const Poll& poll, const std::function<bool()>& should_stop) {
     if (should_stop && should_stop())
         return {};
     for (;;) {
-        auto r = poll(tick_ms, cb);
+        auto r = poll();
         if (!r && r.error().err != EINTR)
             return std::move(r).error();
-        if ((should_stop && should_stop()) || done())
+        if ((should_stop && should_stop()) || t.done())
             return {};
     }
+}
+
+}  // namespace
+
+Result<void> Tracer::run(const EventCallback& cb, const std::function<bool()>& should_stop,
+                         int tick_ms) {
+    return loop(
+        *this, [&] { return poll(tick_ms, cb); }, should_stop);
+}
+
+Result<void> Tracer::runViews(const EventViewCallback& cb, const std::function<bool()>& should_stop,
+                              int tick_ms) {
+    return loop(
+        *this, [&] { return pollViews(tick_ms, cb); }, should_stop);
+}
+
+// A backend that makes Events hands out views of them.
+Result<std::size_t> Tracer::pollViews(int timeout_ms, const EventViewCallback& cb) {
+    return poll(timeout_ms, [&cb](const Event& ev) {
+        if (cb)
+            cb(EventView::of(ev));
+    });
+}
+
+Result<SessionStats> Tracer::stopViews(const EventViewCallback& cb) {
+    return stop([&cb](const Event& ev) {
+        if (cb)
+            cb(EventView::of(ev));
+    });
 }
 
 }  // namespace probectl

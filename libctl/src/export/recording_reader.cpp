@@ -256,6 +256,9 @@ const RecordingInfo& RecordingReader::info() const {
 const std::optional<SessionStats>& RecordingReader::summary() const {
     return impl_->summary;
 }
+std::uint64_t RecordingReader::offset() const {
+    return impl_->offset;
+}
 const std::string& RecordingReader::note() const {
     return impl_->note;
 }

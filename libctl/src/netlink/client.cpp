@@ -22,6 +22,7 @@
 #include <functional>
 #include <optional>
 
+#include "core/event_view_access.hpp"
 #include "netlink/attrs_gen.hpp"
 #include "netlink/netlink_error.hpp"
 #include "uapi/probectl.h"
@@ -205,7 +206,7 @@ struct Client::Impl {
 
     // Handles every message of one datagram. EVENTS are queued when a command is in
     // flight (`req`), delivered otherwise.
-    Result<std::size_t> dispatch(std::size_t n, Request* req, const EventCallback* on_event,
+    Result<std::size_t> dispatch(std::size_t n, Request* req, const EventViewCallback* on_event,
                                  const LostCallback* on_lost) {
         std::size_t delivered = 0;
         int len = static_cast<int>(n);
@@ -255,13 +256,13 @@ struct Client::Impl {
         return delivered;
     }
 
-    Result<std::size_t> deliver(const Pending& p, const EventCallback& on_event,
+    Result<std::size_t> deliver(const Pending& p, const EventViewCallback& on_event,
                                 const LostCallback& on_lost) {
         std::size_t n = 0;
         if (p.lost != 0 && on_lost)
             on_lost(p.lost);
         for (const auto& blob : p.records) {
-            auto r = decodeRecords(blob, on_event);
+            auto r = decodeRecordViews(blob, on_event);
             if (!r)
                 return r;
             n += *r;
@@ -612,11 +613,22 @@ int Client::fd() const {
 }
 
 Result<std::size_t> Client::consume(const EventCallback& on_event, const LostCallback& on_lost) {
-    return consumeAtMost(0, on_event, on_lost);
+    return consumeAtMostViews(0, detail::asViewCallback(on_event), on_lost);
+}
+
+Result<std::size_t> Client::consumeViews(const EventViewCallback& on_event,
+                                         const LostCallback& on_lost) {
+    return consumeAtMostViews(0, on_event, on_lost);
 }
 
 Result<std::size_t> Client::consumeAtMost(std::size_t max_datagrams, const EventCallback& on_event,
                                           const LostCallback& on_lost) {
+    return consumeAtMostViews(max_datagrams, detail::asViewCallback(on_event), on_lost);
+}
+
+Result<std::size_t> Client::consumeAtMostViews(std::size_t max_datagrams,
+                                               const EventViewCallback& on_event,
+                                               const LostCallback& on_lost) {
     std::size_t total = 0;
     std::size_t datagrams = 0;
     // Queued first: they arrived earlier than anything still in the socket.
@@ -645,6 +657,11 @@ Result<std::size_t> Client::consumeAtMost(std::size_t max_datagrams, const Event
 
 Result<std::size_t> Client::poll(int timeout_ms, const EventCallback& on_event,
                                  const LostCallback& on_lost) {
+    return pollViews(timeout_ms, detail::asViewCallback(on_event), on_lost);
+}
+
+Result<std::size_t> Client::pollViews(int timeout_ms, const EventViewCallback& on_event,
+                                      const LostCallback& on_lost) {
     if (impl_->pending.empty()) {
         pollfd pfd{impl_->fd, POLLIN, 0};
         const int pr = ::poll(&pfd, 1, timeout_ms);
@@ -655,7 +672,7 @@ Result<std::size_t> Client::poll(int timeout_ms, const EventCallback& on_event,
     }
     // Bounded: on a live stream under load the socket never runs empty, and the caller's
     // stop check (--duration, Ctrl-C) must still run between polls.
-    return consumeAtMost(kPollMaxDatagrams, on_event, on_lost);
+    return consumeAtMostViews(kPollMaxDatagrams, on_event, on_lost);
 }
 
 std::uint32_t Client::portid() const {

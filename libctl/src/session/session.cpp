@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
+#include "core/event_view_access.hpp"
 #include "probectl/fetch_decode.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/tracepoints.hpp"
 #include "probectl/user_target.hpp"
-#include "session/event_tagger.hpp"
 #include "session/resolve_spec.hpp"
 #include "target/file_identity.hpp"
 #include "target/process_tree.hpp"
@@ -48,7 +48,6 @@ struct Session::Impl {
     // probe id -> where each of the spec's fetch arguments is in the record (ResolvedProbe)
     std::unordered_map<std::uint32_t, std::vector<std::size_t>> shown_of;
     std::uint64_t lost = 0;
-    EventTagger tagger;
 
     explicit Impl(Client c, SessionOptions o) : client(std::move(c)), options(std::move(o)) {}
 
@@ -69,21 +68,25 @@ struct Session::Impl {
         return own_symbols ? &*own_symbols : nullptr;
     }
 
-    EventCallback wrap(const EventCallback& cb) {
-        return [this, &cb](const Event& ev) {
-            auto it = index.find(ev.probe_id);
+    // Each record's view with what the session knows of its probe (spec, syscall plan,
+    // fetch arguments in the spec's order): still no copy.
+    EventViewCallback wrap(const EventViewCallback& cb) {
+        return [this, &cb](const EventView& v) {
+            const std::uint32_t id = v.probeId();
+            auto it = index.find(id);
             if (it == index.end()) {
                 // A record for a probe we no longer track (removed mid-flight): pass it on.
                 if (cb)
-                    cb(ev);
+                    cb(v);
                 return;
             }
             SessionProbe& p = probes[it->second];
             p.delivered++;
             if (cb) {
-                auto s = shown_of.find(ev.probe_id);
-                cb(tagger.tag(ev, {spec_of[ev.probe_id], p.syscall.get(), &p.fetch_args,
-                                   s == shown_of.end() ? nullptr : &s->second}));
+                auto s = shown_of.find(id);
+                cb(detail::EventViewAccess::withProbe(v, spec_of[id], p.syscall.get(),
+                                                      &p.fetch_args,
+                                                      s == shown_of.end() ? nullptr : &s->second));
             }
         };
     }
@@ -297,12 +300,20 @@ Result<void> Session::setTgids(const std::vector<std::uint32_t>& tgids, bool fol
     return r;
 }
 
+Result<std::size_t> Session::pollViews(int timeout_ms, const EventViewCallback& cb) {
+    return impl_->client.pollViews(timeout_ms, impl_->wrap(cb), impl_->lostCounter());
+}
+
 Result<std::size_t> Session::poll(int timeout_ms, const EventCallback& cb) {
-    return impl_->client.poll(timeout_ms, impl_->wrap(cb), impl_->lostCounter());
+    return pollViews(timeout_ms, detail::asViewCallback(cb));
+}
+
+Result<std::size_t> Session::consumeViews(const EventViewCallback& cb) {
+    return impl_->client.consumeViews(impl_->wrap(cb), impl_->lostCounter());
 }
 
 Result<std::size_t> Session::consume(const EventCallback& cb) {
-    return impl_->client.consume(impl_->wrap(cb), impl_->lostCounter());
+    return consumeViews(detail::asViewCallback(cb));
 }
 
 Result<void> Session::start() {
@@ -325,16 +336,20 @@ std::optional<int> Session::terminateCommand(int grace_ms) {
     return impl_->command.terminate(grace_ms);
 }
 
-Result<SessionStats> Session::stop(const EventCallback& cb) {
+Result<SessionStats> Session::stopViews(const EventViewCallback& cb) {
     // Disable first so the flush drains a buffer that no longer grows.
     for (const auto& p : impl_->probes)
         if (auto r = impl_->client.disable(p.id); !r)
             return r.error();
     if (auto r = impl_->client.flush(); !r)
         return r.error();
-    if (auto r = consume(cb); !r)
+    if (auto r = consumeViews(cb); !r)
         return r.error();
     return stats();
+}
+
+Result<SessionStats> Session::stop(const EventCallback& cb) {
+    return stopViews(detail::asViewCallback(cb));
 }
 
 Result<SessionStats> Session::stats() {

@@ -25,7 +25,8 @@ struct AggrCliOptions {
     std::string duration_text;         // --duration as written
     double duration = 0;               // ... in seconds
     std::size_t top = 0;               // --top N, 0 = all
-    std::string format = "text";       // --format text|json
+    std::string format = "text";       // --format text|json|perfetto|chrome
+    std::string output;                // -o FILE (perfetto, chrome: the counter tracks)
     std::vector<std::string> command;  // after "--"
     std::string from;                  // --from FILE: aggregate a recording
     std::vector<std::string> only;     // with --from: the specs given, as globs of probes
@@ -52,10 +53,12 @@ using AggrTablesPrinter = std::function<void(const std::vector<AggrTable>& table
                                              const SessionStats& stats, const std::string& when)>;
 // The run count, hist and latency share (and trace -c): opens o.backend on o's target,
 // attaches o.specs aggregating o.aggr, runs until the command exits, --duration or a
-// signal, printing at each --interval and at the end; `cmd` names the errors. Returns the
-// command's exit code as trace does.
-int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io,
-                   const AggrTablesPrinter& print);
+// signal, printing at each --interval and at the end; `cmd` names the errors. `started`,
+// if given, is called once every probe is armed, before the command is released, with
+// that time (CLOCK_MONOTONIC ns); its error ends the run. Returns the command's exit code
+// as trace does.
+int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrTablesPrinter& print,
+                   const std::function<Result<void>(std::uint64_t t0_ns)>& started = {});
 int runCount(const std::vector<std::string>& args, Io& io);
 int runHist(const std::vector<std::string>& args, Io& io);
 int runLatency(const std::vector<std::string>& args, Io& io);

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <ctime>
+#include <fstream>
 #include <optional>
 
 #include "aggr_cli.hpp"
 #include "aggr_collect.hpp"
 #include "aggr_recorded.hpp"
+#include "aggr_timeline.hpp"
 #include "attach.hpp"
 #include "format.hpp"
 #include "probectl/session.hpp"
@@ -99,6 +101,13 @@ std::string unreturnedText(const AggrCliOptions& o, const ProbeStats& ps) {
     return fmt::format(", never returned {}", ps.unreturned);
 }
 
+// o with text output: what --format perfetto|chrome prints beside its file.
+AggrCliOptions textOptions(const AggrCliOptions& o) {
+    AggrCliOptions t = o;
+    t.format = "text";
+    return t;
+}
+
 // The tables (with each probe's counters from `stats`, aligned) as text or JSON, under the
 // time of day `when` unless it is empty.
 void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
@@ -157,24 +166,69 @@ int runFromRecording(const AggrCliOptions& o, Io& io) {
     return kExitOk;
 }
 
+// --format perfetto|chrome: the tables as text on stdout, and each read-out as counter
+// samples in o.output.
+int runWithTimeline(const AggrCliOptions& o, const char* cmd, Io& io) {
+    std::optional<AggrTimeline> timeline;
+    std::optional<Error> failed;
+    SessionStats last;
+    const AggrCliOptions text = textOptions(o);
+    const bool cleared = o.interval > 0 && !o.cumulative;
+    auto keep = [&](Result<void> r) {
+        if (!r && !failed)
+            failed = std::move(r).error();
+    };
+    const int rc = runAggregation(
+        o, cmd, io,
+        [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
+            const std::string& when) {
+            printTables(text, tables, stats, when, io);
+            last = stats;
+            keep(timeline->readout(tables, monotonicNs(), cleared));
+        },
+        [&](std::uint64_t t0) -> Result<void> {
+            auto t = AggrTimeline::open(o.format, o.output);
+            if (!t)
+                return std::move(t).error();
+            timeline.emplace(std::move(*t));
+            return timeline->start(t0);
+        });
+    if (timeline)
+        keep(timeline->finish(last));
+    if (failed)
+        return runtimeError(io, cmd, *failed);
+    return rc;
+}
+
 int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     const char* cmd = modeName(mode);
     auto parsed = parseAggrOptions(mode, args);
     if (auto rc = parsedExit(io, cmd, parsed))
         return *rc;
     const AggrCliOptions& o = *parsed;
+    if (isTraceExportFormat(o.format))
+        return runWithTimeline(o, cmd, io);
+    std::ofstream file;
+    if (!o.output.empty()) {
+        file.open(o.output, std::ios::out | std::ios::trunc);
+        if (!file)
+            return runtimeError(io, cmd,
+                                makeError(errno, fmt::format("cannot write {}", o.output)));
+    }
+    Io out{o.output.empty() ? io.out : file, io.err, io.err_is_tty,
+           o.output.empty() && io.out_is_tty};
     if (!o.from.empty())
-        return runFromRecording(o, io);
+        return runFromRecording(o, out);
     return runAggregation(
-        o, cmd, io,
+        o, cmd, out,
         [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
-            const std::string& when) { printTables(o, tables, stats, when, io); });
+            const std::string& when) { printTables(o, tables, stats, when, out); });
 }
 
 }  // namespace
 
-int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io,
-                   const AggrTablesPrinter& print) {
+int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrTablesPrinter& print,
+                   const std::function<Result<void>(std::uint64_t t0_ns)>& started) {
     if (auto e = missingProcess(o.pids))
         return runtimeError(io, cmd, *e);
     const bool kernel = o.backend != "ptrace";
@@ -194,6 +248,9 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io,
     BlockedStopSignals signals;
     RunLoop loop(tracer, o.command, o.duration, [&] { return signals.caught(); });
     const std::uint64_t t0 = loop.t0();
+    if (started)
+        if (auto r = started(t0); !r)
+            return runtimeError(io, cmd, r.error());
     const bool has_command = !o.command.empty();
     io.err << fmt::format("Aggregating {} probe{}{}{}. {}\n", *n, *n == 1 ? "" : "s",
                           traceTarget(has_command ? o.command[0] : std::string(),
@@ -262,7 +319,11 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
              ->value_name("N"), "distinct keys each probe's map holds (default 1024, at most "
          "65536); hits with new keys beyond it are counted as map full")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
-         "text (default) or json: one object per probe")
+         "text (default); json: one object per probe; perfetto or chrome (with -o FILE): "
+         "the tables still print as text, and every read-out (each --interval and the end) "
+         "goes to FILE as counter tracks for a timeline viewer")
+        ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
+         "write to FILE instead of standard output (perfetto, chrome: the timeline)")
         ("interval,i", po::value<std::string>(o ? &o->interval_text : nullptr)
              ->value_name("TIME"),
          "print the tables every TIME (as --duration), each under the time of day, and "
@@ -389,8 +450,18 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         return UsageError{"--cumulative goes with --interval"};
     if (o.follow && o.pids.empty() && o.command.empty())
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
-    if (o.format != "text" && o.format != "json")
-        return UsageError{fmt::format("--format must be text or json, not '{}'", o.format)};
+    if (o.format != "text" && o.format != "json" && o.format != "perfetto" && o.format != "chrome")
+        return UsageError{
+            fmt::format("--format must be text, json, perfetto or chrome, not '{}'", o.format)};
+    if ((o.format == "perfetto" || o.format == "chrome") && o.output.empty())
+        return UsageError{fmt::format("--format {} writes a file: give -o FILE (e.g. -o {})",
+                                      o.format,
+                                      o.format == "perfetto" ? "counts.pftrace" : "counts.json")};
+    if ((o.format == "perfetto" || o.format == "chrome") && from)
+        return UsageError{fmt::format(
+            "--format {} with --from: a recording's events go to a timeline with probectl "
+            "report FILE --format {} -o OUT",
+            o.format, o.format)};
     if (o.backend != "kernel" && o.backend != "ptrace")
         return UsageError{fmt::format("--backend must be kernel or ptrace, not '{}'", o.backend)};
     for (auto pid : o.pids)
@@ -437,8 +508,8 @@ namespace probectl::cli {
 const char* const kCountHelp =
     R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration TIME]
                       [--interval TIME [--cumulative]] [--top N] [--max-entries N]
-                      [--format json] [--backend kernel|ptrace] [--force] [-v]
-                      [-- CMD [ARGS...]]
+                      [--format json|perfetto|chrome] [-o FILE]
+                      [--backend kernel|ptrace] [--force] [-v] [-- CMD [ARGS...]]
        probectl count --from FILE [SPEC-GLOB...] [--by KEY,...] [--top N] [--format json]
 
 Counts hits in the kernel: each probe adds its hits to a map in probectl.ko (no
@@ -465,6 +536,11 @@ refused: 1 blacklisted"); -v lists them. Only a glob that attaches nothing fails
 starts each interval from zero: the kernel zeroes the maps as it reads them, so
 every hit is counted in exactly one interval. --cumulative keeps the totals.
 
+--format perfetto|chrome -o FILE also writes every read-out as counter tracks (one per
+probe and key: "SPEC [KEY]: count", and for hist and latency "...: avg FIELD") for
+ui.perfetto.dev or chrome://tracing; with --interval each sample is the interval that
+ends at its time (or the total so far with --cumulative). The tables still print.
+
 --from FILE computes the same tables from a recording (probectl record) in user
 space, with the kernel map's rules; SPEC-GLOBs choose its probes by their spec
 text. Records the recording lost are not in the counts (the loss is shown).
@@ -472,6 +548,8 @@ text. Records the recording lost are not in the counts (the loss is shown).
 Examples:
   sudo probectl count 'kprobe:vfs_*' --duration 5
   sudo probectl count 'tracepoint:sched:sched_process_*' --interval 1 --duration 5
+  sudo probectl count 'syscall:*' --by comm --interval 1 --duration 10 \
+       --format perfetto -o syscalls.pftrace
   sudo probectl count 'syscall:openat' --by comm,pid -- make -j2
   sudo probectl count kprobe:vfs_read kprobe:vfs_write --duration 5
   sudo probectl count 'uprobe:libc:malloc size=$arg1:u64' --by size -- ls -l /usr
@@ -481,7 +559,8 @@ Examples:
 
 const char* const kHistHelp =
     R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
-                     [--max-entries N] [-p PID]... [-f] [--duration TIME] [--format json]
+                     [--max-entries N] [-p PID]... [-f] [--duration TIME]
+                     [--format json|perfetto|chrome] [-o FILE]
                      [--interval TIME [--cumulative]] [--backend kernel|ptrace]
                      [--force] [-v] [-- CMD [ARGS...]]
        probectl hist --from FILE [SPEC-GLOB...] FIELD [--by KEY,...] [--linear ...]
@@ -491,7 +570,8 @@ buckets as bpftrace's hist() ([0], [1], [2, 4), [4, 8), ..., and (..., 0) for
 negative signed values), or with --linear MIN,MAX,STEP buckets of STEP from MIN
 (one below MIN, one from MAX on), as lhist(). One histogram per key with --by,
 each followed by its count, average, minimum and maximum. --interval, globs,
---backend, --force and --from FILE (a recording's events) as for count.
+--format perfetto|chrome -o FILE (count and average as counter tracks), --backend,
+--force and --from FILE (a recording's events) as for count.
 
 Examples:
   sudo probectl hist 'uretprobe:libc:malloc size=$arg1:u64' size -- ls -l /usr
@@ -502,7 +582,8 @@ Examples:
 const char* const kLatencyHelp =
     R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
                         [--max-entries N] [-p PID]... [-f] [--duration TIME]
-                        [--format json] [--interval TIME [--cumulative]] [-v]
+                        [--format json|perfetto|chrome] [-o FILE]
+                        [--interval TIME [--cumulative]] [-v]
                         [--backend kernel|ptrace] [--force] [-- CMD [ARGS...]]
        probectl latency --from FILE [SPEC-GLOB...] [--by KEY,...] [--linear ...]
 
@@ -512,12 +593,15 @@ key with --by). Calls whose entry and return the kernel cannot pair (too few
 kretprobe instances) are not counted: the header's nmissed shows them. Entries that
 never returned (longjmp or a C++ exception past the frame, the thread's exit, still
 inside at the end) are in no bucket: the header's "never returned" counts them.
---interval, globs, --backend, --force and --from FILE (a recording's return events)
+--interval, globs, --format perfetto|chrome -o FILE (count and average latency in ns
+as counter tracks), --backend, --force and --from FILE (a recording's return events)
 as for count.
 
 Examples:
   sudo probectl latency kretprobe:vfs_read --by comm --duration 5
   sudo probectl latency 'syscall:*read*' --interval 1s -- dd if=/dev/zero of=/dev/null
+  sudo probectl latency kretprobe:vfs_read --interval 500ms --duration 10 \
+       --format chrome -o vfs_read.json
   sudo probectl latency 'uretprobe:/path/app:handle if $retval < 0' -p 1234
   sudo probectl latency syscall:nanosleep -- sleep 1
   probectl latency syscall:openat --by errno --backend ptrace -- ls /nonexistent

@@ -10,7 +10,8 @@
 // from timestamp - latency to timestamp on its thread's track, named by the probe's location
 // (the spec without its fetch arguments), with the fetched values (or the six argument
 // registers), the return value and the latency as arguments; any other event is an instant.
-// Drops are counters at the end (per probe, and the session's lost records).
+// Drops are counters at the end (per probe, and the session's lost records). Counter tracks
+// of the caller's own (count, hist and latency read-outs) go through counter().
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,10 @@ class TraceWriter {
     // The first call, once: t0 is the trace's time 0 (CLOCK_MONOTONIC ns).
     virtual Result<void> begin(std::uint64_t t0_ns, const TraceClocks& clocks) = 0;
     virtual Result<void> event(const Event& ev) = 0;
+    // One sample of the counter track named `track` (described at its first sample) at
+    // ts_ns (CLOCK_MONOTONIC): the value holds until the track's next sample. Samples come
+    // in time order. ENOTSUP from a format without counter tracks (ctf).
+    virtual Result<void> counter(std::string_view track, std::uint64_t ts_ns, std::int64_t value);
     // Pushes what is buffered to the file (called between polls; a no-op where the format
     // is only readable once finished).
     virtual Result<void> flush() { return {}; }

@@ -1,6 +1,7 @@
 // The Chrome trace-event format ("Trace Event Format", the JSON Object Format): one object
 // per line in "traceEvents"; X (complete) for slices, i (instant, thread scope) for other
-// events, M (metadata) for process and thread names, C (counter) for drops. ts and dur are
+// events, M (metadata) for process and thread names, C (counter) for drops and the
+// caller's counter tracks (one series, "value", per track name). ts and dur are
 // microseconds with three decimals, so no nanosecond is lost.
 #include <fmt/format.h>
 
@@ -75,6 +76,19 @@ class ChromeWriter final : public exporter::StreamTraceWriter {
             appendValue(f);
         });
         fmt::format_to(std::back_inserter(buf_), "}},\"cpu\":{}}}", ev.cpu);
+        return write();
+    }
+
+    Result<void> counter(std::string_view track, std::uint64_t ts, std::int64_t v) override {
+        buf_.clear();
+        t_last_ = std::max(t_last_, ts);
+        next();
+        buf_ += "{\"name\":";
+        appendJsonString(buf_, track);
+        buf_ += ",\"ph\":\"C\",\"ts\":";
+        appendMicros(buf_, ts);
+        fmt::format_to(std::back_inserter(buf_), ",\"pid\":{},\"args\":{{\"value\":{}}}}}",
+                       exporter::kCountersPid, v);
         return write();
     }
 

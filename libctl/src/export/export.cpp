@@ -30,6 +30,9 @@ class FileTraceWriter final : public TraceWriter {
         return inner_->begin(t0, c);
     }
     Result<void> event(const Event& ev) override { return inner_->event(ev); }
+    Result<void> counter(std::string_view track, std::uint64_t ts, std::int64_t v) override {
+        return inner_->counter(track, ts, v);
+    }
     Result<void> flush() override { return inner_->flush(); }
     Result<void> finish(const SessionStats& s) override { return inner_->finish(s); }
 
@@ -40,6 +43,11 @@ class FileTraceWriter final : public TraceWriter {
 };
 
 }  // namespace
+
+Result<void> TraceWriter::counter(std::string_view track, std::uint64_t, std::int64_t) {
+    return makeError(ENOTSUP,
+                     fmt::format("this trace format has no counter tracks (for '{}')", track));
+}
 
 TraceClocks TraceClocks::now() {
     TraceClocks c;

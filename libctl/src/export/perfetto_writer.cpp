@@ -1,6 +1,7 @@
 // Perfetto's protobuf trace (TracePacket stream), the fields listed with their numbers in
 // Documentation/perfetto_trace.proto, which also describes the packet order.
 #include <cerrno>
+#include <map>
 #include <ostream>
 
 #include "export/export_fields.hpp"
@@ -41,7 +42,7 @@ constexpr std::uint32_t kSeqCleared = 1, kSeqNeedsState = 2;
 constexpr std::uint32_t kSequence = 1;
 // Track uuids: disjoint ranges for processes, threads and counters.
 constexpr std::uint64_t kProcessTrack = 1ull << 32, kThreadTrack = 2ull << 32,
-                        kCounterTrack = 3ull << 32;
+                        kCounterTrack = 3ull << 32, kCallerCounterTrack = 4ull << 32;
 // Interned string values: at most this many, each at most this long.
 constexpr std::size_t kMaxInternedValues = 4096, kMaxInternedValueLen = 128;
 
@@ -148,6 +149,19 @@ class PerfettoWriter final : public exporter::StreamTraceWriter {
         return write();
     }
 
+    Result<void> counter(std::string_view track, std::uint64_t ts, std::int64_t v) override {
+        buf_.clear();
+        t_last_ = std::max(t_last_, ts);
+        auto it = counter_tracks_.find(track);
+        if (it == counter_tracks_.end()) {
+            const std::uint64_t uuid = kCallerCounterTrack | counter_tracks_.size();
+            it = counter_tracks_.emplace(std::string(track), uuid).first;
+            describeCounter(uuid, track);
+        }
+        counterSample(it->second, ts, v);
+        return write();
+    }
+
     Result<void> finish(const SessionStats& stats) override {
         buf_.clear();
         std::uint64_t n = 0;
@@ -196,8 +210,15 @@ class PerfettoWriter final : public exporter::StreamTraceWriter {
         }
     }
     void counterTrack(std::uint64_t uuid, const std::string& name, std::uint64_t total) {
+        describeCounter(uuid, name);
+        // Steps from 0 at the first event to the total at the last: drops are known only
+        // as totals.
+        counterSample(uuid, t_first_, 0);
+        counterSample(uuid, t_last_, static_cast<std::int64_t>(total));
+    }
+    void describeCounter(std::uint64_t uuid, std::string_view name) {
         ProtoEncoder p(buf_);
-        auto pkt = p.open(f::kTracePacket);
+        const auto pkt = p.open(f::kTracePacket);
         const auto td = p.open(f::kTrackDescriptor);
         p.varint(f::kTdUuid, uuid);
         p.bytes(f::kTdName, name);
@@ -205,25 +226,25 @@ class PerfettoWriter final : public exporter::StreamTraceWriter {
         p.close(td);
         p.varint(f::kSequenceId, kSequence);
         p.close(pkt);
-        // Steps from 0 at the first event to the total at the last: drops are known only
-        // as totals.
-        for (auto [ts, v] : {std::pair{t_first_, std::uint64_t{0}}, std::pair{t_last_, total}}) {
-            pkt = p.open(f::kTracePacket);
-            p.varint(f::kTimestamp, ts);
-            p.varint(f::kClockId, kClockMonotonic);
-            const auto te = p.open(f::kTrackEvent);
-            p.varint(f::kTeType, kCounter);
-            p.varint(f::kTeTrack, uuid);
-            p.int64(f::kTeCounter, static_cast<std::int64_t>(v));
-            p.close(te);
-            p.varint(f::kSequenceId, kSequence);
-            p.varint(f::kSequenceFlags, kSeqNeedsState);
-            p.close(pkt);
-        }
+    }
+    void counterSample(std::uint64_t uuid, std::uint64_t ts, std::int64_t v) {
+        ProtoEncoder p(buf_);
+        const auto pkt = p.open(f::kTracePacket);
+        p.varint(f::kTimestamp, ts);
+        p.varint(f::kClockId, kClockMonotonic);
+        const auto te = p.open(f::kTrackEvent);
+        p.varint(f::kTeType, kCounter);
+        p.varint(f::kTeTrack, uuid);
+        p.int64(f::kTeCounter, v);
+        p.close(te);
+        p.varint(f::kSequenceId, kSequence);
+        p.varint(f::kSequenceFlags, kSeqNeedsState);
+        p.close(pkt);
     }
     std::string interned_, scratch_, field_scratch_;
     exporter::ThreadNames names_;
     exporter::Interner categories_, event_names_, annotation_names_, values_;
+    std::map<std::string, std::uint64_t, std::less<>> counter_tracks_;  // name -> uuid
     std::uint64_t t_first_ = 0, t_last_ = 0;
     bool seen_event_ = false;
 };

@@ -32,7 +32,8 @@ std::map<std::string, std::vector<std::int64_t>> perfettoCounters(const std::str
     const std::string& text = ran.out;
     std::map<std::string, std::string> name_of;
     std::map<std::string, std::vector<std::int64_t>> values;
-    for (const auto* p : prototest::parseTextProto(text).all("packet")) {
+    const prototest::Node trace = prototest::parseTextProto(text);
+    for (const auto* p : trace.all("packet")) {
         if (const auto* td = p->get("track_descriptor"); td && td->get("counter"))
             name_of[td->str("uuid")] = td->str("name");
         if (const auto* te = p->get("track_event"); te && te->str("type") == "TYPE_COUNTER")
@@ -59,7 +60,10 @@ TEST(AggrTimelineRun, PerfettoIntervalsAddUpToTheCalls) {
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("syscall:getppid"), std::string::npos) << "the tables still print";
     const auto tracks = perfettoCounters(file);
-    ASSERT_TRUE(tracks.count("\"syscall:getppid: count\"")) << r.out;
+    std::string names;
+    for (const auto& [name, v] : tracks)
+        names += name + "\n";
+    ASSERT_TRUE(tracks.count("\"syscall:getppid: count\"")) << names << r.out;
     const auto& counts = tracks.at("\"syscall:getppid: count\"");
     // A zero to start from, then one sample per read-out: several intervals, each cleared.
     EXPECT_GE(counts.size(), 3u);

@@ -1,7 +1,8 @@
 // probectl report at scale, through the real binary: a 10^6-event recording stays small per
 // event, and converting it into each format takes no more memory than converting 10^5
 // events does (peak RSS of the child from wait4, no timing); on a terminal the conversion
-// shows its progress on stderr and erases it at the end.
+// shows its progress on stderr and erases it at the end. Files are named by pid: ctest -j
+// runs these tests in processes side by side.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <pty.h>
@@ -25,7 +26,8 @@ namespace {
 // n events over 8 threads of two processes: returns with a value, instants with a string
 // from a small set (as a real trace repeats its paths), and bare kprobe hits, in turn.
 std::string writeRecording(std::size_t n) {
-    const std::string path = testing::TempDir() + "/scale-" + std::to_string(n) + ".rec";
+    const std::string path = testing::TempDir() + "/scale-" + std::to_string(getpid()) + "-" +
+                             std::to_string(n) + ".rec";
     auto w = probectl::recordingWriter(path, 0);
     EXPECT_TRUE(w.ok());
     EXPECT_TRUE((*w)->begin(1'000'000'000, {}).ok());
@@ -100,7 +102,7 @@ TEST_F(ReportScale, AMillionEventRecordingIsSmallPerEvent) {
 // slack covers the allocator's and the interner's steady state, not 900 000 events
 // (even at 16 bytes each they would be 14 MiB).
 TEST_F(ReportScale, ConversionMemoryDoesNotGrowWithTheEvents) {
-    const std::string out = testing::TempDir() + "/scale-out";
+    const std::string out = testing::TempDir() + "/scale-out-" + std::to_string(getpid());
     for (const char* format : {"text", "json", "chrome", "perfetto", "ctf"}) {
         const ReportRun s = report(small_, format, out);
         const ReportRun l = report(large_, format, out);
@@ -116,7 +118,8 @@ TEST_F(ReportScale, ConversionMemoryDoesNotGrowWithTheEvents) {
 
 // stderr a terminal (a pty): the percentage line is drawn and erased at the end.
 TEST_F(ReportScale, ProgressOnATerminal) {
-    const std::string out = testing::TempDir() + "/scale-progress.json";
+    const std::string out =
+        testing::TempDir() + "/scale-progress-" + std::to_string(getpid()) + ".json";
     int master = -1;
     const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
     ASSERT_GE(pid, 0);

@@ -143,13 +143,19 @@ check-debug: user
 lint: deps
 	CHECKPATCH=$$($(TOP)/tools/fetch-checkpatch.sh) $(TOP)/tools/lint-kmod.sh
 
-check: deps
-	@$(MAKE) --no-print-directory lint
-	@$(MAKE) --no-print-directory unit
-	@$(MAKE) --no-print-directory check-install
-	@$(MAKE) --no-print-directory check-dkms
-	@$(MAKE) --no-print-directory check-deb
-	@$(MAKE) --no-print-directory check-vm
+# Each step prints "check: STEP: N s" when it ends, so a slow CI run shows where the time
+# went (.ci/run lists them).
+timed_step = t=$$(date +%s); $(MAKE) --no-print-directory $(1); rc=$$?; \
+	echo "check: $(1): $$(($$(date +%s) - t)) s"; exit $$rc
+
+check:
+	@$(call timed_step,deps)
+	@$(call timed_step,lint)
+	@$(call timed_step,unit)
+	@$(call timed_step,check-install)
+	@$(call timed_step,check-dkms)
+	@$(call timed_step,check-deb)
+	@$(call timed_step,check-vm)
 
 # An interactive shell in the VM (make vm KERNEL=6.1); console on stdio.
 vm: user kmod-all

@@ -10,9 +10,9 @@
 #include <sstream>
 #include <string>
 
+#include "kernel/resolve_by_name.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/session.hpp"
-#include "kernel/resolve_by_name.hpp"
 #include "session/resolve_spec.hpp"
 #include "uapi/probectl.h"
 
@@ -157,9 +157,9 @@ TEST(ResolveByName, SyscallWrappersAsKallsymsWouldResolveThem) {
 }
 
 TEST(ResolveByName, OtherSpecsNeedTheSymbolTable) {
-    for (const char* text : {"kprobe:do_sys_openat2", "kprobe:__x64_sys_getppid+4",
-                             "kprobe:0xffffffff81001000", "kretprobe:vfs_read",
-                             "tracepoint:sched:sched_switch", "uprobe:/bin/true:main"})
+    for (const char* text :
+         {"kprobe:do_sys_openat2", "kprobe:__x64_sys_getppid+4", "kprobe:0xffffffff81001000",
+          "kretprobe:vfs_read", "tracepoint:sched:sched_switch", "uprobe:/bin/true:main"})
         EXPECT_FALSE(resolveByName(spec(text))) << text;
     ProbeSpec many = spec("kretprobe:__x64_sys_getppid");
     many.maxactive = PROBECTL_MAXACTIVE_MAX + 1;  // refused with kallsyms's words

@@ -10,9 +10,11 @@
 #include <sstream>
 #include <string>
 
+#include "kernel/resolve_by_name.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/session.hpp"
 #include "session/resolve_spec.hpp"
+#include "uapi/probectl.h"
 
 namespace probectl {
 namespace {
@@ -122,6 +124,65 @@ TEST(ResolvePtrace, PredicateCompiledWithoutFetchPrograms) {
     ASSERT_TRUE(compileProbePredicate(s, r->front()));
     EXPECT_FALSE(r->front().res.request.filter.insns.empty());
     EXPECT_TRUE(r->front().res.request.fetch.empty());
+}
+
+}  // namespace
+}  // namespace probectl
+
+namespace probectl {
+namespace {
+
+// Start-up: the specs the kernel resolves by name alone get the request kallsyms would give
+// them, without reading it; every other spec still needs the table.
+TEST(ResolveByName, SyscallWrappersAsKallsymsWouldResolveThem) {
+    auto ks = KernelSymbols::fromText(fixture("kallsyms.txt"), fixture("blacklist.txt"));
+    ASSERT_TRUE(ks);
+    for (const char* text : {"syscall:getppid", "syscall:exit_group", "kprobe:__x64_sys_openat",
+                             "kretprobe:__x64_sys_execve", "kretprobe:__x64_sys_openat2"}) {
+        ProbeSpec s = spec(text);
+        if (kindInfo(s.kind).maxactive)
+            s.maxactive = 16;
+        const auto fast = resolveByName(s);
+        ASSERT_TRUE(fast) << text;
+        const auto slow = ks->resolve(s);
+        ASSERT_TRUE(slow) << text << ": " << slow.error().message;
+        EXPECT_EQ(fast->request.kind, slow->request.kind) << text;
+        EXPECT_EQ(fast->request.symbol, slow->request.symbol) << text;
+        EXPECT_EQ(fast->request.flags, slow->request.flags) << text;
+        EXPECT_EQ(fast->request.maxactive, slow->request.maxactive) << text;
+        EXPECT_EQ(fast->request.offset, 0u) << text;
+        EXPECT_EQ(fast->request.addr, 0u) << text;
+        EXPECT_EQ(fast->symbol, slow->symbol) << text;
+    }
+}
+
+TEST(ResolveByName, OtherSpecsNeedTheSymbolTable) {
+    for (const char* text :
+         {"kprobe:do_sys_openat2", "kprobe:__x64_sys_getppid+4", "kprobe:0xffffffff81001000",
+          "kretprobe:vfs_read", "tracepoint:sched:sched_switch", "uprobe:/bin/true:main"})
+        EXPECT_FALSE(resolveByName(spec(text))) << text;
+    ProbeSpec many = spec("kretprobe:__x64_sys_getppid");
+    many.maxactive = PROBECTL_MAXACTIVE_MAX + 1;  // refused with kallsyms's words
+    EXPECT_FALSE(resolveByName(many));
+}
+
+TEST(ResolveByName, ContextWithByNameDoesNotLoadKallsyms) {
+    int loads = 0;
+    ResolveContext ctx;
+    ctx.by_name = true;
+    ctx.symbols = [&]() -> const KernelSymbols* {
+        loads++;
+        return nullptr;
+    };
+    for (const char* text : {"syscall:getppid", "kprobe:__x64_sys_getppid"}) {
+        auto r = resolveSpec(spec(text), ctx);
+        ASSERT_TRUE(r) << text << ": " << r.error().message;
+        EXPECT_TRUE(r->front().by_name) << text;
+    }
+    EXPECT_EQ(loads, 0);
+    ctx.by_name = false;
+    EXPECT_FALSE(resolveSpec(spec("syscall:getppid"), ctx)) << "no table, not by name";
+    EXPECT_EQ(loads, 1);
 }
 
 }  // namespace

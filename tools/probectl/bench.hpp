@@ -165,6 +165,7 @@ struct StartupTimes {
     std::string argv;  // the command, for the table
     double median_s = 0;
     std::string error;  // non-empty: skipped, with why
+    bool step = false;  // one step of start-up (no workload), not a whole traced command
 };
 std::vector<StartupTimes> startupBench(const std::string& workload, unsigned runs);
 void printStartup(std::ostream& out, const std::vector<StartupTimes>& rows);

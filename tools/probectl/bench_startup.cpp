@@ -1,11 +1,15 @@
 // probectl bench: start-up, the wall time of a whole traced command that makes a single
 // getppid call, where start-up and tear-down are all there is to measure: probectl (a
-// syscall probe, and a kprobe on the syscall's entry) beside strace and the program alone.
+// syscall probe, a kprobe on the syscall's entry, a kprobe whose name only kallsyms vets)
+// beside strace and the program alone; then the steps of probectl's start-up, each a
+// command that stops after it, so the difference between two rows is one step's cost.
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
 #include "bench.hpp"
+#include "probectl/held_command.hpp"
 
 namespace probectl::cli::bench {
 
@@ -31,6 +35,29 @@ StartupTimes timeCommand(std::string label, const std::vector<std::string>& pref
     return t;
 }
 
+// A command without the workload: one start-up step.
+StartupTimes timeStep(std::string label, const std::vector<std::string>& argv, unsigned runs) {
+    StartupTimes t{std::move(label), fmt::format("{}", fmt::join(argv, " ")), 0, {}, true};
+    std::vector<double> times;
+    for (unsigned i = 0; i < runs; i++) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto st = runToEnd(argv);
+        const std::chrono::duration<double> d = std::chrono::steady_clock::now() - t0;
+        if (!st) {
+            t.error = st.error().describe();
+            return t;
+        }
+        if (*st != 0) {
+            t.error = fmt::format("{} {}", argv[0], HeldCommand::describeStatus(*st));
+            return t;
+        }
+        times.push_back(d.count());
+    }
+    std::sort(times.begin(), times.end());
+    t.median_s = times[times.size() / 2];
+    return t;
+}
+
 }  // namespace
 
 std::vector<StartupTimes> startupBench(const std::string& workload, unsigned runs) {
@@ -49,6 +76,15 @@ std::vector<StartupTimes> startupBench(const std::string& workload, unsigned run
     rows.push_back(timeCommand("probectl-kprobe",
                                {self, "trace", "kprobe:__x64_sys_getppid", "-o", "/dev/null", "--"},
                                w, runs));
+    // Not a syscall wrapper: only kallsyms tells it is one function, not a duplicate name.
+    rows.push_back(timeCommand("probectl-kallsyms",
+                               {self, "trace", "kprobe:__task_pid_nr_ns", "-o", "/dev/null", "--"},
+                               w, runs));
+    rows.push_back(timeStep("exec, libraries", {self, "--version"}, runs));
+    rows.push_back(timeStep("+ netlink", {self, "list"}, runs));
+    rows.push_back(timeStep("+ kallsyms", {self, "symbols", "__x64_sys_getppid"}, runs));
+    if (const std::string cat = findInPath("cat"); !cat.empty())
+        rows.push_back(timeStep("read kallsyms", {cat, "/proc/kallsyms"}, runs));
     return rows;
 }
 
@@ -60,7 +96,13 @@ void printStartup(std::ostream& out, const std::vector<StartupTimes>& rows) {
     out << "Start-up: wall time of a whole command whose program makes one getppid call\n"
            "(median of the runs; X STRACE divides by strace's time on the same program):\n";
     out << fmt::format("  {:<17} {:>9} {:>9}  {}\n", "COMMAND", "WALL(s)", "X STRACE", "ARGV");
+    bool steps = false;
     for (const auto& r : rows) {
+        if (r.step && !steps) {
+            steps = true;
+            out << "Steps of probectl's start-up (each command stops after its step; a row less\n"
+                   "the one above it is that step's cost):\n";
+        }
         if (!r.error.empty()) {
             out << fmt::format("  {:<17} skipped: {}\n", r.label, r.error);
             continue;

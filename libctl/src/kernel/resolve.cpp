@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "kernel/resolve_by_name.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/syscall_meta.hpp"
 #include "probectl/syscall_probe.hpp"
@@ -31,7 +32,62 @@ std::uint64_t functionSize(const KernelSymbols& ks, const KernelSymbol& sym) {
     return next ? next - sym.addr : 0;
 }
 
+constexpr std::string_view kSyscallWrapper = "__x64_sys_";
+
+// A syscall's probe on its entry symbol `name`: the flag means "arg0 is the user's
+// pt_regs", true only of the __x64_sys_ wrappers. One record per call, entry arguments
+// with the return value: a kretprobe, except for the calls that never return (their
+// kretprobe would never fire).
+void syscallRequest(std::string_view syscall, std::string_view name, Resolution& r) {
+    if (name.starts_with(kSyscallWrapper))
+        r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
+    if (syscallNeverReturns(syscall)) {
+        r.request.kind = ProbeKind::Kprobe;
+        r.request.maxactive = 0;
+    }
+}
+
+bool identifier(std::string_view s) {
+    if (s.empty())
+        return false;
+    for (char c : s)
+        if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9')))
+            return false;
+    return true;
+}
+
 }  // namespace
+
+std::optional<Resolution> resolveByName(const ProbeSpec& spec) {
+    if (spec.has_addr || spec.offset != 0 || spec.maxactive > PROBECTL_MAXACTIVE_MAX)
+        return std::nullopt;
+    std::string name;
+    if (spec.kind == SpecKind::Syscall) {
+        if (!identifier(spec.symbol))
+            return std::nullopt;
+        name = fmt::format("{}{}", kSyscallWrapper, spec.symbol);
+    } else if (spec.kind == SpecKind::Kprobe || spec.kind == SpecKind::Kretprobe) {
+        if (!spec.symbol.starts_with(kSyscallWrapper) ||
+            !identifier(std::string_view(spec.symbol).substr(kSyscallWrapper.size())))
+            return std::nullopt;
+        name = spec.symbol;
+    } else {
+        return std::nullopt;
+    }
+    if (name.size() >= PROBECTL_SYMBOL_MAX)
+        return std::nullopt;
+    Resolution r;
+    r.request.kind = static_cast<ProbeKind>(kindInfo(spec.kind).kernel_kind);
+    r.request.maxactive = spec.maxactive;
+    if (spec.kind == SpecKind::Syscall)
+        syscallRequest(spec.symbol, name, r);
+    else
+        r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
+    r.request.symbol = name;
+    r.symbol = std::move(name);
+    return r;
+}
 
 Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
     // A user-space function may share its name with a kernel one (memcpy): never let a
@@ -107,15 +163,7 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
             return withSpec(spec, sys.error());
         }
         name = *sys;
-        // The flag means "arg0 is the user's pt_regs": true only of the __x64_sys_ wrappers.
-        if (name.starts_with("__x64_sys_"))
-            r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
-        // One record per call, entry arguments with the return value: a kretprobe, except
-        // for the calls that never return (their kretprobe would never fire).
-        if (syscallNeverReturns(spec.symbol)) {
-            r.request.kind = ProbeKind::Kprobe;
-            r.request.maxactive = 0;
-        }
+        syscallRequest(spec.symbol, name, r);
     }
     if (name.size() >= PROBECTL_SYMBOL_MAX)
         return withSpec(spec, makeError(ENAMETOOLONG, fmt::format("symbol name longer than {} "
@@ -155,7 +203,7 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
     // record's arguments are the syscall's own, read from there (as for syscall:NAME). Only
     // at the entry: fetch_spec already refuses $argN at an offset.
     if ((spec.kind == SpecKind::Kprobe || spec.kind == SpecKind::Kretprobe) &&
-        name.starts_with("__x64_sys_") && spec.offset == 0)
+        name.starts_with(kSyscallWrapper) && spec.offset == 0)
         r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
     r.request.symbol = name;
     r.request.offset = spec.offset;

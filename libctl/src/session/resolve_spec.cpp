@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <optional>
 
+#include "kernel/resolve_by_name.hpp"
 #include "probectl/fetch_decode.hpp"
 #include "probectl/predicate.hpp"
 #include "probectl/syscall_meta.hpp"
@@ -30,6 +31,12 @@ Result<std::vector<ResolvedProbe>> one(ResolvedProbe p) {
 Result<std::vector<ResolvedProbe>> kernelSymbol(const ProbeSpec& spec, const ResolveContext& ctx) {
     ResolvedProbe p;
     p.args = spec.fetch_args;
+    if (ctx.by_name)
+        if (auto r = resolveByName(spec)) {
+            p.res = std::move(*r);
+            p.by_name = true;
+            return one(std::move(p));
+        }
     if (const KernelSymbols* ks = ctx.symbols()) {
         auto r = ks->resolve(spec);
         if (!r)
@@ -72,15 +79,21 @@ Result<std::vector<ResolvedProbe>> ptraceSyscall(const ProbeSpec& spec) {
 Result<std::vector<ResolvedProbe>> syscall(const ProbeSpec& spec, const ResolveContext& ctx) {
     if (ctx.backend == ResolveBackend::Ptrace)
         return ptraceSyscall(spec);
-    const KernelSymbols* ks = ctx.symbols();
-    if (!ks)
-        return makeError(
-            ENOENT, fmt::format("{}: cannot resolve a syscall without /proc/kallsyms", spec.text));
-    auto r = ks->resolve(spec);
-    if (!r)
-        return std::move(r).error();
     ResolvedProbe p;
-    p.res = std::move(*r);
+    if (auto by_name = ctx.by_name ? resolveByName(spec) : std::nullopt) {
+        p.res = std::move(*by_name);
+        p.by_name = true;
+    } else {
+        const KernelSymbols* ks = ctx.symbols();
+        if (!ks)
+            return makeError(ENOENT, fmt::format("{}: cannot resolve a syscall without "
+                                                 "/proc/kallsyms",
+                                                 spec.text));
+        auto r = ks->resolve(spec);
+        if (!r)
+            return std::move(r).error();
+        p.res = std::move(*r);
+    }
     std::size_t entry_args = spec.fetch_args.size();
     if (spec.fetch_args.empty()) {
         // Generated from the syscall's metadata: what strace would show of its memory.

@@ -31,6 +31,9 @@ struct ResolveContext {
     std::function<Result<const Tracepoints*>()> tracepoints;
     pid_t pid = 0;  // user-space specs resolve as this process sees them (0: as we do)
     bool uretprobe_despite_exceptions = false;  // SessionOptions' flag
+    // Leave to the kernel the names it resolves alone (resolveByName: syscalls), without
+    // reading kallsyms; the caller resolves again without it to explain a refusal.
+    bool by_name = false;
 };
 
 // One site of a spec, resolved: the request without its programs, and what it records.
@@ -49,6 +52,8 @@ struct ResolvedProbe {
     std::vector<std::size_t> shown;
     // The ptrace backend's syscall number (builtin table); -1 for other probes.
     int syscall_nr = -1;
+    // Resolved by name only (ResolveContext::by_name): not checked against kallsyms.
+    bool by_name = false;
 };
 
 // Every site of `spec` (a USDT probe can have several; other kinds have one).

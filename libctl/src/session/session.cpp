@@ -15,6 +15,10 @@
 #include "target/file_identity.hpp"
 #include "target/process_tree.hpp"
 
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <deque>
@@ -48,13 +52,21 @@ struct Session::Impl {
     // probe id -> where each of the spec's fetch arguments is in the record (ResolvedProbe)
     std::unordered_map<std::uint32_t, std::vector<std::size_t>> shown_of;
     std::uint64_t lost = 0;
+    // Readable once the released command has ended (pidfd_open), so a poll wakes at its
+    // exit instead of at the caller's next tick; -1 without a command or a pidfd.
+    int command_fd = -1;
 
     explicit Impl(Client c, SessionOptions o) : client(std::move(c)), options(std::move(o)) {}
+    Impl(const Impl&) = delete;
+    Impl& operator=(const Impl&) = delete;
 
     // The probes go when `client` closes its socket: the kernel removes a socket's probes in
     // one batch (one RCU grace period per kind), where a PROBE_DEL each would wait for one
     // per probe: seconds for a glob's thousand kprobes.
-    ~Impl() = default;
+    ~Impl() {
+        if (command_fd >= 0)
+            ::close(command_fd);
+    }
 
     const KernelSymbols* symbols() {
         if (options.symbols)
@@ -172,38 +184,52 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
     };
     ctx.pid = impl_->options.resolve_pid;
     ctx.uretprobe_despite_exceptions = impl_->options.uretprobe_despite_exceptions;
-    auto sites = resolveSpec(spec, ctx);
-    if (!sites)
-        return std::move(sites).error();
-    for (ResolvedProbe& site : *sites) {
-        if (auto r = compileProbe(spec, site); !r)
-            return r.error();
-        if (impl_->options.prepare)
-            if (auto r = impl_->options.prepare(site.res.request, site.args); !r)
-                return makeError(r.error().err,
-                                 fmt::format("{}: {}", spec.text, r.error().message));
-    }
-
-    const std::size_t before = impl_->probes.size();
-    for (ResolvedProbe& site : *sites) {
-        auto id = addRequestImpl(site.res, spec.text, std::move(site.args));
-        if (!id) {
-            // All sites or none: take back the ones already added (the newest probes).
-            while (impl_->probes.size() > before) {
-                const SessionProbe& last = impl_->probes.back();
-                (void)impl_->client.removeProbe(last.id);
-                impl_->index.erase(last.id);
-                impl_->spec_of.erase(last.id);
-                impl_->shown_of.erase(last.id);
-                impl_->probes.pop_back();
-            }
-            return id;
+    // Every site or none; `by_name`: a site was resolved without kallsyms.
+    auto addSites = [&](bool& by_name) -> Result<std::uint32_t> {
+        auto sites = resolveSpec(spec, ctx);
+        if (!sites)
+            return std::move(sites).error();
+        for (ResolvedProbe& site : *sites) {
+            by_name = by_name || site.by_name;
+            if (auto r = compileProbe(spec, site); !r)
+                return r.error();
+            if (impl_->options.prepare)
+                if (auto r = impl_->options.prepare(site.res.request, site.args); !r)
+                    return makeError(r.error().err,
+                                     fmt::format("{}: {}", spec.text, r.error().message));
         }
-        impl_->probes.back().syscall = std::move(site.plan);
-        if (!site.shown.empty())
-            impl_->shown_of[impl_->probes.back().id] = std::move(site.shown);
-    }
-    return impl_->probes[before].id;
+
+        const std::size_t before = impl_->probes.size();
+        for (ResolvedProbe& site : *sites) {
+            auto id = addRequestImpl(site.res, spec.text, std::move(site.args));
+            if (!id) {
+                // All sites or none: take back the ones already added (the newest probes).
+                while (impl_->probes.size() > before) {
+                    const SessionProbe& last = impl_->probes.back();
+                    (void)impl_->client.removeProbe(last.id);
+                    impl_->index.erase(last.id);
+                    impl_->spec_of.erase(last.id);
+                    impl_->shown_of.erase(last.id);
+                    impl_->probes.pop_back();
+                }
+                return id;
+            }
+            impl_->probes.back().syscall = std::move(site.plan);
+            if (!site.shown.empty())
+                impl_->shown_of[impl_->probes.back().id] = std::move(site.shown);
+        }
+        return impl_->probes[before].id;
+    };
+    // First without kallsyms where the kernel resolves the name alone (unless the caller
+    // gave a table: nothing to save); a refusal of such a site is resolved again against
+    // kallsyms, whose checks name what is wrong.
+    ctx.by_name = !impl_->options.symbols;
+    bool by_name = false;
+    auto id = addSites(by_name);
+    if (id || !by_name)
+        return id;
+    ctx.by_name = false;
+    return addSites(by_name);
 }
 
 Result<ProbeRequest> Session::resolveRequest(const ProbeSpec& spec_in,
@@ -301,6 +327,20 @@ Result<void> Session::setTgids(const std::vector<std::uint32_t>& tgids, bool fol
 }
 
 Result<std::size_t> Session::pollViews(int timeout_ms, const EventViewCallback& cb) {
+    if (impl_->command_fd >= 0 && timeout_ms != 0) {
+        // Wait for records or the command's end, whichever comes first; the timeout stays
+        // the bound, so a pidfd that never fires costs the old tick and no more.
+        pollfd fds[2] = {{impl_->client.fd(), POLLIN, 0}, {impl_->command_fd, POLLIN, 0}};
+        if (::poll(fds, 2, timeout_ms) < 0)
+            return makeError(errno, "poll");
+        // It stays readable: wake once, so a caller that polls on after the end (without
+        // reaping) waits its timeouts again instead of spinning.
+        if (fds[1].revents) {
+            ::close(impl_->command_fd);
+            impl_->command_fd = -1;
+        }
+        timeout_ms = 0;
+    }
     return impl_->client.pollViews(timeout_ms, impl_->wrap(cb), impl_->lostCounter());
 }
 
@@ -319,6 +359,8 @@ Result<std::size_t> Session::consume(const EventCallback& cb) {
 Result<void> Session::start() {
     if (impl_->command.pid() <= 0)
         return {};
+    if (impl_->command_fd < 0)
+        impl_->command_fd = static_cast<int>(::syscall(SYS_pidfd_open, impl_->command.pid(), 0));
     return impl_->command.release();
 }
 

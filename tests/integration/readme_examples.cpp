@@ -267,7 +267,12 @@ std::vector<Example> extract(std::string_view markdown) {
                 ex.copies.push_back(info[k].substr(5));
                 continue;
             }
-            fail(openLine, "unknown option '" + info[k] + "' (vm-checked blocks take copy=/PATH)");
+            if (info[k].compare(0, 6, "needs=") == 0 && info[k].size() > 7 && info[k][6] == '/') {
+                ex.needs.push_back(info[k].substr(6));
+                continue;
+            }
+            fail(openLine, "unknown option '" + info[k] +
+                               "' (vm-checked blocks take copy=/PATH and needs=/PATH)");
         }
         for (size_t k = open + 1; k < close; ++k) {
             std::string_view b = lines[k];

@@ -6,7 +6,8 @@
 // command (a line ending in `\` continues it); the lines up to the next command are the
 // output shown for it. A trailing `# exit N` on the command says its exit status (default
 // 0). `copy=PATH` runs the block with the host's PATH placed over the VM's, as
-// `tests/vm/run --copy PATH` does.
+// `tests/vm/run --copy PATH` does; `needs=PATH` runs it only on kernels where PATH exists
+// (`needs=/sys/kernel/btf/vmlinux`: the debug kernel has no BTF).
 //
 // Shown output is checked line by line: every shown line must match one line of the
 // output, in order; lines the README leaves out are allowed (trimmed output). Runs of
@@ -34,6 +35,7 @@ struct Example {
     std::string section;  // the `## ` heading above the block
     int line = 0;         // README line of the opening fence
     std::vector<std::string> copies;
+    std::vector<std::string> needs;
     std::vector<Command> commands;
 };
 

@@ -21,7 +21,7 @@ TEST(ReadmeExamples, ExtractsCommandsOutputAndExitStatus) {
         "## Intro\n"
         "```\n$ not checked\n```\n"
         "## Uprobes\n"
-        "```console vm-checked copy=/usr/bin/ls\n"
+        "```console vm-checked copy=/usr/bin/ls needs=/sys/kernel/btf/vmlinux\n"
         "$ T=/x\n"
         "$ probectl trace a \\\n"
         "      -- b          # exit 3\n"
@@ -34,6 +34,7 @@ TEST(ReadmeExamples, ExtractsCommandsOutputAndExitStatus) {
     EXPECT_EQ(ex[0].section, "Uprobes");
     EXPECT_EQ(ex[0].line, 6);
     EXPECT_EQ(ex[0].copies, std::vector<std::string>{"/usr/bin/ls"});
+    EXPECT_EQ(ex[0].needs, std::vector<std::string>{"/sys/kernel/btf/vmlinux"});
     ASSERT_EQ(ex[0].commands.size(), 3u);
     EXPECT_EQ(ex[0].commands[0].text, "T=/x");
     EXPECT_TRUE(ex[0].commands[0].shown.empty());
@@ -51,6 +52,7 @@ TEST(ReadmeExamples, RefusesBlocksThatCannotRun) {
     EXPECT_THROW(extract("```console vm-checked\n$ true\n"), std::runtime_error);
     EXPECT_THROW(extract("```console vm-checked kernel=6.1\n$ true\n```\n"), std::runtime_error);
     EXPECT_THROW(extract("```console vm-checked copy=ls\n$ true\n```\n"), std::runtime_error);
+    EXPECT_THROW(extract("```console vm-checked needs=btf\n$ true\n```\n"), std::runtime_error);
     try {
         extract("text\n```console vm-checked\noops\n```\n");
         ADD_FAILURE() << "no error";

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "probectl/probe_kinds.hpp"
 
 using namespace probectl::cli;
 
@@ -133,4 +134,12 @@ TEST(CliHelp, HelpIsTheManPagesDescription) {
         EXPECT_EQ(count(head, "++"), 0u) << name << ":\n" << head;
         EXPECT_EQ(count(head, "```"), 0u) << name << ":\n" << head;
     }
+}
+
+// `probectl --help` lists a spec form of every kind the spec grammar has.
+TEST(CliHelp, MainHelpNamesEverySpecKind) {
+    std::ostringstream os;
+    printMainHelp(os);
+    for (const auto& k : probectl::probeKinds())
+        EXPECT_THAT(os.str(), testing::HasSubstr("\n  " + std::string(k.name) + ":")) << k.name;
 }

@@ -41,6 +41,7 @@ void printMainHelp(std::ostream& os) {
           "  uprobe:PATH:0xOFF        an instruction at a FILE offset (also off=, elf=, va=)\n"
           "  uretprobe:PATH:FUNC      a user function's return: return value and latency\n"
           "  usdt:PATH:PROVIDER:NAME  a USDT (sys/sdt.h) probe, with its own arguments\n"
+          "  tracepoint:SUBSYS:EVENT  a kernel tracepoint, its arguments by name (args.NAME)\n"
           "  Any spec may be followed by fetch arguments: NAME=SOURCE[:TYPE] ...\n"
           "\nExamples:\n"
           "  sudo probectl trace syscall:openat -- ls -al\n"

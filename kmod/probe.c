@@ -714,11 +714,14 @@ static DECLARE_WORK(probectl_release_work, probectl_release_work_fn);
  * @portid: the released port
  *
  * Takes the socket's session and probes out of the tables at once, so
- * nobody can reach them by portid or id, and leaves their unregistration
- * (RCU grace periods, tens of ms) and the session's freeing to a work
- * item: close() does not wait for them. Until the work runs, the probes'
- * handlers still write into the session's ring, which stays allocated.
- * Persistent probes are not owned and stay.
+ * nobody can reach them by portid or id, and leaves the unregistration of
+ * its kernel probes (RCU grace periods, tens of ms) and the session's
+ * freeing to a work item: close() does not wait for them. Until the work
+ * runs, those probes' handlers still write into the session's ring, which
+ * stays allocated. Uprobes and uretprobes are unregistered here, before
+ * close() returns: their breakpoints and USDT semaphores are in the traced
+ * processes' memory, which a debugger or the ptrace backend may read as
+ * soon as the tracer is gone. Persistent probes are not owned and stay.
  *
  * Context: the NETLINK_URELEASE notifier (closing task, may sleep).
  */
@@ -727,6 +730,7 @@ void probectl_owner_release(u32 portid)
 	struct probectl_session *s;
 	struct probectl_probe *p;
 	unsigned long id;
+	LIST_HEAD(user);
 
 	mutex_lock(&probectl_lock);
 	s = probectl_session_lookup(portid);
@@ -737,8 +741,10 @@ void probectl_owner_release(u32 portid)
 		if (p->session != s)
 			continue;
 		xa_erase(&probectl_probes, id);
-		list_add_tail(&p->reap, &s->reap);
+		list_add_tail(&p->reap, probectl_kind_is_user(p->kind) ? &user : &s->reap);
 	}
+	/* breakpoints in processes go now: see above */
+	probectl_reap(&user);
 	list_add_tail(&s->released, &probectl_released);
 	queue_work(kapi_unbound_wq, &probectl_release_work);
 out:

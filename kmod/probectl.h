@@ -402,6 +402,12 @@ static inline bool probectl_kind_returns(u32 kind)
 	return kind == PROBECTL_KIND_KRETPROBE || kind == PROBECTL_KIND_URETPROBE;
 }
 
+/* Kinds that write breakpoints (and USDT semaphores) into processes. */
+static inline bool probectl_kind_is_user(u32 kind)
+{
+	return kind == PROBECTL_KIND_UPROBE || kind == PROBECTL_KIND_URETPROBE;
+}
+
 static __always_inline bool probectl_admit(struct probectl_probe *p)
 {
 	struct probectl_session *s = p->session;

@@ -64,7 +64,7 @@ TEST(InsnDecodeDeathTest, AMissingCapstoneIsAClearError) {
             if (insns.ok())
                 _exit(4);
             fprintf(stderr, "[%s]\n", insns.error().describe().c_str());
-            _exit(insns.error().err == ENOENT ? 1 : 5);
+            _exit(insns.error().err == ELIBACC ? 1 : 5);
         },
         ::testing::ExitedWithCode(1),
         "\\[checking instruction boundaries needs the capstone disassembler library, "

@@ -68,7 +68,7 @@ Result<const CapstoneApi*> capstone() {
         }
     });
     if (!error.empty())
-        return makeError(ENOENT, error);
+        return makeError(ELIBACC, error);
     return &api;
 }
 

@@ -50,7 +50,12 @@ int probectl_check_perm(const struct sk_buff *skb, struct netlink_ext_ack *extac
 
 static KAPI_PRE_DOIT(probectl_pre_doit, ops, skb, info)
 {
-	return probectl_check_perm(skb, info->extack);
+	int err = probectl_check_perm(skb, info->extack);
+
+	/* closed sockets' probes are gone before any request is served */
+	if (!err)
+		probectl_release_flush();
+	return err;
 }
 
 /* kprobe, kretprobe: SYMBOL[+OFFSET] or ADDR, and MAXACTIVE. */
@@ -411,6 +416,9 @@ static int probectl_nl_probe_get_check(struct netlink_callback *cb)
 int probectl_nl_probe_get_start(struct netlink_callback *cb)
 {
 	int err = probectl_nl_probe_get_check(cb);
+
+	/* as in probectl_pre_doit(): a closed socket's probes are not listed */
+	probectl_release_flush();
 
 	cb->args[2] = 0;
 	if (err && !cb->extack) {

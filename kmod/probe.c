@@ -13,6 +13,7 @@
 #include <linux/errno.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include "probectl.h"
@@ -671,12 +672,56 @@ static void probectl_reap(struct list_head *list)
 	}
 }
 
+/*
+ * Sessions whose socket closed, waiting for the release work; under
+ * probectl_lock. See probectl_owner_release().
+ */
+static LIST_HEAD(probectl_released);
+
+/*
+ * Unregister the probes of every released session in one batch per kind,
+ * then free the sessions. probectl_lock held.
+ */
+static void probectl_reap_released(void)
+{
+	struct probectl_session *s, *tmp;
+	LIST_HEAD(probes);
+	LIST_HEAD(sessions);
+
+	lockdep_assert_held(&probectl_lock);
+	list_splice_init(&probectl_released, &sessions);
+	list_for_each_entry(s, &sessions, released)
+		list_splice_init(&s->reap, &probes);
+	/* no handler runs afterwards: only then can the rings go */
+	probectl_reap(&probes);
+	list_for_each_entry_safe(s, tmp, &sessions, released) {
+		list_del(&s->released);
+		probectl_session_destroy(s);
+	}
+}
+
+static void probectl_release_work_fn(struct work_struct *work)
+{
+	mutex_lock(&probectl_lock);
+	probectl_reap_released();
+	mutex_unlock(&probectl_lock);
+}
+
+static DECLARE_WORK(probectl_release_work, probectl_release_work_fn);
+
 /**
  * probectl_owner_release() - a netlink socket closed: drop what it owned.
  * @portid: the released port
  *
- * Unregisters the socket's probes, then destroys its session (drain
- * stopped, ring freed). Persistent probes are not owned and stay.
+ * Takes the socket's session and probes out of the tables at once, so
+ * nobody can reach them by portid or id, and leaves the unregistration of
+ * its kernel probes (RCU grace periods, tens of ms) and the session's
+ * freeing to a work item: close() does not wait for them. Until the work
+ * runs, those probes' handlers still write into the session's ring, which
+ * stays allocated. Uprobes and uretprobes are unregistered here, before
+ * close() returns: their breakpoints and USDT semaphores are in the traced
+ * processes' memory, which a debugger or the ptrace backend may read as
+ * soon as the tracer is gone. Persistent probes are not owned and stay.
  *
  * Context: the NETLINK_URELEASE notifier (closing task, may sleep).
  */
@@ -685,22 +730,39 @@ void probectl_owner_release(u32 portid)
 	struct probectl_session *s;
 	struct probectl_probe *p;
 	unsigned long id;
-	LIST_HEAD(list);
+	LIST_HEAD(user);
 
 	mutex_lock(&probectl_lock);
 	s = probectl_session_lookup(portid);
 	if (!s)
 		goto out;	/* raced with shutdown */
+	probectl_session_detach(s);
 	xa_for_each(&probectl_probes, id, p) {
 		if (p->session != s)
 			continue;
 		xa_erase(&probectl_probes, id);
-		list_add_tail(&p->reap, &list);
+		list_add_tail(&p->reap, probectl_kind_is_user(p->kind) ? &user : &s->reap);
 	}
-	probectl_reap(&list);
-	probectl_session_destroy(s);
+	/* breakpoints in processes go now: see above */
+	probectl_reap(&user);
+	list_add_tail(&s->released, &probectl_released);
+	queue_work(kapi_unbound_wq, &probectl_release_work);
 out:
 	mutex_unlock(&probectl_lock);
+}
+
+/**
+ * probectl_release_flush() - wait for closed sockets' probes to be gone.
+ *
+ * Called before serving a request, so every request sees the module as
+ * if release had been synchronous: a closed tracer's kprobes are off the
+ * kernel's lists once the next request is answered.
+ *
+ * Context: process context, without probectl_lock.
+ */
+void probectl_release_flush(void)
+{
+	flush_work(&probectl_release_work);
 }
 
 /**
@@ -719,6 +781,8 @@ void probectl_shutdown(void)
 
 	mutex_lock(&probectl_lock);
 	probectl_shutting_down = true;
+	/* closed sockets' sessions whose release work has not run yet */
+	probectl_reap_released();
 	xa_for_each(&probectl_probes, id, p) {
 		xa_erase(&probectl_probes, id);
 		list_add_tail(&p->reap, &list);
@@ -726,4 +790,10 @@ void probectl_shutdown(void)
 	probectl_reap(&list);
 	probectl_session_destroy_all();
 	mutex_unlock(&probectl_lock);
+	/*
+	 * A release work queued before the flag finds nothing left; none can
+	 * be queued after it (no session remains). Wait for it to finish:
+	 * its code is in this module.
+	 */
+	cancel_work_sync(&probectl_release_work);
 }

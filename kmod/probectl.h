@@ -87,6 +87,15 @@ struct probectl_session {
 	struct probectl_head *head;	/* per CPU: the oldest record */
 	atomic64_t lost;		/* undeliverable records of deleted probes */
 	unsigned int nprobes;		/* registered probes, under probectl_lock */
+	/*
+	 * Once its socket closed: the session is off the portid table, its
+	 * probes (still registered, so handlers still write into @ring) are
+	 * on @reap, and it waits on probe.c's released list (@released) for
+	 * the release work to unregister them and free it. Both under
+	 * probectl_lock.
+	 */
+	struct list_head released;
+	struct list_head reap;
 };
 
 /* Per-CPU so the handler only ever does this_cpu_inc(). */
@@ -263,6 +272,7 @@ int probectl_session_set_match(u32 portid, struct sock *sk, struct probectl_matc
 int probectl_flush(u32 portid, struct sock *sk,
 		   struct netlink_ext_ack *extack);
 void probectl_owner_release(u32 portid);
+void probectl_release_flush(void);
 void probectl_shutdown(void);
 
 /* session.c: callers hold probectl_lock unless noted */
@@ -270,6 +280,7 @@ struct probectl_session *probectl_session_lookup(u32 portid);
 struct probectl_session *probectl_session_create(u32 portid,
 						 struct sock *sk,
 						 struct netlink_ext_ack *extack);
+void probectl_session_detach(struct probectl_session *s);
 void probectl_session_destroy(struct probectl_session *s);
 void probectl_session_destroy_all(void);
 bool probectl_session_exists(u32 portid);	/* any context, no lock */
@@ -389,6 +400,12 @@ static __always_inline bool probectl_session_admits(struct probectl_session *s)
 static inline bool probectl_kind_returns(u32 kind)
 {
 	return kind == PROBECTL_KIND_KRETPROBE || kind == PROBECTL_KIND_URETPROBE;
+}
+
+/* Kinds that write breakpoints (and USDT semaphores) into processes. */
+static inline bool probectl_kind_is_user(u32 kind)
+{
+	return kind == PROBECTL_KIND_UPROBE || kind == PROBECTL_KIND_URETPROBE;
 }
 
 static __always_inline bool probectl_admit(struct probectl_probe *p)

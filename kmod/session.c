@@ -481,6 +481,8 @@ struct probectl_session *probectl_session_create(u32 portid,
 	atomic64_set(&s->lost, 0);
 	xa_init(&s->tgids);
 	INIT_LIST_HEAD(&s->track_node);
+	INIT_LIST_HEAD(&s->released);
+	INIT_LIST_HEAD(&s->reap);
 	INIT_DELAYED_WORK(&s->drain_work, probectl_session_drain_work);
 
 	s->batch = kvmalloc(PROBECTL_BATCH_BYTES, GFP_KERNEL);
@@ -563,6 +565,26 @@ int probectl_session_replace_filter(struct probectl_session *s,
 }
 
 /**
+ * probectl_session_detach() - make a session unreachable by its portid.
+ * @s: the session, whose socket closed
+ *
+ * Takes it off the portid table, so a new socket that gets the same
+ * portid gets a new session, and stops the drain, so nothing more is sent
+ * to that portid. The ring, the filter and the match stay: the session's
+ * probes may still be registered and their handlers still write into it.
+ * probectl_session_destroy() frees it later.
+ *
+ * Context: process context; caller holds probectl_lock.
+ */
+void probectl_session_detach(struct probectl_session *s)
+{
+	lockdep_assert_held(&probectl_lock);
+	xa_cmpxchg(&probectl_sessions, s->portid, s, NULL, GFP_KERNEL);
+	/* also stops the work's self-rearming */
+	cancel_delayed_work_sync(&s->drain_work);
+}
+
+/**
  * probectl_session_destroy() - stop the drain and free a session.
  * @s: the session; none of its probes may still be registered
  *
@@ -573,7 +595,8 @@ int probectl_session_replace_filter(struct probectl_session *s,
 void probectl_session_destroy(struct probectl_session *s)
 {
 	lockdep_assert_held(&probectl_lock);
-	xa_erase(&probectl_sessions, s->portid);
+	/* only if still there: a detached session's portid may be reused */
+	xa_cmpxchg(&probectl_sessions, s->portid, s, NULL, GFP_KERNEL);
 	/* waits for the fork tracepoint to let go of it */
 	probectl_track_del(s);
 	/* also stops the work's self-rearming */

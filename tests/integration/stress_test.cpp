@@ -101,6 +101,9 @@ TEST(Stress, TracersKilledWithRecordsInFlight) {
         kill(pid, SIGKILL);
     for (pid_t pid : tracers)
         waitpid(pid, nullptr, 0);
-    // Each socket is released during its owner's exit, before waitpid returns.
+    // Each socket is released during its owner's exit, before waitpid returns; the module
+    // unregisters its probes from a work item, which the next request waits for.
+    Client c = itest::connectOrDie();
+    itest::listOrDie(c);
     EXPECT_TRUE(itest::kprobesListed("getppid").empty()) << "probes of killed tracers remain";
 }

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 #include "readelf_util.hpp"
@@ -259,4 +260,27 @@ TEST(UserTarget, UsdtWithAndWithoutSemaphore) {
     auto e = bad("usdt:" + p + ":fx:nope", ENOENT);
     EXPECT_THAT(e.message, HasSubstr("fx:plain"));
     bad("usdt:" + std::string(FX_PIE_PATH) + ":fx:plain", ENOENT);
+}
+
+// Without capstone an offset inside a function cannot be checked: it is refused, naming the
+// library, rather than armed unchecked. Offset 0 needs no decoder. In a fresh process (the
+// death-test child), where capstone was not loaded yet.
+TEST(UserTargetDeathTest, OffsetsAreRefusedWithoutTheDecoder) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    const std::string path = allFixtures().front().path;
+    EXPECT_EXIT(
+        {
+            ::setenv("PROBECTL_CAPSTONE_LIBRARY", "/nonexistent/libcapstone.so.4", 1);
+            if (!resolve("uprobe:" + path + ":fx_work"))
+                _exit(3);
+            auto r = resolve("uprobe:" + path + ":fx_work+1");
+            if (r)
+                _exit(4);
+            fprintf(stderr, "[%d] %s\n", r.error().err, r.error().describe().c_str());
+            _exit(1);
+        },
+        ::testing::ExitedWithCode(1),
+        "\\[" + std::to_string(ELIBACC) +
+            "\\] uprobe:.*:fx_work\\+1: checking instruction boundaries needs the capstone "
+            "disassembler library, /nonexistent/libcapstone.so.4");
 }

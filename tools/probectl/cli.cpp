@@ -51,8 +51,8 @@ void printMainHelp(std::ostream& os) {
           "  sudo probectl add kprobe:do_nanosleep --persist && sudo probectl list\n"
           "\nExit status: 0 ok; 2 when the command line is wrong (options, a spec or predicate,\n"
           "a spec the backend cannot run), whichever part of probectl finds it; 1 when the\n"
-          "system refused (kernel, module, symbols, files, processes). trace -- CMD exits\n"
-          "with CMD's status.\n"
+          "system refused (kernel, module, files, processes), a well-formed spec's symbol,\n"
+          "file or process not found included. trace -- CMD exits with CMD's status.\n"
           "Most commands need root (CAP_SYS_ADMIN or CAP_PERFMON) and probectl.ko loaded.\n";
 }
 

@@ -21,7 +21,8 @@ struct Instruction {
 
 // The instructions of `code`, decoded for ELF machine `e_machine` (EM_X86_64, EM_386,
 // EM_AARCH64). Decoding stops at the first bytes that are no instruction. Errors: ENOTSUP
-// for another machine; ENOMEM/EINVAL from capstone.
+// for another machine; ELIBACC when the capstone library (loaded with dlopen on the first
+// call) cannot be loaded, naming it and its package; ENOMEM/EINVAL from capstone.
 Result<std::vector<Instruction>> decodeInstructions(unsigned e_machine,
                                                     const std::vector<std::uint8_t>& code);
 

@@ -1,9 +1,13 @@
-// Instruction decoding for boundary checks (insn_boundary.hpp), with Debian's libcapstone.
+// Instruction decoding for boundary checks (insn_boundary.hpp), with Debian's libcapstone,
+// loaded with dlopen on the first decode: linked in, its ~77k load-time relocations cost
+// every probectl command about 20 ms of start-up in the test VM, and only uprobe offset
+// checks use it. So ldd does not show it: packages and the VM image name it themselves.
 #include "probectl/insn_boundary.hpp"
 
 #include "probectl/elf_resolver.hpp"
 
 #include <capstone/capstone.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,18 +16,70 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace probectl {
 
 namespace {
 
+// The capstone functions used here, from the library dlopen found (PROBECTL_CAPSTONE_SONAME,
+// set by the build from the capstone it compiled against; PROBECTL_CAPSTONE_LIBRARY in the
+// environment names another file, for tests).
+struct CapstoneApi {
+    decltype(&cs_open) open = nullptr;
+    decltype(&cs_close) close = nullptr;
+    decltype(&cs_malloc) malloc = nullptr;
+    decltype(&cs_free) free = nullptr;
+    decltype(&cs_disasm_iter) disasm_iter = nullptr;
+};
+
+template <class F>
+bool bind(void* lib, const char* name, F& f) {
+    f = reinterpret_cast<F>(::dlsym(lib, name));
+    return f != nullptr;
+}
+
+// Loaded once per process; a failure is kept too (the library will not appear later).
+Result<const CapstoneApi*> capstone() {
+    static std::once_flag once;
+    static CapstoneApi api;
+    static std::string error;
+    std::call_once(once, [] {
+        const char* env = std::getenv("PROBECTL_CAPSTONE_LIBRARY");
+        const std::string name = env && *env ? env : PROBECTL_CAPSTONE_SONAME;
+        void* lib = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            const char* why = ::dlerror();
+            // Ends in dlerror's text in parentheses: describe() adds no errno text to it.
+            error = fmt::format(
+                "checking instruction boundaries needs the capstone disassembler library, "
+                "{} (Debian package libcapstone{}), which could not be loaded ({})",
+                name, PROBECTL_CAPSTONE_MAJOR, why ? why : "no reason given");
+            return;
+        }
+        if (!bind(lib, "cs_open", api.open) || !bind(lib, "cs_close", api.close) ||
+            !bind(lib, "cs_malloc", api.malloc) || !bind(lib, "cs_free", api.free) ||
+            !bind(lib, "cs_disasm_iter", api.disasm_iter)) {
+            error = fmt::format("{}: not the capstone library expected ({})", name, ::dlerror());
+            api = {};
+            ::dlclose(lib);
+        }
+    });
+    if (!error.empty())
+        return makeError(ELIBACC, error);
+    return &api;
+}
+
 class Capstone {
   public:
-    Capstone(cs_arch arch, cs_mode mode) { ok_ = cs_open(arch, mode, &h_) == CS_ERR_OK; }
+    Capstone(const CapstoneApi& api, cs_arch arch, cs_mode mode) : api_(api) {
+        ok_ = api_.open(arch, mode, &h_) == CS_ERR_OK;
+    }
     ~Capstone() {
         if (ok_)
-            cs_close(&h_);
+            api_.close(&h_);
     }
     Capstone(const Capstone&) = delete;
     Capstone& operator=(const Capstone&) = delete;
@@ -31,6 +87,7 @@ class Capstone {
     csh handle() const { return h_; }
 
   private:
+    const CapstoneApi& api_;
     csh h_ = 0;
     bool ok_ = false;
 };
@@ -55,23 +112,27 @@ Result<std::vector<Instruction>> decodeInstructions(unsigned e_machine,
             return makeError(ENOTSUP,
                              fmt::format("no instruction decoder for ELF machine {}", e_machine));
     }
-    Capstone cs(arch, mode);
+    auto api = capstone();
+    if (!api)
+        return std::move(api).error();
+    const CapstoneApi& cs_api = **api;
+    Capstone cs(cs_api, arch, mode);
     if (!cs.ok())
         return makeError(EINVAL, "capstone: cannot open a decoder");
-    cs_insn* insn = cs_malloc(cs.handle());
+    cs_insn* insn = cs_api.malloc(cs.handle());
     if (!insn)
         return makeError(ENOMEM, "capstone: out of memory");
     std::vector<Instruction> out;
     const std::uint8_t* p = code.data();
     std::size_t left = code.size();
     std::uint64_t at = 0;
-    while (left > 0 && cs_disasm_iter(cs.handle(), &p, &left, &at, insn)) {
+    while (left > 0 && cs_api.disasm_iter(cs.handle(), &p, &left, &at, insn)) {
         std::string text = insn->mnemonic;
         if (insn->op_str[0])
             text += std::string(" ") + insn->op_str;
         out.push_back({insn->address, insn->size, std::move(text)});
     }
-    cs_free(insn, 1);
+    cs_api.free(insn, 1);
     return out;
 }
 

@@ -160,6 +160,9 @@ class Resolver {
                                             "bytes after it",
                                             offset, s.displayName(), len));
         auto insns = decodeFunction(*elf_, s.value, len);
+        // Without the decoder the offset cannot be vetted: refuse rather than risk it.
+        if (!insns && insns.error().err == ELIBACC)
+            return fail(ELIBACC, insns.error().message);
         if (!insns) {
             t.how += fmt::format("instruction boundary not checked: {}\n", insns.error().message);
             return {};

@@ -164,9 +164,10 @@ TEST(KernelStacks, Refusals) {
 TEST(KernelStacks, CountByStackAddsUpToTheCalls) {
     const int n = itest::debugKernel() ? 20 : 500;
     const std::string run = " -- " + itest::workload("getppid_loop") + " " + std::to_string(n);
-    Ran r = sh("probectl count kprobe:__x64_sys_getppid --by kstack --format folded "
-               "-o /tmp/kstack.folded" +
-               run);
+    Ran r =
+        sh("probectl count kprobe:__x64_sys_getppid --by kstack --format folded "
+           "-o /tmp/kstack.folded" +
+           run);
     ASSERT_EQ(r.status, 0) << r.out;
     const std::string folded = itest::readFile("/tmp/kstack.folded");
     const auto lines = foldedLines(folded);
@@ -182,9 +183,10 @@ TEST(KernelStacks, CountByStackAddsUpToTheCalls) {
     }
     EXPECT_EQ(total, static_cast<std::uint64_t>(n)) << folded;
 
-    Ran j = sh("probectl count kprobe:__x64_sys_getppid --by comm,kstack --format json -o "
-               "/tmp/kstack-count.json" +
-               run);
+    Ran j =
+        sh("probectl count kprobe:__x64_sys_getppid --by comm,kstack --format json -o "
+           "/tmp/kstack-count.json" +
+           run);
     ASSERT_EQ(j.status, 0) << j.out;
     const auto tables = jsonLines(itest::readFile("/tmp/kstack-count.json"), "aggregation");
     ASSERT_EQ(tables.size(), 1u) << itest::readFile("/tmp/kstack-count.json");
@@ -207,8 +209,7 @@ TEST(KernelStacks, CountByStackAddsUpToTheCalls) {
 
 TEST(KernelStacks, CountRefusals) {
     EXPECT_EQ(sh("probectl count kprobe:do_sys_openat2 --format folded -- true").status, 2);
-    EXPECT_EQ(sh("probectl count kprobe:do_sys_openat2 --by kstack --stack-depth 200 -- true")
-                  .status,
-              2);
+    EXPECT_EQ(
+        sh("probectl count kprobe:do_sys_openat2 --by kstack --stack-depth 200 -- true").status, 2);
     EXPECT_EQ(sh("probectl hist 'kprobe:vfs_read n=$arg3' n --by kstack -- true").status, 2);
 }

@@ -108,8 +108,7 @@ StackLines stackLines(KernelStacks& stacks) {
 }
 
 bool byKernelStack(const AggrCliOptions& o) {
-    return std::find(o.aggr.keys.begin(), o.aggr.keys.end(), kKernelStackArg) !=
-           o.aggr.keys.end();
+    return std::find(o.aggr.keys.begin(), o.aggr.keys.end(), kKernelStackArg) != o.aggr.keys.end();
 }
 
 // o with text output: what --format perfetto|chrome prints beside its file.
@@ -138,9 +137,10 @@ void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
             if (stacks)
                 for (auto& e : j["entries"]) {
                     const auto& key = e["key"];
-                    const auto id = key.contains(kKernelStackArg) && key[kKernelStackArg].is_number()
-                                        ? key[kKernelStackArg].get<std::uint32_t>()
-                                        : 0u;
+                    const auto id =
+                        key.contains(kKernelStackArg) && key[kKernelStackArg].is_number()
+                            ? key[kKernelStackArg].get<std::uint32_t>()
+                            : 0u;
                     const auto* lines = stacks->lines(tables[i].probe_id, id);
                     e["kstack"] = lines ? nlohmann::ordered_json(*lines) : nlohmann::ordered_json();
                 }
@@ -259,12 +259,12 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
             return runtimeError(io, cmd, privilegeError(ks.error(), cmd, true));
         stacks.emplace(std::move(*ks));
     }
-    const int rc = runAggregation(
-        o, cmd, out,
-        [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
-            const std::string& when) {
-            printTables(o, tables, stats, when, out, stacks ? &*stacks : nullptr);
-        });
+    const int rc =
+        runAggregation(o, cmd, out,
+                       [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
+                           const std::string& when) {
+                           printTables(o, tables, stats, when, out, stacks ? &*stacks : nullptr);
+                       });
     if (stacks && stacks->count() + stacks->lost() > 0)
         io.err << kernelStacksSummary(*stacks) << '\n';
     return rc;
@@ -512,9 +512,9 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         return UsageError{"--format folded prints stacks: probectl count ... --by kstack"};
     if (vm.count("stack-depth") &&
         (!kstack || o.aggr.stack_depth == 0 || o.aggr.stack_depth > PROBECTL_STACK_MAX_DEPTH))
-        return UsageError{kstack ? fmt::format("--stack-depth must be 1..{}",
-                                               PROBECTL_STACK_MAX_DEPTH)
-                                 : std::string("--stack-depth goes with --by kstack")};
+        return UsageError{kstack
+                              ? fmt::format("--stack-depth must be 1..{}", PROBECTL_STACK_MAX_DEPTH)
+                              : std::string("--stack-depth goes with --by kstack")};
     if (kstack && (mode != AggrMode::Count || from || o.backend != "kernel" ||
                    o.format == "perfetto" || o.format == "chrome"))
         return UsageError{

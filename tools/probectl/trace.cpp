@@ -349,9 +349,9 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
         return UsageError{fmt::format("at most {} processes can be traced", PROBECTL_MAX_TGIDS)};
     if (vm.count("stack-depth") &&
         (!o.kstack || o.stack_depth == 0 || o.stack_depth > PROBECTL_STACK_MAX_DEPTH))
-        return UsageError{o.kstack ? fmt::format("--stack-depth must be 1..{}",
-                                                 PROBECTL_STACK_MAX_DEPTH)
-                                   : std::string("--stack-depth goes with --kstack")};
+        return UsageError{o.kstack
+                              ? fmt::format("--stack-depth must be 1..{}", PROBECTL_STACK_MAX_DEPTH)
+                              : std::string("--stack-depth goes with --kstack")};
     if (o.kstack) {
         if (o.backend != "kernel")
             return UsageError{"--kstack takes kernel stacks: it needs the kernel backend"};

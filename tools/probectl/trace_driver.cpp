@@ -38,9 +38,8 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         if (!ks)
             return runtimeError(io, kCmd, ks.error());
         stacks.emplace(std::move(*ks));
-        sink.setKernelStacks([&stacks](std::uint32_t probe, std::uint32_t id) {
-            return stacks->lines(probe, id);
-        });
+        sink.setKernelStacks(
+            [&stacks](std::uint32_t probe, std::uint32_t id) { return stacks->lines(probe, id); });
     }
     // Time 0 and --duration count from when every probe is armed (symbol loading before it
     // can take a while), just before the command is released.

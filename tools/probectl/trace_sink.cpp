@@ -42,9 +42,8 @@ class PrinterSink : public TraceSink {
             printer_->setKernelStacks(kernel_stack_);
         printer_->header();
     }
-    void setKernelStacks(std::function<const std::vector<std::string>*(std::uint32_t,
-                                                                     std::uint32_t)>
-                             f) override {
+    void setKernelStacks(
+        std::function<const std::vector<std::string>*(std::uint32_t, std::uint32_t)> f) override {
         kernel_stack_ = std::move(f);
     }
     void event(const Event& ev) override { printer_->event(ev); }

@@ -41,8 +41,7 @@ struct EventFormat {
     // argument, u32) is printed as the lines this returns for (probe id, stack id), under the
     // event in text and as the array "kstack" in JSON, instead of as a number; nullptr: the
     // stack was not kept (id 0: stack map full) or is unknown.
-    std::function<const std::vector<std::string>*(std::uint32_t probe_id,
-                                                  std::uint32_t stack_id)>
+    std::function<const std::vector<std::string>*(std::uint32_t probe_id, std::uint32_t stack_id)>
         kernel_stack;
 };
 

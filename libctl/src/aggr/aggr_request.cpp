@@ -14,12 +14,16 @@ namespace {
 
 // Keys that are task fields, and the fetch source each becomes.
 constexpr std::pair<const char*, const char*> kTaskKeys[] = {
-    {"comm", "$comm"}, {"pid", "$pid"},           {"tid", "$tid"},          {"uid", "$uid"},
-    {"cpu", "$cpu"},   {"retval", "$retval:s64"}, {"errno", "$retval:s64"},  // with
-                                                                             // kFetchFlagErrno:
-                                                                             // -ENOENT..., 0 for a
-                                                                             // success
-    {"kstack", "$kstack"},  // with AggrSpec::stack_depth
+    {"comm", "$comm"},
+    {"pid", "$pid"},
+    {"tid", "$tid"},
+    {"uid", "$uid"},
+    {"cpu", "$cpu"},
+    {"retval", "$retval:s64"},
+    // With kFetchFlagErrno: -ENOENT..., 0 for a success.
+    {"errno", "$retval:s64"},
+    // With AggrSpec::stack_depth.
+    {"kstack", "$kstack"},
 };
 
 bool isReturn(const ProbeRequest& req) {

@@ -65,7 +65,8 @@ constexpr std::array<RegAlias, 28> kRegAliases{{
 }};
 
 const char* const kSourceHint =
-    "expected a fetch source: $argN, $retval, $comm, $pid, $tid, $uid, $cpu, $stackN, $kstack, %REG, "
+    "expected a fetch source: $argN, $retval, $comm, $pid, $tid, $uid, $cpu, $stackN, $kstack, "
+    "%REG, "
     "+OFFS(SOURCE), +uOFFS(SOURCE) or \\IMM";
 
 bool isSpace(char c) {
@@ -280,8 +281,8 @@ class ArgParser : Scanner {
                 if (!n.ok())
                     return std::move(n).error();
                 if (*n == 0)
-                    return fail(num, fmt::format("a kernel stack keeps 1..{} frames",
-                                                 kStackMaxDepth));
+                    return fail(num,
+                                fmt::format("a kernel stack keeps 1..{} frames", kStackMaxDepth));
                 node.index = static_cast<std::uint32_t>(*n);
             }
             return std::make_shared<const FetchSource>(std::move(node));

@@ -84,8 +84,9 @@ Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args
         return refuse(
             "kernel stacks are taken at kprobes, kretprobes and tracepoints, not in user space");
     if (req.flags & kProbeFlagSyscall)
-        return refuse("kernel stacks of syscall: specs are not supported yet: probe the "
-                      "syscall's kernel function instead (kprobe:__x64_sys_NAME)");
+        return refuse(
+            "kernel stacks of syscall: specs are not supported yet: probe the "
+            "syscall's kernel function instead (kprobe:__x64_sys_NAME)");
     for (const auto& a : args)
         if (a.name == kKernelStackArg)
             return refuse("a fetch argument is already named 'kstack'");

@@ -23,9 +23,9 @@
 #include <optional>
 
 #include "core/event_view_access.hpp"
-#include "probectl/kernel_stacks.hpp"
 #include "netlink/attrs_gen.hpp"
 #include "netlink/netlink_error.hpp"
+#include "probectl/kernel_stacks.hpp"
 #include "uapi/probectl.h"
 
 #ifndef SOL_NETLINK

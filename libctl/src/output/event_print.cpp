@@ -4,8 +4,8 @@
 #include <optional>
 #include <span>
 
-#include "probectl/event_json.hpp"
 #include "output/append_text.hpp"
+#include "probectl/event_json.hpp"
 #include "probectl/event_print.hpp"
 #include "probectl/syscall_probe.hpp"
 
@@ -114,8 +114,7 @@ const FetchedValue* stackValue(const Event& ev, const EventFormat& f) {
 // One frame per line under the event (indented past the time column), or the JSON array.
 void printStack(Printer& p, const Event& ev, const FetchedValue& v, const EventFormat& f) {
     const auto id = static_cast<std::uint32_t>(v.raw);
-    const std::vector<std::string>* lines =
-        v.faulted ? nullptr : f.kernel_stack(ev.probe_id, id);
+    const std::vector<std::string>* lines = v.faulted ? nullptr : f.kernel_stack(ev.probe_id, id);
     p.u64(Show::Json, "kstack_id", {}, v.faulted ? 0 : id);
     if (!lines) {
         const std::string why = v.faulted || id == 0

@@ -71,7 +71,7 @@ static int probectl_aggr_arg_kinds(const struct probectl_fetch_insn *fetch, u32 
 	unsigned int i, nargs = 0;
 
 	for (i = 0; i < n && nargs < PROBECTL_FETCH_MAX_ARGS; i++)
-		if (fetch[i].op >= PROBECTL_FETCH_STORE_INT)
+		if (probectl_fetch_is_store(fetch[i].op))
 			store_op[nargs++] = fetch[i].op;
 	return nargs;
 }
@@ -312,7 +312,7 @@ static void probectl_aggr_split(const struct probectl_probe *p, void *vals,
 	for (i = 0; i < p->fetch_insns && n < PROBECTL_FETCH_MAX_ARGS; i++) {
 		struct probectl_fetch_value *v;
 
-		if (p->fetch[i].op < PROBECTL_FETCH_STORE_INT)
+		if (!probectl_fetch_is_store(p->fetch[i].op))
 			continue;
 		v = vals + off;
 		out[n++] = v;

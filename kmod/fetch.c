@@ -134,6 +134,12 @@ static const char *probectl_fetch_check_insn(const struct probectl_fetch_insn *i
 		if (loaded)
 			return "comm after a load";
 		return in->operand == PROBECTL_COMM_LEN ? NULL : "comm length not 16";
+	case PROBECTL_FETCH_LOAD_KSTACK:
+		if (pos)
+			return "a load that is not first";
+		/* the id is 4 bytes; anything but a plain store would misread it */
+		return in->operand >= 1 && in->operand <= PROBECTL_STACK_MAX_DEPTH ?
+		       NULL : "kstack depth out of 1..127";
 	}
 	return "unknown opcode";
 }
@@ -222,6 +228,25 @@ u32 probectl_fetch_split(const struct probectl_fetch_insn *insns, u32 n,
 	return i;
 }
 
+/**
+ * probectl_fetch_has_op() - whether validated programs use an opcode.
+ * @insns: the programs
+ * @n: their instructions
+ * @op: enum probectl_fetch_op
+ *
+ * Context: any.
+ * Return: true when some instruction is @op.
+ */
+bool probectl_fetch_has_op(const struct probectl_fetch_insn *insns, u32 n, u8 op)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (insns[i].op == op)
+			return true;
+	return false;
+}
+
 /* Non-faulting read of @size bytes; user memory for uprobes or F_USER. */
 static int probectl_fetch_read(void *dst, unsigned long addr, size_t size,
 			       bool user)
@@ -299,6 +324,8 @@ static u64 probectl_fetch_load(const struct probectl_fetch_insn *in,
 		return raw_smp_processor_id();
 	case PROBECTL_FETCH_LOAD_IMM:
 		return in->operand | (u64)(u32)in->offset << 32;
+	case PROBECTL_FETCH_LOAD_KSTACK:
+		return probectl_stack_id(ctx->stacks, ctx->regs, in->operand);
 	}
 	return 0;
 }
@@ -320,7 +347,7 @@ static unsigned int probectl_fetch_one(const struct probectl_fetch_insn *in,
 	for (;; i++, in++) {
 		bool user = ctx->user || (in->flags & PROBECTL_FETCH_F_USER);
 
-		if (in->op < PROBECTL_FETCH_DEREF) {
+		if (probectl_fetch_is_load(in->op)) {
 			acc = probectl_fetch_load(in, ctx, &fault);
 			continue;
 		}
@@ -412,14 +439,18 @@ NOKPROBE_SYMBOL(probectl_fetch_run);
 u32 probectl_fetch_all(const struct probectl_probe *p,
 		       const struct probectl_fetch_ctx *ctx, void *out)
 {
+	struct probectl_fetch_ctx c = *ctx;
 	u32 len = 0;
 
-	if (ctx->entry_len) {
-		memcpy(out, ctx->entry_vals, ctx->entry_len);
-		len = ctx->entry_len;
+	/* the handlers build their context; the map is the session's */
+	if (p->session)
+		c.stacks = READ_ONCE(p->session->stacks);
+	if (c.entry_len) {
+		memcpy(out, c.entry_vals, c.entry_len);
+		len = c.entry_len;
 	}
 	return len + probectl_fetch_run(p->fetch + p->fetch_entry_insns,
 					p->fetch_insns - p->fetch_entry_insns,
-					ctx, out + len);
+					&c, out + len);
 }
 NOKPROBE_SYMBOL(probectl_fetch_all);

@@ -2,7 +2,8 @@
 /*
  * genl.c's interface: for main.c, the family, the socket-release notifier
  * and the EVENTS sender that main.c hands to the sessions; for the other
- * netlink file (aggr_genl.c), the family and the permission check.
+ * netlink files (aggr_genl.c, stack_genl.c), the family and the permission
+ * check.
  */
 #ifndef PROBECTL_GENL_H
 #define PROBECTL_GENL_H

@@ -57,9 +57,13 @@ static int __init probectl_init(void)
 	if (err)
 		goto err_out;
 
-	err = probectl_track_init();
+	err = probectl_stack_init();
 	if (err)
 		goto err_filter;
+
+	err = probectl_track_init();
+	if (err)
+		goto err_stack;
 
 	err = netlink_register_notifier(&probectl_netlink_notifier);
 	if (err)
@@ -77,6 +81,8 @@ err_notifier:
 	netlink_unregister_notifier(&probectl_netlink_notifier);
 err_track:
 	probectl_track_exit();
+err_stack:
+	probectl_stack_exit();
 err_filter:
 	probectl_pred_exit();
 err_out:
@@ -95,6 +101,7 @@ static void __exit probectl_exit(void)
 	genl_unregister_family(&probectl_genl_family);
 	netlink_unregister_notifier(&probectl_netlink_notifier);
 	probectl_track_exit();
+	probectl_stack_exit();
 	probectl_pred_exit();
 	/* probes are freed from RCU callbacks that live in this module */
 	rcu_barrier();

@@ -66,6 +66,10 @@ static const struct nla_policy probectl_aggr_get_dump_nl_policy[PROBECTL_A_AGGR_
 	[PROBECTL_A_AGGR_CLEAR] = { .type = NLA_FLAG, },
 };
 
+static const struct nla_policy probectl_stack_get_dump_nl_policy[PROBECTL_A_PROBE_ID + 1] = {
+	[PROBECTL_A_PROBE_ID] = { .type = NLA_U32, },
+};
+
 /* Sorted by command; every op refuses the attributes it does not take. */
 const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 	{
@@ -122,6 +126,12 @@ const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 		.dumpit		= probectl_nl_aggr_get_dumpit,
 		.policy		= probectl_aggr_get_dump_nl_policy,
 		.maxattr	= PROBECTL_A_AGGR_CLEAR,
+	},
+	{
+		.cmd		= PROBECTL_CMD_STACK_GET,
+		.dumpit		= probectl_nl_stack_get_dumpit,
+		.policy		= probectl_stack_get_dump_nl_policy,
+		.maxattr	= PROBECTL_A_PROBE_ID,
 	},
 };
 

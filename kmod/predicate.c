@@ -357,7 +357,7 @@ static bool probectl_pred_run(const struct probectl_probe *p, void *values,
 	u32 off = 0;
 
 	for (i = 0; i < p->fetch_insns; i++) {
-		if (p->fetch[i].op < PROBECTL_FETCH_STORE_INT || n == PROBECTL_FETCH_MAX_ARGS)
+		if (!probectl_fetch_is_store(p->fetch[i].op) || n == PROBECTL_FETCH_MAX_ARGS)
 			continue;
 		v = values + off;
 		vals[n++] = v;

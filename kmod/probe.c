@@ -118,6 +118,27 @@ int probectl_probe_explain_error(const struct probectl_probe *p, int err,
 	return err;
 }
 
+/*
+ * Kernel stacks are kept in the session's map and only mean something where
+ * the handler runs on the probed kernel code's own stack.
+ */
+static int probectl_probe_check_kstack(const struct probectl_probe *p,
+				       struct netlink_ext_ack *extack)
+{
+	if (!p->session) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "kernel stacks need a session: not with the persistent flag");
+		return -EINVAL;
+	}
+	if (p->kind != PROBECTL_KIND_KPROBE && p->kind != PROBECTL_KIND_KRETPROBE &&
+	    p->kind != PROBECTL_KIND_TRACEPOINT) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "kernel stacks: kprobes, kretprobes and tracepoints only");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /**
  * probectl_probe_add() - create, register and arm a probe.
  * @req: validated request
@@ -231,6 +252,13 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 		}
 	}
 	p->session = s;
+	if (probectl_fetch_has_op(p->fetch, p->fetch_insns, PROBECTL_FETCH_LOAD_KSTACK)) {
+		err = probectl_probe_check_kstack(p, extack);
+		if (!err)
+			err = probectl_stack_map_get(s);
+		if (err)
+			goto err_unlock;
+	}
 
 	err = xa_alloc_cyclic(&probectl_probes, &p->id, p, xa_limit_31b,
 			      &probectl_next_id, GFP_KERNEL);
@@ -483,6 +511,42 @@ int probectl_probe_aggr_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
 		return p ? -EINVAL : -ENOENT;
 	}
 	ret = probectl_aggr_fill(p, skb, cursor, how);
+	mutex_unlock(&probectl_lock);
+	return ret;
+}
+
+/**
+ * probectl_probe_stack_fill() - the next stacks of a probe's session map.
+ * @id: the probe
+ * @skb: the message, header put
+ * @cursor: slot cursor kept by the dump (see probectl_stack_fill())
+ * @extack: receives the reason for a refusal
+ *
+ * Context: process context (dumpit). Takes probectl_lock, so the probe, its
+ * session and the map stay while they are read.
+ * Return: as probectl_stack_fill(), or -ENOENT / -EINVAL (no such probe,
+ * or one whose session has no stack map).
+ */
+int probectl_probe_stack_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
+			      struct netlink_ext_ack *extack)
+{
+	struct probectl_probe *p;
+	int ret;
+
+	mutex_lock(&probectl_lock);
+	p = xa_load(&probectl_probes, id);
+	if (!p || !p->session || !p->session->stacks) {
+		mutex_unlock(&probectl_lock);
+		if (p)
+			kapi_set_err_msg_fmt_mod(extack, "probe id %u: no stack map", id);
+		else
+			kapi_set_err_msg_fmt_mod(extack, "probe id %u not found", id);
+		return p ? -EINVAL : -ENOENT;
+	}
+	if (nla_put_u32(skb, PROBECTL_A_PROBE_ID, id))
+		ret = -EMSGSIZE;
+	else
+		ret = probectl_stack_fill(p->session->stacks, skb, cursor);
 	mutex_unlock(&probectl_lock);
 	return ret;
 }

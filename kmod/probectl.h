@@ -96,6 +96,11 @@ struct probectl_session {
 	 */
 	struct list_head released;
 	struct list_head reap;
+	/*
+	 * stack.c: kernel stacks by id, allocated under probectl_lock before
+	 * the first probe that captures stacks is armed; NULL until then.
+	 */
+	struct probectl_stack_map *stacks;
 };
 
 /* Per-CPU so the handler only ever does this_cpu_inc(). */
@@ -315,7 +320,22 @@ struct probectl_fetch_ctx {
 	const void *entry_vals;
 	u32 entry_len;
 	u64 t0;		/* return probes: entry time (aggregated latency) */
+	/* load-kstack: set by probectl_fetch_all() from the probe's session */
+	struct probectl_stack_map *stacks;
 };
+
+/* Loads start a fetch program; load-kstack came after the stores. */
+static inline bool probectl_fetch_is_load(u8 op)
+{
+	return (op >= PROBECTL_FETCH_LOAD_ARG && op < PROBECTL_FETCH_DEREF) ||
+	       op == PROBECTL_FETCH_LOAD_KSTACK;
+}
+
+/* Stores end a fetch program, one per fetch argument. */
+static inline bool probectl_fetch_is_store(u8 op)
+{
+	return op >= PROBECTL_FETCH_STORE_INT && op <= PROBECTL_FETCH_STORE_COMM;
+}
 
 int probectl_fetch_validate(const struct probectl_fetch_insn *insns,
 			    unsigned int n, bool is_return,
@@ -350,6 +370,20 @@ int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned l
 		       unsigned int how);
 int probectl_probe_aggr_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
 			     unsigned int how, struct netlink_ext_ack *extack);
+
+/* stack.c: kernel stacks (load-kstack) and the session's stack map */
+struct probectl_stack_map;
+int probectl_stack_init(void);
+void probectl_stack_exit(void);
+int probectl_stack_map_get(struct probectl_session *s);
+void probectl_stack_map_free(struct probectl_session *s);
+u32 probectl_stack_id(struct probectl_stack_map *m, struct pt_regs *regs,
+		      unsigned int depth);
+int probectl_stack_fill(struct probectl_stack_map *m, struct sk_buff *skb,
+			unsigned long *cursor);
+int probectl_probe_stack_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
+			      struct netlink_ext_ack *extack);
+bool probectl_fetch_has_op(const struct probectl_fetch_insn *insns, u32 n, u8 op);
 
 /* match.c: the session's task match */
 bool probectl_match_pass(struct probectl_session *s);

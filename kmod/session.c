@@ -607,6 +607,7 @@ void probectl_session_destroy(struct probectl_session *s)
 	/* no handler can run (probes unregistered), nor the fork tracepoint */
 	xa_destroy(&s->tgids);
 	probectl_match_free(s);
+	probectl_stack_map_free(s);
 	kfree(s->head);
 	kvfree(s->batch);
 	mutex_destroy(&s->drain_lock);

@@ -115,7 +115,7 @@ static int probectl_tp_check_fetch(const struct probectl_probe *p,
 						 arg);
 			return -EINVAL;
 		}
-		if (in->op >= PROBECTL_FETCH_STORE_INT)
+		if (probectl_fetch_is_store(in->op))
 			arg++;
 	}
 	return 0;

@@ -68,6 +68,18 @@
 #define PROBECTL_AGGR_LOG2_BUCKETS	66	/* Buckets of a log2 histogram. */
 /* Steps of a linear histogram (plus a bucket below and one above). */
 #define PROBECTL_AGGR_MAX_LINEAR	256
+/* Frames one kernel stack keeps at most (perf's PERF_MAX_STACK_DEPTH). */
+#define PROBECTL_STACK_MAX_DEPTH	127
+/*
+ * Frames a stack keeps when the client asks for no depth (probectl's
+ * --stack-depth).
+ */
+#define PROBECTL_STACK_DEFAULT_DEPTH	64
+/*
+ * Distinct stacks a session's stack map holds; allocated with the session's
+ * first probe that captures stacks.
+ */
+#define PROBECTL_STACK_MAP_ENTRIES	1024
 
 enum probectl_cmd {
 	PROBECTL_CMD_UNSPEC,
@@ -129,6 +141,13 @@ enum probectl_cmd {
 	 * for a probe without a map, ENOENT for an unknown id.
 	 */
 	PROBECTL_CMD_AGGR_GET,
+	/*
+	 * dump: Read the stack map of the session a probe belongs to (the
+	 * stacks its load-kstack fetches captured): messages with the map's
+	 * counters and as many whole stacks as fit. EINVAL for a probe whose
+	 * session has no stack map (or no session), ENOENT for an unknown id.
+	 */
+	PROBECTL_CMD_STACK_GET,
 	__PROBECTL_CMD_MAX,
 };
 #define PROBECTL_CMD_MAX (__PROBECTL_CMD_MAX - 1)
@@ -289,6 +308,19 @@ enum probectl_attr {
 	 * nested and faulted counters stay.
 	 */
 	PROBECTL_A_AGGR_CLEAR,
+	/*
+	 * binary: Packed stacks of the stack map, each a struct probectl_stack
+	 * and its nr __u64 frames.
+	 */
+	PROBECTL_A_STACK_ENTRIES,
+	PROBECTL_A_STACK_COUNT,	/* u32: Stacks in the session's stack map. */
+	/*
+	 * u64: Hits whose stack the map did not keep: the map was full (their
+	 * stack id is 0), or the capture nested too deep on one CPU.
+	 */
+	PROBECTL_A_STACK_LOST,
+	/* u64: Hits whose stack had more frames than the depth asked for. */
+	PROBECTL_A_STACK_TRUNCATED,
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)
@@ -318,6 +350,15 @@ enum probectl_fetch_op {
 	PROBECTL_FETCH_STORE_STRING,
 	PROBECTL_FETCH_STORE_ARRAY,	/* operand elements of size bytes at acc + offset */
 	PROBECTL_FETCH_STORE_COMM,	/* current->comm; operand PROBECTL_COMM_LEN */
+	/*
+	 * acc = the id of the current kernel stack in the session's stack map
+	 * (stack-get), at most operand frames (1..stack-max-depth), innermost
+	 * first from the probed location; 0 when the map is full (counted as
+	 * stack-lost). Kernel probes only (kprobe, kretprobe, tracepoint);
+	 * store it as a 4-byte integer. After store-comm so that existing
+	 * opcodes keep their numbers; a load all the same.
+	 */
+	PROBECTL_FETCH_LOAD_KSTACK,
 	__PROBECTL_FETCH_OP_MAX,
 };
 
@@ -350,6 +391,21 @@ struct probectl_fetch_value {
 	__u8 flags;		/* PROBECTL_FETCH_V_* */
 	__u8 reserved;
 	__u32 reserved2;
+};
+
+/* struct probectl_stack.flags */
+/* the walk went on past the depth asked for; outer frames cut */
+#define PROBECTL_STACK_F_TRUNCATED	(1U << 0)
+
+/*
+ * One stack of a session's stack map in stack-entries, followed by nr __u64
+ * return addresses, innermost first (the first is the probed location). Ids
+ * start at 1 and stay valid for the session's life.
+ */
+struct probectl_stack {
+	__u32 id;
+	__u16 nr;
+	__u16 flags;		/* PROBECTL_STACK_F_* */
 };
 
 /*

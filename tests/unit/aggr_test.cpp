@@ -173,9 +173,9 @@ TEST(AggrRequest, SignedValuesAndErrors) {
     k.keys = {"bogus"};
     r = prepareAggregation(k, req, args);
     ASSERT_FALSE(r);
-    EXPECT_EQ(
-        r.error().message,
-        "no key or value named 'bogus' (there are: n, s, comm, pid, tid, uid, cpu, retval, errno)");
+    EXPECT_EQ(r.error().message,
+              "no key or value named 'bogus' (there are: n, s, comm, pid, tid, uid, cpu, retval, "
+              "errno, kstack)");
 }
 
 // errno is $retval with the kernel's errno flag on its load.

@@ -14,9 +14,11 @@
 #include "aggr_timeline.hpp"
 #include "attach.hpp"
 #include "format.hpp"
+#include "probectl/kernel_stacks.hpp"
 #include "probectl/session.hpp"
 #include "run_loop.hpp"
 #include "subcommands.hpp"
+#include "uapi/probectl.h"
 
 namespace po = boost::program_options;
 
@@ -101,6 +103,14 @@ std::string unreturnedText(const AggrCliOptions& o, const ProbeStats& ps) {
     return fmt::format(", never returned {}", ps.unreturned);
 }
 
+StackLines stackLines(KernelStacks& stacks) {
+    return [&stacks](std::uint32_t probe, std::uint32_t id) { return stacks.lines(probe, id); };
+}
+
+bool byKernelStack(const AggrCliOptions& o) {
+    return std::find(o.aggr.keys.begin(), o.aggr.keys.end(), kKernelStackArg) != o.aggr.keys.end();
+}
+
 // o with text output: what --format perfetto|chrome prints beside its file.
 AggrCliOptions textOptions(const AggrCliOptions& o) {
     AggrCliOptions t = o;
@@ -110,11 +120,30 @@ AggrCliOptions textOptions(const AggrCliOptions& o) {
 
 // The tables (with each probe's counters from `stats`, aligned) as text or JSON, under the
 // time of day `when` unless it is empty.
+// Tables keyed by kstack with `stacks`: each stack's frames (text, and "kstack" arrays of
+// frames in JSON), or --format folded.
 void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
-                 const SessionStats& stats, const std::string& when, Io& io) {
+                 const SessionStats& stats, const std::string& when, Io& io,
+                 KernelStacks* stacks = nullptr) {
+    if (o.format == "folded") {
+        for (const auto& t : tables)
+            io.out << formatFoldedRows(stackRows(t, stackLines(*stacks)));
+        io.out.flush();
+        return;
+    }
     if (o.format == "json") {
         for (std::size_t i = 0; i < tables.size(); i++) {
             auto j = aggrJson(tables[i], o.top);
+            if (stacks)
+                for (auto& e : j["entries"]) {
+                    const auto& key = e["key"];
+                    const auto id =
+                        key.contains(kKernelStackArg) && key[kKernelStackArg].is_number()
+                            ? key[kKernelStackArg].get<std::uint32_t>()
+                            : 0u;
+                    const auto* lines = stacks->lines(tables[i].probe_id, id);
+                    e["kstack"] = lines ? nlohmann::ordered_json(*lines) : nlohmann::ordered_json();
+                }
             if (!when.empty())
                 j["time"] = when;
             j["hits"] = stats.probes[i].hits;
@@ -137,8 +166,11 @@ void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
             io.out << fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}{}\n",
                                   tables[i].spec, ps.hits, ps.filtered, ps.rejected, ps.nmissed,
                                   unreturnedText(o, ps));
-            io.out << (o.mode == AggrMode::Count ? formatAggrTable(tables[i], o.top)
-                                                 : formatAggrHist(tables[i], o.top));
+            if (stacks)
+                io.out << formatStackRows(stackRows(tables[i], stackLines(*stacks)), o.top);
+            else
+                io.out << (o.mode == AggrMode::Count ? formatAggrTable(tables[i], o.top)
+                                                     : formatAggrHist(tables[i], o.top));
             if (i + 1 < tables.size())
                 io.out << '\n';
         }
@@ -219,10 +251,23 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
            o.output.empty() && io.out_is_tty};
     if (!o.from.empty())
         return runFromRecording(o, out);
-    return runAggregation(
-        o, cmd, out,
-        [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
-            const std::string& when) { printTables(o, tables, stats, when, out); });
+    // --by kstack: the stacks are read by id from the session's map, on a socket of their own.
+    std::optional<KernelStacks> stacks;
+    if (byKernelStack(o)) {
+        auto ks = KernelStacks::open();
+        if (!ks)
+            return runtimeError(io, cmd, privilegeError(ks.error(), cmd, true));
+        stacks.emplace(std::move(*ks));
+    }
+    const int rc =
+        runAggregation(o, cmd, out,
+                       [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
+                           const std::string& when) {
+                           printTables(o, tables, stats, when, out, stacks ? &*stacks : nullptr);
+                       });
+    if (stacks && stacks->count() + stacks->lost() > 0)
+        io.err << kernelStacksSummary(*stacks) << '\n';
+    return rc;
 }
 
 }  // namespace
@@ -319,7 +364,9 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
              ->value_name("N"), "distinct keys each probe's map holds (default 1024, at most "
          "65536); hits with new keys beyond it are counted as map full")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
-         "text (default); json: one object per probe; perfetto or chrome (with -o FILE): "
+         "text (default); json: one object per probe; folded (count --by kstack): one "
+         "'frame;frame;... COUNT' line per stack, root first, flame-graph input; perfetto "
+         "or chrome (with -o FILE): "
          "the tables still print as text, and every read-out (each --interval and the end) "
          "goes to FILE as counter tracks for a timeline viewer")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
@@ -343,6 +390,12 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
         ("from", po::value<std::string>(o ? &o->from : nullptr)->value_name("FILE"),
          "aggregate the events of recording FILE (probectl record) instead of tracing; "
          "SPECs, if given, choose its probes (globs of their spec text)");
+    if (mode == AggrMode::Count)
+        d.add_options()
+            ("stack-depth", po::value<std::uint32_t>(o ? &o->aggr.stack_depth : nullptr)
+                 ->value_name("N"),
+             "with --by kstack: frames a stack keeps (1..127, default 64); deeper stacks end "
+             "with '...' and count as truncated");
     if (mode != AggrMode::Count)
         d.add_options()
             ("linear", po::value<std::string>()->value_name("MIN,MAX,STEP"),
@@ -450,9 +503,23 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         return UsageError{"--cumulative goes with --interval"};
     if (o.follow && o.pids.empty() && o.command.empty())
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
-    if (o.format != "text" && o.format != "json" && o.format != "perfetto" && o.format != "chrome")
+    const bool kstack = byKernelStack(o);
+    if (o.format != "text" && o.format != "json" && o.format != "perfetto" &&
+        o.format != "chrome" && o.format != "folded")
+        return UsageError{fmt::format(
+            "--format must be text, json, folded, perfetto or chrome, not '{}'", o.format)};
+    if (o.format == "folded" && (!kstack || mode != AggrMode::Count))
+        return UsageError{"--format folded prints stacks: probectl count ... --by kstack"};
+    if (vm.count("stack-depth") &&
+        (!kstack || o.aggr.stack_depth == 0 || o.aggr.stack_depth > PROBECTL_STACK_MAX_DEPTH))
+        return UsageError{kstack
+                              ? fmt::format("--stack-depth must be 1..{}", PROBECTL_STACK_MAX_DEPTH)
+                              : std::string("--stack-depth goes with --by kstack")};
+    if (kstack && (mode != AggrMode::Count || from || o.backend != "kernel" ||
+                   o.format == "perfetto" || o.format == "chrome"))
         return UsageError{
-            fmt::format("--format must be text, json, perfetto or chrome, not '{}'", o.format)};
+            "--by kstack: kernel stacks are counted by probectl count on the kernel backend, "
+            "printed as text, json or folded"};
     if ((o.format == "perfetto" || o.format == "chrome") && o.output.empty())
         return UsageError{fmt::format("--format {} writes a file: give -o FILE (e.g. -o {})",
                                       o.format,
@@ -508,7 +575,7 @@ namespace probectl::cli {
 const char* const kCountHelp =
     R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration TIME]
                       [--interval TIME [--cumulative]] [--top N] [--max-entries N]
-                      [--format json|perfetto|chrome] [-o FILE]
+                      [--format json|folded|perfetto|chrome] [-o FILE] [--stack-depth N]
                       [--backend kernel|ptrace] [--force] [-v] [-- CMD [ARGS...]]
        probectl count --from FILE [SPEC-GLOB...] [--by KEY,...] [--top N] [--format json]
 
@@ -519,6 +586,10 @@ Ctrl-C. Without --by, one table of every probe and its count, highest first. Wit
 retval and errno for return probes: errno is the return value when it is -4095..-1,
 else 0) or the probe's own fetch arguments by NAME, integers or strings. A hit whose key is new while the map is full is not counted but reported
 ("map full"); the table ends with the number of keys held.
+--by kstack counts per kernel stack (kprobe, kretprobe, tracepoint and syscall specs):
+each stack's frames, innermost first, over its count; --format folded prints one
+'root;...;leaf COUNT' line per stack for flame-graph tools (flamegraph.pl, inferno,
+speedscope); --stack-depth N caps the frames kept (deeper stacks end with '...').
 
 Which processes: as for trace (-- CMD, -p PID, -f; neither: every process).
 Predicates (SPEC ... if EXPR) run first: rejected hits are not counted.

@@ -39,6 +39,11 @@ class TracePrinter {
                  std::ostream& err);
     void header();
     void event(const Event& ev);
+    // Events' `kstack` values print as their stacks (EventFormat::kernel_stack).
+    void setKernelStacks(
+        std::function<const std::vector<std::string>*(std::uint32_t, std::uint32_t)> f) {
+        format_.kernel_stack = std::move(f);
+    }
     void summary(const SessionStats& stats);
     void flush();
 

@@ -42,6 +42,8 @@ struct TraceOptions {
     bool verbose = false;               // -v: the names globs skipped
     std::vector<std::string> syscalls;  // --syscalls A,B: syscall:A syscall:B, strace lines
     bool summary_only = false;          // -c: strace -c's table instead of the events
+    bool kstack = false;                // --kstack: each event's kernel stack
+    std::uint32_t stack_depth = 0;      // --stack-depth N (1..127), 0 = the default (64)
     bool help = false;
     const char* cmd = "trace";  // the command the errors name: trace, or record
 

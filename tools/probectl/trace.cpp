@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "open_tracer.hpp"
+#include "probectl/kernel_stacks.hpp"
 #include "probectl/syscall_probe.hpp"
 #include "run_loop.hpp"
 #include "spec_hints.hpp"
@@ -98,7 +99,13 @@ std::optional<UsageError> parseIdList(const po::variables_map& vm, const char* o
 
 // The backend o.backend names, opened on o's target.
 Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
-    return openTracerFor(o, o.seccomp_bpf);
+    if (!o.kstack)
+        return openTracerFor(o, o.seccomp_bpf);
+    return openTracerFor(o, o.seccomp_bpf, [&](SessionOptions& so) {
+        so.prepare = [depth = o.stack_depth](ProbeRequest& req, std::vector<FetchArg>& args) {
+            return appendKernelStackArg(req, args, depth);
+        };
+    });
 }
 
 }  // namespace
@@ -223,6 +230,14 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "stderr at the end: % time, seconds, usecs/call, calls, errors (-4095..-1 returned), "
          "by time; kept in probectl.ko's maps, so no call is dropped (ptrace backend: "
          "counted from its events)")
+        ("kstack", po::bool_switch(o ? &o->kstack : nullptr),
+         "print each event's kernel stack under it, one frame per line (SYMBOL+0xOFF "
+         "[MODULE], innermost first; JSON: the array \"kstack\"); kprobe, kretprobe and "
+         "tracepoint specs; stacks are kept once per session, by id")
+        ("stack-depth", po::value<std::uint32_t>(o ? &o->stack_depth : nullptr)
+             ->value_name("N"),
+         "frames a stack keeps (1..127, default 64); deeper stacks end with '...' and count "
+         "as truncated")
         ("seccomp-bpf", po::bool_switch(o ? &o->seccomp_bpf : nullptr),
          "ptrace backend: stop the command only on traced syscalls (a seccomp filter, like "
          "strace --seccomp-bpf); needs -- CMD, not -p");
@@ -332,6 +347,24 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     }
     if (o.pids.size() + (o.command.empty() ? 0 : 1) > PROBECTL_MAX_TGIDS)
         return UsageError{fmt::format("at most {} processes can be traced", PROBECTL_MAX_TGIDS)};
+    if (vm.count("stack-depth") &&
+        (!o.kstack || o.stack_depth == 0 || o.stack_depth > PROBECTL_STACK_MAX_DEPTH))
+        return UsageError{o.kstack
+                              ? fmt::format("--stack-depth must be 1..{}", PROBECTL_STACK_MAX_DEPTH)
+                              : std::string("--stack-depth goes with --kstack")};
+    if (o.kstack) {
+        if (o.backend != "kernel")
+            return UsageError{"--kstack takes kernel stacks: it needs the kernel backend"};
+        if (isFileFormat(o.format) || o.summary_only)
+            return UsageError{"--kstack prints stacks with --format text or json"};
+        for (const auto& s : o.specs)
+            if (s.kind != SpecKind::Kprobe && s.kind != SpecKind::Kretprobe &&
+                s.kind != SpecKind::Tracepoint)
+                return UsageError{fmt::format(
+                    "--kstack: '{}' is no kprobe, kretprobe or tracepoint spec (kernel stacks "
+                    "of syscall: specs: use kprobe:__x64_sys_NAME)",
+                    s.text)};
+    }
     return o;
 }
 

@@ -9,6 +9,7 @@
 
 #include "attach.hpp"
 #include "format.hpp"
+#include "probectl/kernel_stacks.hpp"
 #include "probectl/session.hpp"
 #include "run_loop.hpp"
 #include "subcommands.hpp"
@@ -29,6 +30,17 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     if (!opened)
         return runtimeError(io, kCmd, opened.error());
     TraceSink& sink = **opened;
+    // --kstack: stacks are read by id from the session's stack map, on a socket of their own
+    // (the events' socket is busy delivering the event that names the stack).
+    std::optional<KernelStacks> stacks;
+    if (o.kstack) {
+        auto ks = KernelStacks::open();
+        if (!ks)
+            return runtimeError(io, kCmd, ks.error());
+        stacks.emplace(std::move(*ks));
+        sink.setKernelStacks(
+            [&stacks](std::uint32_t probe, std::uint32_t id) { return stacks->lines(probe, id); });
+    }
     // Time 0 and --duration count from when every probe is armed (symbol loading before it
     // can take a while), just before the command is released.
     RunLoop loop(tracer, o.command, o.duration, [&] { return caught_signal() != 0; });
@@ -62,6 +74,11 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         rc = runtimeError(io, kCmd, r.error());
     if (auto w = lossWarning(*stats); !w.empty())
         io.err << w << '\n';
+    if (stacks && !stats->probes.empty()) {
+        // The counters as they are now: the map outlives the probes' last hits.
+        (void)stacks->read(stats->probes.front().id);
+        io.err << kernelStacksSummary(*stacks) << '\n';
+    }
     for (const auto& note : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", kCmd, note);
     // CMD ended on its own: its status (strace/perf style). Ended by us (--duration,

@@ -38,7 +38,13 @@ class PrinterSink : public TraceSink {
     }
     void begin(std::uint64_t t0_ns, const TraceClocks&) override {
         printer_.emplace(layout_, t0_ns, *out_, io_.err);
+        if (kernel_stack_)
+            printer_->setKernelStacks(kernel_stack_);
         printer_->header();
+    }
+    void setKernelStacks(
+        std::function<const std::vector<std::string>*(std::uint32_t, std::uint32_t)> f) override {
+        kernel_stack_ = std::move(f);
     }
     void event(const Event& ev) override { printer_->event(ev); }
     void flush() override {
@@ -64,6 +70,7 @@ class PrinterSink : public TraceSink {
     std::optional<std::ostream> file_;
     std::ostream* out_;
     std::optional<TracePrinter> printer_;
+    std::function<const std::vector<std::string>*(std::uint32_t, std::uint32_t)> kernel_stack_;
 };
 
 // chrome, perfetto, ctf, record: a TraceWriter; the counters table on `summary`, if any.

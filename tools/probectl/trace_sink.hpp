@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -25,6 +26,10 @@ class TraceSink {
     // Once, before the first event: t0 is the trace's time 0 (CLOCK_MONOTONIC ns).
     virtual void begin(std::uint64_t t0_ns, const TraceClocks& clocks) = 0;
     virtual void event(const Event& ev) = 0;
+    // Before begin(): print an event's `kstack` value as its stack (EventFormat::kernel_stack).
+    // Only the printer (text, json) prints stacks.
+    virtual void setKernelStacks(
+        std::function<const std::vector<std::string>*(std::uint32_t, std::uint32_t)>) {}
     // Between polls: what is buffered goes out.
     virtual void flush() = 0;
     // The end: the counters (null when there are none, as in a recording cut short). A

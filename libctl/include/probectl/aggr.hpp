@@ -3,8 +3,9 @@
 // with the AGGR_GET dump. A probe that aggregates sends no records.
 //
 // Keys are fetch arguments: a spec's own (`size=$arg1`, by NAME) or task fields added as
-// hidden fetch arguments ($comm $pid $tid $uid $cpu $retval, by those names without `$`;
-// errno: $retval when it is -4095..-1, strace's failed call, else 0).
+// hidden fetch arguments ($comm $pid $tid $uid $cpu $retval $kstack, by those names without
+// `$`; errno: $retval when it is -4095..-1, strace's failed call, else 0; kstack: the kernel
+// stack's id, whose frames KernelStacks reads, kernel_stacks.hpp).
 // Histograms follow bpftrace: log2 (hist) with a negative and a zero bucket, linear (lhist)
 // with a bucket below min and one at or above max.
 #pragma once
@@ -35,6 +36,9 @@ struct AggrSpec {
     AggrHist hist = AggrHist::None;
     std::int64_t lin_min = 0, lin_max = 0, lin_step = 0;  // AggrHist::Linear
     std::uint32_t max_entries = 0;                        // 0: kAggrDefaultEntries
+    // Key kstack (the kernel stack's id in the session's stack map, kernel_stacks.hpp):
+    // frames kept, 1..kStackMaxDepth; 0: kStackDefaultDepth.
+    std::uint32_t stack_depth = 0;
 };
 
 // Turns `req` (whose fetch programs are `args`) into an aggregating request: hidden fetch

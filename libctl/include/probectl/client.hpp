@@ -30,6 +30,8 @@
 #pragma GCC visibility push(default)
 namespace probectl {
 
+struct StackReply;  // kernel_stacks.hpp
+
 // Probe kinds on the wire (enum probectl_probe_kind; the values are checked against the
 // uapi header in src/core/uapi_checks.cpp, which public headers do not include).
 enum class ProbeKind : std::uint32_t {
@@ -201,6 +203,12 @@ class Client {
     Result<void> dumpAggregation(std::uint32_t id,
                                  const std::function<Result<void>(const AggrReply&)>& on_reply,
                                  bool clear = false);
+    // STACK_GET dump of the stack map of probe `id`'s session (kernel_stacks.hpp): each reply
+    // message goes to `on_reply`. Errors: EINVAL when the session has no stack map (none of
+    // its probes captures stacks), ENOENT for an unknown id (kernel errno + extack), or
+    // on_reply's.
+    Result<void> dumpStacks(std::uint32_t id,
+                            const std::function<Result<void>(const StackReply&)>& on_reply);
 
     // The socket fd, for poll()/epoll (POLLIN when records or a stray reply are waiting).
     int fd() const;

@@ -10,10 +10,15 @@
 //   ... syscall:NAME  openat(AT_FDCWD, "/etc/passwd", O_RDONLY) = 3
 //   ... syscall:NAME  name=value ... = -1 ENOENT (No such file or directory) lat=..
 //                                               (a syscall spec with fetch arguments)
+//         do_sys_openat2+0x5                    (EventFormat::kernel_stack: the kernel
+//         __x64_sys_openat+0x55                  stack of a trailing `kstack` value, one
+//         ...                                    frame per line, innermost first; JSON:
+//                                                "kstack": [frames], "kstack_id": N)
 // TID is the thread id (Event::pid); JSON carries both "pid" (tgid) and "tid".
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +37,12 @@ struct EventFormat {
     // `strace -f -o FILE` when pid_prefix.
     bool strace = false;
     bool pid_prefix = false;
+    // Kernel stacks: when set, an event's last value named `kstack` (a $kstack fetch
+    // argument, u32) is printed as the lines this returns for (probe id, stack id), under the
+    // event in text and as the array "kstack" in JSON, instead of as a number; nullptr: the
+    // stack was not kept (id 0: stack map full) or is unknown.
+    std::function<const std::vector<std::string>*(std::uint32_t probe_id, std::uint32_t stack_id)>
+        kernel_stack;
 };
 
 // The text column header matching printEvent (nothing in JSON).

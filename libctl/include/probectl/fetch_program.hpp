@@ -54,6 +54,7 @@ enum class FetchOpcode : std::uint8_t {
     StoreString = 12,  // offset, operand = max bytes incl. NUL
     StoreArray = 13,   // element size, offset, operand = count
     StoreComm = 14,    // operand = 16
+    LoadKstack = 15,   // operand = depth 1..kStackMaxDepth; size 4: the stack's id
 };
 
 inline constexpr std::uint16_t kFetchFlagUser = 1u << 0;  // user memory (PROBECTL_FETCH_F_USER)

@@ -18,6 +18,10 @@
 //                          assembler name (%rax ... %rip), or by a 32-bit name (%eax ...
 //                          %r15d: the low 32 bits, default type x32)
 //           $stackN        Nth unsigned long on the stack at the probe (N >= 0)
+//           $kstack $kstackN  the id of the kernel stack at the probe in the session's stack
+//                          map, at most N frames (1..kStackMaxDepth; $kstack: the default
+//                          kStackDefaultDepth); kprobes, kretprobes and tracepoints only;
+//                          always u32. Session::kernelStacks() turns ids into frames.
 //           +OFFS(SOURCE)  kernel memory at SOURCE + OFFS (OFFS decimal or 0x hex; `-OFFS`
 //           -OFFS(SOURCE)  subtracts); nestable up to kFetchMaxDepth levels
 //           +uOFFS(SOURCE) the same in user memory of the current task
@@ -61,11 +65,13 @@ namespace probectl {
 // Limits shared with the fetch-program compiler and, through it, the kernel's validator.
 // The kernel's limits (kmod/uapi/probectl.h, checked in src/core/uapi_checks.cpp), which it
 // checks again.
-inline constexpr std::size_t kFetchMaxArgs = 16;       // per probe
-inline constexpr std::size_t kFetchMaxDepth = 8;       // dereferences
-inline constexpr std::uint32_t kFetchMaxArray = 64;    // MAX_ARRAY_LEN
-inline constexpr std::uint32_t kFetchMaxArgN = 6;      // $arg1..$arg6
-inline constexpr std::uint32_t kFetchMaxStackN = 511;  // $stackN
+inline constexpr std::size_t kFetchMaxArgs = 16;         // per probe
+inline constexpr std::size_t kFetchMaxDepth = 8;         // dereferences
+inline constexpr std::uint32_t kFetchMaxArray = 64;      // MAX_ARRAY_LEN
+inline constexpr std::uint32_t kFetchMaxArgN = 6;        // $arg1..$arg6
+inline constexpr std::uint32_t kFetchMaxStackN = 511;    // $stackN
+inline constexpr std::uint32_t kStackMaxDepth = 127;     // $kstackN: PROBECTL_STACK_MAX_DEPTH
+inline constexpr std::uint32_t kStackDefaultDepth = 64;  // $kstack: PROBECTL_STACK_DEFAULT_DEPTH
 
 enum class FetchType : std::uint8_t {
     U8,
@@ -136,11 +142,12 @@ struct FetchSource {
         Tid,
         Uid,
         Cpu,
-        Reg,    // index = X86Reg; reg32 when named by a 32-bit alias
-        Stack,  // index = N (0-based, as kprobe_events)
-        Deref,  // *(inner + offset), kernel or user memory
-        Imm,    // imm
-        Field,  // args.NAME->F...: path = {NAME, F, ...}; resolved before compiling
+        Reg,     // index = X86Reg; reg32 when named by a 32-bit alias
+        Stack,   // index = N (0-based, as kprobe_events)
+        Deref,   // *(inner + offset), kernel or user memory
+        Imm,     // imm
+        Field,   // args.NAME->F...: path = {NAME, F, ...}; resolved before compiling
+        KStack,  // index = depth (0: kStackDefaultDepth)
     };
     Kind kind = Kind::Arg;
     std::uint32_t index = 0;

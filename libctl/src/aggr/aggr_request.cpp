@@ -14,11 +14,16 @@ namespace {
 
 // Keys that are task fields, and the fetch source each becomes.
 constexpr std::pair<const char*, const char*> kTaskKeys[] = {
-    {"comm", "$comm"}, {"pid", "$pid"},           {"tid", "$tid"},          {"uid", "$uid"},
-    {"cpu", "$cpu"},   {"retval", "$retval:s64"}, {"errno", "$retval:s64"},  // with
-                                                                             // kFetchFlagErrno:
-                                                                             // -ENOENT..., 0 for a
-                                                                             // success
+    {"comm", "$comm"},
+    {"pid", "$pid"},
+    {"tid", "$tid"},
+    {"uid", "$uid"},
+    {"cpu", "$cpu"},
+    {"retval", "$retval:s64"},
+    // With kFetchFlagErrno: -ENOENT..., 0 for a success.
+    {"errno", "$retval:s64"},
+    // With AggrSpec::stack_depth.
+    {"kstack", "$kstack"},
 };
 
 bool isReturn(const ProbeRequest& req) {
@@ -37,7 +42,7 @@ std::string knownNames(const std::vector<FetchArg>& args, std::size_t own) {
 // The index of fetch argument `name`, appending a task field when the spec has no such
 // argument; -1 with `err` set otherwise.
 int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& args,
-             std::size_t own, std::string& err) {
+             std::size_t own, std::string& err, std::uint32_t stack_depth = 0) {
     for (std::size_t i = 0; i < args.size(); i++)
         if (args[i].name == name)
             return static_cast<int>(i);
@@ -50,7 +55,11 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
         }
         FetchOptions fo;
         fo.is_return = isReturn(req);
-        auto arg = parseFetchArg(fmt::format("{}={}", name, src), args.size() + 1, fo);
+        fo.tracepoint = req.kind == ProbeKind::Tracepoint;
+        const std::string source = name == "kstack" && stack_depth
+                                       ? fmt::format("$kstack{}", stack_depth)
+                                       : std::string(src);
+        auto arg = parseFetchArg(fmt::format("{}={}", name, source), args.size() + 1, fo);
         if (!arg) {
             err = arg.error().message;
             return -1;
@@ -96,7 +105,7 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
     a.max_entries = spec.max_entries;
     std::string err;
     for (const auto& k : spec.keys) {
-        int i = argIndex(k, req, args, own, err);
+        int i = argIndex(k, req, args, own, err, spec.stack_depth);
         if (i < 0)
             return makeError(EINVAL, err);
         if (args[i].array_len)

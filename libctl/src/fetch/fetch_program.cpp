@@ -46,6 +46,10 @@ Result<void> emitSource(const FetchSource& src, std::uint8_t width, std::vector<
         case K::Cpu:
             out.push_back(insn(FetchOpcode::LoadCpu, 4));
             return {};
+        case K::KStack:
+            out.push_back(
+                insn(FetchOpcode::LoadKstack, 4, 0, 0, src.index ? src.index : kStackDefaultDepth));
+            return {};
         case K::Imm:
             out.push_back(insn(FetchOpcode::LoadImm, 8, 0,
                                static_cast<std::int32_t>(static_cast<std::uint32_t>(src.imm >> 32)),
@@ -171,6 +175,7 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
             case FetchOpcode::LoadTid:
             case FetchOpcode::LoadUid:
             case FetchOpcode::LoadCpu:
+            case FetchOpcode::LoadKstack:
             case FetchOpcode::LoadImm: {
                 if (i != 0)
                     return bad(i, "a load must be the first instruction");
@@ -178,7 +183,8 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
                     !(op == FetchOpcode::LoadRetval && in.flags == kFetchFlagErrno))
                     return bad(i, "a load takes no flags (but $retval the errno flag)");
                 const bool task = op == FetchOpcode::LoadPid || op == FetchOpcode::LoadTid ||
-                                  op == FetchOpcode::LoadUid || op == FetchOpcode::LoadCpu;
+                                  op == FetchOpcode::LoadUid || op == FetchOpcode::LoadCpu ||
+                                  op == FetchOpcode::LoadKstack;
                 const bool size_ok =
                     task ? in.size == 4
                          : (in.size == 8 || (op == FetchOpcode::LoadReg && in.size == 4));
@@ -190,6 +196,10 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
                 if (op == FetchOpcode::LoadReg && in.operand >= kX86RegCount)
                     return bad(i, fmt::format("register {} is outside 0..{}", in.operand,
                                               kX86RegCount - 1));
+                if (op == FetchOpcode::LoadKstack &&
+                    (in.operand < 1 || in.operand > kStackMaxDepth))
+                    return bad(i, fmt::format("kernel stack depth {} is outside 1..{}", in.operand,
+                                              kStackMaxDepth));
                 if (op == FetchOpcode::LoadStack && in.operand > kFetchMaxStackN)
                     return bad(
                         i, fmt::format("stack slot {} is above {}", in.operand, kFetchMaxStackN));
@@ -271,6 +281,8 @@ std::string toString(const FetchInsn& in) {
             return fmt::format("store.array{} s{} {:+#x} n {}", u, in.size, in.offset, in.operand);
         case FetchOpcode::StoreComm:
             return fmt::format("store.comm {}", in.operand);
+        case FetchOpcode::LoadKstack:
+            return fmt::format("load.kstack {}", in.operand);
     }
     return fmt::format("op{}?", in.op);
 }

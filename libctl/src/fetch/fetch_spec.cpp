@@ -65,7 +65,8 @@ constexpr std::array<RegAlias, 28> kRegAliases{{
 }};
 
 const char* const kSourceHint =
-    "expected a fetch source: $argN, $retval, $comm, $pid, $tid, $uid, $cpu, $stackN, %REG, "
+    "expected a fetch source: $argN, $retval, $comm, $pid, $tid, $uid, $cpu, $stackN, $kstack, "
+    "%REG, "
     "+OFFS(SOURCE), +uOFFS(SOURCE) or \\IMM";
 
 bool isSpace(char c) {
@@ -272,6 +273,20 @@ class ArgParser : Scanner {
             ++pos_;
         const std::string_view word = s_.substr(start, pos_ - start);
         using K = FetchSource::Kind;
+        if (word == "kstack") {
+            node.kind = K::KStack;
+            if (!atEnd() && peek() >= '0' && peek() <= '9') {
+                const std::size_t num = pos_;
+                auto n = number(kStackMaxDepth, "kernel stack depth");
+                if (!n.ok())
+                    return std::move(n).error();
+                if (*n == 0)
+                    return fail(num,
+                                fmt::format("a kernel stack keeps 1..{} frames", kStackMaxDepth));
+                node.index = static_cast<std::uint32_t>(*n);
+            }
+            return std::make_shared<const FetchSource>(std::move(node));
+        }
         if (word == "arg" || word == "stack") {
             const bool is_arg = word == "arg";
             if (!is_arg && opts_.tracepoint)
@@ -339,6 +354,14 @@ class ArgParser : Scanner {
             if (arg.array_len != 0)
                 return fail(tcol, "$comm cannot be an array");
             arg.type = FetchType::String;
+            return std::nullopt;
+        }
+        if (src.kind == K::KStack) {
+            if (arg.type_given && arg.type != FetchType::U32)
+                return fail(tcol, "$kstack is a stack id: drop the type or write :u32");
+            if (arg.array_len != 0)
+                return fail(tcol, "$kstack cannot be an array");
+            arg.type = FetchType::U32;
             return std::nullopt;
         }
         if (!arg.type_given) {
@@ -448,6 +471,8 @@ std::string FetchSource::str() const {
         }
         case Kind::Stack:
             return fmt::format("$stack{}", index);
+        case Kind::KStack:
+            return index ? fmt::format("$kstack{}", index) : std::string("$kstack");
         case Kind::Deref: {
             const char* sign = offset < 0 ? "-" : "+";
             const std::uint64_t mag = offset < 0 ? static_cast<std::uint64_t>(-offset)

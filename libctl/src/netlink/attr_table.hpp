@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "probectl/client.hpp"
+#include "probectl/kernel_stacks.hpp"
 #include "uapi/probectl.h"
 
 namespace probectl::detail {

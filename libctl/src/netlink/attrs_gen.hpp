@@ -42,6 +42,13 @@ inline constexpr auto kAggrGetReply = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_AGGR_FAULTED, "aggr-faulted", &AggrReply::aggr_faulted),
     attr<NlType::Binary>(PROBECTL_A_AGGR_ENTRIES, "aggr-entries", &AggrReply::aggr_entries));
 
+inline constexpr auto kStackGetReply = std::make_tuple(
+    attr<NlType::U32>(PROBECTL_A_PROBE_ID, "probe-id", &StackReply::id),
+    attr<NlType::U32>(PROBECTL_A_STACK_COUNT, "stack-count", &StackReply::stack_count),
+    attr<NlType::U64>(PROBECTL_A_STACK_LOST, "stack-lost", &StackReply::stack_lost),
+    attr<NlType::U64>(PROBECTL_A_STACK_TRUNCATED, "stack-truncated", &StackReply::stack_truncated),
+    attr<NlType::Binary>(PROBECTL_A_STACK_ENTRIES, "stack-entries", &StackReply::stack_entries));
+
 // The probe counters (ProbeInfo members), in PROBE_GET order.
 inline constexpr auto kProbeCounters = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_PROBE_HITS, "hits", &ProbeInfo::hits),

@@ -25,6 +25,7 @@
 #include "core/event_view_access.hpp"
 #include "netlink/attrs_gen.hpp"
 #include "netlink/netlink_error.hpp"
+#include "probectl/kernel_stacks.hpp"
 #include "uapi/probectl.h"
 
 #ifndef SOL_NETLINK
@@ -604,6 +605,22 @@ Result<void> Client::dumpAggregation(std::uint32_t id,
             return makeError(EBADMSG, context + ": malformed reply");
         AggrReply reply;
         decodeAll(detail::kAggrGetReply, tb, reply);
+        return on_reply(reply);
+    });
+}
+
+Result<void> Client::dumpStacks(std::uint32_t id,
+                                const std::function<Result<void>(const StackReply&)>& on_reply) {
+    const std::string context = fmt::format("read the kernel stacks of probe {}", id);
+    MsgPtr m = impl_->newCommand(PROBECTL_CMD_STACK_GET, NLM_F_DUMP);
+    if (!m || nla_put_u32(m.get(), PROBECTL_A_PROBE_ID, id) < 0)
+        return makeError(ENOMEM, context + ": cannot build message");
+    return impl_->transact(m.get(), context, [&](const nlmsghdr* h) -> Result<void> {
+        nlattr* tb[PROBECTL_A_MAX + 1] = {};
+        if (genlmsg_parse(const_cast<nlmsghdr*>(h), 0, tb, PROBECTL_A_MAX, nullptr) < 0)
+            return makeError(EBADMSG, context + ": malformed reply");
+        StackReply reply;
+        decodeAll(detail::kStackGetReply, tb, reply);
         return on_reply(reply);
     });
 }

@@ -2,9 +2,10 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <span>
 
-#include "probectl/event_json.hpp"
 #include "output/append_text.hpp"
+#include "probectl/event_json.hpp"
 #include "probectl/event_print.hpp"
 #include "probectl/syscall_probe.hpp"
 
@@ -49,7 +50,7 @@ void printJsonValue(Printer& p, const FetchedValue& v) {
     }
 }
 
-void printValues(Printer& p, const std::vector<FetchedValue>& values) {
+void printValues(Printer& p, std::span<const FetchedValue> values) {
     thread_local std::string text;  // reused: a value's text costs no allocation
     p.beginObject("args");
     for (std::size_t i = 0; i < values.size(); ++i) {
@@ -98,6 +99,35 @@ void printSyscallArgs(Printer& p, const Event& ev) {
         p.u64(Show::Json, "value", {}, rec.args[a.arg]);
         p.str(Show::Json, "decoded", {}, a.text);
         p.end();
+    }
+    p.end();
+}
+
+// The trailing $kstack value to print as a stack, when the format prints stacks.
+const FetchedValue* stackValue(const Event& ev, const EventFormat& f) {
+    if (!f.kernel_stack || ev.values.empty())
+        return nullptr;
+    const FetchedValue& v = ev.values.back();
+    return v.name == "kstack" && v.type == FetchType::U32 && v.array_len == 0 ? &v : nullptr;
+}
+
+// One frame per line under the event (indented past the time column), or the JSON array.
+void printStack(Printer& p, const Event& ev, const FetchedValue& v, const EventFormat& f) {
+    const auto id = static_cast<std::uint32_t>(v.raw);
+    const std::vector<std::string>* lines = v.faulted ? nullptr : f.kernel_stack(ev.probe_id, id);
+    p.u64(Show::Json, "kstack_id", {}, v.faulted ? 0 : id);
+    if (!lines) {
+        const std::string why = v.faulted || id == 0
+                                    ? std::string("<stack not kept: stack map full>")
+                                    : fmt::format("<stack {} unknown>", id);
+        p.null(Show::Json, "kstack", {});
+        p.str(Show::Text, {}, "\n             {}", why);
+        return;
+    }
+    p.beginArray("kstack");
+    for (const auto& line : *lines) {
+        p.str(Show::Json, {}, {}, line);
+        p.str(Show::Text, {}, "\n             {}", line);
     }
     p.end();
 }
@@ -153,7 +183,12 @@ void printEventHeader(Printer& p) {
 }
 
 void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
-    if (f.strace && ev.syscall && ev.values.empty() && !p.json())
+    const FetchedValue* kstack = stackValue(ev, f);
+    // The stack prints under the event: the other values are the event's own.
+    std::span<const FetchedValue> values = ev.values;
+    if (kstack)
+        values = values.first(values.size() - 1);
+    if (f.strace && ev.syscall && values.empty() && !p.json() && !kstack)
         return printStraceLine(p, ev, f);
     p.beginRecord("event");
     p.u64(Show::Json, "ts_ns", {}, ev.timestamp_ns);
@@ -178,14 +213,14 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
         p.u64(Show::Text, {}, " probe#{}", ev.probe_id);
     else
         p.str(Show::Text, {}, " {}",
-              ev.values.empty() ? ev.spec : ev.spec.substr(0, ev.spec.find(' ')));
+              values.empty() ? ev.spec : ev.spec.substr(0, ev.spec.find(' ')));
     p.str(Show::Json, "probe", {}, ev.spec);
     p.u64(Show::Json, "probe_id", {}, ev.probe_id);
     p.hex(Show::Json, "ip", {}, ev.ip);
-    if (ev.syscall && !ev.values.empty()) {
+    if (ev.syscall && !values.empty()) {
         // The spec's own fetch arguments replace the decoded call; the return stays, as on
         // every syscall line.
-        printValues(p, ev.values);
+        printValues(p, values);
         std::optional<std::int64_t> ret;
         if (ev.syscall_returned) {
             ret = static_cast<std::int64_t>(ev.retval);
@@ -196,8 +231,8 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
             printLatency(p, " lat={}", ev.latency_ns);
     } else if (ev.syscall) {
         // The strace line shows the values in text; JSON has them as args too.
-        if (!ev.values.empty() && p.json())
-            printValues(p, ev.values);
+        if (!values.empty() && p.json())
+            printValues(p, values);
         if (ev.syscall_returned) {
             p.s64(Show::Json, "retval", {}, static_cast<std::int64_t>(ev.retval));
             p.u64(Show::Json, "latency_ns", {}, ev.latency_ns);
@@ -205,8 +240,8 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
         p.str(Show::Any, "syscall", "  {}", formatSyscallEvent(ev, false));
         if (p.json())
             printSyscallArgs(p, ev);
-    } else if (!ev.values.empty()) {
-        printValues(p, ev.values);
+    } else if (!values.empty()) {
+        printValues(p, values);
         if (ev.is_return) {
             p.s64(Show::Json, "retval", {}, static_cast<std::int64_t>(ev.retval));
             printLatency(p, " lat={}", ev.latency_ns);
@@ -227,6 +262,8 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
             p.hex(Show::Any, kArgKey[i], kArgFmt[i], ev.args[i]);
         p.end();
     }
+    if (kstack)
+        printStack(p, ev, *kstack, f);
     p.endRecord();
 }
 

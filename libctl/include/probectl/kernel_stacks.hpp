@@ -1,0 +1,130 @@
+// Kernel stacks: the ids `$kstack` fetch arguments carry (fetch_spec.hpp), the session's stack
+// map they index (STACK_GET, kmod/uapi/probectl.h: struct probectl_stack), and their frames as
+// text, symbolized from /proc/kallsyms ("do_sys_openat2+0x5", "ext4_file_open+0x1c [ext4]").
+//
+// A session's stack map is filled by the probe handlers and read out by id; ids stay valid
+// for the session's life. The same stack may have two ids (two CPUs inserted it at once):
+// compare frames, not ids, when merging. Id 0 means the map did not keep the stack (full).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "probectl/aggr.hpp"
+#include "probectl/client.hpp"
+#include "probectl/fetch_spec.hpp"
+#include "probectl/kernel_symbols.hpp"
+#include "probectl/result.hpp"
+
+// Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
+#pragma GCC visibility push(default)
+namespace probectl {
+
+// One STACK_GET reply message. Members are named after the spec's attributes
+// (Documentation/netlink/probectl.yaml), which the generated decoder fills.
+struct StackReply {
+    std::uint32_t id = 0;               // the probe asked about
+    std::uint32_t stack_count = 0;      // stacks in the session's map
+    std::uint64_t stack_lost = 0;       // hits whose stack was not kept (map full, nesting)
+    std::uint64_t stack_truncated = 0;  // hits whose stack had more frames than asked for
+    // Whole stacks: struct probectl_stack (id, nr, flags), then nr u64 frames.
+    std::vector<std::uint8_t> stack_entries;
+};
+
+// One stack of the map: return addresses, innermost first (the first is the probed location).
+struct KernelStack {
+    std::uint32_t id = 0;
+    bool truncated = false;  // more frames than the depth asked for: the outermost are cut
+    std::vector<std::uint64_t> frames;
+};
+
+// Decodes one reply's stack_entries, appending to `out`. Errors: EBADMSG for a stack that
+// runs past the end (the stacks before it are kept).
+Result<void> decodeKernelStacks(std::span<const std::uint8_t> entries,
+                                std::vector<KernelStack>& out);
+
+// A frame as text: "SYMBOL+0xOFF" (vmlinux) or "SYMBOL+0xOFF [MODULE]", "SYMBOL" at offset 0;
+// "0xADDR" when `symbols` is null or has no function there (or hides addresses).
+std::string kernelFrameText(const KernelSymbols* symbols, std::uint64_t addr);
+
+// Folded-stack text (flame-graph input, Brendan Gregg's stackcollapse format): the frames
+// root first, joined by ';', then a space and the count. `frames` are innermost first, as a
+// KernelStack's. A ';' inside a frame becomes ':' so the line still splits right.
+std::string foldedStack(std::span<const std::string> frames, std::uint64_t count);
+
+// What the frames of a stack print as: each frame's text, then "..." for a truncated stack.
+std::vector<std::string> kernelStackLines(const KernelSymbols* symbols, const KernelStack& stack);
+
+// The name of the fetch argument appendKernelStackArg adds (EventFormat::kernel_stack prints
+// a trailing value of that name as a stack).
+inline constexpr const char* kKernelStackArg = "kstack";
+
+// Appends the fetch argument `kstack=$kstackN` (N = depth; 0: the default depth) to a
+// kprobe, kretprobe or tracepoint request and its fetch arguments, after the others (for a
+// kretprobe: read at the return), for SessionOptions::prepare. Errors (EINVAL, marked usage):
+// another kind (the kernel stack of a uprobe is the breakpoint's handling, not the program),
+// a syscall: spec (its strace plan), an argument already named `kstack`, too many arguments.
+Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
+                                  std::uint32_t depth);
+
+// The stack map of a session, read through its own netlink socket (so it may be read from
+// inside another Client's event callback) and kept symbolized: ids seen once are not read
+// again.
+class KernelStacks {
+  public:
+    // Connects. `symbols` (not owned; must outlive this) symbolizes; nullptr: /proc/kallsyms
+    // is loaded on the first read that needs it (frames stay addresses if that fails).
+    static Result<KernelStacks> open(const KernelSymbols* symbols = nullptr);
+    KernelStacks(KernelStacks&&) noexcept;
+    KernelStacks& operator=(KernelStacks&&) noexcept;
+    ~KernelStacks();
+
+    // STACK_GET through probe `probe_id` (any probe of the session with a stack map):
+    // adds the stacks not seen yet. Errors: the kernel's (EINVAL: no stack map).
+    Result<void> read(std::uint32_t probe_id);
+    // The lines of stack `id` (kernelStackLines), reading the map once more when `id` is
+    // new; nullptr for id 0 or an id the kernel does not have.
+    const std::vector<std::string>* lines(std::uint32_t probe_id, std::uint32_t id);
+    // The stack itself, once read; nullptr when unknown.
+    const KernelStack* stack(std::uint32_t id) const;
+    // The map's counters as of the last read.
+    std::uint32_t count() const;
+    std::uint64_t lost() const;
+    std::uint64_t truncated() const;
+
+  private:
+    struct Impl;
+    explicit KernelStacks(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+// A table keyed by kstack (aggr.hpp: AggrSpec key "kstack") with its stacks: one row per
+// distinct stack and other keys (the same frames under two ids are merged), most hits first.
+struct StackRow {
+    std::vector<std::string> keys;   // the other keys' texts, in key order
+    std::vector<std::string> lines;  // the frames (kernelStackLines); empty when not kept
+    std::uint32_t id = 0;            // one of the stack's ids (0: not kept, map full)
+    std::uint64_t count = 0;
+};
+// `lines` gives a stack's lines by (probe id, stack id), as KernelStacks::lines does.
+using StackLines =
+    std::function<const std::vector<std::string>*(std::uint32_t probe_id, std::uint32_t id)>;
+std::vector<StackRow> stackRows(const AggrTable& t, const StackLines& lines);
+// The rows as text: each stack's frames, indented, then its count and other keys.
+std::string formatStackRows(const std::vector<StackRow>& rows, std::size_t top = 0);
+// The rows as folded stacks (flame-graph input): the other keys as the outermost frames,
+// then the stack root first; "[stack not kept]" for a stack the map could not hold.
+std::string formatFoldedRows(const std::vector<StackRow>& rows);
+
+// The map's counters as the end of a trace or count shows them: "kernel stacks: N kept, M
+// truncated (deeper than --stack-depth), K lost (stack map full)".
+std::string kernelStacksSummary(const KernelStacks& stacks);
+
+}  // namespace probectl
+#pragma GCC visibility pop

@@ -1,0 +1,272 @@
+// Kernel stacks: STACK_GET replies decoded, frames symbolized from kallsyms, folded lines.
+#include "probectl/kernel_stacks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "probectl/fetch_program.hpp"
+#include "uapi/probectl.h"
+
+namespace probectl {
+
+Result<void> decodeKernelStacks(std::span<const std::uint8_t> entries,
+                                std::vector<KernelStack>& out) {
+    std::size_t off = 0;
+    while (off < entries.size()) {
+        probectl_stack hdr{};
+        if (entries.size() - off < sizeof(hdr))
+            return makeError(EBADMSG, fmt::format("stack entries: {} stray bytes at offset {}",
+                                                  entries.size() - off, off));
+        std::memcpy(&hdr, entries.data() + off, sizeof(hdr));
+        const std::size_t len = sizeof(hdr) + std::size_t{hdr.nr} * sizeof(std::uint64_t);
+        if (entries.size() - off < len || hdr.nr > PROBECTL_STACK_MAX_DEPTH)
+            return makeError(EBADMSG, fmt::format("stack entries: stack {} of {} frames runs "
+                                                  "past the end at offset {}",
+                                                  hdr.id, hdr.nr, off));
+        KernelStack s;
+        s.id = hdr.id;
+        s.truncated = (hdr.flags & PROBECTL_STACK_F_TRUNCATED) != 0;
+        s.frames.resize(hdr.nr);
+        std::memcpy(s.frames.data(), entries.data() + off + sizeof(hdr),
+                    hdr.nr * sizeof(std::uint64_t));
+        out.push_back(std::move(s));
+        off += len;
+    }
+    return {};
+}
+
+std::string kernelFrameText(const KernelSymbols* symbols, std::uint64_t addr) {
+    const KernelSymbol* sym = symbols ? symbols->symbolAt(addr) : nullptr;
+    if (!sym)
+        return fmt::format("{:#x}", addr);
+    std::string out = sym->name;
+    if (addr != sym->addr)
+        out += fmt::format("+{:#x}", addr - sym->addr);
+    if (!sym->module.empty())
+        out += fmt::format(" [{}]", sym->module);
+    return out;
+}
+
+std::string foldedStack(std::span<const std::string> frames, std::uint64_t count) {
+    std::string out;
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+        if (it != frames.rbegin())
+            out += ';';
+        for (char c : *it)
+            out += c == ';' ? ':' : c;
+    }
+    out += fmt::format(" {}", count);
+    return out;
+}
+
+std::vector<std::string> kernelStackLines(const KernelSymbols* symbols, const KernelStack& stack) {
+    std::vector<std::string> out;
+    out.reserve(stack.frames.size() + 1);
+    for (auto addr : stack.frames)
+        out.push_back(kernelFrameText(symbols, addr));
+    if (stack.truncated)
+        out.emplace_back("...");
+    return out;
+}
+
+Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
+                                  std::uint32_t depth) {
+    auto refuse = [](std::string msg) {
+        Error e = makeError(EINVAL, std::move(msg));
+        e.usage = true;
+        return e;
+    };
+    if (req.kind != ProbeKind::Kprobe && req.kind != ProbeKind::Kretprobe &&
+        req.kind != ProbeKind::Tracepoint)
+        return refuse(
+            "kernel stacks are taken at kprobes, kretprobes and tracepoints, not in user space");
+    if (req.flags & kProbeFlagSyscall)
+        return refuse(
+            "kernel stacks of syscall: specs are not supported yet: probe the "
+            "syscall's kernel function instead (kprobe:__x64_sys_NAME)");
+    for (const auto& a : args)
+        if (a.name == kKernelStackArg)
+            return refuse("a fetch argument is already named 'kstack'");
+    if (args.size() >= kFetchMaxArgs)
+        return refuse(fmt::format("more than {} fetch arguments with the stack", kFetchMaxArgs));
+    const std::string text =
+        depth ? fmt::format("{}=$kstack{}", kKernelStackArg, depth) : std::string("kstack=$kstack");
+    FetchOptions fo;
+    fo.is_return = req.kind == ProbeKind::Kretprobe;
+    fo.tracepoint = req.kind == ProbeKind::Tracepoint;
+    auto arg = parseFetchArg(text, args.size() + 1, fo);
+    if (!arg)
+        return refuse(arg.error().message);
+    auto prog = compileFetchArg(*arg);
+    if (!prog)
+        return prog.error();
+    req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
+    args.push_back(std::move(*arg));
+    return {};
+}
+
+struct KernelStacks::Impl {
+    explicit Impl(Client c) : client(std::move(c)) {}
+    Client client;
+    const KernelSymbols* symbols = nullptr;
+    std::optional<KernelSymbols> own_symbols;
+    bool tried_load = false;
+    std::unordered_map<std::uint32_t, KernelStack> stacks;
+    std::unordered_map<std::uint32_t, std::vector<std::string>> lines;
+    std::uint32_t count = 0;
+    std::uint64_t lost = 0;
+    std::uint64_t truncated = 0;
+
+    const KernelSymbols* syms() {
+        if (!symbols && !tried_load) {
+            tried_load = true;
+            if (auto s = KernelSymbols::load(); s) {
+                own_symbols = std::move(*s);
+                symbols = &*own_symbols;
+            }
+        }
+        return symbols;
+    }
+};
+
+KernelStacks::KernelStacks(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+KernelStacks::KernelStacks(KernelStacks&&) noexcept = default;
+KernelStacks& KernelStacks::operator=(KernelStacks&&) noexcept = default;
+KernelStacks::~KernelStacks() = default;
+
+Result<KernelStacks> KernelStacks::open(const KernelSymbols* symbols) {
+    ClientOptions co;
+    co.rcvbuf_bytes = 1 << 20;  // dump replies only: no record bursts
+    auto c = Client::connect(co);
+    if (!c)
+        return std::move(c).error();
+    auto impl = std::make_unique<Impl>(std::move(*c));
+    impl->symbols = symbols;
+    return KernelStacks(std::move(impl));
+}
+
+Result<void> KernelStacks::read(std::uint32_t probe_id) {
+    std::vector<KernelStack> got;
+    auto r = impl_->client.dumpStacks(probe_id, [&](const StackReply& reply) -> Result<void> {
+        impl_->count = reply.stack_count;
+        impl_->lost = reply.stack_lost;
+        impl_->truncated = reply.stack_truncated;
+        return decodeKernelStacks(reply.stack_entries, got);
+    });
+    if (!r)
+        return r;
+    for (auto& s : got)
+        impl_->stacks.try_emplace(s.id, std::move(s));
+    return {};
+}
+
+const std::vector<std::string>* KernelStacks::lines(std::uint32_t probe_id, std::uint32_t id) {
+    if (id == 0)
+        return nullptr;
+    if (auto it = impl_->lines.find(id); it != impl_->lines.end())
+        return &it->second;
+    if (!impl_->stacks.contains(id))
+        (void)read(probe_id);  // an id is only ever new once: a failure shows as unknown
+    auto st = impl_->stacks.find(id);
+    if (st == impl_->stacks.end())
+        return nullptr;
+    return &impl_->lines.emplace(id, kernelStackLines(impl_->syms(), st->second)).first->second;
+}
+
+const KernelStack* KernelStacks::stack(std::uint32_t id) const {
+    auto it = impl_->stacks.find(id);
+    return it == impl_->stacks.end() ? nullptr : &it->second;
+}
+
+std::uint32_t KernelStacks::count() const {
+    return impl_->count;
+}
+std::uint64_t KernelStacks::lost() const {
+    return impl_->lost;
+}
+std::uint64_t KernelStacks::truncated() const {
+    return impl_->truncated;
+}
+
+std::vector<StackRow> stackRows(const AggrTable& t, const StackLines& stack_lines) {
+    std::size_t at = t.key_names.size();
+    for (std::size_t i = 0; i < t.key_names.size(); i++)
+        if (t.key_names[i] == kKernelStackArg)
+            at = i;
+    std::vector<StackRow> rows;
+    std::unordered_map<std::string, std::size_t> seen;  // keys and frames -> row
+    for (const AggrEntry& e : t.entries) {
+        StackRow r;
+        r.count = e.count;
+        for (std::size_t i = 0; i < e.key.size(); i++) {
+            if (i != at) {
+                AggrEntry one;
+                one.key = {e.key[i]};
+                r.keys.push_back(formatAggrKey(one));
+            } else if (!e.key[i].faulted) {
+                r.id = static_cast<std::uint32_t>(e.key[i].raw);
+            }
+        }
+        if (const auto* lines = stack_lines(t.probe_id, r.id))
+            r.lines = *lines;
+        std::string merge;
+        for (const auto& k : r.keys)
+            merge += k + '\n';
+        merge += '\0';
+        for (const auto& l : r.lines)
+            merge += l + '\n';
+        if (auto it = seen.find(merge); it != seen.end()) {
+            rows[it->second].count += r.count;
+            continue;
+        }
+        seen.emplace(std::move(merge), rows.size());
+        rows.push_back(std::move(r));
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const StackRow& a, const StackRow& b) {
+        return a.count > b.count || (a.count == b.count && a.lines < b.lines);
+    });
+    return rows;
+}
+
+std::string formatStackRows(const std::vector<StackRow>& rows, std::size_t top) {
+    std::string out;
+    std::size_t n = 0;
+    for (const auto& r : rows) {
+        if (top && n++ == top)
+            break;
+        if (r.lines.empty())
+            out += "    [stack not kept: stack map full]\n";
+        for (const auto& l : r.lines)
+            out += fmt::format("    {}\n", l);
+        out += fmt::format("  {}", r.count);
+        for (const auto& k : r.keys)
+            out += fmt::format("  {}", k);
+        out += "\n\n";
+    }
+    return out;
+}
+
+std::string formatFoldedRows(const std::vector<StackRow>& rows) {
+    std::string out;
+    for (const auto& r : rows) {
+        std::vector<std::string> frames(r.lines.begin(), r.lines.end());
+        if (frames.empty())
+            frames.emplace_back("[stack not kept]");
+        for (auto it = r.keys.rbegin(); it != r.keys.rend(); ++it)
+            frames.push_back(*it);  // innermost first: the keys go last, outermost
+        out += foldedStack(frames, r.count) + '\n';
+    }
+    return out;
+}
+
+std::string kernelStacksSummary(const KernelStacks& stacks) {
+    return fmt::format(
+        "kernel stacks: {} kept, {} truncated (deeper than --stack-depth), {} lost (stack map "
+        "full)",
+        stacks.count(), stacks.truncated(), stacks.lost());
+}
+
+}  // namespace probectl

@@ -53,6 +53,7 @@ struct probectl_aggr {
 	u32 val_size;		/* struct probectl_aggr_value + buckets */
 	u32 nslots;		/* power of two, >= 2 * max_entries */
 	u32 max_entries;
+	u64 bytes;		/* what it holds, both banks counted (limits.c) */
 	atomic_t nkeys;		/* dense indexes handed out (may pass max briefly) */
 	u8 key_off[PROBECTL_AGGR_MAX_KEYS];	/* where each key argument goes */
 	bool key_str[PROBECTL_AGGR_MAX_KEYS];
@@ -183,13 +184,25 @@ void probectl_aggr_free(struct probectl_probe *p)
 }
 
 /**
+ * probectl_aggr_bytes() - the memory @p's map holds, for limits.c.
+ * @p: a probe
+ *
+ * Return: bytes, 0 without a map.
+ */
+u64 probectl_aggr_bytes(const struct probectl_probe *p)
+{
+	return p->aggr ? p->aggr->bytes : 0;
+}
+
+/**
  * probectl_aggr_create() - validate PROBE_AGGR and preallocate the map.
  * @p: the probe, its fetch programs already validated and set
  * @sp: the request's aggregation spec
  * @extack: receives the reason for a refusal
  *
  * Context: process context, may sleep.
- * Return: 0, -EINVAL with an extack message, or -ENOMEM.
+ * Return: 0, -EINVAL with an extack message, -ENOSPC over the session's
+ * map memory (limits.c), or -ENOMEM.
  */
 int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_spec *sp,
 			 struct netlink_ext_ack *extack)
@@ -221,6 +234,14 @@ int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_sp
 	a->val_size = sizeof(struct probectl_aggr_value) + a->nbuckets * sizeof(u64);
 	a->max_entries = sp->max_entries ?: PROBECTL_AGGR_DEFAULT_ENTRIES;
 	a->nslots = roundup_pow_of_two(2 * a->max_entries);
+	/* the second bank, for clearing reads, may come later: count it now */
+	a->bytes = (u64)a->nslots * sizeof(u32) + (u64)a->max_entries * a->key_size +
+		   2ULL * num_possible_cpus() * a->max_entries * a->val_size;
+	err = probectl_limits_map_fits(a->bytes, extack);
+	if (err) {
+		probectl_aggr_free(p);
+		return err;
+	}
 	atomic_set(&a->nkeys, 0);
 	a->slot = kvcalloc(a->nslots, sizeof(u32), GFP_KERNEL);
 	a->keys = kvcalloc(a->max_entries, a->key_size, GFP_KERNEL);

@@ -149,7 +149,8 @@ static int probectl_probe_check_kstack(const struct probectl_probe *p,
  * @addr: set to the address the kernel resolved and armed
  *
  * Context: process context, may sleep. Takes probectl_lock.
- * Return: 0 or a negative errno with an extack message.
+ * Return: 0 or a negative errno with an extack message (-ENOSPC over a
+ * limit of limits.c).
  */
 int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 		       struct sock *sk, struct netlink_ext_ack *extack,
@@ -252,6 +253,9 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 		}
 	}
 	p->session = s;
+	err = probectl_limits_check(p, s, extack);
+	if (err)
+		goto err_unlock;
 	if (probectl_fetch_has_op(p->fetch, p->fetch_insns, PROBECTL_FETCH_LOAD_KSTACK)) {
 		err = probectl_probe_check_kstack(p, extack);
 		if (!err)
@@ -281,6 +285,7 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	}
 	if (s)
 		probectl_session_probe_added(s);
+	probectl_limits_charge(p, s, 1);
 	*id = p->id;
 	*addr = ops->addr(p);
 	mutex_unlock(&probectl_lock);
@@ -367,6 +372,7 @@ int probectl_probe_del(u32 id, const struct probectl_caller *caller,
 	probectl_ops(p)->disarm(&p, 1);
 	if (p->session)
 		probectl_session_probe_removed(p->session);
+	probectl_limits_charge(p, p->session, -1);
 	mutex_unlock(&probectl_lock);
 	probectl_probe_free(p);
 	return 0;

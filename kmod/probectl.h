@@ -101,6 +101,7 @@ struct probectl_session {
 	 * the first probe that captures stacks is armed; NULL until then.
 	 */
 	struct probectl_stack_map *stacks;
+	u64 map_bytes;			/* their aggregation maps (limits.c), same lock */
 };
 
 /* Per-CPU so the handler only ever does this_cpu_inc(). */
@@ -357,11 +358,22 @@ struct probectl_record *probectl_record_begin(struct probectl_probe *p,
 					      const struct probectl_fetch_ctx *ctx,
 					      struct ring_buffer_event **evp);
 
+/* limits.c: per-session limits (module parameters max_probes, max_map_kb, max_sessions) */
+int probectl_limits_map_fits(u64 bytes, struct netlink_ext_ack *extack);
+int probectl_limits_check(const struct probectl_probe *p,
+			  const struct probectl_session *s,
+			  struct netlink_ext_ack *extack);
+void probectl_limits_charge(const struct probectl_probe *p,
+			    struct probectl_session *s, int sign);
+int probectl_limits_session_fits(unsigned int nsessions,
+				 struct netlink_ext_ack *extack);
+
 /* aggr.c: in-kernel aggregation maps */
 struct probectl_aggr;
 int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_spec *sp,
 			 struct netlink_ext_ack *extack);
 void probectl_aggr_free(struct probectl_probe *p);
+u64 probectl_aggr_bytes(const struct probectl_probe *p);
 void probectl_aggr_hit(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx,
 		       void *vals);
 #define PROBECTL_AGGR_READ_CLEAR	BIT(0)	/* zero what is read (AGGR_CLEAR) */

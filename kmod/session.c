@@ -44,6 +44,7 @@
 
 /* portid -> session; written under probectl_lock, read locklessly too. */
 static DEFINE_XARRAY(probectl_sessions);
+static unsigned int probectl_nsessions;	/* under probectl_lock */
 
 /**
  * probectl_record_reserve() - reserve a record in the probe's session ring.
@@ -459,7 +460,8 @@ probectl_ring_alloc(unsigned long kb, struct netlink_ext_ack *extack)
  *
  * Context: process context; caller holds probectl_lock and checked that
  * no session exists for @portid.
- * Return: the session or ERR_PTR(-ENOMEM / xa_insert error).
+ * Return: the session or ERR_PTR(-ENOSPC over max_sessions (limits.c),
+ * -ENOMEM or an xa_insert error).
  */
 struct probectl_session *probectl_session_create(u32 portid,
 						 struct sock *sk,
@@ -468,9 +470,13 @@ struct probectl_session *probectl_session_create(u32 portid,
 	/* main.c keeps it within [PROBECTL_RING_KB_MIN, PROBECTL_RING_KB_MAX] */
 	unsigned long kb = READ_ONCE(probectl_buffer_kb);
 	struct probectl_session *s;
-	int err = -ENOMEM;
+	int err;
 
 	lockdep_assert_held(&probectl_lock);
+	err = probectl_limits_session_fits(probectl_nsessions, extack);
+	if (err)
+		return ERR_PTR(err);
+	err = -ENOMEM;
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s) {
 		NL_SET_ERR_MSG_MOD(extack, "out of memory for the session");
@@ -505,6 +511,7 @@ struct probectl_session *probectl_session_create(u32 portid,
 	 */
 	sock_hold(sk);
 	s->sk = sk;
+	probectl_nsessions++;
 	/* the drain starts with the first probe */
 	return s;
 
@@ -597,6 +604,7 @@ void probectl_session_destroy(struct probectl_session *s)
 	lockdep_assert_held(&probectl_lock);
 	/* only if still there: a detached session's portid may be reused */
 	xa_cmpxchg(&probectl_sessions, s->portid, s, NULL, GFP_KERNEL);
+	probectl_nsessions--;
 	/* waits for the fork tracepoint to let go of it */
 	probectl_track_del(s);
 	/* also stops the work's self-rearming */

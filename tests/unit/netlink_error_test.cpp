@@ -135,3 +135,19 @@ TEST(NetlinkAck, KernelErrorCarriesContextExtackAndHint) {
     EXPECT_EQ(plain.message, "remove probe 5");
     EXPECT_EQ(plain.describe(), "remove probe 5 (No such file or directory)");
 }
+
+TEST(NetlinkAck, KernelErrorOverALimitSaysHowToRaiseIt) {
+    Ack a;
+    a.extack = "probectl: session holds 4096 probes (limit: max_probes)";
+    Error e = kernelError(ENOSPC, "add kprobe vfs_read", a);
+    EXPECT_EQ(e.err, ENOSPC);
+    EXPECT_THAT(e.message, HasSubstr("(limit: max_probes); max_probes is a limit"));
+    EXPECT_THAT(e.message, HasSubstr("/sys/module/probectl/parameters/max_probes"));
+    // ENOSPC without the module's tag (a full ring, say) gets no parameter advice.
+    Ack other;
+    other.extack = "no room";
+    EXPECT_THAT(kernelError(ENOSPC, "add", other).message, Not(HasSubstr("parameters")));
+    Ack open;
+    open.extack = "(limit: max_probes";
+    EXPECT_THAT(kernelError(ENOSPC, "add", open).message, Not(HasSubstr("parameters")));
+}

@@ -94,6 +94,22 @@ Error kernelError(int err, std::string_view context, const Ack& ack) {
             if (ack.extack.find("CAP_") == std::string::npos)
                 msg += "; needs CAP_SYS_ADMIN or CAP_PERFMON (run as root)";
             break;
+        case ENOSPC: {
+            // The module names its parameter as "(limit: NAME)"; the advice does not fit the
+            // 80 bytes an extack message may hold, so it is added here.
+            constexpr std::string_view tag = "(limit: ";
+            const auto at = ack.extack.find(tag);
+            const auto end = at == std::string::npos ? at : ack.extack.find(')', at);
+            if (end != std::string::npos) {
+                const auto name =
+                    std::string_view(ack.extack).substr(at + tag.size(), end - at - tag.size());
+                msg += fmt::format(
+                    "; {} is a limit of the probectl module: root can raise it with "
+                    "'echo N > /sys/module/probectl/parameters/{}' or the module option {}=N",
+                    name, name, name);
+            }
+            break;
+        }
         case EOPNOTSUPP:
             msg += "; the loaded probectl.ko does not support this command (rebuild/reload it)";
             break;

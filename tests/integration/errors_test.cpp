@@ -236,3 +236,18 @@ TEST(Errors, KernelRefusesSymbolAndAddressTogether) {
     EXPECT_EQ(a.err, EINVAL);
     EXPECT_FALSE(a.extack.empty());
 }
+
+// Found by the netlink fuzzer: PROBE_FETCH_ENTRY was ignored when no fetch program came.
+TEST(Errors, FetchEntryWithoutFetchArgumentsIsRefused) {
+    auto c = itest::connectOrDie();
+    probectl::ProbeRequest req;
+    req.kind = probectl::ProbeKind::Kretprobe;
+    req.symbol = "vfs_read";
+    req.fetch_entry = 9;
+    auto r = c.addProbe(req);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().err, EINVAL);
+    EXPECT_NE(r.error().extack.find("PROBE_FETCH_ENTRY 9 without fetch arguments"),
+              std::string::npos)
+        << r.error().describe();
+}

@@ -189,6 +189,13 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 			goto err_free;
 		}
 	}
+	if (!req->fetch_insns && req->fetch_entry) {
+		kapi_set_err_msg_fmt_mod(extack,
+					 "PROBE_FETCH_ENTRY %u without fetch arguments",
+					 req->fetch_entry);
+		err = -EINVAL;
+		goto err_free;
+	}
 	if (req->fetch_insns) {
 		u32 nargs;
 

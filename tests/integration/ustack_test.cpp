@@ -145,17 +145,16 @@ TEST(UserStacks, ReturnProbeAndDepth) {
 
 // A kernel probe in the workload's syscall: the user stack from the registers saved at
 // kernel entry (the C library's syscall() keeps no frame pointer, so leaf is not seen;
-// its callers are), beside the kernel stack.
+// its callers are). count --by kstack,ustack: the kernel frames above the user ones.
 TEST(UserStacks, KprobeInTheTaskHasItsUserStack) {
     const std::string w = itest::workload("ustack_fp");
     const std::string file = "/tmp/ustack-k.json";
-    Ran r = sh("probectl trace kprobe:__x64_sys_getppid --kstack --ustack --format json -o " +
-               file + " -- " + w + " 3 syscall");
+    Ran r = sh("probectl trace kprobe:__x64_sys_getppid --ustack --format json -o " + file +
+               " -- " + w + " 3 syscall");
     ASSERT_EQ(r.status, 0) << r.out;
     const auto events = jsonLines(itest::readFile(file), "event");
     ASSERT_EQ(events.size(), 3u) << itest::readFile(file);
     for (const auto& ev : events) {
-        ASSERT_TRUE(ev["kstack"].is_array()) << ev.dump();
         ASSERT_TRUE(ev["ustack"].is_array()) << ev.dump();
         const auto frames = ev["ustack"].get<std::vector<std::string>>();
         ASSERT_FALSE(frames.empty()) << ev.dump();
@@ -164,6 +163,26 @@ TEST(UserStacks, KprobeInTheTaskHasItsUserStack) {
         expectNoInventedFrames(names, ev.dump());
         EXPECT_EQ(names, (std::vector<std::string>{"mid", "top", "main"})) << ev.dump();
     }
+
+    Ran c =
+        sh("probectl count kprobe:__x64_sys_getppid --by kstack,ustack --format folded -o "
+           "/tmp/ustack-k.folded -- " +
+           w + " 7 syscall");
+    ASSERT_EQ(c.status, 0) << c.out;
+    const std::string folded = itest::readFile("/tmp/ustack-k.folded");
+    std::uint64_t total = 0;
+    for (const auto& [line, count] : foldedLines(folded)) {
+        total += count;
+        // Root first: the user frames (main ... mid, then the C library), then the kernel's.
+        const auto main_at = line.find("main+0x");
+        const auto mid_at = line.find(";mid+0x");
+        const auto entry_at = line.find("do_syscall_64");
+        ASSERT_NE(main_at, std::string::npos) << folded;
+        EXPECT_LT(main_at, mid_at) << folded;
+        EXPECT_LT(mid_at, entry_at) << folded;
+        EXPECT_NE(entry_at, std::string::npos) << folded;
+    }
+    EXPECT_EQ(total, 7u) << folded;
 }
 
 // count --by ustack: every call counted once, all under the one chain; folded lines are

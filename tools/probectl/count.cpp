@@ -145,7 +145,8 @@ void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
             auto j = aggrJson(tables[i], o.top);
             if (stacks)
                 for (auto& e : j["entries"]) {
-                    const auto& key = e["key"];
+                    // A copy: adding to `e` moves its members (an ordered map is a vector).
+                    const nlohmann::ordered_json key = e["key"];
                     for (const char* name : {kKernelStackArg, kUserStackArg}) {
                         if (!key.contains(name))
                             continue;

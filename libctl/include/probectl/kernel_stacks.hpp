@@ -90,8 +90,8 @@ inline constexpr const char* kUserStackArg = "ustack";
 // Appends the fetch argument `ustack=$ustackN` (N = depth; 0: the default depth) to a
 // request of any kind and its fetch arguments, after the others. A uprobe at a function's
 // first instruction (ProbeRequest::function_entry) gets the function-entry flag, so that
-// the caller is not skipped. Errors (EINVAL, marked usage): a syscall: spec (its strace
-// plan), an argument already named `ustack`, too many arguments.
+// the caller is not skipped. Errors (EINVAL, marked usage): an argument already named
+// `ustack`, too many arguments.
 Result<void> appendUserStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
                                 std::uint32_t depth);
 

@@ -108,10 +108,6 @@ Result<void> appendUserStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
         e.usage = true;
         return e;
     };
-    if (req.flags & kProbeFlagSyscall)
-        return refuse(
-            "user stacks of syscall: specs are not supported yet: probe the syscall's kernel "
-            "function instead (kprobe:__x64_sys_NAME)");
     for (const auto& a : args)
         if (a.name == kUserStackArg)
             return refuse("a fetch argument is already named 'ustack'");

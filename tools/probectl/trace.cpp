@@ -241,11 +241,11 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "[MODULE], innermost first; JSON: the array \"kstack\"); kprobe, kretprobe and "
          "tracepoint specs; stacks are kept once per session, by id")
         ("ustack", po::value<std::string>(o ? &o->ustack : nullptr)
-             ->implicit_value("fp")->value_name("fp"),
+             ->implicit_value("fp")->value_name("UNWINDER"),
          "print each event's user stack under it (after --kstack's), one frame per line "
-         "(FUNC+0xOFF (FILE), innermost first; JSON: the array \"ustack\"), walked by frame "
-         "pointers: code built with -fomit-frame-pointer ends it early; any spec; "
-         "--ustack=dwarf is not implemented yet")
+         "(FUNC+0xOFF (FILE), innermost first; JSON: the array \"ustack\"); UNWINDER fp "
+         "walks frame pointers: code built with -fomit-frame-pointer ends it early; any "
+         "spec but syscall: ones; --ustack=dwarf is not implemented yet")
         ("stack-depth", po::value<std::uint32_t>(o ? &o->stack_depth : nullptr)
              ->value_name("N"),
          "frames a stack keeps (1..127, default 64); deeper stacks end with '...' and count "

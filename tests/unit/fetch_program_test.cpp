@@ -157,9 +157,8 @@ TEST(FetchProgram, ValidatorRejectsCraftedPrograms) {
     // The function-entry flag belongs to $ustack alone.
     EXPECT_THAT(invalid({op(O::LoadArg, 8, kFetchFlagFuncEntry, 0, 1), op(O::StoreInt, 8)}),
                 HasSubstr("a load takes no flags"));
-    EXPECT_TRUE(validateFetchProgram(
-        std::vector<FetchInsn>{op(O::LoadUstack, 4, kFetchFlagFuncEntry, 0, 64),
-                               op(O::StoreInt, 4)}));
+    EXPECT_TRUE(validateFetchProgram(std::vector<FetchInsn>{
+        op(O::LoadUstack, 4, kFetchFlagFuncEntry, 0, 64), op(O::StoreInt, 4)}));
     // The errno flag belongs to $retval alone.
     EXPECT_THAT(invalid({op(O::LoadArg, 8, kFetchFlagErrno, 0, 1), op(O::StoreInt, 8)}),
                 HasSubstr("a load takes no flags"));

@@ -90,8 +90,11 @@ static const char *probectl_fetch_check_insn(const struct probectl_fetch_insn *i
 					     unsigned int pos, bool loaded,
 					     bool is_return)
 {
-	if (in->flags & ~(PROBECTL_FETCH_F_USER | PROBECTL_FETCH_F_ERRNO))
+	if (in->flags & ~(PROBECTL_FETCH_F_USER | PROBECTL_FETCH_F_ERRNO |
+			  PROBECTL_FETCH_F_FUNC_ENTRY))
 		return "unknown flags";
+	if ((in->flags & PROBECTL_FETCH_F_FUNC_ENTRY) && in->op != PROBECTL_FETCH_LOAD_USTACK)
+		return "func-entry flag outside load-ustack";
 	if ((in->flags & PROBECTL_FETCH_F_ERRNO) && in->op != PROBECTL_FETCH_LOAD_RETVAL)
 		return "errno flag outside $retval";
 	switch (in->op) {
@@ -140,6 +143,11 @@ static const char *probectl_fetch_check_insn(const struct probectl_fetch_insn *i
 		/* the id is 4 bytes; anything but a plain store would misread it */
 		return in->operand >= 1 && in->operand <= PROBECTL_STACK_MAX_DEPTH ?
 		       NULL : "kstack depth out of 1..127";
+	case PROBECTL_FETCH_LOAD_USTACK:
+		if (pos)
+			return "a load that is not first";
+		return in->operand >= 1 && in->operand <= PROBECTL_STACK_MAX_DEPTH ?
+		       NULL : "ustack depth out of 1..127";
 	}
 	return "unknown opcode";
 }
@@ -326,6 +334,10 @@ static u64 probectl_fetch_load(const struct probectl_fetch_insn *in,
 		return in->operand | (u64)(u32)in->offset << 32;
 	case PROBECTL_FETCH_LOAD_KSTACK:
 		return probectl_stack_id(ctx->stacks, ctx->regs, in->operand);
+	case PROBECTL_FETCH_LOAD_USTACK:
+		return probectl_ustack_id(ctx->stacks, ctx->user ? ctx->regs : NULL,
+					  in->operand,
+					  in->flags & PROBECTL_FETCH_F_FUNC_ENTRY);
 	}
 	return 0;
 }

@@ -270,6 +270,17 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 		if (err)
 			goto err_unlock;
 	}
+	/* user stacks: any kind; a kernel probe outside a user task keeps none */
+	if (probectl_fetch_has_op(p->fetch, p->fetch_insns, PROBECTL_FETCH_LOAD_USTACK)) {
+		err = -EINVAL;
+		if (!s)
+			NL_SET_ERR_MSG_MOD(extack,
+					   "user stacks need a session: not with the persistent flag");
+		else
+			err = probectl_stack_map_get(s);
+		if (err)
+			goto err_unlock;
+	}
 
 	err = xa_alloc_cyclic(&probectl_probes, &p->id, p, xa_limit_31b,
 			      &probectl_next_id, GFP_KERNEL);

@@ -321,15 +321,15 @@ struct probectl_fetch_ctx {
 	const void *entry_vals;
 	u32 entry_len;
 	u64 t0;		/* return probes: entry time (aggregated latency) */
-	/* load-kstack: set by probectl_fetch_all() from the probe's session */
+	/* load-[ku]stack: set by probectl_fetch_all() from the probe's session */
 	struct probectl_stack_map *stacks;
 };
 
-/* Loads start a fetch program; load-kstack came after the stores. */
+/* Loads start a fetch program; load-[ku]stack came after the stores. */
 static inline bool probectl_fetch_is_load(u8 op)
 {
 	return (op >= PROBECTL_FETCH_LOAD_ARG && op < PROBECTL_FETCH_DEREF) ||
-	       op == PROBECTL_FETCH_LOAD_KSTACK;
+	       op == PROBECTL_FETCH_LOAD_KSTACK || op == PROBECTL_FETCH_LOAD_USTACK;
 }
 
 /* Stores end a fetch program, one per fetch argument. */
@@ -383,7 +383,7 @@ int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned l
 int probectl_probe_aggr_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
 			     unsigned int how, struct netlink_ext_ack *extack);
 
-/* stack.c: kernel stacks (load-kstack) and the session's stack map */
+/* stack.c: the session's stack map; kernel stacks (load-kstack) */
 struct probectl_stack_map;
 int probectl_stack_init(void);
 void probectl_stack_exit(void);
@@ -391,8 +391,15 @@ int probectl_stack_map_get(struct probectl_session *s);
 void probectl_stack_map_free(struct probectl_session *s);
 u32 probectl_stack_id(struct probectl_stack_map *m, struct pt_regs *regs,
 		      unsigned int depth);
+u32 probectl_ustack_id(struct probectl_stack_map *m, struct pt_regs *regs,
+		       unsigned int depth, bool func_entry);
 int probectl_stack_fill(struct probectl_stack_map *m, struct sk_buff *skb,
 			unsigned long *cursor);
+
+/* ustack.c: user stacks by frame pointers (load-ustack) */
+struct pt_regs *probectl_ustack_regs(struct pt_regs *regs);
+unsigned int probectl_ustack_walk(struct pt_regs *regs, bool func_entry,
+				  u64 *ips, unsigned int max, bool *truncated);
 int probectl_probe_stack_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
 			      struct netlink_ext_ack *extack);
 bool probectl_fetch_has_op(const struct probectl_fetch_insn *insns, u32 n, u8 op);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kernel stacks (PROBECTL_FETCH_LOAD_KSTACK): captured in the probe handler
- * with the kernel's own unwinder and deduplicated in the session's stack
- * map, so that a record or an aggregation key carries a 4-byte id instead
- * of up to PROBECTL_STACK_MAX_DEPTH frames. STACK_GET (stack_genl.c) reads
- * the map out; libctl symbolizes it.
+ * Kernel stacks (PROBECTL_FETCH_LOAD_KSTACK), captured in the probe handler
+ * with the kernel's own unwinder, and user stacks (PROBECTL_FETCH_LOAD_USTACK,
+ * ustack.c), deduplicated in the session's stack map, so that a record or
+ * an aggregation key carries a 4-byte id instead of up to
+ * PROBECTL_STACK_MAX_DEPTH frames. A user stack is kept with its tgid: the
+ * same addresses in two processes are two stacks. STACK_GET (stack_genl.c)
+ * reads the map out; libctl symbolizes it.
  *
  * The map is preallocated when the session's first stack-capturing probe
  * is added and lives as long as the session, so ids never go stale and
@@ -42,6 +44,7 @@ struct probectl_stack_slot {
 	u32 hash;
 	u16 nr;
 	u16 flags;		/* PROBECTL_STACK_F_* */
+	u32 tgid;		/* user stacks; 0 for kernel stacks */
 	u64 ips[PROBECTL_STACK_MAX_DEPTH];
 };
 
@@ -188,9 +191,9 @@ NOKPROBE_SYMBOL(probectl_stack_slot_ready);
 
 /* The id of @ips in @m, inserting it; 0 when no slot was free. */
 static u32 probectl_stack_insert(struct probectl_stack_map *m, const u64 *ips,
-				 unsigned int nr, u16 flags)
+				 unsigned int nr, u16 flags, u32 tgid)
 {
-	u32 hash = jhash2((const u32 *)ips, nr * 2, nr | (u32)flags << 16);
+	u32 hash = jhash2((const u32 *)ips, nr * 2, (nr | (u32)flags << 16) ^ tgid);
 	unsigned int i, idx;
 
 	for (i = 0; i < PROBECTL_STACK_PROBES; i++) {
@@ -200,7 +203,7 @@ static u32 probectl_stack_insert(struct probectl_stack_map *m, const u64 *ips,
 		sl = &m->slots[idx];
 		if (probectl_stack_slot_ready(sl)) {
 			if (sl->hash == hash && sl->nr == nr && sl->flags == flags &&
-			    !memcmp(sl->ips, ips, nr * sizeof(*ips)))
+			    sl->tgid == tgid && !memcmp(sl->ips, ips, nr * sizeof(*ips)))
 				return idx + 1;
 			continue;
 		}
@@ -211,6 +214,7 @@ static u32 probectl_stack_insert(struct probectl_stack_map *m, const u64 *ips,
 		sl->hash = hash;
 		sl->nr = nr;
 		sl->flags = flags;
+		sl->tgid = tgid;
 		memcpy(sl->ips, ips, nr * sizeof(*ips));
 		/* publish: readers see the frames before the state */
 		smp_store_release(&sl->state, PROBECTL_SLOT_READY);
@@ -251,7 +255,7 @@ u32 probectl_stack_id(struct probectl_stack_map *m, struct pt_regs *regs,
 	if (truncated)
 		this_cpu_inc(m->pcpu->truncated);
 	id = probectl_stack_insert(m, ips, nr,
-				   truncated ? PROBECTL_STACK_F_TRUNCATED : 0);
+				   truncated ? PROBECTL_STACK_F_TRUNCATED : 0, 0);
 out:
 	if (!id)
 		this_cpu_inc(m->pcpu->lost);
@@ -260,6 +264,54 @@ out:
 	return id;
 }
 NOKPROBE_SYMBOL(probectl_stack_id);
+
+/**
+ * probectl_ustack_id() - capture the current task's user stack, return its id.
+ * @m: the session's stack map (NULL: none, the hit counts as lost)
+ * @regs: a uprobe's registers, or NULL in a kernel probe (the task's own)
+ * @depth: frames to keep, 1..PROBECTL_STACK_MAX_DEPTH (validated)
+ * @func_entry: @regs are at a function's first instruction
+ *
+ * Without a user context (a kernel thread) the stack is empty: an id all
+ * the same, so that it is not mistaken for a full map.
+ *
+ * Context: probe handler (any context, NMI included); no locks, no
+ * sleeping, no allocation.
+ * Return: the stack's id (>= 1), or 0 when it was not kept (counted).
+ */
+u32 probectl_ustack_id(struct probectl_stack_map *m, struct pt_regs *regs,
+		       unsigned int depth, bool func_entry)
+{
+	u16 flags = PROBECTL_STACK_F_USER;
+	bool truncated = false;
+	unsigned int nr = 0;
+	u32 id = 0;
+	int nest;
+	u64 *ips;
+
+	if (!m)
+		return 0;
+	preempt_disable_notrace();
+	nest = this_cpu_inc_return(probectl_stack_scratch->nest);
+	if (nest > PROBECTL_STACK_LEVELS)
+		goto out;
+	ips = this_cpu_ptr(probectl_stack_scratch)->ips[nest - 1];
+	regs = probectl_ustack_regs(regs);
+	if (regs)
+		nr = probectl_ustack_walk(regs, func_entry, ips, depth, &truncated);
+	if (truncated) {
+		this_cpu_inc(m->pcpu->truncated);
+		flags |= PROBECTL_STACK_F_TRUNCATED;
+	}
+	id = probectl_stack_insert(m, ips, nr, flags, regs ? current->tgid : 0);
+out:
+	if (!id)
+		this_cpu_inc(m->pcpu->lost);
+	this_cpu_dec(probectl_stack_scratch->nest);
+	preempt_enable_notrace();
+	return id;
+}
+NOKPROBE_SYMBOL(probectl_ustack_id);
 
 /**
  * probectl_stack_fill() - put the next stacks of a map into a dump message.
@@ -330,6 +382,7 @@ int probectl_stack_fill(struct probectl_stack_map *m, struct sk_buff *skb,
 		hdr.id = s + 1;
 		hdr.nr = sl->nr;
 		hdr.flags = sl->flags;
+		hdr.tgid = sl->tgid;
 		memcpy(dst, &hdr, sizeof(hdr));
 		memcpy(dst + sizeof(hdr), sl->ips, sl->nr * sizeof(u64));
 		dst += len;

@@ -359,12 +359,27 @@ enum probectl_fetch_op {
 	 * opcodes keep their numbers; a load all the same.
 	 */
 	PROBECTL_FETCH_LOAD_KSTACK,
+	/*
+	 * acc = the id of the current task's user stack in the session's stack
+	 * map, walked by frame pointers from the user registers, at most
+	 * operand frames (1..stack-max-depth), innermost first from the user
+	 * instruction pointer; kept with the task's tgid. 0 when the map is
+	 * full or the task has no user context (a kernel thread, an interrupt).
+	 * Store it as a 4-byte integer.
+	 */
+	PROBECTL_FETCH_LOAD_USTACK,
 	__PROBECTL_FETCH_OP_MAX,
 };
 
 /* struct probectl_fetch_insn.flags */
 #define PROBECTL_FETCH_F_USER	(1U << 0)	/* deref, store-*: user memory */
 #define PROBECTL_FETCH_F_ERRNO	(1U << 1)	/* load-retval: the value if -4095..-1, else 0 */
+/*
+ * load-ustack: the probe sits on a function's first instruction, where the
+ * caller's return address is at the stack pointer and the frame pointer is
+ * still the caller's
+ */
+#define PROBECTL_FETCH_F_FUNC_ENTRY	(1U << 2)
 
 /* One fetch instruction. */
 struct probectl_fetch_insn {
@@ -396,16 +411,23 @@ struct probectl_fetch_value {
 /* struct probectl_stack.flags */
 /* the walk went on past the depth asked for; outer frames cut */
 #define PROBECTL_STACK_F_TRUNCATED	(1U << 0)
+/* a user stack (load-ustack) of process tgid; else a kernel stack */
+#define PROBECTL_STACK_F_USER	(1U << 1)
 
 /*
  * One stack of a session's stack map in stack-entries, followed by nr __u64
  * return addresses, innermost first (the first is the probed location). Ids
- * start at 1 and stay valid for the session's life.
+ * start at 1 and stay valid for the session's life. Kernel and user stacks
+ * share the map; a user stack has the user flag and its process's tgid (the
+ * same addresses in two processes are two stacks).
  */
 struct probectl_stack {
 	__u32 id;
 	__u16 nr;
 	__u16 flags;		/* PROBECTL_STACK_F_* */
+	/* user stacks, whose addresses mean something in this process only */
+	__u32 tgid;
+	__u32 reserved;
 };
 
 /*

@@ -179,8 +179,12 @@ TEST(FetchErrors, KernelRefusesCraftedPrograms) {
          "bad register"},
         {{{op(FetchOpcode::LoadArg), 8, 0, 0, 1}, {op(FetchOpcode::StoreInt), 3, 0, 0, 0}},
          "store size"},
-        {{{op(FetchOpcode::LoadArg), 8, 4, 0, 1}, {op(FetchOpcode::StoreInt), 8, 0, 0, 0}},
+        {{{op(FetchOpcode::LoadArg), 8, 8, 0, 1}, {op(FetchOpcode::StoreInt), 8, 0, 0, 0}},
          "unknown flags"},
+        {{{op(FetchOpcode::LoadArg), 8, 4, 0, 1}, {op(FetchOpcode::StoreInt), 8, 0, 0, 0}},
+         "func-entry flag outside load-ustack"},
+        {{{op(FetchOpcode::LoadUstack), 4, 0, 0, 128}, {op(FetchOpcode::StoreInt), 4, 0, 0, 0}},
+         "ustack depth out of 1..127"},
     };
     for (const auto& tc : cases) {
         probectl::ProbeRequest req;

@@ -175,7 +175,7 @@ TEST(AggrRequest, SignedValuesAndErrors) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().message,
               "no key or value named 'bogus' (there are: n, s, comm, pid, tid, uid, cpu, retval, "
-              "errno, kstack)");
+              "errno, kstack, ustack)");
 }
 
 // errno is $retval with the kernel's errno flag on its load.

@@ -152,8 +152,13 @@ TEST(FetchProgram, ValidatorRejectsCraftedPrograms) {
     EXPECT_THAT(invalid({op(O::LoadArg, 8, 0, 0, 1), op(O::StoreComm, 0, 0, 0, 16)}),
                 HasSubstr("comm is stored alone"));
     EXPECT_THAT(invalid({op(O::StoreComm, 0, 0, 0, 4096)}), HasSubstr("comm store operand"));
-    EXPECT_THAT(invalid({op(O::LoadArg, 8, 4, 0, 1), op(O::StoreInt, 8)}),
-                HasSubstr("unknown flags 0x4"));
+    EXPECT_THAT(invalid({op(O::LoadArg, 8, 8, 0, 1), op(O::StoreInt, 8)}),
+                HasSubstr("unknown flags 0x8"));
+    // The function-entry flag belongs to $ustack alone.
+    EXPECT_THAT(invalid({op(O::LoadArg, 8, kFetchFlagFuncEntry, 0, 1), op(O::StoreInt, 8)}),
+                HasSubstr("a load takes no flags"));
+    EXPECT_TRUE(validateFetchProgram(std::vector<FetchInsn>{
+        op(O::LoadUstack, 4, kFetchFlagFuncEntry, 0, 64), op(O::StoreInt, 4)}));
     // The errno flag belongs to $retval alone.
     EXPECT_THAT(invalid({op(O::LoadArg, 8, kFetchFlagErrno, 0, 1), op(O::StoreInt, 8)}),
                 HasSubstr("a load takes no flags"));

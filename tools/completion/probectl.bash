@@ -84,12 +84,26 @@ _probectl() {
 		case $cmd in
 		trace) formats+=" chrome perfetto ctf record" ;;
 		report) formats+=" chrome perfetto ctf" ;;
-		count | hist | latency) formats+=" chrome perfetto" ;;
+		count) formats+=" folded chrome perfetto" ;;
+		hist | latency) formats+=" chrome perfetto" ;;
 		esac
 		mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur")
 		return
 		;;
+	-b | --by)
+		# task-field keys (a spec's own NAME=... arguments are keys too); KEY,KEY
+		local keys="comm pid tid uid cpu retval errno kstack ustack" head=""
+		[[ $cur == *,* ]] && head=${cur%,*},
+		mapfile -t COMPREPLY < <(compgen -P "$head" -W "$keys" -- "${cur##*,}")
+		return
+		;;
 	esac
+	# --ustack=UNWINDER ('=' breaks words): frame pointers only so far (dwarf is refused)
+	if [[ $prev == --ustack && $cur == = ]]; then COMPREPLY=(fp); return; fi
+	if [[ $prev == = && ${words[cword - 2]} == --ustack ]]; then
+		mapfile -t COMPREPLY < <(compgen -W "fp" -- "$cur")
+		return
+	fi
 	if [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$(_probectl_options "$probectl" "$cmd")" -- "$cur")
 		return

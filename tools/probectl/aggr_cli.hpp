@@ -57,8 +57,11 @@ using AggrTablesPrinter = std::function<void(const std::vector<AggrTable>& table
 // if given, is called once every probe is armed, before the command is released, with
 // that time (CLOCK_MONOTONIC ns); its error ends the run. Returns the command's exit code
 // as trace does.
+// `tick`, when given, runs every 200 ms while the probes count, with one of their ids
+// (--by ustack keeps the maps of the processes its stacks name).
 int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrTablesPrinter& print,
-                   const std::function<Result<void>(std::uint64_t t0_ns)>& started = {});
+                   const std::function<Result<void>(std::uint64_t t0_ns)>& started = {},
+                   const std::function<void(std::uint32_t probe_id)>& tick = {});
 int runCount(const std::vector<std::string>& args, Io& io);
 int runHist(const std::vector<std::string>& args, Io& io);
 int runLatency(const std::vector<std::string>& args, Io& io);

@@ -107,8 +107,17 @@ StackLines stackLines(KernelStacks& stacks) {
     return [&stacks](std::uint32_t probe, std::uint32_t id) { return stacks.lines(probe, id); };
 }
 
+bool byKey(const AggrCliOptions& o, const char* key) {
+    return std::find(o.aggr.keys.begin(), o.aggr.keys.end(), key) != o.aggr.keys.end();
+}
 bool byKernelStack(const AggrCliOptions& o) {
-    return std::find(o.aggr.keys.begin(), o.aggr.keys.end(), kKernelStackArg) != o.aggr.keys.end();
+    return byKey(o, kKernelStackArg);
+}
+bool byUserStack(const AggrCliOptions& o) {
+    return byKey(o, kUserStackArg);
+}
+bool byStack(const AggrCliOptions& o) {
+    return byKernelStack(o) || byUserStack(o);
 }
 
 // o with text output: what --format perfetto|chrome prints beside its file.
@@ -136,13 +145,15 @@ void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
             auto j = aggrJson(tables[i], o.top);
             if (stacks)
                 for (auto& e : j["entries"]) {
-                    const auto& key = e["key"];
-                    const auto id =
-                        key.contains(kKernelStackArg) && key[kKernelStackArg].is_number()
-                            ? key[kKernelStackArg].get<std::uint32_t>()
-                            : 0u;
-                    const auto* lines = stacks->lines(tables[i].probe_id, id);
-                    e["kstack"] = lines ? nlohmann::ordered_json(*lines) : nlohmann::ordered_json();
+                    // A copy: adding to `e` moves its members (an ordered map is a vector).
+                    const nlohmann::ordered_json key = e["key"];
+                    for (const char* name : {kKernelStackArg, kUserStackArg}) {
+                        if (!key.contains(name))
+                            continue;
+                        const auto id = key[name].is_number() ? key[name].get<std::uint32_t>() : 0u;
+                        const auto* lines = stacks->lines(tables[i].probe_id, id);
+                        e[name] = lines ? nlohmann::ordered_json(*lines) : nlohmann::ordered_json();
+                    }
                 }
             if (!when.empty())
                 j["time"] = when;
@@ -251,20 +262,28 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
            o.output.empty() && io.out_is_tty};
     if (!o.from.empty())
         return runFromRecording(o, out);
-    // --by kstack: the stacks are read by id from the session's map, on a socket of their own.
+    // --by kstack, ustack: the stacks are read by id from the session's map, on a socket of
+    // their own.
     std::optional<KernelStacks> stacks;
-    if (byKernelStack(o)) {
+    if (byStack(o)) {
         auto ks = KernelStacks::open();
         if (!ks)
             return runtimeError(io, cmd, privilegeError(ks.error(), cmd, true));
         stacks.emplace(std::move(*ks));
     }
-    const int rc =
-        runAggregation(o, cmd, out,
-                       [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
-                           const std::string& when) {
-                           printTables(o, tables, stats, when, out, stacks ? &*stacks : nullptr);
-                       });
+    const int rc = runAggregation(
+        o, cmd, out,
+        [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
+            const std::string& when) {
+            printTables(o, tables, stats, when, out, stacks ? &*stacks : nullptr);
+        },
+        {},
+        // --by ustack: a process's maps are kept from when its first stack is
+        // seen; a process that lived less than a tick is not symbolized.
+        [&](std::uint32_t probe_id) {
+            if (stacks && byUserStack(o))
+                (void)stacks->readAndCapture(probe_id);
+        });
     if (stacks && stacks->count() + stacks->lost() > 0)
         io.err << kernelStacksSummary(*stacks) << '\n';
     return rc;
@@ -273,7 +292,8 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
 }  // namespace
 
 int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrTablesPrinter& print,
-                   const std::function<Result<void>(std::uint64_t t0_ns)>& started) {
+                   const std::function<Result<void>(std::uint64_t t0_ns)>& started,
+                   const std::function<void(std::uint32_t probe_id)>& tick) {
     if (auto e = missingProcess(o.pids))
         return runtimeError(io, cmd, *e);
     const bool kernel = o.backend != "ptrace";
@@ -304,7 +324,19 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
                           endsWhen(o.duration > 0 ? o.duration_text : std::string(), has_command));
     if (auto r = tracer.start(); !r)
         return runtimeError(io, cmd, r.error());
-    auto shouldStop = [&] { return loop.shouldStop(); };
+    std::uint64_t next_tick = 0;
+    std::optional<std::uint32_t> tick_probe;
+    auto shouldStop = [&] {
+        if (tick && monotonicNs() >= next_tick) {
+            next_tick = monotonicNs() + 200'000'000;
+            if (!tick_probe)
+                if (auto s = collector->stats(); s && !s->probes.empty())
+                    tick_probe = s->probes.front().id;
+            if (tick_probe)
+                tick(*tick_probe);
+        }
+        return loop.shouldStop();
+    };
     const std::uint64_t every = static_cast<std::uint64_t>(o.interval * 1e9);
     std::uint64_t next = every ? t0 + every : 0;
     auto intervalDue = [&] { return next && monotonicNs() >= next; };
@@ -364,8 +396,8 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
              ->value_name("N"), "distinct keys each probe's map holds (default 1024, at most "
          "65536); hits with new keys beyond it are counted as map full")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
-         "text (default); json: one object per probe; folded (count --by kstack): one "
-         "'frame;frame;... COUNT' line per stack, root first, flame-graph input; perfetto "
+         "text (default); json: one object per probe; folded (count --by kstack or ustack): "
+         "one 'frame;frame;... COUNT' line per stack, root first, flame-graph input; perfetto "
          "or chrome (with -o FILE): "
          "the tables still print as text, and every read-out (each --interval and the end) "
          "goes to FILE as counter tracks for a timeline viewer")
@@ -394,8 +426,8 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
         d.add_options()
             ("stack-depth", po::value<std::uint32_t>(o ? &o->aggr.stack_depth : nullptr)
                  ->value_name("N"),
-             "with --by kstack: frames a stack keeps (1..127, default 64); deeper stacks end "
-             "with '...' and count as truncated");
+             "with --by kstack or ustack: frames a stack keeps (1..127, default 64); deeper "
+             "stacks end with '...' and count as truncated");
     if (mode != AggrMode::Count)
         d.add_options()
             ("linear", po::value<std::string>()->value_name("MIN,MAX,STEP"),
@@ -503,22 +535,22 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         return UsageError{"--cumulative goes with --interval"};
     if (o.follow && o.pids.empty() && o.command.empty())
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
-    const bool kstack = byKernelStack(o);
+    const bool kstack = byStack(o);
     if (o.format != "text" && o.format != "json" && o.format != "perfetto" &&
         o.format != "chrome" && o.format != "folded")
         return UsageError{fmt::format(
             "--format must be text, json, folded, perfetto or chrome, not '{}'", o.format)};
     if (o.format == "folded" && (!kstack || mode != AggrMode::Count))
-        return UsageError{"--format folded prints stacks: probectl count ... --by kstack"};
+        return UsageError{"--format folded prints stacks: probectl count ... --by kstack|ustack"};
     if (vm.count("stack-depth") &&
         (!kstack || o.aggr.stack_depth == 0 || o.aggr.stack_depth > PROBECTL_STACK_MAX_DEPTH))
         return UsageError{kstack
                               ? fmt::format("--stack-depth must be 1..{}", PROBECTL_STACK_MAX_DEPTH)
-                              : std::string("--stack-depth goes with --by kstack")};
+                              : std::string("--stack-depth goes with --by kstack or ustack")};
     if (kstack && (mode != AggrMode::Count || from || o.backend != "kernel" ||
                    o.format == "perfetto" || o.format == "chrome"))
         return UsageError{
-            "--by kstack: kernel stacks are counted by probectl count on the kernel backend, "
+            "--by kstack, ustack: stacks are counted by probectl count on the kernel backend, "
             "printed as text, json or folded"};
     if ((o.format == "perfetto" || o.format == "chrome") && o.output.empty())
         return UsageError{fmt::format("--format {} writes a file: give -o FILE (e.g. -o {})",

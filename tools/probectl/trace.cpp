@@ -99,11 +99,17 @@ std::optional<UsageError> parseIdList(const po::variables_map& vm, const char* o
 
 // The backend o.backend names, opened on o's target.
 Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
-    if (!o.kstack)
+    if (!o.kstack && o.ustack.empty())
         return openTracerFor(o, o.seccomp_bpf);
     return openTracerFor(o, o.seccomp_bpf, [&](SessionOptions& so) {
-        so.prepare = [depth = o.stack_depth](ProbeRequest& req, std::vector<FetchArg>& args) {
-            return appendKernelStackArg(req, args, depth);
+        so.prepare = [depth = o.stack_depth, k = o.kstack, u = !o.ustack.empty()](
+                         ProbeRequest& req, std::vector<FetchArg>& args) -> Result<void> {
+            if (k)
+                if (auto r = appendKernelStackArg(req, args, depth); !r)
+                    return r;
+            if (u)
+                return appendUserStackArg(req, args, depth);
+            return {};
         };
     });
 }
@@ -234,6 +240,12 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "print each event's kernel stack under it, one frame per line (SYMBOL+0xOFF "
          "[MODULE], innermost first; JSON: the array \"kstack\"); kprobe, kretprobe and "
          "tracepoint specs; stacks are kept once per session, by id")
+        ("ustack", po::value<std::string>(o ? &o->ustack : nullptr)
+             ->implicit_value("fp")->value_name("UNWINDER"),
+         "print each event's user stack under it (after --kstack's), one frame per line "
+         "(FUNC+0xOFF (FILE), innermost first; JSON: the array \"ustack\"); UNWINDER fp "
+         "walks frame pointers: code built with -fomit-frame-pointer ends it early; any "
+         "spec but syscall: ones; --ustack=dwarf is not implemented yet")
         ("stack-depth", po::value<std::uint32_t>(o ? &o->stack_depth : nullptr)
              ->value_name("N"),
          "frames a stack keeps (1..127, default 64); deeper stacks end with '...' and count "
@@ -347,11 +359,31 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     }
     if (o.pids.size() + (o.command.empty() ? 0 : 1) > PROBECTL_MAX_TGIDS)
         return UsageError{fmt::format("at most {} processes can be traced", PROBECTL_MAX_TGIDS)};
+    const bool stacks = o.kstack || !o.ustack.empty();
     if (vm.count("stack-depth") &&
-        (!o.kstack || o.stack_depth == 0 || o.stack_depth > PROBECTL_STACK_MAX_DEPTH))
-        return UsageError{o.kstack
+        (!stacks || o.stack_depth == 0 || o.stack_depth > PROBECTL_STACK_MAX_DEPTH))
+        return UsageError{stacks
                               ? fmt::format("--stack-depth must be 1..{}", PROBECTL_STACK_MAX_DEPTH)
-                              : std::string("--stack-depth goes with --kstack")};
+                              : std::string("--stack-depth goes with --kstack or --ustack")};
+    if (!o.ustack.empty()) {
+        if (o.ustack == "dwarf")
+            return UsageError{
+                "--ustack=dwarf: DWARF (CFI) unwinding of user stacks is not implemented yet; "
+                "--ustack walks frame pointers (build with -fno-omit-frame-pointer)"};
+        if (o.ustack != "fp")
+            return UsageError{
+                fmt::format("--ustack={}: the unwinder is fp (frame pointers)", o.ustack)};
+        if (o.backend != "kernel")
+            return UsageError{"--ustack takes stacks in probectl.ko: it needs the kernel backend"};
+        if (isFileFormat(o.format) || o.summary_only)
+            return UsageError{"--ustack prints stacks with --format text or json"};
+        for (const auto& s : o.specs)
+            if (s.kind == SpecKind::Syscall)
+                return UsageError{fmt::format(
+                    "--ustack: '{}': user stacks of syscall: specs are not supported yet (use "
+                    "kprobe:__x64_sys_NAME)",
+                    s.text)};
+    }
     if (o.kstack) {
         if (o.backend != "kernel")
             return UsageError{"--kstack takes kernel stacks: it needs the kernel backend"};

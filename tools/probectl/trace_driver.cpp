@@ -30,10 +30,10 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     if (!opened)
         return runtimeError(io, kCmd, opened.error());
     TraceSink& sink = **opened;
-    // --kstack: stacks are read by id from the session's stack map, on a socket of their own
-    // (the events' socket is busy delivering the event that names the stack).
+    // --kstack, --ustack: stacks are read by id from the session's stack map, on a socket of
+    // their own (the events' socket is busy delivering the event that names the stack).
     std::optional<KernelStacks> stacks;
-    if (o.kstack) {
+    if (o.kstack || !o.ustack.empty()) {
         auto ks = KernelStacks::open();
         if (!ks)
             return runtimeError(io, kCmd, ks.error());
@@ -54,7 +54,13 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
                           via, traceEnd(o));
     sink.begin(t0, TraceClocks::now());
 
-    auto onEvent = [&](const Event& ev) { sink.event(ev); };
+    // --ustack: a process's maps are read at its first event, while it (likely) lives; its
+    // user stacks are symbolized with them even after it exited.
+    auto onEvent = [&](const Event& ev) {
+        if (stacks && !o.ustack.empty())
+            stacks->captureProcess(static_cast<pid_t>(ev.tgid));
+        sink.event(ev);
+    };
     if (auto r = tracer.start(); !r)
         return runtimeError(io, kCmd, r.error());
 

@@ -93,6 +93,9 @@ struct ProbeRequest {
     // In-kernel aggregation (aggr.hpp: prepareAggregation fills it): the probe adds its hits
     // to a map instead of sending records. Not with PROBECTL_PROBE_F_PERSISTENT.
     std::optional<AggrMapSpec> aggr;
+    // Uprobes: the probed instruction is a function's first (not sent; $ustack loads then
+    // read the caller's return address at the stack pointer, kernel_stacks.hpp).
+    bool function_entry = false;
     // The spec as the user wrote it, kept by the module for `probectl list` (labelOf()
     // bounds it); "" for none.
     std::string label;

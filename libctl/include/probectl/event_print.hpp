@@ -14,6 +14,8 @@
 //         __x64_sys_openat+0x55                  stack of a trailing `kstack` value, one
 //         ...                                    frame per line, innermost first; JSON:
 //                                                "kstack": [frames], "kstack_id": N)
+//         leaf+0x4 (/usr/bin/app)               (then the user stack of a trailing `ustack`
+//         main+0x1d (/usr/bin/app)               value, the same way: "ustack", "ustack_id")
 // TID is the thread id (Event::pid); JSON carries both "pid" (tgid) and "tid".
 #pragma once
 
@@ -37,10 +39,11 @@ struct EventFormat {
     // `strace -f -o FILE` when pid_prefix.
     bool strace = false;
     bool pid_prefix = false;
-    // Kernel stacks: when set, an event's last value named `kstack` (a $kstack fetch
-    // argument, u32) is printed as the lines this returns for (probe id, stack id), under the
-    // event in text and as the array "kstack" in JSON, instead of as a number; nullptr: the
-    // stack was not kept (id 0: stack map full) or is unknown.
+    // Stacks: when set, an event's last values named `kstack` and `ustack` (in that order; a
+    // $kstack or $ustack fetch argument, u32) are printed as the lines this returns for (probe
+    // id, stack id), under the event in text and as the arrays "kstack" and "ustack" in JSON,
+    // instead of as numbers; nullptr: the stack was not kept (id 0: stack map full) or is
+    // unknown. KernelStacks::lines gives both kinds.
     std::function<const std::vector<std::string>*(std::uint32_t probe_id, std::uint32_t stack_id)>
         kernel_stack;
 };

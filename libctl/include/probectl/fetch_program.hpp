@@ -55,11 +55,15 @@ enum class FetchOpcode : std::uint8_t {
     StoreArray = 13,   // element size, offset, operand = count
     StoreComm = 14,    // operand = 16
     LoadKstack = 15,   // operand = depth 1..kStackMaxDepth; size 4: the stack's id
+    LoadUstack = 16,   // the same for the task's user stack (frame pointers), with its tgid
 };
 
 inline constexpr std::uint16_t kFetchFlagUser = 1u << 0;  // user memory (PROBECTL_FETCH_F_USER)
 // LoadRetval: the value when it is an errno (-4095..-1), else 0 (PROBECTL_FETCH_F_ERRNO)
 inline constexpr std::uint16_t kFetchFlagErrno = 1u << 1;
+// LoadUstack: the probe is on a function's first instruction, where the return address is at
+// the stack pointer and the frame pointer is the caller's (PROBECTL_FETCH_F_FUNC_ENTRY)
+inline constexpr std::uint16_t kFetchFlagFuncEntry = 1u << 2;
 
 // One instruction, 12 bytes: the kernel's struct probectl_fetch_insn.
 struct FetchInsn {

@@ -22,6 +22,8 @@
 //                          map, at most N frames (1..kStackMaxDepth; $kstack: the default
 //                          kStackDefaultDepth); kprobes, kretprobes and tracepoints only;
 //                          always u32. Session::kernelStacks() turns ids into frames.
+//           $ustack $ustackN  the same for the task's user stack, walked by frame pointers
+//                          (kernel_stacks.hpp: UserStacks); any probe kind; always u32
 //           +OFFS(SOURCE)  kernel memory at SOURCE + OFFS (OFFS decimal or 0x hex; `-OFFS`
 //           -OFFS(SOURCE)  subtracts); nestable up to kFetchMaxDepth levels
 //           +uOFFS(SOURCE) the same in user memory of the current task
@@ -148,6 +150,7 @@ struct FetchSource {
         Imm,     // imm
         Field,   // args.NAME->F...: path = {NAME, F, ...}; resolved before compiling
         KStack,  // index = depth (0: kStackDefaultDepth)
+        UStack,  // index = depth (0: kStackDefaultDepth)
     };
     Kind kind = Kind::Arg;
     std::uint32_t index = 0;

@@ -5,6 +5,9 @@
 // A session's stack map is filled by the probe handlers and read out by id; ids stay valid
 // for the session's life. The same stack may have two ids (two CPUs inserted it at once):
 // compare frames, not ids, when merging. Id 0 means the map did not keep the stack (full).
+//
+// User stacks (`$ustack`, frame pointers) share the map: a KernelStack with `user` set holds
+// the addresses of process `tgid`, symbolized through its maps (user_stacks.hpp).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,7 @@
 #include "probectl/fetch_spec.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/result.hpp"
+#include "probectl/user_stacks.hpp"
 
 // Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
 #pragma GCC visibility push(default)
@@ -33,7 +37,7 @@ struct StackReply {
     std::uint32_t stack_count = 0;      // stacks in the session's map
     std::uint64_t stack_lost = 0;       // hits whose stack was not kept (map full, nesting)
     std::uint64_t stack_truncated = 0;  // hits whose stack had more frames than asked for
-    // Whole stacks: struct probectl_stack (id, nr, flags), then nr u64 frames.
+    // Whole stacks: struct probectl_stack (id, nr, flags, tgid), then nr u64 frames.
     std::vector<std::uint8_t> stack_entries;
 };
 
@@ -41,6 +45,8 @@ struct StackReply {
 struct KernelStack {
     std::uint32_t id = 0;
     bool truncated = false;  // more frames than the depth asked for: the outermost are cut
+    bool user = false;       // a user stack ($ustack) of process `tgid`
+    std::uint32_t tgid = 0;  // user stacks; 0 also when the probe hit outside a user task
     std::vector<std::uint64_t> frames;
 };
 
@@ -61,6 +67,11 @@ std::string foldedStack(std::span<const std::string> frames, std::uint64_t count
 // What the frames of a stack print as: each frame's text, then "..." for a truncated stack.
 std::vector<std::string> kernelStackLines(const KernelSymbols* symbols, const KernelStack& stack);
 
+// What the frames of a user stack print as: UserSymbolizer::frameText of each (captured
+// maps of stack.tgid), then "..." for a truncated stack; "[no user stack]" for a stack of
+// no frames (the probe hit in a kernel thread).
+std::vector<std::string> userStackLines(UserSymbolizer& symbols, const KernelStack& stack);
+
 // The name of the fetch argument appendKernelStackArg adds (EventFormat::kernel_stack prints
 // a trailing value of that name as a stack).
 inline constexpr const char* kKernelStackArg = "kstack";
@@ -72,6 +83,22 @@ inline constexpr const char* kKernelStackArg = "kstack";
 // a syscall: spec (its strace plan), an argument already named `kstack`, too many arguments.
 Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
                                   std::uint32_t depth);
+
+// The name of the fetch argument appendUserStackArg adds (printed like kKernelStackArg).
+inline constexpr const char* kUserStackArg = "ustack";
+
+// Appends the fetch argument `ustack=$ustackN` (N = depth; 0: the default depth) to a
+// request of any kind and its fetch arguments, after the others. A uprobe at a function's
+// first instruction (ProbeRequest::function_entry) gets the function-entry flag, so that
+// the caller is not skipped. Errors (EINVAL, marked usage): an argument already named
+// `ustack`, too many arguments.
+Result<void> appendUserStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
+                                std::uint32_t depth);
+
+// Sets the function-entry flag on the $ustack loads of `req` when the request is a uprobe
+// at a function's first instruction (ProbeRequest::function_entry); the session does it for
+// every request after SessionOptions::prepare.
+void markUserStackEntry(ProbeRequest& req);
 
 // The stack map of a session, read through its own netlink socket (so it may be read from
 // inside another Client's event callback) and kept symbolized: ids seen once are not read
@@ -93,6 +120,14 @@ class KernelStacks {
     const std::vector<std::string>* lines(std::uint32_t probe_id, std::uint32_t id);
     // The stack itself, once read; nullptr when unknown.
     const KernelStack* stack(std::uint32_t id) const;
+    // Keeps the maps of process `tgid` for its user stacks (UserSymbolizer::capture): call
+    // it as soon as a process is seen, its maps go with it.
+    void captureProcess(pid_t tgid);
+    // read(probe_id), then captureProcess for each user stack's process seen for the first
+    // time: a count calls it now and then so that the maps of short-lived processes are kept.
+    Result<void> readAndCapture(std::uint32_t probe_id);
+    // Whether some stack read so far is a user stack.
+    bool hasUserStacks() const;
     // The map's counters as of the last read.
     std::uint32_t count() const;
     std::uint64_t lost() const;
@@ -104,11 +139,13 @@ class KernelStacks {
     std::unique_ptr<Impl> impl_;
 };
 
-// A table keyed by kstack (aggr.hpp: AggrSpec key "kstack") with its stacks: one row per
-// distinct stack and other keys (the same frames under two ids are merged), most hits first.
+// A table keyed by kstack and/or ustack (aggr.hpp: AggrSpec keys "kstack", "ustack") with its
+// stacks: one row per distinct stack and other keys (the same frames under two ids are
+// merged), most hits first. With both keys a row's lines are the kernel stack's, then the
+// user stack's ("[stack not kept]" for one the map did not keep).
 struct StackRow {
     std::vector<std::string> keys;   // the other keys' texts, in key order
-    std::vector<std::string> lines;  // the frames (kernelStackLines); empty when not kept
+    std::vector<std::string> lines;  // the frames (k/userStackLines); empty when none kept
     std::uint32_t id = 0;            // one of the stack's ids (0: not kept, map full)
     std::uint64_t count = 0;
 };
@@ -123,7 +160,8 @@ std::string formatStackRows(const std::vector<StackRow>& rows, std::size_t top =
 std::string formatFoldedRows(const std::vector<StackRow>& rows);
 
 // The map's counters as the end of a trace or count shows them: "kernel stacks: N kept, M
-// truncated (deeper than --stack-depth), K lost (stack map full)".
+// truncated (deeper than --stack-depth), K lost (stack map full)"; "stacks: ..." when the
+// map holds user stacks too.
 std::string kernelStacksSummary(const KernelStacks& stacks);
 
 }  // namespace probectl

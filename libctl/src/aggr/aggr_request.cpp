@@ -24,6 +24,7 @@ constexpr std::pair<const char*, const char*> kTaskKeys[] = {
     {"errno", "$retval:s64"},
     // With AggrSpec::stack_depth.
     {"kstack", "$kstack"},
+    {"ustack", "$ustack"},
 };
 
 bool isReturn(const ProbeRequest& req) {
@@ -56,9 +57,9 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
         FetchOptions fo;
         fo.is_return = isReturn(req);
         fo.tracepoint = req.kind == ProbeKind::Tracepoint;
-        const std::string source = name == "kstack" && stack_depth
-                                       ? fmt::format("$kstack{}", stack_depth)
-                                       : std::string(src);
+        const bool stack = name == "kstack" || name == "ustack";
+        const std::string source =
+            stack && stack_depth ? fmt::format("{}{}", src, stack_depth) : std::string(src);
         auto arg = parseFetchArg(fmt::format("{}={}", name, source), args.size() + 1, fo);
         if (!arg) {
             err = arg.error().message;

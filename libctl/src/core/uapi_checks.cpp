@@ -36,7 +36,9 @@ static_assert(static_cast<int>(FetchOpcode::StoreString) == PROBECTL_FETCH_STORE
 static_assert(static_cast<int>(FetchOpcode::StoreArray) == PROBECTL_FETCH_STORE_ARRAY);
 static_assert(static_cast<int>(FetchOpcode::StoreComm) == PROBECTL_FETCH_STORE_COMM);
 static_assert(static_cast<int>(FetchOpcode::LoadKstack) == PROBECTL_FETCH_LOAD_KSTACK);
-static_assert(static_cast<int>(FetchOpcode::LoadKstack) + 1 == __PROBECTL_FETCH_OP_MAX);
+static_assert(static_cast<int>(FetchOpcode::LoadUstack) == PROBECTL_FETCH_LOAD_USTACK);
+static_assert(static_cast<int>(FetchOpcode::LoadUstack) + 1 == __PROBECTL_FETCH_OP_MAX);
+static_assert(kFetchFlagFuncEntry == PROBECTL_FETCH_F_FUNC_ENTRY);
 static_assert(kStackMaxDepth == PROBECTL_STACK_MAX_DEPTH);
 static_assert(kStackDefaultDepth == PROBECTL_STACK_DEFAULT_DEPTH);
 static_assert(kFetchFlagUser == PROBECTL_FETCH_F_USER);

@@ -50,6 +50,10 @@ Result<void> emitSource(const FetchSource& src, std::uint8_t width, std::vector<
             out.push_back(
                 insn(FetchOpcode::LoadKstack, 4, 0, 0, src.index ? src.index : kStackDefaultDepth));
             return {};
+        case K::UStack:
+            out.push_back(
+                insn(FetchOpcode::LoadUstack, 4, 0, 0, src.index ? src.index : kStackDefaultDepth));
+            return {};
         case K::Imm:
             out.push_back(insn(FetchOpcode::LoadImm, 8, 0,
                                static_cast<std::int32_t>(static_cast<std::uint32_t>(src.imm >> 32)),
@@ -163,7 +167,7 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
     for (std::size_t i = 0; i < insns.size(); ++i) {
         const FetchInsn& in = insns[i];
         const bool last = i + 1 == insns.size();
-        if ((in.flags & ~(kFetchFlagUser | kFetchFlagErrno)) != 0)
+        if ((in.flags & ~(kFetchFlagUser | kFetchFlagErrno | kFetchFlagFuncEntry)) != 0)
             return bad(i, fmt::format("unknown flags {:#x}", in.flags));
         const auto op = static_cast<FetchOpcode>(in.op);
         switch (op) {
@@ -176,15 +180,19 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
             case FetchOpcode::LoadUid:
             case FetchOpcode::LoadCpu:
             case FetchOpcode::LoadKstack:
+            case FetchOpcode::LoadUstack:
             case FetchOpcode::LoadImm: {
                 if (i != 0)
                     return bad(i, "a load must be the first instruction");
                 if (in.flags != 0 &&
-                    !(op == FetchOpcode::LoadRetval && in.flags == kFetchFlagErrno))
-                    return bad(i, "a load takes no flags (but $retval the errno flag)");
+                    !(op == FetchOpcode::LoadRetval && in.flags == kFetchFlagErrno) &&
+                    !(op == FetchOpcode::LoadUstack && in.flags == kFetchFlagFuncEntry))
+                    return bad(i,
+                               "a load takes no flags (but $retval the errno flag, $ustack the "
+                               "function-entry flag)");
                 const bool task = op == FetchOpcode::LoadPid || op == FetchOpcode::LoadTid ||
                                   op == FetchOpcode::LoadUid || op == FetchOpcode::LoadCpu ||
-                                  op == FetchOpcode::LoadKstack;
+                                  op == FetchOpcode::LoadKstack || op == FetchOpcode::LoadUstack;
                 const bool size_ok =
                     task ? in.size == 4
                          : (in.size == 8 || (op == FetchOpcode::LoadReg && in.size == 4));
@@ -196,9 +204,9 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
                 if (op == FetchOpcode::LoadReg && in.operand >= kX86RegCount)
                     return bad(i, fmt::format("register {} is outside 0..{}", in.operand,
                                               kX86RegCount - 1));
-                if (op == FetchOpcode::LoadKstack &&
+                if ((op == FetchOpcode::LoadKstack || op == FetchOpcode::LoadUstack) &&
                     (in.operand < 1 || in.operand > kStackMaxDepth))
-                    return bad(i, fmt::format("kernel stack depth {} is outside 1..{}", in.operand,
+                    return bad(i, fmt::format("stack depth {} is outside 1..{}", in.operand,
                                               kStackMaxDepth));
                 if (op == FetchOpcode::LoadStack && in.operand > kFetchMaxStackN)
                     return bad(
@@ -283,6 +291,9 @@ std::string toString(const FetchInsn& in) {
             return fmt::format("store.comm {}", in.operand);
         case FetchOpcode::LoadKstack:
             return fmt::format("load.kstack {}", in.operand);
+        case FetchOpcode::LoadUstack:
+            return fmt::format("load.ustack{} {}", in.flags & kFetchFlagFuncEntry ? ".entry" : "",
+                               in.operand);
     }
     return fmt::format("op{}?", in.op);
 }

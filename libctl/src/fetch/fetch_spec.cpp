@@ -66,6 +66,7 @@ constexpr std::array<RegAlias, 28> kRegAliases{{
 
 const char* const kSourceHint =
     "expected a fetch source: $argN, $retval, $comm, $pid, $tid, $uid, $cpu, $stackN, $kstack, "
+    "$ustack, "
     "%REG, "
     "+OFFS(SOURCE), +uOFFS(SOURCE) or \\IMM";
 
@@ -273,16 +274,17 @@ class ArgParser : Scanner {
             ++pos_;
         const std::string_view word = s_.substr(start, pos_ - start);
         using K = FetchSource::Kind;
-        if (word == "kstack") {
-            node.kind = K::KStack;
+        if (word == "kstack" || word == "ustack") {
+            const bool kernel = word == "kstack";
+            node.kind = kernel ? K::KStack : K::UStack;
             if (!atEnd() && peek() >= '0' && peek() <= '9') {
                 const std::size_t num = pos_;
-                auto n = number(kStackMaxDepth, "kernel stack depth");
+                auto n = number(kStackMaxDepth, kernel ? "kernel stack depth" : "user stack depth");
                 if (!n.ok())
                     return std::move(n).error();
                 if (*n == 0)
-                    return fail(num,
-                                fmt::format("a kernel stack keeps 1..{} frames", kStackMaxDepth));
+                    return fail(num, fmt::format("a {} stack keeps 1..{} frames",
+                                                 kernel ? "kernel" : "user", kStackMaxDepth));
                 node.index = static_cast<std::uint32_t>(*n);
             }
             return std::make_shared<const FetchSource>(std::move(node));
@@ -356,11 +358,13 @@ class ArgParser : Scanner {
             arg.type = FetchType::String;
             return std::nullopt;
         }
-        if (src.kind == K::KStack) {
+        if (src.kind == K::KStack || src.kind == K::UStack) {
+            const char* name = src.kind == K::KStack ? "$kstack" : "$ustack";
             if (arg.type_given && arg.type != FetchType::U32)
-                return fail(tcol, "$kstack is a stack id: drop the type or write :u32");
+                return fail(tcol,
+                            fmt::format("{} is a stack id: drop the type or write :u32", name));
             if (arg.array_len != 0)
-                return fail(tcol, "$kstack cannot be an array");
+                return fail(tcol, fmt::format("{} cannot be an array", name));
             arg.type = FetchType::U32;
             return std::nullopt;
         }
@@ -473,6 +477,8 @@ std::string FetchSource::str() const {
             return fmt::format("$stack{}", index);
         case Kind::KStack:
             return index ? fmt::format("$kstack{}", index) : std::string("$kstack");
+        case Kind::UStack:
+            return index ? fmt::format("$ustack{}", index) : std::string("$ustack");
         case Kind::Deref: {
             const char* sign = offset < 0 ? "-" : "+";
             const std::uint64_t mag = offset < 0 ? static_cast<std::uint64_t>(-offset)

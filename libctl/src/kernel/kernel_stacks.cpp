@@ -29,6 +29,8 @@ Result<void> decodeKernelStacks(std::span<const std::uint8_t> entries,
         KernelStack s;
         s.id = hdr.id;
         s.truncated = (hdr.flags & PROBECTL_STACK_F_TRUNCATED) != 0;
+        s.user = (hdr.flags & PROBECTL_STACK_F_USER) != 0;
+        s.tgid = hdr.tgid;
         s.frames.resize(hdr.nr);
         std::memcpy(s.frames.data(), entries.data() + off + sizeof(hdr),
                     hdr.nr * sizeof(std::uint64_t));
@@ -70,6 +72,62 @@ std::vector<std::string> kernelStackLines(const KernelSymbols* symbols, const Ke
     if (stack.truncated)
         out.emplace_back("...");
     return out;
+}
+
+std::vector<std::string> userStackLines(UserSymbolizer& symbols, const KernelStack& stack) {
+    std::vector<std::string> out;
+    if (stack.frames.empty())
+        return {"[no user stack]"};
+    const auto tgid = static_cast<pid_t>(stack.tgid);
+    // A library loaded after the maps were captured: read them again while the process lives.
+    for (auto addr : stack.frames)
+        if (symbols.frameText(tgid, addr, false).ends_with("[unknown]")) {
+            symbols.refresh(tgid);
+            break;
+        }
+    out.reserve(stack.frames.size() + 1);
+    for (std::size_t i = 0; i < stack.frames.size(); i++)
+        out.push_back(symbols.frameText(tgid, stack.frames[i], i > 0));
+    if (stack.truncated)
+        out.emplace_back("...");
+    return out;
+}
+
+void markUserStackEntry(ProbeRequest& req) {
+    if (req.kind != ProbeKind::Uprobe || !req.function_entry)
+        return;
+    for (auto& in : req.fetch)
+        if (in.op == static_cast<std::uint8_t>(FetchOpcode::LoadUstack))
+            in.flags |= kFetchFlagFuncEntry;
+}
+
+Result<void> appendUserStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
+                                std::uint32_t depth) {
+    auto refuse = [](std::string msg) {
+        Error e = makeError(EINVAL, std::move(msg));
+        e.usage = true;
+        return e;
+    };
+    for (const auto& a : args)
+        if (a.name == kUserStackArg)
+            return refuse("a fetch argument is already named 'ustack'");
+    if (args.size() >= kFetchMaxArgs)
+        return refuse(fmt::format("more than {} fetch arguments with the stack", kFetchMaxArgs));
+    const std::string text =
+        depth ? fmt::format("{}=$ustack{}", kUserStackArg, depth) : std::string("ustack=$ustack");
+    FetchOptions fo;
+    fo.is_return = req.kind == ProbeKind::Kretprobe || req.kind == ProbeKind::Uretprobe;
+    fo.tracepoint = req.kind == ProbeKind::Tracepoint;
+    auto arg = parseFetchArg(text, args.size() + 1, fo);
+    if (!arg)
+        return refuse(arg.error().message);
+    auto prog = compileFetchArg(*arg);
+    if (!prog)
+        return prog.error();
+    req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
+    args.push_back(std::move(*arg));
+    markUserStackEntry(req);
+    return {};
 }
 
 Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
@@ -116,6 +174,8 @@ struct KernelStacks::Impl {
     bool tried_load = false;
     std::unordered_map<std::uint32_t, KernelStack> stacks;
     std::unordered_map<std::uint32_t, std::vector<std::string>> lines;
+    UserSymbolizer user_symbols;
+    bool has_user = false;
     std::uint32_t count = 0;
     std::uint64_t lost = 0;
     std::uint64_t truncated = 0;
@@ -158,9 +218,28 @@ Result<void> KernelStacks::read(std::uint32_t probe_id) {
     });
     if (!r)
         return r;
-    for (auto& s : got)
+    for (auto& s : got) {
+        impl_->has_user = impl_->has_user || s.user;
         impl_->stacks.try_emplace(s.id, std::move(s));
+    }
     return {};
+}
+
+void KernelStacks::captureProcess(pid_t tgid) {
+    if (tgid > 0)
+        (void)impl_->user_symbols.capture(tgid);
+}
+
+Result<void> KernelStacks::readAndCapture(std::uint32_t probe_id) {
+    auto r = read(probe_id);
+    for (const auto& [id, s] : impl_->stacks)
+        if (s.user && !impl_->user_symbols.hasMaps(static_cast<pid_t>(s.tgid)))
+            captureProcess(static_cast<pid_t>(s.tgid));
+    return r;
+}
+
+bool KernelStacks::hasUserStacks() const {
+    return impl_->has_user;
 }
 
 const std::vector<std::string>* KernelStacks::lines(std::uint32_t probe_id, std::uint32_t id) {
@@ -173,7 +252,11 @@ const std::vector<std::string>* KernelStacks::lines(std::uint32_t probe_id, std:
     auto st = impl_->stacks.find(id);
     if (st == impl_->stacks.end())
         return nullptr;
-    return &impl_->lines.emplace(id, kernelStackLines(impl_->syms(), st->second)).first->second;
+    const KernelStack& s = st->second;
+    return &impl_->lines
+                .emplace(id, s.user ? userStackLines(impl_->user_symbols, s)
+                                    : kernelStackLines(impl_->syms(), s))
+                .first->second;
 }
 
 const KernelStack* KernelStacks::stack(std::uint32_t id) const {
@@ -192,26 +275,39 @@ std::uint64_t KernelStacks::truncated() const {
 }
 
 std::vector<StackRow> stackRows(const AggrTable& t, const StackLines& stack_lines) {
-    std::size_t at = t.key_names.size();
-    for (std::size_t i = 0; i < t.key_names.size(); i++)
-        if (t.key_names[i] == kKernelStackArg)
-            at = i;
+    // The stack columns: kstack, then ustack (the kernel's frames are the innermost).
+    std::vector<std::size_t> at;
+    for (const char* name : {kKernelStackArg, kUserStackArg})
+        for (std::size_t i = 0; i < t.key_names.size(); i++)
+            if (t.key_names[i] == name)
+                at.push_back(i);
     std::vector<StackRow> rows;
     std::unordered_map<std::string, std::size_t> seen;  // keys and frames -> row
     for (const AggrEntry& e : t.entries) {
         StackRow r;
         r.count = e.count;
         for (std::size_t i = 0; i < e.key.size(); i++) {
-            if (i != at) {
-                AggrEntry one;
-                one.key = {e.key[i]};
-                r.keys.push_back(formatAggrKey(one));
-            } else if (!e.key[i].faulted) {
-                r.id = static_cast<std::uint32_t>(e.key[i].raw);
+            if (std::find(at.begin(), at.end(), i) != at.end())
+                continue;
+            AggrEntry one;
+            one.key = {e.key[i]};
+            r.keys.push_back(formatAggrKey(one));
+        }
+        std::size_t kept = 0;
+        for (std::size_t i : at) {
+            const std::uint32_t id =
+                e.key[i].faulted ? 0 : static_cast<std::uint32_t>(e.key[i].raw);
+            if (!r.id)
+                r.id = id;
+            if (const auto* lines = stack_lines(t.probe_id, id)) {
+                r.lines.insert(r.lines.end(), lines->begin(), lines->end());
+                kept++;
+            } else if (at.size() > 1) {
+                r.lines.emplace_back("[stack not kept]");
             }
         }
-        if (const auto* lines = stack_lines(t.probe_id, r.id))
-            r.lines = *lines;
+        if (!kept)
+            r.lines.clear();
         std::string merge;
         for (const auto& k : r.keys)
             merge += k + '\n';
@@ -264,9 +360,10 @@ std::string formatFoldedRows(const std::vector<StackRow>& rows) {
 
 std::string kernelStacksSummary(const KernelStacks& stacks) {
     return fmt::format(
-        "kernel stacks: {} kept, {} truncated (deeper than --stack-depth), {} lost (stack map "
+        "{}: {} kept, {} truncated (deeper than --stack-depth), {} lost (stack map "
         "full)",
-        stacks.count(), stacks.truncated(), stacks.lost());
+        stacks.hasUserStacks() ? "stacks" : "kernel stacks", stacks.count(), stacks.truncated(),
+        stacks.lost());
 }
 
 }  // namespace probectl

@@ -1,6 +1,7 @@
 // Event records through a Printer (formats in event_print.hpp and event_json.hpp).
 #include <fmt/format.h>
 
+#include <array>
 #include <optional>
 #include <span>
 
@@ -103,28 +104,41 @@ void printSyscallArgs(Printer& p, const Event& ev) {
     p.end();
 }
 
-// The trailing $kstack value to print as a stack, when the format prints stacks.
-const FetchedValue* stackValue(const Event& ev, const EventFormat& f) {
-    if (!f.kernel_stack || ev.values.empty())
-        return nullptr;
-    const FetchedValue& v = ev.values.back();
-    return v.name == "kstack" && v.type == FetchType::U32 && v.array_len == 0 ? &v : nullptr;
+bool isStackValue(const FetchedValue& v, std::string_view name) {
+    return v.name == name && v.type == FetchType::U32 && v.array_len == 0;
 }
 
-// One frame per line under the event (indented past the time column), or the JSON array.
+// The trailing $kstack and $ustack values (in that order) to print as stacks, when the
+// format prints stacks: how many of the event's last values they are.
+std::size_t stackValues(const Event& ev, const EventFormat& f,
+                        std::array<const FetchedValue*, 2>& out) {
+    out = {nullptr, nullptr};
+    if (!f.kernel_stack || ev.values.empty())
+        return 0;
+    std::size_t n = ev.values.size();
+    if (isStackValue(ev.values[n - 1], "ustack"))
+        out[1] = &ev.values[--n];
+    if (n > 0 && isStackValue(ev.values[n - 1], "kstack"))
+        out[0] = &ev.values[--n];
+    return ev.values.size() - n;
+}
+
+// One frame per line under the event (indented past the time column), or the JSON array
+// `name` (kstack, ustack) and its id `name`_id.
 void printStack(Printer& p, const Event& ev, const FetchedValue& v, const EventFormat& f) {
     const auto id = static_cast<std::uint32_t>(v.raw);
     const std::vector<std::string>* lines = v.faulted ? nullptr : f.kernel_stack(ev.probe_id, id);
-    p.u64(Show::Json, "kstack_id", {}, v.faulted ? 0 : id);
+    const std::string name = v.name;
+    p.u64(Show::Json, name + "_id", {}, v.faulted ? 0 : id);
     if (!lines) {
         const std::string why = v.faulted || id == 0
                                     ? std::string("<stack not kept: stack map full>")
                                     : fmt::format("<stack {} unknown>", id);
-        p.null(Show::Json, "kstack", {});
+        p.null(Show::Json, name, {});
         p.str(Show::Text, {}, "\n             {}", why);
         return;
     }
-    p.beginArray("kstack");
+    p.beginArray(name);
     for (const auto& line : *lines) {
         p.str(Show::Json, {}, {}, line);
         p.str(Show::Text, {}, "\n             {}", line);
@@ -183,12 +197,12 @@ void printEventHeader(Printer& p) {
 }
 
 void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
-    const FetchedValue* kstack = stackValue(ev, f);
-    // The stack prints under the event: the other values are the event's own.
+    std::array<const FetchedValue*, 2> stacks{};
+    const std::size_t nstacks = stackValues(ev, f, stacks);
+    // The stacks print under the event: the other values are the event's own.
     std::span<const FetchedValue> values = ev.values;
-    if (kstack)
-        values = values.first(values.size() - 1);
-    if (f.strace && ev.syscall && values.empty() && !p.json() && !kstack)
+    values = values.first(values.size() - nstacks);
+    if (f.strace && ev.syscall && values.empty() && !p.json() && !nstacks)
         return printStraceLine(p, ev, f);
     p.beginRecord("event");
     p.u64(Show::Json, "ts_ns", {}, ev.timestamp_ns);
@@ -262,8 +276,9 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
             p.hex(Show::Any, kArgKey[i], kArgFmt[i], ev.args[i]);
         p.end();
     }
-    if (kstack)
-        printStack(p, ev, *kstack, f);
+    for (const FetchedValue* s : stacks)
+        if (s)
+            printStack(p, ev, *s, f);
     p.endRecord();
 }
 

@@ -181,6 +181,8 @@ Result<std::vector<ResolvedProbe>> userElf(const ProbeSpec& spec, const ResolveC
         p.res.request.path = t.path;
         p.res.request.file_offset = t.file_offset;
         p.res.request.ref_ctr_offset = t.ref_ctr_offset;
+        p.res.request.function_entry = !t.is_return && !t.symbol.empty() && t.symbol_offset == 0 &&
+                                       spec.kind != SpecKind::Usdt;
         p.res.symbol = t.symbol;
         p.res.symbol_offset = t.symbol_offset;
         p.res.address = t.vaddr;

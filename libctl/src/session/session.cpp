@@ -9,6 +9,7 @@
 #include "core/event_view_access.hpp"
 #include "probectl/fetch_decode.hpp"
 #include "probectl/held_command.hpp"
+#include "probectl/kernel_stacks.hpp"
 #include "probectl/tracepoints.hpp"
 #include "probectl/user_target.hpp"
 #include "session/resolve_spec.hpp"
@@ -197,6 +198,7 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
                 if (auto r = impl_->options.prepare(site.res.request, site.args); !r)
                     return makeError(r.error().err,
                                      fmt::format("{}: {}", spec.text, r.error().message));
+            markUserStackEntry(site.res.request);
         }
 
         const std::size_t before = impl_->probes.size();

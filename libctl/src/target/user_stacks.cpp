@@ -1,0 +1,81 @@
+// User stacks: process addresses to "function+offset (file)" through /proc/TGID/maps and
+// the mapped file's ELF symbols.
+#include "probectl/user_stacks.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+namespace probectl {
+
+UserSymbolizer::UserSymbolizer(std::string proc) : proc_(std::move(proc)) {}
+
+namespace {
+
+std::optional<ProcMaps> readMaps(const std::string& proc, pid_t tgid) {
+    std::ifstream in(fmt::format("{}/{}/maps", proc, tgid));
+    if (!in)
+        return std::nullopt;
+    std::stringstream text;
+    text << in.rdbuf();
+    auto maps = ProcMaps::parse(text.str());
+    // A process that exited between open and read leaves an empty file: not its maps.
+    if (!maps || maps->mappings().empty())
+        return std::nullopt;
+    return std::move(*maps);
+}
+
+}  // namespace
+
+bool UserSymbolizer::capture(pid_t tgid) {
+    return hasMaps(tgid) || refresh(tgid);
+}
+
+bool UserSymbolizer::refresh(pid_t tgid) {
+    if (auto maps = readMaps(proc_, tgid))
+        maps_.insert_or_assign(tgid, std::move(*maps));
+    return hasMaps(tgid);
+}
+
+void UserSymbolizer::setMaps(pid_t tgid, ProcMaps maps) {
+    maps_.insert_or_assign(tgid, std::move(maps));
+}
+
+bool UserSymbolizer::hasMaps(pid_t tgid) const {
+    return maps_.contains(tgid);
+}
+
+const ElfResolver* UserSymbolizer::elf(const std::string& path) {
+    auto it = elfs_.find(path);
+    if (it == elfs_.end()) {
+        auto r = ElfResolver::open(path);
+        it =
+            elfs_.emplace(path, r ? std::optional<ElfResolver>(std::move(*r)) : std::nullopt).first;
+    }
+    return it->second ? &*it->second : nullptr;
+}
+
+std::string UserSymbolizer::frameText(pid_t tgid, std::uint64_t addr, bool caller) {
+    auto m = maps_.find(tgid);
+    const ProcMapping* map = m == maps_.end() ? nullptr : m->second.containing(addr);
+    if (!map)
+        return fmt::format("{:#x} [unknown]", addr);
+    const std::string where = map->path.empty() ? std::string("[anon]") : map->path;
+    const std::uint64_t look = caller && addr > map->start ? addr - 1 : addr;
+    const ElfResolver* file = map->isFile() ? elf(map->path) : nullptr;
+    if (file) {
+        if (auto at = file->elfAddress(map->fileOffset(look)); at) {
+            const std::uint64_t elf_addr = *at + (addr - look);
+            if (const ElfSymbol* sym = file->functionAt(*at)) {
+                const std::uint64_t off = elf_addr - sym->value;
+                return off ? fmt::format("{}+{:#x} ({})", sym->displayName(), off, where)
+                           : fmt::format("{} ({})", sym->displayName(), where);
+            }
+        }
+    }
+    return fmt::format("{:#x} ({})", addr, where);
+}
+
+}  // namespace probectl

@@ -1,0 +1,313 @@
+// User stacks on the host: $ustack parsing and its program, the function-entry flag, the
+// stack map's user entries, frames symbolized from synthetic maps over a real ELF file
+// (fx_pie, built by this build), folded rows with kernel and user stacks, printed events,
+// and trace/count option refusals.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "aggr_cli.hpp"
+#include "probectl/aggr.hpp"
+#include "probectl/elf_resolver.hpp"
+#include "probectl/event_print.hpp"
+#include "probectl/fetch_program.hpp"
+#include "probectl/fetch_spec.hpp"
+#include "probectl/kernel_stacks.hpp"
+#include "probectl/printer.hpp"
+#include "probectl/user_stacks.hpp"
+#include "subcommands.hpp"
+#include "uapi/probectl.h"
+
+using namespace probectl;
+
+namespace {
+
+constexpr std::uint64_t kBase = 0x555555554000;  // where the synthetic maps load fx_pie
+
+// /proc/PID/maps lines for fx_pie loaded at kBase: one per PT_LOAD, page-aligned as the
+// kernel maps them, then an anonymous mapping and the stack.
+std::string pieMaps(const ElfResolver& elf) {
+    std::string out;
+    for (const auto& s : elf.loadSegments()) {
+        const std::uint64_t start = kBase + (s.vaddr & ~0xfffULL);
+        const std::uint64_t end = kBase + ((s.vaddr + s.memsz + 0xfff) & ~0xfffULL);
+        out += fmt::format("{:x}-{:x} r{}{}p {:08x} fd:01 4242 {}\n", start, end,
+                           s.writable() ? 'w' : '-', s.executable() ? 'x' : '-',
+                           s.offset & ~0xfffULL, FX_PIE_PATH);
+    }
+    out += "7f0000000000-7f0000001000 rw-p 00000000 00:00 0 \n";
+    out += "7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0                          [stack]\n";
+    return out;
+}
+
+struct Pie {
+    ElfResolver elf;
+    const ElfSymbol* work = nullptr;
+    const ElfSymbol* main = nullptr;
+};
+
+Pie openPie() {
+    auto e = ElfResolver::open(FX_PIE_PATH);
+    EXPECT_TRUE(e) << e.error().message;
+    Pie p{std::move(*e)};
+    auto w = p.elf.functionsNamed("fx_work");
+    auto m = p.elf.functionsNamed("main");
+    EXPECT_EQ(w.size(), 1u);
+    EXPECT_EQ(m.size(), 1u);
+    p.work = w.at(0);
+    p.main = m.at(0);
+    return p;
+}
+
+}  // namespace
+
+TEST(UserStackSpec, UstackIsAU32StackIdWithADepth) {
+    auto a = parseFetchArg("s=$ustack9");
+    ASSERT_TRUE(a) << a.error().message;
+    EXPECT_EQ(a->source->kind, FetchSource::Kind::UStack);
+    EXPECT_EQ(a->str(), "s=$ustack9:u32");
+    auto p = compileFetchArg(*a);
+    ASSERT_TRUE(p) << p.error().message;
+    ASSERT_EQ(p->insns.size(), 2u);
+    EXPECT_EQ(p->insns[0].op, static_cast<std::uint8_t>(FetchOpcode::LoadUstack));
+    EXPECT_EQ(p->insns[0].operand, 9u);
+    EXPECT_EQ(p->insns[0].size, 4);
+    EXPECT_FALSE(parseFetchArg("s=$ustack0"));
+    EXPECT_FALSE(parseFetchArg("s=$ustack128"));
+    EXPECT_FALSE(parseFetchArg("s=$ustack:u64"));
+}
+
+// A uprobe at a function's first instruction gets the function-entry flag (the caller's
+// return address is at the stack pointer); elsewhere, and other kinds, do not.
+TEST(UserStackArg, FunctionEntryFlagOnlyAtAUprobeOnAFunctionStart) {
+    ProbeRequest req;
+    req.kind = ProbeKind::Uprobe;
+    req.function_entry = true;
+    std::vector<FetchArg> args;
+    ASSERT_TRUE(appendUserStackArg(req, args, 0));
+    ASSERT_EQ(req.fetch.size(), 2u);
+    EXPECT_EQ(req.fetch[0].op, static_cast<std::uint8_t>(FetchOpcode::LoadUstack));
+    EXPECT_EQ(req.fetch[0].flags, kFetchFlagFuncEntry);
+    EXPECT_EQ(req.fetch[0].operand, PROBECTL_STACK_DEFAULT_DEPTH);
+    EXPECT_EQ(args.back().name, "ustack");
+    EXPECT_TRUE(validateFetchProgram(req.fetch)) << toString(req.fetch[0]);
+    // Twice: refused, an argument is already named ustack.
+    auto again = appendUserStackArg(req, args, 0);
+    ASSERT_FALSE(again);
+    EXPECT_TRUE(again.error().usage);
+
+    for (ProbeKind k : {ProbeKind::Uretprobe, ProbeKind::Kprobe, ProbeKind::Tracepoint}) {
+        ProbeRequest other;
+        other.kind = k;
+        other.symbol = "x";
+        other.function_entry = true;
+        std::vector<FetchArg> a;
+        ASSERT_TRUE(appendUserStackArg(other, a, 5));
+        EXPECT_EQ(other.fetch[0].flags, 0u);
+        EXPECT_EQ(other.fetch[0].operand, 5u);
+    }
+    ProbeRequest inside;
+    inside.kind = ProbeKind::Uprobe;
+    std::vector<FetchArg> b;
+    ASSERT_TRUE(appendUserStackArg(inside, b, 0));
+    EXPECT_EQ(inside.fetch[0].flags, 0u);
+}
+
+// The wire form: the user flag and the tgid come back with the frames.
+TEST(UserStackMap, DecodesTheTgid) {
+    std::vector<std::uint8_t> entries;
+    probectl_stack hdr{};
+    hdr.id = 7;
+    hdr.nr = 2;
+    hdr.flags = PROBECTL_STACK_F_USER | PROBECTL_STACK_F_TRUNCATED;
+    hdr.tgid = 4321;
+    const std::uint64_t frames[2] = {0x1000, 0x2000};
+    const auto* h = reinterpret_cast<const std::uint8_t*>(&hdr);
+    entries.insert(entries.end(), h, h + sizeof(hdr));
+    const auto* f = reinterpret_cast<const std::uint8_t*>(frames);
+    entries.insert(entries.end(), f, f + sizeof(frames));
+    std::vector<KernelStack> out;
+    ASSERT_TRUE(decodeKernelStacks(entries, out));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(out[0].user);
+    EXPECT_TRUE(out[0].truncated);
+    EXPECT_EQ(out[0].tgid, 4321u);
+    EXPECT_EQ(out[0].frames, (std::vector<std::uint64_t>{0x1000, 0x2000}));
+    EXPECT_EQ(sizeof(probectl_stack) % 8, 0u);  // frames stay 8-byte aligned
+}
+
+TEST(UserStackText, SymbolizedThroughMapsAndTheElfFile) {
+    Pie pie = openPie();
+    auto maps = ProcMaps::parse(pieMaps(pie.elf));
+    ASSERT_TRUE(maps) << maps.error().message;
+    UserSymbolizer sym;
+    sym.setMaps(100, std::move(*maps));
+    const std::string in = fmt::format(" ({})", FX_PIE_PATH);
+
+    EXPECT_EQ(sym.frameText(100, kBase + pie.work->value, false), "fx_work" + in);
+    EXPECT_EQ(sym.frameText(100, kBase + pie.work->value + 3, false), "fx_work+0x3" + in);
+    EXPECT_EQ(sym.frameText(100, kBase + pie.main->value + 0x10, true), "main+0x10" + in);
+    // A return address just past a function (its last instruction a call) is still its.
+    const std::uint64_t end = kBase + pie.work->value + pie.work->size;
+    EXPECT_EQ(sym.frameText(100, end, true), fmt::format("fx_work+{:#x}{}", pie.work->size, in));
+    EXPECT_NE(sym.frameText(100, end, false).rfind("fx_work", 0), 0u);
+
+    // No function there, no file, no mapping, no maps: addresses, never a made-up name.
+    EXPECT_EQ(sym.frameText(100, 0x7f0000000010, false), "0x7f0000000010 ([anon])");
+    EXPECT_EQ(sym.frameText(100, 0x7ffffffde100, true), "0x7ffffffde100 ([stack])");
+    EXPECT_EQ(sym.frameText(100, 0x10, false), "0x10 [unknown]");
+    EXPECT_EQ(sym.frameText(101, kBase + pie.work->value, false),
+              fmt::format("{:#x} [unknown]", kBase + pie.work->value));
+}
+
+TEST(UserStackText, LinesFromAStack) {
+    Pie pie = openPie();
+    UserSymbolizer sym;
+    auto maps = ProcMaps::parse(pieMaps(pie.elf));
+    ASSERT_TRUE(maps);
+    sym.setMaps(100, std::move(*maps));
+    KernelStack st;
+    st.user = true;
+    st.tgid = 100;
+    st.frames = {kBase + pie.work->value, kBase + pie.main->value + 0x20};
+    const std::string in = fmt::format(" ({})", FX_PIE_PATH);
+    EXPECT_EQ(userStackLines(sym, st),
+              (std::vector<std::string>{"fx_work" + in, "main+0x20" + in}));
+    st.truncated = true;
+    EXPECT_EQ(userStackLines(sym, st).back(), "...");
+    st.frames.clear();
+    EXPECT_EQ(userStackLines(sym, st), (std::vector<std::string>{"[no user stack]"}));
+}
+
+// capture() reads PROC/TGID/maps once and keeps it after the file is gone (the process
+// exited); refresh() keeps the old maps when there is nothing to read.
+TEST(UserStackText, CapturedMapsOutliveTheProcess) {
+    Pie pie = openPie();
+    const auto dir =
+        std::filesystem::temp_directory_path() / fmt::format("probectl-ustack-{}", getpid());
+    std::filesystem::create_directories(dir / "55");
+    std::ofstream(dir / "55" / "maps") << pieMaps(pie.elf);
+    UserSymbolizer sym(dir.string());
+    EXPECT_FALSE(sym.capture(56));
+    ASSERT_TRUE(sym.capture(55));
+    std::filesystem::remove_all(dir);
+    EXPECT_TRUE(sym.refresh(55));
+    EXPECT_EQ(sym.frameText(55, kBase + pie.work->value, false),
+              fmt::format("fx_work ({})", FX_PIE_PATH));
+}
+
+namespace {
+
+AggrEntry entry(std::vector<FetchedValue> key, std::uint64_t count) {
+    AggrEntry e;
+    e.key = std::move(key);
+    e.count = count;
+    return e;
+}
+
+FetchedValue u32(const char* name, std::uint64_t v) {
+    FetchedValue f;
+    f.name = name;
+    f.type = FetchType::U32;
+    f.raw = v;
+    return f;
+}
+
+}  // namespace
+
+// count --by ustack: folded root first (main first, leaf last); with --by kstack,ustack the
+// kernel frames are the innermost, above the user stack.
+TEST(UserStackRows, FoldedRootFirstAndWithTheKernelStack) {
+    const std::vector<std::string> u{"leaf (/w)", "mid+0x9 (/w)", "main+0x1d (/w)"};
+    const std::vector<std::string> k{"__x64_sys_getppid+0x4", "do_syscall_64+0x87"};
+    auto lines = [&](std::uint32_t, std::uint32_t id) -> const std::vector<std::string>* {
+        return id == 1 ? &u : id == 2 ? &k : nullptr;
+    };
+    AggrTable t;
+    t.key_names = {"ustack"};
+    t.entries.push_back(entry({u32("ustack", 1)}, 7));
+    EXPECT_EQ(formatFoldedRows(stackRows(t, lines)), "main+0x1d (/w);mid+0x9 (/w);leaf (/w) 7\n");
+
+    AggrTable both;
+    both.key_names = {"ustack", "kstack"};
+    both.entries.push_back(entry({u32("ustack", 1), u32("kstack", 2)}, 3));
+    both.entries.push_back(entry({u32("ustack", 1), u32("kstack", 0)}, 1));
+    EXPECT_EQ(formatFoldedRows(stackRows(both, lines)),
+              "main+0x1d (/w);mid+0x9 (/w);leaf (/w);do_syscall_64+0x87;__x64_sys_getppid+0x4 3\n"
+              "main+0x1d (/w);mid+0x9 (/w);leaf (/w);[stack not kept] 1\n");
+}
+
+// trace --kstack --ustack: both stacks under the event (kernel first), both arrays in JSON.
+TEST(UserStackPrint, KernelThenUserStackUnderTheEvent) {
+    const std::vector<std::string> k{"__x64_sys_getppid+0x4"};
+    const std::vector<std::string> u{"getppid+0x7 (/libc.so.6)", "main+0x1d (/w)"};
+    EventFormat f;
+    f.kernel_stack = [&](std::uint32_t, std::uint32_t id) {
+        return id == 2 ? &k : id == 3 ? &u : nullptr;
+    };
+    Event ev;
+    ev.probe_id = 1;
+    ev.spec = "kprobe:__x64_sys_getppid";
+    ev.comm = "w";
+    ev.values = {u32("kstack", 2), u32("ustack", 3)};
+    auto print = [&](bool json) {
+        std::ostringstream os;
+        auto p = makePrinter(json, os);
+        printEvent(*p, ev, f);
+        p->flush();
+        return os.str();
+    };
+    const std::string text = print(false);
+    EXPECT_NE(text.find("\n             __x64_sys_getppid+0x4\n             getppid+0x7 "
+                        "(/libc.so.6)\n             main+0x1d (/w)"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("ustack="), std::string::npos) << text;
+    auto j = nlohmann::json::parse(print(true));
+    EXPECT_EQ(j["kstack_id"], 2);
+    EXPECT_EQ(j["ustack_id"], 3);
+    EXPECT_EQ(j["ustack"], nlohmann::json(u));
+    EXPECT_EQ(j["kstack"], nlohmann::json(k));
+    // A user stack alone.
+    ev.values = {u32("ustack", 0)};
+    EXPECT_TRUE(nlohmann::json::parse(print(true))["ustack"].is_null());
+}
+
+TEST(UserStackOptions, TraceAndCountRefusals) {
+    using cli::parseTraceOptions;
+    auto ok = parseTraceOptions({"uprobe:/bin/true:main", "--ustack", "--stack-depth", "8"});
+    ASSERT_TRUE(ok) << ok.error().message;
+    EXPECT_EQ(ok->ustack, "fp");
+    EXPECT_EQ(ok->stack_depth, 8u);
+    EXPECT_TRUE(parseTraceOptions({"uprobe:/bin/true:main", "--ustack=fp"}));
+    EXPECT_TRUE(parseTraceOptions({"kprobe:do_sys_openat2", "--kstack", "--ustack"}));
+
+    auto dwarf = parseTraceOptions({"uprobe:/bin/true:main", "--ustack=dwarf"});
+    ASSERT_FALSE(dwarf);
+    EXPECT_NE(dwarf.error().message.find("not implemented yet"), std::string::npos);
+    EXPECT_FALSE(parseTraceOptions({"uprobe:/bin/true:main", "--ustack=lbr"}));
+    EXPECT_FALSE(parseTraceOptions({"syscall:getppid", "--ustack"}));
+    EXPECT_FALSE(parseTraceOptions({"uprobe:/bin/true:main", "--ustack", "--stack-depth", "0"}));
+    EXPECT_FALSE(parseTraceOptions({"uprobe:/bin/true:main", "--ustack", "--backend", "ptrace"}));
+    EXPECT_FALSE(parseTraceOptions(
+        {"uprobe:/bin/true:main", "--ustack", "--format", "perfetto", "-o", "x.pftrace"}));
+
+    using cli::AggrMode;
+    using cli::parseAggrOptions;
+    auto c = parseAggrOptions(AggrMode::Count,
+                              {"uprobe:/bin/true:main", "--by", "ustack", "--format", "folded"});
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_TRUE(parseAggrOptions(AggrMode::Count,
+                                 {"kprobe:x", "--by", "kstack,ustack", "--stack-depth", "3"}));
+    EXPECT_FALSE(parseAggrOptions(
+        AggrMode::Count, {"uprobe:/bin/true:main", "--by", "ustack", "--backend", "ptrace"}));
+    EXPECT_FALSE(
+        parseAggrOptions(AggrMode::Hist, {"uprobe:/bin/true:main n=$arg1", "n", "--by", "ustack"}));
+}

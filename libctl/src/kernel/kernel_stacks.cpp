@@ -101,42 +101,54 @@ void markUserStackEntry(ProbeRequest& req) {
             in.flags |= kFetchFlagFuncEntry;
 }
 
-Result<void> appendUserStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
-                                std::uint32_t depth) {
-    auto refuse = [](std::string msg) {
-        Error e = makeError(EINVAL, std::move(msg));
-        e.usage = true;
-        return e;
-    };
+namespace {
+
+Error refuseStack(std::string msg) {
+    Error e = makeError(EINVAL, std::move(msg));
+    e.usage = true;
+    return e;
+}
+
+// Appends the fetch argument NAME=$VARDEPTH that captures a stack (kstack or ustack).
+Result<void> appendStackArg(ProbeRequest& req, std::vector<FetchArg>& args, const std::string& name,
+                            bool return_probe, std::uint32_t depth) {
     for (const auto& a : args)
-        if (a.name == kUserStackArg)
-            return refuse("a fetch argument is already named 'ustack'");
+        if (a.name == name)
+            return refuseStack(fmt::format("a fetch argument is already named '{}'", name));
     if (args.size() >= kFetchMaxArgs)
-        return refuse(fmt::format("more than {} fetch arguments with the stack", kFetchMaxArgs));
+        return refuseStack(
+            fmt::format("more than {} fetch arguments with the stack", kFetchMaxArgs));
     const std::string text =
-        depth ? fmt::format("{}=$ustack{}", kUserStackArg, depth) : std::string("ustack=$ustack");
+        depth ? fmt::format("{}=${}{}", name, name, depth) : fmt::format("{}=${}", name, name);
     FetchOptions fo;
-    fo.is_return = req.kind == ProbeKind::Kretprobe || req.kind == ProbeKind::Uretprobe;
+    fo.is_return = return_probe;
     fo.tracepoint = req.kind == ProbeKind::Tracepoint;
     auto arg = parseFetchArg(text, args.size() + 1, fo);
     if (!arg)
-        return refuse(arg.error().message);
+        return refuseStack(arg.error().message);
     auto prog = compileFetchArg(*arg);
     if (!prog)
         return prog.error();
     req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
     args.push_back(std::move(*arg));
-    markUserStackEntry(req);
     return {};
+}
+
+}  // namespace
+
+Result<void> appendUserStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
+                                std::uint32_t depth) {
+    auto r =
+        appendStackArg(req, args, kUserStackArg,
+                       req.kind == ProbeKind::Kretprobe || req.kind == ProbeKind::Uretprobe, depth);
+    if (r.ok())
+        markUserStackEntry(req);
+    return r;
 }
 
 Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
                                   std::uint32_t depth) {
-    auto refuse = [](std::string msg) {
-        Error e = makeError(EINVAL, std::move(msg));
-        e.usage = true;
-        return e;
-    };
+    auto refuse = refuseStack;
     if (req.kind != ProbeKind::Kprobe && req.kind != ProbeKind::Kretprobe &&
         req.kind != ProbeKind::Tracepoint)
         return refuse(
@@ -145,25 +157,7 @@ Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args
         return refuse(
             "kernel stacks of syscall: specs are not supported yet: probe the "
             "syscall's kernel function instead (kprobe:__x64_sys_NAME)");
-    for (const auto& a : args)
-        if (a.name == kKernelStackArg)
-            return refuse("a fetch argument is already named 'kstack'");
-    if (args.size() >= kFetchMaxArgs)
-        return refuse(fmt::format("more than {} fetch arguments with the stack", kFetchMaxArgs));
-    const std::string text =
-        depth ? fmt::format("{}=$kstack{}", kKernelStackArg, depth) : std::string("kstack=$kstack");
-    FetchOptions fo;
-    fo.is_return = req.kind == ProbeKind::Kretprobe;
-    fo.tracepoint = req.kind == ProbeKind::Tracepoint;
-    auto arg = parseFetchArg(text, args.size() + 1, fo);
-    if (!arg)
-        return refuse(arg.error().message);
-    auto prog = compileFetchArg(*arg);
-    if (!prog)
-        return prog.error();
-    req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
-    args.push_back(std::move(*arg));
-    return {};
+    return appendStackArg(req, args, kKernelStackArg, req.kind == ProbeKind::Kretprobe, depth);
 }
 
 struct KernelStacks::Impl {

@@ -384,6 +384,7 @@ static int probectl_nl_probe_get_check(struct netlink_callback *cb)
 	struct nlattr **attrs = kapi_dump_attrs(cb);
 	struct probectl_probe_info info;
 	unsigned long cursor;
+	bool found;
 	u32 id;
 	int err;
 
@@ -395,13 +396,14 @@ static int probectl_nl_probe_get_check(struct netlink_callback *cb)
 	if (attrs && attrs[PROBECTL_A_PROBE_ID]) {
 		id = nla_get_u32(attrs[PROBECTL_A_PROBE_ID]);
 		cursor = id;
-		if (!probectl_probe_info_next(&cursor, &info) || info.id != id) {
-			if (cursor == id)
-				kfree(info.path);
+		found = probectl_probe_info_next(&cursor, &info);
+		/* the next probe's snapshot when @id is gone: its path too */
+		if (found)
+			kfree(info.path);
+		if (!found || info.id != id) {
 			kapi_set_err_msg_fmt_mod(cb->extack, "probe id %u not found", id);
 			return -ENOENT;
 		}
-		kfree(info.path);
 		cb->args[0] = id;
 		cb->args[1] = 1;
 	}

@@ -94,7 +94,8 @@ static int probectl_aggr_check(const struct probectl_probe *p,
 		return -EINVAL;
 	}
 	for (i = 0; i < sp->nkeys; i++) {
-		if (sp->keys[i] >= nargs || op[sp->keys[i]] == PROBECTL_FETCH_STORE_ARRAY) {
+		if (sp->keys[i] >= nargs || op[sp->keys[i]] == PROBECTL_FETCH_STORE_ARRAY ||
+		    op[sp->keys[i]] == PROBECTL_FETCH_STORE_USTACK_SNAPSHOT) {
 			kapi_set_err_msg_fmt_mod(extack,
 						 "PROBE_AGGR key %u: no integer or string fetch argument %u",
 						 i, sp->keys[i]);

@@ -15,6 +15,7 @@
 #include <linux/minmax.h>
 #include <linux/ptrace.h>
 #include <linux/string.h>
+#include <linux/stringify.h>
 #include <linux/uaccess.h>
 #include <linux/uidgid.h>
 
@@ -76,6 +77,8 @@ static u32 probectl_fetch_store_bytes(const struct probectl_fetch_insn *in)
 		return in->size * in->operand;
 	case PROBECTL_FETCH_STORE_COMM:
 		return PROBECTL_COMM_LEN;
+	case PROBECTL_FETCH_STORE_USTACK_SNAPSHOT:
+		return sizeof(struct probectl_ustack_regs) + in->operand;
 	}
 	return 0;
 }
@@ -137,6 +140,13 @@ static const char *probectl_fetch_check_insn(const struct probectl_fetch_insn *i
 		if (loaded)
 			return "comm after a load";
 		return in->operand == PROBECTL_COMM_LEN ? NULL : "comm length not 16";
+	case PROBECTL_FETCH_STORE_USTACK_SNAPSHOT:
+		if (loaded)
+			return "ustack snapshot after a load";
+		if (in->operand < 1 || in->operand > PROBECTL_USTACK_SNAPSHOT_MAX)
+			return "ustack snapshot size out of 1.."
+			       __stringify(PROBECTL_USTACK_SNAPSHOT_MAX);
+		return NULL;
 	case PROBECTL_FETCH_LOAD_KSTACK:
 		if (pos)
 			return "a load that is not first";
@@ -390,6 +400,10 @@ static unsigned int probectl_fetch_one(const struct probectl_fetch_insn *in,
 			memcpy(data, current->comm, PROBECTL_COMM_LEN);
 			((char *)data)[PROBECTL_COMM_LEN - 1] = '\0';
 			val->len = strnlen(data, PROBECTL_COMM_LEN) + 1;
+			break;
+		case PROBECTL_FETCH_STORE_USTACK_SNAPSHOT:
+			val->len = probectl_ustack_snapshot(ctx->user ? ctx->regs : NULL, data,
+							    in->operand, &val->flags);
 			break;
 		}
 		break;

@@ -77,6 +77,7 @@ static unsigned int probectl_pred_arg_types(const struct probectl_fetch_insn *fe
 			types[nargs++].width = 0;
 			break;
 		case PROBECTL_FETCH_STORE_ARRAY:
+		case PROBECTL_FETCH_STORE_USTACK_SNAPSHOT:
 			types[nargs].string = false;
 			types[nargs++].width = 0;	/* arrays: not comparable */
 			break;

@@ -335,7 +335,8 @@ static inline bool probectl_fetch_is_load(u8 op)
 /* Stores end a fetch program, one per fetch argument. */
 static inline bool probectl_fetch_is_store(u8 op)
 {
-	return op >= PROBECTL_FETCH_STORE_INT && op <= PROBECTL_FETCH_STORE_COMM;
+	return (op >= PROBECTL_FETCH_STORE_INT && op <= PROBECTL_FETCH_STORE_COMM) ||
+	       op == PROBECTL_FETCH_STORE_USTACK_SNAPSHOT;
 }
 
 int probectl_fetch_validate(const struct probectl_fetch_insn *insns,
@@ -396,10 +397,11 @@ u32 probectl_ustack_id(struct probectl_stack_map *m, struct pt_regs *regs,
 int probectl_stack_fill(struct probectl_stack_map *m, struct sk_buff *skb,
 			unsigned long *cursor);
 
-/* ustack.c: user stacks by frame pointers (load-ustack) */
+/* ustack.c: user stacks by frame pointers (load-ustack) or snapshots */
 struct pt_regs *probectl_ustack_regs(struct pt_regs *regs);
 unsigned int probectl_ustack_walk(struct pt_regs *regs, bool func_entry,
 				  u64 *ips, unsigned int max, bool *truncated);
+u32 probectl_ustack_snapshot(struct pt_regs *regs, void *dst, u32 max, u8 *flags);
 int probectl_probe_stack_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
 			      struct netlink_ext_ack *extack);
 bool probectl_fetch_has_op(const struct probectl_fetch_insn *insns, u32 n, u8 op);

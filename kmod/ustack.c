@@ -3,11 +3,14 @@
  * User stacks by frame pointers (PROBECTL_FETCH_LOAD_USTACK): the chain of
  * saved frame pointers on the task's user stack, read without faulting
  * pages in. Code built without frame pointers ends the chain early or
- * hides frames; nothing here tries to guess past that.
+ * hides frames; nothing here tries to guess past that. Snapshots
+ * (PROBECTL_FETCH_STORE_USTACK_SNAPSHOT) copy the registers and the top of
+ * the user stack instead, for libctl to unwind by the binaries' CFI.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kprobes.h>
+#include <linux/minmax.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
@@ -101,3 +104,60 @@ unsigned int probectl_ustack_walk(struct pt_regs *regs, bool func_entry,
 	return n;
 }
 NOKPROBE_SYMBOL(probectl_ustack_walk);
+
+/**
+ * probectl_ustack_snapshot() - user registers and the top of the user stack.
+ * @regs: a uprobe's registers, or NULL for a kernel probe
+ * @dst: receives a struct probectl_ustack_regs, then up to @max stack bytes
+ * @max: stack bytes to copy at most
+ * @flags: PROBECTL_FETCH_V_* of the value; fault without a 64-bit user
+ *	context, truncated when all @max bytes were copied
+ *
+ * The stack is read page by page from the stack pointer up and the copy
+ * ends at the first page that cannot be read without faulting: what lies
+ * below it is still worth unwinding.
+ *
+ * Context: probe handler; no sleeping, no locks.
+ * Return: bytes written (0 with the fault flag).
+ */
+u32 probectl_ustack_snapshot(struct pt_regs *regs, void *dst, u32 max, u8 *flags)
+{
+	struct probectl_ustack_regs *r = dst;
+	unsigned long sp;
+	u32 len = 0, chunk;
+	void *stack = r + 1;
+
+	regs = probectl_ustack_regs(regs);
+	if (!regs || !user_64bit_mode(regs)) {
+		*flags |= PROBECTL_FETCH_V_FAULT;
+		return 0;
+	}
+	r->ax = regs->ax;
+	r->dx = regs->dx;
+	r->cx = regs->cx;
+	r->bx = regs->bx;
+	r->si = regs->si;
+	r->di = regs->di;
+	r->bp = regs->bp;
+	r->sp = regs->sp;
+	r->r8 = regs->r8;
+	r->r9 = regs->r9;
+	r->r10 = regs->r10;
+	r->r11 = regs->r11;
+	r->r12 = regs->r12;
+	r->r13 = regs->r13;
+	r->r14 = regs->r14;
+	r->r15 = regs->r15;
+	r->ip = regs->ip;
+	sp = regs->sp;
+	while (len < max) {
+		chunk = min_t(u32, max - len, PAGE_SIZE - ((sp + len) & ~PAGE_MASK));
+		if (copy_from_user_nofault(stack + len, (const void __user *)(sp + len), chunk))
+			break;
+		len += chunk;
+	}
+	if (len == max)
+		*flags |= PROBECTL_FETCH_V_TRUNCATED;
+	return sizeof(*r) + len;
+}
+NOKPROBE_SYMBOL(probectl_ustack_snapshot);

@@ -76,6 +76,16 @@
  */
 #define PROBECTL_STACK_DEFAULT_DEPTH	64
 /*
+ * Bytes of user stack one store-ustack-snapshot copies at most: the snapshot,
+ * its registers and some other values fit in one record (record-max).
+ */
+#define PROBECTL_USTACK_SNAPSHOT_MAX	3584
+/*
+ * Bytes of user stack a snapshot copies when the client asks for no size
+ * (probectl's --stack-size).
+ */
+#define PROBECTL_USTACK_SNAPSHOT_DEFAULT	3072
+/*
  * Distinct stacks a session's stack map holds; allocated with the session's
  * first probe that captures stacks.
  */
@@ -368,6 +378,18 @@ enum probectl_fetch_op {
 	 * Store it as a 4-byte integer.
 	 */
 	PROBECTL_FETCH_LOAD_USTACK,
+	/*
+	 * A struct probectl_ustack_regs of the task's user registers, then up
+	 * to operand bytes (1..ustack-snapshot-max) of its user stack from the
+	 * stack pointer up, for unwinding by the stack's DWARF call frame
+	 * information in user space (perf's --call-graph dwarf). Read without
+	 * faulting pages in: the copy ends early at a page it cannot read; the
+	 * value's length says how much was copied. Truncated when all operand
+	 * bytes were copied (the stack may go on above). A whole argument, no
+	 * load before it; a fault when the task has no 64-bit user context (a
+	 * kernel thread, an interrupt, a 32-bit task).
+	 */
+	PROBECTL_FETCH_STORE_USTACK_SNAPSHOT,
 	__PROBECTL_FETCH_OP_MAX,
 };
 
@@ -392,7 +414,8 @@ struct probectl_fetch_insn {
 
 /* struct probectl_fetch_value.flags */
 #define PROBECTL_FETCH_V_FAULT	(1U << 0)	/* read failed: no value */
-#define PROBECTL_FETCH_V_TRUNCATED	(1U << 1)	/* string cut at its bound */
+/* string cut at its bound; store-ustack-snapshot: operand bytes copied */
+#define PROBECTL_FETCH_V_TRUNCATED	(1U << 1)
 
 /*
  * After the fixed struct probectl_record, one of these per fetch argument, in
@@ -406,6 +429,31 @@ struct probectl_fetch_value {
 	__u8 flags;		/* PROBECTL_FETCH_V_* */
 	__u8 reserved;
 	__u32 reserved2;
+};
+
+/*
+ * The user registers a store-ustack-snapshot value starts with, in the order of
+ * their x86-64 DWARF register numbers (0..16); the stack bytes after it start
+ * at sp.
+ */
+struct probectl_ustack_regs {
+	__u64 ax;
+	__u64 dx;
+	__u64 cx;
+	__u64 bx;
+	__u64 si;
+	__u64 di;
+	__u64 bp;
+	__u64 sp;
+	__u64 r8;
+	__u64 r9;
+	__u64 r10;
+	__u64 r11;
+	__u64 r12;
+	__u64 r13;
+	__u64 r14;
+	__u64 r15;
+	__u64 ip;
 };
 
 /* struct probectl_stack.flags */

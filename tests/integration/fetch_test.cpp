@@ -185,6 +185,16 @@ TEST(FetchErrors, KernelRefusesCraftedPrograms) {
          "func-entry flag outside load-ustack"},
         {{{op(FetchOpcode::LoadUstack), 4, 0, 0, 128}, {op(FetchOpcode::StoreInt), 4, 0, 0, 0}},
          "ustack depth out of 1..127"},
+        {{{op(FetchOpcode::StoreUstackSnapshot), 0, 0, 0, 0}},
+         "ustack snapshot size out of 1..3584"},
+        {{{op(FetchOpcode::StoreUstackSnapshot), 0, 0, 0, 3585}}, "ustack snapshot size"},
+        {{{op(FetchOpcode::LoadPid), 4, 0, 0, 0},
+          {op(FetchOpcode::StoreUstackSnapshot), 0, 0, 0, 64}},
+         "ustack snapshot after a load"},
+        // Two snapshots and their registers overflow a record.
+        {{{op(FetchOpcode::StoreUstackSnapshot), 0, 0, 0, 3584},
+          {op(FetchOpcode::StoreUstackSnapshot), 0, 0, 0, 3584}},
+         "records hold"},
     };
     for (const auto& tc : cases) {
         probectl::ProbeRequest req;

@@ -18,6 +18,8 @@
 //              not end within the bound is stored truncated and flagged so.
 //   StoreArray copy `operand` elements of `size` bytes from acc + offset.
 //   StoreComm  copy current->comm (operand = 16, TASK_COMM_LEN).
+//   StoreUstackSnapshot  copy the user registers and the top `operand` bytes of the user
+//              stack (no Load before it either).
 //
 // Display properties (signed, hex) are not in the program: the host keeps the FetchArg and
 // formats the stored bytes itself.
@@ -56,6 +58,10 @@ enum class FetchOpcode : std::uint8_t {
     StoreComm = 14,    // operand = 16
     LoadKstack = 15,   // operand = depth 1..kStackMaxDepth; size 4: the stack's id
     LoadUstack = 16,   // the same for the task's user stack (frame pointers), with its tgid
+    // alone: the user registers (struct probectl_ustack_regs) and up to operand
+    // (1..kUstackSnapshotMax) bytes of the user stack from its pointer up, for unwinding by DWARF
+    // CFI (user_stacks.hpp)
+    StoreUstackSnapshot = 17,
 };
 
 inline constexpr std::uint16_t kFetchFlagUser = 1u << 0;  // user memory (PROBECTL_FETCH_F_USER)
@@ -82,6 +88,12 @@ inline constexpr std::uint32_t kFetchMinString = 2;
 inline constexpr std::uint32_t kFetchMaxString = 4096;
 inline constexpr std::uint32_t kFetchDefaultString = 256;
 inline constexpr std::uint32_t kFetchCommLen = 16;
+// Bounds on StoreUstackSnapshot's operand (PROBECTL_USTACK_SNAPSHOT_MAX, _DEFAULT), and the
+// bytes of registers before the stack (struct probectl_ustack_regs: DWARF registers 0..16).
+inline constexpr std::uint32_t kUstackSnapshotMax = 3584;
+inline constexpr std::uint32_t kUstackSnapshotDefault = 3072;
+inline constexpr std::uint32_t kUstackRegCount = 17;
+inline constexpr std::uint32_t kUstackRegsBytes = kUstackRegCount * 8;
 
 struct FetchProgram {
     std::vector<FetchInsn> insns;

@@ -37,7 +37,13 @@ static_assert(static_cast<int>(FetchOpcode::StoreArray) == PROBECTL_FETCH_STORE_
 static_assert(static_cast<int>(FetchOpcode::StoreComm) == PROBECTL_FETCH_STORE_COMM);
 static_assert(static_cast<int>(FetchOpcode::LoadKstack) == PROBECTL_FETCH_LOAD_KSTACK);
 static_assert(static_cast<int>(FetchOpcode::LoadUstack) == PROBECTL_FETCH_LOAD_USTACK);
-static_assert(static_cast<int>(FetchOpcode::LoadUstack) + 1 == __PROBECTL_FETCH_OP_MAX);
+static_assert(static_cast<int>(FetchOpcode::StoreUstackSnapshot) ==
+              PROBECTL_FETCH_STORE_USTACK_SNAPSHOT);
+static_assert(static_cast<int>(FetchOpcode::StoreUstackSnapshot) + 1 == __PROBECTL_FETCH_OP_MAX);
+static_assert(kUstackSnapshotMax == PROBECTL_USTACK_SNAPSHOT_MAX);
+static_assert(kUstackSnapshotDefault == PROBECTL_USTACK_SNAPSHOT_DEFAULT);
+static_assert(kUstackRegsBytes == sizeof(struct probectl_ustack_regs));
+static_assert(offsetof(struct probectl_ustack_regs, ip) == 16 * 8);
 static_assert(kFetchFlagFuncEntry == PROBECTL_FETCH_F_FUNC_ENTRY);
 static_assert(kStackMaxDepth == PROBECTL_STACK_MAX_DEPTH);
 static_assert(kStackDefaultDepth == PROBECTL_STACK_DEFAULT_DEPTH);

@@ -248,6 +248,13 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
                 if (in.operand != kFetchCommLen || in.flags != 0)
                     return bad(i, fmt::format("comm store operand must be {}", kFetchCommLen));
                 return {};
+            case FetchOpcode::StoreUstackSnapshot:
+                if (i != 0 || !last)
+                    return bad(i, "a user stack snapshot is stored alone");
+                if (in.operand < 1 || in.operand > kUstackSnapshotMax || in.flags != 0)
+                    return bad(i, fmt::format("user stack snapshot bytes {} are outside 1..{}",
+                                              in.operand, kUstackSnapshotMax));
+                return {};
             default:
                 return bad(i, fmt::format("unknown opcode {}", in.op));
         }
@@ -289,6 +296,8 @@ std::string toString(const FetchInsn& in) {
             return fmt::format("store.array{} s{} {:+#x} n {}", u, in.size, in.offset, in.operand);
         case FetchOpcode::StoreComm:
             return fmt::format("store.comm {}", in.operand);
+        case FetchOpcode::StoreUstackSnapshot:
+            return fmt::format("store.usnapshot {}", in.operand);
         case FetchOpcode::LoadKstack:
             return fmt::format("load.kstack {}", in.operand);
         case FetchOpcode::LoadUstack:

@@ -18,7 +18,7 @@ std::uint64_t monotonicNs() {
 TracePrinter::TracePrinter(const TraceLayout& layout, std::uint64_t t0_ns, std::ostream& out,
                            std::ostream& err)
     : layout_(layout),
-      format_{t0_ns, layout.strace, layout.pid_prefix, {}},
+      format_{t0_ns, layout.strace, layout.pid_prefix, {}, {}},
       out_(makePrinter(layout.json, out)),
       err_(err) {}
 
@@ -153,7 +153,7 @@ std::string formatEventJson(const Event& ev) {
 
 std::string formatTraceEvent(const Event& ev, std::uint64_t t0_ns, const TraceLayout& layout) {
     return capture(layout.json, [&](Printer& p) {
-        printEvent(p, ev, {t0_ns, layout.strace, layout.pid_prefix, {}});
+        printEvent(p, ev, {t0_ns, layout.strace, layout.pid_prefix, {}, {}});
     });
 }
 

@@ -46,6 +46,11 @@ struct EventFormat {
     // unknown. KernelStacks::lines gives both kinds.
     std::function<const std::vector<std::string>*(std::uint32_t probe_id, std::uint32_t stack_id)>
         kernel_stack;
+    // DWARF user stacks: when set, a last value named `ustack` that is a user stack snapshot
+    // (FetchedValue::snapshot, or faulted) prints as the lines this returns
+    // (UserSymbolizer::snapshotLines), the same way as a `ustack` id (JSON "ustack", no id).
+    std::function<std::vector<std::string>(const Event& ev, const FetchedValue& snapshot)>
+        user_snapshot;
 };
 
 // The text column header matching printEvent (nothing in JSON).

@@ -151,6 +151,9 @@ struct FetchSource {
         Field,   // args.NAME->F...: path = {NAME, F, ...}; resolved before compiling
         KStack,  // index = depth (0: kStackDefaultDepth)
         UStack,  // index = depth (0: kStackDefaultDepth)
+        // a whole argument: registers and index bytes (0: the default) of user stack, for
+        // DWARF unwinding; made by appendUserStackArg, not spelled in the grammar
+        UStackSnapshot,
     };
     Kind kind = Kind::Arg;
     std::uint32_t index = 0;

@@ -29,6 +29,10 @@ struct FetchedValue {
     std::string str;                   // string types
     bool truncated = false;            // string stopped at the fetch bound
     bool faulted = false;              // the read faulted: no value
+    // A user stack snapshot (FetchSource::Kind::UStackSnapshot): registers then stack bytes
+    // as the kernel stored them; `truncated`: the stack may go on above them.
+    std::vector<std::uint8_t> snapshot;
+    bool isSnapshot() const { return !snapshot.empty(); }
 };
 
 // An integer of type `t` stored in the low bytes of `raw`, sign-extended when t is s*.

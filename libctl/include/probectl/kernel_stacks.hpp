@@ -95,6 +95,14 @@ inline constexpr const char* kUserStackArg = "ustack";
 Result<void> appendUserStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
                                 std::uint32_t depth);
 
+// DWARF mode: appends the fetch argument `ustack` that copies the user registers and `bytes`
+// (1..kUstackSnapshotMax; 0: kUstackSnapshotDefault) of user stack at every hit, unwound on
+// the host (UserSymbolizer::snapshotLines; EventFormat::user_snapshot prints it). Any kind.
+// Errors (EINVAL, marked usage): `bytes` out of range, an argument already named `ustack`,
+// too many arguments.
+Result<void> appendUserStackSnapshotArg(ProbeRequest& req, std::vector<FetchArg>& args,
+                                        std::uint32_t bytes);
+
 // Sets the function-entry flag on the $ustack loads of `req` when the request is a uprobe
 // at a function's first instruction (ProbeRequest::function_entry); the session does it for
 // every request after SessionOptions::prepare.

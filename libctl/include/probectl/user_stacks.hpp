@@ -5,6 +5,10 @@
 // away with the process: maps are captured per tgid while it lives (UserSymbolizer::capture)
 // and kept, so a stack read after the process exited is still symbolized. A stack whose
 // process was never captured prints its frames as "0xADDR [unknown]".
+//
+// DWARF mode (perf --call-graph dwarf): a probe copies the user registers and the top of the
+// user stack (FetchedValue::snapshot); snapshotLines unwinds it with libdwfl by the call frame
+// information of the files in the kept maps, so code built without frame pointers unwinds too.
 #pragma once
 
 #include <sys/types.h>
@@ -13,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,12 +29,17 @@
 #pragma GCC visibility push(default)
 namespace probectl {
 
+class DwarfUnwinder;
+
 // Maps per process and ELF files per path, cached; not thread-safe.
 class UserSymbolizer {
   public:
     // `proc` is the procfs to read maps from ("/proc"; tests pass a directory of their own
     // holding TGID/maps files).
     explicit UserSymbolizer(std::string proc = "/proc");
+    UserSymbolizer(UserSymbolizer&&) noexcept;
+    UserSymbolizer& operator=(UserSymbolizer&&) noexcept;
+    ~UserSymbolizer();
 
     // Reads and keeps the maps of `tgid` unless they are already kept. Returns whether maps
     // are kept for it (false: the process is gone or unreadable, and was never captured).
@@ -51,12 +61,22 @@ class UserSymbolizer {
     // one byte back so that a call ending a function is still inside it.
     std::string frameText(pid_t tgid, std::uint64_t addr, bool caller);
 
+    // The frames of a user stack snapshot of `tgid` (struct probectl_ustack_regs, then the
+    // stack bytes from its sp up), unwound by DWARF CFI through the kept maps, innermost
+    // first, each as frameText gives it; at most `max_frames`, then "...". A walk that ends
+    // before the outermost frame says why in a last line "[unwind stopped: REASON]" (e.g.
+    // the snapshot ended: `truncated` says the stack went on above it); nothing is guessed.
+    std::vector<std::string> snapshotLines(pid_t tgid, std::span<const std::uint8_t> snapshot,
+                                           bool truncated, std::size_t max_frames = 127);
+
   private:
     const ElfResolver* elf(const std::string& path);
 
     std::string proc_;
     std::unordered_map<pid_t, ProcMaps> maps_;
     std::map<std::string, std::optional<ElfResolver>> elfs_;  // nullopt: could not be read
+    // Per process, made by the first snapshot; null: libdwfl could not take its maps.
+    std::unordered_map<pid_t, std::unique_ptr<DwarfUnwinder>> unwinders_;
 };
 
 }  // namespace probectl

@@ -52,10 +52,18 @@ void decodeFetchedValue(FetchedValue& v, const FetchArg& arg, std::span<const st
     v.raw = 0;
     v.array.clear();
     v.str.clear();
+    v.snapshot.clear();
     v.truncated = flags & PROBECTL_FETCH_V_TRUNCATED;
     v.faulted = flags & PROBECTL_FETCH_V_FAULT;
     if (v.faulted)
         return;
+    if (arg.source && arg.source->kind == FetchSource::Kind::UStackSnapshot) {
+        if (bytes.size() < kUstackRegsBytes)
+            v.faulted = true;
+        else
+            v.snapshot.assign(bytes.begin(), bytes.end());
+        return;
+    }
     if (isStringType(arg.type)) {
         const auto* s = reinterpret_cast<const char*>(bytes.data());
         v.str.assign(s, strnlen(s, bytes.size()));

@@ -72,6 +72,8 @@ Result<void> emitSource(const FetchSource& src, std::uint8_t width, std::vector<
         }
         case K::Comm:
             return makeError(EINVAL, "fetch: $comm is only valid as a whole argument");
+        case K::UStackSnapshot:
+            return makeError(EINVAL, "fetch: a user stack snapshot is a whole argument");
         case K::Field:
             return makeError(EINVAL, fmt::format("fetch: {} is resolved from the kernel's BTF "
                                                  "first (resolveTracepointArgs)",
@@ -100,6 +102,10 @@ Result<FetchProgram> compileFetchArg(const FetchArg& arg, const FetchCompileOpti
     if (src.kind == K::Comm) {
         p.insns.push_back(insn(FetchOpcode::StoreComm, 0, 0, 0, kFetchCommLen));
         p.max_bytes = kFetchCommLen;
+    } else if (src.kind == K::UStackSnapshot) {
+        const std::uint32_t bytes = src.index ? src.index : kUstackSnapshotDefault;
+        p.insns.push_back(insn(FetchOpcode::StoreUstackSnapshot, 0, 0, 0, bytes));
+        p.max_bytes = kUstackRegsBytes + bytes;
     } else if (isStringType(arg.type) || arg.array_len != 0) {
         // The outermost dereference names where the data lies rather than a value to load
         // (kprobe_events: "+0(%si):string" is the string at %si+0).

@@ -2,6 +2,7 @@
 #include "probectl/fetch_spec.hpp"
 
 #include "fetch/scanner.hpp"
+#include "probectl/fetch_program.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -479,6 +480,8 @@ std::string FetchSource::str() const {
             return index ? fmt::format("$kstack{}", index) : std::string("$kstack");
         case Kind::UStack:
             return index ? fmt::format("$ustack{}", index) : std::string("$ustack");
+        case Kind::UStackSnapshot:
+            return fmt::format("<ustack snapshot {}>", index ? index : kUstackSnapshotDefault);
         case Kind::Deref: {
             const char* sign = offset < 0 ? "-" : "+";
             const std::uint64_t mag = offset < 0 ? static_cast<std::uint64_t>(-offset)

@@ -146,6 +146,32 @@ Result<void> appendUserStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
     return r;
 }
 
+Result<void> appendUserStackSnapshotArg(ProbeRequest& req, std::vector<FetchArg>& args,
+                                        std::uint32_t bytes) {
+    if (bytes > kUstackSnapshotMax)
+        return refuseStack(fmt::format("a user stack snapshot takes 1..{} bytes, not {}",
+                                       kUstackSnapshotMax, bytes));
+    for (const auto& a : args)
+        if (a.name == kUserStackArg)
+            return refuseStack(
+                fmt::format("a fetch argument is already named '{}'", kUserStackArg));
+    if (args.size() >= kFetchMaxArgs)
+        return refuseStack(
+            fmt::format("more than {} fetch arguments with the stack", kFetchMaxArgs));
+    auto src = std::make_shared<FetchSource>();
+    src->kind = FetchSource::Kind::UStackSnapshot;
+    src->index = bytes;
+    FetchArg arg;
+    arg.name = kUserStackArg;
+    arg.source = std::move(src);
+    auto prog = compileFetchArg(arg);
+    if (!prog)
+        return prog.error();
+    req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
+    args.push_back(std::move(arg));
+    return {};
+}
+
 Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
                                   std::uint32_t depth) {
     auto refuse = refuseStack;

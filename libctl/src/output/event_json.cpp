@@ -20,6 +20,8 @@ nlohmann::ordered_json integer(FetchType t, std::uint64_t raw) {
 nlohmann::ordered_json fetchedValueToJson(const FetchedValue& v) {
     if (v.faulted)
         return nullptr;
+    if (v.isSnapshot())
+        return v.snapshot.size();
     if (isStringType(v.type))
         return v.str;
     if (v.array_len != 0) {

@@ -105,7 +105,12 @@ void printSyscallArgs(Printer& p, const Event& ev) {
 }
 
 bool isStackValue(const FetchedValue& v, std::string_view name) {
-    return v.name == name && v.type == FetchType::U32 && v.array_len == 0;
+    return v.name == name && v.type == FetchType::U32 && v.array_len == 0 && !v.isSnapshot();
+}
+
+// A `ustack` snapshot that the format unwinds (a faulted one too: no user context).
+bool isSnapshotValue(const FetchedValue& v, const EventFormat& f) {
+    return f.user_snapshot && v.name == "ustack" && (v.isSnapshot() || v.faulted);
 }
 
 // The trailing $kstack and $ustack values (in that order) to print as stacks, when the
@@ -113,12 +118,13 @@ bool isStackValue(const FetchedValue& v, std::string_view name) {
 std::size_t stackValues(const Event& ev, const EventFormat& f,
                         std::array<const FetchedValue*, 2>& out) {
     out = {nullptr, nullptr};
-    if (!f.kernel_stack || ev.values.empty())
+    if ((!f.kernel_stack && !f.user_snapshot) || ev.values.empty())
         return 0;
     std::size_t n = ev.values.size();
-    if (isStackValue(ev.values[n - 1], "ustack"))
+    if ((f.kernel_stack && isStackValue(ev.values[n - 1], "ustack")) ||
+        isSnapshotValue(ev.values[n - 1], f))
         out[1] = &ev.values[--n];
-    if (n > 0 && isStackValue(ev.values[n - 1], "kstack"))
+    if (f.kernel_stack && n > 0 && isStackValue(ev.values[n - 1], "kstack"))
         out[0] = &ev.values[--n];
     return ev.values.size() - n;
 }
@@ -126,6 +132,16 @@ std::size_t stackValues(const Event& ev, const EventFormat& f,
 // One frame per line under the event (indented past the time column), or the JSON array
 // `name` (kstack, ustack) and its id `name`_id.
 void printStack(Printer& p, const Event& ev, const FetchedValue& v, const EventFormat& f) {
+    if (isSnapshotValue(v, f)) {
+        const std::vector<std::string> lines = f.user_snapshot(ev, v);
+        p.beginArray(v.name);
+        for (const auto& line : lines) {
+            p.str(Show::Json, {}, {}, line);
+            p.str(Show::Text, {}, "\n             {}", line);
+        }
+        p.end();
+        return;
+    }
     const auto id = static_cast<std::uint32_t>(v.raw);
     const std::vector<std::string>* lines = v.faulted ? nullptr : f.kernel_stack(ev.probe_id, id);
     const std::string name = v.name;

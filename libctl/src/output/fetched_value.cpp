@@ -34,6 +34,9 @@ std::int64_t fetchedSigned(FetchType t, std::uint64_t raw) {
 void appendFetchedValue(std::string& out, const FetchedValue& v) {
     if (v.faulted) {
         out += "<fault>";
+    } else if (v.isSnapshot()) {
+        fmt::format_to(std::back_inserter(out), "<user stack snapshot of {} bytes>",
+                       v.snapshot.size());
     } else if (isStringType(v.type)) {
         appendStraceQuote(out, v.str, std::numeric_limits<std::size_t>::max(), v.truncated);
     } else if (v.array_len != 0) {

@@ -8,9 +8,14 @@
 #include <sstream>
 #include <utility>
 
+#include "target/dwarf_unwind.hpp"
+
 namespace probectl {
 
 UserSymbolizer::UserSymbolizer(std::string proc) : proc_(std::move(proc)) {}
+UserSymbolizer::UserSymbolizer(UserSymbolizer&&) noexcept = default;
+UserSymbolizer& UserSymbolizer::operator=(UserSymbolizer&&) noexcept = default;
+UserSymbolizer::~UserSymbolizer() = default;
 
 namespace {
 
@@ -34,13 +39,16 @@ bool UserSymbolizer::capture(pid_t tgid) {
 }
 
 bool UserSymbolizer::refresh(pid_t tgid) {
-    if (auto maps = readMaps(proc_, tgid))
+    if (auto maps = readMaps(proc_, tgid)) {
         maps_.insert_or_assign(tgid, std::move(*maps));
+        unwinders_.erase(tgid);
+    }
     return hasMaps(tgid);
 }
 
 void UserSymbolizer::setMaps(pid_t tgid, ProcMaps maps) {
     maps_.insert_or_assign(tgid, std::move(maps));
+    unwinders_.erase(tgid);
 }
 
 bool UserSymbolizer::hasMaps(pid_t tgid) const {
@@ -76,6 +84,41 @@ std::string UserSymbolizer::frameText(pid_t tgid, std::uint64_t addr, bool calle
         }
     }
     return fmt::format("{:#x} ({})", addr, where);
+}
+
+std::vector<std::string> UserSymbolizer::snapshotLines(pid_t tgid,
+                                                       std::span<const std::uint8_t> snapshot,
+                                                       bool truncated, std::size_t max_frames) {
+    if (snapshot.empty())
+        return {"[no user stack]"};
+    auto m = maps_.find(tgid);
+    DwarfUnwinder* unwinder = nullptr;
+    if (m != maps_.end()) {
+        auto it = unwinders_.find(tgid);
+        if (it == unwinders_.end())
+            it = unwinders_.emplace(tgid, DwarfUnwinder::create(tgid, m->second)).first;
+        unwinder = it->second.get();
+    }
+    std::vector<std::string> out;
+    if (!unwinder) {
+        // Without modules only the probed instruction is known.
+        DwarfUnwind none = DwarfUnwinder::registersOnly(snapshot);
+        for (const auto& f : none.frames)
+            out.push_back(frameText(tgid, f.pc, false));
+        out.push_back(fmt::format("[unwind stopped: {}]", m == maps_.end()
+                                                              ? "no maps of the process"
+                                                              : "its files could not be read"));
+        return out;
+    }
+    const DwarfUnwind u = unwinder->unwind(snapshot, truncated, max_frames);
+    out.reserve(u.frames.size() + 1);
+    for (const auto& f : u.frames)
+        out.push_back(frameText(tgid, f.pc, !f.activation));
+    if (u.cut)
+        out.emplace_back("...");
+    else if (!u.stopped.empty())
+        out.push_back(fmt::format("[unwind stopped: {}]", u.stopped));
+    return out;
 }
 
 }  // namespace probectl

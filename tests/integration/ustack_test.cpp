@@ -2,7 +2,8 @@
 // mid -> leaf, ustack_target.c) shows it in records (trace --ustack, text and JSON, at a
 // uprobe, a uretprobe and a kprobe in the same task) and as aggregation keys (count --by
 // ustack, whose per-stack counts add up to the calls); built without frame pointers it
-// neither crashes nor shows a frame that is not there.
+// neither crashes nor shows a frame that is not there. --ustack=dwarf (a snapshot of the
+// registers and the stack top, unwound by CFI in probectl) shows the whole chain both ways.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -263,10 +264,79 @@ TEST(UserStacks, NoFramePointersNoInventedFrames) {
 // Refusals: the DWARF unwinder is not there yet; a depth out of range; the ptrace backend.
 TEST(UserStacks, Refusals) {
     const std::string spec = "uprobe:" + itest::workload("ustack_fp") + ":leaf";
-    Ran d = sh("probectl trace " + spec + " --ustack=dwarf -- true");
+    Ran d = sh("probectl trace " + spec + " --ustack=lbr -- true");
     EXPECT_EQ(d.status, 2) << d.out;
-    EXPECT_NE(d.out.find("not implemented yet"), std::string::npos) << d.out;
+    EXPECT_NE(d.out.find("fp (frame pointers) and dwarf"), std::string::npos) << d.out;
+    EXPECT_EQ(sh("probectl trace " + spec + " --ustack=dwarf --stack-size 4096 -- true").status, 2);
     EXPECT_EQ(sh("probectl trace " + spec + " --ustack --stack-depth 128 -- true").status, 2);
     EXPECT_EQ(sh("probectl trace " + spec + " --ustack --backend ptrace -- true").status, 2);
     EXPECT_EQ(sh("probectl count " + spec + " --by ustack --backend ptrace -- true").status, 2);
+}
+
+// --ustack=dwarf: the whole chain with and without frame pointers, at leaf's entry (JSON)
+// and at its return (text), each frame in the workload; what follows main is the C
+// library's start code, and nothing is ever invented.
+TEST(UserStacks, DwarfShowsTheChainWithAndWithoutFramePointers) {
+    for (const char* name : {"ustack_fp", "ustack_nofp"}) {
+        SCOPED_TRACE(name);
+        const std::string w = itest::workload(name);
+        const std::string file = "/tmp/ustack-dwarf.json";
+        Ran r = sh("probectl trace uprobe:" + w + ":leaf --ustack=dwarf --format json -o " + file +
+                   " -- " + w + " 5");
+        ASSERT_EQ(r.status, 0) << r.out;
+        const std::string text = itest::readFile(file);
+        const auto events = jsonLines(text, "event");
+        ASSERT_EQ(events.size(), 5u) << text;
+        for (const auto& ev : events) {
+            ASSERT_TRUE(ev.contains("ustack") && ev["ustack"].is_array()) << ev.dump();
+            EXPECT_FALSE(ev.contains("ustack_id")) << ev.dump();
+            const auto frames = ev["ustack"].get<std::vector<std::string>>();
+            ASSERT_GE(frames.size(), 4u) << ev.dump();
+            EXPECT_EQ(frames[0], "leaf (" + w + ")") << ev.dump();
+            for (std::size_t i = 1; i < 4; i++) {
+                EXPECT_EQ(frameName(frames[i]), kChain[i]) << ev.dump();
+                EXPECT_TRUE(frames[i].ends_with("(" + w + ")")) << ev.dump();
+            }
+            // The C library's start code, then the workload's _start end the stack.
+            auto names = workloadFrames(frames, w);
+            std::erase(names, "_start");
+            expectNoInventedFrames(names, ev.dump());
+            for (std::size_t i = 4; i + 1 < frames.size(); i++)
+                EXPECT_FALSE(frames[i].starts_with("[unwind stopped")) << ev.dump();
+        }
+
+        Ran t = sh("probectl trace uretprobe:" + w +
+                   ":leaf --ustack=dwarf -o /tmp/ustack-dwarf.txt -- " + w + " 2");
+        ASSERT_EQ(t.status, 0) << t.out;
+        const std::string out = itest::readFile("/tmp/ustack-dwarf.txt");
+        std::size_t n = 0;
+        for (std::size_t at = 0; (at = out.find("\n             mid+0x", at)) != std::string::npos;
+             at++) {
+            const std::string top = "\n             top+0x";
+            EXPECT_EQ(out.compare(out.find('\n', at + 1), top.size(), top), 0) << out;
+            n++;
+        }
+        EXPECT_EQ(n, 2u) << out;
+        EXPECT_NE(out.find("\n             main+0x"), std::string::npos) << out;
+    }
+}
+
+// A copy too small for the stack: the unwind stops where the copy ends and says so; the
+// frames before are right.
+TEST(UserStacks, DwarfStopsWhereTheSnapshotEnds) {
+    const std::string w = itest::workload("ustack_nofp");
+    const std::string file = "/tmp/ustack-dwarf-small.json";
+    Ran r = sh("probectl trace uprobe:" + w +
+               ":leaf --ustack=dwarf --stack-size 8 --format json -o " + file + " -- " + w + " 2");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const auto events = jsonLines(itest::readFile(file), "event");
+    ASSERT_EQ(events.size(), 2u) << itest::readFile(file);
+    for (const auto& ev : events) {
+        const auto frames = ev["ustack"].get<std::vector<std::string>>();
+        ASSERT_GE(frames.size(), 2u) << ev.dump();
+        EXPECT_EQ(frames[0], "leaf (" + w + ")") << ev.dump();
+        EXPECT_EQ(frames.back(), "[unwind stopped: the stack snapshot ends after 8 bytes]")
+            << ev.dump();
+        expectNoInventedFrames(workloadFrames(frames, w), ev.dump());
+    }
 }

@@ -290,8 +290,22 @@ TEST(UserStackOptions, TraceAndCountRefusals) {
     EXPECT_TRUE(parseTraceOptions({"kprobe:do_sys_openat2", "--kstack", "--ustack"}));
 
     auto dwarf = parseTraceOptions({"uprobe:/bin/true:main", "--ustack=dwarf"});
-    ASSERT_FALSE(dwarf);
-    EXPECT_NE(dwarf.error().message.find("not implemented yet"), std::string::npos);
+    ASSERT_TRUE(dwarf) << dwarf.error().message;
+    EXPECT_EQ(dwarf->ustack, "dwarf");
+    EXPECT_EQ(dwarf->stack_size, 0u);
+    auto sized =
+        parseTraceOptions({"uprobe:/bin/true:main", "--ustack=dwarf", "--stack-size", "512"});
+    ASSERT_TRUE(sized) << sized.error().message;
+    EXPECT_EQ(sized->stack_size, 512u);
+    EXPECT_FALSE(parseTraceOptions({"uprobe:/bin/true:main", "--ustack", "--stack-size", "512"}));
+    EXPECT_FALSE(
+        parseTraceOptions({"uprobe:/bin/true:main", "--ustack=dwarf", "--stack-size", "0"}));
+    EXPECT_FALSE(
+        parseTraceOptions({"uprobe:/bin/true:main", "--ustack=dwarf", "--stack-size", "3585"}));
+    EXPECT_TRUE(
+        parseTraceOptions({"uprobe:/bin/true:main", "--ustack=dwarf", "--stack-depth", "8"}));
+    EXPECT_FALSE(
+        parseTraceOptions({"uprobe:/bin/true:main", "--ustack=dwarf", "--backend", "ptrace"}));
     EXPECT_FALSE(parseTraceOptions({"uprobe:/bin/true:main", "--ustack=lbr"}));
     EXPECT_FALSE(parseTraceOptions({"syscall:getppid", "--ustack"}));
     EXPECT_FALSE(parseTraceOptions({"uprobe:/bin/true:main", "--ustack", "--stack-depth", "0"}));

@@ -98,10 +98,10 @@ _probectl() {
 		return
 		;;
 	esac
-	# --ustack=UNWINDER ('=' breaks words): frame pointers only so far (dwarf is refused)
-	if [[ $prev == --ustack && $cur == = ]]; then COMPREPLY=(fp); return; fi
+	# --ustack=UNWINDER ('=' breaks words): frame pointers or DWARF call frame information
+	if [[ $prev == --ustack && $cur == = ]]; then COMPREPLY=(fp dwarf); return; fi
 	if [[ $prev == = && ${words[cword - 2]} == --ustack ]]; then
-		mapfile -t COMPREPLY < <(compgen -W "fp" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "fp dwarf" -- "$cur")
 		return
 	fi
 	if [[ $cur == -* ]]; then

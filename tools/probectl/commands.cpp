@@ -18,7 +18,8 @@ namespace {
 const char* const kTraceHelpHead =
     R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--pid|--tid|--uid LIST] [--comm GLOB]
                       [--maxactive N] [--force] [--format text|json] [-o FILE]
-                      [--duration TIME] [-v] [--kstack] [--ustack[=fp]] [--stack-depth N]
+                      [--duration TIME] [-v] [--kstack] [--ustack[=fp|dwarf]] [--stack-depth N]
+                      [--stack-size BYTES]
                       [--backend kernel|ptrace [--seccomp-bpf]] [-- CMD [ARGS...]]
        probectl trace --syscalls=NAME[,NAME...]|all [-c] [OPTIONS] [-- CMD [ARGS...]]
 
@@ -288,7 +289,7 @@ boost::program_options::options_description recordOptionsDescription() {
     for (const auto& opt : trace.options())
         if (opt->long_name() != "format" && opt->long_name() != "summary-only" &&
             opt->long_name() != "kstack" && opt->long_name() != "ustack" &&
-            opt->long_name() != "stack-depth")
+            opt->long_name() != "stack-depth" && opt->long_name() != "stack-size")
             d.add(opt);
     return d;
 }

@@ -44,6 +44,10 @@ class TracePrinter {
         std::function<const std::vector<std::string>*(std::uint32_t, std::uint32_t)> f) {
         format_.kernel_stack = std::move(f);
     }
+    // Events' `ustack` snapshots print as their unwound stacks (EventFormat::user_snapshot).
+    void setUserSnapshots(decltype(EventFormat::user_snapshot) f) {
+        format_.user_snapshot = std::move(f);
+    }
     void summary(const SessionStats& stats);
     void flush();
 

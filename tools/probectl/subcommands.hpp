@@ -44,7 +44,8 @@ struct TraceOptions {
     bool summary_only = false;          // -c: strace -c's table instead of the events
     bool kstack = false;                // --kstack: each event's kernel stack
     std::uint32_t stack_depth = 0;      // --stack-depth N (1..127), 0 = the default (64)
-    std::string ustack;                 // --ustack[=fp]: each event's user stack; "" = none
+    std::string ustack;                 // --ustack[=fp|dwarf]: each event's user stack; "" = none
+    std::uint32_t stack_size = 0;       // --stack-size BYTES (dwarf), 0 = the default
     bool help = false;
     const char* cmd = "trace";  // the command the errors name: trace, or record
 

@@ -102,11 +102,14 @@ Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
     if (!o.kstack && o.ustack.empty())
         return openTracerFor(o, o.seccomp_bpf);
     return openTracerFor(o, o.seccomp_bpf, [&](SessionOptions& so) {
-        so.prepare = [depth = o.stack_depth, k = o.kstack, u = !o.ustack.empty()](
+        so.prepare = [depth = o.stack_depth, k = o.kstack, u = !o.ustack.empty(),
+                      dwarf = o.ustack == "dwarf", bytes = o.stack_size](
                          ProbeRequest& req, std::vector<FetchArg>& args) -> Result<void> {
             if (k)
                 if (auto r = appendKernelStackArg(req, args, depth); !r)
                     return r;
+            if (dwarf)
+                return appendUserStackSnapshotArg(req, args, bytes);
             if (u)
                 return appendUserStackArg(req, args, depth);
             return {};
@@ -244,12 +247,22 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
              ->implicit_value("fp")->value_name("UNWINDER"),
          "print each event's user stack under it (after --kstack's), one frame per line "
          "(FUNC+0xOFF (FILE), innermost first; JSON: the array \"ustack\"); UNWINDER fp "
-         "walks frame pointers: code built with -fomit-frame-pointer ends it early; any "
-         "spec but syscall: ones; --ustack=dwarf is not implemented yet")
+         "(the default) walks frame pointers: code built with -fomit-frame-pointer ends it "
+         "early; dwarf copies the registers and the top of the user stack (--stack-size) "
+         "at each hit and unwinds it here by the files' DWARF call frame information, like "
+         "perf --call-graph dwarf (a walk that ends early says why in its last line); any "
+         "spec but syscall: ones")
         ("stack-depth", po::value<std::uint32_t>(o ? &o->stack_depth : nullptr)
              ->value_name("N"),
          "frames a stack keeps (1..127, default 64); deeper stacks end with '...' and count "
          "as truncated")
+        ("stack-size", po::value<std::uint32_t>(o ? &o->stack_size : nullptr)
+             ->value_name("BYTES"),
+         fmt::format("--ustack=dwarf: bytes of user stack copied at each hit (1..{}, default "
+                     "{}; a record holds one page); a stack deeper than that stops unwinding "
+                     "where the copy ends",
+                     PROBECTL_USTACK_SNAPSHOT_MAX, PROBECTL_USTACK_SNAPSHOT_DEFAULT)
+             .c_str())
         ("seccomp-bpf", po::bool_switch(o ? &o->seccomp_bpf : nullptr),
          "ptrace backend: stop the command only on traced syscalls (a seccomp filter, like "
          "strace --seccomp-bpf); needs -- CMD, not -p");
@@ -365,14 +378,16 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
         return UsageError{stacks
                               ? fmt::format("--stack-depth must be 1..{}", PROBECTL_STACK_MAX_DEPTH)
                               : std::string("--stack-depth goes with --kstack or --ustack")};
+    if (vm.count("stack-size") &&
+        (o.ustack != "dwarf" || o.stack_size == 0 || o.stack_size > PROBECTL_USTACK_SNAPSHOT_MAX))
+        return UsageError{
+            o.ustack == "dwarf"
+                ? fmt::format("--stack-size must be 1..{}", PROBECTL_USTACK_SNAPSHOT_MAX)
+                : std::string("--stack-size goes with --ustack=dwarf")};
     if (!o.ustack.empty()) {
-        if (o.ustack == "dwarf")
-            return UsageError{
-                "--ustack=dwarf: DWARF (CFI) unwinding of user stacks is not implemented yet; "
-                "--ustack walks frame pointers (build with -fno-omit-frame-pointer)"};
-        if (o.ustack != "fp")
-            return UsageError{
-                fmt::format("--ustack={}: the unwinder is fp (frame pointers)", o.ustack)};
+        if (o.ustack != "fp" && o.ustack != "dwarf")
+            return UsageError{fmt::format(
+                "--ustack={}: the unwinders are fp (frame pointers) and dwarf", o.ustack)};
         if (o.backend != "kernel")
             return UsageError{"--ustack takes stacks in probectl.ko: it needs the kernel backend"};
         if (isFileFormat(o.format) || o.summary_only)

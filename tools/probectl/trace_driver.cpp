@@ -32,14 +32,25 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     TraceSink& sink = **opened;
     // --kstack, --ustack: stacks are read by id from the session's stack map, on a socket of
     // their own (the events' socket is busy delivering the event that names the stack).
+    const bool dwarf = o.ustack == "dwarf";
     std::optional<KernelStacks> stacks;
-    if (o.kstack || !o.ustack.empty()) {
+    if (o.kstack || (!o.ustack.empty() && !dwarf)) {
         auto ks = KernelStacks::open();
         if (!ks)
             return runtimeError(io, kCmd, ks.error());
         stacks.emplace(std::move(*ks));
         sink.setKernelStacks(
             [&stacks](std::uint32_t probe, std::uint32_t id) { return stacks->lines(probe, id); });
+    }
+    // --ustack=dwarf: each event carries its own snapshot, unwound as it is printed.
+    std::optional<UserSymbolizer> snapshots;
+    if (dwarf) {
+        snapshots.emplace();
+        const std::size_t depth = o.stack_depth ? o.stack_depth : kStackDefaultDepth;
+        sink.setUserSnapshots([&snapshots, depth](const Event& ev, const FetchedValue& v) {
+            return snapshots->snapshotLines(static_cast<pid_t>(ev.tgid), v.snapshot, v.truncated,
+                                            depth);
+        });
     }
     // Time 0 and --duration count from when every probe is armed (symbol loading before it
     // can take a while), just before the command is released.
@@ -57,7 +68,9 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     // --ustack: a process's maps are read at its first event, while it (likely) lives; its
     // user stacks are symbolized with them even after it exited.
     auto onEvent = [&](const Event& ev) {
-        if (stacks && !o.ustack.empty())
+        if (snapshots)
+            snapshots->capture(static_cast<pid_t>(ev.tgid));
+        else if (stacks && !o.ustack.empty())
             stacks->captureProcess(static_cast<pid_t>(ev.tgid));
         sink.event(ev);
     };

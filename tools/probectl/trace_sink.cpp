@@ -40,11 +40,16 @@ class PrinterSink : public TraceSink {
         printer_.emplace(layout_, t0_ns, *out_, io_.err);
         if (kernel_stack_)
             printer_->setKernelStacks(kernel_stack_);
+        if (user_snapshot_)
+            printer_->setUserSnapshots(user_snapshot_);
         printer_->header();
     }
     void setKernelStacks(
         std::function<const std::vector<std::string>*(std::uint32_t, std::uint32_t)> f) override {
         kernel_stack_ = std::move(f);
+    }
+    void setUserSnapshots(decltype(EventFormat::user_snapshot) f) override {
+        user_snapshot_ = std::move(f);
     }
     void event(const Event& ev) override { printer_->event(ev); }
     void flush() override {
@@ -71,6 +76,7 @@ class PrinterSink : public TraceSink {
     std::ostream* out_;
     std::optional<TracePrinter> printer_;
     std::function<const std::vector<std::string>*(std::uint32_t, std::uint32_t)> kernel_stack_;
+    decltype(EventFormat::user_snapshot) user_snapshot_;
 };
 
 // chrome, perfetto, ctf, record: a TraceWriter; the counters table on `summary`, if any.

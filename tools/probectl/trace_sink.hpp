@@ -30,6 +30,8 @@ class TraceSink {
     // Only the printer (text, json) prints stacks.
     virtual void setKernelStacks(
         std::function<const std::vector<std::string>*(std::uint32_t, std::uint32_t)>) {}
+    // Before begin(): unwind an event's `ustack` snapshot (EventFormat::user_snapshot).
+    virtual void setUserSnapshots(decltype(EventFormat::user_snapshot)) {}
     // Between polls: what is buffered goes out.
     virtual void flush() = 0;
     // The end: the counters (null when there are none, as in a recording cut short). A

@@ -340,3 +340,25 @@ TEST(UserStacks, DwarfStopsWhereTheSnapshotEnds) {
         expectNoInventedFrames(workloadFrames(frames, w), ev.dump());
     }
 }
+
+// At a kprobe in the workload's getppid syscall, from the registers the task entered the
+// kernel with: the C library's syscall(), then every workload frame of the nofp build,
+// leaf included (the frame-pointer walk skips it: syscall() keeps no frame pointer).
+TEST(UserStacks, DwarfAtAKprobeInTheTask) {
+    const std::string w = itest::workload("ustack_nofp");
+    const std::string file = "/tmp/ustack-dwarf-k.json";
+    Ran r = sh("probectl trace kprobe:__x64_sys_getppid --ustack=dwarf --format json -o " + file +
+               " -- " + w + " 3 syscall");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const auto events = jsonLines(itest::readFile(file), "event");
+    ASSERT_EQ(events.size(), 3u) << itest::readFile(file);
+    for (const auto& ev : events) {
+        ASSERT_TRUE(ev["ustack"].is_array()) << ev.dump();
+        const auto frames = ev["ustack"].get<std::vector<std::string>>();
+        ASSERT_FALSE(frames.empty()) << ev.dump();
+        EXPECT_NE(frames[0].find("libc"), std::string::npos) << ev.dump();
+        auto names = workloadFrames(frames, w);
+        std::erase(names, "_start");
+        EXPECT_EQ(names, kChain) << ev.dump();
+    }
+}

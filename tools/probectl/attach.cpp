@@ -13,6 +13,8 @@ Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& sp
         if (!r)
             return std::move(r).error();
         n += r->ids.size();
+        for (const std::string& note : r->notes)
+            err << "probectl: note: " << note << '\n';
         if (!r->glob)
             continue;
         err << r->summary() << '\n';

@@ -1,6 +1,7 @@
 // Adding a command's specs to its Tracer with globs expanded (expand.hpp): one line per
 // glob on `err` saying how many of its names attached and why the rest did not, and with
-// `verbose` each skipped name.
+// `verbose` each skipped name; and every note the tracer has on what it attached
+// ("probectl: note: ...", Tracer::takeNotes).
 #pragma once
 
 #include <sys/types.h>

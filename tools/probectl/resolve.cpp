@@ -18,6 +18,18 @@ namespace probectl::cli {
 namespace {
 constexpr const char* kCmd = "resolve";
 
+// A text of several lines as rows: the key on the first only.
+template <typename Row>
+void printLines(const Row& row, std::string_view key, std::string_view text) {
+    bool first = true;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        row(first ? key : "", std::string(text.substr(0, nl)));
+        first = false;
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    }
+}
+
 // uprobe/uretprobe/usdt: ELF resolution only, no kallsyms and no kernel.
 int resolveUser(const ResolveOptions& o, Io& io) {
     auto row = [&](std::string_view k, const std::string& v) {
@@ -44,6 +56,9 @@ int resolveUser(const ResolveOptions& o, Io& io) {
         row("symbol:", t.symbol.empty()  ? std::string("(none)")
                        : t.symbol_offset ? fmt::format("{}+{:#x}", t.symbol, t.symbol_offset)
                                          : t.symbol);
+        if (!t.inlined_from.empty())
+            row("inlined:", fmt::format("a copy of {} inlined here{}", t.inlined_from,
+                                        t.call_site.empty() ? "" : ", called at " + t.call_site));
         row("ELF address:", fmt::format("{:#x}", t.vaddr));
         row("file offset:", fmt::format("{:#x}", t.file_offset));
         if (t.kind == SpecKind::Usdt) {
@@ -60,14 +75,9 @@ int resolveUser(const ResolveOptions& o, Io& io) {
             fmt::format(
                 "{} {}:{:#x}{}", t.is_return ? "uretprobe" : "uprobe", t.path, t.file_offset,
                 t.ref_ctr_offset ? fmt::format(" ref_ctr_offset {:#x}", t.ref_ctr_offset) : ""));
-        std::string_view how = t.how;
-        bool first = true;
-        while (!how.empty()) {
-            const auto nl = how.find('\n');
-            row(first ? "how:" : "", std::string(how.substr(0, nl)));
-            first = false;
-            how.remove_prefix(nl == std::string_view::npos ? how.size() : nl + 1);
-        }
+        if (!t.note.empty())
+            printLines(row, "note:", t.note);
+        printLines(row, "how:", t.how);
     }
     row("probe-able:", "yes as far as userspace can tell (the kernel checks the instruction)");
     return kExitOk;

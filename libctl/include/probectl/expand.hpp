@@ -50,6 +50,8 @@ struct AttachReport {
     std::vector<std::uint32_t> ids;
     std::size_t matched = 0;
     std::vector<SkippedName> skipped;  // before the kernel was asked, and refused by it
+    // The tracer's notes on what it attached (Tracer::takeNotes), for the user to read.
+    std::vector<std::string> notes;
     // "SPEC: attached A of M; R refused: 12 blacklisted, 3 data, 1 refused by the kernel"
     std::string summary() const;
     // One line per skipped name: "  NAME: REASON[: DETAIL]".

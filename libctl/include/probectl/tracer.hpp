@@ -23,7 +23,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "probectl/event.hpp"
 #include "probectl/event_view.hpp"
@@ -49,6 +51,10 @@ class Tracer {
     // backend's own (kernel extack, ptrace EIO/EPERM).
     virtual Result<std::uint32_t> add(const ProbeSpec& spec) = 0;
 
+    // What the add() calls since the last takeNotes() found that the user should know
+    // before trusting the results (calls a probe cannot see, e.g. inlined copies of a function
+    // a return probe cannot reach), one line or paragraph each, in order; then forgets them.
+    std::vector<std::string> takeNotes();
     // Tracing starts: the held command, if any, execs (after this returns it has exec'd).
     // Nothing to do without a command. Errors: the exec's errno ("cannot run 'CMD'":
     // ENOENT, EACCES), EINVAL if the command was already started.
@@ -94,10 +100,15 @@ class Tracer {
 
   protected:
     Tracer() = default;
+    // For the backends' add(): a note for takeNotes().
+    void addNote(std::string note) { notes_.push_back(std::move(note)); }
     Tracer(const Tracer&) = default;
     Tracer(Tracer&&) = default;
     Tracer& operator=(const Tracer&) = default;
     Tracer& operator=(Tracer&&) = default;
+
+  private:
+    std::vector<std::string> notes_;
 };
 
 }  // namespace probectl

@@ -58,6 +58,14 @@ struct UserTarget {
     // nothing does. A kernel uretprobe's substituted return address has no unwind
     // information: an exception unwinding through the probed frame ends the program.
     std::string exception_use;
+    // An inlined copy of a function (DWARF's DW_TAG_inlined_subroutine): the function's name
+    // as the spec wrote it, and where the call was written ("prog.c:20", "" if unknown).
+    // `symbol` is then the function the copy sits in. "" for everything else.
+    std::string inlined_from;
+    std::string call_site;
+    // Something the user should know before trusting the counts (calls this probe cannot
+    // see, such as inlined copies a return probe cannot reach), one line; "" when none.
+    std::string note;
     // How the numbers were found, one step per line (file lookup, symbol table, segment
     // arithmetic, maps line, note fields), for `probectl resolve`.
     std::string how;
@@ -77,9 +85,15 @@ struct UserTarget {
 //  others   errno of opening the file or reading /proc/PID/maps (ESRCH, EACCES)
 Result<UserTarget> resolveUserSpec(const ProbeSpec& spec, const UserResolveOptions& options = {});
 
-// As resolveUserSpec, but a USDT probe with several sites (the macro expanded in several
-// places, or inlined) yields one UserTarget per site, in note order; every site shares the
-// semaphore. For uprobe/uretprobe specs the result has one element.
+// As resolveUserSpec, but a location with several sites yields one UserTarget per site:
+//  - a USDT probe whose macro was expanded in several places (or inlined), in note order;
+//    every site shares the semaphore;
+//  - uprobe:PATH:FUNC where the file's DWARF (its own or its debug file's) shows FUNC
+//    inlined into callers: the out-of-line copy (if any) first, then each inlined copy by
+//    address (inlined_from set). A return probe or fetch arguments cannot work at an inlined
+//    copy: then only the out-of-line copy is probed and its `note` lists the copies missed,
+//    and with no out-of-line copy the spec is refused (EINVAL) with that list.
+// Other specs give one element.
 Result<std::vector<UserTarget>> resolveUserSpecAll(const ProbeSpec& spec,
                                                    const UserResolveOptions& options = {});
 

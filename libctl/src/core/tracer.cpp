@@ -24,6 +24,12 @@ Result<void> loop(const Tracer& t, const Poll& poll, const std::function<bool()>
 
 }  // namespace
 
+std::vector<std::string> Tracer::takeNotes() {
+    std::vector<std::string> out;
+    out.swap(notes_);
+    return out;
+}
+
 Result<void> Tracer::run(const EventCallback& cb, const std::function<bool()>& should_stop,
                          int tick_ms) {
     return loop(

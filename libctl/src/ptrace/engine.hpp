@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "probectl/event.hpp"
@@ -121,6 +122,8 @@ class Engine {
     Result<void> attach(pid_t tgid);
     Result<void> spawnCommand();
     Result<std::uint32_t> addProbe(const ProbeSpec& spec);
+    // The notes of the sites addProbe resolved since the last call (Tracer::takeNotes).
+    std::vector<std::string> takeAddNotes() { return std::exchange(add_notes_, {}); }
     Result<void> release();
     Result<std::size_t> poll(int timeout_ms, const EventCallback& cb);
     void detachAll(const EventCallback& cb);
@@ -200,6 +203,7 @@ class Engine {
     bool has_user_probes_ = false;
     std::set<std::string> hooked_linkers_;  // ld.so paths whose hook probe exists
     std::vector<FileIdentity> files_;       // probed files as they were when added
+    std::vector<std::string> add_notes_;    // ResolvedProbe::note of added probes
     std::vector<std::string> setid_notes_;  // set-user/group-ID execs that kept our ids
     // Under follow: every tgid traced so far, and children of traced processes that were
     // not (CLONE_UNTRACED: no ptrace event), seen by their SIGCHLD or alive at detach.

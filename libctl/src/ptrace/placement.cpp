@@ -88,6 +88,9 @@ Result<std::uint32_t> Engine::addProbe(const ProbeSpec& given) {
     } else {
         if (auto r = setupSites(*p, spec, *resolved); !r)
             return std::move(r).error();
+        for (const ResolvedProbe& r : *resolved)
+            if (!r.note.empty())
+                add_notes_.push_back(fmt::format("{}: {}", spec.text, r.note));
         addLinkerHook();
     }
     p->info.id = next_id_++;

@@ -64,7 +64,10 @@ Result<std::uint32_t> PtraceSession::add(std::string_view spec) {
 Result<std::uint32_t> PtraceSession::add(const ProbeSpec& spec) {
     if (impl_->final_stats)
         return makeError(EINVAL, "the session has stopped");
-    return impl_->engine.addProbe(spec);
+    auto id = impl_->engine.addProbe(spec);
+    for (std::string& n : impl_->engine.takeAddNotes())
+        addNote(std::move(n));
+    return id;
 }
 
 Result<void> PtraceSession::release() {

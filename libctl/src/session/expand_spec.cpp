@@ -289,6 +289,7 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
             return std::move(id).error();
         impl_->attached.insert(x->specs.front().locationStr());
         r.ids.push_back(*id);
+        r.notes = tracer.takeNotes();
         return r;
     }
     std::optional<Error> first;
@@ -310,6 +311,8 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
         }
         impl_->attached.insert(where);
         r.ids.push_back(*id);
+        for (std::string& n : tracer.takeNotes())
+            r.notes.push_back(std::move(n));
     }
     if (r.ids.empty()) {
         Error e = first ? *first : makeError(ENOENT, "");

@@ -186,6 +186,11 @@ Result<std::vector<ResolvedProbe>> userElf(const ProbeSpec& spec, const ResolveC
         p.res.symbol = t.symbol;
         p.res.symbol_offset = t.symbol_offset;
         p.res.address = t.vaddr;
+        p.note = t.note;
+        if (!t.inlined_from.empty())
+            p.site_label = t.symbol.empty()
+                               ? fmt::format(" (inlined at {:#x})", t.vaddr)
+                               : fmt::format(" (inlined in {}+{:#x})", t.symbol, t.symbol_offset);
         p.args = spec.fetch_args;
         if (spec.kind == SpecKind::Usdt) {
             // The site's own arguments, from its note; the predicate meets them only here.

@@ -54,9 +54,15 @@ struct ResolvedProbe {
     int syscall_nr = -1;
     // Resolved by name only (ResolveContext::by_name): not checked against kallsyms.
     bool by_name = false;
+    // For the user before the trace starts (UserTarget::note), "" when none.
+    std::string note;
+    // Appended to the spec to name this site among the spec's probes, "" for the main one:
+    // " (inlined in twice+0x1c)".
+    std::string site_label;
 };
 
-// Every site of `spec` (a USDT probe can have several; other kinds have one).
+// Every site of `spec` (a USDT probe and a function with inlined copies can have several;
+// other kinds have one).
 Result<std::vector<ResolvedProbe>> resolveSpec(const ProbeSpec& spec, const ResolveContext& ctx);
 
 // Fills the request's fetch program and predicate.

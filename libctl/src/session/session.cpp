@@ -203,7 +203,7 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
 
         const std::size_t before = impl_->probes.size();
         for (ResolvedProbe& site : *sites) {
-            auto id = addRequestImpl(site.res, spec.text, std::move(site.args));
+            auto id = addRequestImpl(site.res, spec.text + site.site_label, std::move(site.args));
             if (!id) {
                 // All sites or none: take back the ones already added (the newest probes).
                 while (impl_->probes.size() > before) {
@@ -217,6 +217,8 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
                 return id;
             }
             impl_->probes.back().syscall = std::move(site.plan);
+            if (!site.note.empty())
+                addNote(fmt::format("{}: {}", spec.text, site.note));
             if (!site.shown.empty())
                 impl_->shown_of[impl_->probes.back().id] = std::move(site.shown);
         }

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "elf/eh_use.hpp"
+#include "elf/inlined_copies.hpp"
 #include "probectl/elf_resolver.hpp"
 #include "probectl/insn_boundary.hpp"
 #include "probectl/kernel_symbols.hpp"
@@ -60,6 +61,8 @@ class Resolver {
 
         if (spec_.kind == SpecKind::Usdt)
             return usdt();
+        if (!spec_.has_addr && spec_.offset == 0)
+            return functionSites();
         Result<UserTarget> t = spec_.has_addr ? address() : symbol();
         if (!t)
             return std::move(t).error();
@@ -88,9 +91,10 @@ class Resolver {
     }
 
     // How the user writes a location of this file in a spec: PATH as they gave it.
-    std::string specAt(std::string_view location) const {
+    // `entry`: as a uprobe whatever the spec's kind.
+    std::string specAt(std::string_view location, bool entry = false) const {
         ProbeSpec s;
-        s.kind = spec_.kind == SpecKind::Usdt ? SpecKind::Uprobe : spec_.kind;
+        s.kind = spec_.kind == SpecKind::Usdt || entry ? SpecKind::Uprobe : spec_.kind;
         s.path = spec_.path;
         s.symbol = "x";  // str() quotes PATH as the grammar needs; the location replaces "x"
         std::string text = s.str();
@@ -103,9 +107,9 @@ class Resolver {
     // is what they wrote.
     Result<void> checkExecutable(std::uint64_t vaddr, std::string_view what,
                                  bool what_is_elf_address = false) const {
-        const std::string where =
-            what_is_elf_address ? std::string(what)
-                                : fmt::format("{} (ELF address {:#x})", what, vaddr);
+        const std::string where = what_is_elf_address
+                                      ? std::string(what)
+                                      : fmt::format("{} (ELF address {:#x})", what, vaddr);
         const LoadSegment* seg = elf_->segmentForAddress(vaddr);
         if (!seg)
             return fail(EINVAL,
@@ -212,8 +216,7 @@ class Resolver {
             case UserAddrKind::None:
                 return fail(EINVAL, "no address in the spec");
         }
-        if (auto r = checkExecutable(t.vaddr,
-                                     fmt::format("{} {:#x}", toString(spec_.user_addr), n),
+        if (auto r = checkExecutable(t.vaddr, fmt::format("{} {:#x}", toString(spec_.user_addr), n),
                                      spec_.user_addr == UserAddrKind::ElfAddress);
             !r)
             return r.error();
@@ -399,6 +402,113 @@ class Resolver {
         return t;
     }
 
+    // A function's entry: its out-of-line copy and every copy the compiler inlined into a
+    // caller (DWARF), or a probe would count only the calls that were not inlined.
+    Result<std::vector<UserTarget>> functionSites() const {
+        const std::string dwarf = elf_->debugFile().empty() ? file_.path : elf_->debugFile();
+        const InlinedSearch inl = findInlinedCopies(dwarf, spec_.symbol);
+        const bool out_of_line = !elf_->functionsNamed(spec_.symbol).empty();
+        std::vector<UserTarget> out;
+        if (out_of_line || inl.copies.empty()) {
+            auto t = symbol();
+            if (!t)
+                return std::move(t).error();
+            if (!inl.has_dwarf)
+                t->note = noDwarfNote(t->symbol);
+            out.push_back(std::move(*t));
+        }
+        if (inl.copies.empty())
+            return out;
+        std::vector<UserTarget> copies;
+        for (const InlinedCopy& c : inl.copies) {
+            auto t = inlinedCopy(c, inl.source);
+            if (!t)
+                return std::move(t).error();
+            copies.push_back(std::move(*t));
+        }
+        std::vector<std::string> lines;
+        for (const UserTarget& t : copies)
+            lines.push_back(fmt::format("  in {}+{:#x}{}  ({})", t.symbol, t.symbol_offset,
+                                        t.call_site.empty() ? "" : ", called at " + t.call_site,
+                                        specAt(fmt::format("elf={:#x}", t.vaddr), true)));
+        const std::string where =
+            fmt::format("{} inlined cop{} of '{}' (DWARF of {})", copies.size(),
+                        copies.size() == 1 ? "y" : "ies", spec_.symbol, inl.source);
+        const char* why = isReturn(spec_.kind)
+                              ? "a return probe needs a call and a return, which an inlined "
+                                "copy does not have"
+                          : !spec_.fetch_args.empty()
+                              ? "fetch arguments read the calling convention's registers and "
+                                "stack, which an inlined copy does not follow"
+                              : nullptr;
+        if (why && out.empty())
+            return fail(EINVAL,
+                        fmt::format("'{}' has no out-of-line copy in {}, only {}; {}. "
+                                    "Probe the copies without fetch arguments (uprobe:, "
+                                    "not uretprobe:), or a location inside them:\n{}",
+                                    spec_.symbol, file_.path, where, why, fmt::join(lines, "\n")));
+        if (why) {
+            out.front().note = fmt::format(
+                "{} not probed ({}); the calls made there are not "
+                "seen:\n{}",
+                where, why, fmt::join(lines, "\n"));
+            return out;
+        }
+        if (!out.empty())
+            out.front().note =
+                fmt::format("{} probed too (a probe each):\n{}", where, fmt::join(lines, "\n"));
+        else
+            copies.front().note = fmt::format("no out-of-line copy of '{}'; its {} probed:\n{}",
+                                              spec_.symbol, where, fmt::join(lines, "\n"));
+        for (UserTarget& t : copies)
+            out.push_back(std::move(t));
+        return out;
+    }
+
+    Result<UserTarget> inlinedCopy(const InlinedCopy& c, const std::string& source) const {
+        UserTarget t = base();
+        // A copy has an entry only: a return probe's copies are listed, never probed.
+        t.kind = SpecKind::Uprobe;
+        t.is_return = false;
+        t.exception_use.clear();
+        t.vaddr = c.entry;
+        t.inlined_from = spec_.symbol;
+        if (!c.call_file.empty())
+            t.call_site = fmt::format(
+                "{}:{}", c.call_file.substr(c.call_file.find_last_of('/') + 1), c.call_line);
+        t.how += fmt::format(
+            "inlined copy of {} (DW_TAG_inlined_subroutine in the DWARF of {}): "
+            "entry at ELF address {:#x}{}\n",
+            spec_.symbol, source, c.entry, t.call_site.empty() ? "" : ", called at " + t.call_site);
+        if (auto r = checkExecutable(
+                t.vaddr, fmt::format("the inlined copy of '{}' at {:#x}", spec_.symbol, t.vaddr),
+                true);
+            !r)
+            return r.error();
+        auto off = elf_->fileOffset(t.vaddr);
+        if (!off)
+            return fail(EINVAL, off.error().message);
+        t.file_offset = *off;
+        t.how += segmentStep(*elf_->segmentForAddress(t.vaddr), t.vaddr) + "\n";
+        if (auto r = nameLocation(t); !r)
+            return r.error();
+        return t;
+    }
+
+    // Without DWARF nothing says where a function was inlined; a local (static) function is
+    // the usual candidate, so say what it would take to see those calls.
+    std::string noDwarfNote(const std::string& name) const {
+        for (const ElfSymbol* s : elf_->functionsNamed(spec_.symbol))
+            if (s->bind == STB_LOCAL)
+                return fmt::format(
+                    "'{}' is a static function and {} has no DWARF (.debug_info, "
+                    "nor a debug file with it): calls the compiler inlined into "
+                    "callers are not seen. Build with -g or install the debug "
+                    "file, and each inlined copy is probed too",
+                    name, file_.path);
+        return {};
+    }
+
     Result<std::vector<UserTarget>> usdt() const {
         std::vector<const UsdtProbe*> hits;
         std::vector<std::string> providers;
@@ -480,14 +590,16 @@ Result<UserTarget> resolveUserSpec(const ProbeSpec& spec, const UserResolveOptio
     if (all->size() > 1) {
         std::vector<std::string> sites;
         for (const auto& t : *all)
-            sites.push_back(fmt::format("  file offset {:#x}{}", t.file_offset,
-                                        t.symbol.empty() ? "" : " in " + t.symbol));
+            sites.push_back(fmt::format("  file offset {:#x}{}{}", t.file_offset,
+                                        t.symbol.empty() ? "" : " in " + t.symbol,
+                                        t.inlined_from.empty() ? "" : " (inlined copy)"));
         return makeError(ENOTUNIQ,
-                         fmt::format("{}: USDT probe has {} sites in {} (each needs "
+                         fmt::format("{}: {} has {} sites in {} (each needs "
                                      "its own uprobe; resolveUserSpecAll returns them "
                                      "all):\n{}",
-                                     spec.text.empty() ? spec.str() : spec.text, all->size(),
-                                     (*all)[0].path, fmt::join(sites, "\n")));
+                                     spec.text.empty() ? spec.str() : spec.text,
+                                     spec.kind == SpecKind::Usdt ? "USDT probe" : "the function",
+                                     all->size(), (*all)[0].path, fmt::join(sites, "\n")));
     }
     return std::move((*all)[0]);
 }

@@ -69,6 +69,31 @@ std::vector<std::pair<std::string, std::uint64_t>> foldedLines(const std::string
     return out;
 }
 
+// `probectl trace kprobe:__x64_sys_getppid OPTION` over 3 syscalls of workload `w`: each
+// event's user stack as workload frames, with the event's JSON; the stack must start in
+// libc (the syscall() wrapper).
+std::vector<std::pair<std::vector<std::string>, std::string>> kprobeUserStacks(
+    const std::string& w, const std::string& option, const std::string& file) {
+    std::vector<std::pair<std::vector<std::string>, std::string>> out;
+    Ran r = sh("probectl trace kprobe:__x64_sys_getppid " + option + " --format json -o " + file +
+               " -- " + w + " 3 syscall");
+    EXPECT_EQ(r.status, 0) << r.out;
+    const auto events = jsonLines(itest::readFile(file), "event");
+    EXPECT_EQ(events.size(), 3u) << itest::readFile(file);
+    for (const auto& ev : events) {
+        EXPECT_TRUE(ev["ustack"].is_array()) << ev.dump();
+        if (!ev["ustack"].is_array())
+            continue;
+        const auto frames = ev["ustack"].get<std::vector<std::string>>();
+        EXPECT_FALSE(frames.empty()) << ev.dump();
+        if (!frames.empty()) {
+            EXPECT_NE(frames[0].find("libc"), std::string::npos) << ev.dump();
+        }
+        out.emplace_back(workloadFrames(frames, w), ev.dump());
+    }
+    return out;
+}
+
 }  // namespace
 
 // At leaf's entry: leaf, then its callers mid, top, main (mid is read from the stack
@@ -149,20 +174,11 @@ TEST(UserStacks, ReturnProbeAndDepth) {
 // its callers are). count --by kstack,ustack: the kernel frames above the user ones.
 TEST(UserStacks, KprobeInTheTaskHasItsUserStack) {
     const std::string w = itest::workload("ustack_fp");
-    const std::string file = "/tmp/ustack-k.json";
-    Ran r = sh("probectl trace kprobe:__x64_sys_getppid --ustack --format json -o " + file +
-               " -- " + w + " 3 syscall");
-    ASSERT_EQ(r.status, 0) << r.out;
-    const auto events = jsonLines(itest::readFile(file), "event");
-    ASSERT_EQ(events.size(), 3u) << itest::readFile(file);
-    for (const auto& ev : events) {
-        ASSERT_TRUE(ev["ustack"].is_array()) << ev.dump();
-        const auto frames = ev["ustack"].get<std::vector<std::string>>();
-        ASSERT_FALSE(frames.empty()) << ev.dump();
-        EXPECT_NE(frames[0].find("libc"), std::string::npos) << ev.dump();
-        const auto names = workloadFrames(frames, w);
-        expectNoInventedFrames(names, ev.dump());
-        EXPECT_EQ(names, (std::vector<std::string>{"mid", "top", "main"})) << ev.dump();
+    const auto stacks = kprobeUserStacks(w, "--ustack", "/tmp/ustack-k.json");
+    ASSERT_EQ(stacks.size(), 3u);
+    for (const auto& [names, json] : stacks) {
+        expectNoInventedFrames(names, json);
+        EXPECT_EQ(names, (std::vector<std::string>{"mid", "top", "main"})) << json;
     }
 
     Ran c =
@@ -346,19 +362,10 @@ TEST(UserStacks, DwarfStopsWhereTheSnapshotEnds) {
 // leaf included (the frame-pointer walk skips it: syscall() keeps no frame pointer).
 TEST(UserStacks, DwarfAtAKprobeInTheTask) {
     const std::string w = itest::workload("ustack_nofp");
-    const std::string file = "/tmp/ustack-dwarf-k.json";
-    Ran r = sh("probectl trace kprobe:__x64_sys_getppid --ustack=dwarf --format json -o " + file +
-               " -- " + w + " 3 syscall");
-    ASSERT_EQ(r.status, 0) << r.out;
-    const auto events = jsonLines(itest::readFile(file), "event");
-    ASSERT_EQ(events.size(), 3u) << itest::readFile(file);
-    for (const auto& ev : events) {
-        ASSERT_TRUE(ev["ustack"].is_array()) << ev.dump();
-        const auto frames = ev["ustack"].get<std::vector<std::string>>();
-        ASSERT_FALSE(frames.empty()) << ev.dump();
-        EXPECT_NE(frames[0].find("libc"), std::string::npos) << ev.dump();
-        auto names = workloadFrames(frames, w);
+    auto stacks = kprobeUserStacks(w, "--ustack=dwarf", "/tmp/ustack-dwarf-k.json");
+    ASSERT_EQ(stacks.size(), 3u);
+    for (auto& [names, json] : stacks) {
         std::erase(names, "_start");
-        EXPECT_EQ(names, kChain) << ev.dump();
+        EXPECT_EQ(names, kChain) << json;
     }
 }

@@ -121,6 +121,16 @@ class Resolver {
         return {};
     }
 
+    // t.vaddr -> t.file_offset, with the arithmetic in t.how.
+    Result<void> setFileOffset(UserTarget& t) const {
+        auto off = elf_->fileOffset(t.vaddr);
+        if (!off)
+            return fail(EINVAL, off.error().message);
+        t.file_offset = *off;
+        t.how += segmentStep(*elf_->segmentForAddress(t.vaddr), t.vaddr) + "\n";
+        return {};
+    }
+
     // Names the function around `vaddr` and checks a uretprobe sits on an entry.
     Result<void> nameLocation(UserTarget& t) const {
         if (const ElfSymbol* s = elf_->functionAt(t.vaddr)) {
@@ -394,11 +404,8 @@ class Resolver {
             return r.error();
         if (auto r = checkBoundary(s, spec_.offset, t); !r)
             return r.error();
-        auto off = elf_->fileOffset(t.vaddr);
-        if (!off)
-            return fail(EINVAL, off.error().message);
-        t.file_offset = *off;
-        t.how += segmentStep(*elf_->segmentForAddress(t.vaddr), t.vaddr) + "\n";
+        if (auto r = setFileOffset(t); !r)
+            return r.error();
         return t;
     }
 
@@ -485,11 +492,8 @@ class Resolver {
                 true);
             !r)
             return r.error();
-        auto off = elf_->fileOffset(t.vaddr);
-        if (!off)
-            return fail(EINVAL, off.error().message);
-        t.file_offset = *off;
-        t.how += segmentStep(*elf_->segmentForAddress(t.vaddr), t.vaddr) + "\n";
+        if (auto r = setFileOffset(t); !r)
+            return r.error();
         if (auto r = nameLocation(t); !r)
             return r.error();
         return t;

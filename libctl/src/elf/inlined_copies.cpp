@@ -105,6 +105,43 @@ void walk(Dwarf_Die* cu, std::string_view name, std::vector<InlinedCopy>& out) {
     }
 }
 
+// Whether the CU can hold inlined copies of `name`: it has the function's abstract instance
+// (a subprogram with DW_AT_inline, GCC and clang put it in each CU that inlines it), or it
+// imports or is a unit shared by others (dwz, LTO), where the origin may be elsewhere. Only
+// top-level entries and their namespaces and classes are read: a deep walk of every
+// function body is what makes a large file's DWARF slow.
+bool mayInline(Dwarf_Die* cu, std::string_view name) {
+    if (dwarf_tag(cu) == DW_TAG_partial_unit)
+        return true;
+    std::vector<Dwarf_Die> todo{*cu};
+    while (!todo.empty()) {
+        Dwarf_Die die = todo.back();
+        todo.pop_back();
+        Dwarf_Die child;
+        if (dwarf_child(&die, &child) != 0)
+            continue;
+        do {
+            switch (dwarf_tag(&child)) {
+                case DW_TAG_imported_unit:
+                    return true;
+                case DW_TAG_subprogram:
+                    if (dwarf_hasattr(&child, DW_AT_inline) && named(&child, name))
+                        return true;
+                    break;
+                case DW_TAG_namespace:
+                case DW_TAG_class_type:
+                case DW_TAG_structure_type:
+                case DW_TAG_union_type:
+                    todo.push_back(child);
+                    break;
+                default:
+                    break;
+            }
+        } while (dwarf_siblingof(&child, &child) == 0);
+    }
+    return false;
+}
+
 }  // namespace
 
 InlinedSearch findInlinedCopies(const std::string& dwarf_path, std::string_view name) {
@@ -121,7 +158,8 @@ InlinedSearch findInlinedCopies(const std::string& dwarf_path, std::string_view 
         uint8_t unit_type = 0;
         while (dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0) {
             s.has_dwarf = true;
-            walk(&cudie, name, s.copies);
+            if (mayInline(&cudie, name))
+                walk(&cudie, name, s.copies);
         }
         dwarf_end(dw);
     }

@@ -109,15 +109,32 @@ Error refuseStack(std::string msg) {
     return e;
 }
 
-// Appends the fetch argument NAME=$VARDEPTH that captures a stack (kstack or ustack).
-Result<void> appendStackArg(ProbeRequest& req, std::vector<FetchArg>& args, const std::string& name,
-                            bool return_probe, std::uint32_t depth) {
+// Whether `args` has room for one more argument called `name`.
+Result<void> roomFor(const std::vector<FetchArg>& args, const std::string& name) {
     for (const auto& a : args)
         if (a.name == name)
             return refuseStack(fmt::format("a fetch argument is already named '{}'", name));
     if (args.size() >= kFetchMaxArgs)
         return refuseStack(
             fmt::format("more than {} fetch arguments with the stack", kFetchMaxArgs));
+    return {};
+}
+
+// Compiles `arg` into the request's fetch program and appends it to `args`.
+Result<void> appendCompiled(ProbeRequest& req, std::vector<FetchArg>& args, FetchArg arg) {
+    auto prog = compileFetchArg(arg);
+    if (!prog)
+        return prog.error();
+    req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
+    args.push_back(std::move(arg));
+    return {};
+}
+
+// Appends the fetch argument NAME=$VARDEPTH that captures a stack (kstack or ustack).
+Result<void> appendStackArg(ProbeRequest& req, std::vector<FetchArg>& args, const std::string& name,
+                            bool return_probe, std::uint32_t depth) {
+    if (auto r = roomFor(args, name); !r)
+        return r;
     const std::string text =
         depth ? fmt::format("{}=${}{}", name, name, depth) : fmt::format("{}=${}", name, name);
     FetchOptions fo;
@@ -126,12 +143,7 @@ Result<void> appendStackArg(ProbeRequest& req, std::vector<FetchArg>& args, cons
     auto arg = parseFetchArg(text, args.size() + 1, fo);
     if (!arg)
         return refuseStack(arg.error().message);
-    auto prog = compileFetchArg(*arg);
-    if (!prog)
-        return prog.error();
-    req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
-    args.push_back(std::move(*arg));
-    return {};
+    return appendCompiled(req, args, std::move(*arg));
 }
 
 }  // namespace
@@ -151,25 +163,15 @@ Result<void> appendUserStackSnapshotArg(ProbeRequest& req, std::vector<FetchArg>
     if (bytes > kUstackSnapshotMax)
         return refuseStack(fmt::format("a user stack snapshot takes 1..{} bytes, not {}",
                                        kUstackSnapshotMax, bytes));
-    for (const auto& a : args)
-        if (a.name == kUserStackArg)
-            return refuseStack(
-                fmt::format("a fetch argument is already named '{}'", kUserStackArg));
-    if (args.size() >= kFetchMaxArgs)
-        return refuseStack(
-            fmt::format("more than {} fetch arguments with the stack", kFetchMaxArgs));
+    if (auto r = roomFor(args, kUserStackArg); !r)
+        return r;
     auto src = std::make_shared<FetchSource>();
     src->kind = FetchSource::Kind::UStackSnapshot;
     src->index = bytes;
     FetchArg arg;
     arg.name = kUserStackArg;
     arg.source = std::move(src);
-    auto prog = compileFetchArg(arg);
-    if (!prog)
-        return prog.error();
-    req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
-    args.push_back(std::move(arg));
-    return {};
+    return appendCompiled(req, args, std::move(arg));
 }
 
 Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args,

@@ -71,3 +71,40 @@ TEST(UsdtNotes, NoNotesNoProbes) {
     ASSERT_TRUE(elf);
     EXPECT_TRUE(elf->usdtProbes().empty());
 }
+
+// Whether an earlier writable PT_LOAD maps the semaphore's file page, from readelf: lld
+// (without -z separate-loadable-segments) starts the data segment in RELRO's last page.
+TEST(UsdtNotes, SemaphorePageSharedWithAnEarlierWritableSegment) {
+    std::vector<std::pair<std::string, bool>> files = {{FX_USDT_PATH, false}};
+    if (std::string(FX_USDT_LLD_PATH).empty())
+        GTEST_SKIP() << "clang or lld not found when configured";
+    files.emplace_back(FX_USDT_LLD_PATH, true);
+    for (const auto& [path, want] : files) {
+        SCOPED_TRACE(path);
+        auto elf = ElfResolver::open(path);
+        ASSERT_TRUE(elf) << elf.error().message;
+        const auto loads = readelfLoads(path);
+        bool saw_sem = false;
+        for (const auto& n : readelfStapsdt(path)) {
+            if (!n.semaphore)
+                continue;
+            saw_sem = true;
+            const std::uint64_t off = expectedOffset(loads, n.semaphore).value();
+            bool shared = false;
+            for (const auto& l : loads) {
+                if (n.semaphore >= l.vaddr && n.semaphore - l.vaddr < l.filesz)
+                    break;  // its own segment: only earlier ones count
+                shared = shared ||
+                         (l.flags.find('W') != std::string::npos && off / 4096 >= l.offset / 4096 &&
+                          off < (l.offset + l.filesz + 4095) / 4096 * 4096);
+            }
+            EXPECT_EQ(shared, want);
+            for (const auto& p : elf->usdtProbes()) {
+                if (p.semaphore == n.semaphore) {
+                    EXPECT_EQ(p.semaphore_page_shared, want) << p.provider << ":" << p.name;
+                }
+            }
+        }
+        EXPECT_TRUE(saw_sem);
+    }
+}

@@ -70,6 +70,11 @@ struct UsdtProbe {
     std::uint64_t semaphore = 0;    // ELF address of the semaphore, 0 = none
     // The semaphore's file offset, the kernel's ref_ctr_offset; 0 = none.
     std::uint64_t semaphore_offset = 0;
+    // An earlier writable PT_LOAD maps the semaphore's file page too (lld puts the RELRO
+    // segment's end and the data segment's start in one file page). At exec the kernel
+    // raises the semaphore in the first writable mapping of that page, the RELRO one, before
+    // the dynamic loader makes it read-only: the program then reads its own as 0.
+    bool semaphore_page_shared = false;
     std::string args;              // the argument specs as in the note
     std::vector<UsdtArg> decoded;  // args decoded; empty when args_error is set
     std::string args_error;        // why args did not decode ("" when they did)

@@ -46,6 +46,10 @@ struct UserTarget {
     // USDT semaphore: its byte offset in `path`, for the kernel to increment in every
     // process mapping the file while the probe exists (uprobe ref_ctr_offset); 0 = none.
     std::uint64_t ref_ctr_offset = 0;
+    // The semaphore's file page is mapped by an earlier writable segment too
+    // (UsdtProbe::semaphore_page_shared): a process exec'd while the probe exists reads
+    // the semaphore as 0 unless the tracer raises it itself after the dynamic loader ran.
+    bool semaphore_page_shared = false;
     // The function holding the location, demangled, with @VERSION when versioned ("" when
     // the location is in no known function, or for a USDT probe in none).
     std::string symbol;

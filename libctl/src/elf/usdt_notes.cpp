@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "elf/elf_handle.hpp"
 #include "elf/usdt_notes.hpp"
 
@@ -26,6 +28,21 @@ bool takeString(const char* desc, std::size_t size, std::size_t* at, std::string
     out->assign(desc + *at, len);
     *at += len + 1;
     return true;
+}
+
+// Whether a writable PT_LOAD before `seg` maps the file page holding `offset`: the
+// mappings are made in program-header order, whole pages at a time.
+bool semaphorePageShared(const ElfResolver& file, const LoadSegment& seg, std::uint64_t offset) {
+    const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    for (const LoadSegment& s : file.loadSegments()) {
+        if (s.index >= seg.index || !s.writable() || s.filesz == 0)
+            continue;
+        const std::uint64_t first = s.offset & ~(page - 1);
+        const std::uint64_t end = (s.offset + s.filesz + page - 1) & ~(page - 1);
+        if (offset >= first && offset < end)
+            return true;
+    }
+    return false;
 }
 
 }  // namespace
@@ -107,6 +124,7 @@ Result<std::vector<UsdtProbe>> readUsdtNotes(Elf* elf, const ElfResolver& file) 
                                                      "PT_LOAD[{}]",
                                                      what, p.semaphore, seg->index));
             p.semaphore_offset = p.semaphore - seg->vaddr + seg->offset;
+            p.semaphore_page_shared = semaphorePageShared(file, *seg, p.semaphore_offset);
         }
         if (auto a = parseUsdtArgs(p.args))
             p.decoded = std::move(*a);

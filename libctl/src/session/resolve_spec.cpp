@@ -181,6 +181,7 @@ Result<std::vector<ResolvedProbe>> userElf(const ProbeSpec& spec, const ResolveC
         p.res.request.path = t.path;
         p.res.request.file_offset = t.file_offset;
         p.res.request.ref_ctr_offset = t.ref_ctr_offset;
+        p.semaphore_page_shared = t.semaphore_page_shared;
         p.res.request.function_entry = !t.is_return && !t.symbol.empty() && t.symbol_offset == 0 &&
                                        spec.kind != SpecKind::Usdt;
         p.res.symbol = t.symbol;

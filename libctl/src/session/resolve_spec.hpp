@@ -54,6 +54,9 @@ struct ResolvedProbe {
     int syscall_nr = -1;
     // Resolved by name only (ResolveContext::by_name): not checked against kallsyms.
     bool by_name = false;
+    // UserTarget::semaphore_page_shared: the kernel cannot be trusted to raise the
+    // semaphore in a process exec'd after the probe is added.
+    bool semaphore_page_shared = false;
     // For the user before the trace starts (UserTarget::note), "" when none.
     std::string note;
     // Appended to the spec to name this site among the spec's probes, "" for the main one:

@@ -4,12 +4,16 @@
 
 #include "kernel_code.hpp"
 
+#include <sys/sysmacros.h>
+
 #include <fmt/format.h>
 
+#include "command/entry_hold.hpp"
 #include "core/event_view_access.hpp"
 #include "probectl/fetch_decode.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/kernel_stacks.hpp"
+#include "probectl/proc_maps.hpp"
 #include "probectl/tracepoints.hpp"
 #include "probectl/user_target.hpp"
 #include "session/resolve_spec.hpp"
@@ -27,6 +31,38 @@
 #include <unordered_map>
 
 namespace probectl {
+
+namespace {
+
+// Why a USDT probe with ResolvedProbe::semaphore_page_shared may see no hits.
+std::string execedLaterNote(const std::string& path) {
+    return fmt::format(
+        "a process that execs {} while this probe exists reads the probe's "
+        "semaphore as 0 and may skip the probe: the file's RELRO segment "
+        "shares the semaphore's page (lld's layout) and the kernel raises it "
+        "there at exec. Running processes (-p PID) and the command of "
+        "`-- CMD` get it right; linking with -z separate-loadable-segments "
+        "avoids it",
+        path);
+}
+
+// Where the semaphore at file offset `offset` of `path` is in a process whose dynamic loader
+// has run: the writable mapping of that file holding the offset (RELRO is read-only by
+// then). Errors: ENOENT when no writable mapping holds it (the file is not loaded yet).
+Result<std::uint64_t> semaphoreAddress(const ProcMaps& maps, const std::string& path,
+                                       std::uint64_t offset) {
+    auto id = identifyFile(path);
+    for (const ProcMapping& m : maps.mappings())
+        if (id && m.isFile() && m.perms.size() > 1 && m.perms[1] == 'w' && m.inode == id->ino &&
+            m.dev_major == major(id->dev) && m.dev_minor == minor(id->dev) && offset >= m.offset &&
+            offset - m.offset < m.end - m.start)
+            return m.start + (offset - m.offset);
+    return makeError(ENOENT, fmt::format("no writable mapping of {} holds file offset {:#x}: "
+                                         "it is not loaded at the command's entry point",
+                                         path, offset));
+}
+
+}  // namespace
 
 bool SessionStats::anyLoss() const {
     if (lost || overruns)
@@ -53,6 +89,16 @@ struct Session::Impl {
     // probe id -> where each of the spec's fetch arguments is in the record (ResolvedProbe)
     std::unordered_map<std::uint32_t, std::vector<std::size_t>> shown_of;
     std::uint64_t lost = 0;
+    // USDT semaphores the kernel would raise in the wrong mapping when the command execs
+    // (ResolvedProbe::semaphore_page_shared): raised here at its entry point instead.
+    struct EntrySemaphore {
+        std::uint32_t id;  // its probe: counted only if the probe stayed
+        std::string spec;
+        std::string path;
+        std::uint64_t offset;
+    };
+    std::vector<EntrySemaphore> entry_semaphores;
+    std::vector<std::string> start_notes;  // for stats(): found by start()
     // Readable once the released command has ended (pidfd_open), so a poll wakes at its
     // exit instead of at the caller's next tick; -1 without a command or a pidfd.
     int command_fd = -1;
@@ -203,6 +249,11 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
 
         const std::size_t before = impl_->probes.size();
         for (ResolvedProbe& site : *sites) {
+            const bool own_semaphore = site.semaphore_page_shared &&
+                                       site.res.request.ref_ctr_offset && impl_->command.held();
+            const std::uint64_t semaphore = site.res.request.ref_ctr_offset;
+            if (own_semaphore)
+                site.res.request.ref_ctr_offset = 0;
             auto id = addRequestImpl(site.res, spec.text + site.site_label, std::move(site.args));
             if (!id) {
                 // All sites or none: take back the ones already added (the newest probes).
@@ -217,6 +268,12 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
                 return id;
             }
             impl_->probes.back().syscall = std::move(site.plan);
+            if (own_semaphore)
+                impl_->entry_semaphores.push_back(
+                    {*id, spec.text, site.res.request.path, semaphore});
+            if (site.semaphore_page_shared && semaphore && !own_semaphore &&
+                (impl_->options.tgids.empty() || impl_->options.follow))
+                addNote(fmt::format("{}: {}", spec.text, execedLaterNote(site.res.request.path)));
             if (!site.note.empty())
                 addNote(fmt::format("{}: {}", spec.text, site.note));
             if (!site.shown.empty())
@@ -365,7 +422,37 @@ Result<void> Session::start() {
         return {};
     if (impl_->command_fd < 0)
         impl_->command_fd = static_cast<int>(::syscall(SYS_pidfd_open, impl_->command.pid(), 0));
-    return impl_->command.release();
+    std::vector<const Impl::EntrySemaphore*> sems;
+    for (const auto& e : impl_->entry_semaphores)
+        if (impl_->index.count(e.id))
+            sems.push_back(&e);
+    if (sems.empty())
+        return impl_->command.release();
+    auto raise = [&](pid_t pid) -> Result<void> {
+        auto maps = ProcMaps::read(pid);
+        for (const auto* e : sems) {
+            auto where = maps ? semaphoreAddress(*maps, e->path, e->offset)
+                              : Result<std::uint64_t>{maps.error()};
+            auto r = where ? addToU16(pid, *where, 1) : Result<void>{where.error()};
+            if (!r)
+                impl_->start_notes.push_back(
+                    fmt::format("{}: its semaphore was not raised in the command ({}), so the "
+                                "program may skip the probe; {}",
+                                e->spec, r.error().message, execedLaterNote(e->path)));
+        }
+        return {};
+    };
+    auto r = releaseToEntry(impl_->command, raise);
+    if (!r && impl_->command.held()) {
+        // Not even started (no ptrace permission): run it as usual and say what that costs.
+        for (const auto* e : sems)
+            impl_->start_notes.push_back(fmt::format(
+                "{}: the command could not be held at its entry point to raise the probe's "
+                "semaphore ({}), so the program may skip the probe; {}",
+                e->spec, r.error().message, execedLaterNote(e->path)));
+        return impl_->command.release();
+    }
+    return r;
 }
 
 pid_t Session::commandPid() const {
@@ -421,6 +508,7 @@ Result<SessionStats> Session::stats() {
         s.probes.push_back(std::move(ps));
     }
     s.notes = replacedFileNotes(impl_->files);
+    s.notes.insert(s.notes.end(), impl_->start_notes.begin(), impl_->start_notes.end());
     return s;
 }
 

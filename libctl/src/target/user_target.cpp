@@ -555,6 +555,7 @@ class Resolver {
             t.vaddr = p.pc;
             t.file_offset = p.file_offset;
             t.ref_ctr_offset = p.semaphore_offset;
+            t.semaphore_page_shared = p.semaphore_page_shared;
             t.how += fmt::format(
                 "USDT note {}:{} (site {} of {}): pc {:#x}, .stapsdt.base "
                 "recorded {:#x}, args '{}'\n",
@@ -564,6 +565,11 @@ class Resolver {
                 t.how += "semaphore: " +
                          segmentStep(*elf_->segmentForAddress(p.semaphore), p.semaphore) +
                          " = ref_ctr_offset\n";
+                if (p.semaphore_page_shared)
+                    t.how +=
+                        "semaphore page: also mapped by an earlier writable segment "
+                        "(RELRO); a command probectl starts gets it raised at its entry "
+                        "point\n";
             } else {
                 t.how += "semaphore: none (the probe's arguments are always evaluated)\n";
             }

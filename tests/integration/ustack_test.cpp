@@ -5,6 +5,7 @@
 // neither crashes nor shows a frame that is not there. --ustack=dwarf (a snapshot of the
 // registers and the stack top, unwound by CFI in probectl) shows the whole chain both ways.
 #include <algorithm>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -335,6 +336,41 @@ TEST(UserStacks, DwarfShowsTheChainWithAndWithoutFramePointers) {
         EXPECT_EQ(n, 2u) << out;
         EXPECT_NE(out.find("\n             main+0x"), std::string::npos) << out;
     }
+}
+
+// With DWARF (inline_dwarf keeps its DWARF in the VM image) each frame says its source
+// line, and a call inlined where the probe hit is a frame of its own, as DWARF says.
+TEST(UserStacks, DwarfFramesHaveSourceLinesAndInlinedCalls) {
+    const std::string w = itest::workload("inline_dwarf");
+    const std::string file = "/tmp/ustack-lines.json";
+    Ran r = sh("probectl trace uprobe:" + w + ":helper --ustack=dwarf --format json -o " + file +
+               " -- " + w + " 3 1");  // 1 s more: its maps are read at its first event
+    ASSERT_EQ(r.status, 0) << r.out;
+    const std::string text = itest::readFile(file);
+    const auto events = jsonLines(text, "event");
+    ASSERT_EQ(events.size(), 8u) << text;  // 2N+2 calls of helper
+    std::size_t inlined = 0;
+    for (const auto& ev : events) {
+        const auto frames = ev["ustack"].get<std::vector<std::string>>();
+        ASSERT_GE(frames.size(), 2u) << ev.dump();
+        // " at FILE:LINE", FILE as DWARF names it (absolute when outside the build folder).
+        const std::regex at(R"( at (.*/)?inline_target\.c:[0-9]+$)");
+        EXPECT_TRUE(std::regex_search(frames[0], at)) << ev.dump();
+        bool main_line = false;
+        for (std::size_t i = 0; i < frames.size(); i++) {
+            main_line =
+                main_line || (frames[i].starts_with("main+") && std::regex_search(frames[i], at));
+            if (frames[i].starts_with("helper (inlined) at ") && std::regex_search(frames[i], at)) {
+                inlined++;
+                ASSERT_LT(i + 1, frames.size()) << ev.dump();
+                EXPECT_TRUE(frames[i + 1].starts_with("twice") ||
+                            frames[i + 1].starts_with("thrice"))
+                    << ev.dump();
+            }
+        }
+        EXPECT_TRUE(main_line) << ev.dump();
+    }
+    EXPECT_GE(inlined, 1u) << text;
 }
 
 // A copy too small for the stack: the unwind stops where the copy ends and says so; the

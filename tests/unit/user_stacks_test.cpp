@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "aggr_cli.hpp"
+#include "elf/inlined_copies.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/elf_resolver.hpp"
 #include "probectl/event_print.hpp"
@@ -22,6 +23,7 @@
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/printer.hpp"
 #include "probectl/user_stacks.hpp"
+#include "readelf_util.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
 
@@ -33,14 +35,14 @@ constexpr std::uint64_t kBase = 0x555555554000;  // where the synthetic maps loa
 
 // /proc/PID/maps lines for fx_pie loaded at kBase: one per PT_LOAD, page-aligned as the
 // kernel maps them, then an anonymous mapping and the stack.
-std::string pieMaps(const ElfResolver& elf) {
+std::string pieMaps(const ElfResolver& elf, const std::string& path = FX_PIE_PATH) {
     std::string out;
     for (const auto& s : elf.loadSegments()) {
         const std::uint64_t start = kBase + (s.vaddr & ~0xfffULL);
         const std::uint64_t end = kBase + ((s.vaddr + s.memsz + 0xfff) & ~0xfffULL);
         out += fmt::format("{:x}-{:x} r{}{}p {:08x} fd:01 4242 {}\n", start, end,
                            s.writable() ? 'w' : '-', s.executable() ? 'x' : '-',
-                           s.offset & ~0xfffULL, FX_PIE_PATH);
+                           s.offset & ~0xfffULL, path);
     }
     out += "7f0000000000-7f0000001000 rw-p 00000000 00:00 0 \n";
     out += "7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0                          [stack]\n";
@@ -177,13 +179,69 @@ TEST(UserStackText, LinesFromAStack) {
     st.user = true;
     st.tgid = 100;
     st.frames = {kBase + pie.work->value, kBase + pie.main->value + 0x20};
-    const std::string in = fmt::format(" ({})", FX_PIE_PATH);
-    EXPECT_EQ(userStackLines(sym, st),
-              (std::vector<std::string>{"fx_work" + in, "main+0x20" + in}));
+    // DWARF's line for each (the caller's one byte back), as addr2line reads it.
+    auto line = [](std::uint64_t elf_addr) {
+        std::string l = test::run(fmt::format("addr2line -e {} {:#x}", FX_PIE_PATH, elf_addr));
+        l = l.substr(l.rfind('/') + 1);
+        return l.substr(0, l.find_first_of(" \n"));
+    };
+    const std::string in = fmt::format(" ({}) at ", FX_PIE_PATH);
+    const auto lines = userStackLines(sym, st);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_TRUE(lines[0].starts_with("fx_work" + in)) << lines[0];
+    EXPECT_TRUE(lines[0].ends_with("/work.c:" + line(pie.work->value).substr(7))) << lines[0];
+    EXPECT_TRUE(lines[1].starts_with("main+0x20" + in)) << lines[1];
+    EXPECT_TRUE(lines[1].ends_with("/work.c:" + line(pie.main->value + 0x1f).substr(7)))
+        << lines[1];
     st.truncated = true;
     EXPECT_EQ(userStackLines(sym, st).back(), "...");
     st.frames.clear();
     EXPECT_EQ(userStackLines(sym, st), (std::vector<std::string>{"[no user stack]"}));
+}
+
+// An address in a copy of helper() inlined into twice(): the inlined call is a line of its
+// own, then twice+OFF at the line of the call, as DWARF's inlined-subroutine entry says.
+TEST(UserStackText, InlinedCallsAreFramesOfTheirOwn) {
+    auto e = ElfResolver::open(FX_INLINE_PATH);
+    ASSERT_TRUE(e) << e.error().message;
+    auto maps = ProcMaps::parse(pieMaps(*e, FX_INLINE_PATH));
+    ASSERT_TRUE(maps);
+    UserSymbolizer sym;
+    sym.setMaps(100, std::move(*maps));
+    auto twice = e->functionsNamed("twice");
+    ASSERT_EQ(twice.size(), 1u);
+    const InlinedSearch s = findInlinedCopies(FX_INLINE_PATH, "helper");
+    int seen = 0, inlined = 0;
+    for (const InlinedCopy& c : s.copies) {
+        if (c.entry < twice[0]->value || c.entry >= twice[0]->value + twice[0]->size)
+            continue;
+        seen++;
+        const auto lines = sym.frameLines(100, kBase + c.entry, false);
+        const std::string own = sym.frameText(100, kBase + c.entry, false) + " at ";
+        // GCC may put a copy's entry in an empty range (see inlined_copies.hpp): no scope
+        // holds that address, so DWARF names no inlined call there and neither does this.
+        ASSERT_GE(lines.size(), 1u);
+        ASSERT_LE(lines.size(), 2u);
+        EXPECT_TRUE(lines.back().starts_with(own)) << lines.back();
+        if (lines.size() == 1)
+            continue;
+        inlined++;
+        EXPECT_TRUE(lines[0].starts_with("helper (inlined) at ")) << lines[0];
+        EXPECT_NE(lines[0].find("inline_target.c:"), std::string::npos) << lines[0];
+        EXPECT_TRUE(lines[1].ends_with(fmt::format("inline_target.c:{}", c.call_line))) << lines[1];
+    }
+    EXPECT_EQ(seen, 2) << "helper is inlined twice into twice()";
+    EXPECT_GE(inlined, 1);
+    // No DWARF: the frame alone, as frameText gives it.
+    auto n = ElfResolver::open(FX_INLINE_NODWARF_PATH);
+    ASSERT_TRUE(n);
+    auto nmaps = ProcMaps::parse(pieMaps(*n, FX_INLINE_NODWARF_PATH));
+    ASSERT_TRUE(nmaps);
+    sym.setMaps(101, std::move(*nmaps));
+    auto ntwice = n->functionsNamed("twice");
+    ASSERT_EQ(ntwice.size(), 1u);
+    EXPECT_EQ(sym.frameLines(101, kBase + ntwice[0]->value + 1, false),
+              std::vector<std::string>{sym.frameText(101, kBase + ntwice[0]->value + 1, false)});
 }
 
 // capture() reads PROC/TGID/maps once and keeps it after the file is gone (the process

@@ -30,6 +30,7 @@
 namespace probectl {
 
 class DwarfUnwinder;
+class SourceLines;
 
 // Maps per process and ELF files per path, cached; not thread-safe.
 class UserSymbolizer {
@@ -60,6 +61,12 @@ class UserSymbolizer {
     // `caller`: the address is a return address (every frame but the innermost), looked up
     // one byte back so that a call ending a function is still inside it.
     std::string frameText(pid_t tgid, std::uint64_t addr, bool caller);
+    // The frame as frameText gives it, with " at FILE:LINE" where the file's DWARF (its own
+    // or its separate debug file's) has a line for the address; before it, one line per
+    // call inlined at that point, innermost first: "FUNC (inlined) at FILE:LINE", the line
+    // being where the next inner one is (DWARF's inlined-subroutine scopes and call sites).
+    // Without DWARF: exactly frameText.
+    std::vector<std::string> frameLines(pid_t tgid, std::uint64_t addr, bool caller);
 
     // The frames of a user stack snapshot of `tgid` (struct probectl_ustack_regs, then the
     // stack bytes from its sp up), unwound by DWARF CFI through the kept maps, innermost
@@ -71,12 +78,14 @@ class UserSymbolizer {
 
   private:
     const ElfResolver* elf(const std::string& path);
+    SourceLines* sourceLines(const std::string& path, const ElfResolver& file);
 
     std::string proc_;
     std::unordered_map<pid_t, ProcMaps> maps_;
     std::map<std::string, std::optional<ElfResolver>> elfs_;  // nullopt: could not be read
     // Per process, made by the first snapshot; null: libdwfl could not take its maps.
     std::unordered_map<pid_t, std::unique_ptr<DwarfUnwinder>> unwinders_;
+    std::map<std::string, std::unique_ptr<SourceLines>> lines_;  // null: no DWARF
 };
 
 }  // namespace probectl

@@ -87,7 +87,8 @@ std::vector<std::string> userStackLines(UserSymbolizer& symbols, const KernelSta
         }
     out.reserve(stack.frames.size() + 1);
     for (std::size_t i = 0; i < stack.frames.size(); i++)
-        out.push_back(symbols.frameText(tgid, stack.frames[i], i > 0));
+        for (auto& l : symbols.frameLines(tgid, stack.frames[i], i > 0))
+            out.push_back(std::move(l));
     if (stack.truncated)
         out.emplace_back("...");
     return out;

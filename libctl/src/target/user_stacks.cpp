@@ -8,6 +8,7 @@
 #include <sstream>
 #include <utility>
 
+#include "elf/source_lines.hpp"
 #include "target/dwarf_unwind.hpp"
 
 namespace probectl {
@@ -86,6 +87,44 @@ std::string UserSymbolizer::frameText(pid_t tgid, std::uint64_t addr, bool calle
     return fmt::format("{:#x} ({})", addr, where);
 }
 
+SourceLines* UserSymbolizer::sourceLines(const std::string& path, const ElfResolver& file) {
+    auto it = lines_.find(path);
+    if (it == lines_.end())
+        it = lines_
+                 .emplace(path,
+                          SourceLines::open(file.debugFile().empty() ? path : file.debugFile()))
+                 .first;
+    return it->second.get();
+}
+
+std::vector<std::string> UserSymbolizer::frameLines(pid_t tgid, std::uint64_t addr, bool caller) {
+    std::vector<std::string> out{frameText(tgid, addr, caller)};
+    auto m = maps_.find(tgid);
+    const ProcMapping* map = m == maps_.end() ? nullptr : m->second.containing(addr);
+    if (!map || !map->isFile())
+        return out;
+    const ElfResolver* file = elf(map->path);
+    if (!file)
+        return out;
+    const std::uint64_t look = caller && addr > map->start ? addr - 1 : addr;
+    auto at = file->elfAddress(map->fileOffset(look));
+    SourceLines* src = at ? sourceLines(map->path, *file) : nullptr;
+    if (!src)
+        return out;
+    const std::vector<SourceFrame>& frames = src->at(*at);
+    if (frames.empty())
+        return out;
+    auto where = [](const SourceFrame& f) {
+        return f.line ? fmt::format(" at {}:{}", f.file, f.line) : std::string();
+    };
+    std::string own = std::move(out.back());
+    out.clear();
+    for (std::size_t i = 0; i + 1 < frames.size(); i++)
+        out.push_back(fmt::format("{} (inlined){}", frames[i].inlined, where(frames[i])));
+    out.push_back(own + where(frames.back()));
+    return out;
+}
+
 std::vector<std::string> UserSymbolizer::snapshotLines(pid_t tgid,
                                                        std::span<const std::uint8_t> snapshot,
                                                        bool truncated, std::size_t max_frames) {
@@ -104,7 +143,8 @@ std::vector<std::string> UserSymbolizer::snapshotLines(pid_t tgid,
         // Without modules only the probed instruction is known.
         DwarfUnwind none = DwarfUnwinder::registersOnly(snapshot);
         for (const auto& f : none.frames)
-            out.push_back(frameText(tgid, f.pc, false));
+            for (auto& l : frameLines(tgid, f.pc, false))
+                out.push_back(std::move(l));
         out.push_back(fmt::format("[unwind stopped: {}]", m == maps_.end()
                                                               ? "no maps of the process"
                                                               : "its files could not be read"));
@@ -113,7 +153,8 @@ std::vector<std::string> UserSymbolizer::snapshotLines(pid_t tgid,
     const DwarfUnwind u = unwinder->unwind(snapshot, truncated, max_frames);
     out.reserve(u.frames.size() + 1);
     for (const auto& f : u.frames)
-        out.push_back(frameText(tgid, f.pc, !f.activation));
+        for (auto& l : frameLines(tgid, f.pc, !f.activation))
+            out.push_back(std::move(l));
     if (u.cut)
         out.emplace_back("...");
     else if (!u.stopped.empty())

@@ -7,11 +7,13 @@
  * Built with -g (inline_dwarf: DWARF lists the copies) and without
  * (inline_nodwarf).
  *
- *   inline_dwarf N   N rounds: helper() 2N+2 times, bump() N times; prints
- *                    the sum
+ *   inline_dwarf N [S]  N rounds: helper() 2N+2 times, bump() N times; prints
+ *                       the sum; then lives S more seconds (a tracer reads its
+ *                       maps meanwhile)
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static volatile long seen;
 
@@ -47,5 +49,8 @@ int main(int argc, char **argv)
 		sum += thrice(i) + indirect(i);
 	sum += twice(n);
 	printf("sum=%ld\n", sum);
+	fflush(stdout);
+	if (argc > 2)
+		sleep((unsigned int)strtoul(argv[2], NULL, 0));
 	return 0;
 }

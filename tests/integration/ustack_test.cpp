@@ -338,6 +338,33 @@ TEST(UserStacks, DwarfShowsTheChainWithAndWithoutFramePointers) {
     }
 }
 
+// The ptrace backend copies the registers and stack as the module does, for the same
+// unwinder: the same frames for the same hits, at entries and at returns.
+TEST(UserStacks, DwarfBothBackendsPrintTheSameStacks) {
+    const std::string w = itest::workload("ustack_nofp");
+    for (const std::string kind : {"uprobe", "uretprobe"}) {
+        std::vector<std::vector<std::string>> by_backend;
+        for (const std::string backend : {"kernel", "ptrace"}) {
+            const std::string file = "/tmp/ustack-" + backend + ".json";
+            Ran r = sh("probectl trace " + kind + ":" + w + ":leaf --ustack=dwarf --backend " +
+                       backend + " --format json -o " + file + " -- " + w + " 3");
+            ASSERT_EQ(r.status, 0) << r.out;
+            const std::string text = itest::readFile(file);
+            const auto events = jsonLines(text, "event");
+            ASSERT_EQ(events.size(), 3u) << text;
+            // The workload's own frames: the C library's are at addresses ASLR moves.
+            std::vector<std::string> frames;
+            for (const auto& ev : events)
+                for (const auto& f : ev["ustack"].get<std::vector<std::string>>())
+                    if (f.ends_with("(" + w + ")"))
+                        frames.push_back(f);
+            ASSERT_GE(frames.size(), 12u) << text;  // leaf or mid, ..., main, _start: each hit
+            by_backend.push_back(std::move(frames));
+        }
+        EXPECT_EQ(by_backend[0], by_backend[1]) << kind;
+    }
+}
+
 // With DWARF (inline_dwarf keeps its DWARF in the VM image) each frame says its source
 // line, and a call inlined where the probe hit is a frame of its own, as DWARF says.
 TEST(UserStacks, DwarfFramesHaveSourceLinesAndInlinedCalls) {

@@ -36,10 +36,13 @@ Result<std::unique_ptr<Tracer>> openBackend(const Options& so) {
 // --seccomp-bpf, `kernel` adds what only one command sets on the kernel backend.
 template <class O>
 Result<std::unique_ptr<Tracer>> openTracerFor(
-    const O& o, bool seccomp, const std::function<void(SessionOptions&)>& kernel = {}) {
+    const O& o, bool seccomp, const std::function<void(SessionOptions&)>& kernel = {},
+    const std::function<void(PtraceSessionOptions&)>& ptrace = {}) {
     if (o.backend == "ptrace") {
         auto so = onTarget<PtraceSessionOptions>(o);
         so.seccomp = seccomp;
+        if (ptrace)
+            ptrace(so);
         return openBackend<PtraceSession>(so);
     }
     auto so = onTarget<SessionOptions>(o);

@@ -101,20 +101,26 @@ std::optional<UsageError> parseIdList(const po::variables_map& vm, const char* o
 Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
     if (!o.kstack && o.ustack.empty())
         return openTracerFor(o, o.seccomp_bpf);
-    return openTracerFor(o, o.seccomp_bpf, [&](SessionOptions& so) {
-        so.prepare = [depth = o.stack_depth, k = o.kstack, u = !o.ustack.empty(),
-                      dwarf = o.ustack == "dwarf", bytes = o.stack_size](
-                         ProbeRequest& req, std::vector<FetchArg>& args) -> Result<void> {
-            if (k)
-                if (auto r = appendKernelStackArg(req, args, depth); !r)
-                    return r;
-            if (dwarf)
-                return appendUserStackSnapshotArg(req, args, bytes);
-            if (u)
-                return appendUserStackArg(req, args, depth);
-            return {};
-        };
-    });
+    return openTracerFor(
+        o, o.seccomp_bpf,
+        [&](SessionOptions& so) {
+            so.prepare = [depth = o.stack_depth, k = o.kstack, u = !o.ustack.empty(),
+                          dwarf = o.ustack == "dwarf", bytes = o.stack_size](
+                             ProbeRequest& req, std::vector<FetchArg>& args) -> Result<void> {
+                if (k)
+                    if (auto r = appendKernelStackArg(req, args, depth); !r)
+                        return r;
+                if (dwarf)
+                    return appendUserStackSnapshotArg(req, args, bytes);
+                if (u)
+                    return appendUserStackArg(req, args, depth);
+                return {};
+            };
+        },
+        [&](PtraceSessionOptions& so) {
+            if (o.ustack == "dwarf")
+                so.ustack_snapshot = o.stack_size ? o.stack_size : kUstackSnapshotDefault;
+        });
 }
 
 }  // namespace
@@ -250,7 +256,8 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "(the default) walks frame pointers: code built with -fomit-frame-pointer ends it "
          "early; dwarf copies the registers and the top of the user stack (--stack-size) "
          "at each hit and unwinds it here by the files' DWARF call frame information, like "
-         "perf --call-graph dwarf (a walk that ends early says why in its last line); any "
+         "perf --call-graph dwarf (a walk that ends early says why in its last line; both "
+         "backends); frames get 'at FILE:LINE' and inlined calls where DWARF says; any "
          "spec but syscall: ones")
         ("stack-depth", po::value<std::uint32_t>(o ? &o->stack_depth : nullptr)
              ->value_name("N"),
@@ -388,8 +395,10 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
         if (o.ustack != "fp" && o.ustack != "dwarf")
             return UsageError{fmt::format(
                 "--ustack={}: the unwinders are fp (frame pointers) and dwarf", o.ustack)};
-        if (o.backend != "kernel")
-            return UsageError{"--ustack takes stacks in probectl.ko: it needs the kernel backend"};
+        if (o.backend != "kernel" && o.ustack != "dwarf")
+            return UsageError{
+                "--ustack=fp walks frame pointers in probectl.ko: with "
+                "--backend=ptrace use --ustack=dwarf"};
         if (isFileFormat(o.format) || o.summary_only)
             return UsageError{"--ustack prints stacks with --format text or json"};
         for (const auto& s : o.specs)

@@ -106,6 +106,12 @@ struct PtraceSessionOptions {
     // Library names and paths of uprobe/usdt specs are found as this process sees them
     // (0: as the tracer sees them; see UserResolveOptions::pid).
     pid_t resolve_pid = 0;
+    // Bytes of user stack (1..kUstackSnapshotMax; 0: none) copied from the stack pointer up
+    // at every uprobe, uretprobe and USDT hit, after the registers, into a last value named
+    // "ustack" (FetchedValue::snapshot): the layout of the kernel's store-ustack-snapshot,
+    // for UserSymbolizer::snapshotLines (`trace --ustack=dwarf`). A return's registers are
+    // those at the return address.
+    std::uint32_t ustack_snapshot = 0;
 };
 
 // A probe this session added.

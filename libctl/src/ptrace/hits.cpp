@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "ptrace/engine.hpp"
 #include "uapi/probectl.h"
@@ -17,6 +18,31 @@ constexpr std::uint8_t kInt3 = 0xCC;
 
 std::array<std::uint64_t, kEventArgs> argRegs(const user_regs_struct& r) {
     return {r.rdi, r.rsi, r.rdx, r.rcx, r.r8, r.r9};
+}
+
+// What the kernel's store-ustack-snapshot stores (struct probectl_ustack_regs, then the
+// stack from sp up, page by page, ending at the first page it cannot read), with the
+// registers of the hit at `ip`: the same bytes for the same unwinder.
+FetchedValue ustackSnapshot(pid_t tid, const user_regs_struct& r, std::uint64_t ip,
+                            std::uint32_t bytes) {
+    const probectl_ustack_regs regs{r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp, r.r8,
+                                    r.r9,  r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, ip};
+    FetchedValue v;
+    v.name = "ustack";
+    v.snapshot.resize(sizeof(regs) + bytes);
+    std::memcpy(v.snapshot.data(), &regs, sizeof(regs));
+    constexpr std::uint64_t kPage = 4096;
+    std::size_t len = 0;
+    while (len < bytes) {
+        const std::size_t chunk =
+            std::min<std::uint64_t>(bytes - len, kPage - ((r.rsp + len) % kPage));
+        if (!readRemote(tid, r.rsp + len, v.snapshot.data() + sizeof(regs) + len, chunk))
+            break;
+        len += chunk;
+    }
+    v.snapshot.resize(sizeof(regs) + len);
+    v.truncated = len == bytes;
+    return v;
 }
 
 // A user string as STORE_STRING reads it: up to its NUL within kSyscallPathMax bytes, page
@@ -200,6 +226,9 @@ void Engine::onBreakpoint(Thread& t, user_regs_struct& regs, std::uint64_t addr)
                     ev.is_return = true;
                     ev.retval = regs.rax;
                     ev.latency_ns = ev.timestamp_ns - r.entry_ns;
+                    if (options_.ustack_snapshot)
+                        ev.values.push_back(
+                            ustackSnapshot(t.tid, regs, addr, options_.ustack_snapshot));
                     emit(t, *p, ev, true);
                 }
             }
@@ -243,6 +272,8 @@ void Engine::onBreakpoint(Thread& t, user_regs_struct& regs, std::uint64_t addr)
             Event ev = baseEvent(t, id);
             ev.ip = addr;
             ev.args = argRegs(regs);
+            if (options_.ustack_snapshot)
+                ev.values.push_back(ustackSnapshot(t.tid, regs, addr, options_.ustack_snapshot));
             emit(t, *p, ev);
         }
     }

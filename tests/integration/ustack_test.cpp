@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "itest_util.hpp"
+#include "uapi/probectl.h"
 
 using itest::Ran;
 using itest::sh;
@@ -250,6 +251,41 @@ TEST(UserStacks, CountByStackAddsUpToTheCalls) {
     ASSERT_EQ(t.status, 0) << t.out;
     EXPECT_NE(t.out.find("\n    leaf (" + w + ")\n    mid+0x"), std::string::npos) << t.out;
     EXPECT_NE(t.out.find("stacks: "), std::string::npos) << t.out;
+}
+
+// 2^11 calls, each with a stack of its own, into a map of PROBECTL_STACK_MAP_ENTRIES: the
+// stacks the map could not keep are counted, shown under "[stack not kept]", and the
+// counts still add up to the calls.
+TEST(UserStacks, AFullStackMapIsCountedAndShown) {
+    constexpr std::uint64_t kCalls = 1u << 11;
+    static_assert(kCalls > PROBECTL_STACK_MAP_ENTRIES);
+    const std::string w = itest::workload("ustack_fp");
+    // --max-entries: room in the aggregation for every stack id and the "not kept" key.
+    Ran r = sh("probectl count uprobe:" + w + ":leaf --by ustack --max-entries 4096 " +
+               "--format folded -o /tmp/ustack-full.folded -- " + w + " 11 tree");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const std::string folded = itest::readFile("/tmp/ustack-full.folded");
+    std::uint64_t total = 0, not_kept = 0, kept_lines = 0;
+    for (const auto& [line, count] : foldedLines(folded)) {
+        total += count;
+        if (line == "[stack not kept]") {
+            not_kept += count;
+        } else {
+            kept_lines++;
+            EXPECT_EQ(count, 1u) << line;  // every path once
+        }
+    }
+    EXPECT_EQ(total, kCalls) << r.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        r.out, m, std::regex(R"(stacks: ([0-9]+) kept, 0 truncated .*, ([0-9]+) lost)")))
+        << r.out;
+    const std::uint64_t kept = std::stoull(m[1]), lost = std::stoull(m[2]);
+    EXPECT_GT(lost, 0u) << r.out;
+    EXPECT_LE(kept, static_cast<std::uint64_t>(PROBECTL_STACK_MAP_ENTRIES)) << r.out;
+    EXPECT_EQ(kept + lost, kCalls) << r.out;
+    EXPECT_EQ(not_kept, lost) << r.out;
+    EXPECT_EQ(kept_lines, kept) << r.out;
 }
 
 // Without frame pointers: every call is still recorded and counted, leaf comes first, and

@@ -5,6 +5,8 @@
  *
  *   ustack_target N          leaf() N times through top() and mid()
  *   ustack_target N syscall  the same, leaf() making a getppid syscall
+ *   ustack_target K tree     leaf() 2^K times, each through its own path of K
+ *                            calls of left() and right(): 2^K distinct stacks
  *
  * It then stays 500 ms: a process's maps are read while it lives, and a
  * process gone before its first record is read could not be symbolized.
@@ -44,6 +46,37 @@ __attribute__((noipa)) long top(long i)
 	return r + 2;
 }
 
+long left(long path, int k);
+long right(long path, int k);
+
+/* Bit k of path picks the next call: every path is another chain of call sites. */
+__attribute__((noipa)) long branch(long path, int k)
+{
+	long r;
+
+	if (k == 0)
+		return leaf(path);
+	r = (path >> (k - 1)) & 1 ? left(path, k - 1) : right(path, k - 1);
+	sink += 3;
+	return r;
+}
+
+__attribute__((noipa)) long left(long path, int k)
+{
+	long r = branch(path, k);
+
+	sink += 4;
+	return r;
+}
+
+__attribute__((noipa)) long right(long path, int k)
+{
+	long r = branch(path, k);
+
+	sink += 5;
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	const struct timespec linger = { 0, 500 * 1000 * 1000 };
@@ -51,8 +84,12 @@ int main(int argc, char **argv)
 	long i, r = 0;
 
 	use_syscall = argc > 2 && !strcmp(argv[2], "syscall");
-	for (i = 0; i < n; i++)
-		r += top(i);
+	if (argc > 2 && !strcmp(argv[2], "tree"))
+		for (i = 0; i < 1L << n; i++)
+			r += branch(i, (int)n);
+	else
+		for (i = 0; i < n; i++)
+			r += top(i);
 	nanosleep(&linger, NULL);
 	return r == 0x7fffffff;	/* uses r: main calls top, not a tail jump */
 }

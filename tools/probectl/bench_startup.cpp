@@ -1,8 +1,9 @@
 // probectl bench: start-up, the wall time of a whole traced command that makes a single
 // getppid call, where start-up and tear-down are all there is to measure: probectl (a
-// syscall probe, a kprobe on the syscall's entry, a kprobe whose name only kallsyms vets)
-// beside strace and the program alone; then the steps of probectl's start-up, each a
-// command that stops after it, so the difference between two rows is one step's cost.
+// syscall probe, a kprobe on the syscall's entry, a kprobe whose name only kallsyms vets,
+// with the kallsyms cache and without) beside strace and the program alone; then the
+// steps of probectl's start-up, each a command that stops after it, so the difference
+// between two rows is one step's cost.
 #include <algorithm>
 #include <chrono>
 
@@ -77,9 +78,15 @@ std::vector<StartupTimes> startupBench(const std::string& workload, unsigned run
                                {self, "trace", "kprobe:__x64_sys_getppid", "-o", "/dev/null", "--"},
                                w, runs));
     // Not a syscall wrapper: only kallsyms tells it is one function, not a duplicate name.
-    rows.push_back(timeCommand("probectl-kallsyms",
-                               {self, "trace", "kprobe:__task_pid_nr_ns", "-o", "/dev/null", "--"},
-                               w, runs));
+    // From the kallsyms cache (the first run fills it), then with the cache off.
+    const std::vector<std::string> kallsyms_trace = {self, "trace",     "kprobe:__task_pid_nr_ns",
+                                                     "-o", "/dev/null", "--"};
+    rows.push_back(timeCommand("probectl-kallsyms", kallsyms_trace, w, runs));
+    if (const std::string env = findInPath("env"); !env.empty()) {
+        std::vector<std::string> off = {env, "PROBECTL_SYMBOL_CACHE="};
+        off.insert(off.end(), kallsyms_trace.begin(), kallsyms_trace.end());
+        rows.push_back(timeCommand("kallsyms-nocache", off, w, runs));
+    }
     rows.push_back(timeStep("exec, libraries", {self, "--version"}, runs));
     rows.push_back(timeStep("+ netlink", {self, "list"}, runs));
     rows.push_back(timeStep("+ kallsyms", {self, "symbols", "__x64_sys_getppid"}, runs));

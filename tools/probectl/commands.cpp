@@ -265,7 +265,8 @@ installed. A tracer that cannot run is listed as skipped, with why.
 Every workload times its own loop, so start-up and attaching are not counted: --attach
 and --startup time those apart (whole commands around one getppid call: the program,
 strace, probectl trace syscall:, kprobe: on the syscall and on a function only kallsyms
-vets; then probectl's start-up steps; X STRACE divides by strace's time).
+vets, with the kallsyms cache and without; then probectl's start-up steps; X STRACE
+divides by strace's time).
 NS/HIT = loop time / N; OVERHEAD = (loop time - untraced loop time) / N;
 X KERNEL = OVERHEAD / kernel-record's OVERHEAD on the same workload. Every tracer must
 see exactly N hits (EXACT); those that do not are named with what they saw. Then the

@@ -82,12 +82,33 @@ class KernelSymbols {
         const std::string& kallsyms_path = "/proc/kallsyms",
         const std::string& blacklist_path = "/sys/kernel/debug/kprobes/blacklist");
 
+    // The running kernel's table as load() gives it, with the kallsyms part from the
+    // kallsyms cache when the cache was written in this boot, for the same loaded modules
+    // (by build id) and the same visibility of addresses; otherwise /proc/kallsyms is read
+    // and the cache rewritten. The blacklist is always read afresh. A cache that is missing,
+    // stale, damaged or not safely owned is passed over silently. BPF programs, ftrace
+    // trampolines and kprobe instruction pages (the "[bpf]" and "[__builtin__*]" entries)
+    // come and go without a module load: a table from the cache leaves them out and
+    // complete() is false, so a caller that symbolizes or vets an address uses load(). The
+    // cache is
+    // $PROBECTL_SYMBOL_CACHE/kallsyms.cache if that variable is set (empty: no cache),
+    // else /run/probectl/kallsyms.cache for root, else under $XDG_CACHE_HOME/probectl or
+    // $HOME/.cache/probectl; deleting it is always safe. Errors: as load().
+    static Result<KernelSymbols> loadCurrent();
+    // A table from symbols already split into fields (the cache's), in kallsyms order, plus
+    // blacklist text as fromText takes it; `malformed` is the parse's skipped-line count.
+    static KernelSymbols fromSymbols(std::vector<KernelSymbol> symbols,
+                                     std::string_view blacklist = {}, std::size_t malformed = 0);
+
     std::size_t size() const { return symbols_.size(); }
     const std::vector<KernelSymbol>& symbols() const { return symbols_; }
     std::size_t malformedLines() const { return malformed_; }
     // True when every address read as 0 (kptr_restrict or not root).
     bool addressesHidden() const { return hidden_; }
     bool hasBlacklist() const { return has_blacklist_; }
+    // False for a table from the kallsyms cache (see loadCurrent): names of vmlinux and
+    // modules only, without the entries that change without a module load.
+    bool complete() const { return complete_; }
 
     // Every symbol with this exact name (several for duplicated static names), address order.
     std::vector<const KernelSymbol*> lookup(std::string_view name) const;
@@ -139,6 +160,7 @@ class KernelSymbols {
 
   private:
     void index();
+    void addBlacklist(std::string_view text);
     std::vector<KernelSymbol> symbols_;
     std::vector<std::size_t> by_addr_;  // every symbol with a non-zero address, by address
     // Names hashed into chains of symbol index + 1 (0 ends a chain): two flat arrays, far
@@ -150,6 +172,7 @@ class KernelSymbols {
     std::size_t malformed_ = 0;
     bool hidden_ = false;
     bool has_blacklist_ = false;
+    bool complete_ = true;
 };
 
 }  // namespace probectl

@@ -15,6 +15,9 @@
 #include <set>
 #include <unordered_set>
 
+#include "core/step_timing.hpp"
+#include "kernel/symbol_cache.hpp"
+
 namespace probectl {
 
 bool KernelSymbol::isFunction() const {
@@ -188,11 +191,17 @@ Result<KernelSymbols> KernelSymbols::fromText(std::string_view kallsyms,
                          "no kallsyms line could be parsed (expected \"ADDRESS TYPE "
                          "NAME [MODULE]\")");
 
-    forEachLine(blacklist, [&](std::string_view line) {
+    ks.addBlacklist(blacklist);
+    ks.index();
+    return ks;
+}
+
+void KernelSymbols::addBlacklist(std::string_view text) {
+    forEachLine(text, [&](std::string_view line) {
         line = trim(line);
         if (line.empty())
             return;
-        ks.has_blacklist_ = true;
+        has_blacklist_ = true;
         // "0xSTART-0xEND<TAB>SYMBOL[ [MODULE]]"
         const std::size_t dash = line.find('-');
         const std::size_t tab = line.find_first_of(" \t");
@@ -206,29 +215,73 @@ Result<KernelSymbols> KernelSymbols::fromText(std::string_view kallsyms,
         if (rest.empty())
             return;
         e.symbol = std::string(rest[0]);
-        ks.blacklist_by_name_.emplace(e.symbol, ks.blacklist_.size());
-        ks.blacklist_.push_back(std::move(e));
+        blacklist_by_name_.emplace(e.symbol, blacklist_.size());
+        blacklist_.push_back(std::move(e));
     });
+}
+
+KernelSymbols KernelSymbols::fromSymbols(std::vector<KernelSymbol> symbols,
+                                         std::string_view blacklist, std::size_t malformed) {
+    KernelSymbols ks;
+    ks.symbols_ = std::move(symbols);
+    ks.malformed_ = malformed;
+    ks.addBlacklist(blacklist);
     ks.index();
     return ks;
 }
 
+namespace {
+
+std::string readBlacklist(const std::string& path) {
+    if (path.empty())
+        return {};
+    detail::StepTimer timer("kallsyms: read blacklist");
+    // Needs debugfs mounted and root; without it the kernel still refuses blacklisted
+    // locations, just with less helpful text.
+    auto b = readFile(path);
+    return b ? std::move(*b) : std::string();
+}
+
+}  // namespace
+
 Result<KernelSymbols> KernelSymbols::load(const std::string& kallsyms_path,
                                           const std::string& blacklist_path) {
+    detail::StepTimer read_timer("kallsyms: read " + kallsyms_path);
     auto text = readFile(kallsyms_path);
     if (!text)
         return std::move(text).error();
-    std::string bl;
-    if (!blacklist_path.empty()) {
-        // Needs debugfs mounted and root; without it the kernel still refuses blacklisted
-        // locations, just with less helpful text.
-        auto b = readFile(blacklist_path);
-        if (b)
-            bl = std::move(*b);
-    }
+    read_timer.done();
+    const std::string bl = readBlacklist(blacklist_path);
+    detail::StepTimer parse_timer("kallsyms: parse, index");
     auto ks = fromText(*text, bl);
     if (ks && !bl.empty())
         ks->has_blacklist_ = true;
+    return ks;
+}
+
+Result<KernelSymbols> KernelSymbols::loadCurrent() {
+    const std::string kallsyms = "/proc/kallsyms";
+    const std::string blacklist = "/sys/kernel/debug/kprobes/blacklist";
+    const std::string dir = detail::symbolCacheDir();
+    if (dir.empty())
+        return load(kallsyms, blacklist);
+    const std::string file = dir + "/" + std::string(detail::kSymbolCacheFile);
+    const auto key = detail::symbolCacheKey();
+    if (key)
+        if (auto cached = detail::readSymbolCache(file, *key)) {
+            const std::string bl = readBlacklist(blacklist);
+            detail::StepTimer timer("kallsyms: index cached");
+            KernelSymbols ks = fromSymbols(std::move(cached->symbols), bl, cached->malformed);
+            ks.has_blacklist_ = !bl.empty();
+            ks.complete_ = false;
+            return ks;
+        }
+    // No blacklist in the cached part: it is read afresh on every use.
+    auto ks = load(kallsyms, blacklist);
+    // Written only when the key is the same after the read as before it: a module loaded
+    // or unloaded meanwhile would have put a table under a key it does not match.
+    if (ks && key && detail::symbolCacheKey() == key)
+        (void)detail::writeSymbolCache(dir, *key, *ks);
     return ks;
 }
 

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "core/step_timing.hpp"
+
 namespace probectl {
 
 namespace {
@@ -311,6 +313,7 @@ struct SyscallTable::Lazy {
     // Reads sys_enter_NAME (and sys_exit_NAME) into `into`; false when there is no such
     // event. A format that does not parse leaves `into` as it was and is a problem.
     bool read(const std::string& name, SyscallInfo& into) {
+        detail::StepTimer timer("tracefs: formats of " + name);
         bool ok = false;
         const auto enter_path = dir / ("sys_enter_" + name) / "format";
         const std::string text = readFile(enter_path, ok);

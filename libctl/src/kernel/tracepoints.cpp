@@ -17,6 +17,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/step_timing.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "uapi/probectl.h"
 
@@ -303,6 +304,7 @@ std::string TracepointInfo::protoStr() const {
 }
 
 Result<Tracepoints> Tracepoints::load(const TracepointSources& src) {
+    detail::StepTimer timer("tracepoints: list, BTF");
     Tracepoints t;
     std::unordered_map<std::string, std::size_t> at;  // name -> index in list_
     auto entry = [&](const std::string& name) -> TracepointInfo& {

@@ -23,6 +23,7 @@
 #include <optional>
 
 #include "core/event_view_access.hpp"
+#include "core/step_timing.hpp"
 #include "netlink/attrs_gen.hpp"
 #include "netlink/netlink_error.hpp"
 #include "probectl/kernel_stacks.hpp"
@@ -399,8 +400,10 @@ Result<Client> Client::connect(const ClientOptions& options) {
                                               "needed (net.core.rmem_max)",
                                               got / 2, kMinRcvbuf));
 
+    detail::StepTimer family("netlink: resolve family");
     if (auto r = impl->resolveFamily(); !r)
         return r.error();
+    family.done();
     return Client(std::move(impl));
 }
 

@@ -235,7 +235,7 @@ const KernelSymbols* SpecExpander::symbols() {
         return impl_->given;
     if (!impl_->symbols_tried) {
         impl_->symbols_tried = true;
-        if (auto ks = KernelSymbols::load())
+        if (auto ks = KernelSymbols::loadCurrent())
             impl_->own = std::move(*ks);
     }
     return impl_->own ? &*impl_->own : nullptr;

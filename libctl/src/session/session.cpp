@@ -10,6 +10,7 @@
 
 #include "command/entry_hold.hpp"
 #include "core/event_view_access.hpp"
+#include "core/step_timing.hpp"
 #include "probectl/fetch_decode.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/kernel_stacks.hpp"
@@ -115,12 +116,14 @@ struct Session::Impl {
             ::close(command_fd);
     }
 
-    const KernelSymbols* symbols() {
+    // `exact`: the spec is an address, which the cache's table (no BPF programs or
+    // trampolines) could place in the wrong function: the whole of /proc/kallsyms then.
+    const KernelSymbols* symbols(bool exact) {
         if (options.symbols)
             return options.symbols;
-        if (!symbols_tried) {
+        if (!symbols_tried || (exact && own_symbols && !own_symbols->complete())) {
             symbols_tried = true;
-            auto ks = KernelSymbols::load();
+            auto ks = exact ? KernelSymbols::load() : KernelSymbols::loadCurrent();
             if (ks)
                 own_symbols = std::move(*ks);
         }
@@ -158,13 +161,20 @@ struct Session::Impl {
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
-Session::~Session() = default;
+Session::~Session() {
+    if (!impl_)
+        return;
+    // Closing the socket takes the probes away (see ~Impl).
+    detail::StepTimer timer("session: close");
+    impl_.reset();
+}
 
 Result<Session> Session::open(SessionOptions options) {
     // The command is forked before the socket exists: a held child that still had the
     // probes' owner socket would keep the probes alive after a SIGKILLed tracer until the
     // child, killed by PDEATHSIG, got round to exiting.
     HeldCommand command;
+    detail::StepTimer opening("session: fork, connect, filter");
     if (!options.command.empty()) {
         auto held = HeldCommand::spawn(options.command);
         if (!held)
@@ -203,6 +213,7 @@ Result<Session> Session::open(SessionOptions options) {
                                                   o.match_comm);
             !r)
             return r.error();
+    opening.done();
     return Session(std::move(impl));
 }
 
@@ -217,11 +228,12 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
     ProbeSpec spec = spec_in;
     if (spec.text.empty())
         spec.text = spec.str();
+    detail::StepTimer timer("add " + spec.text);
     if (kindInfo(spec.kind).maxactive && spec.maxactive == 0)
         spec.maxactive = impl_->options.maxactive;
 
     ResolveContext ctx;
-    ctx.symbols = [this] { return impl_->symbols(); };
+    ctx.symbols = [this, exact = spec.has_addr] { return impl_->symbols(exact); };
     ctx.tracepoints = [this]() -> Result<const Tracepoints*> {
         if (!impl_->tracepoints)
             impl_->tracepoints = Tracepoints::load();
@@ -311,7 +323,7 @@ Result<ProbeRequest> Session::resolveRequest(const ProbeSpec& spec_in,
         if (options.symbols)
             return options.symbols;
         if (!symbols)
-            symbols = KernelSymbols::load();
+            symbols = spec.has_addr ? KernelSymbols::load() : KernelSymbols::loadCurrent();
         return *symbols ? &**symbols : nullptr;
     };
     ctx.tracepoints = [&]() -> Result<const Tracepoints*> {
@@ -470,6 +482,7 @@ std::optional<int> Session::terminateCommand(int grace_ms) {
 }
 
 Result<SessionStats> Session::stopViews(const EventViewCallback& cb) {
+    detail::StepTimer timer("session: disable, flush, drain");
     // Disable first so the flush drains a buffer that no longer grows.
     for (const auto& p : impl_->probes)
         if (auto r = impl_->client.disable(p.id); !r)

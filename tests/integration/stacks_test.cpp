@@ -73,6 +73,23 @@ TEST(KernelStacks, TraceShowsTheSyscallEntryPath) {
     EXPECT_EQ(summary[0]["probes"][0]["hits"].get<std::size_t>(), events.size());
 }
 
+// At a tracepoint the stack is the one the kernel was on when it fired: a fork's goes
+// through kernel_clone from the syscall entry.
+TEST(KernelStacks, TracepointStackIsTheFiringPath) {
+    const std::string file = "/tmp/kstack-tp.json";
+    Ran r = sh("probectl trace tracepoint:sched:sched_process_fork --kstack --format json -o " +
+               file + " -- " + itest::workload("uprobe_target") + " fork 1");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const auto events = jsonLines(itest::readFile(file), "event");
+    ASSERT_EQ(events.size(), 1u) << itest::readFile(file);  // the command's one fork
+    const auto frames = events[0]["kstack"].get<std::vector<std::string>>();
+    EXPECT_TRUE(hasFrame(frames, "kernel_clone")) << events[0].dump();
+    EXPECT_TRUE(hasFrame(frames, "do_syscall_64")) << events[0].dump();
+    // Nothing of probectl's own handler is shown as the firing path.
+    for (const auto& f : frames)
+        EXPECT_EQ(f.find("[probectl]"), std::string::npos) << events[0].dump();
+}
+
 // Text: the frames one per line, indented, under the event line.
 TEST(KernelStacks, TextPrintsOneFramePerLineUnderTheEvent) {
     Ran r = sh("probectl trace kprobe:do_sys_openat2 --kstack -o /tmp/kstack.txt -- " +

@@ -454,6 +454,11 @@ TEST(UserStacks, DwarfStopsWhereTheSnapshotEnds) {
             << ev.dump();
         expectNoInventedFrames(workloadFrames(frames, w), ev.dump());
     }
+    // The end of the trace counts them.
+    EXPECT_NE(r.out.find("user stacks (dwarf): 2 unwound, 2 stopped early, 2 filled the 8-byte "
+                         "copy (--stack-size can take more)"),
+              std::string::npos)
+        << r.out;
 }
 
 // At a kprobe in the workload's getppid syscall, from the registers the task entered the

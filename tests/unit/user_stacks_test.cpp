@@ -384,3 +384,11 @@ TEST(UserStackOptions, TraceAndCountRefusals) {
     EXPECT_FALSE(
         parseAggrOptions(AggrMode::Hist, {"uprobe:/bin/true:main n=$arg1", "n", "--by", "ustack"}));
 }
+
+TEST(UserStackSnapshot, EndOfTraceSummary) {
+    EXPECT_EQ(userSnapshotSummary(5, 0, 0, 3072),
+              "user stacks (dwarf): 5 unwound, 0 stopped early, 0 filled the 3072-byte copy");
+    EXPECT_EQ(userSnapshotSummary(2, 2, 2, 8),
+              "user stacks (dwarf): 2 unwound, 2 stopped early, 2 filled the 8-byte copy "
+              "(--stack-size can take more)");
+}

@@ -44,12 +44,17 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     }
     // --ustack=dwarf: each event carries its own snapshot, unwound as it is printed.
     std::optional<UserSymbolizer> snapshots;
+    std::uint64_t unwound = 0, stopped = 0, filled = 0;  // for the end-of-trace line
     if (dwarf) {
         snapshots.emplace();
         const std::size_t depth = o.stack_depth ? o.stack_depth : kStackDefaultDepth;
-        sink.setUserSnapshots([&snapshots, depth](const Event& ev, const FetchedValue& v) {
-            return snapshots->snapshotLines(static_cast<pid_t>(ev.tgid), v.snapshot, v.truncated,
-                                            depth);
+        sink.setUserSnapshots([&, depth](const Event& ev, const FetchedValue& v) {
+            auto lines = snapshots->snapshotLines(static_cast<pid_t>(ev.tgid), v.snapshot,
+                                                  v.truncated, depth);
+            unwound++;
+            filled += v.truncated;
+            stopped += !lines.empty() && lines.back().starts_with("[unwind stopped");
+            return lines;
         });
     }
     // Time 0 and --duration count from when every probe is armed (symbol loading before it
@@ -98,6 +103,10 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         (void)stacks->read(stats->probes.front().id);
         io.err << kernelStacksSummary(*stacks) << '\n';
     }
+    if (dwarf)
+        io.err << userSnapshotSummary(unwound, stopped, filled,
+                                      o.stack_size ? o.stack_size : kUstackSnapshotDefault)
+               << '\n';
     for (const auto& note : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", kCmd, note);
     // CMD ended on its own: its status (strace/perf style). Ended by us (--duration,

@@ -172,5 +172,12 @@ std::string formatFoldedRows(const std::vector<StackRow>& rows);
 // map holds user stacks too.
 std::string kernelStacksSummary(const KernelStacks& stacks);
 
+// --ustack=dwarf at the end of a trace: of `events` snapshots unwound, how many stopped before
+// the outermost frame ("[unwind stopped: ...]") and how many filled all `bytes` of the copy
+// (the stack went on above it: a larger --stack-size may reach further):
+// "user stacks (dwarf): N unwound, S stopped early, T filled the 3072-byte copy".
+std::string userSnapshotSummary(std::uint64_t events, std::uint64_t stopped,
+                                std::uint64_t truncated, std::uint32_t bytes);
+
 }  // namespace probectl
 #pragma GCC visibility pop

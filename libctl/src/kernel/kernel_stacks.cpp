@@ -389,4 +389,12 @@ std::string kernelStacksSummary(const KernelStacks& stacks) {
         stacks.lost());
 }
 
+std::string userSnapshotSummary(std::uint64_t events, std::uint64_t stopped,
+                                std::uint64_t truncated, std::uint32_t bytes) {
+    return fmt::format(
+        "user stacks (dwarf): {} unwound, {} stopped early, {} filled the "
+        "{}-byte copy{}",
+        events, stopped, truncated, bytes, truncated ? " (--stack-size can take more)" : "");
+}
+
 }  // namespace probectl

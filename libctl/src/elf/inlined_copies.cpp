@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "elf/dwarf_attr.hpp"
 #include "probectl/elf_resolver.hpp"
 
 namespace probectl {
@@ -33,18 +34,10 @@ bool mayHoldCode(int tag) {
     }
 }
 
-std::string_view attrString(Dwarf_Die* die, unsigned int at) {
-    Dwarf_Attribute a;
-    if (!dwarf_attr_integrate(die, at, &a))
-        return {};
-    const char* s = dwarf_formstring(&a);
-    return s ? std::string_view(s) : std::string_view();
-}
-
 bool named(Dwarf_Die* die, std::string_view name) {
-    if (attrString(die, DW_AT_name) == name)
+    if (dwarfString(die, DW_AT_name) == name)
         return true;
-    const std::string_view linkage = attrString(die, DW_AT_linkage_name);
+    const std::string_view linkage = dwarfString(die, DW_AT_linkage_name);
     if (linkage.empty())
         return false;
     return linkage == name || withoutParameters(demangle(linkage)) == name;

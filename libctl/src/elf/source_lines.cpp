@@ -1,5 +1,7 @@
 #include "elf/source_lines.hpp"
 
+#include "elf/dwarf_attr.hpp"
+
 #include <dwarf.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,17 +14,9 @@ namespace probectl {
 
 namespace {
 
-std::string_view attrString(Dwarf_Die* die, unsigned int at) {
-    Dwarf_Attribute a;
-    if (!dwarf_attr_integrate(die, at, &a))
-        return {};
-    const char* s = dwarf_formstring(&a);
-    return s ? std::string_view(s) : std::string_view();
-}
-
 // Relative to the CU's compilation directory when under it, else absolute; never "..".
 std::string shortPath(Dwarf_Die* cu, std::string_view path) {
-    const std::filesystem::path dir(attrString(cu, DW_AT_comp_dir));
+    const std::filesystem::path dir(dwarfString(cu, DW_AT_comp_dir));
     std::filesystem::path p(path);
     if (p.is_relative() && !dir.empty())
         p = dir / p;
@@ -107,7 +101,7 @@ const std::vector<SourceFrame>& SourceLines::at(std::uint64_t addr) {
             break;
         if (tag != DW_TAG_inlined_subroutine)
             continue;
-        here.inlined = std::string(attrString(&scopes[i], DW_AT_name));
+        here.inlined = std::string(dwarfString(&scopes[i], DW_AT_name));
         if (here.inlined.empty())
             here.inlined = "[inlined]";
         out.push_back(here);

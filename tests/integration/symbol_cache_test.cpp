@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "itest_util.hpp"
 #include "probectl/kernel_symbols.hpp"
@@ -68,6 +69,25 @@ TEST_F(SymbolCacheVm, ResolvesAsKallsymsDoes) {
     EXPECT_FALSE(cached->complete());
     auto plain = KernelSymbols::load();
     ASSERT_TRUE(plain.ok());
+
+    // Every name through the cache file's index (a fresh table: nothing has built the
+    // whole one) gives the entries /proc/kallsyms has, less the dynamic ones.
+    auto indexed = KernelSymbols::loadCurrent();
+    ASSERT_TRUE(indexed.ok());
+    for (const KernelSymbol& s : plain->symbols()) {
+        if (s.module == "bpf" || s.module.starts_with("__builtin__"))
+            continue;
+        std::vector<const KernelSymbol*> want;
+        for (const KernelSymbol* w : plain->lookup(s.name))
+            if (w->module != "bpf" && !w->module.starts_with("__builtin__"))
+                want.push_back(w);
+        const auto got = indexed->lookup(s.name);
+        ASSERT_EQ(got.size(), want.size()) << s.name;
+        for (std::size_t j = 0; j < want.size(); ++j) {
+            ASSERT_EQ(got[j]->addr, want[j]->addr) << s.name;
+            ASSERT_EQ(got[j]->module, want[j]->module) << s.name;
+        }
+    }
 
     // The same symbols, in the same order, less the ones that change without a module load.
     std::size_t i = 0;

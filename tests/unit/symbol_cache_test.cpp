@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -125,6 +126,101 @@ TEST_F(SymbolCacheTest, RoundTripGivesTheParsedTable) {
     }
     EXPECT_EQ(again.hasBlacklist(), table.hasBlacklist());
     EXPECT_EQ(again.addressesHidden(), table.addressesHidden());
+}
+
+std::string describe(const KernelSymbol* s) {
+    return s->name + " " + std::to_string(s->addr) + " " + s->type + " [" + s->module + "]";
+}
+
+std::string describe(const Result<Resolution>& r) {
+    if (!r)
+        return "error " + std::to_string(r.error().err) + ": " + r.error().message;
+    return r->request.symbol + " " + std::to_string(r->address) + " " + r->module + " +" +
+           std::to_string(r->symbol_offset) + " flags " + std::to_string(r->request.flags);
+}
+
+const std::string kFixtureKallsyms = std::string(PROBECTL_FIXTURES) + "/kallsyms.txt";
+
+TEST_F(SymbolCacheTest, MappedIndexAnswersAsTheParsedTable) {
+    const std::string k = store();
+    auto map = MappedSymbolCache::open(file(), k);
+    ASSERT_TRUE(map);
+    EXPECT_EQ(map->size(), table.size());
+    EXPECT_EQ(map->malformed(), table.malformedLines());
+    EXPECT_EQ(map->addressesHidden(), table.addressesHidden());
+    // A fresh table for each pass, so the name lookups run before anything builds the whole.
+    auto mapped =
+        KernelSymbols::fromCacheFile(file(), k, fixture("blacklist.txt"), kFixtureKallsyms);
+    ASSERT_TRUE(mapped.has_value());
+    EXPECT_FALSE(mapped->complete());
+    std::vector<std::string> names = {"no_such_symbol", "vfs_raed", ""};
+    for (const KernelSymbol& s : table.symbols())
+        names.push_back(s.name);
+    for (const std::string& name : names) {
+        const auto want = table.lookup(name);
+        const auto got = mapped->lookup(name);
+        ASSERT_EQ(got.size(), want.size()) << name;
+        for (std::size_t i = 0; i < want.size(); ++i)
+            EXPECT_EQ(describe(got[i]), describe(want[i])) << name;
+        const auto at = map->find(name);
+        ASSERT_TRUE(at.has_value()) << name;
+        EXPECT_EQ(at->size(), want.size()) << name;
+        for (const std::string& text : {"kprobe:" + name, "kretprobe:" + name}) {
+            auto p = parseProbeSpec(text);
+            if (!p)
+                continue;
+            EXPECT_EQ(describe(mapped->resolve(*p)), describe(table.resolve(*p))) << text;
+        }
+    }
+    // Every address, and what needs the whole table.
+    auto again =
+        KernelSymbols::fromCacheFile(file(), k, fixture("blacklist.txt"), kFixtureKallsyms);
+    ASSERT_TRUE(again.has_value());
+    for (const KernelSymbol& s : table.symbols()) {
+        for (std::uint64_t a : {s.addr, s.addr + 1}) {
+            const KernelSymbol* want = table.symbolAt(a);
+            const KernelSymbol* got = again->symbolAt(a);
+            ASSERT_EQ(got == nullptr, want == nullptr) << s.name;
+            if (want) {
+                EXPECT_EQ(describe(got), describe(want)) << s.name;
+            }
+        }
+        EXPECT_EQ(again->probeability(s), table.probeability(s)) << s.name;
+    }
+    EXPECT_EQ(again->size(), table.size());
+    EXPECT_EQ(again->match("vfs_*").size(), table.match("vfs_*").size());
+    EXPECT_EQ(again->suggest("vfs_raed"), table.suggest("vfs_raed"));
+    EXPECT_EQ(again->hasBlacklist(), table.hasBlacklist());
+}
+
+TEST_F(SymbolCacheTest, DamagedIndexFallsBackToKallsyms) {
+    const std::string k = store();
+    const std::string good = readText(file());
+    // Every index entry (the file's last 4 bytes per symbol) out of range: the head still
+    // checks out, so the damage shows only at a lookup, which answers from the text.
+    std::string bad = good;
+    std::fill(bad.end() - static_cast<std::ptrdiff_t>(table.size() * 4), bad.end(), '\xff');
+    writeText(file(), bad);
+    auto map = MappedSymbolCache::open(file(), k);
+    ASSERT_TRUE(map);
+    EXPECT_FALSE(map->find(table.symbols().front().name).has_value());
+    EXPECT_FALSE(map->all().has_value());
+    auto mapped =
+        KernelSymbols::fromCacheFile(file(), k, fixture("blacklist.txt"), kFixtureKallsyms);
+    ASSERT_TRUE(mapped.has_value());
+    for (const KernelSymbol& s : table.symbols()) {
+        const auto want = table.lookup(s.name);
+        const auto got = mapped->lookup(s.name);
+        ASSERT_EQ(got.size(), want.size()) << s.name;
+        for (std::size_t i = 0; i < want.size(); ++i)
+            EXPECT_EQ(describe(got[i]), describe(want[i])) << s.name;
+    }
+    EXPECT_EQ(mapped->size(), table.size());
+    // A damaged head: the file is not used at all.
+    bad = good;
+    bad[20] = static_cast<char>(bad[20] ^ 0x40);
+    writeText(file(), bad);
+    EXPECT_FALSE(KernelSymbols::fromCacheFile(file(), k, "", kFixtureKallsyms).has_value());
 }
 
 TEST_F(SymbolCacheTest, AnotherBootIsStale) {

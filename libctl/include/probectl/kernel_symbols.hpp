@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,10 @@
 // Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
 #pragma GCC visibility push(default)
 namespace probectl {
+
+namespace detail {
+struct LazySymbols;
+}
 
 struct KernelSymbol {
     std::uint64_t addr = 0;
@@ -95,13 +100,21 @@ class KernelSymbols {
     // else /run/probectl/kallsyms.cache for root, else under $XDG_CACHE_HOME/probectl or
     // $HOME/.cache/probectl; deleting it is always safe. Errors: as load().
     static Result<KernelSymbols> loadCurrent();
+    // The table in the kallsyms cache file `path` (see loadCurrent) if it is valid under
+    // `key`, answered from the file in place: a lookup by name costs a binary search in the
+    // file's index, and only what needs every symbol (symbols(), size(), match(), symbolAt(),
+    // suggest(), a lookup that finds nothing) reads the whole file, once, or `kallsyms_path`
+    // when the file turns out damaged. nullopt when the file cannot be used.
+    static std::optional<KernelSymbols> fromCacheFile(const std::string& path, std::string_view key,
+                                                      std::string_view blacklist,
+                                                      const std::string& kallsyms_path);
     // A table from symbols already split into fields (the cache's), in kallsyms order, plus
     // blacklist text as fromText takes it; `malformed` is the parse's skipped-line count.
     static KernelSymbols fromSymbols(std::vector<KernelSymbol> symbols,
                                      std::string_view blacklist = {}, std::size_t malformed = 0);
 
-    std::size_t size() const { return symbols_.size(); }
-    const std::vector<KernelSymbol>& symbols() const { return symbols_; }
+    std::size_t size() const;
+    const std::vector<KernelSymbol>& symbols() const;
     std::size_t malformedLines() const { return malformed_; }
     // True when every address read as 0 (kptr_restrict or not root).
     bool addressesHidden() const { return hidden_; }
@@ -173,6 +186,10 @@ class KernelSymbols {
     bool hidden_ = false;
     bool has_blacklist_ = false;
     bool complete_ = true;
+    // Set for a table answered from the cache file (fromCacheFile): then symbols_ and the
+    // indexes above are empty, and what needs them asks lazy_'s whole table.
+    std::shared_ptr<detail::LazySymbols> lazy_;
+    const KernelSymbols& whole() const;
 };
 
 }  // namespace probectl

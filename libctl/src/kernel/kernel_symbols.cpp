@@ -12,6 +12,8 @@
 #include <cstring>
 
 #include <iterator>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <unordered_set>
 
@@ -19,6 +21,22 @@
 #include "kernel/symbol_cache.hpp"
 
 namespace probectl {
+
+namespace detail {
+
+// A table from the cache file (KernelSymbols::fromCacheFile). Symbols found by name are made
+// one by one and kept, so the pointers lookup() returns stay valid as long as the table;
+// the whole table is built on first need. Shared by copies of the table.
+struct LazySymbols {
+    std::shared_ptr<const MappedSymbolCache> map;
+    std::string blacklist;
+    std::string kallsyms_path;
+    std::mutex mu;
+    std::unordered_map<std::uint32_t, std::unique_ptr<KernelSymbol>> found;
+    std::optional<KernelSymbols> whole;
+};
+
+}  // namespace detail
 
 bool KernelSymbol::isFunction() const {
     // kallsyms letters (man nm): T/t text, W/w weak (text on x86 kernels).
@@ -259,6 +277,53 @@ Result<KernelSymbols> KernelSymbols::load(const std::string& kallsyms_path,
     return ks;
 }
 
+std::optional<KernelSymbols> KernelSymbols::fromCacheFile(const std::string& path,
+                                                          std::string_view key,
+                                                          std::string_view blacklist,
+                                                          const std::string& kallsyms_path) {
+    auto map = detail::MappedSymbolCache::open(path, key);
+    if (!map)
+        return std::nullopt;
+    KernelSymbols ks;
+    ks.malformed_ = map->malformed();
+    ks.hidden_ = map->addressesHidden();
+    ks.complete_ = false;
+    ks.addBlacklist(blacklist);
+    ks.lazy_ = std::make_shared<detail::LazySymbols>();
+    ks.lazy_->map = std::move(map);
+    ks.lazy_->blacklist = std::string(blacklist);
+    ks.lazy_->kallsyms_path = kallsyms_path;
+    return ks;
+}
+
+const KernelSymbols& KernelSymbols::whole() const {
+    if (!lazy_)
+        return *this;
+    std::lock_guard lock(lazy_->mu);
+    if (!lazy_->whole) {
+        detail::StepTimer timer("kallsyms: whole table from the cache");
+        if (auto all = lazy_->map->all()) {
+            lazy_->whole = fromSymbols(std::move(all->symbols), lazy_->blacklist, all->malformed);
+        } else {
+            // A body damaged past its bounds checks: the kernel's own text, as without a cache.
+            auto text = readFile(lazy_->kallsyms_path);
+            auto parsed =
+                text ? fromText(*text, lazy_->blacklist) : Result<KernelSymbols>(KernelSymbols());
+            lazy_->whole = parsed ? std::move(*parsed) : KernelSymbols();
+        }
+        lazy_->whole->complete_ = false;
+    }
+    return *lazy_->whole;
+}
+
+std::size_t KernelSymbols::size() const {
+    return whole().symbols_.size();
+}
+
+const std::vector<KernelSymbol>& KernelSymbols::symbols() const {
+    return whole().symbols_;
+}
+
 Result<KernelSymbols> KernelSymbols::loadCurrent() {
     const std::string kallsyms = "/proc/kallsyms";
     const std::string blacklist = "/sys/kernel/debug/kprobes/blacklist";
@@ -267,15 +332,11 @@ Result<KernelSymbols> KernelSymbols::loadCurrent() {
         return load(kallsyms, blacklist);
     const std::string file = dir + "/" + std::string(detail::kSymbolCacheFile);
     const auto key = detail::symbolCacheKey();
-    if (key)
-        if (auto cached = detail::readSymbolCache(file, *key)) {
-            const std::string bl = readBlacklist(blacklist);
-            detail::StepTimer timer("kallsyms: index cached");
-            KernelSymbols ks = fromSymbols(std::move(cached->symbols), bl, cached->malformed);
-            ks.has_blacklist_ = !bl.empty();
-            ks.complete_ = false;
-            return ks;
-        }
+    if (key) {
+        const std::string bl = readBlacklist(blacklist);
+        if (auto ks = fromCacheFile(file, *key, bl, kallsyms))
+            return std::move(*ks);
+    }
     // No blacklist in the cached part: it is read afresh on every use.
     auto ks = load(kallsyms, blacklist);
     // Written only when the key is the same after the read as before it: a module loaded
@@ -316,6 +377,29 @@ void KernelSymbols::index() {
 
 std::vector<const KernelSymbol*> KernelSymbols::lookup(std::string_view name) const {
     std::vector<const KernelSymbol*> out;
+    if (lazy_) {
+        // A name the index does not have is looked for in the whole, checked table: a
+        // "no such symbol" never rests on a body whose checksum was not checked.
+        auto at = lazy_->map->find(name);
+        if (!at || at->empty())
+            return whole().lookup(name);
+        std::lock_guard lock(lazy_->mu);
+        for (std::uint32_t i : *at) {
+            auto& slot = lazy_->found[i];
+            if (!slot) {
+                auto s = lazy_->map->symbol(i);
+                if (!s)
+                    break;
+                slot = std::make_unique<KernelSymbol>(std::move(*s));
+            }
+            out.push_back(slot.get());
+        }
+        if (out.size() == at->size())
+            return out;
+        out.clear();
+    }
+    if (lazy_)
+        return whole().lookup(name);  // a damaged record: the whole table decides
     if (name_heads_.empty())
         return out;
     const std::size_t b = std::hash<std::string_view>{}(name) & (name_heads_.size() - 1);
@@ -343,6 +427,8 @@ bool isEndMarker(std::string_view name) {
 const KernelSymbol* KernelSymbols::symbolAt(std::uint64_t addr) const {
     if (hidden_ || addr == 0)
         return nullptr;
+    if (lazy_)
+        return whole().symbolAt(addr);
     auto it =
         std::upper_bound(by_addr_.begin(), by_addr_.end(), addr,
                          [&](std::uint64_t a, std::size_t i) { return a < symbols_[i].addr; });
@@ -432,7 +518,7 @@ Result<std::string> KernelSymbols::syscallSymbol(std::string_view syscall) const
     std::vector<std::pair<std::size_t, std::string>> near;
     const std::size_t limit = std::max<std::size_t>(2, syscall.size() / 3);
     std::set<std::string> seen;
-    for (const auto& s : symbols_) {
+    for (const auto& s : symbols()) {
         if (!s.isFunction() || !s.name.starts_with("__x64_sys_"))
             continue;
         std::string_view n = std::string_view(s.name).substr(10);
@@ -462,7 +548,7 @@ std::vector<std::string> KernelSymbols::suggest(std::string_view name, std::size
     std::vector<std::pair<std::size_t, std::string>> close;
     const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
     std::unordered_set<std::string_view> seen;
-    for (const KernelSymbol& sym : symbols_) {
+    for (const KernelSymbol& sym : symbols()) {
         // Each name once: static functions repeat names.
         if (!seen.insert(sym.name).second)
             continue;
@@ -498,7 +584,7 @@ std::vector<std::string> KernelSymbols::suggest(std::string_view name, std::size
 
 std::vector<const KernelSymbol*> KernelSymbols::match(std::string_view glob) const {
     std::vector<const KernelSymbol*> out;
-    for (const auto& s : symbols_)
+    for (const auto& s : symbols())
         if (globMatch(glob, s.name))
             out.push_back(&s);
     return out;

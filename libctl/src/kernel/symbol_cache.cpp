@@ -1,23 +1,28 @@
 // The kallsyms cache: key, file format, checks. See symbol_cache.hpp.
 //
 // File layout (native byte order: the file never leaves the machine that wrote it):
-//   magic[8] "PRBKSYMS", u32 version, u32 key length, u64 symbol count, u64 module-names
-//   length, u64 names length, u64 malformed lines,
-//   key, module names ('\0'-terminated each), records (u64 addr, u32 name offset,
-//   u16 name length, u16 module: 0 vmlinux, else index + 1), one type letter per symbol,
-//   names (concatenated), u64 checksum of everything before it.
+//   head: magic[8] "PRBKSYMS", u32 version, u32 key length, u64 symbol count, u64
+//   module-names length, u64 names length, u64 malformed lines, u64 flags (1: addresses
+//   hidden), u64 checksum of the body; key, module names ('\0'-terminated each), u64
+//   checksum of the head so far.
+//   body: records (u64 addr, u32 name offset, u16 name length, u16 module: 0 vmlinux, else
+//   index + 1) in kallsyms order, one type letter per symbol, names (concatenated), then
+//   the name index: u32 record positions sorted by (name, address, position).
 #include "kernel/symbol_cache.hpp"
 
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <unordered_map>
 
 #include "core/step_timing.hpp"
@@ -27,9 +32,11 @@ namespace probectl::detail {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'R', 'B', 'K', 'S', 'Y', 'M', 'S'};
-constexpr std::uint32_t kVersion = 1;
-constexpr std::size_t kHeader = 8 + 4 + 4 + 8 * 4;
+constexpr std::uint32_t kVersion = 2;
+constexpr std::size_t kHeader = 8 + 4 + 4 + 8 * 6;
 constexpr std::size_t kRecord = 8 + 4 + 2 + 2;
+constexpr std::size_t kIndexEntry = 4;
+constexpr std::uint64_t kFlagHidden = 1;
 // Far beyond any kernel (about 200k symbols): bounds what a damaged header can ask for.
 constexpr std::uint64_t kMaxSymbols = 1u << 24;
 
@@ -191,86 +198,154 @@ std::string symbolCacheDir() {
     return "";
 }
 
-std::optional<CachedSymbols> readSymbolCache(const std::string& path, std::string_view key) {
-    StepTimer timer("kallsyms: cache read");
+// Checks on open: the owner and mode rules, the size against the head's counts, the head's
+// checksum and the key. The body's checksum is checked only when the whole table is read
+// (all()): checking it on every start would read all of the file's megabytes, the cost the
+// index is there to avoid. What else could damage the body is ruled out otherwise: the file
+// is written whole and renamed into place (a reader never sees a partial one), and only its
+// owner could write it. A body damaged anyway (a disk error) cannot make a lookup read out
+// of the mapping: every index entry and record is bounds-checked, and a lookup that finds
+// nothing is answered from the whole, checked table (KernelSymbols::lookup).
+std::shared_ptr<const MappedSymbolCache> MappedSymbolCache::open(const std::string& path,
+                                                                 std::string_view key) {
+    StepTimer timer("kallsyms: cache open");
     const std::string dir =
         path.substr(0, path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
     if (!dir.empty() && !safeDir(dir))
-        return std::nullopt;
+        return nullptr;
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
-        return std::nullopt;
+        return nullptr;
     struct stat st;
-    std::string data;
-    bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && safeMode(st) &&
-              static_cast<std::uint64_t>(st.st_size) >= kHeader + 8;
-    if (ok) {
-        data.resize(static_cast<std::size_t>(st.st_size));
-        std::size_t used = 0;
-        while (ok && used < data.size()) {
-            const ssize_t n = ::read(fd, data.data() + used, data.size() - used);
-            if (n < 0 && errno == EINTR)
-                continue;
-            ok = n > 0;
-            if (ok)
-                used += static_cast<std::size_t>(n);
-        }
-    }
+    const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && safeMode(st) &&
+                    static_cast<std::uint64_t>(st.st_size) >= kHeader + 8;
+    void* map =
+        ok ? ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0)
+           : MAP_FAILED;
     ::close(fd);
-    if (!ok)
-        return std::nullopt;
+    if (map == MAP_FAILED)
+        return nullptr;
+    std::shared_ptr<MappedSymbolCache> m(new MappedSymbolCache);
+    m->map_ = static_cast<const char*>(map);
+    m->size_ = static_cast<std::size_t>(st.st_size);
 
-    const char* p = data.data();
-    const std::size_t size = data.size();
+    const char* p = m->map_;
+    const std::size_t size = m->size_;
     if (std::memcmp(p, kMagic, 8) != 0 || get<std::uint32_t>(p + 8) != kVersion)
-        return std::nullopt;
+        return nullptr;
     const std::uint64_t key_len = get<std::uint32_t>(p + 12);
     const std::uint64_t count = get<std::uint64_t>(p + 16);
     const std::uint64_t mods_len = get<std::uint64_t>(p + 24);
     const std::uint64_t names_len = get<std::uint64_t>(p + 32);
-    const std::uint64_t malformed = get<std::uint64_t>(p + 40);
     // Each part bounded by the file's size before adding, so no sum can wrap.
     if (key_len != key.size() || count > kMaxSymbols || mods_len > size || names_len > size ||
-        kHeader + key_len + mods_len + count * (kRecord + 1) + names_len + 8 != size)
-        return std::nullopt;
-    if (checksum(p, size - 8) != get<std::uint64_t>(p + size - 8))
-        return std::nullopt;
-    std::size_t at = kHeader;
-    if (std::string_view(p + at, key_len) != key)
-        return std::nullopt;
-    at += key_len;
-
-    std::vector<std::string> modules;
-    for (std::string_view m(p + at, mods_len); !m.empty();) {
-        const std::size_t z = m.find('\0');
+        kHeader + key_len + mods_len + 8 + count * (kRecord + 1 + kIndexEntry) + names_len != size)
+        return nullptr;
+    const std::size_t head = kHeader + key_len + mods_len;
+    if (checksum(p, head) != get<std::uint64_t>(p + head))
+        return nullptr;
+    if (std::string_view(p + kHeader, key_len) != key)
+        return nullptr;
+    for (std::string_view mods(p + kHeader + key_len, mods_len); !mods.empty();) {
+        const std::size_t z = mods.find('\0');
         if (z == std::string_view::npos)
-            return std::nullopt;
-        modules.emplace_back(m.substr(0, z));
-        m.remove_prefix(z + 1);
+            return nullptr;
+        m->modules_.emplace_back(mods.substr(0, z));
+        mods.remove_prefix(z + 1);
     }
-    at += mods_len;
-    const char* records = p + at;
-    const char* types = records + count * kRecord;
-    const char* names = types + count;
+    m->count_ = count;
+    m->malformed_ = get<std::uint64_t>(p + 40);
+    m->hidden_ = (get<std::uint64_t>(p + 48) & kFlagHidden) != 0;
+    m->body_sum_ = get<std::uint64_t>(p + 56);
+    m->body_ = p + head + 8;
+    m->records_ = m->body_;
+    m->types_ = m->records_ + count * kRecord;
+    m->names_ = m->types_ + count;
+    m->names_len_ = names_len;
+    m->index_ = m->names_ + names_len;
+    return m;
+}
 
+MappedSymbolCache::~MappedSymbolCache() {
+    if (map_)
+        ::munmap(const_cast<char*>(map_), size_);
+}
+
+std::optional<std::string_view> MappedSymbolCache::nameAt(std::uint32_t i) const {
+    if (i >= count_)
+        return std::nullopt;
+    const char* r = records_ + std::size_t{i} * kRecord;
+    const std::uint64_t off = get<std::uint32_t>(r + 8);
+    const std::uint64_t len = get<std::uint16_t>(r + 12);
+    if (off + len > names_len_)
+        return std::nullopt;
+    return std::string_view(names_ + off, len);
+}
+
+std::optional<KernelSymbol> MappedSymbolCache::symbol(std::uint32_t i) const {
+    const auto name = nameAt(i);
+    if (!name)
+        return std::nullopt;
+    const char* r = records_ + std::size_t{i} * kRecord;
+    const std::uint16_t mod = get<std::uint16_t>(r + 14);
+    if (mod > modules_.size())
+        return std::nullopt;
+    KernelSymbol s;
+    s.addr = get<std::uint64_t>(r);
+    s.type = types_[i];
+    s.name = std::string(*name);
+    if (mod)
+        s.module = modules_[mod - 1];
+    return s;
+}
+
+std::optional<std::vector<std::uint32_t>> MappedSymbolCache::find(std::string_view name) const {
+    StepTimer timer("kallsyms: cache lookup");
+    bool damaged = false;
+    auto entry = [&](std::size_t k) { return get<std::uint32_t>(index_ + k * kIndexEntry); };
+    auto nameOf = [&](std::size_t k) {
+        const auto n = nameAt(entry(k));
+        damaged |= !n;
+        return n.value_or(std::string_view{});
+    };
+    // The first index entry whose name is not below `name`.
+    std::size_t lo = 0, hi = count_;
+    while (lo < hi && !damaged) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if (nameOf(mid) < name)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    std::vector<std::uint32_t> out;
+    for (std::size_t k = lo; k < count_ && !damaged && nameOf(k) == name; ++k)
+        out.push_back(entry(k));
+    if (damaged)
+        return std::nullopt;
+    return out;
+}
+
+std::optional<CachedSymbols> MappedSymbolCache::all() const {
+    if (checksum(body_, static_cast<std::size_t>(map_ + size_ - body_)) != body_sum_)
+        return std::nullopt;
     CachedSymbols out;
-    out.malformed = malformed;
-    out.symbols.resize(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        const char* r = records + i * kRecord;
-        const std::uint64_t off = get<std::uint32_t>(r + 8);
-        const std::uint64_t len = get<std::uint16_t>(r + 12);
-        const std::uint16_t mod = get<std::uint16_t>(r + 14);
-        if (off + len > names_len || mod > modules.size())
+    out.malformed = malformed_;
+    out.symbols.resize(count_);
+    for (std::size_t i = 0; i < count_; ++i) {
+        auto s = symbol(static_cast<std::uint32_t>(i));
+        if (!s)
             return std::nullopt;
-        KernelSymbol& s = out.symbols[i];
-        s.addr = get<std::uint64_t>(r);
-        s.type = types[i];
-        s.name.assign(names + off, len);
-        if (mod)
-            s.module = modules[mod - 1];
+        out.symbols[i] = std::move(*s);
     }
     return out;
+}
+
+std::optional<CachedSymbols> readSymbolCache(const std::string& path, std::string_view key) {
+    StepTimer timer("kallsyms: cache read");
+    const auto m = MappedSymbolCache::open(path, key);
+    if (!m)
+        return std::nullopt;
+    return m->all();
 }
 
 bool writeSymbolCache(const std::string& dir, std::string_view key, const KernelSymbols& table) {
@@ -316,9 +391,31 @@ bool writeSymbolCache(const std::string& dir, std::string_view key, const Kernel
         types += s.type;
         names += s.name;
     }
+    // The name index: positions sorted by name, then address, then position (the order
+    // lookup() answers in).
+    std::vector<std::uint32_t> order(kept);
+    std::iota(order.begin(), order.end(), 0u);
+    auto nameOf = [&](std::uint32_t i) {
+        return std::string_view(names).substr(
+            get<std::uint32_t>(records.data() + i * kRecord + 8),
+            get<std::uint16_t>(records.data() + i * kRecord + 12));
+    };
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        const auto na = nameOf(a), nb = nameOf(b);
+        if (na != nb)
+            return na < nb;
+        const auto aa = get<std::uint64_t>(records.data() + a * kRecord);
+        const auto ab = get<std::uint64_t>(records.data() + b * kRecord);
+        return aa != ab ? aa < ab : a < b;
+    });
+    std::string index;
+    index.reserve(kept * kIndexEntry);
+    for (std::uint32_t i : order)
+        put<std::uint32_t>(index, i);
+
     std::string out;
-    out.reserve(kHeader + key.size() + mods.size() + records.size() + types.size() + names.size() +
-                8);
+    out.reserve(kHeader + key.size() + mods.size() + 8 + records.size() + types.size() +
+                names.size() + index.size());
     out.append(kMagic, 8);
     put<std::uint32_t>(out, kVersion);
     put<std::uint32_t>(out, static_cast<std::uint32_t>(key.size()));
@@ -326,12 +423,21 @@ bool writeSymbolCache(const std::string& dir, std::string_view key, const Kernel
     put<std::uint64_t>(out, mods.size());
     put<std::uint64_t>(out, names.size());
     put<std::uint64_t>(out, table.malformedLines());
+    put<std::uint64_t>(out, table.addressesHidden() ? kFlagHidden : 0);
+    const std::size_t body_sum_at = out.size();
+    put<std::uint64_t>(out, 0);
     out += key;
     out += mods;
+    put<std::uint64_t>(out, 0);  // the head's checksum, which covers the body's: set below
+    const std::size_t body_at = out.size();
     out += records;
     out += types;
     out += names;
-    put<std::uint64_t>(out, checksum(out.data(), out.size()));
+    out += index;
+    const std::uint64_t body_sum = checksum(out.data() + body_at, out.size() - body_at);
+    std::memcpy(out.data() + body_sum_at, &body_sum, 8);
+    const std::uint64_t head_sum = checksum(out.data(), body_at - 8);
+    std::memcpy(out.data() + body_at - 8, &head_sum, 8);
 
     std::string tmp = dir + "/." + std::string(kSymbolCacheFile) + ".XXXXXX";
     const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);

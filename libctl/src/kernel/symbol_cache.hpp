@@ -9,7 +9,9 @@
 // loaded module's /proc/modules line (less its use count and users) with the module's
 // GNU build id. A file whose key differs, that is not a regular file of the running uid
 // with no group or other write permission, in such a directory, or that does not check out
-// (size, bounds, checksum) is ignored: the caller reads /proc/kallsyms instead.
+// (size, bounds, checksums) is ignored: the caller reads /proc/kallsyms instead. The file
+// holds a name-sorted index, so a table can be mapped and names found in place
+// (MappedSymbolCache) without building ~200k entries.
 //
 // Where: $PROBECTL_SYMBOL_CACHE if set (a directory; empty turns the cache off), else
 // /run/probectl for root (a tmpfs: gone at reboot), else $XDG_CACHE_HOME/probectl, else
@@ -17,6 +19,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +56,49 @@ struct CachedSymbols {
     std::size_t malformed = 0;
 };
 std::optional<CachedSymbols> readSymbolCache(const std::string& path, std::string_view key);
+
+// A cache file mapped read-only and answered in place: a name is found by binary search in
+// the file's name-sorted index, so a lookup touches a few pages and nothing is built per
+// symbol. open() checks what readSymbolCache checks except the body's checksum (see the .cpp);
+// every index entry and record read afterwards is bounds-checked, and a damaged one makes the
+// call answer nullopt.
+class MappedSymbolCache {
+  public:
+    static std::shared_ptr<const MappedSymbolCache> open(const std::string& path,
+                                                         std::string_view key);
+    ~MappedSymbolCache();
+    MappedSymbolCache(const MappedSymbolCache&) = delete;
+    MappedSymbolCache& operator=(const MappedSymbolCache&) = delete;
+
+    std::size_t size() const { return count_; }
+    std::size_t malformed() const { return malformed_; }
+    // Every stored address read as 0 when the table was written.
+    bool addressesHidden() const { return hidden_; }
+    // Table positions of the symbols named `name`, in address order (table order among equal
+    // addresses); nullopt when the file turns out damaged.
+    std::optional<std::vector<std::uint32_t>> find(std::string_view name) const;
+    // The symbol at table position `i`, nullopt when out of bounds or damaged.
+    std::optional<KernelSymbol> symbol(std::uint32_t i) const;
+    // The whole table, after checking the body's checksum too; nullopt when damaged.
+    std::optional<CachedSymbols> all() const;
+
+  private:
+    MappedSymbolCache() = default;
+    std::optional<std::string_view> nameAt(std::uint32_t i) const;
+    const char* map_ = nullptr;
+    std::size_t size_ = 0;
+    std::size_t count_ = 0;
+    std::size_t malformed_ = 0;
+    bool hidden_ = false;
+    std::vector<std::string> modules_;
+    const char* records_ = nullptr;
+    const char* types_ = nullptr;
+    const char* names_ = nullptr;
+    std::size_t names_len_ = 0;
+    const char* index_ = nullptr;
+    const char* body_ = nullptr;  // records to the end: what the body checksum covers
+    std::uint64_t body_sum_ = 0;
+};
 
 // Entries that change without a module load (BPF programs "[bpf]", ftrace trampolines and
 // kprobe instruction pages "[__builtin__*]"): never cached.

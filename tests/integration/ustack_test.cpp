@@ -286,6 +286,20 @@ TEST(UserStacks, AFullStackMapIsCountedAndShown) {
     EXPECT_EQ(kept + lost, kCalls) << r.out;
     EXPECT_EQ(not_kept, lost) << r.out;
     EXPECT_EQ(kept_lines, kept) << r.out;
+
+    // At the default --max-entries (1024) the kept stacks and the "not kept" key are one key
+    // too many for the aggregation: that hit is not counted, and stderr says so.
+    Ran d = sh("probectl count uprobe:" + w + ":leaf --by ustack --format folded -o " +
+               "/tmp/ustack-full.folded -- " + w + " 11 tree");
+    ASSERT_EQ(d.status, 0) << d.out;
+    std::uint64_t counted = 0;
+    for (const auto& [line, count] : foldedLines(itest::readFile("/tmp/ustack-full.folded")))
+        counted += count;
+    std::smatch o;
+    ASSERT_TRUE(std::regex_search(d.out, o, std::regex(R"(([0-9]+) hits not counted \(map full)")))
+        << d.out;
+    EXPECT_GT(std::stoull(o[1]), 0u) << d.out;
+    EXPECT_EQ(counted + std::stoull(o[1]), kCalls) << d.out;
 }
 
 // Without frame pointers: every call is still recorded and counted, leaf comes first, and

@@ -138,6 +138,13 @@ void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
         for (const auto& t : tables)
             io.out << formatFoldedRows(stackRows(t, stackLines(*stacks)));
         io.out.flush();
+        // Folded lines have no footer: the hits the map could not hold go to stderr.
+        for (const auto& t : tables)
+            if (t.overflow || t.nested)
+                io.err << fmt::format(
+                    "{}: {} hits not counted (map full {}, nested {}; "
+                    "--max-entries holds more keys)\n",
+                    t.spec, t.overflow + t.nested, t.overflow, t.nested);
         return;
     }
     if (o.format == "json") {

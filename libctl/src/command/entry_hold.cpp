@@ -18,6 +18,8 @@ namespace probectl {
 
 namespace {
 
+constexpr std::uint8_t kInt3 = 0xcc;
+
 // AT_ENTRY of /proc/PID/auxv (pairs of 64-bit words; proc(5)).
 Result<std::uint64_t> entryPoint(pid_t pid) {
     const std::string path = fmt::format("/proc/{}/auxv", pid);
@@ -36,40 +38,22 @@ Result<std::uint64_t> entryPoint(pid_t pid) {
     return *entry;
 }
 
-Result<long> peek(pid_t pid, std::uint64_t addr) {
-    errno = 0;
-    const long w = ::ptrace(PTRACE_PEEKDATA, pid, addr, nullptr);
-    if (errno)
-        return makeError(errno, fmt::format("cannot read address {:#x} of pid {}", addr, pid));
-    return w;
-}
-
-Result<void> poke(pid_t pid, std::uint64_t addr, long word) {
-    if (::ptrace(PTRACE_POKEDATA, pid, addr, word) < 0)
-        return makeError(errno, fmt::format("cannot write address {:#x} of pid {}", addr, pid));
-    return {};
-}
-
 void cont(pid_t pid, int sig) {
     ::ptrace(PTRACE_CONT, pid, nullptr, sig);
 }
 
 }  // namespace
 
-Result<void> addToU16(pid_t pid, std::uint64_t addr, int delta) {
-    // A semaphore is 2-byte aligned, so it never straddles the aligned word.
-    const std::uint64_t word_addr = addr & ~std::uint64_t{7};
-    const unsigned shift = static_cast<unsigned>(addr - word_addr) * 8;
-    auto w = peek(pid, word_addr);
-    if (!w)
-        return w.error();
-    auto bits = static_cast<std::uint64_t>(*w);
-    const auto v = static_cast<std::uint16_t>((bits >> shift) + static_cast<unsigned>(delta));
-    bits = (bits & ~(std::uint64_t{0xffff} << shift)) | (std::uint64_t{v} << shift);
-    return poke(pid, word_addr, static_cast<long>(bits));
+Result<void> addToU16(const ptrace::ProcMem& mem, std::uint64_t addr, int delta) {
+    std::uint16_t v = 0;
+    if (auto r = mem.read(addr, &v, sizeof(v)); !r)
+        return r;
+    v = static_cast<std::uint16_t>(v + delta);
+    return mem.write(addr, &v, sizeof(v));
 }
 
-Result<void> releaseToEntry(HeldCommand& cmd, const std::function<Result<void>(pid_t)>& at_entry) {
+Result<void> releaseToEntry(
+    HeldCommand& cmd, const std::function<Result<void>(pid_t, const ptrace::ProcMem&)>& at_entry) {
     const pid_t pid = cmd.pid();
     if (auto r = ptrace::seize(pid, PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL); !r)
         return r;
@@ -77,8 +61,10 @@ Result<void> releaseToEntry(HeldCommand& cmd, const std::function<Result<void>(p
         ::ptrace(PTRACE_DETACH, pid, nullptr, 0);
         return r;
     }
+    // Bound to the address space the exec makes: opened at the exec event.
+    ptrace::ProcMem mem;
     std::uint64_t entry = 0;
-    long saved = 0;
+    std::uint8_t saved = 0;
     bool armed = false;
     for (;;) {
         int st = 0;
@@ -96,17 +82,16 @@ Result<void> releaseToEntry(HeldCommand& cmd, const std::function<Result<void>(p
             // The O_CLOEXEC error pipe closed with the exec: this reads its EOF.
             (void)cmd.execResult();
             auto e = entryPoint(pid);
-            auto w = e ? peek(pid, *e) : Result<long>{e.error()};
-            if (!w) {
-                ::kill(pid, SIGKILL);
-                return w.error();
-            }
-            entry = *e;
-            saved = *w;
-            if (auto r = poke(pid, entry, (saved & ~0xffL) | 0xcc); !r) {
+            auto m = e ? ptrace::ProcMem::open(pid) : Result<ptrace::ProcMem>{e.error()};
+            auto r = m ? m->read(*e, &saved, 1) : Result<void>{m.error()};
+            if (r)
+                r = m->write(*e, &kInt3, 1);
+            if (!r) {
                 ::kill(pid, SIGKILL);
                 return r;
             }
+            mem = std::move(*m);
+            entry = *e;
             armed = true;
             cont(pid, 0);
             continue;
@@ -114,7 +99,7 @@ Result<void> releaseToEntry(HeldCommand& cmd, const std::function<Result<void>(p
         if (s.kind == ptrace::StopKind::Signal && s.sig() == SIGTRAP && armed) {
             auto regs = ptrace::getRegs(pid);
             if (regs && regs->rip == entry + 1) {
-                auto r = poke(pid, entry, saved);
+                auto r = mem.write(entry, &saved, 1);
                 regs->rip = entry;
                 if (r)
                     r = ptrace::setRegs(pid, *regs);
@@ -122,7 +107,7 @@ Result<void> releaseToEntry(HeldCommand& cmd, const std::function<Result<void>(p
                     ::kill(pid, SIGKILL);
                     return r;
                 }
-                Result<void> done = at_entry(pid);
+                Result<void> done = at_entry(pid, mem);
                 ::ptrace(PTRACE_DETACH, pid, nullptr, 0);
                 return done;
             }

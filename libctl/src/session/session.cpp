@@ -440,12 +440,12 @@ Result<void> Session::start() {
             sems.push_back(&e);
     if (sems.empty())
         return impl_->command.release();
-    auto raise = [&](pid_t pid) -> Result<void> {
+    auto raise = [&](pid_t pid, const ptrace::ProcMem& mem) -> Result<void> {
         auto maps = ProcMaps::read(pid);
         for (const auto* e : sems) {
             auto where = maps ? semaphoreAddress(*maps, e->path, e->offset)
                               : Result<std::uint64_t>{maps.error()};
-            auto r = where ? addToU16(pid, *where, 1) : Result<void>{where.error()};
+            auto r = where ? addToU16(mem, *where, 1) : Result<void>{where.error()};
             if (!r)
                 impl_->start_notes.push_back(
                     fmt::format("{}: its semaphore was not raised in the command ({}), so the "

@@ -9,11 +9,13 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/align.h>
+#include <linux/build_bug.h>
 #include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/kprobes.h>
 #include <linux/minmax.h>
 #include <linux/ptrace.h>
+#include <linux/stddef.h>
 #include <linux/string.h>
 #include <linux/stringify.h>
 #include <linux/uaccess.h>
@@ -25,14 +27,15 @@
  * probectl_fetch_args() - the six argument registers of a probed call.
  * @p: the probe (its PROBECTL_PROBE_F_SYSCALL flag selects the source)
  * @regs: registers at function entry
- * @args: receives PROBECTL_NARGS values
+ * @args: receives PROBECTL_NARGS values; left unwritten when nothing of
+ *	  @p reads them (p->args_unused: an aggregation without $argN)
  *
  * Plain probes read the function's own argument registers, which is only
  * meaningful at function entry. For a __x64_sys_* wrapper the only real
  * argument is a pointer to the user's saved pt_regs: the syscall arguments
- * are di, si, dx, r10, r8, r9 there. That pointer is read with
- * copy_from_kernel_nofault() so a wrong SYSCALL flag yields zeros, not a
- * fault in NMI context.
+ * are di, si, dx, r10, r8, r9 there. Only the span from r10 to di is read,
+ * with copy_from_kernel_nofault() so a wrong SYSCALL flag yields zeros, not
+ * a fault in NMI context.
  *
  * Context: probe handler (any context).
  */
@@ -41,13 +44,27 @@ void probectl_fetch_args(const struct probectl_probe *p, struct pt_regs *regs,
 {
 	unsigned int i;
 
+	if (p->args_unused)
+		return;
 #ifdef CONFIG_X86_64
 	if (p->flags & PROBECTL_PROBE_F_SYSCALL) {
-		const struct pt_regs *uregs;
+		const size_t from = offsetof(struct pt_regs, r10);
+		const size_t to = offsetofend(struct pt_regs, di);
+		unsigned long uregs;
 		struct pt_regs u;
 
-		uregs = (const struct pt_regs *)regs_get_kernel_argument(regs, 0);
-		if (copy_from_kernel_nofault(&u, uregs, sizeof(u))) {
+		/* the six are within r10..di; the rest of the frame is not read */
+		BUILD_BUG_ON(offsetof(struct pt_regs, r8) < from ||
+			     offsetof(struct pt_regs, r9) < from ||
+			     offsetof(struct pt_regs, dx) < from ||
+			     offsetof(struct pt_regs, si) < from ||
+			     offsetofend(struct pt_regs, r8) > to ||
+			     offsetofend(struct pt_regs, r9) > to ||
+			     offsetofend(struct pt_regs, dx) > to ||
+			     offsetofend(struct pt_regs, si) > to);
+		uregs = regs_get_kernel_argument(regs, 0);
+		if (copy_from_kernel_nofault((void *)&u + from, (void *)uregs + from,
+					     to - from)) {
 			memset(args, 0, PROBECTL_NARGS * sizeof(u64));
 			return;
 		}

@@ -241,6 +241,9 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 		err = probectl_aggr_create(p, req->aggr, extack);
 		if (err)
 			goto err_free;
+		/* an aggregating hit writes no record: only $argN reads the arguments */
+		p->args_unused = !probectl_fetch_has_op(p->fetch, p->fetch_insns,
+							PROBECTL_FETCH_LOAD_ARG);
 	}
 	atomic64_set(&p->undelivered, 0);
 	ops = probectl_ops(p);

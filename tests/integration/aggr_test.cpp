@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -266,6 +267,33 @@ TEST(Aggr, SyscallLatencyByRetval) {
     EXPECT_EQ(r.table.entries[0].key.at(0).raw, 0u);  // both returned 0
 }
 
+// A kprobe on a syscall wrapper reads $argN from the user's saved registers. An aggregating
+// probe fetches those only when a key or value uses $argN: keyed by them, the keys are the
+// syscall's own arguments, at entry and (saved at entry) at the return; without them the
+// hits still count. sys_args calls lseek(fd, 5, SEEK_SET) once.
+TEST(Aggr, SyscallWrapperKeysAreTheSyscallsArguments) {
+    const std::string dir = ::testing::TempDir() + "aggr_sys_args." + std::to_string(getpid());
+    const std::vector<std::string> argv = {itest::workload("sys_args"), dir};
+    AggrSpec by_args;
+    by_args.keys = {"off", "whence"};
+    for (const char* kind : {"kprobe", "kretprobe"}) {
+        SCOPED_TRACE(kind);
+        auto r = aggregate(std::string(kind) + ":__x64_sys_lseek off=$arg2:s64 whence=$arg3:s32",
+                           by_args, argv);
+        std::filesystem::remove(dir);
+        expectBalanced(r);
+        ASSERT_EQ(r.table.entries.size(), 1u);
+        EXPECT_EQ(r.table.entries[0].key.at(0).raw, 5u);
+        EXPECT_EQ(r.table.entries[0].key.at(1).raw, static_cast<std::uint64_t>(SEEK_SET));
+        EXPECT_EQ(r.table.entries[0].count, 1u);
+    }
+    auto r = aggregate("kprobe:__x64_sys_lseek", AggrSpec{}, argv);
+    std::filesystem::remove(dir);
+    expectBalanced(r);
+    ASSERT_EQ(r.table.entries.size(), 1u);
+    EXPECT_EQ(r.table.entries[0].count, 1u);
+}
+
 TEST(Aggr, RefusedRequestsNameTheProblem) {
     AggrSpec a;
     a.keys = {"nosuch"};
@@ -351,8 +379,8 @@ TEST(AggrCli, HistPrintsBpftraceBuckets) {
 TEST(AggrCli, FromRecordingGivesTheKernelsAnswer) {
     const std::string spec = "'uprobe:" + target() + ":ag_val k=$arg1:s64 v=$arg2:s64'";
     const std::string rec = "/tmp/aggr-from.prb";
-    const std::string live = run("probectl hist " + spec + " v --by k --format json -- " +
-                                 target() + " values 100");
+    const std::string live =
+        run("probectl hist " + spec + " v --by k --format json -- " + target() + " values 100");
     run("probectl record " + spec + " -o " + rec + " -- " + target() + " values 100");
     const std::string from = run("probectl hist --from " + rec + " v --by k --format json");
     auto byK = [](const std::string& js) {

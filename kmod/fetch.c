@@ -325,6 +325,31 @@ static u16 probectl_fetch_string(char *dst, unsigned long addr, u32 max,
 	return len + 1;
 }
 
+/*
+ * @size bytes of an array of @elem-byte elements into @dst, page by page:
+ * an array that runs into an unmapped page keeps its whole elements before
+ * it (TRUNCATED), as a string does; none readable is a fault. Returns the
+ * bytes kept.
+ */
+static u32 probectl_fetch_array(void *dst, unsigned long addr, u32 size, u32 elem,
+				bool user, u8 *flags)
+{
+	u32 len = 0, chunk;
+
+	while (len < size) {
+		chunk = min_t(u32, size - len, PAGE_SIZE - ((addr + len) & ~PAGE_MASK));
+		if (probectl_fetch_read(dst + len, addr + len, chunk, user))
+			break;
+		len += chunk;
+	}
+	len -= len % elem;
+	if (!len)
+		*flags |= PROBECTL_FETCH_V_FAULT;
+	else if (len < size)
+		*flags |= PROBECTL_FETCH_V_TRUNCATED;
+	return len;
+}
+
 static u64 probectl_fetch_load(const struct probectl_fetch_insn *in,
 			       const struct probectl_fetch_ctx *ctx, bool *fault)
 {
@@ -409,9 +434,9 @@ static unsigned int probectl_fetch_one(const struct probectl_fetch_insn *in,
 							 user, &val->flags);
 			break;
 		case PROBECTL_FETCH_STORE_ARRAY:
-			fault = probectl_fetch_read(data, acc + in->offset,
-						    in->size * in->operand, user);
-			val->len = fault ? 0 : in->size * in->operand;
+			val->len = probectl_fetch_array(data, acc + in->offset,
+							in->size * in->operand, in->size,
+							user, &val->flags);
 			break;
 		case PROBECTL_FETCH_STORE_COMM:
 			memcpy(data, current->comm, PROBECTL_COMM_LEN);

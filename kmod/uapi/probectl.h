@@ -358,7 +358,13 @@ enum probectl_fetch_op {
 	PROBECTL_FETCH_STORE_INT,	/* low size bytes of acc */
 	/* NUL-terminated at acc + offset, at most operand bytes incl. NUL */
 	PROBECTL_FETCH_STORE_STRING,
-	PROBECTL_FETCH_STORE_ARRAY,	/* operand elements of size bytes at acc + offset */
+	/*
+	 * operand elements of size bytes at acc + offset, read page by page: an
+	 * array that runs into a page it cannot read keeps its whole elements
+	 * before it (truncated, shorter len); a fault when not one element can
+	 * be read
+	 */
+	PROBECTL_FETCH_STORE_ARRAY,
 	PROBECTL_FETCH_STORE_COMM,	/* current->comm; operand PROBECTL_COMM_LEN */
 	/*
 	 * acc = the id of the current kernel stack in the session's stack map
@@ -414,7 +420,10 @@ struct probectl_fetch_insn {
 
 /* struct probectl_fetch_value.flags */
 #define PROBECTL_FETCH_V_FAULT	(1U << 0)	/* read failed: no value */
-/* string cut at its bound; store-ustack-snapshot: operand bytes copied */
+/*
+ * string cut at its bound; store-array: elements cut at an unreadable page;
+ * store-ustack-snapshot: operand bytes copied
+ */
 #define PROBECTL_FETCH_V_TRUNCATED	(1U << 1)
 
 /*

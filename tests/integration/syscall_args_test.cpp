@@ -44,3 +44,25 @@ TEST(SyscallArgs, KillLseekMkdirShowTheirArgumentsOnBothBackends) {
         ::rmdir(dir.c_str());
     }
 }
+
+// A buffer or pointer array that ends where an unmapped page begins: the fixed-size read of
+// its memory stops at the page and keeps what it read, as strace shows it. Before, the
+// whole read failed and the line had only the pointers (the execve env count went missing
+// whenever the stack's random offset left an envp array near the top of the stack).
+TEST(SyscallArgs, MemoryEndingAtAnUnmappedPageIsShownOnBothBackends) {
+    if (!std::filesystem::is_directory("/sys/kernel/tracing/events/syscalls"))
+        GTEST_SKIP() << "no syscall events: arguments are not decoded";
+    const std::string w = itest::workload("page_edge");
+    for (const std::string backend : {"kernel", "ptrace"}) {
+        itest::Ran r =
+            itest::sh("probectl trace --backend=" + backend + " --syscalls=write,execve -- " + w);
+        ASSERT_EQ(r.status, 0) << backend << ": " << r.out;
+        EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(write\(1, "hi!\\n", 4\) += 4)")))
+            << backend << ": " << r.out;
+        // argv's strings are cut at 32 bytes, as strace -s 32 does.
+        EXPECT_TRUE(std::regex_search(
+            r.out, std::regex("execve\\(\"" + w + "\", \\[\"[^\"]*\"(\\.\\.\\.)?, \"done\"\\], " +
+                              "0x[0-9a-f]+ /\\* 2 vars \\*/\\) += 0\n")))
+            << backend << ": " << r.out;
+    }
+}

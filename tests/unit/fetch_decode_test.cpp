@@ -47,6 +47,24 @@ TEST(DecodeFetchedValue, IntegersStringsArraysAndFaults) {
     EXPECT_TRUE(v.faulted);
 }
 
+// An array that ran into an unreadable page: the kernel keeps its whole elements before the
+// page and says truncated; they are shown, followed by "...". Short without that flag, or
+// not one element, is still a fault.
+TEST(DecodeFetchedValue, ArrayCutAtAnUnreadablePageKeepsItsElements) {
+    const std::uint8_t arr[] = {1, 0, 2, 0};
+    auto v = decodeFetchedValue(arg("a", FetchType::U16, 8), arr, PROBECTL_FETCH_V_TRUNCATED);
+    EXPECT_FALSE(v.faulted);
+    EXPECT_TRUE(v.truncated);
+    EXPECT_EQ(v.array, (std::vector<std::uint64_t>{1, 2}));
+    EXPECT_EQ(formatFetchedValue(v), "{1,2,...}");
+
+    v = decodeFetchedValue(arg("a", FetchType::U16, 8), arr, 0);
+    EXPECT_TRUE(v.faulted);
+    v = decodeFetchedValue(arg("a", FetchType::U16, 8), std::span<const std::uint8_t>(arr, 1),
+                           PROBECTL_FETCH_V_TRUNCATED);
+    EXPECT_TRUE(v.faulted);
+}
+
 // "-8@%rax -4@-8(%rbp) 4@$5": register, memory (user read at base + displacement), constant.
 TEST(UsdtFetch, RegisterMemoryAndConstantArguments) {
     std::vector<UsdtArg> in(3);

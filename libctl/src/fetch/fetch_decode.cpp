@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -70,8 +71,11 @@ void decodeFetchedValue(FetchedValue& v, const FetchArg& arg, std::span<const st
         return;
     }
     const std::size_t width = fetchTypeSize(arg.type);
-    const std::size_t n = arg.array_len ? arg.array_len : 1;
-    if (width == 0 || bytes.size() < width * n) {
+    std::size_t n = arg.array_len ? arg.array_len : 1;
+    // An array that ran into an unreadable page keeps the elements before it.
+    if (arg.array_len && v.truncated && width != 0)
+        n = std::min(n, bytes.size() / width);
+    if (width == 0 || n == 0 || bytes.size() < width * n) {
         v.faulted = true;
         return;
     }

@@ -46,6 +46,8 @@ void appendFetchedValue(std::string& out, const FetchedValue& v) {
                 out += ',';
             integer(out, v.type, v.array[i]);
         }
+        if (v.truncated)
+            out += ",...";  // the rest was on a page that could not be read
         out += '}';
     } else {
         integer(out, v.type, v.raw);

@@ -76,10 +76,37 @@ Event::RawValue readString(pid_t tid, std::uint64_t addr) {
     return v;
 }
 
+// An array as STORE_ARRAY reads it: `size` bytes page by page; one that runs into a page
+// that cannot be read keeps its whole `elem`-byte elements before it (truncated).
+Event::RawValue readArray(pid_t tid, std::uint64_t addr, std::size_t size, std::size_t elem) {
+    Event::RawValue v;
+    constexpr std::uint64_t kPage = 4096;
+    v.bytes.resize(size);
+    std::size_t len = 0;
+    while (len < size) {
+        const std::size_t chunk =
+            std::min<std::uint64_t>(size - len, kPage - ((addr + len) % kPage));
+        if (auto r = readRemote(tid, addr + len, v.bytes.data() + len, chunk); !r) {
+            v.error = r.error().err;
+            break;
+        }
+        len += chunk;
+    }
+    len -= len % elem;
+    v.bytes.resize(len);
+    if (len == 0)
+        v.flags = PROBECTL_FETCH_V_FAULT;
+    else if (len < size)
+        v.flags = PROBECTL_FETCH_V_TRUNCATED;
+    if (len != 0)
+        v.error = 0;
+    return v;
+}
+
 // One value of a syscall plan, read the way the kernel's fetch program reads it
-// (kmod/fetch.c): a path as above; a buffer as kSyscallBufferMax bytes or nothing; a pointer
-// array whole or nothing; an array's string through its pointer. Same bytes and flags, so
-// both backends print the same line.
+// (kmod/fetch.c): a path as above; a buffer of kSyscallBufferMax bytes and a pointer array
+// as arrays; an array's string through its pointer. Same bytes and flags, so both backends
+// print the same line.
 Event::RawValue readPlanValue(pid_t tid, const SyscallMemHint& h,
                               const std::array<std::uint64_t, kEventArgs>& args) {
     using K = SyscallMemHint::Kind;
@@ -96,14 +123,9 @@ Event::RawValue readPlanValue(pid_t tid, const SyscallMemHint& h,
         }
         return readString(tid, ptr);
     }
-    Event::RawValue v;
-    v.bytes.resize(h.kind == K::PtrArray ? 8 * h.len_arg : kSyscallBufferMax);
-    if (auto r = readRemote(tid, addr, v.bytes.data(), v.bytes.size()); !r) {
-        v.bytes.clear();
-        v.flags = PROBECTL_FETCH_V_FAULT;
-        v.error = r.error().err;
-    }
-    return v;
+    if (h.kind == K::PtrArray)
+        return readArray(tid, addr, 8 * h.len_arg, 8);
+    return readArray(tid, addr, kSyscallBufferMax, 1);
 }
 
 }  // namespace

@@ -126,10 +126,10 @@ std::string colour(std::string_view name, FrameKind kind) {
     unsigned r = 0, g = 0, bl = 0;
     switch (kind) {
         case FrameKind::Kernel:  // orange to yellow
-            r = 225 + a % 31, g = 110 + b % 110, bl = c % 55;
+            r = 225 + a % 31, g = 130 + b % 90, bl = c % 55;
             break;
         case FrameKind::User:  // red to orange
-            r = 200 + a % 56, g = 50 + b % 90, bl = 30 + c % 45;
+            r = 200 + a % 56, g = 50 + b % 70, bl = 30 + c % 45;
             break;
         case FrameKind::Label:  // pale sand
             r = 225 + a % 21, g = 210 + b % 21, bl = 180 + c % 31;

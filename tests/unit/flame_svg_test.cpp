@@ -262,6 +262,11 @@ TEST(FlameSvg, NoHits) {
     ASSERT_EQ(fs.size(), 1u);
     EXPECT_EQ(fs[0].title, "all (0 hits)");
     EXPECT_NE(svg.find("kprobe:vfs_read: 0 hits"), std::string::npos);
+    // Stacks of no hits are no frames, and nothing was left out.
+    const std::string zero = flameGraphSvg(std::vector<FlameStack>{stack({"main"}, 0)}, o);
+    expectWellFormed(zero, "zero.svg");
+    EXPECT_EQ(frames(zero).size(), 1u) << zero;
+    EXPECT_EQ(zero.find("not drawn"), std::string::npos) << zero;
 }
 
 // count's rows: other keys outermost, the stack root first, "[stack not kept]" for a stack

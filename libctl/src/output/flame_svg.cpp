@@ -227,7 +227,7 @@ std::string flameGraphSvg(std::span<const FlameStack> stacks, const FlameGraphOp
         for (const auto& [name, child] : nodes[p.node].children) {
             if (drawn(nodes[child]))
                 kids.push_back({child, p.depth + 1, before});
-            else
+            else if (total)
                 omitted++;
             before += nodes[child].hits;
         }

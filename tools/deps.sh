@@ -11,7 +11,7 @@ PKGS="build-essential gcc-12 make cmake pkg-config git
 	bc flex bison libelf-dev libssl-dev xz-utils clang-format python3 python3-yaml sparse
 	libdw-dev libcapstone-dev zlib1g-dev systemtap-sdt-dev binutils libc6-dbg clang lld libbpf-dev
 	strace ltrace gnuplot-nox scdoc bash-completion dkms protobuf-compiler babeltrace2
-	debhelper dh-dkms lintian"
+	debhelper dh-dkms lintian libxml2-utils"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" ||

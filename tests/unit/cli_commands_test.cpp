@@ -15,7 +15,9 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
+#include "aggr_cli.hpp"
 #include "probectl/recording.hpp"
 #include "subcommands.hpp"
 
@@ -283,6 +285,42 @@ TEST(CommandUsage, RecordErrorsNameRecord) {
     }
     EXPECT_THAT(run("record", {"syscall:getppid"}).err,
                 HasSubstr("record writes a recording: give -o FILE"));
+}
+
+// --format svg draws count's stacks into a file: without -o, without --by kstack|ustack, for
+// hist, or with --interval it is a usage error that says what is missing.
+TEST(CommandUsage, CountSvgNeedsStacksAndAFile) {
+    for (const auto& [name, args, says] :
+         std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>{
+             {"count",
+              {"kprobe:vfs_read", "--by", "kstack", "--format", "svg"},
+              "--format svg writes a file: give -o FILE (e.g. -o flame.svg)"},
+             {"count",
+              {"uprobe:/bin/true:main", "--by", "ustack", "--format", "svg"},
+              "give -o FILE"},
+             {"count", {"kprobe:vfs_read", "--format", "svg", "-o", "x.svg"}, "--by kstack|ustack"},
+             {"count",
+              {"kprobe:vfs_read", "--by", "comm", "--format", "svg", "-o", "x.svg"},
+              "--by kstack|ustack"},
+             {"hist",
+              {"kprobe:vfs_read n=$arg3", "n", "--by", "kstack", "--format", "svg", "-o", "x.svg"},
+              "--by kstack|ustack"},
+             {"count",
+              {"kprobe:vfs_read", "--by", "kstack", "--format", "svg", "-o", "x.svg", "--interval",
+               "1"},
+              "--interval goes with text, json or folded"}}) {
+        CmdRun r = run(name, args);
+        EXPECT_EQ(r.rc, kExitUsage) << fmt::format("{}", fmt::join(args, " "));
+        EXPECT_THAT(r.err, HasSubstr("probectl " + name + ": " + "--format svg")) << r.err;
+        EXPECT_THAT(r.err, HasSubstr(says)) << r.err;
+    }
+    auto ok = parseAggrOptions(AggrMode::Count, {"kprobe:vfs_read", "--by", "kstack", "--format",
+                                                 "svg", "-o", "flame.svg"});
+    ASSERT_TRUE(ok) << ok.error().message;
+    EXPECT_EQ(ok->format, "svg");
+    EXPECT_EQ(ok->output, "flame.svg");
+    EXPECT_TRUE(parseAggrOptions(AggrMode::Count, {"kprobe:vfs_read", "--by", "comm,kstack,ustack",
+                                                   "--format", "svg", "-o", "flame.svg"}));
 }
 
 // A damaged recording is an error with the byte it was found at, not a recording cut short.

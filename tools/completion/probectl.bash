@@ -84,7 +84,7 @@ _probectl() {
 		case $cmd in
 		trace) formats+=" chrome perfetto ctf record" ;;
 		report) formats+=" chrome perfetto ctf" ;;
-		count) formats+=" folded chrome perfetto" ;;
+		count) formats+=" folded svg chrome perfetto" ;;
 		hist | latency) formats+=" chrome perfetto" ;;
 		esac
 		mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur")

@@ -14,6 +14,7 @@
 #include "aggr_timeline.hpp"
 #include "attach.hpp"
 #include "format.hpp"
+#include "probectl/flame_svg.hpp"
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/session.hpp"
 #include "run_loop.hpp"
@@ -127,24 +128,46 @@ AggrCliOptions textOptions(const AggrCliOptions& o) {
     return t;
 }
 
+// Folded lines and flame graphs have no footer: the hits the map could not hold are said
+// on stderr.
+void printUncounted(const std::vector<AggrTable>& tables, std::ostream& err) {
+    for (const auto& t : tables)
+        if (t.overflow || t.nested)
+            err << fmt::format(
+                "{}: {} hits not counted (map full {}, nested {}; "
+                "--max-entries holds more keys)\n",
+                t.spec, t.overflow + t.nested, t.overflow, t.nested);
+}
+
+// --format svg: one flame graph of every table; with several probes each one's stacks
+// stand on a frame named by its spec.
+std::string flameGraph(const std::vector<AggrTable>& tables, KernelStacks& stacks) {
+    std::vector<FlameStack> all;
+    FlameGraphOptions fo;
+    for (const auto& t : tables) {
+        auto s = flameStacks(stackRows(t, stackLines(stacks)),
+                             tables.size() > 1 ? t.spec : std::string());
+        all.insert(all.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
+        fo.title += (fo.title.empty() ? "" : ", ") + t.spec;
+    }
+    return flameGraphSvg(all, fo);
+}
+
 // The tables (with each probe's counters from `stats`, aligned) as text or JSON, under the
 // time of day `when` unless it is empty.
 // Tables keyed by kstack with `stacks`: each stack's frames (text, and "kstack" arrays of
-// frames in JSON), or --format folded.
+// frames in JSON), or --format folded or svg.
 void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
                  const SessionStats& stats, const std::string& when, Io& io,
                  KernelStacks* stacks = nullptr) {
-    if (o.format == "folded") {
-        for (const auto& t : tables)
-            io.out << formatFoldedRows(stackRows(t, stackLines(*stacks)));
+    if (o.format == "folded" || o.format == "svg") {
+        if (o.format == "svg")
+            io.out << flameGraph(tables, *stacks);
+        else
+            for (const auto& t : tables)
+                io.out << formatFoldedRows(stackRows(t, stackLines(*stacks)));
         io.out.flush();
-        // Folded lines have no footer: the hits the map could not hold go to stderr.
-        for (const auto& t : tables)
-            if (t.overflow || t.nested)
-                io.err << fmt::format(
-                    "{}: {} hits not counted (map full {}, nested {}; "
-                    "--max-entries holds more keys)\n",
-                    t.spec, t.overflow + t.nested, t.overflow, t.nested);
+        printUncounted(tables, io.err);
         return;
     }
     if (o.format == "json") {
@@ -404,12 +427,14 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "65536); hits with new keys beyond it are counted as map full")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
          "text (default); json: one object per probe; folded (count --by kstack or ustack): "
-         "one 'frame;frame;... COUNT' line per stack, root first, flame-graph input; perfetto "
+         "one 'frame;frame;... COUNT' line per stack, root first, flame-graph input; svg "
+         "(count --by kstack or ustack, with -o FILE): a flame graph; perfetto "
          "or chrome (with -o FILE): "
          "the tables still print as text, and every read-out (each --interval and the end) "
          "goes to FILE as counter tracks for a timeline viewer")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
-         "write to FILE instead of standard output (perfetto, chrome: the timeline)")
+         "write to FILE instead of standard output (perfetto, chrome: the timeline; svg: the "
+         "flame graph)")
         ("interval,i", po::value<std::string>(o ? &o->interval_text : nullptr)
              ->value_name("TIME"),
          "print the tables every TIME (as --duration), each under the time of day, and "
@@ -544,11 +569,21 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
     const bool kstack = byStack(o);
     if (o.format != "text" && o.format != "json" && o.format != "perfetto" &&
-        o.format != "chrome" && o.format != "folded")
+        o.format != "chrome" && o.format != "folded" && o.format != "svg")
         return UsageError{fmt::format(
-            "--format must be text, json, folded, perfetto or chrome, not '{}'", o.format)};
+            "--format must be text, json, folded, svg, perfetto or chrome, not '{}'", o.format)};
     if (o.format == "folded" && (!kstack || mode != AggrMode::Count))
         return UsageError{"--format folded prints stacks: probectl count ... --by kstack|ustack"};
+    if (o.format == "svg" && (!kstack || mode != AggrMode::Count))
+        return UsageError{
+            "--format svg draws stacks: probectl count ... --by kstack|ustack --format svg "
+            "-o FILE"};
+    if (o.format == "svg" && o.output.empty())
+        return UsageError{"--format svg writes a file: give -o FILE (e.g. -o flame.svg)"};
+    if (o.format == "svg" && o.interval > 0)
+        return UsageError{
+            "--format svg draws one graph at the end: --interval goes with text, json or "
+            "folded"};
     if (vm.count("stack-depth") &&
         (!kstack || o.aggr.stack_depth == 0 || o.aggr.stack_depth > PROBECTL_STACK_MAX_DEPTH))
         return UsageError{kstack
@@ -558,7 +593,7 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
                    o.format == "perfetto" || o.format == "chrome"))
         return UsageError{
             "--by kstack, ustack: stacks are counted by probectl count on the kernel backend, "
-            "printed as text, json or folded"};
+            "printed as text, json, folded or svg"};
     if ((o.format == "perfetto" || o.format == "chrome") && o.output.empty())
         return UsageError{fmt::format("--format {} writes a file: give -o FILE (e.g. -o {})",
                                       o.format,
@@ -614,7 +649,7 @@ namespace probectl::cli {
 const char* const kCountHelp =
     R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration TIME]
                       [--interval TIME [--cumulative]] [--top N] [--max-entries N]
-                      [--format json|folded|perfetto|chrome] [-o FILE] [--stack-depth N]
+                      [--format json|folded|svg|perfetto|chrome] [-o FILE] [--stack-depth N]
                       [--backend kernel|ptrace] [--force] [-v] [-- CMD [ARGS...]]
        probectl count --from FILE [SPEC-GLOB...] [--by KEY,...] [--top N] [--format json]
 
@@ -628,7 +663,9 @@ else 0) or the probe's own fetch arguments by NAME, integers or strings. A hit w
 --by kstack counts per kernel stack (kprobe, kretprobe, tracepoint and syscall specs):
 each stack's frames, innermost first, over its count; --format folded prints one
 'root;...;leaf COUNT' line per stack for flame-graph tools (flamegraph.pl, inferno,
-speedscope); --stack-depth N caps the frames kept (deeper stacks end with '...').
+speedscope); --format svg -o FILE writes the flame graph itself (root at the bottom,
+hover a frame for its hits; several probes: each one's stacks on a frame named by its
+spec); --stack-depth N caps the frames kept (deeper stacks end with '...').
 
 Which processes: as for trace (-- CMD, -p PID, -f; neither: every process).
 Predicates (SPEC ... if EXPR) run first: rejected hits are not counted.
@@ -664,6 +701,7 @@ Examples:
   sudo probectl count kprobe:vfs_read kprobe:vfs_write --duration 5
   sudo probectl count 'uprobe:libc:malloc size=$arg1:u64' --by size -- ls -l /usr
   sudo probectl count 'kretprobe:do_sys_openat2' --by retval --top 5 -- ls /
+  sudo probectl count kprobe:vfs_read --by kstack --format svg -o flame.svg -- make
   probectl count --from run.prb --by comm 'syscall:*'
 )";
 

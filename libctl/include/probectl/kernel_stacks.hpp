@@ -163,6 +163,9 @@ using StackLines =
 std::vector<StackRow> stackRows(const AggrTable& t, const StackLines& lines);
 // The rows as text: each stack's frames, indented, then its count and other keys.
 std::string formatStackRows(const std::vector<StackRow>& rows, std::size_t top = 0);
+// A row's frames innermost first: its lines ("[stack not kept]" for a stack the map could
+// not hold), then its other keys, the first key outermost.
+std::vector<std::string> stackRowFrames(const StackRow& row);
 // The rows as folded stacks (flame-graph input): the other keys as the outermost frames,
 // then the stack root first; "[stack not kept]" for a stack the map could not hold.
 std::string formatFoldedRows(const std::vector<StackRow>& rows);

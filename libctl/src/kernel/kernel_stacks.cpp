@@ -368,16 +368,19 @@ std::string formatStackRows(const std::vector<StackRow>& rows, std::size_t top) 
     return out;
 }
 
+std::vector<std::string> stackRowFrames(const StackRow& row) {
+    std::vector<std::string> frames(row.lines.begin(), row.lines.end());
+    if (frames.empty())
+        frames.emplace_back("[stack not kept]");
+    for (auto it = row.keys.rbegin(); it != row.keys.rend(); ++it)
+        frames.push_back(*it);  // innermost first: the keys go last, outermost
+    return frames;
+}
+
 std::string formatFoldedRows(const std::vector<StackRow>& rows) {
     std::string out;
-    for (const auto& r : rows) {
-        std::vector<std::string> frames(r.lines.begin(), r.lines.end());
-        if (frames.empty())
-            frames.emplace_back("[stack not kept]");
-        for (auto it = r.keys.rbegin(); it != r.keys.rend(); ++it)
-            frames.push_back(*it);  // innermost first: the keys go last, outermost
-        out += foldedStack(frames, r.count) + '\n';
-    }
+    for (const auto& r : rows)
+        out += foldedStack(stackRowFrames(r), r.count) + '\n';
     return out;
 }
 

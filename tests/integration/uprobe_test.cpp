@@ -101,8 +101,8 @@ std::uint64_t processAddress(pid_t pid, const std::string& path, std::uint64_t f
     if (!maps)
         return 0;
     for (const auto& m : maps->mappings())
-        if (m.path == path && file_offset >= m.offset && file_offset - m.offset < m.end - m.start)
-            return m.start + (file_offset - m.offset);
+        if (m.path == path && m.holdsFileOffset(file_offset))
+            return m.address(file_offset);
     return 0;
 }
 

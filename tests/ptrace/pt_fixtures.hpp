@@ -81,9 +81,8 @@ inline Text findText(pid_t pid, const std::string& workload) {
     auto target = resolveUserSpec(ps).value();
     auto maps = ProcMaps::read(pid).value();
     for (const auto& m : maps.mappings())
-        if (m.executable() && m.path == target.path && target.file_offset >= m.offset &&
-            target.file_offset < m.offset + (m.end - m.start)) {
-            t.spin_addr = m.start + target.file_offset - m.offset;
+        if (m.executable() && m.path == target.path && m.holdsFileOffset(target.file_offset)) {
+            t.spin_addr = m.address(target.file_offset);
             t.start = m.start;
             t.end = m.end;
         }

@@ -47,6 +47,24 @@ TEST(ProcMaps, ParsesLines) {
     EXPECT_EQ(m->containing(0x55d0c7a22000), nullptr);
 }
 
+// The file's bytes 0x2000..0x23fff are mapped at 0x1000..0x22fff; the last byte is in, the
+// next is not, and an offset far below the mapping's does not wrap around into it.
+TEST(ProcMaps, FileOffsetsOfAMapping) {
+    auto m = ProcMaps::parse("00001000-00023000 rw-p 00002000 fd:01 1311 /usr/bin/cat\n");
+    ASSERT_TRUE(m) << m.error().message;
+    const ProcMapping& map = m->mappings()[0];
+    EXPECT_TRUE(map.writable());
+    EXPECT_FALSE(map.executable());
+    EXPECT_TRUE(map.holdsFileOffset(0x2000));
+    EXPECT_TRUE(map.holdsFileOffset(0x23fff));
+    EXPECT_FALSE(map.holdsFileOffset(0x24000));
+    EXPECT_FALSE(map.holdsFileOffset(0x1fff));
+    EXPECT_FALSE(map.holdsFileOffset(0));
+    EXPECT_EQ(map.address(0x2000), 0x1000u);
+    EXPECT_EQ(map.address(0x23fff), 0x22fffu);
+    EXPECT_EQ(map.fileOffset(map.address(0x2345)), 0x2345u);
+}
+
 TEST(ProcMaps, BadLineNamed) {
     auto m = ProcMaps::parse("00400000-00401000 r-xp 0 fd:01 1 /x\nnot a maps line\n");
     ASSERT_FALSE(m);

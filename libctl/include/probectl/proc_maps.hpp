@@ -37,9 +37,16 @@ struct ProcMapping {
 
     bool isFile() const { return inode != 0 && !path.empty() && path[0] == '/'; }
     bool executable() const { return perms.size() > 2 && perms[2] == 'x'; }
+    bool writable() const { return perms.size() > 1 && perms[1] == 'w'; }
     bool contains(std::uint64_t addr) const { return addr >= start && addr < end; }
     // Process address -> file offset (the caller checks contains()).
     std::uint64_t fileOffset(std::uint64_t addr) const { return addr - start + offset; }
+    // Whether byte `off` of the mapped file is mapped here (written without overflow).
+    bool holdsFileOffset(std::uint64_t off) const {
+        return off >= offset && off - offset < end - start;
+    }
+    // File offset -> process address (the caller checks holdsFileOffset()).
+    std::uint64_t address(std::uint64_t off) const { return start + (off - offset); }
 };
 
 class ProcMaps {

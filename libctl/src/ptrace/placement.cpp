@@ -25,10 +25,6 @@ bool sameFile(const ProcMapping& m, const Site& s) {
     return (m.dev_major == major(s.dev) && m.dev_minor == minor(s.dev)) || m.path == s.path;
 }
 
-bool coversOffset(const ProcMapping& m, std::uint64_t off) {
-    return off >= m.offset && off < m.offset + (m.end - m.start);
-}
-
 }  // namespace
 
 Result<std::vector<ResolvedProbe>> Engine::resolve(const ProbeSpec& spec) const {
@@ -135,15 +131,15 @@ void Engine::placeAll(Space& s) {
             for (const auto& m : maps->mappings()) {
                 if (!sameFile(m, site))
                     continue;
-                if (m.executable() && coversOffset(m, site.file_offset)) {
-                    const std::uint64_t addr = m.start + site.file_offset - m.offset;
+                if (m.executable() && m.holdsFileOffset(site.file_offset)) {
+                    const std::uint64_t addr = m.address(site.file_offset);
                     if (!s.placed.count({p->info.id, addr}) && insert(s, addr, p->info.id))
                         s.placed.insert({p->info.id, addr});
                 }
                 // The semaphore lives in the writable data mapping of the same file.
-                if (site.semaphore_offset && m.perms.size() > 1 && m.perms[1] == 'w' &&
-                    coversOffset(m, site.semaphore_offset)) {
-                    const std::uint64_t addr = m.start + site.semaphore_offset - m.offset;
+                if (site.semaphore_offset && m.writable() &&
+                    m.holdsFileOffset(site.semaphore_offset)) {
+                    const std::uint64_t addr = m.address(site.semaphore_offset);
                     if (s.placed.count({p->info.id, addr}))
                         continue;
                     std::uint16_t v = 0;

@@ -54,10 +54,10 @@ Result<std::uint64_t> semaphoreAddress(const ProcMaps& maps, const std::string& 
                                        std::uint64_t offset) {
     auto id = identifyFile(path);
     for (const ProcMapping& m : maps.mappings())
-        if (id && m.isFile() && m.perms.size() > 1 && m.perms[1] == 'w' && m.inode == id->ino &&
-            m.dev_major == major(id->dev) && m.dev_minor == minor(id->dev) && offset >= m.offset &&
-            offset - m.offset < m.end - m.start)
-            return m.start + (offset - m.offset);
+        if (id && m.isFile() && m.writable() && m.inode == id->ino &&
+            m.dev_major == major(id->dev) && m.dev_minor == minor(id->dev) &&
+            m.holdsFileOffset(offset))
+            return m.address(offset);
     return makeError(ENOENT, fmt::format("no writable mapping of {} holds file offset {:#x}: "
                                          "it is not loaded at the command's entry point",
                                          path, offset));

@@ -98,7 +98,7 @@ TEST(BenchReport, ExactMeansEveryHitAndEveryRecord) {
 
 TEST(BenchReport, FiguresAreTheIssuesRatios) {
     auto f = bench::figures(sample());
-    ASSERT_EQ(f.size(), 14u);
+    ASSERT_EQ(f.size(), 17u);
     EXPECT_DOUBLE_EQ(f[0].value, 1.1);    // kernel-record / floor
     EXPECT_DOUBLE_EQ(f[1].value, 40.0);   // ptrace / kernel-record
     EXPECT_DOUBLE_EQ(f[2].value, 0.75);   // kernel-record / ftrace
@@ -170,7 +170,7 @@ TEST(BenchReport, AggregateFiguresCompareWithCountAndHistTriggers) {
     rows.push_back(row("syscalls", "ftrace-hist", 540000, 1000, 20000, 1000));       // 520
     rows.push_back(row("syscalls", "ftrace-hist-log2", 670000, 1000, 20000, 1000));  // 650
     auto f = bench::figures(rows);
-    ASSERT_EQ(f.size(), 14u);
+    ASSERT_EQ(f.size(), 17u);
     EXPECT_EQ(f[8].num_tracer, "kernel-aggregate");
     EXPECT_EQ(f[8].den_tracer, "kernel-count");
     EXPECT_EQ(f[8].aim, "<= 1.3");
@@ -184,6 +184,27 @@ TEST(BenchReport, AggregateFiguresCompareWithCountAndHistTriggers) {
     bench::printFigures(os, rows);
     EXPECT_THAT(os.str(), HasSubstr("kernel kprobe aggregate / ftrace hist pid,log2"));
     EXPECT_THAT(os.str(), HasSubstr("0.40  (kernel-aggregate 260 / ftrace-hist-log2 650"));
+}
+
+// The stack rows divide by kernel-record of the same workload: the kernel stack on the
+// kprobe (syscalls), both user stack forms on the uprobe (calls).
+TEST(BenchReport, StackFiguresCompareWithThePlainRecord) {
+    auto rows = sample();  // kernel-record: 1100 (calls), 300 (syscalls)
+    rows.push_back(row("syscalls", "kernel-kstack", 620000, 1000, 20000, 1000));      // 600
+    rows.push_back(row("calls", "kernel-ustack", 1660000, 1000, 10000, 1000));        // 1650
+    rows.push_back(row("calls", "kernel-ustack-dwarf", 3310000, 1000, 10000, 1000));  // 3300
+    auto f = bench::figures(rows);
+    ASSERT_EQ(f.size(), 17u);
+    EXPECT_EQ(f[14].workload, "syscalls/1t");
+    EXPECT_EQ(f[14].num_tracer, "kernel-kstack");
+    EXPECT_EQ(f[14].den_tracer, "kernel-record");
+    EXPECT_DOUBLE_EQ(f[14].value, 2.0);
+    EXPECT_EQ(f[15].num_tracer, "kernel-ustack");
+    EXPECT_DOUBLE_EQ(f[15].value, 1.5);
+    EXPECT_EQ(f[16].num_tracer, "kernel-ustack-dwarf");
+    EXPECT_EQ(f[16].workload, "calls/1t");
+    EXPECT_DOUBLE_EQ(f[16].value, 3.0);
+    EXPECT_TRUE(f[16].aim.empty());
 }
 
 // An untraced run slowed by a busy host makes overheads negative: no ratio of those.

@@ -4,13 +4,16 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 
 #include "bench.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/client.hpp"
+#include "probectl/fetch_program.hpp"
 #include "probectl/held_command.hpp"
+#include "probectl/kernel_stacks.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/ptrace_session.hpp"
 #include "probectl/session.hpp"
@@ -128,10 +131,18 @@ namespace {
 // and the default 256 KiB then drops records (counted: the run shows INEXACT). Each record
 // is at most 256 bytes here. Aggregating (`aggr` set): the probe counts into its map keyed
 // by $pid with a log2 histogram of the argument and sends no record; the map is read once
-// at the end, its total count being the row's records.
-Outcome sessionRun(const Workload& w, const AggrSpec* aggr) {
+// at the end, its total count being the row's records. `stacks`: each record also carries
+// a stack, as trace --kstack, --ustack and --ustack=dwarf add it (a stack id, or the
+// registers and 3072 bytes of user stack), which the ring is sized for; the stacks are
+// not symbolized or unwound here, so the rows measure capture and delivery.
+enum class Stacks { None, Kernel, User, UserDwarf };
+
+Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stacks::None) {
     const std::string param = "/sys/module/probectl/parameters/buffer_kb";
-    const std::uint64_t want = w.n * 256 / 1024 + 256;
+    const std::uint64_t record = 256 + (stacks == Stacks::UserDwarf ? 3584 : 0);
+    // Capped where a VM's memory would refuse the ring: a longer run may then lose
+    // records, counted and shown as INEXACT.
+    const std::uint64_t want = std::min<std::uint64_t>(w.n * record / 1024 + 256, 131072);
     std::optional<ScopedSetting> ring;
     const std::string now = ScopedSetting::current(param);
     if (!aggr && !now.empty() && std::stoull(now) < want)
@@ -145,6 +156,14 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr) {
     if (aggr)
         so.prepare = [aggr](ProbeRequest& req, std::vector<FetchArg>& fetch) {
             return prepareAggregation(*aggr, req, fetch);
+        };
+    else if (stacks != Stacks::None)
+        so.prepare = [stacks](ProbeRequest& req, std::vector<FetchArg>& fetch) -> Result<void> {
+            if (stacks == Stacks::Kernel)
+                return appendKernelStackArg(req, fetch, kStackDefaultDepth);
+            if (stacks == Stacks::User)
+                return appendUserStackArg(req, fetch, kStackDefaultDepth);
+            return appendUserStackSnapshotArg(req, fetch, kUstackSnapshotDefault);
         };
     auto s = Session::open(so);
     if (!s)
@@ -196,6 +215,18 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr) {
 
 Outcome runKernelRecord(const Workload& w) {
     return sessionRun(w, nullptr);
+}
+
+Outcome runKernelKstack(const Workload& w) {
+    return sessionRun(w, nullptr, Stacks::Kernel);
+}
+
+Outcome runKernelUstack(const Workload& w) {
+    return sessionRun(w, nullptr, Stacks::User);
+}
+
+Outcome runKernelUstackDwarf(const Workload& w) {
+    return sessionRun(w, nullptr, Stacks::UserDwarf);
 }
 
 namespace {

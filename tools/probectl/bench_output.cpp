@@ -117,6 +117,12 @@ std::vector<Figure> figures(const std::vector<Row>& rows) {
          "ftrace-hist-log2", "<= 1.0"},
         {"kernel kprobe aggregate / ftrace hist pid,log2", "syscalls/1t", "kernel-aggregate",
          "ftrace-hist-log2", "<= 1.0"},
+        {"kernel kprobe record + kernel stack / record", "syscalls/1t", "kernel-kstack",
+         "kernel-record", ""},
+        {"kernel uprobe record + user stack fp / record", "calls/1t", "kernel-ustack",
+         "kernel-record", ""},
+        {"kernel uprobe record + dwarf stack copy / record", "calls/1t", "kernel-ustack-dwarf",
+         "kernel-record", ""},
     };
     std::vector<Figure> out;
     for (const auto& d : defs) {
@@ -154,7 +160,8 @@ void printEqualWork(std::ostream& os) {
           "  kernel-aggregate ~ ftrace-hist-log2  a count per pid and power of two of the "
           "argument\n"
           "  kernel-aggregate > ftrace-hist  ftrace counts per pid alone\n"
-          "  kernel-aggregate > kernel-count kernel-count has no session filter, fetch or map\n";
+          "  kernel-aggregate > kernel-count kernel-count has no session filter, fetch or map\n"
+          "  kernel-*stack*  > kernel-record the same record with a stack added\n";
 }
 
 void writeCsv(std::ostream& os, const std::vector<Row>& rows) {

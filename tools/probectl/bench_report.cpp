@@ -14,6 +14,9 @@ Outcome runUntraced(const Workload& w);
 Outcome runKernelCount(const Workload& w);
 Outcome runKernelRecord(const Workload& w);
 Outcome runKernelAggregate(const Workload& w);
+Outcome runKernelKstack(const Workload& w);
+Outcome runKernelUstack(const Workload& w);
+Outcome runKernelUstackDwarf(const Workload& w);
 Outcome runFtraceHistPid(const Workload& w);
 Outcome runFtraceHistLog2(const Workload& w);
 Outcome runFtraceFloor(const Workload& w);
@@ -37,6 +40,15 @@ const std::vector<Tracer>& tracers() {
         {"kernel-record",
          "probectl.ko session probe + 1 fetch argument, records streamed (ring sized for N)",
          runKernelRecord},
+        {"kernel-kstack", "kernel-record with each hit's kernel stack (trace --kstack: a stack id)",
+         runKernelKstack, false, true},
+        {"kernel-ustack",
+         "kernel-record with each hit's user stack walked by frame pointers (trace --ustack)",
+         runKernelUstack},
+        {"kernel-ustack-dwarf",
+         "kernel-record with user registers and 3072 bytes of user stack (trace "
+         "--ustack=dwarf), not unwound",
+         runKernelUstackDwarf},
         {"kernel-aggregate",
          "the same session probe counting into a map keyed by $pid, log2 histogram of the "
          "argument, no record",

@@ -73,6 +73,24 @@ TEST(KernelStacks, TraceShowsTheSyscallEntryPath) {
     EXPECT_EQ(summary[0]["probes"][0]["hits"].get<std::size_t>(), events.size());
 }
 
+// A kprobe on a syscall wrapper reads the syscall's arguments from the user's registers
+// (the syscall flag); its stack is taken all the same. It was refused once, with the advice
+// to use the very spec it was given.
+TEST(KernelStacks, SyscallWrapperKprobeHasItsStack) {
+    const std::string file = "/tmp/kstack-wrapper.json";
+    Ran r = sh("probectl trace kprobe:__x64_sys_getppid --kstack --format json -o " + file +
+               " -- " + itest::workload("aggr_target") + " syscalls 3");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const auto events = jsonLines(itest::readFile(file), "event");
+    ASSERT_EQ(events.size(), 3u) << itest::readFile(file);
+    for (const auto& ev : events) {
+        const auto frames = ev["kstack"].get<std::vector<std::string>>();
+        ASSERT_FALSE(frames.empty()) << ev.dump();
+        EXPECT_TRUE(frames.front().starts_with("__x64_sys_getppid")) << ev.dump();
+        EXPECT_TRUE(hasFrame(frames, "do_syscall_64")) << ev.dump();
+    }
+}
+
 // At a tracepoint the stack is the one the kernel was on when it fired: a fork's goes
 // through kernel_clone from the syscall entry.
 TEST(KernelStacks, TracepointStackIsTheFiringPath) {

@@ -108,6 +108,13 @@ TEST(KernelStackArg, AppendedToKernelProbesOnly) {
     sc.kind = ProbeKind::Kretprobe;
     sc.flags = kProbeFlagSyscall;
     EXPECT_FALSE(appendKernelStackArg(sc, none, 0));
+    // A kprobe on a syscall wrapper has the flag too (its arguments are the user's) and
+    // is an ordinary kprobe: its stack starts at the wrapper.
+    ProbeRequest wrapper;
+    wrapper.kind = ProbeKind::Kprobe;
+    wrapper.flags = kProbeFlagSyscall;
+    std::vector<FetchArg> wrapper_args;
+    EXPECT_TRUE(appendKernelStackArg(wrapper, wrapper_args, 0));
     ProbeRequest tp;
     tp.kind = ProbeKind::Tracepoint;
     EXPECT_TRUE(appendKernelStackArg(tp, none, 0));

@@ -80,7 +80,8 @@ inline constexpr const char* kKernelStackArg = "kstack";
 // kprobe, kretprobe or tracepoint request and its fetch arguments, after the others (for a
 // kretprobe: read at the return), for SessionOptions::prepare. Errors (EINVAL, marked usage):
 // another kind (the kernel stack of a uprobe is the breakpoint's handling, not the program),
-// a syscall: spec (its strace plan), an argument already named `kstack`, too many arguments.
+// the return of a syscall (a syscall: spec, whose strace plan decodes its records, or a
+// kretprobe on its __x64_sys_ wrapper), an argument already named `kstack`, too many arguments.
 Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
                                   std::uint32_t depth);
 

@@ -182,10 +182,12 @@ Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args
         req.kind != ProbeKind::Tracepoint)
         return refuse(
             "kernel stacks are taken at kprobes, kretprobes and tracepoints, not in user space");
-    if (req.flags & kProbeFlagSyscall)
+    // A syscall: spec is a kretprobe on the wrapper whose records its strace plan decodes;
+    // a kprobe on the wrapper (or a syscall that never returns) is an ordinary kprobe.
+    if (req.kind == ProbeKind::Kretprobe && (req.flags & kProbeFlagSyscall))
         return refuse(
-            "kernel stacks of syscall: specs are not supported yet: probe the "
-            "syscall's kernel function instead (kprobe:__x64_sys_NAME)");
+            "kernel stacks are not taken at a syscall's return (syscall: specs, "
+            "kretprobe:__x64_sys_NAME): probe its entry, kprobe:__x64_sys_NAME");
     return appendStackArg(req, args, kKernelStackArg, req.kind == ProbeKind::Kretprobe, depth);
 }
 

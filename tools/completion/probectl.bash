@@ -90,6 +90,13 @@ _probectl() {
 		mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur")
 		return
 		;;
+	--ustack)
+		# count's --ustack takes its UNWINDER as the next word too (trace's only after '=')
+		if [[ $cmd == count ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "fp dwarf" -- "$cur")
+			return
+		fi
+		;;
 	-b | --by)
 		# task-field keys (a spec's own NAME=... arguments are keys too); KEY,KEY
 		local keys="comm pid tid uid cpu retval errno kstack ustack" head=""

@@ -11,6 +11,7 @@
 #include "probectl/aggr.hpp"
 #include "probectl/probe_spec.hpp"
 #include "probectl/session.hpp"
+#include "probectl/snapshot_stacks.hpp"
 
 namespace probectl::cli {
 
@@ -36,6 +37,8 @@ struct AggrCliOptions {
     bool cumulative = false;           // --cumulative: --interval without zeroing
     std::string backend = "kernel";    // --backend kernel|ptrace (events aggregated here)
     bool force = false;                // --force: kernel uretprobes despite C++ exceptions
+    std::string ustack = "fp";         // --ustack fp|dwarf: how --by ustack walks the stack
+    std::uint32_t stack_size = 0;      // --stack-size: dwarf's copy, 0: the default
     // Not options of count/hist/latency: what trace -c passes on from trace's options.
     std::uint32_t maxactive = 0;
     std::vector<std::uint32_t> match_pids, match_tids, match_uids;
@@ -59,9 +62,12 @@ using AggrTablesPrinter = std::function<void(const std::vector<AggrTable>& table
 // as trace does.
 // `tick`, when given, runs every 200 ms while the probes count, with one of their ids
 // (--by ustack keeps the maps of the processes its stacks name).
+// `snapshots` (--ustack=dwarf): the probes record each hit with its user stack snapshot and
+// the events are aggregated here, each snapshot replaced by its unwound stack's id.
 int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrTablesPrinter& print,
                    const std::function<Result<void>(std::uint64_t t0_ns)>& started = {},
-                   const std::function<void(std::uint32_t probe_id)>& tick = {});
+                   const std::function<void(std::uint32_t probe_id)>& tick = {},
+                   SnapshotStacks* snapshots = nullptr);
 int runCount(const std::vector<std::string>& args, Io& io);
 int runHist(const std::vector<std::string>& args, Io& io);
 int runLatency(const std::vector<std::string>& args, Io& io);

@@ -1,37 +1,67 @@
-// AggrCollector: the kernel's maps, or the ptrace backend's events aggregated here.
+// AggrCollector: the kernel's maps, or events aggregated here (ptrace backend, --ustack=dwarf).
 #include "aggr_collect.hpp"
 
 #include "open_tracer.hpp"
+#include "probectl/fetch_program.hpp"
+#include "probectl/kernel_stacks.hpp"
 #include "probectl/ptrace_session.hpp"
 
 namespace probectl::cli {
 
 Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o) {
     const AggrSpec spec = o.aggr;
-    return openTracerFor(o, o.seccomp, [spec](SessionOptions& so) {
-        so.prepare = [spec](ProbeRequest& req, std::vector<FetchArg>& fetch) {
-            return prepareAggregation(spec, req, fetch);
-        };
-    });
+    // --ustack=dwarf: no map in the kernel, every hit is recorded with its snapshot.
+    const bool dwarf = o.ustack == "dwarf";
+    const std::uint32_t bytes = o.stack_size ? o.stack_size : kUstackSnapshotDefault;
+    return openTracerFor(
+        o, o.seccomp,
+        [spec, dwarf, bytes](SessionOptions& so) {
+            so.prepare = [spec, dwarf, bytes](ProbeRequest& req, std::vector<FetchArg>& fetch) {
+                if (!dwarf)
+                    return prepareAggregation(spec, req, fetch);
+                // Only for its refusals (an unknown key, retval not at a return): the events
+                // are aggregated here by the same keys.
+                ProbeRequest checked = req;
+                std::vector<FetchArg> checked_fetch = fetch;
+                if (auto r = prepareAggregation(spec, checked, checked_fetch); !r)
+                    return r;
+                return appendUserStackSnapshotArg(req, fetch, bytes);
+            };
+        },
+        [dwarf, bytes](PtraceSessionOptions& so) {
+            if (dwarf)
+                so.ustack_snapshot = bytes;
+        });
 }
 
-Result<AggrCollector> AggrCollector::create(Tracer& tracer, const AggrSpec& spec) {
-    AggrCollector c(tracer, spec);
+Result<AggrCollector> AggrCollector::create(Tracer& tracer, const AggrSpec& spec,
+                                            SnapshotStacks* snapshots) {
+    AggrCollector c(tracer, spec, snapshots);
     if (auto r = c.reset(); !r)
         return std::move(r).error();
     return c;
 }
 
+bool AggrCollector::kernelMaps() const {
+    return !snapshots_ && dynamic_cast<Session*>(tracer_);
+}
+
 Result<void> AggrCollector::reset() {
-    auto* pt = dynamic_cast<PtraceSession*>(tracer_);
-    if (!pt)
+    if (kernelMaps())
         return {};
+    std::vector<std::pair<std::uint32_t, std::string>> probes;
+    if (auto* pt = dynamic_cast<PtraceSession*>(tracer_))
+        for (const PtraceProbe& p : pt->probes())
+            probes.emplace_back(p.id, p.spec);
+    else
+        for (const SessionProbe& p : dynamic_cast<Session&>(*tracer_).probes())
+            probes.emplace_back(p.id, p.spec);
     events_.clear();
-    for (const PtraceProbe& p : pt->probes()) {
-        auto a = EventAggregator::create(spec_, p.spec);
+    for (const auto& [id, text] : probes) {
+        auto a = EventAggregator::create(spec_, text);
         if (!a)
             return std::move(a).error();
-        events_.emplace_back(p.id, std::move(*a));
+        events_.emplace_back(id, std::move(*a));
     }
     return {};
 }
@@ -40,7 +70,13 @@ EventCallback AggrCollector::callback() {
     return [this](const Event& ev) {
         for (auto& [id, a] : events_)
             if (id == ev.probe_id) {
-                a.add(ev);
+                if (!snapshots_) {
+                    a.add(ev);
+                    return;
+                }
+                Event copy = ev;
+                snapshots_->replace(copy);
+                a.add(copy);
                 return;
             }
     };
@@ -48,7 +84,7 @@ EventCallback AggrCollector::callback() {
 
 Result<std::vector<AggrTable>> AggrCollector::tables(bool clear) {
     std::vector<AggrTable> out;
-    if (auto* session = dynamic_cast<Session*>(tracer_)) {
+    if (auto* session = kernelMaps() ? dynamic_cast<Session*>(tracer_) : nullptr) {
         for (const SessionProbe& p : session->probes()) {
             auto t =
                 readAggregation(session->client(), p.id, p.resolution.request, p.fetch_args, clear);

@@ -11,6 +11,7 @@
 #include "probectl/aggr.hpp"
 #include "probectl/aggr_events.hpp"
 #include "probectl/session.hpp"
+#include "probectl/snapshot_stacks.hpp"
 #include "probectl/tracer.hpp"
 
 namespace probectl::cli {
@@ -20,8 +21,11 @@ Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o);
 
 class AggrCollector {
   public:
-    // After the specs are attached (the probes are known from then on).
-    static Result<AggrCollector> create(Tracer& tracer, const AggrSpec& spec);
+    // After the specs are attached (the probes are known from then on). With `snapshots`
+    // (--ustack=dwarf) the events of either backend are aggregated here, each `ustack`
+    // snapshot first replaced by its stack's id (SnapshotStacks::replace).
+    static Result<AggrCollector> create(Tracer& tracer, const AggrSpec& spec,
+                                        SnapshotStacks* snapshots = nullptr);
 
     // What the tracer's run() and stop() deliver: events into their probe's aggregator (the
     // kernel backend's aggregating probes deliver none).
@@ -32,12 +36,16 @@ class AggrCollector {
     Result<SessionStats> stats();
 
   private:
-    AggrCollector(Tracer& tracer, const AggrSpec& spec) : tracer_(&tracer), spec_(spec) {}
+    AggrCollector(Tracer& tracer, const AggrSpec& spec, SnapshotStacks* snapshots)
+        : tracer_(&tracer), spec_(spec), snapshots_(snapshots) {}
     Result<void> reset();
+    // Whether the kernel's maps hold the tables (else events_ do).
+    bool kernelMaps() const;
 
     Tracer* tracer_;
     AggrSpec spec_;
-    std::vector<std::pair<std::uint32_t, EventAggregator>> events_;  // ptrace: by probe id
+    SnapshotStacks* snapshots_;
+    std::vector<std::pair<std::uint32_t, EventAggregator>> events_;  // by probe id
 };
 
 }  // namespace probectl::cli

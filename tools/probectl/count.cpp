@@ -107,6 +107,9 @@ std::string unreturnedText(const AggrCliOptions& o, const ProbeStats& ps) {
 StackLines stackLines(KernelStacks& stacks) {
     return [&stacks](std::uint32_t probe, std::uint32_t id) { return stacks.lines(probe, id); };
 }
+StackLines stackLines(const SnapshotStacks& stacks) {
+    return [&stacks](std::uint32_t, std::uint32_t id) { return stacks.lines(id); };
+}
 
 bool byKey(const AggrCliOptions& o, const char* key) {
     return std::find(o.aggr.keys.begin(), o.aggr.keys.end(), key) != o.aggr.keys.end();
@@ -128,25 +131,40 @@ AggrCliOptions textOptions(const AggrCliOptions& o) {
     return t;
 }
 
+// The hits the map could not hold; "" when none.
+std::string uncountedText(const AggrTable& t) {
+    if (!t.overflow && !t.nested)
+        return "";
+    return fmt::format(
+        "{}: {} hits not counted (map full {}, nested {}; "
+        "--max-entries holds more keys)\n",
+        t.spec, t.overflow + t.nested, t.overflow, t.nested);
+}
+
 // Folded lines and flame graphs have no footer: the hits the map could not hold are said
 // on stderr.
 void printUncounted(const std::vector<AggrTable>& tables, std::ostream& err) {
     for (const auto& t : tables)
-        if (t.overflow || t.nested)
-            err << fmt::format(
-                "{}: {} hits not counted (map full {}, nested {}; "
-                "--max-entries holds more keys)\n",
-                t.spec, t.overflow + t.nested, t.overflow, t.nested);
+        err << uncountedText(t);
+}
+
+// --ustack=dwarf: a hit counts only when its record arrives, so the records dropped are
+// hits not counted; "" when none.
+std::string droppedText(const std::string& spec, const ProbeStats& ps) {
+    if (!ps.dropped)
+        return "";
+    return fmt::format(
+        "{}: {} hits not counted (their records were dropped: ring full or delivery failed)\n",
+        spec, ps.dropped);
 }
 
 // --format svg: one flame graph of every table; with several probes each one's stacks
 // stand on a frame named by its spec.
-std::string flameGraph(const std::vector<AggrTable>& tables, KernelStacks& stacks) {
+std::string flameGraph(const std::vector<AggrTable>& tables, const StackLines& lines) {
     std::vector<FlameStack> all;
     FlameGraphOptions fo;
     for (const auto& t : tables) {
-        auto s = flameStacks(stackRows(t, stackLines(stacks)),
-                             tables.size() > 1 ? t.spec : std::string());
+        auto s = flameStacks(stackRows(t, lines), tables.size() > 1 ? t.spec : std::string());
         all.insert(all.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
         fo.title += (fo.title.empty() ? "" : ", ") + t.spec;
     }
@@ -155,19 +173,24 @@ std::string flameGraph(const std::vector<AggrTable>& tables, KernelStacks& stack
 
 // The tables (with each probe's counters from `stats`, aligned) as text or JSON, under the
 // time of day `when` unless it is empty.
-// Tables keyed by kstack with `stacks`: each stack's frames (text, and "kstack" arrays of
-// frames in JSON), or --format folded or svg.
+// Tables keyed by kstack or ustack with `stacks` (the lines of their stacks by id): each
+// stack's frames (text, and "kstack"/"ustack" arrays of frames in JSON), or --format folded
+// or svg. With --ustack=dwarf the records dropped are said too: hits not counted.
 void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
                  const SessionStats& stats, const std::string& when, Io& io,
-                 KernelStacks* stacks = nullptr) {
+                 const StackLines* stacks = nullptr) {
+    const bool dwarf = o.ustack == "dwarf";
     if (o.format == "folded" || o.format == "svg") {
         if (o.format == "svg")
             io.out << flameGraph(tables, *stacks);
         else
             for (const auto& t : tables)
-                io.out << formatFoldedRows(stackRows(t, stackLines(*stacks)));
+                io.out << formatFoldedRows(stackRows(t, *stacks));
         io.out.flush();
         printUncounted(tables, io.err);
+        if (dwarf)
+            for (std::size_t i = 0; i < tables.size() && i < stats.probes.size(); i++)
+                io.err << droppedText(tables[i].spec, stats.probes[i]);
         return;
     }
     if (o.format == "json") {
@@ -181,7 +204,7 @@ void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
                         if (!key.contains(name))
                             continue;
                         const auto id = key[name].is_number() ? key[name].get<std::uint32_t>() : 0u;
-                        const auto* lines = stacks->lines(tables[i].probe_id, id);
+                        const auto* lines = (*stacks)(tables[i].probe_id, id);
                         e[name] = lines ? nlohmann::ordered_json(*lines) : nlohmann::ordered_json();
                     }
                 }
@@ -191,6 +214,8 @@ void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
             j["filtered"] = stats.probes[i].filtered;
             j["rejected"] = stats.probes[i].rejected;
             j["nmissed"] = stats.probes[i].nmissed;
+            if (dwarf)
+                j["dropped"] = stats.probes[i].dropped;
             j["unreturned"] = stats.probes[i].unreturned;
             io.out << j.dump() << '\n';
         }
@@ -204,14 +229,19 @@ void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
     } else {
         for (std::size_t i = 0; i < tables.size(); i++) {
             const ProbeStats& ps = stats.probes[i];
-            io.out << fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}{}\n",
+            io.out << fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}{}{}\n",
                                   tables[i].spec, ps.hits, ps.filtered, ps.rejected, ps.nmissed,
+                                  dwarf ? fmt::format(", dropped {}", ps.dropped) : "",
                                   unreturnedText(o, ps));
-            if (stacks)
-                io.out << formatStackRows(stackRows(tables[i], stackLines(*stacks)), o.top);
-            else
+            if (stacks) {
+                io.out << formatStackRows(stackRows(tables[i], *stacks), o.top);
+                io.out << uncountedText(tables[i]);
+                if (dwarf)
+                    io.out << droppedText(tables[i].spec, ps);
+            } else {
                 io.out << (o.mode == AggrMode::Count ? formatAggrTable(tables[i], o.top)
                                                      : formatAggrHist(tables[i], o.top));
+            }
             if (i + 1 < tables.size())
                 io.out << '\n';
         }
@@ -273,6 +303,30 @@ int runWithTimeline(const AggrCliOptions& o, const char* cmd, Io& io) {
     return rc;
 }
 
+// --ustack=dwarf: the probes record every hit with its snapshot, aggregated here by the
+// unwound stack; the end line says how the walks went, as trace's.
+int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out) {
+    SnapshotStacks snapshots(o.aggr.stack_depth ? o.aggr.stack_depth : kStackDefaultDepth);
+    const StackLines lines = stackLines(snapshots);
+    std::optional<SessionStats> last;  // none: the run failed before its tables
+    const int rc = runAggregation(
+        o, cmd, out,
+        [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
+            const std::string& when) {
+            printTables(o, tables, stats, when, out, &lines);
+            last = stats;
+        },
+        {}, {}, &snapshots);
+    if (!last)
+        return rc;
+    if (auto w = lossWarning(*last); !w.empty())
+        io.err << w << '\n';
+    io.err << userSnapshotSummary(snapshots.unwound(), snapshots.stopped(), snapshots.filled(),
+                                  o.stack_size ? o.stack_size : kUstackSnapshotDefault)
+           << '\n';
+    return rc;
+}
+
 int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     const char* cmd = modeName(mode);
     auto parsed = parseAggrOptions(mode, args);
@@ -292,6 +346,9 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
            o.output.empty() && io.out_is_tty};
     if (!o.from.empty())
         return runFromRecording(o, out);
+    // --by ustack --ustack=dwarf: the events' snapshots, unwound here.
+    if (o.ustack == "dwarf")
+        return runDwarf(o, cmd, io, out);
     // --by kstack, ustack: the stacks are read by id from the session's map, on a socket of
     // their own.
     std::optional<KernelStacks> stacks;
@@ -301,11 +358,12 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
             return runtimeError(io, cmd, privilegeError(ks.error(), cmd, true));
         stacks.emplace(std::move(*ks));
     }
+    const StackLines lines = stacks ? stackLines(*stacks) : StackLines();
     const int rc = runAggregation(
         o, cmd, out,
         [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
             const std::string& when) {
-            printTables(o, tables, stats, when, out, stacks ? &*stacks : nullptr);
+            printTables(o, tables, stats, when, out, stacks ? &lines : nullptr);
         },
         {},
         // --by ustack: a process's maps are kept from when its first stack is
@@ -323,7 +381,8 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
 
 int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrTablesPrinter& print,
                    const std::function<Result<void>(std::uint64_t t0_ns)>& started,
-                   const std::function<void(std::uint32_t probe_id)>& tick) {
+                   const std::function<void(std::uint32_t probe_id)>& tick,
+                   SnapshotStacks* snapshots) {
     if (auto e = missingProcess(o.pids))
         return runtimeError(io, cmd, *e);
     const bool kernel = o.backend != "ptrace";
@@ -336,7 +395,7 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err);
     if (!n)
         return runtimeError(io, cmd, kernel ? privilegeError(n.error(), cmd, true) : n.error());
-    auto collector = AggrCollector::create(tracer, o.aggr);
+    auto collector = AggrCollector::create(tracer, o.aggr, snapshots);
     if (!collector)
         return runtimeError(io, cmd, collector.error());
     const EventCallback onEvent = collector->callback();
@@ -459,7 +518,18 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
             ("stack-depth", po::value<std::uint32_t>(o ? &o->aggr.stack_depth : nullptr)
                  ->value_name("N"),
              "with --by kstack or ustack: frames a stack keeps (1..127, default 64); deeper "
-             "stacks end with '...' and count as truncated");
+             "stacks end with '...' and count as truncated")
+            ("ustack", po::value<std::string>(o ? &o->ustack : nullptr)->value_name("UNWINDER"),
+             "how --by ustack walks user stacks: fp (the default) by frame pointers in the "
+             "kernel's map; dwarf records every hit with the registers and the top of the "
+             "user stack (--stack-size) and unwinds and counts it here by the files' DWARF "
+             "call frame information (code built without frame pointers; both backends)")
+            ("stack-size", po::value<std::uint32_t>(o ? &o->stack_size : nullptr)
+                 ->value_name("BYTES"),
+             fmt::format("--ustack=dwarf: bytes of user stack copied at each hit (1..{}, "
+                         "default {})",
+                         PROBECTL_USTACK_SNAPSHOT_MAX, PROBECTL_USTACK_SNAPSHOT_DEFAULT)
+                 .c_str());
     if (mode != AggrMode::Count)
         d.add_options()
             ("linear", po::value<std::string>()->value_name("MIN,MAX,STEP"),
@@ -589,11 +659,37 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         return UsageError{kstack
                               ? fmt::format("--stack-depth must be 1..{}", PROBECTL_STACK_MAX_DEPTH)
                               : std::string("--stack-depth goes with --by kstack or ustack")};
-    if (kstack && (mode != AggrMode::Count || from || o.backend != "kernel" ||
+    const bool dwarf = o.ustack == "dwarf";
+    if (o.ustack != "fp" && !dwarf)
+        return UsageError{
+            fmt::format("--ustack={}: the unwinders are fp (frame pointers) and dwarf", o.ustack)};
+    if (vm.count("ustack") && !byUserStack(o))
+        return UsageError{"--ustack goes with --by ustack"};
+    if (dwarf && byKernelStack(o))
+        return UsageError{
+            "--ustack=dwarf: kernel stacks are keys of the kernel's map, dwarf's user stacks "
+            "are unwound here: not with --by kstack (--by kstack,ustack walks frame pointers)"};
+    if (dwarf && from)
+        return UsageError{
+            "--ustack=dwarf unwinds the stacks of processes while they run: not with --from"};
+    if (dwarf)
+        for (const auto& s : o.specs)
+            if (s.kind == SpecKind::Syscall)
+                return UsageError{fmt::format(
+                    "--ustack=dwarf: '{}': user stacks of syscall: specs are not supported yet "
+                    "(use kprobe:__x64_sys_NAME)",
+                    s.text)};
+    if (vm.count("stack-size") &&
+        (!dwarf || o.stack_size == 0 || o.stack_size > PROBECTL_USTACK_SNAPSHOT_MAX))
+        return UsageError{
+            dwarf ? fmt::format("--stack-size must be 1..{}", PROBECTL_USTACK_SNAPSHOT_MAX)
+                  : std::string("--stack-size goes with --ustack=dwarf")};
+    if (kstack && (mode != AggrMode::Count || from || (o.backend != "kernel" && !dwarf) ||
                    o.format == "perfetto" || o.format == "chrome"))
         return UsageError{
-            "--by kstack, ustack: stacks are counted by probectl count on the kernel backend, "
-            "printed as text, json, folded or svg"};
+            "--by kstack, ustack: stacks are counted by probectl count on the kernel backend "
+            "(--by ustack --ustack=dwarf: either backend), printed as text, json, folded or "
+            "svg"};
     if ((o.format == "perfetto" || o.format == "chrome") && o.output.empty())
         return UsageError{fmt::format("--format {} writes a file: give -o FILE (e.g. -o {})",
                                       o.format,
@@ -650,6 +746,7 @@ const char* const kCountHelp =
     R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration TIME]
                       [--interval TIME [--cumulative]] [--top N] [--max-entries N]
                       [--format json|folded|svg|perfetto|chrome] [-o FILE] [--stack-depth N]
+                      [--ustack fp|dwarf [--stack-size BYTES]]
                       [--backend kernel|ptrace] [--force] [-v] [-- CMD [ARGS...]]
        probectl count --from FILE [SPEC-GLOB...] [--by KEY,...] [--top N] [--format json]
 
@@ -666,6 +763,14 @@ each stack's frames, innermost first, over its count; --format folded prints one
 speedscope); --format svg -o FILE writes the flame graph itself (root at the bottom,
 hover a frame for its hits; several probes: each one's stacks on a frame named by its
 spec); --stack-depth N caps the frames kept (deeper stacks end with '...').
+--by ustack walks frame pointers in the kernel (any spec); --ustack=dwarf counts code built
+without them: every hit is recorded with the user registers and the top of the user stack
+(--stack-size BYTES, default 3072) and unwound here by the files' DWARF call frame
+information, as trace --ustack=dwarf shows it (both backends; not with --by kstack,
+--from or syscall: specs). Each record carries its copy: the records the ring could not take
+are hits not counted, said under the table (on stderr with folded and svg); the module's
+buffer_kb parameter sizes the ring, or narrow the probes (-p, a predicate). The end line
+says how the walks went ("user stacks (dwarf): ...").
 
 Which processes: as for trace (-- CMD, -p PID, -f; neither: every process).
 Predicates (SPEC ... if EXPR) run first: rejected hits are not counted.
@@ -702,6 +807,7 @@ Examples:
   sudo probectl count 'uprobe:libc:malloc size=$arg1:u64' --by size -- ls -l /usr
   sudo probectl count 'kretprobe:do_sys_openat2' --by retval --top 5 -- ls /
   sudo probectl count kprobe:vfs_read --by kstack --format svg -o flame.svg -- make
+  sudo probectl count uprobe:/usr/bin/app:leaf --by ustack --ustack=dwarf --format folded -- app
   probectl count --from run.prb --by comm 'syscall:*'
 )";
 

@@ -1,0 +1,40 @@
+// SnapshotStacks: user stack snapshots unwound into interned stacks.
+#include "probectl/snapshot_stacks.hpp"
+
+#include "probectl/kernel_stacks.hpp"
+
+namespace probectl {
+
+SnapshotStacks::SnapshotStacks(std::size_t max_frames) : max_frames_(max_frames) {}
+
+std::uint32_t SnapshotStacks::intern(const std::vector<std::string>& lines) {
+    auto [it, added] = ids_.emplace(lines, static_cast<std::uint32_t>(by_id_.size() + 1));
+    if (added)
+        by_id_.push_back(&it->first);
+    return it->second;
+}
+
+const std::vector<std::string>* SnapshotStacks::lines(std::uint32_t id) const {
+    return id >= 1 && id <= by_id_.size() ? by_id_[id - 1] : nullptr;
+}
+
+void SnapshotStacks::replace(Event& e) {
+    for (FetchedValue& v : e.values) {
+        if (v.name != kUserStackArg)
+            continue;
+        const auto tgid = static_cast<pid_t>(e.tgid);
+        symbols_.capture(tgid);
+        const auto lines = symbols_.snapshotLines(tgid, v.snapshot, v.truncated, max_frames_);
+        unwound_++;
+        filled_ += v.truncated && !v.faulted;
+        stopped_ += !lines.empty() && lines.back().starts_with("[unwind stopped");
+        v.raw = intern(lines);
+        v.type = FetchType::U32;
+        v.snapshot.clear();
+        v.truncated = false;
+        v.faulted = false;
+        return;
+    }
+}
+
+}  // namespace probectl

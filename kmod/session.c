@@ -4,9 +4,9 @@
  * into the session's ftrace ring buffer (per CPU, lockless, NMI-safe); a
  * delayed work drains it from process context and unicasts batches of
  * records to the owner. It runs every drain_interval_ms, and sooner when a
- * CPU has committed a batch's worth (or a quarter of its ring) since the
- * drain last ran: the committing handler queues an irq_work (the NMI-safe
- * way out of probe context) whose callback moves the delayed work to now.
+ * CPU has committed a quarter of its ring since the drain last ran: the
+ * committing handler queues an irq_work (the NMI-safe way out of probe
+ * context) whose callback moves the delayed work to now.
  * FLUSH runs the same drain synchronously.
  *
  * Nothing is lost silently: a full ring makes the reservation fail and the
@@ -571,8 +571,11 @@ struct probectl_session *probectl_session_create(u32 portid,
 	INIT_LIST_HEAD(&s->reap);
 	INIT_DELAYED_WORK(&s->drain_work, probectl_session_drain_work);
 	init_irq_work(&s->wake_work, probectl_session_wake_fn);
-	/* early enough that a full ring waits on the drain, not the reverse */
-	s->wake_bytes = min_t(unsigned long, PROBECTL_BATCH_BYTES, kb * 1024 / 4);
+	/*
+	 * Three quarters of the ring are left for the drain to wake up in;
+	 * a large ring is woken for no more often than it needs.
+	 */
+	s->wake_bytes = kb * 1024 / 4;
 
 	s->batch = kvmalloc(PROBECTL_BATCH_BYTES, GFP_KERNEL);
 	s->head = kcalloc(nr_cpu_ids, sizeof(*s->head), GFP_KERNEL);

@@ -13,7 +13,7 @@
  * buffer_kb per CPU), an optional tgid filter, and a drain that sends the
  * buffered records to the owner by unicast as events messages (no multicast
  * groups): every drain_interval_ms (module parameter), and as soon as a CPU has
- * buffered a quarter of its ring or a full message.
+ * buffered a quarter of its ring.
  *
  * Nothing is dropped silently: a full ring counts a drop on the probe; an
  * events message the owner cannot take (receive buffer full) counts each of its
@@ -135,8 +135,8 @@ enum probectl_cmd {
 	/*
 	 * event: Kernel to owner, by unicast: up to about 32 KiB of records per
 	 * message, and lost when non-zero. Sent every drain_interval_ms, when a
-	 * CPU has buffered a quarter of its ring or a full message, and during
-	 * flush; sequence number 0.
+	 * CPU has buffered a quarter of its ring, and during flush; sequence
+	 * number 0.
 	 */
 	PROBECTL_CMD_EVENTS,
 	/*

@@ -1,7 +1,7 @@
-// The drain is woken by the record path: a CPU that committed a quarter of its ring (or a
-// batch's worth) since the drain last ran queues it at once, so records stream out of a
-// small ring at a rate no drain_interval_ms poll keeps up with. The poll stays, for the
-// records that never add up to a wake-up.
+// The drain is woken by the record path: a CPU that committed a quarter of its ring since
+// the drain last ran queues it at once, so records stream out of a small ring at a rate no
+// drain_interval_ms poll keeps up with. The poll stays, for the records that never add up
+// to a wake-up.
 #include <unistd.h>
 
 #include <chrono>

@@ -42,7 +42,7 @@ MODULE_PARM_DESC(buffer_kb,
 unsigned int probectl_drain_interval_ms = 10;
 module_param_named(drain_interval_ms, probectl_drain_interval_ms, uint, 0644);
 MODULE_PARM_DESC(drain_interval_ms,
-		 "Interval in ms between deliveries of buffered records to their session (default 10, min 1)");
+		 "Longest wait in ms before buffered records are delivered to their session; a CPU that buffered a quarter of its ring delivers at once (default 10, min 1)");
 
 static int __init probectl_init(void)
 {

@@ -24,6 +24,7 @@
 #define PROBECTL_INTERNAL_H
 
 #include <linux/atomic.h>
+#include <linux/irq_work.h>
 #include <linux/kprobes.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -51,6 +52,18 @@ extern unsigned int probectl_drain_interval_ms;
 typedef int (*probectl_send_events_t)(u32 portid, const void *records,
 				      size_t len, u64 lost);
 void probectl_session_set_transport(probectl_send_events_t send);
+
+/*
+ * One CPU's part in waking the drain (session.c): ring bytes its handlers
+ * committed, the count the drain last started from, and whether a wake-up
+ * was already queued since then. Only the handlers of that CPU write
+ * @committed and set @kicked; only the drain writes @seen and clears @kicked.
+ */
+struct probectl_wake {
+	unsigned long committed;
+	unsigned long seen;
+	bool kicked;
+};
 
 /* The oldest unread record of one CPU's ring, as the drain last saw it. */
 struct probectl_head {
@@ -82,6 +95,15 @@ struct probectl_session {
 	/* SESSION_MATCH (match.c): NULL = every task; RCU, under probectl_lock */
 	struct probectl_match __rcu *match;
 	struct delayed_work drain_work;
+	/*
+	 * The record path wakes the drain early through @wake_work once a
+	 * CPU committed @wake_bytes since the drain last ran; @wake_off (set
+	 * when the session is detached or destroyed) makes it a no-op.
+	 */
+	struct probectl_wake __percpu *wake;
+	unsigned long wake_bytes;
+	struct irq_work wake_work;
+	bool wake_off;
 	struct mutex drain_lock;	/* one consumer at a time: work or FLUSH */
 	void *batch;			/* staging for one EVENTS message */
 	struct probectl_head *head;	/* per CPU: the oldest record */

@@ -2,9 +2,12 @@
 /*
  * Sessions: one per owner portid. Probe handlers write fixed-size records
  * into the session's ftrace ring buffer (per CPU, lockless, NMI-safe); a
- * delayed work drains it every drain_interval_ms from process context and
- * unicasts batches of records to the owner. FLUSH runs the same drain
- * synchronously.
+ * delayed work drains it from process context and unicasts batches of
+ * records to the owner. It runs every drain_interval_ms, and sooner when a
+ * CPU has committed a quarter of its ring since the drain last ran: the
+ * committing handler queues an irq_work (the NMI-safe way out of probe
+ * context) whose callback moves the delayed work to now.
+ * FLUSH runs the same drain synchronously.
  *
  * Nothing is lost silently: a full ring makes the reservation fail and the
  * handler counts a drop on its probe; a batch that cannot be delivered is
@@ -20,6 +23,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/irq_work.h>
 #include <linux/kprobes.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
@@ -94,14 +98,87 @@ NOKPROBE_SYMBOL(probectl_record_reserve);
  * @p: the probe
  * @ev: the event returned through @evp
  *
+ * Wakes the session's drain when this CPU has buffered enough since the
+ * drain last ran (without locks: an irq_work does the waking).
+ *
  * Context: probe handler, same invocation as the reservation.
  */
 void probectl_record_commit(struct probectl_probe *p,
 			    struct ring_buffer_event *ev)
 {
-	kapi_rb_unlock_commit(p->session->ring, ev);
+	struct probectl_session *s = p->session;
+	/* what the record takes in the ring; read before it may be consumed */
+	unsigned int len = ring_buffer_event_length(ev);
+	unsigned long committed;
+
+	kapi_rb_unlock_commit(s->ring, ev);
+	/*
+	 * Wake the drain once this CPU committed wake_bytes since the drain
+	 * last ran, so a burst leaves the ring before it fills instead of
+	 * waiting for the next poll. Once per drain run and CPU: queueing is
+	 * an atomic on a line all CPUs share. Preemption off because uprobe
+	 * handlers are preemptible; the add is one instruction, so a nested
+	 * handler (NMI) cannot lose it.
+	 */
+	preempt_disable_notrace();
+	committed = this_cpu_add_return(s->wake->committed, len);
+	if (committed - this_cpu_read(s->wake->seen) >= s->wake_bytes &&
+	    !this_cpu_read(s->wake->kicked)) {
+		this_cpu_write(s->wake->kicked, true);
+		irq_work_queue(&s->wake_work);
+	}
+	preempt_enable_notrace();
 }
 NOKPROBE_SYMBOL(probectl_record_commit);
+
+/* Hardirq context, once the probe context that queued it is left. */
+static void probectl_session_wake_fn(struct irq_work *work)
+{
+	struct probectl_session *s = container_of(work, struct probectl_session,
+						  wake_work);
+
+	/* after the claim's barrier: see probectl_session_wake_stop() */
+	if (!READ_ONCE(s->wake_off))
+		mod_delayed_work(kapi_unbound_wq, &s->drain_work, 0);
+}
+
+/*
+ * The drain starts a round: what was committed so far counts as seen, and
+ * each CPU may wake it again. @kicked is cleared first: a handler between
+ * the two stores then wakes a drain too many, never one too few. The
+ * counts are read after their records were committed, so the round's
+ * budget (the ring's entries, read next) covers them.
+ */
+static void probectl_session_wake_rearm(struct probectl_session *s)
+{
+	struct probectl_wake *w;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		w = per_cpu_ptr(s->wake, cpu);
+		WRITE_ONCE(w->kicked, false);
+		WRITE_ONCE(w->seen, READ_ONCE(w->committed));
+	}
+}
+
+/*
+ * After this, no wake-up can queue the drain: a callback already running
+ * has finished, and a later one sees @wake_off. Handlers may still queue
+ * the irq_work (their probes may still be registered); they must all be
+ * gone, and this called again, before the session is freed.
+ */
+static void probectl_session_wake_stop(struct probectl_session *s)
+{
+	WRITE_ONCE(s->wake_off, true);
+	/*
+	 * Store @wake_off, then read the busy bit in irq_work_sync(); the
+	 * claim sets busy with a full barrier before the callback reads
+	 * @wake_off. So either the sync sees the callback and waits for it,
+	 * or the callback sees @wake_off.
+	 */
+	smp_mb();
+	irq_work_sync(&s->wake_work);
+}
 
 /* Oldest unread record on @cpu, by our timestamp; U64_MAX when none. */
 static void probectl_session_peek(struct probectl_session *s, int cpu)
@@ -241,7 +318,7 @@ static size_t probectl_batch_cap(struct sock *sk, long reserve)
  */
 static int probectl_session_drain(struct probectl_session *s, long reserve)
 {
-	unsigned long budget = ring_buffer_entries(s->ring);
+	unsigned long budget;
 	struct ring_buffer_event *ev;
 	unsigned long lost_ev;
 	size_t len, cap;
@@ -249,6 +326,8 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 	int cpu, err;
 	bool full;
 
+	probectl_session_wake_rearm(s);
+	budget = ring_buffer_entries(s->ring);
 	for (;;) {
 		for_each_possible_cpu(cpu)
 			probectl_session_peek(s, cpu);
@@ -303,11 +382,12 @@ static void probectl_session_schedule(struct probectl_session *s)
 }
 
 /*
- * Periodic drain. Takes only drain_lock, never genl_mutex or
- * probectl_lock: session destruction cancels this work synchronously while
- * holding probectl_lock. A session without probes and with nothing left to
- * send stops rearming (an idle client costs no wakeups); adding a probe
- * kicks it again.
+ * The drain, every drain_interval_ms or at once when the record path wakes
+ * it (a wake-up while it runs makes it run again). Takes only drain_lock,
+ * never genl_mutex or probectl_lock: session destruction cancels this work
+ * synchronously while holding probectl_lock. A session without probes and
+ * with nothing left to send stops rearming (an idle client costs no
+ * wakeups); adding a probe kicks it again.
  */
 static void probectl_session_drain_work(struct work_struct *work)
 {
@@ -490,10 +570,17 @@ struct probectl_session *probectl_session_create(u32 portid,
 	INIT_LIST_HEAD(&s->released);
 	INIT_LIST_HEAD(&s->reap);
 	INIT_DELAYED_WORK(&s->drain_work, probectl_session_drain_work);
+	init_irq_work(&s->wake_work, probectl_session_wake_fn);
+	/*
+	 * Three quarters of the ring are left for the drain to wake up in;
+	 * a large ring is woken for no more often than it needs.
+	 */
+	s->wake_bytes = kb * 1024 / 4;
 
 	s->batch = kvmalloc(PROBECTL_BATCH_BYTES, GFP_KERNEL);
 	s->head = kcalloc(nr_cpu_ids, sizeof(*s->head), GFP_KERNEL);
-	if (!s->batch || !s->head) {
+	s->wake = alloc_percpu(struct probectl_wake);
+	if (!s->batch || !s->head || !s->wake) {
 		NL_SET_ERR_MSG_MOD(extack, "out of memory for the session");
 		goto err_free;
 	}
@@ -518,6 +605,7 @@ struct probectl_session *probectl_session_create(u32 portid,
 err_ring:
 	ring_buffer_free(s->ring);
 err_free:
+	free_percpu(s->wake);
 	kfree(s->head);
 	kvfree(s->batch);
 	kfree(s);
@@ -587,6 +675,8 @@ void probectl_session_detach(struct probectl_session *s)
 {
 	lockdep_assert_held(&probectl_lock);
 	xa_cmpxchg(&probectl_sessions, s->portid, s, NULL, GFP_KERNEL);
+	/* handlers still commit: their wake-ups must not restart the drain */
+	probectl_session_wake_stop(s);
 	/* also stops the work's self-rearming */
 	cancel_delayed_work_sync(&s->drain_work);
 }
@@ -607,11 +697,14 @@ void probectl_session_destroy(struct probectl_session *s)
 	probectl_nsessions--;
 	/* waits for the fork tracepoint to let go of it */
 	probectl_track_del(s);
+	/* no handler runs any more, so none queues a wake-up after this */
+	probectl_session_wake_stop(s);
 	/* also stops the work's self-rearming */
 	cancel_delayed_work_sync(&s->drain_work);
 	/* the drain was the only user of the socket besides FLUSH (locked out) */
 	sock_put(s->sk);
 	ring_buffer_free(s->ring);
+	free_percpu(s->wake);
 	/* no handler can run (probes unregistered), nor the fork tracepoint */
 	xa_destroy(&s->tgids);
 	probectl_match_free(s);

@@ -10,9 +10,10 @@
  * Ownership: a probe belongs to the socket (portid) that added it and is
  * removed when that socket closes, unless added with the persistent flag. Each
  * owner socket has one session: a per-CPU ring buffer (module parameter
- * buffer_kb per CPU), an optional tgid filter, and a drain that every
- * drain_interval_ms (module parameter) sends the buffered records to the owner
- * by unicast as events messages (no multicast groups).
+ * buffer_kb per CPU), an optional tgid filter, and a drain that sends the
+ * buffered records to the owner by unicast as events messages (no multicast
+ * groups): every drain_interval_ms (module parameter), and as soon as a CPU has
+ * buffered a quarter of its ring.
  *
  * Nothing is dropped silently: a full ring counts a drop on the probe; an
  * events message the owner cannot take (receive buffer full) counts each of its
@@ -133,8 +134,9 @@ enum probectl_cmd {
 	PROBECTL_CMD_FLUSH,
 	/*
 	 * event: Kernel to owner, by unicast: up to about 32 KiB of records per
-	 * message, and lost when non-zero. Sent every drain_interval_ms and
-	 * during flush; sequence number 0.
+	 * message, and lost when non-zero. Sent every drain_interval_ms, when a
+	 * CPU has buffered a quarter of its ring, and during flush; sequence
+	 * number 0.
 	 */
 	PROBECTL_CMD_EVENTS,
 	/*

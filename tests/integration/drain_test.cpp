@@ -1,0 +1,121 @@
+// The drain is woken by the record path: a CPU that committed a quarter of its ring since
+// the drain last ran queues it at once, so records stream out of a small ring at a rate no
+// drain_interval_ms poll keeps up with. The poll stays, for the records that never add up
+// to a wake-up.
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "itest_util.hpp"
+#include "probectl/session.hpp"
+
+using itest::why;
+using itest::Workload;
+using probectl::Event;
+using probectl::Session;
+
+namespace {
+
+// A module parameter set for one test and restored after it.
+class Param {
+  public:
+    Param(const std::string& name, const std::string& value)
+        : path_("/sys/module/probectl/parameters/" + name), saved_(itest::readFile(path_)) {
+        ok_ = write(value);
+    }
+    ~Param() { write(saved_); }
+    bool ok() const { return ok_; }
+
+  private:
+    bool write(const std::string& v) {
+        std::ofstream f(path_);
+        f << v << std::flush;
+        return static_cast<bool>(f);
+    }
+    std::string path_;
+    std::string saved_;
+    bool ok_ = false;
+};
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+// 8 KiB per CPU holds about 90 records; the workload commits 16 every millisecond or so, for
+// 4000 in all, while the poll comes once a second: without a wake-up the ring is full within
+// ten milliseconds and nearly every record is dropped. With it, each one arrives.
+TEST(Drain, RecordPathWakesTheDrainBeforeASmallRingFills) {
+    constexpr int kCalls = 4000;
+    Param kb("buffer_kb", "8");
+    Param interval("drain_interval_ms", "1000");
+    ASSERT_TRUE(kb.ok() && interval.ok());
+
+    Workload w({itest::workload("getppid_loop"), std::to_string(kCalls), "16", "1000"});
+    probectl::SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    auto s = Session::open(o);
+    ASSERT_TRUE(s.ok()) << why(s);
+    ASSERT_TRUE(s->add("kprobe:__x64_sys_getppid").ok());
+    std::size_t got = 0;
+    const auto count = [&got](const Event&) { got++; };
+    w.release();
+    // Read while it runs, until every call was counted as a hit, then one more poll period
+    // for the records that have not added up to a wake-up.
+    const auto give_up = Clock::now() + std::chrono::seconds(120);
+    for (;;) {
+        auto n = s->poll(50, count);
+        ASSERT_TRUE(n.ok()) << why(n);
+        auto st = s->stats();
+        ASSERT_TRUE(st.ok()) << why(st);
+        if (st->probes.at(0).hits >= kCalls || Clock::now() > give_up)
+            break;
+    }
+    const auto last_poll = Clock::now() + std::chrono::milliseconds(1500);
+    while (got < kCalls && Clock::now() < last_poll) {
+        auto n = s->poll(50, count);
+        ASSERT_TRUE(n.ok()) << why(n);
+    }
+    // Delivered by the drain itself, not by stop()'s flush.
+    EXPECT_EQ(got, static_cast<std::size_t>(kCalls));
+    EXPECT_EQ(w.wait(), 0);
+    auto st = s->stop(count);
+    ASSERT_TRUE(st.ok()) << why(st);
+    EXPECT_EQ(got, static_cast<std::size_t>(kCalls));
+    EXPECT_EQ(st->probes.at(0).hits, static_cast<std::uint64_t>(kCalls));
+    EXPECT_EQ(st->probes.at(0).delivered, static_cast<std::uint64_t>(kCalls));
+    EXPECT_EQ(st->probes.at(0).dropped, 0u);
+    EXPECT_EQ(st->probes.at(0).nmissed, 0u);
+    EXPECT_EQ(st->lost, 0u);
+    EXPECT_FALSE(st->anyLoss());
+}
+
+// A lone record never adds up to a wake-up: the poll still delivers it, without a FLUSH.
+TEST(Drain, LoneRecordArrivesByThePoll) {
+    Param interval("drain_interval_ms", "200");
+    ASSERT_TRUE(interval.ok());
+    Workload w({itest::workload("getppid_loop"), "1"});
+    probectl::SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    auto s = Session::open(o);
+    ASSERT_TRUE(s.ok()) << why(s);
+    ASSERT_TRUE(s->add("kprobe:__x64_sys_getppid").ok());
+    std::size_t got = 0;
+    const auto count = [&got](const Event&) { got++; };
+    w.release();
+    EXPECT_EQ(w.wait(), 0);
+    const auto give_up = Clock::now() + std::chrono::seconds(30);
+    while (got == 0 && Clock::now() < give_up) {
+        auto n = s->poll(100, count);
+        ASSERT_TRUE(n.ok()) << why(n);
+    }
+    EXPECT_EQ(got, 1u);
+    auto st = s->stop(count);
+    ASSERT_TRUE(st.ok()) << why(st);
+    EXPECT_EQ(got, 1u);
+    EXPECT_EQ(st->probes.at(0).delivered, 1u);
+    EXPECT_FALSE(st->anyLoss());
+}

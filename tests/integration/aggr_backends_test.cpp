@@ -121,6 +121,21 @@ TEST(SyscallSummary, RefusesWhatIsNoSyscall) {
     EXPECT_THAT(r.out, HasSubstr("-c counts syscalls")) << r.out;
 }
 
+// A key no event carries is refused on both backends with the same words; the ptrace
+// backend once counted every hit under <fault> instead.
+TEST(AggrBackends, UnknownKeyIsRefusedOnBothBackends) {
+    for (const char* backend : {"kernel", "ptrace"}) {
+        SCOPED_TRACE(backend);
+        itest::Ran r = itest::sh(std::string("probectl count uprobe:") + target() +
+                                 ":ag_val --by comm,nosuch --backend " + backend + " -- " +
+                                 target() + " values 3");
+        EXPECT_EQ(r.status, 2) << r.out;
+        EXPECT_THAT(r.out, HasSubstr("no key or value named 'nosuch' (there are: comm, pid"))
+            << r.out;
+        EXPECT_THAT(r.out, Not(HasSubstr("<fault>"))) << r.out;
+    }
+}
+
 // The same counts from the kernel's maps and from the ptrace backend's events.
 TEST(AggrBackends, CountAndLatencyAgree) {
     const std::string n = std::to_string(kN);

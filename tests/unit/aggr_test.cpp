@@ -179,6 +179,28 @@ TEST(AggrRequest, SignedValuesAndErrors) {
 }
 
 // errno is $retval with the kernel's errno flag on its load.
+// The names events aggregated in user space may be keyed by: the spec's own arguments and
+// the task fields; the first other name is refused as prepareAggregation refuses it.
+TEST(AggrRequest, NamesCheckedForEventsAggregatedInUserSpace) {
+    AggrSpec a;
+    a.keys = {"size", "comm", "retval"};
+    EXPECT_TRUE(checkAggrNames(a, {"size"}));
+    auto missing = checkAggrNames(a, {});
+    ASSERT_FALSE(missing);
+    EXPECT_TRUE(missing.error().usage);
+    EXPECT_EQ(missing.error().message,
+              "no key or value named 'size' (there are: comm, pid, tid, uid, cpu, retval, "
+              "errno, kstack, ustack)");
+    AggrSpec v;
+    v.value = AggrValue::Arg;
+    v.value_arg = "len";
+    auto value = checkAggrNames(v, {"size", "n"});
+    ASSERT_FALSE(value);
+    EXPECT_EQ(
+        value.error().message.rfind("no key or value named 'len' (there are: size, n, comm", 0),
+        0u);
+}
+
 TEST(AggrRequest, ErrnoKeyLoadsTheRetvalWithTheErrnoFlag) {
     ProbeRequest req;
     req.kind = ProbeKind::Kretprobe;

@@ -1,9 +1,12 @@
 // AggrCollector: the kernel's maps, or events aggregated here (ptrace backend, --ustack=dwarf).
 #include "aggr_collect.hpp"
 
+#include <fmt/format.h>
+
 #include "open_tracer.hpp"
 #include "probectl/fetch_program.hpp"
 #include "probectl/kernel_stacks.hpp"
+#include "probectl/probe_spec.hpp"
 #include "probectl/ptrace_session.hpp"
 
 namespace probectl::cli {
@@ -50,10 +53,23 @@ Result<void> AggrCollector::reset() {
     if (kernelMaps())
         return {};
     std::vector<std::pair<std::uint32_t, std::string>> probes;
-    if (auto* pt = dynamic_cast<PtraceSession*>(tracer_))
-        for (const PtraceProbe& p : pt->probes())
+    if (auto* pt = dynamic_cast<PtraceSession*>(tracer_)) {
+        for (const PtraceProbe& p : pt->probes()) {
+            // The kernel backend refuses an unknown key when the probe is added; here its
+            // events would count every hit under <fault>.
+            auto parsed = parseProbeSpec(p.spec);
+            std::vector<std::string> names;
+            if (parsed)
+                for (const auto& a : parsed->fetch_args)
+                    names.push_back(a.name);
+            if (auto r = checkAggrNames(spec_, names); parsed && !r) {
+                Error e = std::move(r).error();
+                e.message = fmt::format("{}: {}", p.spec, e.message);
+                return e;
+            }
             probes.emplace_back(p.id, p.spec);
-    else
+        }
+    } else
         for (const SessionProbe& p : dynamic_cast<Session&>(*tracer_).probes())
             probes.emplace_back(p.id, p.spec);
     events_.clear();

@@ -41,6 +41,12 @@ struct AggrSpec {
     std::uint32_t stack_depth = 0;
 };
 
+// Whether every key and the value of `spec` names a fetch argument among `arg_names` (a
+// spec's own, in order) or a task field, as prepareAggregation requires: for events
+// aggregated in user space, where an unknown name would otherwise count every hit as a
+// fault. Errors (EINVAL, marked usage): prepareAggregation's text for the first unknown name.
+Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>& arg_names);
+
 // Turns `req` (whose fetch programs are `args`) into an aggregating request: hidden fetch
 // arguments are appended for task keys, req.aggr is set. A syscall plan's fetch programs
 // (args empty, req.fetch not) are dropped: nothing reads them. Errors (EINVAL): unknown key

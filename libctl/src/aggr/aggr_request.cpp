@@ -2,6 +2,7 @@
 // arguments for task keys.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "aggr_rules.hpp"
@@ -31,13 +32,17 @@ bool isReturn(const ProbeRequest& req) {
     return req.kind == ProbeKind::Kretprobe || req.kind == ProbeKind::Uretprobe;
 }
 
-std::string knownNames(const std::vector<FetchArg>& args, std::size_t own) {
+std::string knownNames(const std::vector<std::string>& own) {
     std::string out;
-    for (std::size_t i = 0; i < own; i++)
-        out += (out.empty() ? "" : ", ") + args[i].name;
+    for (const auto& n : own)
+        out += (out.empty() ? "" : ", ") + n;
     for (const auto& [name, src] : kTaskKeys)
         out += (out.empty() ? "" : ", ") + std::string(name);
     return out;
+}
+
+std::string unknownName(const std::string& name, const std::vector<std::string>& own) {
+    return fmt::format("no key or value named '{}' (there are: {})", name, knownNames(own));
 }
 
 // The index of fetch argument `name`, appending a task field when the spec has no such
@@ -80,7 +85,10 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
         args.push_back(std::move(*arg));
         return static_cast<int>(args.size() - 1);
     }
-    err = fmt::format("no key or value named '{}' (there are: {})", name, knownNames(args, own));
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < own; i++)
+        names.push_back(args[i].name);
+    err = unknownName(name, names);
     return -1;
 }
 
@@ -139,6 +147,23 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
 }
 
 }  // namespace
+
+Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>& arg_names) {
+    std::vector<std::string> names = spec.keys;
+    if (spec.value == AggrValue::Arg)
+        names.push_back(spec.value_arg);
+    for (const auto& n : names) {
+        bool known = std::find(arg_names.begin(), arg_names.end(), n) != arg_names.end();
+        for (const auto& [task, src] : kTaskKeys)
+            known = known || n == task;
+        if (!known) {
+            Error e = makeError(EINVAL, unknownName(n, arg_names));
+            e.usage = true;
+            return e;
+        }
+    }
+    return {};
+}
 
 // Every refusal here is about the user's spec or options, never the system's: the CLI
 // exits 2 for them as for any usage error.

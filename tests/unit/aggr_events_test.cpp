@@ -26,8 +26,12 @@ Event hit(const std::string& comm, std::uint32_t tgid, std::int64_t size, bool r
     return e;
 }
 
+// The spec names the arguments the tests' events carry: keys must be among them.
+constexpr const char* kSpec =
+    "uprobe:libc:malloc size=$arg1 name=+0($arg2):string path=+0($arg2):string";
+
 EventAggregator make(const AggrSpec& s) {
-    auto a = EventAggregator::create(s, "uprobe:libc:malloc");
+    auto a = EventAggregator::create(s, kSpec);
     EXPECT_TRUE(a) << (a ? "" : a.error().message);
     return std::move(*a);
 }
@@ -43,7 +47,7 @@ TEST(EventAggregator, CountsPerTaskKeyInFirstSeenOrder) {
     a.add(hit("cat", 20, 1));
     a.add(hit("ls", 11, 1));
     const AggrTable& t = a.table();
-    EXPECT_EQ(t.spec, "uprobe:libc:malloc");
+    EXPECT_EQ(t.spec, kSpec);
     ASSERT_EQ(t.entries.size(), 3u);
     EXPECT_EQ(formatAggrKey(t.entries[0]), "ls, 10");
     EXPECT_EQ(t.entries[0].count, 3u);
@@ -188,6 +192,22 @@ TEST(EventAggregator, FaultedValueIsCountedApartAndMissingKeyIsAFaultedPart) {
     ASSERT_EQ(t.entries.size(), 1u);
     EXPECT_TRUE(t.entries[0].key.at(0).faulted);
     EXPECT_EQ(formatAggrKey(t.entries[0]), "<fault>");
+}
+
+// A key the spec's events cannot carry is refused, naming the spec, instead of counting
+// every event under <fault>; a text that is no spec (a site's label) is not judged.
+TEST(EventAggregator, UnknownKeyIsRefused) {
+    AggrSpec s;
+    s.keys = {"comm", "nosuch"};
+    auto a = EventAggregator::create(s, "uprobe:libc:malloc size=$arg1");
+    ASSERT_FALSE(a);
+    EXPECT_TRUE(a.error().usage);
+    EXPECT_EQ(a.error().message.rfind("uprobe:libc:malloc size=$arg1: no key or value named "
+                                      "'nosuch' (there are: size, comm",
+                                      0),
+              0u)
+        << a.error().message;
+    EXPECT_TRUE(EventAggregator::create(s, "p"));
 }
 
 TEST(EventAggregator, StringKeysKeepTheKernelsBound) {

@@ -6,7 +6,6 @@
 #include "open_tracer.hpp"
 #include "probectl/fetch_program.hpp"
 #include "probectl/kernel_stacks.hpp"
-#include "probectl/probe_spec.hpp"
 #include "probectl/ptrace_session.hpp"
 
 namespace probectl::cli {
@@ -54,21 +53,8 @@ Result<void> AggrCollector::reset() {
         return {};
     std::vector<std::pair<std::uint32_t, std::string>> probes;
     if (auto* pt = dynamic_cast<PtraceSession*>(tracer_)) {
-        for (const PtraceProbe& p : pt->probes()) {
-            // The kernel backend refuses an unknown key when the probe is added; here its
-            // events would count every hit under <fault>.
-            auto parsed = parseProbeSpec(p.spec);
-            std::vector<std::string> names;
-            if (parsed)
-                for (const auto& a : parsed->fetch_args)
-                    names.push_back(a.name);
-            if (auto r = checkAggrNames(spec_, names); parsed && !r) {
-                Error e = std::move(r).error();
-                e.message = fmt::format("{}: {}", p.spec, e.message);
-                return e;
-            }
+        for (const PtraceProbe& p : pt->probes())
             probes.emplace_back(p.id, p.spec);
-        }
     } else
         for (const SessionProbe& p : dynamic_cast<Session&>(*tracer_).probes())
             probes.emplace_back(p.id, p.spec);

@@ -10,6 +10,7 @@
 
 #include "aggr_rules.hpp"
 #include "probectl/fetch_spec.hpp"
+#include "probectl/probe_spec.hpp"
 
 namespace probectl {
 
@@ -146,6 +147,15 @@ Result<EventAggregator> EventAggregator::create(const AggrSpec& spec, std::strin
         return usage(fmt::format("at most {} keys, not {}", kAggrMaxKeys, spec.keys.size()));
     if (auto h = detail::checkHistogram(spec); !h)
         return usage(h.error().message);
+    // The kernel refuses an unknown key when the probe is added; events would count every
+    // hit under <fault>. A text that is no spec (a site's label added) is not judged.
+    if (auto parsed = parseProbeSpec(probe_spec)) {
+        std::vector<std::string> names;
+        for (const auto& a : parsed->fetch_args)
+            names.push_back(a.name);
+        if (auto r = checkAggrNames(spec, names); !r)
+            return usage(fmt::format("{}: {}", probe_spec, r.error().message));
+    }
     auto impl = std::make_unique<Impl>();
     AggrTable& t = impl->table;
     t.spec = std::move(probe_spec);

@@ -252,10 +252,13 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
             by_name = by_name || site.by_name;
             if (auto r = compileProbe(spec, site); !r)
                 return r.error();
+            // A refusal keeps its kind: one marked usage (an unknown key) exits 2 in the CLI.
             if (impl_->options.prepare)
-                if (auto r = impl_->options.prepare(site.res.request, site.args); !r)
-                    return makeError(r.error().err,
-                                     fmt::format("{}: {}", spec.text, r.error().message));
+                if (auto r = impl_->options.prepare(site.res.request, site.args); !r) {
+                    Error e = std::move(r).error();
+                    e.message = fmt::format("{}: {}", spec.text, e.message);
+                    return e;
+                }
             markUserStackEntry(site.res.request);
         }
 

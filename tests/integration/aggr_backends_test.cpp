@@ -136,6 +136,19 @@ TEST(AggrBackends, UnknownKeyIsRefusedOnBothBackends) {
     }
 }
 
+// An entry has no return value: --by retval there is refused on both backends alike; the
+// ptrace backend once accepted it and counted nothing.
+TEST(AggrBackends, RetvalAtAnEntryIsRefusedOnBothBackends) {
+    for (const char* backend : {"kernel", "ptrace"}) {
+        SCOPED_TRACE(backend);
+        itest::Ran r =
+            itest::sh(std::string("probectl count uprobe:") + target() +
+                      ":ag_val --by retval --backend " + backend + " -- " + target() + " values 3");
+        EXPECT_EQ(r.status, 2) << r.out;
+        EXPECT_THAT(r.out, HasSubstr("$retval needs a return probe")) << r.out;
+    }
+}
+
 // The same counts from the kernel's maps and from the ptrace backend's events.
 TEST(AggrBackends, CountAndLatencyAgree) {
     const std::string n = std::to_string(kN);

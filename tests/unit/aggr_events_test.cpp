@@ -26,9 +26,10 @@ Event hit(const std::string& comm, std::uint32_t tgid, std::int64_t size, bool r
     return e;
 }
 
-// The spec names the arguments the tests' events carry: keys must be among them.
+// The spec names the arguments the tests' events carry (keys must be among them) and is a
+// return probe (their events have return values and latencies).
 constexpr const char* kSpec =
-    "uprobe:libc:malloc size=$arg1 name=+0($arg2):string path=+0($arg2):string";
+    "uretprobe:libc:malloc size=$arg1 name=+0($arg2):string path=+0($arg2):string";
 
 EventAggregator make(const AggrSpec& s) {
     auto a = EventAggregator::create(s, kSpec);

@@ -184,8 +184,8 @@ TEST(AggrRequest, SignedValuesAndErrors) {
 TEST(AggrRequest, NamesCheckedForEventsAggregatedInUserSpace) {
     AggrSpec a;
     a.keys = {"size", "comm", "retval"};
-    EXPECT_TRUE(checkAggrNames(a, {"size"}));
-    auto missing = checkAggrNames(a, {});
+    EXPECT_TRUE(checkAggrNames(a, {"size"}, true));
+    auto missing = checkAggrNames(a, {}, true);
     ASSERT_FALSE(missing);
     EXPECT_TRUE(missing.error().usage);
     EXPECT_EQ(missing.error().message,
@@ -194,11 +194,31 @@ TEST(AggrRequest, NamesCheckedForEventsAggregatedInUserSpace) {
     AggrSpec v;
     v.value = AggrValue::Arg;
     v.value_arg = "len";
-    auto value = checkAggrNames(v, {"size", "n"});
+    auto value = checkAggrNames(v, {"size", "n"}, true);
     ASSERT_FALSE(value);
     EXPECT_EQ(
         value.error().message.rfind("no key or value named 'len' (there are: size, n, comm", 0),
         0u);
+}
+
+// At an entry there is no return value: $retval, $errno and latency are refused there as
+// the kernel refuses them, unless the spec names an argument so.
+TEST(AggrRequest, ReturnNamesCheckedForEventsAtAnEntry) {
+    AggrSpec r;
+    r.keys = {"retval"};
+    EXPECT_TRUE(checkAggrNames(r, {}, true));
+    auto entry = checkAggrNames(r, {}, false);
+    ASSERT_FALSE(entry);
+    EXPECT_TRUE(entry.error().usage);
+    EXPECT_EQ(entry.error().message,
+              "$retval needs a return probe (kretprobe:, uretprobe:, syscall:)");
+    EXPECT_TRUE(checkAggrNames(r, {"retval"}, false));
+    AggrSpec lat;
+    lat.value = AggrValue::Latency;
+    auto no_latency = checkAggrNames(lat, {}, false);
+    ASSERT_FALSE(no_latency);
+    EXPECT_EQ(no_latency.error().message,
+              "latency needs a return probe (kretprobe:, uretprobe:, syscall:)");
 }
 
 TEST(AggrRequest, ErrnoKeyLoadsTheRetvalWithTheErrnoFlag) {

@@ -42,10 +42,12 @@ struct AggrSpec {
 };
 
 // Whether every key and the value of `spec` names a fetch argument among `arg_names` (a
-// spec's own, in order) or a task field, as prepareAggregation requires: for events
-// aggregated in user space, where an unknown name would otherwise count every hit as a
-// fault. Errors (EINVAL, marked usage): prepareAggregation's text for the first unknown name.
-Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>& arg_names);
+// spec's own, in order) or a task field, and uses $retval, $errno or latency only on a probe
+// `at_return`, as prepareAggregation requires: for events aggregated in user space, where
+// such a name would otherwise count every hit as a fault, or none. Errors (EINVAL, marked
+// usage): prepareAggregation's text for the first name it refuses.
+Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>& arg_names,
+                            bool at_return);
 
 // Turns `req` (whose fetch programs are `args`) into an aggregating request: hidden fetch
 // arguments are appended for task keys, req.aggr is set. A syscall plan's fetch programs

@@ -147,13 +147,17 @@ Result<EventAggregator> EventAggregator::create(const AggrSpec& spec, std::strin
         return usage(fmt::format("at most {} keys, not {}", kAggrMaxKeys, spec.keys.size()));
     if (auto h = detail::checkHistogram(spec); !h)
         return usage(h.error().message);
-    // The kernel refuses an unknown key when the probe is added; events would count every
-    // hit under <fault>. A text that is no spec (a site's label added) is not judged.
+    // The kernel refuses these names when the probe is added; events would count every hit
+    // under <fault>, or ($retval at an entry) none. A text that is no spec (a site's label added)
+    // is not judged.
     if (auto parsed = parseProbeSpec(probe_spec)) {
         std::vector<std::string> names;
         for (const auto& a : parsed->fetch_args)
             names.push_back(a.name);
-        if (auto r = checkAggrNames(spec, names); !r)
+        const bool at_return = parsed->kind == SpecKind::Kretprobe ||
+                               parsed->kind == SpecKind::Uretprobe ||
+                               parsed->kind == SpecKind::Syscall;
+        if (auto r = checkAggrNames(spec, names, at_return); !r)
             return usage(fmt::format("{}: {}", probe_spec, r.error().message));
     }
     auto impl = std::make_unique<Impl>();

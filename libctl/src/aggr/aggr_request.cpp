@@ -32,6 +32,11 @@ bool isReturn(const ProbeRequest& req) {
     return req.kind == ProbeKind::Kretprobe || req.kind == ProbeKind::Uretprobe;
 }
 
+// $retval and $errno (`name`), or latency: what exists only at a return.
+std::string needsReturn(const std::string& name) {
+    return fmt::format("{} needs a return probe (kretprobe:, uretprobe:, syscall:)", name);
+}
+
 std::string knownNames(const std::vector<std::string>& own) {
     std::string out;
     for (const auto& n : own)
@@ -56,7 +61,7 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
         if (name != key)
             continue;
         if ((name == "retval" || name == "errno") && !isReturn(req)) {
-            err = fmt::format("${} needs a return probe (kretprobe:, uretprobe:, syscall:)", name);
+            err = needsReturn("$" + name);
             return -1;
         }
         FetchOptions fo;
@@ -101,9 +106,7 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
         return makeError(EINVAL,
                          fmt::format("at most {} keys, not {}", kAggrMaxKeys, spec.keys.size()));
     if (spec.value == AggrValue::Latency && !isReturn(req))
-        return makeError(EINVAL,
-                         "latency needs a return probe (kretprobe:, uretprobe:, "
-                         "syscall:)");
+        return makeError(EINVAL, needsReturn("latency"));
     if (args.empty() && !req.fetch.empty()) {
         // A syscall's strace plan: its values would be fetched for nothing.
         req.fetch.clear();
@@ -148,19 +151,28 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
 
 }  // namespace
 
-Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>& arg_names) {
+Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>& arg_names,
+                            bool at_return) {
+    auto usage = [](std::string msg) {
+        Error e = makeError(EINVAL, std::move(msg));
+        e.usage = true;
+        return e;
+    };
+    if (spec.value == AggrValue::Latency && !at_return)
+        return usage(needsReturn("latency"));
     std::vector<std::string> names = spec.keys;
     if (spec.value == AggrValue::Arg)
         names.push_back(spec.value_arg);
     for (const auto& n : names) {
-        bool known = std::find(arg_names.begin(), arg_names.end(), n) != arg_names.end();
+        if (std::find(arg_names.begin(), arg_names.end(), n) != arg_names.end())
+            continue;  // the spec's own argument comes first, as in argIndex
+        bool known = false;
         for (const auto& [task, src] : kTaskKeys)
             known = known || n == task;
-        if (!known) {
-            Error e = makeError(EINVAL, unknownName(n, arg_names));
-            e.usage = true;
-            return e;
-        }
+        if (!known)
+            return usage(unknownName(n, arg_names));
+        if ((n == "retval" || n == "errno") && !at_return)
+            return usage(needsReturn("$" + n));
     }
     return {};
 }

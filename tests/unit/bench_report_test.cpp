@@ -98,7 +98,7 @@ TEST(BenchReport, ExactMeansEveryHitAndEveryRecord) {
 
 TEST(BenchReport, FiguresAreTheIssuesRatios) {
     auto f = bench::figures(sample());
-    ASSERT_EQ(f.size(), 17u);
+    ASSERT_EQ(f.size(), 18u);
     EXPECT_DOUBLE_EQ(f[0].value, 1.1);    // kernel-record / floor
     EXPECT_DOUBLE_EQ(f[1].value, 40.0);   // ptrace / kernel-record
     EXPECT_DOUBLE_EQ(f[2].value, 0.75);   // kernel-record / ftrace
@@ -153,9 +153,6 @@ TEST(BenchReport, CsvHasEveryRowAndQuotesText) {
     EXPECT_THAT(csv, HasSubstr("calls,1,ltrace,1000,,,,,,,,,\"no \"\"ltrace\"\" in PATH\",\"\""));
 }
 
-}  // namespace
-}  // namespace probectl::cli
-
 namespace probectl::cli {
 namespace {
 
@@ -170,7 +167,7 @@ TEST(BenchReport, AggregateFiguresCompareWithCountAndHistTriggers) {
     rows.push_back(row("syscalls", "ftrace-hist", 540000, 1000, 20000, 1000));       // 520
     rows.push_back(row("syscalls", "ftrace-hist-log2", 670000, 1000, 20000, 1000));  // 650
     auto f = bench::figures(rows);
-    ASSERT_EQ(f.size(), 17u);
+    ASSERT_EQ(f.size(), 18u);
     EXPECT_EQ(f[8].num_tracer, "kernel-aggregate");
     EXPECT_EQ(f[8].den_tracer, "kernel-count");
     EXPECT_EQ(f[8].aim, "<= 1.3");
@@ -194,7 +191,7 @@ TEST(BenchReport, StackFiguresCompareWithThePlainRecord) {
     rows.push_back(row("calls", "kernel-ustack", 1660000, 1000, 10000, 1000));        // 1650
     rows.push_back(row("calls", "kernel-ustack-dwarf", 3310000, 1000, 10000, 1000));  // 3300
     auto f = bench::figures(rows);
-    ASSERT_EQ(f.size(), 17u);
+    ASSERT_EQ(f.size(), 18u);
     EXPECT_EQ(f[14].workload, "syscalls/1t");
     EXPECT_EQ(f[14].num_tracer, "kernel-kstack");
     EXPECT_EQ(f[14].den_tracer, "kernel-record");
@@ -270,6 +267,33 @@ TEST(BenchAttach, RatioIsPerProbeAttached) {
     bench::printAttach(skipped, rows);
     EXPECT_THAT(skipped.str(), HasSubstr("ftrace     skipped: no writable"));
     EXPECT_THAT(skipped.str(), testing::Not(HasSubstr("per probe")));
+}
+
+}  // namespace
+}  // namespace probectl::cli
+
+// The deferred record row is compared with ftrace, which also reads only after the run;
+// the live row keeps its own figures. A bench without the row gives no ratio.
+TEST(BenchReport, DeferredRecordComparesWithFtrace) {
+    auto rows = sample();  // ftrace (syscalls): 400
+    auto f = bench::figures(rows);
+    ASSERT_EQ(f.size(), 18u);
+    EXPECT_EQ(f[17].num_tracer, "kernel-record-deferred");
+    EXPECT_TRUE(std::isnan(f[17].value));
+    rows.push_back(row("syscalls", "kernel-record-deferred", 120000, 1000, 20000, 1000));  // 100
+    f = bench::figures(rows);
+    EXPECT_EQ(f[17].workload, "syscalls/1t");
+    EXPECT_EQ(f[17].den_tracer, "ftrace");
+    EXPECT_DOUBLE_EQ(f[17].value, 0.25);
+    EXPECT_EQ(f[17].aim, "<= 1.0");
+    EXPECT_DOUBLE_EQ(f[2].value, 0.75);  // kernel-record / ftrace, unchanged
+}
+
+// Every tracer named in --tracers exists; the deferred row is one of them.
+TEST(BenchOptions, DeferredRecordIsATracer) {
+    auto o = parseBenchOptions({"--tracers", "kernel-record,kernel-record-deferred"});
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->only, (std::vector<std::string>{"kernel-record", "kernel-record-deferred"}));
 }
 
 }  // namespace

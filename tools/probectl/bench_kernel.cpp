@@ -134,10 +134,14 @@ namespace {
 // at the end, its total count being the row's records. `stacks`: each record also carries
 // a stack, as trace --kstack, --ustack and --ustack=dwarf add it (a stack id, or the
 // registers and 3072 bytes of user stack), which the ring is sized for; the stacks are
-// not symbolized or unwound here, so the rows measure capture and delivery.
+// not symbolized or unwound here, so the rows measure capture and delivery. `deferred`:
+// nothing is read until the workload has ended, as the ftrace row reads its buffer; the
+// module's drain fills the socket once and then leaves the records in the ring, so the
+// run costs the handlers, not the delivery.
 enum class Stacks { None, Kernel, User, UserDwarf };
 
-Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stacks::None) {
+Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stacks::None,
+                   bool deferred = false) {
     const std::string param = "/sys/module/probectl/parameters/buffer_kb";
     const std::uint64_t record = 256 + (stacks == Stacks::UserDwarf ? 3584 : 0);
     // Capped where a VM's memory would refuse the ring: a longer run may then lose
@@ -184,8 +188,12 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stac
             status = child->tryWait();
         return status.has_value();
     };
-    if (auto r = s->run(cb, ended, 20); !r)
+    if (deferred) {
+        while (!ended())
+            usleep(20000);
+    } else if (auto r = s->run(cb, ended, 20); !r) {
         return fail(r.error().describe());
+    }
     auto st = s->stop(cb);
     if (!st)
         return fail(st.error().describe());
@@ -215,6 +223,10 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stac
 
 Outcome runKernelRecord(const Workload& w) {
     return sessionRun(w, nullptr);
+}
+
+Outcome runKernelRecordDeferred(const Workload& w) {
+    return sessionRun(w, nullptr, Stacks::None, true);
 }
 
 Outcome runKernelKstack(const Workload& w) {

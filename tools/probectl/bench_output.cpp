@@ -123,6 +123,8 @@ std::vector<Figure> figures(const std::vector<Row>& rows) {
          "kernel-record", ""},
         {"kernel uprobe record + dwarf stack copy / record", "calls/1t", "kernel-ustack-dwarf",
          "kernel-record", ""},
+        {"kernel kprobe record, deferred / ftrace kprobe_events", "syscalls/1t",
+         "kernel-record-deferred", "ftrace", "<= 1.0"},
     };
     std::vector<Figure> out;
     for (const auto& d : defs) {
@@ -154,6 +156,7 @@ void printEqualWork(std::ostream& os) {
     os << "Equal work (each pair records the same probe, argument and events):\n"
           "  kernel-record  ~ ftrace-stream  records read live while the workload runs\n"
           "  kernel-record  > ftrace         ftrace defers reading until the run ends\n"
+          "  kernel-record-deferred ~ ftrace both read only after the run\n"
           "  kernel-count   ~ floor          no record (floor: a failed reserve, no count)\n"
           "  trace-text     ~ ftrace-pipe    one text line per event into a file, end to end\n"
           "  trace-json     > ftrace-pipe    JSON Lines carry more fields than ftrace's text\n"

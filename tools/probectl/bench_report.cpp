@@ -13,6 +13,7 @@ namespace probectl::cli::bench {
 Outcome runUntraced(const Workload& w);
 Outcome runKernelCount(const Workload& w);
 Outcome runKernelRecord(const Workload& w);
+Outcome runKernelRecordDeferred(const Workload& w);
 Outcome runKernelAggregate(const Workload& w);
 Outcome runKernelKstack(const Workload& w);
 Outcome runKernelUstack(const Workload& w);
@@ -40,6 +41,10 @@ const std::vector<Tracer>& tracers() {
         {"kernel-record",
          "probectl.ko session probe + 1 fetch argument, records streamed (ring sized for N)",
          runKernelRecord},
+        {"kernel-record-deferred",
+         "the same, nothing read until the workload ends (as the ftrace row): the handler's "
+         "cost without the delivery",
+         runKernelRecordDeferred},
         {"kernel-kstack", "kernel-record with each hit's kernel stack (trace --kstack: a stack id)",
          runKernelKstack, false, true},
         {"kernel-ustack",

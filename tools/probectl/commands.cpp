@@ -258,7 +258,8 @@ tracer available here, one after the other, and prints them side by side:
 The tracers: floor (an ftrace probe without arguments while tracing_on is 0: the trap
 and an empty handler), kernel-count (probectl.ko counting hits, no records),
 kernel-record (probectl.ko streaming one record per hit with one fetch argument, the
-same argument ftrace fetches), ftrace (kprobe_events/uprobe_events), ptrace (this
+same argument ftrace fetches; kernel-record-deferred reads them only once the workload
+has ended, as the ftrace row does), ftrace (kprobe_events/uprobe_events), ptrace (this
 tool's ptrace backend; ptrace-seccomp with a seccomp filter), strace and ltrace when
 installed. A tracer that cannot run is listed as skipped, with why.
 

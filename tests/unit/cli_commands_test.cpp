@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "aggr_cli.hpp"
+#include "probectl/probe_kinds.hpp"
 #include "probectl/recording.hpp"
 #include "subcommands.hpp"
 
@@ -285,6 +286,63 @@ TEST(CommandUsage, RecordErrorsNameRecord) {
     }
     EXPECT_THAT(run("record", {"syscall:getppid"}).err,
                 HasSubstr("record writes a recording: give -o FILE"));
+}
+
+// record hides trace's stack and -c options: using one says record keeps no stacks, not
+// that the format cannot print them (record takes no --format).
+TEST(CommandUsage, RecordRefusesStacksAndSummaryInItsOwnWords) {
+    for (const std::vector<std::string>& extra : {std::vector<std::string>{"--kstack"},
+                                                  {"--ustack=dwarf"},
+                                                  {"--stack-depth", "3"},
+                                                  {"--stack-size", "512"},
+                                                  {"-c"},
+                                                  {"-vc"}}) {
+        std::vector<std::string> args = {"syscall:openat", "-o", "x.rec", "--backend=ptrace"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        args.insert(args.end(), {"--", "true"});
+        CmdRun r = run("record", args);
+        EXPECT_EQ(r.rc, kExitUsage) << extra[0];
+        EXPECT_THAT(r.err, HasSubstr(extra[0].starts_with("-c") || extra[0] == "-vc"
+                                         ? "record stores events: run probectl trace -c"
+                                         : "record stores no stacks"))
+            << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("prints stacks with"))) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("takes no -o"))) << r.err;
+    }
+    // trace keeps them.
+    EXPECT_TRUE(parseTraceOptions({"kprobe:vfs_read", "--kstack", "--stack-depth", "3"}));
+}
+
+// syscall: specs take no user stack yet; the advice names what the backend can probe
+// instead: a kprobe on the kernel's wrapper, never on the ptrace backend (no kprobes there).
+TEST(CommandUsage, SyscallUserStackAdviceFitsTheBackend) {
+    auto kernel = parseTraceOptions({"syscall:openat", "--ustack"});
+    ASSERT_FALSE(kernel);
+    EXPECT_THAT(kernel.error().message, HasSubstr("probe kprobe:__x64_sys_openat instead"));
+    auto ptrace =
+        parseTraceOptions({"syscall:openat", "--ustack=dwarf", "--backend=ptrace", "--", "true"});
+    ASSERT_FALSE(ptrace);
+    EXPECT_THAT(ptrace.error().message, HasSubstr("probe uprobe:libc:openat instead"));
+    EXPECT_THAT(ptrace.error().message, Not(HasSubstr("kprobe")));
+    // What it suggests is accepted.
+    EXPECT_TRUE(parseTraceOptions(
+        {"uprobe:libc:openat", "--ustack=dwarf", "--backend=ptrace", "--", "true"}));
+    // count says the same (one text for both).
+    auto count = parseAggrOptions(AggrMode::Count, {"syscall:openat", "--by", "ustack",
+                                                    "--ustack=dwarf", "--backend=ptrace"});
+    ASSERT_FALSE(count);
+    EXPECT_EQ(count.error().message, "--ustack=dwarf" + ptrace.error().message.substr(8));
+}
+
+// An empty spec once listed kprobe, kretprobe and syscall only.
+TEST(CommandUsage, EmptySpecListsEveryKind) {
+    for (const char* cmd : {"trace", "count", "record"}) {
+        CmdRun r = run(cmd, {"", "-o", "x"});
+        EXPECT_EQ(r.rc, kExitUsage) << cmd;
+        EXPECT_THAT(r.err, HasSubstr("empty probe spec")) << cmd << ": " << r.err;
+        for (const auto& k : probectl::probeKinds())
+            EXPECT_THAT(r.err, HasSubstr(std::string(k.name))) << cmd << ": " << r.err;
+    }
 }
 
 // --format svg draws count's stacks into a file: without -o, without --by kstack|ustack, for

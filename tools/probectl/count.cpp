@@ -18,6 +18,7 @@
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/session.hpp"
 #include "run_loop.hpp"
+#include "spec_hints.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
 
@@ -675,10 +676,8 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     if (dwarf)
         for (const auto& s : o.specs)
             if (s.kind == SpecKind::Syscall)
-                return UsageError{fmt::format(
-                    "--ustack=dwarf: '{}': user stacks of syscall: specs are not supported yet "
-                    "(use kprobe:__x64_sys_NAME)",
-                    s.text)};
+                return UsageError{
+                    syscallUserStackRefusal("--ustack=dwarf", s.text, s.symbol, o.backend)};
     if (vm.count("stack-size") &&
         (!dwarf || o.stack_size == 0 || o.stack_size > PROBECTL_USTACK_SNAPSHOT_MAX))
         return UsageError{

@@ -80,4 +80,14 @@ std::string shellQuotingHint(const std::string& spec, const std::string& message
     return fmt::format("{}; {}", kQuoting, kExpanded);
 }
 
+std::string syscallUserStackRefusal(std::string_view option, std::string_view spec,
+                                    std::string_view syscall, std::string_view backend) {
+    const std::string instead =
+        backend == "ptrace"
+            ? fmt::format("uprobe:libc:{} instead: libc's wrapper, where libc has one", syscall)
+            : fmt::format("kprobe:__x64_sys_{} instead: the kernel's wrapper", syscall);
+    return fmt::format("{}: '{}': user stacks of syscall: specs are not supported yet (probe {})",
+                       option, spec, instead);
+}
+
 }  // namespace probectl::cli

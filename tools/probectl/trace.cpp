@@ -299,6 +299,18 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     o.help = r->help;
     if (o.help)
         return o;
+    // record shares this parser but not these options: say so in record's words, not in
+    // trace's about formats.
+    if (std::string_view(cmd) == "record")
+        for (const char* opt : {"kstack", "ustack", "stack-depth", "stack-size", "summary-only"})
+            if (vm.count(opt) && !vm[opt].defaulted())
+                return UsageError{
+                    std::string_view(opt) == "summary-only"
+                        ? std::string("-c prints strace's table instead of events, and record "
+                                      "stores events: run probectl trace -c")
+                        : fmt::format("record stores no stacks: --{} goes with probectl trace "
+                                      "(--format text or json)",
+                                      opt)};
     const auto& specs = r->values;
     // --syscalls=a,b --syscalls c: one syscall:NAME spec per name, after the SPECs.
     std::vector<std::string> all_specs = specs;
@@ -403,10 +415,7 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
             return UsageError{"--ustack prints stacks with --format text or json"};
         for (const auto& s : o.specs)
             if (s.kind == SpecKind::Syscall)
-                return UsageError{fmt::format(
-                    "--ustack: '{}': user stacks of syscall: specs are not supported yet (use "
-                    "kprobe:__x64_sys_NAME)",
-                    s.text)};
+                return UsageError{syscallUserStackRefusal("--ustack", s.text, s.symbol, o.backend)};
     }
     if (o.kstack) {
         if (o.backend != "kernel")

@@ -334,6 +334,47 @@ TEST(CommandUsage, SyscallUserStackAdviceFitsTheBackend) {
     EXPECT_EQ(count.error().message, "--ustack=dwarf" + ptrace.error().message.substr(8));
 }
 
+// Boost wraps "-5" into an unsigned option: -p -5 once looked for process 4294967291, and
+// bench --attach -1 would have timed 2^64-1 kprobes.
+TEST(CommandUsage, NegativeNumbersAreUsageErrors) {
+    for (const auto& [cmd, args, option] :
+         std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>{
+             {"trace", {"syscall:openat", "-p", "-5"}, "'-p/--attach'"},
+             {"trace", {"syscall:openat", "--attach=-5"}, "'-p/--attach'"},
+             {"record", {"syscall:openat", "-o", "x.rec", "--maxactive", "-1"}, "'--maxactive'"},
+             {"count", {"syscall:openat", "-p", "-1"}, "'-p/--attach'"},
+             {"bench", {"--attach", "-1"}, "'--attach'"},
+             {"bench", {"-n", "-3"}, "'-n/--count'"}}) {
+        CmdRun r = run(cmd, args);
+        EXPECT_EQ(r.rc, kExitUsage) << cmd << " " << r.err;
+        EXPECT_THAT(r.err, HasSubstr("for option " + option + " is invalid: it takes a number"))
+            << r.err;
+    }
+    // --help still wins.
+    EXPECT_EQ(run("trace", {"--help", "-p", "-5"}).rc, kExitOk);
+}
+
+// count --interval 0 once said "--duration '0'".
+TEST(CommandUsage, IntervalErrorsNameInterval) {
+    auto o = parseAggrOptions(AggrMode::Count, {"syscall:openat", "--interval", "0"});
+    ASSERT_FALSE(o);
+    EXPECT_THAT(o.error().message, HasSubstr("--interval '0': expected a positive time"));
+    EXPECT_THAT(o.error().message, Not(HasSubstr("--duration")));
+}
+
+// An option's value is no misplaced spec: "--backend ptrace" once got "did you mean
+// syscall:ptrace?" under an unrelated error.
+TEST(CommandUsage, NoSpecHintForAnOptionsValue) {
+    auto o = parseTraceOptions({"--backend", "ptrace", "syscall:openat", "-p", "99999999999"});
+    ASSERT_FALSE(o);
+    EXPECT_THAT(o.error().message, HasSubstr("'-p/--attach' is invalid"));
+    EXPECT_THAT(o.error().message, Not(HasSubstr("syscall:ptrace"))) << o.error().message;
+    // A command without its "--" still gets the hint.
+    auto cmd = parseTraceOptions({"--backend", "ptrace", "syscall:openat", "ls", "-al"});
+    ASSERT_FALSE(cmd);
+    EXPECT_THAT(cmd.error().message, HasSubstr("put it after '--'"));
+}
+
 // An empty spec once listed kprobe, kretprobe and syscall only.
 TEST(CommandUsage, EmptySpecListsEveryKind) {
     for (const char* cmd : {"trace", "count", "record"}) {

@@ -631,7 +631,7 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     if (vm.count("interval")) {
         auto secs = parseDuration(o.interval_text);
         if (!secs)
-            return UsageError{durationError(o.interval_text)};
+            return UsageError{durationError(o.interval_text, "--interval")};
         o.interval = *secs;
     }
     if (o.cumulative && o.interval == 0)

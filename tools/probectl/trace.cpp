@@ -97,6 +97,16 @@ std::optional<UsageError> parseIdList(const po::variables_map& vm, const char* o
     return std::nullopt;
 }
 
+// Whether command-line word `word` is an option that takes the next word as its value
+// ("-p", "--backend"; not "--backend=ptrace").
+bool takesValue(const po::options_description& desc, const std::string& word) {
+    if (!word.starts_with('-') || word.find('=') != std::string::npos)
+        return false;
+    const std::string name = word.starts_with("--") ? word.substr(2) : word;
+    const po::option_description* d = desc.find_nothrow(name, false);
+    return d && d->semantic()->max_tokens() > 0;
+}
+
 // The backend o.backend names, opened on o's target.
 Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
     if (!o.kstack && o.ustack.empty())
@@ -147,12 +157,12 @@ std::optional<double> parseDuration(const std::string& text) {
     return v * scale;
 }
 
-std::string durationError(const std::string& text) {
+std::string durationError(const std::string& text, std::string_view option) {
     return fmt::format(
-        "--duration '{}': expected a positive time of at most {} s (a year), in "
-        "seconds (2.5) or with a unit (500ms, 10s, 2m, 1h); leave it out to trace "
-        "until Ctrl-C",
-        text, static_cast<long>(kMaxDurationSec));
+        "{} '{}': expected a positive time of at most {} s (a year), in "
+        "seconds (2.5) or with a unit (500ms, 10s, 2m, 1h); leave it out {}",
+        option, text, static_cast<long>(kMaxDurationSec),
+        option == "--duration" ? "to trace until Ctrl-C" : "for one table at the end");
 }
 
 std::optional<Error> missingProcess(const std::vector<std::uint32_t>& pids) {
@@ -290,9 +300,11 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     auto r = parsePositionals(mine, desc, "spec", "probe spec", vm);
     if (!r) {
         // `trace syscall:openat ls -al`: -al is no option here because ls lacks its `--`.
-        for (const auto& w : mine)
-            if (!w.starts_with('-') && !parseProbeSpec(w))
-                if (std::string hint = notASpecHint(w, true); !hint.empty())
+        // An option's value (--backend ptrace) is no spec to hint about.
+        for (std::size_t i = 0; i < mine.size(); i++)
+            if (!mine[i].starts_with('-') && (i == 0 || !takesValue(desc, mine[i - 1])) &&
+                !parseProbeSpec(mine[i]))
+                if (std::string hint = notASpecHint(mine[i], true); !hint.empty())
                     return UsageError{r.error().message + "\n" + hint};
         return std::move(r).error();
     }

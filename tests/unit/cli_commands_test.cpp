@@ -375,6 +375,23 @@ TEST(CommandUsage, NoSpecHintForAnOptionsValue) {
     EXPECT_THAT(cmd.error().message, HasSubstr("put it after '--'"));
 }
 
+// --ustack's UNWINDER is optional, so "--ustack SPEC" gives it the spec: "no probe spec
+// given" alone left the user looking for the spec they wrote.
+TEST(CommandUsage, SpecTakenByUstackIsSaid) {
+    auto t = parseTraceOptions({"--ustack", "uprobe:libc:malloc"});
+    ASSERT_FALSE(t);
+    EXPECT_THAT(t.error().message,
+                HasSubstr("'uprobe:libc:malloc' went to --ustack as its value: put the spec "
+                          "before --ustack"));
+    auto c = parseAggrOptions(AggrMode::Count, {"--by", "ustack", "--ustack", "syscall:read"});
+    ASSERT_FALSE(c);
+    EXPECT_THAT(c.error().message, HasSubstr("'syscall:read' went to --ustack"));
+    // Nothing to say when the value is no spec.
+    auto none = parseTraceOptions({"--ustack", "fp"});
+    ASSERT_FALSE(none);
+    EXPECT_THAT(none.error().message, Not(HasSubstr("went to")));
+}
+
 // An empty spec once listed kprobe, kretprobe and syscall only.
 TEST(CommandUsage, EmptySpecListsEveryKind) {
     for (const char* cmd : {"trace", "count", "record"}) {

@@ -576,7 +576,8 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         o.only = specs;
     } else if (specs.empty()) {
         return UsageError{fmt::format("no probe spec given (e.g. probectl {} syscall:openat -- ls)",
-                                      modeName(mode))};
+                                      modeName(mode)) +
+                          specTakenAsValueHint("--ustack", o.ustack)};
     }
     for (const auto& s : from ? std::vector<std::string>{} : specs) {
         auto spec = parseSpecArgument(s);

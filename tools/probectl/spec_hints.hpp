@@ -18,6 +18,10 @@ std::string notASpecHint(const std::string& word, bool command_allowed);
 // where a value was due); "" otherwise, as for a plain "size=".
 std::string shellQuotingHint(const std::string& spec, const std::string& message);
 
+// With no probe spec given: when `value`, given to `option` (--ustack, whose UNWINDER is
+// optional), is a probe spec, says that the option took it; "" otherwise.
+std::string specTakenAsValueHint(std::string_view option, const std::string& value);
+
 // The refusal of `option` (--ustack, --ustack=dwarf) for syscall: spec `spec`, naming what
 // `backend` can probe instead with a user stack: the kernel's syscall wrapper (a kprobe),
 // or on the ptrace backend, which has no kprobes, libc's wrapper (a uprobe).

@@ -341,7 +341,8 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     }
     o.syscalls = std::move(names);
     if (all_specs.empty())
-        return UsageError{"no probe spec given (e.g. probectl trace syscall:openat -- ls)"};
+        return UsageError{"no probe spec given (e.g. probectl trace syscall:openat -- ls)" +
+                          specTakenAsValueHint("--ustack", o.ustack)};
     for (const auto& s : all_specs) {
         auto spec = parseSpecArgument(s, true);
         if (!spec)

@@ -328,8 +328,9 @@ TEST(CommandUsage, SyscallUserStackAdviceFitsTheBackend) {
     EXPECT_TRUE(parseTraceOptions(
         {"uprobe:libc:openat", "--ustack=dwarf", "--backend=ptrace", "--", "true"}));
     // count says the same (one text for both).
-    auto count = parseAggrOptions(AggrMode::Count, {"syscall:openat", "--by", "ustack",
-                                                    "--ustack=dwarf", "--backend=ptrace"});
+    auto count = parseAggrOptions(
+        AggrMode::Count,
+        {"syscall:openat", "--by", "ustack", "--ustack=dwarf", "--backend=ptrace", "--", "true"});
     ASSERT_FALSE(count);
     EXPECT_EQ(count.error().message, "--ustack=dwarf" + ptrace.error().message.substr(8));
 }
@@ -390,6 +391,21 @@ TEST(CommandUsage, SpecTakenByUstackIsSaid) {
     auto none = parseTraceOptions({"--ustack", "fp"});
     ASSERT_FALSE(none);
     EXPECT_THAT(none.error().message, Not(HasSubstr("went to")));
+}
+
+// --backend=ptrace with neither -p nor -- CMD once failed at run time, exit 1, with
+// "(Invalid argument)": it is the command line that is wrong.
+TEST(CommandUsage, PtraceWithoutAProcessIsAUsageError) {
+    for (const auto& [cmd, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"trace", {"--backend=ptrace", "syscall:openat", "--duration", "1"}},
+             {"record", {"--backend=ptrace", "syscall:openat", "-o", "x.rec"}},
+             {"count", {"--backend=ptrace", "uprobe:libc:malloc"}},
+             {"hist", {"--backend=ptrace", "uprobe:libc:malloc n=$arg1", "n"}}}) {
+        CmdRun r = run(cmd, args);
+        EXPECT_EQ(r.rc, kExitUsage) << cmd;
+        EXPECT_THAT(r.err, HasSubstr("give -p PID or -- CMD")) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("Invalid argument"))) << r.err;
+    }
 }
 
 // An empty spec once listed kprobe, kretprobe and syscall only.

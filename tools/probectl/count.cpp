@@ -704,6 +704,9 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     for (auto pid : o.pids)
         if (pid == 0)
             return UsageError{"-p 0 is not a process id"};
+    // Last: a specific refusal of the options says more.
+    if (o.backend == "ptrace" && !from && o.pids.empty() && o.command.empty())
+        return UsageError{kPtraceNeedsTarget};
     return o;
 }
 

@@ -78,6 +78,10 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
              const std::function<int()>& caught_signal);
 // --duration's TIME in seconds: a positive number, with an optional unit ms, s, m or h;
 // nullopt when it is none.
+// The ptrace backend traces only the processes it starts or attaches to: nothing system-wide.
+inline constexpr const char* kPtraceNeedsTarget =
+    "--backend=ptrace traces only processes it starts or attaches to: give -p PID or -- CMD "
+    "(system-wide tracing needs the kernel backend)";
 // The longest --duration: a year. Longer is a typo, and its nanoseconds would overflow.
 inline constexpr double kMaxDurationSec = 365.0 * 24 * 3600;
 std::optional<double> parseDuration(const std::string& text);

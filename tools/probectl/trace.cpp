@@ -443,6 +443,9 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
                     "of syscall: specs: use kprobe:__x64_sys_NAME)",
                     s.text)};
     }
+    // Last: a specific refusal of the options says more.
+    if (o.backend == "ptrace" && o.pids.empty() && o.command.empty())
+        return UsageError{kPtraceNeedsTarget};
     return o;
 }
 

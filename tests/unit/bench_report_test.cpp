@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "bench.hpp"
@@ -34,6 +37,19 @@ TEST(BenchOptions, DefaultsAndLimits) {
     ASSERT_TRUE(some);
     EXPECT_EQ(some->only, (std::vector<std::string>{"ptrace", "strace"}));
     EXPECT_FALSE(some->plot);
+}
+
+// --tracers "" once ran every tracer; a stray comma is no tracer either.
+TEST(BenchOptions, EmptyTracerNamesAreUsageErrors) {
+    for (const std::string list : {"", "ptrace,", ",ptrace", "ptrace,,strace", "untraced"}) {
+        auto o = parseBenchOptions({"--tracers", list});
+        ASSERT_FALSE(o) << "'" << list << "'";
+        EXPECT_THAT(o.error().message, HasSubstr("known: floor,")) << list;
+        EXPECT_THAT(o.error().message, HasSubstr("ltrace")) << list;
+    }
+    auto with_untraced = parseBenchOptions({"--tracers", "untraced,ptrace"});
+    ASSERT_TRUE(with_untraced);
+    EXPECT_EQ(with_untraced->only, std::vector<std::string>{"ptrace"});
 }
 
 Row row(const char* mode, const char* tracer, std::uint64_t ns, std::optional<std::uint64_t> hits,
@@ -213,6 +229,54 @@ TEST(BenchReport, NoFigureFromANegativeOverhead) {
     EXPECT_DOUBLE_EQ(f[9].num_ns, 10.0);
     EXPECT_DOUBLE_EQ(f[9].den_ns, -10.0);
     EXPECT_TRUE(std::isnan(f[9].value));
+}
+
+// Every tracer skipped once exited 0 with an empty table: nothing ran, and why.
+TEST(BenchReport, NoTracerRanSaysWhyEachWasSkipped) {
+    std::vector<Row> rows = {row("calls", "untraced", 10000, std::nullopt, 10000)};
+    for (const char* mode : {"calls", "syscalls"})
+        for (const char* tracer : {"kernel-record", "floor", "strace"}) {
+            Row r;
+            r.workload = {"/w", mode, 1000, 1};
+            r.tracer = tracer;
+            r.outcome = std::string_view(tracer) == "strace"
+                            ? bench::fail("strace exited with 1")
+                            : bench::skip(std::string_view(tracer) == "floor"
+                                              ? "no tracefs"
+                                              : "kernel backend unavailable");
+            rows.push_back(r);
+        }
+    EXPECT_EQ(bench::noTracerRan(rows),
+              "no tracer ran, nothing was measured\n"
+              "  kernel-record: skipped: kernel backend unavailable\n"
+              "  floor: skipped: no tracefs\n"
+              "  strace: failed: strace exited with 1");
+    rows.push_back(row("syscalls", "ptrace", 90020000, 1000, 20000));
+    EXPECT_EQ(bench::noTracerRan(rows), "");
+}
+
+// gnuplot with nothing to draw (every overhead '?') once left a 0-byte bench.png.
+TEST(BenchReport, AFailedPlotLeavesNoImage) {
+    if (bench::findInPath("gnuplot").empty())
+        GTEST_SKIP() << "no gnuplot";
+    char tmpl[] = "/tmp/bench_plot_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl;
+    // Slower untraced than traced (a busy host): no overhead above zero to plot.
+    bench::writePlot(dir,
+                     {row("calls", "untraced", 10000, std::nullopt, 10000),
+                      row("calls", "ptrace", 9000, 1000, 10000)},
+                     "t");
+    EXPECT_THAT(bench::drawPlot(dir), HasSubstr("gnuplot failed"));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/bench.png"));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/bench.svg"));
+    bench::writePlot(dir,
+                     {row("calls", "untraced", 10000, std::nullopt, 10000),
+                      row("calls", "ptrace", 44010000, 1000, 10000)},
+                     "t");
+    EXPECT_EQ(bench::drawPlot(dir), "bench.png, bench.svg");
+    EXPECT_GT(std::filesystem::file_size(dir + "/bench.png"), 0u);
+    std::filesystem::remove_all(dir);
 }
 
 // An aggregate row is exact when the map's total count (its records) is N.

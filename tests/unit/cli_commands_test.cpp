@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "aggr_cli.hpp"
+#include "probectl/probe_kinds.hpp"
 #include "probectl/recording.hpp"
 #include "subcommands.hpp"
 
@@ -285,6 +286,137 @@ TEST(CommandUsage, RecordErrorsNameRecord) {
     }
     EXPECT_THAT(run("record", {"syscall:getppid"}).err,
                 HasSubstr("record writes a recording: give -o FILE"));
+}
+
+// record hides trace's stack and -c options: using one says record keeps no stacks, not
+// that the format cannot print them (record takes no --format).
+TEST(CommandUsage, RecordRefusesStacksAndSummaryInItsOwnWords) {
+    for (const std::vector<std::string>& extra : {std::vector<std::string>{"--kstack"},
+                                                  {"--ustack=dwarf"},
+                                                  {"--stack-depth", "3"},
+                                                  {"--stack-size", "512"},
+                                                  {"-c"},
+                                                  {"-vc"}}) {
+        std::vector<std::string> args = {"syscall:openat", "-o", "x.rec", "--backend=ptrace"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        args.insert(args.end(), {"--", "true"});
+        CmdRun r = run("record", args);
+        EXPECT_EQ(r.rc, kExitUsage) << extra[0];
+        EXPECT_THAT(r.err, HasSubstr(extra[0].starts_with("-c") || extra[0] == "-vc"
+                                         ? "record stores events: run probectl trace -c"
+                                         : "record stores no stacks"))
+            << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("prints stacks with"))) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("takes no -o"))) << r.err;
+    }
+    // trace keeps them.
+    EXPECT_TRUE(parseTraceOptions({"kprobe:vfs_read", "--kstack", "--stack-depth", "3"}));
+}
+
+// syscall: specs take no user stack yet; the advice names what the backend can probe
+// instead: a kprobe on the kernel's wrapper, never on the ptrace backend (no kprobes there).
+TEST(CommandUsage, SyscallUserStackAdviceFitsTheBackend) {
+    auto kernel = parseTraceOptions({"syscall:openat", "--ustack"});
+    ASSERT_FALSE(kernel);
+    EXPECT_THAT(kernel.error().message, HasSubstr("probe kprobe:__x64_sys_openat instead"));
+    auto ptrace =
+        parseTraceOptions({"syscall:openat", "--ustack=dwarf", "--backend=ptrace", "--", "true"});
+    ASSERT_FALSE(ptrace);
+    EXPECT_THAT(ptrace.error().message, HasSubstr("probe uprobe:libc:openat instead"));
+    EXPECT_THAT(ptrace.error().message, Not(HasSubstr("kprobe")));
+    // What it suggests is accepted.
+    EXPECT_TRUE(parseTraceOptions(
+        {"uprobe:libc:openat", "--ustack=dwarf", "--backend=ptrace", "--", "true"}));
+    // count says the same (one text for both).
+    auto count = parseAggrOptions(
+        AggrMode::Count,
+        {"syscall:openat", "--by", "ustack", "--ustack=dwarf", "--backend=ptrace", "--", "true"});
+    ASSERT_FALSE(count);
+    EXPECT_EQ(count.error().message, "--ustack=dwarf" + ptrace.error().message.substr(8));
+}
+
+// Boost wraps "-5" into an unsigned option: -p -5 once looked for process 4294967291, and
+// bench --attach -1 would have timed 2^64-1 kprobes.
+TEST(CommandUsage, NegativeNumbersAreUsageErrors) {
+    for (const auto& [cmd, args, option] :
+         std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>{
+             {"trace", {"syscall:openat", "-p", "-5"}, "'-p/--attach'"},
+             {"trace", {"syscall:openat", "--attach=-5"}, "'-p/--attach'"},
+             {"record", {"syscall:openat", "-o", "x.rec", "--maxactive", "-1"}, "'--maxactive'"},
+             {"count", {"syscall:openat", "-p", "-1"}, "'-p/--attach'"},
+             {"bench", {"--attach", "-1"}, "'--attach'"},
+             {"bench", {"-n", "-3"}, "'-n/--count'"}}) {
+        CmdRun r = run(cmd, args);
+        EXPECT_EQ(r.rc, kExitUsage) << cmd << " " << r.err;
+        EXPECT_THAT(r.err, HasSubstr("for option " + option + " is invalid: it takes a number"))
+            << r.err;
+    }
+    // --help still wins.
+    EXPECT_EQ(run("trace", {"--help", "-p", "-5"}).rc, kExitOk);
+}
+
+// count --interval 0 once said "--duration '0'".
+TEST(CommandUsage, IntervalErrorsNameInterval) {
+    auto o = parseAggrOptions(AggrMode::Count, {"syscall:openat", "--interval", "0"});
+    ASSERT_FALSE(o);
+    EXPECT_THAT(o.error().message, HasSubstr("--interval '0': expected a positive time"));
+    EXPECT_THAT(o.error().message, Not(HasSubstr("--duration")));
+}
+
+// An option's value is no misplaced spec: "--backend ptrace" once got "did you mean
+// syscall:ptrace?" under an unrelated error.
+TEST(CommandUsage, NoSpecHintForAnOptionsValue) {
+    auto o = parseTraceOptions({"--backend", "ptrace", "syscall:openat", "-p", "99999999999"});
+    ASSERT_FALSE(o);
+    EXPECT_THAT(o.error().message, HasSubstr("'-p/--attach' is invalid"));
+    EXPECT_THAT(o.error().message, Not(HasSubstr("syscall:ptrace"))) << o.error().message;
+    // A command without its "--" still gets the hint.
+    auto cmd = parseTraceOptions({"--backend", "ptrace", "syscall:openat", "ls", "-al"});
+    ASSERT_FALSE(cmd);
+    EXPECT_THAT(cmd.error().message, HasSubstr("put it after '--'"));
+}
+
+// --ustack's UNWINDER is optional, so "--ustack SPEC" gives it the spec: "no probe spec
+// given" alone left the user looking for the spec they wrote.
+TEST(CommandUsage, SpecTakenByUstackIsSaid) {
+    auto t = parseTraceOptions({"--ustack", "uprobe:libc:malloc"});
+    ASSERT_FALSE(t);
+    EXPECT_THAT(t.error().message,
+                HasSubstr("'uprobe:libc:malloc' went to --ustack as its value: put the spec "
+                          "before --ustack"));
+    auto c = parseAggrOptions(AggrMode::Count, {"--by", "ustack", "--ustack", "syscall:read"});
+    ASSERT_FALSE(c);
+    EXPECT_THAT(c.error().message, HasSubstr("'syscall:read' went to --ustack"));
+    // Nothing to say when the value is no spec.
+    auto none = parseTraceOptions({"--ustack", "fp"});
+    ASSERT_FALSE(none);
+    EXPECT_THAT(none.error().message, Not(HasSubstr("went to")));
+}
+
+// --backend=ptrace with neither -p nor -- CMD once failed at run time, exit 1, with
+// "(Invalid argument)": it is the command line that is wrong.
+TEST(CommandUsage, PtraceWithoutAProcessIsAUsageError) {
+    for (const auto& [cmd, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"trace", {"--backend=ptrace", "syscall:openat", "--duration", "1"}},
+             {"record", {"--backend=ptrace", "syscall:openat", "-o", "x.rec"}},
+             {"count", {"--backend=ptrace", "uprobe:libc:malloc"}},
+             {"hist", {"--backend=ptrace", "uprobe:libc:malloc n=$arg1", "n"}}}) {
+        CmdRun r = run(cmd, args);
+        EXPECT_EQ(r.rc, kExitUsage) << cmd;
+        EXPECT_THAT(r.err, HasSubstr("give -p PID or -- CMD")) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("Invalid argument"))) << r.err;
+    }
+}
+
+// An empty spec once listed kprobe, kretprobe and syscall only.
+TEST(CommandUsage, EmptySpecListsEveryKind) {
+    for (const char* cmd : {"trace", "count", "record"}) {
+        CmdRun r = run(cmd, {"", "-o", "x"});
+        EXPECT_EQ(r.rc, kExitUsage) << cmd;
+        EXPECT_THAT(r.err, HasSubstr("empty probe spec")) << cmd << ": " << r.err;
+        for (const auto& k : probectl::probeKinds())
+            EXPECT_THAT(r.err, HasSubstr(std::string(k.name))) << cmd << ": " << r.err;
+    }
 }
 
 // --format svg draws count's stacks into a file: without -o, without --by kstack|ustack, for

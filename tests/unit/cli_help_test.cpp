@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -142,4 +145,32 @@ TEST(CliHelp, MainHelpNamesEverySpecKind) {
     printMainHelp(os);
     for (const auto& k : probectl::probeKinds())
         EXPECT_THAT(os.str(), testing::HasSubstr("\n  " + std::string(k.name) + ":")) << k.name;
+}
+
+namespace {
+
+// `probectl help help nosuch` as the shell runs it: exit status and both streams, merged.
+std::pair<int, std::string> runProbectl(const std::string& args) {
+    FILE* p = ::popen((std::string(PROBECTL_BIN) + " " + args + " 2>&1").c_str(), "r");
+    if (!p)
+        return {-1, ""};
+    std::string out;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
+        out.append(buf, n);
+    const int st = ::pclose(p);
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+}  // namespace
+
+// `probectl help nosuch` once printed the main help and exited 0.
+TEST(MainHelp, HelpOfAnUnknownCommandIsAUsageError) {
+    auto [rc, out] = runProbectl("help nosuch");
+    EXPECT_EQ(rc, kExitUsage);
+    EXPECT_THAT(out, ::testing::HasSubstr("no help for 'nosuch': no such command"));
+    EXPECT_THAT(out, ::testing::HasSubstr("Try 'probectl --help'."));
+    auto [ok, help] = runProbectl("help trace");
+    EXPECT_EQ(ok, kExitOk);
+    EXPECT_THAT(help, ::testing::HasSubstr("Usage: probectl trace"));
 }

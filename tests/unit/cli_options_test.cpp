@@ -235,6 +235,16 @@ TEST(ResolveAndSymbolsOptions, Parse) {
     EXPECT_NE(bad.error().message.find("unterminated '['"), std::string::npos);
 }
 
+// `symbols /bin/true 'ma*'` (PATH and GLOB as two words) once got the quoting hint only.
+TEST(ResolveAndSymbolsOptions, PathAndGlobAsTwoWordsSaysPathColonGlob) {
+    auto o = parseSymbolsOptions({"/bin/true", "ma*"});
+    ASSERT_FALSE(o);
+    EXPECT_THAT(o.error().message, HasSubstr("probectl symbols '/bin/true:ma*'"));
+    auto kernel = parseSymbolsOptions({"vfs_*", "do_*"});
+    ASSERT_FALSE(kernel);
+    EXPECT_THAT(kernel.error().message, Not(HasSubstr("a binary's functions")));
+}
+
 TEST(ListOptions, RejectsArguments) {
     EXPECT_TRUE(parseListOptions({}));
     EXPECT_FALSE(parseListOptions({"extra"}));

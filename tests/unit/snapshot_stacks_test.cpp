@@ -140,7 +140,7 @@ TEST(AggrCliOptions, UstackDwarfGoesWithByUstackOnEitherBackend) {
     using cli::AggrMode;
     auto ok = cli::parseAggrOptions(
         AggrMode::Count, {"uprobe:app:leaf", "--by", "ustack", "--ustack=dwarf", "--stack-size",
-                          "1024", "--backend", "ptrace", "--format", "folded"});
+                          "1024", "--backend", "ptrace", "--format", "folded", "--", "app"});
     ASSERT_TRUE(ok) << ok.error().message;
     EXPECT_EQ(ok->ustack, "dwarf");
     EXPECT_EQ(ok->stack_size, 1024u);

@@ -363,8 +363,8 @@ TEST(UserStackOptions, TraceAndCountRefusals) {
     EXPECT_TRUE(
         parseTraceOptions({"uprobe:/bin/true:main", "--ustack=dwarf", "--stack-depth", "8"}));
     // The ptrace backend copies the same snapshot; frame pointers are walked in the module.
-    EXPECT_TRUE(
-        parseTraceOptions({"uprobe:/bin/true:main", "--ustack=dwarf", "--backend", "ptrace"}));
+    EXPECT_TRUE(parseTraceOptions(
+        {"uprobe:/bin/true:main", "--ustack=dwarf", "--backend", "ptrace", "--", "true"}));
     EXPECT_FALSE(parseTraceOptions({"uprobe:/bin/true:main", "--ustack=lbr"}));
     EXPECT_FALSE(parseTraceOptions({"syscall:getppid", "--ustack"}));
     EXPECT_FALSE(parseTraceOptions({"uprobe:/bin/true:main", "--ustack", "--stack-depth", "0"}));

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "bench.hpp"
@@ -84,18 +83,32 @@ Parsed<BenchOptions> parseBenchOptions(const std::vector<std::string>& args) {
         return UsageError{"--threads must be 1..64"};
     if (o.repeat == 0 || o.repeat > 100)
         return UsageError{"--repeat must be 1..100"};
-    if (vm.count("tracers"))
+    if (vm.count("tracers")) {
         for (const auto& arg : vm["tracers"].as<std::vector<std::string>>()) {
-            std::istringstream in(arg);
-            for (std::string name; std::getline(in, name, ',');) {
+            // Every name, empty ones included: "" or "a," is a mistake, not "all of them".
+            std::size_t at = 0;
+            while (at <= arg.size()) {
+                const std::size_t comma = std::min(arg.find(',', at), arg.size());
+                const std::string name = arg.substr(at, comma - at);
                 const auto& all = bench::tracers();
-                if (std::none_of(all.begin(), all.end(),
+                if (name.empty() ||
+                    std::none_of(all.begin(), all.end(),
                                  [&](const bench::Tracer& t) { return t.name == name; }))
-                    return UsageError{fmt::format("--tracers: unknown tracer '{}' (known: {})",
-                                                  name, tracerNames())};
-                o.only.push_back(name);
+                    return UsageError{fmt::format(
+                        "--tracers '{}': {} (known: {}; leave --tracers out for all)", arg,
+                        name.empty() ? std::string("empty tracer name")
+                                     : fmt::format("unknown tracer '{}'", name),
+                        tracerNames())};
+                if (name != "untraced")  // it always runs
+                    o.only.push_back(name);
+                at = comma + 1;
             }
         }
+        if (o.only.empty())
+            return UsageError{fmt::format(
+                "--tracers: no tracer to compare with untraced, which always runs (known: {})",
+                tracerNames())};
+    }
     o.plot = !vm.count("no-plot");
     if (o.workload.empty())
         o.workload = ::access(PROBECTL_BENCH_WORKLOAD, X_OK) == 0
@@ -222,19 +235,15 @@ int runBench(const std::vector<std::string>& args, Io& io) {
     bench::writeCsv(csv, rows);
     csv.close();
     bench::writePlot(o->out_dir, rows, fmt::format("probectl bench, N={}: {}", o->count, where));
+    const std::string none_ran = bench::noTracerRan(rows);
     std::string plotted = "bench.gp (gnuplot not run)";
-    if (o->plot) {
-        if (bench::findInPath("gnuplot").empty()) {
-            plotted = "bench.gp (no gnuplot here: run 'gnuplot bench.gp' in that folder)";
-        } else {
-            const auto cwd = std::filesystem::current_path();
-            std::filesystem::current_path(o->out_dir);
-            auto st = bench::runToEnd({"gnuplot", "bench.gp"});
-            std::filesystem::current_path(cwd);
-            plotted = st && *st == 0 ? "bench.png, bench.svg" : "bench.gp (gnuplot failed)";
-        }
-    }
+    if (!none_ran.empty())
+        plotted = "bench.gp (nothing to plot)";
+    else if (o->plot)
+        plotted = bench::drawPlot(o->out_dir);
     io.out << fmt::format("\nWrote {}/: bench.csv, bench.dat, {}\n", o->out_dir, plotted);
+    if (!none_ran.empty())
+        return runtimeError(io, kCmd, makeError(0, none_ran));
     return kExitOk;
 }
 

@@ -1,9 +1,11 @@
 // probectl bench: what a run prints and writes: the table, the figures, the CSV,
 // and the gnuplot script (with its data) drawing overhead per hit for every tracer.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 
@@ -188,6 +190,30 @@ void writeCsv(std::ostream& os, const std::vector<Row>& rows) {
     }
 }
 
+std::string noTracerRan(const std::vector<Row>& rows) {
+    // Reasons in first-seen order, each with the tracers it stopped (once per tracer: the
+    // same tracer is skipped on every workload for the same reason).
+    std::vector<std::pair<std::string, std::vector<std::string>>> why;
+    for (const auto& r : rows) {
+        if (r.tracer == "untraced")
+            continue;
+        if (r.outcome.measure)
+            return {};
+        const std::string reason = r.outcome.skipped.empty() ? "failed: " + r.outcome.error
+                                                             : "skipped: " + r.outcome.skipped;
+        auto it =
+            std::find_if(why.begin(), why.end(), [&](const auto& w) { return w.first == reason; });
+        if (it == why.end())
+            it = why.insert(why.end(), {reason, {}});
+        if (std::find(it->second.begin(), it->second.end(), r.tracer) == it->second.end())
+            it->second.push_back(r.tracer);
+    }
+    std::string s = "no tracer ran, nothing was measured";
+    for (const auto& [reason, names] : why)
+        s += fmt::format("\n  {}: {}", fmt::join(names, ", "), reason);
+    return s;
+}
+
 void writePlot(const std::string& dir, const std::vector<Row>& rows, const std::string& title) {
     // bench.dat: one line per tracer, one column per workload, overhead ns per hit ("?"
     // where it did not run or was not above zero: the y axis is logarithmic).
@@ -225,6 +251,26 @@ void writePlot(const std::string& dir, const std::vector<Row>& rows, const std::
        << "plot for [c=2:" << labels.size() + 1
        << "] 'bench.dat' using c:xtic(1) title columnheader(c)\n"
        << "set terminal svg size 1200,650\nset output 'bench.svg'\nreplot\n";
+}
+
+// gnuplot creates bench.png before it finds it has nothing to draw: a failed run's images
+// are removed.
+std::string drawPlot(const std::string& dir) {
+    if (findInPath("gnuplot").empty())
+        return "bench.gp (no gnuplot here: run 'gnuplot bench.gp' in that folder)";
+    const auto cwd = std::filesystem::current_path();
+    std::filesystem::current_path(dir);
+    auto st = runToEnd({"gnuplot", "bench.gp"});
+    std::filesystem::current_path(cwd);
+    std::error_code ec;
+    bool drawn = st && *st == 0;
+    for (const char* image : {"/bench.png", "/bench.svg"})
+        drawn = drawn && std::filesystem::file_size(dir + image, ec) > 0 && !ec;
+    if (drawn)
+        return "bench.png, bench.svg";
+    for (const char* image : {"/bench.png", "/bench.svg"})
+        std::filesystem::remove(dir + image, ec);
+    return "bench.gp (gnuplot failed: run 'gnuplot bench.gp' in that folder to see why)";
 }
 
 }  // namespace probectl::cli::bench

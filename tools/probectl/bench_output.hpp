@@ -27,7 +27,13 @@ void printFigures(std::ostream& os, const std::vector<Row>& rows);
 void printEqualWork(std::ostream& os);
 // One line per row, the table's figures unrounded plus skip/error text (RFC 4180 quoting).
 void writeCsv(std::ostream& os, const std::vector<Row>& rows);
+// When no tracer measured anything (each was skipped or failed): why, one clause per
+// distinct reason with the tracers it stopped; "" when at least one ran.
+std::string noTracerRan(const std::vector<Row>& rows);
 // DIR/bench.dat and DIR/bench.gp; `gnuplot bench.gp` in DIR draws bench.png and bench.svg.
 void writePlot(const std::string& dir, const std::vector<Row>& rows, const std::string& title);
+// Runs gnuplot on DIR/bench.gp and says which files it drew ("bench.png, bench.svg"), or
+// why none: no gnuplot, or a failed run, which leaves no image behind, not even empty.
+std::string drawPlot(const std::string& dir);
 
 }  // namespace probectl::cli::bench

@@ -56,6 +56,54 @@ void printMainHelp(std::ostream& os) {
           "Most commands need root (CAP_SYS_ADMIN or CAP_PERFMON) and probectl.ko loaded.\n";
 }
 
+namespace {
+
+// Boost names an option by its long name even when -p was typed: name both.
+std::string withShortNames(std::string message, const po::options_description& desc) {
+    for (const auto& opt : desc.options()) {
+        const std::string shortName =
+            opt->canonical_display_name(po::command_line_style::allow_dash_for_short);
+        const std::string longName = "'--" + opt->long_name() + "'";
+        const std::size_t at = message.find(longName);
+        if (shortName.size() == 2 && shortName[0] == '-' && at != std::string::npos)
+            message.replace(at, longName.size(),
+                            fmt::format("'{}/--{}'", shortName, opt->long_name()));
+    }
+    return message;
+}
+
+template <typename T>
+bool takes(const po::value_semantic* v) {
+    return dynamic_cast<const po::typed_value<T>*>(v) ||
+           dynamic_cast<const po::typed_value<std::vector<T>>*>(v);
+}
+
+// Boost reads "-5" into an unsigned option as 2^32-5 (lexical_cast wraps): -p -5 looked
+// for process 4294967291. The first such value, or "" when none.
+std::string negativeUnsigned(const po::parsed_options& parsed) {
+    for (const auto& opt : parsed.options) {
+        const po::option_description* d =
+            opt.string_key.empty() ? nullptr
+                                   : parsed.description->find_nothrow(opt.string_key, false);
+        if (!d)
+            continue;
+        const po::value_semantic* v = d->semantic().get();
+        if (!takes<unsigned char>(v) && !takes<unsigned short>(v) && !takes<unsigned>(v) &&
+            !takes<unsigned long>(v) && !takes<unsigned long long>(v))
+            continue;
+        for (const auto& value : opt.value)
+            if (value.find_first_not_of(" \t") != std::string::npos &&
+                value[value.find_first_not_of(" \t")] == '-')
+                return fmt::format(
+                    "the argument ('{}') for option '--{}' is invalid: it takes a number of 0 "
+                    "or more",
+                    value, d->long_name());
+    }
+    return {};
+}
+
+}  // namespace
+
 Parsed<bool> parseCommandLine(const std::vector<std::string>& args,
                               const po::options_description& desc,
                               const po::positional_options_description& pos,
@@ -64,24 +112,16 @@ Parsed<bool> parseCommandLine(const std::vector<std::string>& args,
         // Options may not be abbreviated: a typo should fail, not match another option.
         const int style =
             po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
-        po::store(po::command_line_parser(args).options(desc).positional(pos).style(style).run(),
-                  vm);
+        const po::parsed_options parsed =
+            po::command_line_parser(args).options(desc).positional(pos).style(style).run();
+        po::store(parsed, vm);
         if (vm.count("help"))
             return true;
+        if (std::string negative = negativeUnsigned(parsed); !negative.empty())
+            return UsageError{withShortNames(negative, desc)};
         po::notify(vm);
     } catch (const po::error& e) {
-        // Boost names an option by its long name even when -p was typed: name both.
-        std::string message = e.what();
-        for (const auto& opt : desc.options()) {
-            const std::string shortName =
-                opt->canonical_display_name(po::command_line_style::allow_dash_for_short);
-            const std::string longName = "'--" + opt->long_name() + "'";
-            const std::size_t at = message.find(longName);
-            if (shortName.size() == 2 && shortName[0] == '-' && at != std::string::npos)
-                message.replace(at, longName.size(),
-                                fmt::format("'{}/--{}'", shortName, opt->long_name()));
-        }
-        return UsageError{message};
+        return UsageError{withShortNames(e.what(), desc)};
     }
     return false;
 }

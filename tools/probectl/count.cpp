@@ -18,6 +18,7 @@
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/session.hpp"
 #include "run_loop.hpp"
+#include "spec_hints.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
 
@@ -575,7 +576,8 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         o.only = specs;
     } else if (specs.empty()) {
         return UsageError{fmt::format("no probe spec given (e.g. probectl {} syscall:openat -- ls)",
-                                      modeName(mode))};
+                                      modeName(mode)) +
+                          specTakenAsValueHint("--ustack", o.ustack)};
     }
     for (const auto& s : from ? std::vector<std::string>{} : specs) {
         auto spec = parseSpecArgument(s);
@@ -630,7 +632,7 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     if (vm.count("interval")) {
         auto secs = parseDuration(o.interval_text);
         if (!secs)
-            return UsageError{durationError(o.interval_text)};
+            return UsageError{durationError(o.interval_text, "--interval")};
         o.interval = *secs;
     }
     if (o.cumulative && o.interval == 0)
@@ -675,10 +677,8 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     if (dwarf)
         for (const auto& s : o.specs)
             if (s.kind == SpecKind::Syscall)
-                return UsageError{fmt::format(
-                    "--ustack=dwarf: '{}': user stacks of syscall: specs are not supported yet "
-                    "(use kprobe:__x64_sys_NAME)",
-                    s.text)};
+                return UsageError{
+                    syscallUserStackRefusal("--ustack=dwarf", s.text, s.symbol, o.backend)};
     if (vm.count("stack-size") &&
         (!dwarf || o.stack_size == 0 || o.stack_size > PROBECTL_USTACK_SNAPSHOT_MAX))
         return UsageError{
@@ -704,6 +704,9 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     for (auto pid : o.pids)
         if (pid == 0)
             return UsageError{"-p 0 is not a process id"};
+    // Last: a specific refusal of the options says more.
+    if (o.backend == "ptrace" && !from && o.pids.empty() && o.command.empty())
+        return UsageError{kPtraceNeedsTarget};
     return o;
 }
 

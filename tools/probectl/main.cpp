@@ -21,11 +21,17 @@ int main(int argc, char** argv) {
         }
         const std::string name = argv[1];
         if (name == "-h" || name == "--help" || name == "help") {
-            if (argc > 2)
-                if (const Command* c = findCommand(argv[2])) {
-                    printHelp(*c, std::cout);
-                    return kExitOk;
+            if (argc > 2) {
+                const Command* c = findCommand(argv[2]);
+                if (!c) {
+                    std::cerr << fmt::format(
+                        "probectl: no help for '{}': no such command\nTry 'probectl --help'.\n",
+                        argv[2]);
+                    return kExitUsage;
                 }
+                printHelp(*c, std::cout);
+                return kExitOk;
+            }
             printMainHelp(std::cout);
             return kExitOk;
         }

@@ -11,6 +11,7 @@
 
 #include "probectl/held_command.hpp"
 #include "probectl/probe_kinds.hpp"
+#include "probectl/probe_spec.hpp"
 #include "probectl/syscall_probe.hpp"
 
 namespace probectl::cli {
@@ -78,6 +79,23 @@ std::string shellQuotingHint(const std::string& spec, const std::string& message
     if (!shows)
         return {};
     return fmt::format("{}; {}", kQuoting, kExpanded);
+}
+
+std::string specTakenAsValueHint(std::string_view option, const std::string& value) {
+    if (value.empty() || !parseProbeSpec(value))
+        return {};
+    return fmt::format("\n'{}' went to {} as its value: put the spec before {}, or write {}=...",
+                       value, option, option, option);
+}
+
+std::string syscallUserStackRefusal(std::string_view option, std::string_view spec,
+                                    std::string_view syscall, std::string_view backend) {
+    const std::string instead =
+        backend == "ptrace"
+            ? fmt::format("uprobe:libc:{} instead: libc's wrapper, where libc has one", syscall)
+            : fmt::format("kprobe:__x64_sys_{} instead: the kernel's wrapper", syscall);
+    return fmt::format("{}: '{}': user stacks of syscall: specs are not supported yet (probe {})",
+                       option, spec, instead);
 }
 
 }  // namespace probectl::cli

@@ -1,8 +1,10 @@
 // Hints for command-line words that are no probe spec (spec_hints.cpp): shell quoting, a
-// forgotten `--`, a syscall's name without `syscall:`.
+// forgotten `--`, a syscall's name without `syscall:`; and what to probe instead of a spec
+// an option cannot take.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace probectl::cli {
 
@@ -15,5 +17,15 @@ std::string notASpecHint(const std::string& word, bool command_allowed);
 // an expanded $... leaves ("n=:s64", "+0()", "if  == 3", "a= b="; no '$' left, stopping
 // where a value was due); "" otherwise, as for a plain "size=".
 std::string shellQuotingHint(const std::string& spec, const std::string& message);
+
+// With no probe spec given: when `value`, given to `option` (--ustack, whose UNWINDER is
+// optional), is a probe spec, says that the option took it; "" otherwise.
+std::string specTakenAsValueHint(std::string_view option, const std::string& value);
+
+// The refusal of `option` (--ustack, --ustack=dwarf) for syscall: spec `spec`, naming what
+// `backend` can probe instead with a user stack: the kernel's syscall wrapper (a kprobe),
+// or on the ptrace backend, which has no kprobes, libc's wrapper (a uprobe).
+std::string syscallUserStackRefusal(std::string_view option, std::string_view spec,
+                                    std::string_view syscall, std::string_view backend);
 
 }  // namespace probectl::cli

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli.hpp"
@@ -77,11 +78,16 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
              const std::function<int()>& caught_signal);
 // --duration's TIME in seconds: a positive number, with an optional unit ms, s, m or h;
 // nullopt when it is none.
+// The ptrace backend traces only the processes it starts or attaches to: nothing system-wide.
+inline constexpr const char* kPtraceNeedsTarget =
+    "--backend=ptrace traces only processes it starts or attaches to: give -p PID or -- CMD "
+    "(system-wide tracing needs the kernel backend)";
 // The longest --duration: a year. Longer is a typo, and its nanoseconds would overflow.
 inline constexpr double kMaxDurationSec = 365.0 * 24 * 3600;
 std::optional<double> parseDuration(const std::string& text);
-// The usage error for a --duration parseDuration() refused.
-std::string durationError(const std::string& text);
+// The usage error for a --duration (or count's --interval: `option`) parseDuration()
+// refused.
+std::string durationError(const std::string& text, std::string_view option = "--duration");
 // How the "Tracing N probes..." line says the trace ends: with the command, after
 // --duration (as written), on Ctrl-C.
 std::string traceEnd(const TraceOptions& o);

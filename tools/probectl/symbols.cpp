@@ -151,8 +151,18 @@ Parsed<SymbolsOptions> parseSymbolsOptions(const std::vector<std::string>& args)
     po::variables_map vm;
     auto glob = parseOnePositional(args, desc, "glob", "pattern",
                                    "symbols takes exactly one GLOB (quote it: 'sys_open*')", vm);
-    if (!glob)
+    if (!glob) {
+        // `symbols /bin/ls 'ma*'`: a binary's functions take PATH:GLOB, one word.
+        std::vector<std::string> words;
+        for (const auto& a : args)
+            if (!a.starts_with('-'))
+                words.push_back(a);
+        if (words.size() == 2 && words[0].find('/') != std::string::npos &&
+            words[0].find(':') == std::string::npos)
+            return UsageError{fmt::format("{}; a binary's functions: probectl symbols '{}:{}'",
+                                          glob.error().message, words[0], words[1])};
         return std::move(glob).error();
+    }
     o.help = !*glob;
     if (o.help)
         return o;

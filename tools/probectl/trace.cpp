@@ -97,6 +97,16 @@ std::optional<UsageError> parseIdList(const po::variables_map& vm, const char* o
     return std::nullopt;
 }
 
+// Whether command-line word `word` is an option that takes the next word as its value
+// ("-p", "--backend"; not "--backend=ptrace").
+bool takesValue(const po::options_description& desc, const std::string& word) {
+    if (!word.starts_with('-') || word.find('=') != std::string::npos)
+        return false;
+    const std::string name = word.starts_with("--") ? word.substr(2) : word;
+    const po::option_description* d = desc.find_nothrow(name, false);
+    return d && d->semantic()->max_tokens() > 0;
+}
+
 // The backend o.backend names, opened on o's target.
 Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
     if (!o.kstack && o.ustack.empty())
@@ -147,12 +157,12 @@ std::optional<double> parseDuration(const std::string& text) {
     return v * scale;
 }
 
-std::string durationError(const std::string& text) {
+std::string durationError(const std::string& text, std::string_view option) {
     return fmt::format(
-        "--duration '{}': expected a positive time of at most {} s (a year), in "
-        "seconds (2.5) or with a unit (500ms, 10s, 2m, 1h); leave it out to trace "
-        "until Ctrl-C",
-        text, static_cast<long>(kMaxDurationSec));
+        "{} '{}': expected a positive time of at most {} s (a year), in "
+        "seconds (2.5) or with a unit (500ms, 10s, 2m, 1h); leave it out {}",
+        option, text, static_cast<long>(kMaxDurationSec),
+        option == "--duration" ? "to trace until Ctrl-C" : "for one table at the end");
 }
 
 std::optional<Error> missingProcess(const std::vector<std::uint32_t>& pids) {
@@ -290,15 +300,29 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     auto r = parsePositionals(mine, desc, "spec", "probe spec", vm);
     if (!r) {
         // `trace syscall:openat ls -al`: -al is no option here because ls lacks its `--`.
-        for (const auto& w : mine)
-            if (!w.starts_with('-') && !parseProbeSpec(w))
-                if (std::string hint = notASpecHint(w, true); !hint.empty())
+        // An option's value (--backend ptrace) is no spec to hint about.
+        for (std::size_t i = 0; i < mine.size(); i++)
+            if (!mine[i].starts_with('-') && (i == 0 || !takesValue(desc, mine[i - 1])) &&
+                !parseProbeSpec(mine[i]))
+                if (std::string hint = notASpecHint(mine[i], true); !hint.empty())
                     return UsageError{r.error().message + "\n" + hint};
         return std::move(r).error();
     }
     o.help = r->help;
     if (o.help)
         return o;
+    // record shares this parser but not these options: say so in record's words, not in
+    // trace's about formats.
+    if (std::string_view(cmd) == "record")
+        for (const char* opt : {"kstack", "ustack", "stack-depth", "stack-size", "summary-only"})
+            if (vm.count(opt) && !vm[opt].defaulted())
+                return UsageError{
+                    std::string_view(opt) == "summary-only"
+                        ? std::string("-c prints strace's table instead of events, and record "
+                                      "stores events: run probectl trace -c")
+                        : fmt::format("record stores no stacks: --{} goes with probectl trace "
+                                      "(--format text or json)",
+                                      opt)};
     const auto& specs = r->values;
     // --syscalls=a,b --syscalls c: one syscall:NAME spec per name, after the SPECs.
     std::vector<std::string> all_specs = specs;
@@ -317,7 +341,8 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     }
     o.syscalls = std::move(names);
     if (all_specs.empty())
-        return UsageError{"no probe spec given (e.g. probectl trace syscall:openat -- ls)"};
+        return UsageError{"no probe spec given (e.g. probectl trace syscall:openat -- ls)" +
+                          specTakenAsValueHint("--ustack", o.ustack)};
     for (const auto& s : all_specs) {
         auto spec = parseSpecArgument(s, true);
         if (!spec)
@@ -403,10 +428,7 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
             return UsageError{"--ustack prints stacks with --format text or json"};
         for (const auto& s : o.specs)
             if (s.kind == SpecKind::Syscall)
-                return UsageError{fmt::format(
-                    "--ustack: '{}': user stacks of syscall: specs are not supported yet (use "
-                    "kprobe:__x64_sys_NAME)",
-                    s.text)};
+                return UsageError{syscallUserStackRefusal("--ustack", s.text, s.symbol, o.backend)};
     }
     if (o.kstack) {
         if (o.backend != "kernel")
@@ -421,6 +443,9 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
                     "of syscall: specs: use kprobe:__x64_sys_NAME)",
                     s.text)};
     }
+    // Last: a specific refusal of the options says more.
+    if (o.backend == "ptrace" && o.pids.empty() && o.command.empty())
+        return UsageError{kPtraceNeedsTarget};
     return o;
 }
 

@@ -133,7 +133,9 @@ class Parser : Scanner {
         const std::size_t colon = s_.find(':');
         if (colon == std::string_view::npos || colon == 0) {
             if (s_.empty())
-                return fail(0, "empty probe spec (expected kprobe:, kretprobe: or syscall:)");
+                return fail(0, fmt::format("empty probe spec (expected TYPE:LOCATION, TYPE one "
+                                           "of {})",
+                                           kindNames()));
             return fail(0,
                         "expected TYPE:LOCATION, e.g. kprobe:do_sys_openat2 or "
                         "syscall:openat");

@@ -1,7 +1,7 @@
 // User stacks whose frames are not plain calls, against the real module: inlined calls
 // nested three deep (inline_nested.c) are a frame each, and frames that tail calls removed
-// (tail_call.c) are shown as gone, by the DWARF the workloads keep in the VM image; the
-// same with the ptrace backend, and with the module's frame-pointer walk.
+// (tail_call.c) are shown as gone, by the DWARF the workloads keep in the VM image (named
+// *_dwarf); the same with the ptrace backend, and with the module's frame-pointer walk.
 #include <regex>
 #include <string>
 #include <vector>
@@ -113,19 +113,19 @@ void expectTailCalls(const std::vector<std::vector<std::string>>& got, const std
 }  // namespace
 
 TEST(UserStackShapes, NestedInlinedCallsAreAFrameEach) {
-    const std::string w = itest::workload("inline_nested");
+    const std::string w = itest::workload("inline_nested_dwarf");
     expectNested(traceLeaf(w, "--ustack=dwarf", "3"), w);
     expectNested(traceLeaf(w, "--ustack=dwarf --backend ptrace", "3"), w);
 }
 
 TEST(UserStackShapes, TailCallsShowTheFramesTheyRemoved) {
-    const std::string w = itest::workload("tail_call");
+    const std::string w = itest::workload("tail_call_dwarf");
     expectTailCalls(traceLeaf(w, "--ustack=dwarf", "2"), w);
     expectTailCalls(traceLeaf(w, "--ustack=dwarf --backend ptrace", "2"), w);
 }
 
 // The module's frame-pointer walk sees the same return addresses, so the same frames.
 TEST(UserStackShapes, TailCallsWithFramePointers) {
-    const std::string w = itest::workload("tail_call_fp");
+    const std::string w = itest::workload("tail_call_fp_dwarf");
     expectTailCalls(traceLeaf(w, "--ustack", "2"), w);
 }

@@ -117,5 +117,39 @@ TEST(CliPtrace, PredicateOnRetval) {
     EXPECT_NE(r.err.find("$retval is only available in return probes"), std::string::npos) << r.err;
 }
 
+// --ustack=dwarf at leaf() of the stack-shape workloads: inlined calls nested three deep are
+// a frame each (inner, then middle, then outer), and a frame a tail call removed is shown as
+// gone (start called hop, which jumped to leaf) rather than merged into its caller.
+TEST(CliPtrace, UstackDwarfNestedInlinedAndTailCallFrames) {
+    auto nested = trace({"--backend=ptrace", "uprobe:" FX_INLINE_NESTED_PATH ":leaf",
+                         "--ustack=dwarf", "--", FX_INLINE_NESTED_PATH, "1"});
+    ASSERT_EQ(nested.rc, 0) << nested.err;
+    const std::size_t leaf = nested.err.find("leaf (" FX_INLINE_NESTED_PATH ")");
+    const std::size_t inner = nested.err.find("\n             inner (inlined) at ");
+    const std::size_t middle = nested.err.find("\n             middle (inlined) at ");
+    const std::size_t outer = nested.err.find("\n             outer+0x");
+    ASSERT_NE(leaf, std::string::npos) << nested.err;
+    EXPECT_LT(leaf, inner) << nested.err;
+    EXPECT_LT(inner, middle) << nested.err;
+    EXPECT_LT(middle, outer) << nested.err;
+    EXPECT_NE(outer, std::string::npos) << nested.err;
+
+    auto tail = trace({"--backend=ptrace", "uprobe:" FX_TAIL_PATH ":leaf", "--ustack=dwarf", "--",
+                       FX_TAIL_PATH, "1"});
+    ASSERT_EQ(tail.rc, 0) << tail.err;
+    EXPECT_NE(tail.err.find("\n             hop (tail call: its frame is gone) at "),
+              std::string::npos)
+        << tail.err;
+    const std::size_t gone = tail.err.find("(tail call: its frame is gone) at ");
+    EXPECT_LT(tail.err.find("leaf (" FX_TAIL_PATH ")"), gone) << tail.err;
+    EXPECT_LT(gone, tail.err.find("\n             start+0x")) << tail.err;
+    EXPECT_EQ(countLines(tail.err, "hop2 (tail call: its frame is gone) at "), 1u) << tail.err;
+    EXPECT_EQ(countLines(tail.err,
+                         "[start3 called either; the frames from it to leaf were not "
+                         "kept (tail calls)]"),
+              1u)
+        << tail.err;
+}
+
 }  // namespace
 }  // namespace probectl::cli

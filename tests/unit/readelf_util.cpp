@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <sys/wait.h>
 
+#include <fstream>
+#include <regex>
 #include <sstream>
 
 namespace probectl::test {
@@ -146,6 +148,32 @@ std::optional<std::uint64_t> readelfSectionAddr(const std::string& file, const s
             return num(w[2], 16);
     }
     return std::nullopt;
+}
+
+std::vector<ObjdumpBranch> objdumpBranches(const std::string& file, const std::string& fn) {
+    std::istringstream in(
+        run("objdump -d --insn-width=16 --disassemble=" + fn + " '" + file + "'"));
+    // "    12d7:\te8 84 ff ff ff \tcall   1260 <hop>": the bytes give the length.
+    const std::regex insn(
+        R"(^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+)\s*\t(call|jmp)\s+[0-9a-f]+ <([^>+]+)>)");
+    std::vector<ObjdumpBranch> out;
+    for (std::string line; std::getline(in, line);) {
+        std::smatch m;
+        if (!std::regex_search(line, m, insn))
+            continue;
+        const std::uint64_t at = num(m[1], 16);
+        out.push_back({at, at + m[2].length() / 3, m[3], m[4]});
+    }
+    return out;
+}
+
+unsigned sourceLineOf(const std::string& file, const std::string& text) {
+    std::ifstream in(file);
+    unsigned n = 0;
+    for (std::string line; std::getline(in, line);)
+        if (++n, line.find(text) != std::string::npos)
+            return n;
+    return 0;
 }
 
 }  // namespace probectl::test

@@ -1,6 +1,6 @@
-// Independent expectations for the ELF tests: readelf (binutils) run on the fixture at test
-// time, its text parsed here, and file offsets computed from its program headers. Nothing
-// is hard-coded, so a different toolchain cannot leave a stale number behind.
+// Independent expectations for the ELF tests: readelf and objdump (binutils) run on the
+// fixture at test time, its text parsed here, and file offsets computed from its program headers.
+// Nothing is hard-coded, so a different toolchain cannot leave a stale number behind.
 #pragma once
 
 #include <cstdint>
@@ -53,5 +53,17 @@ struct ReadelfStapsdt {
 std::vector<ReadelfStapsdt> readelfStapsdt(const std::string& file);
 // sh_addr of a section from readelf -SW, nullopt when absent.
 std::optional<std::uint64_t> readelfSectionAddr(const std::string& file, const std::string& name);
+
+// A call or jump to a named function (objdump -d): where it is and where the next
+// instruction starts (a call's return address).
+struct ObjdumpBranch {
+    std::uint64_t at = 0, next = 0;
+    std::string mnemonic;  // "call", "jmp"
+    std::string target;    // the symbol objdump names, "leaf"
+};
+// The calls and jumps to named functions in the function `fn` of `file`.
+std::vector<ObjdumpBranch> objdumpBranches(const std::string& file, const std::string& fn);
+// The 1-based number of the first line of `file` that contains `text`; 0 when none does.
+unsigned sourceLineOf(const std::string& file, const std::string& text);
 
 }  // namespace probectl::test

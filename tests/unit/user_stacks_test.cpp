@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -242,6 +243,36 @@ TEST(UserStackText, InlinedCallsAreFramesOfTheirOwn) {
     ASSERT_EQ(ntwice.size(), 1u);
     EXPECT_EQ(sym.frameLines(101, kBase + ntwice[0]->value + 1, false),
               std::vector<std::string>{sym.frameText(101, kBase + ntwice[0]->value + 1, false)});
+}
+
+// Inlined calls three deep: at the return address of outer()'s call of leaf(), inner() is
+// inlined into middle(), itself inlined into outer(). Every level is a line of its own, in
+// order, each at the line of the call it makes (as addr2line -i and gdb show them).
+TEST(UserStackText, NestedInlinedCallsAreEachAFrame) {
+    auto e = ElfResolver::open(FX_INLINE_NESTED_PATH);
+    ASSERT_TRUE(e) << e.error().message;
+    auto maps = ProcMaps::parse(pieMaps(*e, FX_INLINE_NESTED_PATH));
+    ASSERT_TRUE(maps);
+    UserSymbolizer sym;
+    sym.setMaps(100, std::move(*maps));
+    std::vector<std::uint64_t> rets;
+    for (const auto& b : test::objdumpBranches(FX_INLINE_NESTED_PATH, "outer"))
+        if (b.mnemonic == "call" && b.target == "leaf")
+            rets.push_back(b.next);
+    ASSERT_EQ(rets.size(), 1u) << "outer() calls leaf() once";
+    const std::string src = std::string(PROBECTL_WORKLOADS) + "/inline_nested.c";
+    auto at = [&](const char* text) {
+        return fmt::format("inline_nested.c:{}", test::sourceLineOf(src, text));
+    };
+    const auto lines = sym.frameLines(100, kBase + rets[0], true);
+    ASSERT_EQ(lines.size(), 3u) << fmt::format("{}", fmt::join(lines, "\n"));
+    EXPECT_TRUE(lines[0].starts_with("inner (inlined) at ")) << lines[0];
+    EXPECT_TRUE(lines[0].ends_with(at("long r = leaf(x);"))) << lines[0];
+    EXPECT_TRUE(lines[1].starts_with("middle (inlined) at ")) << lines[1];
+    EXPECT_TRUE(lines[1].ends_with(at("long r = inner(x + 1);"))) << lines[1];
+    EXPECT_TRUE(lines[2].starts_with(sym.frameText(100, kBase + rets[0], true) + " at "))
+        << lines[2];
+    EXPECT_TRUE(lines[2].ends_with(at("long r = middle(x * 2);"))) << lines[2];
 }
 
 // capture() reads PROC/TGID/maps once and keeps it after the file is gone (the process

@@ -67,9 +67,10 @@ std::string foldedStack(std::span<const std::string> frames, std::uint64_t count
 // What the frames of a stack print as: each frame's text, then "..." for a truncated stack.
 std::vector<std::string> kernelStackLines(const KernelSymbols* symbols, const KernelStack& stack);
 
-// What the frames of a user stack print as: UserSymbolizer::frameText of each (captured
-// maps of stack.tgid), then "..." for a truncated stack; "[no user stack]" for a stack of
-// no frames (the probe hit in a kernel thread).
+// What the frames of a user stack print as: UserSymbolizer::frameLines of each (captured
+// maps of stack.tgid) with UserSymbolizer::tailCallLines between them, then "..." for a
+// truncated stack; "[no user stack]" for a stack of no frames (the probe hit in a kernel
+// thread).
 std::vector<std::string> userStackLines(UserSymbolizer& symbols, const KernelStack& stack);
 
 // The name of the fetch argument appendKernelStackArg adds (EventFormat::kernel_stack prints

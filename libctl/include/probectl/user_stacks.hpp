@@ -29,6 +29,7 @@
 #pragma GCC visibility push(default)
 namespace probectl {
 
+class CallSites;
 class DwarfUnwinder;
 class SourceLines;
 
@@ -67,18 +68,38 @@ class UserSymbolizer {
     // being where the next inner one is (DWARF's inlined-subroutine scopes and call sites).
     // Without DWARF: exactly frameText.
     std::vector<std::string> frameLines(pid_t tgid, std::uint64_t addr, bool caller);
+    // What goes between two adjacent frames of a stack: `inner` (`inner_caller` as for
+    // frameText) and `outer`, a return address. Where the call before `outer` called a
+    // function B that the DWARF of its file (call-site entries) proves is not the inner
+    // frame's, B's frame is gone: B ended in a tail call (a jump, which leaves no frame),
+    // maybe through more of them. When the call sites name exactly one chain of tail calls
+    // from B to the inner frame's function, one line per function of it, innermost first:
+    //   "FUNC (tail call: its frame is gone) at FILE:LINE"  (the line of its jump; calls
+    //                                    inlined at the jump come before it, as in frameLines)
+    // else one line, nothing guessed:
+    //   "[A called B; the frames from it to C were not kept (tail calls)]"
+    // Empty when no frame is gone or DWARF does not say (no call-site entries, a call
+    // through a pointer, a callee not in the caller's file: a PLT call may end anywhere).
+    std::vector<std::string> tailCallLines(pid_t tgid, std::uint64_t inner, bool inner_caller,
+                                           std::uint64_t outer);
 
     // The frames of a user stack snapshot of `tgid` (struct probectl_ustack_regs, then the
     // stack bytes from its sp up), unwound by DWARF CFI through the kept maps, innermost
-    // first, each as frameText gives it; at most `max_frames`, then "...". A walk that ends
-    // before the outermost frame says why in a last line "[unwind stopped: REASON]" (e.g.
-    // the snapshot ended: `truncated` says the stack went on above it); nothing is guessed.
+    // first, each as frameLines gives it, with tailCallLines between them; at most
+    // `max_frames`, then "...". A walk that ends before the outermost frame says why in a
+    // last line "[unwind stopped: REASON]" (e.g. the snapshot ended: `truncated` says the
+    // stack went on above it); nothing is guessed.
     std::vector<std::string> snapshotLines(pid_t tgid, std::span<const std::uint8_t> snapshot,
                                            bool truncated, std::size_t max_frames = 127);
 
   private:
     const ElfResolver* elf(const std::string& path);
     SourceLines* sourceLines(const std::string& path, const ElfResolver& file);
+    CallSites* callSites(const std::string& path, const ElfResolver& file);
+    // The file mapped at `addr` and the ELF address of it (one byte back for a caller);
+    // null when no kept map or readable file holds it.
+    const ElfResolver* fileAt(pid_t tgid, std::uint64_t addr, bool caller, const ProcMapping** map,
+                              std::uint64_t* elf_addr);
 
     std::string proc_;
     std::unordered_map<pid_t, ProcMaps> maps_;
@@ -86,6 +107,7 @@ class UserSymbolizer {
     // Per process, made by the first snapshot; null: libdwfl could not take its maps.
     std::unordered_map<pid_t, std::unique_ptr<DwarfUnwinder>> unwinders_;
     std::map<std::string, std::unique_ptr<SourceLines>> lines_;  // null: no DWARF
+    std::map<std::string, std::unique_ptr<CallSites>> calls_;    // null: no DWARF; uses lines_
 };
 
 }  // namespace probectl

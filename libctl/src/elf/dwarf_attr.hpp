@@ -1,4 +1,5 @@
-// A DIE's string attribute as libdw reads it, shared by the DWARF readers of this folder.
+// Small libdw helpers shared by the DWARF readers of this folder: a DIE's string attribute,
+// the unit that holds an address.
 #pragma once
 
 #include <elfutils/libdw.h>
@@ -15,6 +16,21 @@ inline std::string_view dwarfString(Dwarf_Die* die, unsigned int at) {
         return {};
     const char* s = dwarf_formstring(&a);
     return s ? std::string_view(s) : std::string_view();
+}
+
+// The CU whose code holds `addr`: .debug_aranges when it answers; compilers may omit it,
+// so then each CU's ranges.
+inline bool dwarfUnitOf(Dwarf* dw, Dwarf_Addr addr, Dwarf_Die* cu) {
+    if (dwarf_addrdie(dw, addr, cu))
+        return true;
+    Dwarf_CU* unit = nullptr;
+    Dwarf_Die sub;
+    Dwarf_Half version = 0;
+    uint8_t type = 0;
+    while (dwarf_get_units(dw, unit, &unit, &version, &type, cu, &sub) == 0)
+        if (dwarf_haspc(cu, addr) > 0)
+            return true;
+    return false;
 }
 
 }  // namespace probectl

@@ -64,26 +64,12 @@ SourceLines::~SourceLines() {
     ::close(fd_);
 }
 
-// .debug_aranges when it answers; compilers may omit it, so then each CU's ranges.
-bool SourceLines::unitOf(std::uint64_t addr, Dwarf_Die* cu) {
-    if (dwarf_addrdie(dw_, addr, cu))
-        return true;
-    Dwarf_CU* unit = nullptr;
-    Dwarf_Die sub;
-    Dwarf_Half version = 0;
-    uint8_t type = 0;
-    while (dwarf_get_units(dw_, unit, &unit, &version, &type, cu, &sub) == 0)
-        if (dwarf_haspc(cu, addr) > 0)
-            return true;
-    return false;
-}
-
 const std::vector<SourceFrame>& SourceLines::at(std::uint64_t addr) {
     if (auto it = seen_.find(addr); it != seen_.end())
         return it->second;
     std::vector<SourceFrame>& out = seen_[addr];
     Dwarf_Die cu;
-    if (!unitOf(addr, &cu))
+    if (!dwarfUnitOf(dw_, addr, &cu))
         return out;
     SourceFrame here;
     if (Dwarf_Line* l = dwarf_getsrc_die(&cu, addr)) {
@@ -93,8 +79,15 @@ const std::vector<SourceFrame>& SourceLines::at(std::uint64_t addr) {
         if (dwarf_lineno(l, &line) == 0 && line > 0)
             here.line = static_cast<unsigned>(line);
     }
+    // dwarf_getscopes follows the innermost inlined call to its abstract origin, so past it
+    // come the origin's own scopes, not the calls it was inlined into. The physical nesting
+    // of that innermost scope (dwarf_getscopes_die) holds every inlined call, innermost
+    // first, up to the concrete subprogram.
+    Dwarf_Die* found = nullptr;
+    const int nfound = dwarf_getscopes(&cu, addr, &found);
     Dwarf_Die* scopes = nullptr;
-    const int n = dwarf_getscopes(&cu, addr, &scopes);
+    const int n = nfound > 0 ? dwarf_getscopes_die(&found[0], &scopes) : 0;
+    std::free(found);
     for (int i = 0; i < n; i++) {
         const int tag = dwarf_tag(&scopes[i]);
         if (tag == DW_TAG_subprogram)

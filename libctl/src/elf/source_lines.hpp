@@ -33,10 +33,11 @@ class SourceLines {
     // The frames at ELF address `addr`, innermost first; empty when no CU covers it.
     // Answers are kept per address.
     const std::vector<SourceFrame>& at(std::uint64_t addr);
+    // The file's DWARF, for other readers of it (CallSites); owned by this.
+    Dwarf* dwarf() const { return dw_; }
 
   private:
     SourceLines(int fd, Dwarf* dw) : fd_(fd), dw_(dw) {}
-    bool unitOf(std::uint64_t addr, Dwarf_Die* cu);
 
     int fd_;
     Dwarf* dw_;

@@ -86,9 +86,13 @@ std::vector<std::string> userStackLines(UserSymbolizer& symbols, const KernelSta
             break;
         }
     out.reserve(stack.frames.size() + 1);
-    for (std::size_t i = 0; i < stack.frames.size(); i++)
+    for (std::size_t i = 0; i < stack.frames.size(); i++) {
+        if (i > 0)
+            for (auto& l : symbols.tailCallLines(tgid, stack.frames[i - 1], i > 1, stack.frames[i]))
+                out.push_back(std::move(l));
         for (auto& l : symbols.frameLines(tgid, stack.frames[i], i > 0))
             out.push_back(std::move(l));
+    }
     if (stack.truncated)
         out.emplace_back("...");
     return out;

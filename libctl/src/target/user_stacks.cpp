@@ -8,6 +8,7 @@
 #include <sstream>
 #include <utility>
 
+#include "elf/call_sites.hpp"
 #include "elf/source_lines.hpp"
 #include "target/dwarf_unwind.hpp"
 
@@ -97,31 +98,102 @@ SourceLines* UserSymbolizer::sourceLines(const std::string& path, const ElfResol
     return it->second.get();
 }
 
+const ElfResolver* UserSymbolizer::fileAt(pid_t tgid, std::uint64_t addr, bool caller,
+                                          const ProcMapping** map, std::uint64_t* elf_addr) {
+    auto m = maps_.find(tgid);
+    *map = m == maps_.end() ? nullptr : m->second.containing(addr);
+    if (!*map || !(*map)->isFile())
+        return nullptr;
+    const ElfResolver* file = elf((*map)->path);
+    if (!file)
+        return nullptr;
+    const std::uint64_t look = caller && addr > (*map)->start ? addr - 1 : addr;
+    auto at = file->elfAddress((*map)->fileOffset(look));
+    if (!at)
+        return nullptr;
+    *elf_addr = *at;
+    return file;
+}
+
+namespace {
+
+std::string where(const SourceFrame& f) {
+    return f.line ? fmt::format(" at {}:{}", f.file, f.line) : std::string();
+}
+
+}  // namespace
+
 std::vector<std::string> UserSymbolizer::frameLines(pid_t tgid, std::uint64_t addr, bool caller) {
     std::vector<std::string> out{frameText(tgid, addr, caller)};
-    auto m = maps_.find(tgid);
-    const ProcMapping* map = m == maps_.end() ? nullptr : m->second.containing(addr);
-    if (!map || !map->isFile())
-        return out;
-    const ElfResolver* file = elf(map->path);
-    if (!file)
-        return out;
-    const std::uint64_t look = caller && addr > map->start ? addr - 1 : addr;
-    auto at = file->elfAddress(map->fileOffset(look));
-    SourceLines* src = at ? sourceLines(map->path, *file) : nullptr;
+    const ProcMapping* map = nullptr;
+    std::uint64_t at = 0;
+    const ElfResolver* file = fileAt(tgid, addr, caller, &map, &at);
+    SourceLines* src = file ? sourceLines(map->path, *file) : nullptr;
     if (!src)
         return out;
-    const std::vector<SourceFrame>& frames = src->at(*at);
+    const std::vector<SourceFrame>& frames = src->at(at);
     if (frames.empty())
         return out;
-    auto where = [](const SourceFrame& f) {
-        return f.line ? fmt::format(" at {}:{}", f.file, f.line) : std::string();
-    };
     std::string own = std::move(out.back());
     out.clear();
     for (std::size_t i = 0; i + 1 < frames.size(); i++)
         out.push_back(fmt::format("{} (inlined){}", frames[i].inlined, where(frames[i])));
     out.push_back(own + where(frames.back()));
+    return out;
+}
+
+CallSites* UserSymbolizer::callSites(const std::string& path, const ElfResolver& file) {
+    auto it = calls_.find(path);
+    if (it != calls_.end())
+        return it->second.get();
+    SourceLines* src = sourceLines(path, file);
+    // Callees only declared in the caller's unit are found by their symbol; an ifunc's
+    // symbol is its resolver, not the function.
+    auto entry = [&file](std::string_view name) -> std::optional<std::uint64_t> {
+        const auto syms = file.functionsNamed(name);
+        if (syms.size() != 1 || syms[0]->isIfunc())
+            return std::nullopt;
+        return syms[0]->value;
+    };
+    return calls_.emplace(path, src ? std::make_unique<CallSites>(src->dwarf(), entry) : nullptr)
+        .first->second.get();
+}
+
+std::vector<std::string> UserSymbolizer::tailCallLines(pid_t tgid, std::uint64_t inner,
+                                                       bool inner_caller, std::uint64_t outer) {
+    const ProcMapping* outer_map = nullptr;
+    std::uint64_t look = 0;
+    const ElfResolver* file = fileAt(tgid, outer, true, &outer_map, &look);
+    CallSites* calls = file ? callSites(outer_map->path, *file) : nullptr;
+    if (!calls)
+        return {};
+    InnerFrame in;
+    const ProcMapping* inner_map = nullptr;
+    const ElfResolver* inner_file = fileAt(tgid, inner, inner_caller, &inner_map, &in.addr);
+    const ElfSymbol* inner_sym = inner_file ? inner_file->functionAt(in.addr) : nullptr;
+    if (inner_sym)
+        in.symbol = inner_sym->name;
+    in.same_file = inner_file == file;
+    const TailGap& gap = calls->between(look + 1, in);
+    if (!gap.gone)
+        return {};
+    std::vector<std::string> out;
+    if (gap.chain.empty()) {
+        const ElfSymbol* caller = file->functionAt(look);
+        out.push_back(
+            fmt::format("[{} called {}; the frames from it to {} were not kept (tail calls)]",
+                        caller ? caller->displayName() : fmt::format("{:#x}", outer), gap.callee,
+                        inner_sym ? inner_sym->displayName() : fmt::format("{:#x}", inner)));
+        return out;
+    }
+    SourceLines* src = sourceLines(outer_map->path, *file);
+    for (auto f = gap.chain.rbegin(); f != gap.chain.rend(); ++f) {
+        const std::vector<SourceFrame>& frames = src->at(f->jump);
+        for (std::size_t i = 0; i + 1 < frames.size(); i++)
+            out.push_back(fmt::format("{} (inlined){}", frames[i].inlined, where(frames[i])));
+        out.push_back(fmt::format("{} (tail call: its frame is gone){}", f->function,
+                                  frames.empty() ? std::string() : where(frames.back())));
+    }
     return out;
 }
 
@@ -152,9 +224,15 @@ std::vector<std::string> UserSymbolizer::snapshotLines(pid_t tgid,
     }
     const DwarfUnwind u = unwinder->unwind(snapshot, truncated, max_frames);
     out.reserve(u.frames.size() + 1);
-    for (const auto& f : u.frames)
+    for (std::size_t i = 0; i < u.frames.size(); i++) {
+        const auto& f = u.frames[i];
+        if (i > 0 && !f.activation)
+            for (auto& l :
+                 tailCallLines(tgid, u.frames[i - 1].pc, !u.frames[i - 1].activation, f.pc))
+                out.push_back(std::move(l));
         for (auto& l : frameLines(tgid, f.pc, !f.activation))
             out.push_back(std::move(l));
+    }
     if (u.cut)
         out.emplace_back("...");
     else if (!u.stopped.empty())

@@ -324,7 +324,12 @@ TEST(KernelStacks, SyscallLinesUnchangedByTheStack) {
     ASSERT_EQ(stacked.size(), plain.size());
     for (std::size_t i = 0; i < plain.size(); i++) {
         EXPECT_EQ(stacked[i]["syscall"], plain[i]["syscall"]) << i;
-        EXPECT_EQ(stacked[i]["syscall_args"], plain[i]["syscall_args"]) << i;
+        // Each argument as decoded (raw pointers differ from run to run).
+        ASSERT_EQ(stacked[i]["syscall_args"].size(), plain[i]["syscall_args"].size());
+        for (std::size_t a = 0; a < plain[i]["syscall_args"].size(); a++)
+            EXPECT_EQ(stacked[i]["syscall_args"][a]["decoded"],
+                      plain[i]["syscall_args"][a]["decoded"])
+                << stacked[i].dump();
         const std::string name = stacked[i]["probe"].get<std::string>().substr(8);
         const auto frames = stacked[i]["kstack"].get<std::vector<std::string>>();
         ASSERT_FALSE(frames.empty()) << stacked[i].dump();

@@ -492,6 +492,30 @@ u32 probectl_fetch_run(const struct probectl_fetch_insn *insns, u32 n,
 NOKPROBE_SYMBOL(probectl_fetch_run);
 
 /**
+ * probectl_fetch_entry() - the values a kretprobe reads at function entry.
+ * @p: the probe
+ * @ctx: registers and saved arguments at entry
+ * @out: room for p->fetch_entry_bytes bytes
+ *
+ * The first p->fetch_entry_insns instructions, with the session's stack
+ * map as probectl_fetch_all() gives it: a syscall's stack is taken here,
+ * where the syscall's own function is still on it.
+ *
+ * Context: probe handler (any context).
+ * Return: bytes written, a multiple of 8.
+ */
+u32 probectl_fetch_entry(const struct probectl_probe *p,
+			 const struct probectl_fetch_ctx *ctx, void *out)
+{
+	struct probectl_fetch_ctx c = *ctx;
+
+	if (p->session)
+		c.stacks = READ_ONCE(p->session->stacks);
+	return probectl_fetch_run(p->fetch, p->fetch_entry_insns, &c, out);
+}
+NOKPROBE_SYMBOL(probectl_fetch_entry);
+
+/**
  * probectl_fetch_all() - a probe's fetched values, as they go into a record.
  * @p: the probe
  * @ctx: registers and what the handler knows; for a kretprobe's return,

@@ -44,10 +44,9 @@ static int probectl_kret_entry(struct kretprobe_instance *ri,
 	probectl_fetch_args(p, regs, d->args);
 	d->vals_len = 0;
 	if (p->fetch_entry_insns)
-		d->vals_len = probectl_fetch_run(p->fetch, p->fetch_entry_insns,
-						 &(struct probectl_fetch_ctx){
-						 .regs = regs, .args = d->args },
-						 d->vals);
+		d->vals_len = probectl_fetch_entry(p, &(struct probectl_fetch_ctx){
+						   .regs = regs, .args = d->args },
+						   d->vals);
 	return 0;
 }
 NOKPROBE_SYMBOL(probectl_kret_entry);

@@ -344,7 +344,7 @@ struct probectl_fetch_ctx {
 	const void *entry_vals;
 	u32 entry_len;
 	u64 t0;		/* return probes: entry time (aggregated latency) */
-	/* load-[ku]stack: set by probectl_fetch_all() from the probe's session */
+	/* load-[ku]stack: set by probectl_fetch_{all,entry}() from the session */
 	struct probectl_stack_map *stacks;
 };
 
@@ -372,6 +372,8 @@ u32 probectl_fetch_all(const struct probectl_probe *p,
 		       const struct probectl_fetch_ctx *ctx, void *out);
 u32 probectl_fetch_run(const struct probectl_fetch_insn *insns, u32 n,
 		       const struct probectl_fetch_ctx *ctx, void *out);
+u32 probectl_fetch_entry(const struct probectl_probe *p,
+			 const struct probectl_fetch_ctx *ctx, void *out);
 
 /* predicate.c: predicates and the record path that runs them */
 int probectl_pred_init(void);

@@ -1,8 +1,10 @@
 // Kernel stacks against the real module: a syscall's kernel function has the syscall entry
 // path on its stack, in records (trace --kstack, text and JSON, and through the library) and
 // as aggregation keys (count --by kstack, whose per-stack counts add up to the calls made);
-// a depth below the stack's is counted as truncated and shown.
+// a depth below the stack's is counted as truncated and shown. syscall: specs take theirs
+// at the entry, with the strace line unchanged.
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -247,4 +249,188 @@ TEST(KernelStacks, CountRefusals) {
     EXPECT_EQ(
         sh("probectl count kprobe:do_sys_openat2 --by kstack --stack-depth 200 -- true").status, 2);
     EXPECT_EQ(sh("probectl hist 'kprobe:vfs_read n=$arg3' n --by kstack -- true").status, 2);
+}
+
+// A syscall: spec's stack is taken at the syscall's entry, in the kretprobe's entry handler:
+// the wrapper is the innermost frame, over the entry path; the strace line is unchanged.
+// It was refused once (the return has only the entry path left, and the stack's value
+// would have shifted the ones the strace line is decoded from).
+TEST(KernelStacks, SyscallStackIsTakenAtTheEntry) {
+    const std::string file = "/tmp/kstack-sys.json";
+    Ran r = sh("probectl trace syscall:openat --kstack --format json -o " + file + " -- " +
+               itest::workload("open_file") + " /etc/hostname");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const auto events = jsonLines(itest::readFile(file), "event");
+    ASSERT_FALSE(events.empty()) << itest::readFile(file);
+    bool ours = false;
+    for (const auto& ev : events) {
+        ours = ours || ev.value("syscall", "")
+                           .starts_with(
+                               "openat(AT_FDCWD, \"/etc/hostname\", "
+                               "O_RDONLY) = ");
+        ASSERT_TRUE(ev.contains("kstack") && ev["kstack"].is_array()) << ev.dump();
+        const auto frames = ev["kstack"].get<std::vector<std::string>>();
+        ASSERT_FALSE(frames.empty()) << ev.dump();
+        EXPECT_TRUE(frames.front().starts_with("__x64_sys_openat")) << ev.dump();
+        EXPECT_TRUE(hasFrame(frames, "do_syscall_64")) << ev.dump();
+        EXPECT_TRUE(hasFrame(frames, "entry_SYSCALL_64")) << ev.dump();
+        EXPECT_GT(ev["kstack_id"].get<std::uint32_t>(), 0u);
+        // The stack is no value of the call's: the arguments are the syscall's alone.
+        EXPECT_FALSE(ev.contains("args")) << ev.dump();
+    }
+    EXPECT_TRUE(ours) << itest::readFile(file);
+    const auto summary = jsonLines(itest::readFile(file), "summary");
+    ASSERT_EQ(summary.size(), 1u);
+    EXPECT_EQ(summary[0]["probes"][0]["hits"].get<std::size_t>(), events.size());
+
+    // Text: the strace line, then the frames under it.
+    Ran t =
+        sh("probectl trace syscall:openat --kstack -o /tmp/kstack-sys.txt -- cat "
+           "/etc/hostname");
+    ASSERT_EQ(t.status, 0) << t.out;
+    const std::string text = itest::readFile("/tmp/kstack-sys.txt");
+    EXPECT_NE(text.find("openat(AT_FDCWD, \"/etc/hostname\", O_RDONLY) = 3\n"
+                        "             __x64_sys_openat"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\n             do_syscall_64+0x"), std::string::npos) << text;
+}
+
+// --syscalls with --kstack: every call decodes as it does without (the stack among the
+// values read at the entry moves none of the strace plan's), and each has its own wrapper
+// on top. Compared on a fixed workload from its marker on.
+TEST(KernelStacks, SyscallLinesUnchangedByTheStack) {
+    const std::string in = "/tmp/kstack-sys.in", out = "/tmp/kstack-sys.out";
+    std::ofstream(in) << "probectl syscall workload input\n";
+    const std::string cmd = itest::workload("sys_workload") + " " + in + " " + out;
+    auto calls = [&](const std::string& flags, std::vector<nlohmann::json>& events) {
+        const std::string file = "/tmp/kstack-lines.json";
+        Ran r = sh("probectl trace --syscalls=openat,read --format json -o " + file + " " + flags +
+                   " -- " + cmd);
+        ASSERT_EQ(r.status, 0) << r.out;
+        bool on = false;
+        for (auto& ev : jsonLines(itest::readFile(file), "event")) {
+            on = on || ev.value("syscall", "").find("/probectl-syscall-workload-begin") !=
+                           std::string::npos;
+            if (on)
+                events.push_back(std::move(ev));
+        }
+    };
+    std::vector<nlohmann::json> plain, stacked;
+    calls("", plain);
+    calls("--kstack", stacked);
+    // The marker, 2 more opens (one fails) and 2 reads, as syscall_test.cpp counts them.
+    ASSERT_GE(plain.size(), 5u);
+    ASSERT_EQ(stacked.size(), plain.size());
+    for (std::size_t i = 0; i < plain.size(); i++) {
+        EXPECT_EQ(stacked[i]["syscall"], plain[i]["syscall"]) << i;
+        // Each argument as decoded (raw pointers differ from run to run).
+        ASSERT_EQ(stacked[i]["syscall_args"].size(), plain[i]["syscall_args"].size());
+        for (std::size_t a = 0; a < plain[i]["syscall_args"].size(); a++)
+            EXPECT_EQ(stacked[i]["syscall_args"][a]["decoded"],
+                      plain[i]["syscall_args"][a]["decoded"])
+                << stacked[i].dump();
+        const std::string name = stacked[i]["probe"].get<std::string>().substr(8);
+        const auto frames = stacked[i]["kstack"].get<std::vector<std::string>>();
+        ASSERT_FALSE(frames.empty()) << stacked[i].dump();
+        EXPECT_TRUE(frames.front().starts_with("__x64_sys_" + name)) << stacked[i].dump();
+        EXPECT_TRUE(hasFrame(frames, "do_syscall_64")) << stacked[i].dump();
+        EXPECT_FALSE(plain[i].contains("kstack"));
+    }
+}
+
+// count syscall:NAME --by kstack: the stacks are the entry's, and their counts add up to
+// the hits (exactly the calls made, for getppid).
+TEST(KernelStacks, CountSyscallByStackAddsUpToTheHits) {
+    const int n = itest::debugKernel() ? 20 : 300;
+    auto table = [](const std::string& cmd) {
+        const std::string file = "/tmp/kstack-sys-count.json";
+        Ran r = sh("probectl count " + cmd.substr(0, cmd.find(" -- ")) +
+                   " --by kstack --format json -o " + file + cmd.substr(cmd.find(" -- ")));
+        EXPECT_EQ(r.status, 0) << r.out;
+        const auto tables = jsonLines(itest::readFile(file), "aggregation");
+        EXPECT_EQ(tables.size(), 1u) << itest::readFile(file);
+        return tables.empty() ? nlohmann::json() : tables[0];
+    };
+    for (const auto& [cmd, wrapper] :
+         {std::pair<std::string, std::string>{
+              "syscall:getppid -- " + itest::workload("getppid_loop") + " " + std::to_string(n),
+              "__x64_sys_getppid"},
+          {"syscall:openat -- " + itest::workload("open_file") + " /etc/hostname",
+           "__x64_sys_openat"}}) {
+        const nlohmann::json t = table(cmd);
+        ASSERT_TRUE(t.contains("entries")) << cmd;
+        std::uint64_t sum = 0;
+        for (const auto& e : t["entries"]) {
+            sum += e["count"].get<std::uint64_t>();
+            ASSERT_TRUE(e["kstack"].is_array()) << e.dump();
+            const auto frames = e["kstack"].get<std::vector<std::string>>();
+            ASSERT_FALSE(frames.empty()) << e.dump();
+            EXPECT_TRUE(frames.front().starts_with(wrapper)) << e.dump();
+            EXPECT_TRUE(hasFrame(frames, "do_syscall_64")) << e.dump();
+        }
+        EXPECT_GT(sum, 0u) << cmd;
+        EXPECT_EQ(sum, t["hits"].get<std::uint64_t>()) << t.dump();
+        if (wrapper == "__x64_sys_getppid") {
+            EXPECT_EQ(sum, static_cast<std::uint64_t>(n));
+        }
+    }
+    // Folded: the wrapper is the leaf.
+    Ran f = sh("probectl count syscall:openat --by kstack --format folded -o /tmp/sys.folded -- " +
+               itest::workload("open_file") + " /etc/hostname");
+    ASSERT_EQ(f.status, 0) << f.out;
+    const auto lines = foldedLines(itest::readFile("/tmp/sys.folded"));
+    ASSERT_FALSE(lines.empty()) << itest::readFile("/tmp/sys.folded");
+    for (const auto& [frames, count] : lines)
+        EXPECT_TRUE(frames.substr(frames.rfind(';') + 1).starts_with("__x64_sys_openat")) << frames;
+}
+
+// The library: a syscall spec's own arguments keep their order with the stack added among
+// the entry reads ($retval's is read at the return, after it); a $kstack of the spec's own,
+// read at the entry, is kept in the session's map too (the entry handler once had no map:
+// id 0, "stack map full").
+TEST(KernelStacks, SyscallOwnArgumentsAndEntryStack) {
+    Workload w({itest::workload("open_file"), "/etc/hostname"});
+    probectl::SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    o.prepare = [](probectl::ProbeRequest& req, std::vector<probectl::FetchArg>& args) {
+        return probectl::appendKernelStackArg(req, args, 0);
+    };
+    auto s = probectl::Session::open(o);
+    ASSERT_TRUE(s) << why(s);
+    auto id = s->add("syscall:openat r=$retval f=+0($arg2):ustring k=$kstack3");
+    ASSERT_TRUE(id) << why(id);
+    w.release();
+    EXPECT_EQ(w.wait(), 0);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> ids;  // (k, kstack)
+    bool ours = false;
+    auto st = s->stop([&](const probectl::Event& ev) {
+        ASSERT_EQ(ev.values.size(), 4u);
+        EXPECT_EQ(ev.values[0].name, "r");
+        EXPECT_EQ(ev.values[1].name, "f");
+        EXPECT_EQ(ev.values[2].name, "k");
+        EXPECT_EQ(ev.values[3].name, "kstack");
+        if (ev.values[1].str == "/etc/hostname") {
+            ours = true;
+            EXPECT_GE(static_cast<std::int64_t>(ev.values[0].raw), 3) << ev.values[0].raw;
+        }
+        ids.emplace_back(static_cast<std::uint32_t>(ev.values[2].raw),
+                         static_cast<std::uint32_t>(ev.values[3].raw));
+    });
+    ASSERT_TRUE(st) << why(st);
+    EXPECT_TRUE(ours);
+    auto ks = probectl::KernelStacks::open();
+    ASSERT_TRUE(ks) << why(ks);
+    ASSERT_TRUE(ks->read(*id));
+    EXPECT_EQ(ks->lost(), 0u);
+    for (const auto& [k, kstack] : ids) {
+        for (auto sid : {k, kstack}) {
+            const auto* lines = ks->lines(*id, sid);
+            ASSERT_NE(lines, nullptr) << sid;
+            ASSERT_FALSE(lines->empty());
+            EXPECT_TRUE(lines->front().starts_with("__x64_sys_openat")) << lines->front();
+        }
+        EXPECT_TRUE(hasFrame(*ks->lines(*id, kstack), "do_syscall_64"));
+        EXPECT_EQ(ks->stack(k)->frames.size(), 3u);  // $kstack3: the depth asked for
+    }
 }

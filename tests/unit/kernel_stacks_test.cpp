@@ -6,12 +6,16 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "aggr_cli.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/event_print.hpp"
 #include "probectl/fetch_program.hpp"
 #include "probectl/fetch_spec.hpp"
 #include "probectl/kernel_stacks.hpp"
+#include "probectl/predicate.hpp"
 #include "probectl/printer.hpp"
+#include "probectl/syscall_probe.hpp"
+#include "subcommands.hpp"
 #include "uapi/probectl.h"
 
 using namespace probectl;
@@ -104,10 +108,6 @@ TEST(KernelStackArg, AppendedToKernelProbesOnly) {
     auto r = appendKernelStackArg(up, none, 0);
     ASSERT_FALSE(r);
     EXPECT_TRUE(r.error().usage);
-    ProbeRequest sc;
-    sc.kind = ProbeKind::Kretprobe;
-    sc.flags = kProbeFlagSyscall;
-    EXPECT_FALSE(appendKernelStackArg(sc, none, 0));
     // A kprobe on a syscall wrapper has the flag too (its arguments are the user's) and
     // is an ordinary kprobe: its stack starts at the wrapper.
     ProbeRequest wrapper;
@@ -118,6 +118,165 @@ TEST(KernelStackArg, AppendedToKernelProbesOnly) {
     ProbeRequest tp;
     tp.kind = ProbeKind::Tracepoint;
     EXPECT_TRUE(appendKernelStackArg(tp, none, 0));
+}
+
+namespace {
+
+FetchInsn insn(FetchOpcode op, std::uint8_t size = 8, std::uint32_t operand = 0) {
+    return FetchInsn{static_cast<std::uint8_t>(op), size, 0, 0, operand};
+}
+
+FetchArg parsed(const std::string& text, bool is_return = true) {
+    FetchOptions fo;
+    fo.is_return = is_return;
+    auto a = parseFetchArg(text, 1, fo);
+    EXPECT_TRUE(a) << text;
+    return *a;
+}
+
+}  // namespace
+
+// A syscall: spec's stack is taken at the entry (the wrapper, not yet returned, is on it):
+// its program goes after the strace plan's entry reads, before the ones at the return. It
+// was refused once, for the plan's values would have shifted under the decoder.
+TEST(KernelStackArg, SyscallStackGoesAmongTheEntryReads) {
+    // openat's plan: its path, read at the return (plan.entry_args 0).
+    ProbeRequest req;
+    req.kind = ProbeKind::Kretprobe;
+    req.flags = kProbeFlagSyscall;
+    auto path = compileFetchArg(syscallPlan("openat", nullptr).args[0]);
+    ASSERT_TRUE(path);
+    req.fetch = path->insns;
+    req.fetch_entry = 0;
+    std::vector<FetchArg> args;  // the plan's arguments are not the probe's own
+    ASSERT_TRUE(appendKernelStackArg(req, args, 7));
+    EXPECT_EQ(req.fetch_entry, 1u);
+    ASSERT_EQ(req.fetch.size(), 2u + path->insns.size());
+    EXPECT_EQ(req.fetch[0].op, static_cast<std::uint8_t>(FetchOpcode::LoadKstack));
+    EXPECT_EQ(req.fetch[0].operand, 7u);
+    EXPECT_EQ(req.fetch[1].op, static_cast<std::uint8_t>(FetchOpcode::StoreInt));
+    EXPECT_EQ(std::vector<FetchInsn>(req.fetch.begin() + 2, req.fetch.end()), path->insns);
+    ASSERT_EQ(args.size(), 1u);
+    EXPECT_EQ(args[0].name, kKernelStackArg);
+
+    // The spec's own arguments: `f` at entry, `r` ($retval) at the return, which a
+    // predicate reads by its place in the record: the stack goes between, `r` moves up.
+    ProbeRequest own;
+    own.kind = ProbeKind::Kretprobe;
+    own.flags = kProbeFlagSyscall;
+    std::vector<FetchArg> own_args = {parsed("f=+0($arg2):ustring"), parsed("r=$retval")};
+    auto progs = compileFetchArgs(own_args);
+    ASSERT_TRUE(progs);
+    for (const auto& p : *progs)
+        own.fetch.insert(own.fetch.end(), p.insns.begin(), p.insns.end());
+    own.fetch_entry = 1;
+    FilterInsn test;
+    test.op = static_cast<std::uint8_t>(PredicateOpcode::Test);
+    test.field_kind = static_cast<std::uint8_t>(PredicateFieldKind::Arg);
+    test.arg_index = 1;
+    own.filter.insns = {test};
+    ASSERT_TRUE(appendKernelStackArg(own, own_args, 0));
+    EXPECT_EQ(own.fetch_entry, 2u);
+    ASSERT_EQ(own_args.size(), 3u);
+    EXPECT_EQ(own_args[0].name, "f");
+    EXPECT_EQ(own_args[1].name, kKernelStackArg);
+    EXPECT_EQ(own_args[2].name, "r");
+    EXPECT_EQ(own.filter.insns[0].arg_index, 2u);
+    const std::size_t f_len = (*progs)[0].insns.size();
+    EXPECT_EQ(own.fetch[f_len].op, static_cast<std::uint8_t>(FetchOpcode::LoadKstack));
+    EXPECT_EQ(own.fetch.back().op, static_cast<std::uint8_t>(FetchOpcode::StoreInt));
+    EXPECT_EQ(own.fetch[own.fetch.size() - 2].op,
+              static_cast<std::uint8_t>(FetchOpcode::LoadRetval));
+
+    // Any other kretprobe keeps its stack at the return, after its values.
+    ProbeRequest ret;
+    ret.kind = ProbeKind::Kretprobe;
+    std::vector<FetchArg> ret_args = {parsed("r=$retval")};
+    ret.fetch = {insn(FetchOpcode::LoadRetval), insn(FetchOpcode::StoreInt)};
+    ASSERT_TRUE(appendKernelStackArg(ret, ret_args, 0));
+    EXPECT_EQ(ret.fetch_entry, 0u);
+    EXPECT_EQ(ret.fetch[2].op, static_cast<std::uint8_t>(FetchOpcode::LoadKstack));
+    EXPECT_EQ(ret_args[1].name, kKernelStackArg);
+}
+
+// count syscall:NAME --by kstack: the plan is dropped (nothing decodes it) and the stack is
+// read at the entry; keys after it keep their indexes.
+TEST(KernelStackArg, SyscallStackKeyAtEntry) {
+    ProbeRequest req;
+    req.kind = ProbeKind::Kretprobe;
+    req.flags = kProbeFlagSyscall;
+    std::vector<FetchArg> args = {parsed("r=$retval")};
+    req.fetch = {insn(FetchOpcode::LoadRetval), insn(FetchOpcode::StoreInt)};
+    AggrSpec a;
+    a.keys = {"r", "comm", "kstack"};
+    ASSERT_TRUE(prepareAggregation(a, req, args));
+    ASSERT_EQ(args.size(), 3u);
+    EXPECT_EQ(args[0].name, "kstack");
+    EXPECT_EQ(args[1].name, "r");
+    EXPECT_EQ(args[2].name, "comm");
+    EXPECT_EQ(req.fetch_entry, 1u);
+    EXPECT_EQ(req.fetch[0].op, static_cast<std::uint8_t>(FetchOpcode::LoadKstack));
+    ASSERT_EQ(req.aggr->nkeys, 3u);
+    EXPECT_EQ(req.aggr->keys[0], 1u);
+    EXPECT_EQ(req.aggr->keys[1], 2u);
+    EXPECT_EQ(req.aggr->keys[2], 0u);
+}
+
+// The decoder: the plan's values around the stack, which is the probe's own value.
+TEST(KernelStackArg, SyscallPlanValuesAroundTheStack) {
+    SyscallPlan open = syscallPlan("openat", nullptr);
+    open.entry_extra = 1;
+    EXPECT_EQ(syscallValueIndex(open, 0), 1u);  // the path, read at the return
+    EXPECT_EQ(syscallArgIndex(open, 0), 0u);    // the stack, at the entry
+    EXPECT_EQ(syscallArgIndex(open, 1), 2u);    // a value appended after everything
+    SyscallPlan exec = syscallPlan("execve", nullptr);
+    exec.entry_extra = 1;
+    EXPECT_EQ(syscallValueIndex(exec, 2), 2u);
+    EXPECT_EQ(syscallArgIndex(exec, 0), exec.entry_args);
+    SyscallPlan named;  // the spec's own arguments: no plan values around them
+    named.name = "openat";
+    named.entry_extra = 1;
+    EXPECT_EQ(syscallArgIndex(named, 1), 1u);
+
+    Event ev;
+    ev.syscall = &open;
+    ev.syscall_returned = true;
+    ev.is_return = true;
+    ev.args = {static_cast<std::uint64_t>(-100), 0x1000, 0, 0, 0, 0};
+    ev.retval = 3;
+    Event::RawValue id;
+    id.bytes = {9, 0, 0, 0};
+    Event::RawValue p;
+    const std::string file = "/etc/hostname";
+    p.bytes.assign(file.begin(), file.end());
+    p.bytes.push_back(0);
+    ev.fetched = {id, p};
+    const SyscallRecord rec = syscallRecord(ev, open, true);
+    ASSERT_TRUE(rec.mem[1]);
+    EXPECT_EQ(rec.mem[1]->bytes, file);
+}
+
+// syscall: specs take --kstack and --by kstack; the ptrace backend refuses both, saying why.
+TEST(KernelStackOptions, SyscallsYesPtraceNo) {
+    using cli::parseTraceOptions;
+    EXPECT_TRUE(parseTraceOptions({"syscall:openat", "--kstack"}));
+    EXPECT_TRUE(parseTraceOptions({"--syscalls=openat,read", "--kstack", "--", "cat", "x"}));
+    EXPECT_FALSE(parseTraceOptions({"uprobe:/bin/true:main", "--kstack"}));
+    auto pt = parseTraceOptions({"syscall:openat", "--kstack", "--backend", "ptrace"});
+    ASSERT_FALSE(pt);
+    EXPECT_NE(pt.error().message.find("ptrace backend cannot take kernel stacks"),
+              std::string::npos)
+        << pt.error().message;
+
+    using cli::AggrMode;
+    using cli::parseAggrOptions;
+    EXPECT_TRUE(parseAggrOptions(AggrMode::Count, {"syscall:openat", "--by", "kstack"}));
+    auto cp = parseAggrOptions(AggrMode::Count,
+                               {"syscall:openat", "--by", "kstack", "--backend", "ptrace"});
+    ASSERT_FALSE(cp);
+    EXPECT_NE(cp.error().message.find("--by kstack: the ptrace backend cannot take kernel stacks"),
+              std::string::npos)
+        << cp.error().message;
 }
 
 TEST(KernelStackMap, DecodesPackedStacks) {

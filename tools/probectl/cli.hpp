@@ -27,6 +27,12 @@ struct UsageError {
 template <class T>
 using Parsed = Result<T, UsageError>;
 
+// trace --kstack and count --by kstack on --backend=ptrace: why not, and what to use.
+inline constexpr const char* kNoKernelStacksWithPtrace =
+    "the ptrace backend cannot take kernel stacks: it stops the traced process in user "
+    "space and reads only its registers and memory, never the kernel's stack; drop "
+    "--backend=ptrace (probectl.ko walks the kernel stack at each hit)";
+
 // Where a command writes: stdout/stderr in main(), string streams in tests.
 struct Io {
     std::ostream& out;

@@ -684,6 +684,8 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         return UsageError{
             dwarf ? fmt::format("--stack-size must be 1..{}", PROBECTL_USTACK_SNAPSHOT_MAX)
                   : std::string("--stack-size goes with --ustack=dwarf")};
+    if (byKernelStack(o) && o.backend == "ptrace")
+        return UsageError{fmt::format("--by kstack: {}", kNoKernelStacksWithPtrace)};
     if (kstack && (mode != AggrMode::Count || from || (o.backend != "kernel" && !dwarf) ||
                    o.format == "perfetto" || o.format == "chrome"))
         return UsageError{
@@ -760,7 +762,8 @@ Ctrl-C. Without --by, one table of every probe and its count, highest first. Wit
 retval and errno for return probes: errno is the return value when it is -4095..-1,
 else 0) or the probe's own fetch arguments by NAME, integers or strings. A hit whose key is new while the map is full is not counted but reported
 ("map full"); the table ends with the number of keys held.
---by kstack counts per kernel stack (kprobe, kretprobe, tracepoint and syscall specs):
+--by kstack counts per kernel stack (kprobe, kretprobe, tracepoint and syscall specs, a
+syscall's taken at its entry; not with --backend ptrace, which sees no kernel stack):
 each stack's frames, innermost first, over its count; --format folded prints one
 'root;...;leaf COUNT' line per stack for flame-graph tools (flamegraph.pl, inferno,
 speedscope); --format svg -o FILE writes the flame graph itself (root at the bottom,

@@ -257,8 +257,10 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "counted from its events)")
         ("kstack", po::bool_switch(o ? &o->kstack : nullptr),
          "print each event's kernel stack under it, one frame per line (SYMBOL+0xOFF "
-         "[MODULE], innermost first; JSON: the array \"kstack\"); kprobe, kretprobe and "
-         "tracepoint specs; stacks are kept once per session, by id")
+         "[MODULE], innermost first; JSON: the array \"kstack\"); kprobe, kretprobe, "
+         "tracepoint and syscall specs (a syscall's is taken at its entry: the syscall's "
+         "function on the entry path); stacks are kept once per session, by id; kernel "
+         "backend only")
         ("ustack", po::value<std::string>(o ? &o->ustack : nullptr)
              ->implicit_value("fp")->value_name("UNWINDER"),
          "print each event's user stack under it (after --kstack's), one frame per line "
@@ -432,15 +434,15 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     }
     if (o.kstack) {
         if (o.backend != "kernel")
-            return UsageError{"--kstack takes kernel stacks: it needs the kernel backend"};
+            return UsageError{fmt::format("--kstack: {}", kNoKernelStacksWithPtrace)};
         if (isFileFormat(o.format) || o.summary_only)
             return UsageError{"--kstack prints stacks with --format text or json"};
         for (const auto& s : o.specs)
             if (s.kind != SpecKind::Kprobe && s.kind != SpecKind::Kretprobe &&
-                s.kind != SpecKind::Tracepoint)
+                s.kind != SpecKind::Tracepoint && s.kind != SpecKind::Syscall)
                 return UsageError{fmt::format(
-                    "--kstack: '{}' is no kprobe, kretprobe or tracepoint spec (kernel stacks "
-                    "of syscall: specs: use kprobe:__x64_sys_NAME)",
+                    "--kstack: '{}' is no kprobe, kretprobe, tracepoint or syscall spec (a "
+                    "user-space probe's kernel stack would be the breakpoint's handling)",
                     s.text)};
     }
     // Last: a specific refusal of the options says more.

@@ -79,10 +79,13 @@ inline constexpr const char* kKernelStackArg = "kstack";
 
 // Appends the fetch argument `kstack=$kstackN` (N = depth; 0: the default depth) to a
 // kprobe, kretprobe or tracepoint request and its fetch arguments, after the others (for a
-// kretprobe: read at the return), for SessionOptions::prepare. Errors (EINVAL, marked usage):
-// another kind (the kernel stack of a uprobe is the breakpoint's handling, not the program),
-// the return of a syscall (a syscall: spec, whose strace plan decodes its records, or a
-// kretprobe on its __x64_sys_ wrapper), an argument already named `kstack`, too many arguments.
+// kretprobe: read at the return), for SessionOptions::prepare. A syscall's kretprobe (a
+// syscall: spec, or a kretprobe on its __x64_sys_ wrapper) reads it at the entry instead,
+// where the wrapper is on the stack: after the entry reads in the record (the Session tells
+// the strace plan, SyscallPlan::entry_extra), and among `args` after the ones read there.
+// Errors (EINVAL, marked usage): another kind (the kernel stack of a uprobe is the
+// breakpoint's handling, not the program), an argument already named `kstack`, too many
+// arguments.
 Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
                                   std::uint32_t depth);
 

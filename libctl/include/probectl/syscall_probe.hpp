@@ -36,7 +36,19 @@ struct SyscallPlan {
     std::vector<FetchArg> args;         // one per hint, same order
     std::uint32_t entry_args = 0;       // how many of them are read at entry
     bool returns = true;                // false for exit and exit_group: entry only, " = ?"
+    // Values of the probe's own fetch arguments (SessionProbe::fetch_args) read at the entry
+    // as well: the first entry_extra of them, a stack (kernel_stacks.hpp). A record holds
+    // the plan's entry values, these, the plan's return values, then the probe's other
+    // values (syscallValueIndex, syscallArgIndex). Set by the Session from what it sent.
+    std::uint32_t entry_extra = 0;
 };
+
+// Where the plan's value `hint` (an index into plan.hints) is among a record's fetched values.
+std::size_t syscallValueIndex(const SyscallPlan& plan, std::size_t hint);
+
+// Where the probe's own fetch argument `arg` is among a record's fetched values, after and
+// between the plan's (the plan's hints are empty when the spec has arguments of its own).
+std::size_t syscallArgIndex(const SyscallPlan& plan, std::size_t arg);
 
 // The plan for syscall `name`; `info` (may be null) supplies string arguments of syscalls
 // without a decoder. Never fails: a syscall without hints gets an empty plan.
@@ -46,8 +58,9 @@ SyscallPlan syscallPlan(std::string_view name, const SyscallInfo* info);
 bool syscallNeverReturns(std::string_view name);
 
 // The record formatSyscall prints for an event of a probe built from `plan`: arguments and
-// return value from the event, memory from Event::fetched in plan order (a missing or
-// faulted value leaves the pointer to print; buffers are cut to the count or return value).
+// return value from the event, memory from Event::fetched where syscallValueIndex puts it (a
+// missing or faulted value leaves the pointer to print; buffers are cut to the count or
+// return value).
 // `returned` false: the call has not returned (exit_group), retval prints "?".
 SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool returned);
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "aggr_rules.hpp"
+#include "kernel/entry_stack.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/fetch_program.hpp"
 
@@ -51,9 +52,10 @@ std::string unknownName(const std::string& name, const std::vector<std::string>&
 }
 
 // The index of fetch argument `name`, appending a task field when the spec has no such
-// argument; -1 with `err` set otherwise.
+// argument (a syscall's kstack: among the entry reads, detail::insertEntryArg); -1 with
+// `err` set otherwise. `own`: the spec's own argument names, for the error.
 int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& args,
-             std::size_t own, std::string& err, std::uint32_t stack_depth = 0) {
+             const std::vector<std::string>& own, std::string& err, std::uint32_t stack_depth = 0) {
     for (std::size_t i = 0; i < args.size(); i++)
         if (args[i].name == name)
             return static_cast<int>(i);
@@ -86,14 +88,14 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
         }
         if (name == "errno")
             prog->insns.front().flags |= kFetchFlagErrno;
+        if (name == "kstack" && detail::stackAtEntry(req))
+            return static_cast<int>(
+                detail::insertEntryArg(req, args, std::move(*arg), prog->insns));
         req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
         args.push_back(std::move(*arg));
         return static_cast<int>(args.size() - 1);
     }
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < own; i++)
-        names.push_back(args[i].name);
-    err = unknownName(name, names);
+    err = unknownName(name, own);
     return -1;
 }
 
@@ -112,10 +114,18 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
         req.fetch.clear();
         req.fetch_entry = 0;
     }
-    const std::size_t own = args.size();
+    std::vector<std::string> own;
+    for (const auto& arg : args)
+        own.push_back(arg.name);
     AggrMapSpec a;
     a.max_entries = spec.max_entries;
     std::string err;
+    // A syscall's stack goes in among the entry reads, moving the values after it: placed
+    // first, so that the indexes the other keys get stay where they are.
+    if (detail::stackAtEntry(req) &&
+        std::find(spec.keys.begin(), spec.keys.end(), "kstack") != spec.keys.end())
+        if (argIndex("kstack", req, args, own, err, spec.stack_depth) < 0)
+            return makeError(EINVAL, err);
     for (const auto& k : spec.keys) {
         int i = argIndex(k, req, args, own, err, spec.stack_depth);
         if (i < 0)

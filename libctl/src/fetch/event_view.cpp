@@ -7,14 +7,15 @@
 #include "core/reuse.hpp"
 #include "probectl/event_view.hpp"
 #include "probectl/fetch_decode.hpp"
+#include "probectl/syscall_probe.hpp"
 
 namespace probectl {
 
 namespace {
 
-// Where value i of the spec is among the record's fetched values: in the spec's order
-// when every value is shown (hidden aggregation keys come after them).
-std::size_t recordIndex(const std::vector<std::size_t>* shown, std::size_t n, std::size_t i) {
+// Which fetch argument value i is: in the spec's order when every value is shown (hidden
+// aggregation keys come after them).
+std::size_t argIndex(const std::vector<std::size_t>* shown, std::size_t n, std::size_t i) {
     return shown && shown->size() == n ? (*shown)[i] : i;
 }
 
@@ -38,7 +39,12 @@ void fill(const EventView& v, Event& out, Scratch& s) {
 std::size_t EventView::valueCount() const {
     if (event_)
         return event_->values.size();
-    return fetch_args_ ? std::min(fetchedCount(), fetch_args_->size()) : 0;
+    if (!fetch_args_)
+        return 0;
+    std::size_t n = fetchedCount();
+    if (syscall_)  // not counting the strace plan's values
+        n -= std::min(n, syscall_->hints.size());
+    return std::min(n, fetch_args_->size());
 }
 
 void EventView::value(std::size_t i, FetchedValue& out) const {
@@ -46,9 +52,10 @@ void EventView::value(std::size_t i, FetchedValue& out) const {
         out = event_->values[i];
         return;
     }
-    const std::size_t at = recordIndex(shown_, valueCount(), i);
-    const RawValue raw = fetched(at);
-    decodeFetchedValue(out, (*fetch_args_)[at], raw.bytes, raw.flags);
+    const std::size_t arg = argIndex(shown_, valueCount(), i);
+    // A syscall's record has its strace plan's values too, around the arguments' own.
+    const RawValue raw = fetched(syscall_ ? syscallArgIndex(*syscall_, arg) : arg);
+    decodeFetchedValue(out, (*fetch_args_)[arg], raw.bytes, raw.flags);
 }
 
 void EventView::copyTo(Event& out) const {

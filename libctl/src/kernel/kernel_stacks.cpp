@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "kernel/entry_stack.hpp"
 #include "probectl/fetch_program.hpp"
+#include "probectl/predicate.hpp"
 #include "uapi/probectl.h"
 
 namespace probectl {
@@ -106,6 +108,63 @@ void markUserStackEntry(ProbeRequest& req) {
             in.flags |= kFetchFlagFuncEntry;
 }
 
+namespace detail {
+
+bool stackAtEntry(const ProbeRequest& req) {
+    return req.kind == ProbeKind::Kretprobe && (req.flags & kProbeFlagSyscall);
+}
+
+namespace {
+
+bool isStore(std::uint8_t op) {
+    switch (static_cast<FetchOpcode>(op)) {
+        case FetchOpcode::StoreInt:
+        case FetchOpcode::StoreString:
+        case FetchOpcode::StoreArray:
+        case FetchOpcode::StoreComm:
+        case FetchOpcode::StoreUstackSnapshot:
+            return true;
+        default:
+            return false;
+    }
+}
+
+}  // namespace
+
+std::size_t programCount(const std::vector<FetchInsn>& insns) {
+    return static_cast<std::size_t>(std::count_if(
+        insns.begin(), insns.end(), [](const FetchInsn& in) { return isStore(in.op); }));
+}
+
+std::size_t insertEntryArg(ProbeRequest& req, std::vector<FetchArg>& args, FetchArg arg,
+                           const std::vector<FetchInsn>& prog) {
+    // A strace plan's values are the request's programs that `args` does not describe; its
+    // entry reads are then all the entry programs so far (nothing of `args` is read there).
+    const bool plan = programCount(req.fetch) > args.size();
+    const std::size_t at = req.fetch_entry;  // the value's place in the record
+    const std::size_t own = plan ? 0 : at;   // ... and in `args`
+    auto insn = req.fetch.begin();
+    for (std::size_t stores = 0; stores < at && insn != req.fetch.end(); ++insn)
+        stores += isStore(insn->op);
+    req.fetch.insert(insn, prog.begin(), prog.end());
+    req.fetch_entry++;
+    for (auto& f : req.filter.insns)
+        if (f.op == static_cast<std::uint8_t>(PredicateOpcode::Test) &&
+            f.field_kind == static_cast<std::uint8_t>(PredicateFieldKind::Arg) && f.arg_index >= at)
+            f.arg_index++;
+    if (req.aggr) {
+        for (std::uint8_t i = 0; i < req.aggr->nkeys; i++)
+            if (req.aggr->keys[i] >= own)
+                req.aggr->keys[i]++;
+        if (req.aggr->value == AggrValue::Arg && req.aggr->value_arg >= own)
+            req.aggr->value_arg++;
+    }
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(own), std::move(arg));
+    return own;
+}
+
+}  // namespace detail
+
 namespace {
 
 Error refuseStack(std::string msg) {
@@ -125,11 +184,17 @@ Result<void> roomFor(const std::vector<FetchArg>& args, const std::string& name)
     return {};
 }
 
-// Compiles `arg` into the request's fetch program and appends it to `args`.
-Result<void> appendCompiled(ProbeRequest& req, std::vector<FetchArg>& args, FetchArg arg) {
+// Compiles `arg` into the request's fetch program and appends it to `args` (`entry`: among
+// the programs a syscall's kretprobe runs at the entry, detail::insertEntryArg).
+Result<void> appendCompiled(ProbeRequest& req, std::vector<FetchArg>& args, FetchArg arg,
+                            bool entry = false) {
     auto prog = compileFetchArg(arg);
     if (!prog)
         return prog.error();
+    if (entry) {
+        detail::insertEntryArg(req, args, std::move(arg), prog->insns);
+        return {};
+    }
     req.fetch.insert(req.fetch.end(), prog->insns.begin(), prog->insns.end());
     args.push_back(std::move(arg));
     return {};
@@ -148,7 +213,8 @@ Result<void> appendStackArg(ProbeRequest& req, std::vector<FetchArg>& args, cons
     auto arg = parseFetchArg(text, args.size() + 1, fo);
     if (!arg)
         return refuseStack(arg.error().message);
-    return appendCompiled(req, args, std::move(*arg));
+    return appendCompiled(req, args, std::move(*arg),
+                          name == kKernelStackArg && detail::stackAtEntry(req));
 }
 
 }  // namespace
@@ -181,17 +247,10 @@ Result<void> appendUserStackSnapshotArg(ProbeRequest& req, std::vector<FetchArg>
 
 Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args,
                                   std::uint32_t depth) {
-    auto refuse = refuseStack;
     if (req.kind != ProbeKind::Kprobe && req.kind != ProbeKind::Kretprobe &&
         req.kind != ProbeKind::Tracepoint)
-        return refuse(
+        return refuseStack(
             "kernel stacks are taken at kprobes, kretprobes and tracepoints, not in user space");
-    // A syscall: spec is a kretprobe on the wrapper whose records its strace plan decodes;
-    // a kprobe on the wrapper (or a syscall that never returns) is an ordinary kprobe.
-    if (req.kind == ProbeKind::Kretprobe && (req.flags & kProbeFlagSyscall))
-        return refuse(
-            "kernel stacks are not taken at a syscall's return (syscall: specs, "
-            "kretprobe:__x64_sys_NAME): probe its entry, kprobe:__x64_sys_NAME");
     return appendStackArg(req, args, kKernelStackArg, req.kind == ProbeKind::Kretprobe, depth);
 }
 

@@ -69,6 +69,16 @@ SyscallPlan syscallPlan(std::string_view name, const SyscallInfo* info) {
     return plan;
 }
 
+std::size_t syscallValueIndex(const SyscallPlan& plan, std::size_t hint) {
+    return hint < plan.entry_args ? hint : hint + plan.entry_extra;
+}
+
+std::size_t syscallArgIndex(const SyscallPlan& plan, std::size_t arg) {
+    if (plan.hints.empty())
+        return arg;
+    return arg < plan.entry_extra ? plan.entry_args + arg : plan.hints.size() + arg;
+}
+
 SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool returned) {
     SyscallRecord r;
     r.name = plan.name;
@@ -78,9 +88,12 @@ SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool retur
     // execve's argv and envp: pointer arrays (NULL ends them) and argv's strings.
     std::map<std::size_t, std::vector<std::uint64_t>> arrays;
     std::map<std::size_t, const Event::RawValue*> strings;
-    for (std::size_t i = 0; i < plan.hints.size() && i < ev.fetched.size(); ++i) {
+    for (std::size_t i = 0; i < plan.hints.size(); ++i) {
+        const std::size_t at = syscallValueIndex(plan, i);
+        if (at >= ev.fetched.size())
+            break;
         const SyscallMemHint& h = plan.hints[i];
-        const Event::RawValue& v = ev.fetched[i];
+        const Event::RawValue& v = ev.fetched[at];
         if (h.arg >= r.mem.size())
             continue;
         if (h.kind == SyscallMemHint::Kind::PtrArray) {

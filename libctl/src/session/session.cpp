@@ -11,6 +11,7 @@
 #include "command/entry_hold.hpp"
 #include "core/event_view_access.hpp"
 #include "core/step_timing.hpp"
+#include "kernel/entry_stack.hpp"
 #include "probectl/fetch_decode.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/kernel_stacks.hpp"
@@ -61,6 +62,45 @@ Result<std::uint64_t> semaphoreAddress(const ProcMaps& maps, const std::string& 
     return makeError(ENOENT, fmt::format("no writable mapping of {} holds file offset {:#x}: "
                                          "it is not loaded at the command's entry point",
                                          path, offset));
+}
+
+// After SessionOptions::prepare: a value it put among a syscall's entry reads (a stack,
+// kernel_stacks.hpp) sits before the plan's return values, which the plan's copy says; and
+// the values print as before, the added ones after them, wherever they are in the record.
+void settleLayout(ResolvedProbe& site, const std::vector<FetchArg>& before) {
+    const ProbeRequest& req = site.res.request;
+    if (site.plan && !site.plan->hints.empty() &&
+        detail::programCount(req.fetch) == site.plan->hints.size() + site.args.size() &&
+        req.fetch_entry > site.plan->entry_args) {
+        auto plan = std::make_shared<SyscallPlan>(*site.plan);
+        plan->entry_extra = req.fetch_entry - plan->entry_args;
+        site.plan = std::move(plan);
+    }
+    std::vector<std::size_t> order;  // the arguments before, in the order they print
+    if (!site.shown.empty())
+        order = site.shown;
+    else
+        for (std::size_t i = 0; i < before.size(); i++)
+            order.push_back(i);
+    bool moved = !site.shown.empty() && site.args.size() != before.size();
+    std::vector<bool> taken(site.args.size());
+    std::vector<std::size_t> shown;
+    for (std::size_t i : order) {
+        std::size_t j = 0;
+        while (j < site.args.size() && (taken[j] || site.args[j].name != before[i].name))
+            j++;
+        if (j == site.args.size())
+            return;  // prepare took an argument away: nothing to reorder by
+        taken[j] = true;
+        moved = moved || j != i;
+        shown.push_back(j);
+    }
+    if (!moved)
+        return;
+    for (std::size_t j = 0; j < site.args.size(); j++)
+        if (!taken[j])
+            shown.push_back(j);
+    site.shown = std::move(shown);
 }
 
 }  // namespace
@@ -253,12 +293,15 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
             if (auto r = compileProbe(spec, site); !r)
                 return r.error();
             // A refusal keeps its kind: one marked usage (an unknown key) exits 2 in the CLI.
-            if (impl_->options.prepare)
+            if (impl_->options.prepare) {
+                const std::vector<FetchArg> before = site.args;
                 if (auto r = impl_->options.prepare(site.res.request, site.args); !r) {
                     Error e = std::move(r).error();
                     e.message = fmt::format("{}: {}", spec.text, e.message);
                     return e;
                 }
+                settleLayout(site, before);
+            }
             markUserStackEntry(site.res.request);
         }
 

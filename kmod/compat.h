@@ -174,4 +174,14 @@ static inline void kapi_uprobe_unregister_sync(void)
 #define kapi_unbound_wq system_unbound_wq
 #endif
 
+/*
+ * The path a file was opened by, as /proc/PID/maps shows it: 6.8 made
+ * overlayfs map its backing file, whose user-visible path is kept apart.
+ */
+#if KAPI_GE(6, 8)
+#define kapi_file_user_path(f) file_user_path(f)
+#else
+#define kapi_file_user_path(f) (&(f)->f_path)
+#endif
+
 #endif /* PROBECTL_COMPAT_H */

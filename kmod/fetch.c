@@ -387,6 +387,7 @@ static u64 probectl_fetch_load(const struct probectl_fetch_insn *in,
 	case PROBECTL_FETCH_LOAD_KSTACK:
 		return probectl_stack_id(ctx->stacks, ctx->regs, in->operand);
 	case PROBECTL_FETCH_LOAD_USTACK:
+		probectl_mm_pin(ctx->pins);
 		return probectl_ustack_id(ctx->stacks, ctx->user ? ctx->regs : NULL,
 					  in->operand,
 					  in->flags & PROBECTL_FETCH_F_FUNC_ENTRY);
@@ -446,6 +447,8 @@ static unsigned int probectl_fetch_one(const struct probectl_fetch_insn *in,
 		case PROBECTL_FETCH_STORE_USTACK_SNAPSHOT:
 			val->len = probectl_ustack_snapshot(ctx->user ? ctx->regs : NULL, data,
 							    in->operand, &val->flags);
+			if (val->len)
+				probectl_mm_pin(ctx->pins);
 			break;
 		}
 		break;
@@ -535,8 +538,10 @@ u32 probectl_fetch_all(const struct probectl_probe *p,
 	u32 len = 0;
 
 	/* the handlers build their context; the map is the session's */
-	if (p->session)
+	if (p->session) {
 		c.stacks = READ_ONCE(p->session->stacks);
+		c.pins = READ_ONCE(p->session->pins);
+	}
 	if (c.entry_len) {
 		memcpy(out, c.entry_vals, c.entry_len);
 		len = c.entry_len;

@@ -70,6 +70,11 @@ static const struct nla_policy probectl_stack_get_dump_nl_policy[PROBECTL_A_PROB
 	[PROBECTL_A_PROBE_ID] = { .type = NLA_U32, },
 };
 
+static const struct nla_policy probectl_maps_get_dump_nl_policy[PROBECTL_A_MAPS_TGID + 1] = {
+	[PROBECTL_A_PROBE_ID] = { .type = NLA_U32, },
+	[PROBECTL_A_MAPS_TGID] = { .type = NLA_U32, },
+};
+
 /* Sorted by command; every op refuses the attributes it does not take. */
 const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 	{
@@ -132,6 +137,13 @@ const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 		.dumpit		= probectl_nl_stack_get_dumpit,
 		.policy		= probectl_stack_get_dump_nl_policy,
 		.maxattr	= PROBECTL_A_PROBE_ID,
+	},
+	{
+		.cmd		= PROBECTL_CMD_MAPS_GET,
+		.dumpit		= probectl_nl_maps_get_dumpit,
+		.done		= probectl_nl_maps_get_done,
+		.policy		= probectl_maps_get_dump_nl_policy,
+		.maxattr	= PROBECTL_A_MAPS_TGID,
 	},
 };
 

@@ -284,6 +284,17 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 		if (err)
 			goto err_unlock;
 	}
+	/* user stacks are symbolized later: keep their processes' address spaces */
+	if (s && (probectl_fetch_has_op(p->fetch, p->fetch_insns, PROBECTL_FETCH_LOAD_USTACK) ||
+		  probectl_fetch_has_op(p->fetch, p->fetch_insns,
+					PROBECTL_FETCH_STORE_USTACK_SNAPSHOT))) {
+		err = probectl_mm_pins_get(s);
+		if (err) {
+			NL_SET_ERR_MSG_MOD(extack,
+					   "out of memory for the session's address space table");
+			goto err_unlock;
+		}
+	}
 
 	err = xa_alloc_cyclic(&probectl_probes, &p->id, p, xa_limit_31b,
 			      &probectl_next_id, GFP_KERNEL);
@@ -574,6 +585,50 @@ int probectl_probe_stack_fill(u32 id, struct sk_buff *skb, unsigned long *cursor
 		ret = -EMSGSIZE;
 	else
 		ret = probectl_stack_fill(p->session->stacks, skb, cursor);
+	mutex_unlock(&probectl_lock);
+	return ret;
+}
+
+/**
+ * probectl_probe_maps_read() - the mappings a probe's session kept for a process.
+ * @id: the probe
+ * @tgid: the process; 0 reads only the counter
+ * @text: receives the kvmalloc'ed maps text (caller frees), NULL when none
+ * @len: receives its length
+ * @unpinned: receives the session's maps-unpinned counter
+ * @extack: receives the reason for a refusal
+ *
+ * Context: process context (dumpit). Takes probectl_lock, so the session
+ * and its table stay while the address space is read and let go.
+ * Return: 0, -ENOENT (no such probe, or nothing kept for @tgid), -EINVAL
+ * (a session that captures no user stacks), -ENOMEM.
+ */
+int probectl_probe_maps_read(u32 id, u32 tgid, char **text, size_t *len, u64 *unpinned,
+			     struct netlink_ext_ack *extack)
+{
+	struct probectl_probe *p;
+	int ret = 0;
+
+	*text = NULL;
+	*len = 0;
+	mutex_lock(&probectl_lock);
+	p = xa_load(&probectl_probes, id);
+	if (!p || !p->session || !p->session->pins) {
+		mutex_unlock(&probectl_lock);
+		if (p)
+			kapi_set_err_msg_fmt_mod(extack, "probe id %u: no user stacks kept", id);
+		else
+			kapi_set_err_msg_fmt_mod(extack, "probe id %u not found", id);
+		return p ? -EINVAL : -ENOENT;
+	}
+	*unpinned = probectl_mm_pins_unpinned(p->session->pins);
+	if (tgid) {
+		ret = probectl_mm_pins_read(p->session->pins, tgid, text, len);
+		if (ret == -ENOENT)
+			kapi_set_err_msg_fmt_mod(extack,
+						 "nothing kept for process %u: read /proc/%u/maps",
+						 tgid, tgid);
+	}
 	mutex_unlock(&probectl_lock);
 	return ret;
 }

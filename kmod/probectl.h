@@ -123,6 +123,11 @@ struct probectl_session {
 	 * the first probe that captures stacks is armed; NULL until then.
 	 */
 	struct probectl_stack_map *stacks;
+	/*
+	 * mm_pin.c: address spaces kept for maps-get, allocated like @stacks
+	 * before the first probe that captures user stacks is armed.
+	 */
+	struct probectl_mm_pins *pins;
 	u64 map_bytes;			/* their aggregation maps (limits.c), same lock */
 };
 
@@ -346,6 +351,8 @@ struct probectl_fetch_ctx {
 	u64 t0;		/* return probes: entry time (aggregated latency) */
 	/* load-[ku]stack: set by probectl_fetch_{all,entry}() from the session */
 	struct probectl_stack_map *stacks;
+	/* load-ustack, store-ustack-snapshot: likewise; NULL keeps nothing */
+	struct probectl_mm_pins *pins;
 };
 
 /* Loads start a fetch program; load-[ku]stack came after the stores. */
@@ -430,6 +437,16 @@ u32 probectl_ustack_snapshot(struct pt_regs *regs, void *dst, u32 max, u8 *flags
 int probectl_probe_stack_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
 			      struct netlink_ext_ack *extack);
 bool probectl_fetch_has_op(const struct probectl_fetch_insn *insns, u32 n, u8 op);
+
+/* mm_pin.c: address spaces kept until maps-get reads their mappings */
+struct probectl_mm_pins;
+int probectl_mm_pins_get(struct probectl_session *s);
+void probectl_mm_pins_free(struct probectl_session *s);
+void probectl_mm_pin(struct probectl_mm_pins *t);
+u64 probectl_mm_pins_unpinned(struct probectl_mm_pins *t);
+int probectl_mm_pins_read(struct probectl_mm_pins *t, u32 tgid, char **text, size_t *len);
+int probectl_probe_maps_read(u32 id, u32 tgid, char **text, size_t *len, u64 *unpinned,
+			     struct netlink_ext_ack *extack);
 
 /* match.c: the session's task match */
 bool probectl_match_pass(struct probectl_session *s);

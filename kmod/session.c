@@ -709,6 +709,7 @@ void probectl_session_destroy(struct probectl_session *s)
 	xa_destroy(&s->tgids);
 	probectl_match_free(s);
 	probectl_stack_map_free(s);
+	probectl_mm_pins_free(s);
 	kfree(s->head);
 	kvfree(s->batch);
 	mutex_destroy(&s->drain_lock);

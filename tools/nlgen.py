@@ -47,7 +47,7 @@ MARK = 'generated from %s by tools/nlgen.py -- do not edit' % SPEC
 # libctl: the struct each decoded reply fills; members are named after the
 # attribute without its "probe-" prefix.
 CXX_REPLIES = {'probe-get': 'ProbeInfo', 'probe-add': 'AddedProbe', 'aggr-get': 'AggrReply',
-               'stack-get': 'StackReply'}
+               'stack-get': 'StackReply', 'maps-get': 'MapsReply'}
 
 POLICY_TYPES = {'u8': 'NLA_U8', 'u16': 'NLA_U16', 'u32': 'NLA_U32', 'u64': 'NLA_U64',
                 's32': 'NLA_S32', 's64': 'NLA_S64', 'string': 'NLA_NUL_STRING',
@@ -205,6 +205,8 @@ def kernel_c(s):
         if mode == 'dumpit' and sub.get('pre'):
             out.append('\t\t.start\t\t= %s,' % sub['pre'].replace('-', '_'))
         out.append('\t\t.%s\t\t= %s,' % (mode, handler(op, mode)))
+        if mode == 'dumpit' and sub.get('post'):
+            out.append('\t\t.done\t\t= %s,' % sub['post'].replace('-', '_'))
         if pol:
             out += ['\t\t.policy\t\t= %s,' % pol, '\t\t.maxattr\t= %s,' % top]
         out.append('\t},')
@@ -236,6 +238,8 @@ def kernel_h(s, ops):
     for op, mode, sub, _, _ in ops:
         if mode == 'dumpit' and sub.get('pre'):
             out.append('int %s(struct netlink_callback *cb);' % sub['pre'].replace('-', '_'))
+        if mode == 'dumpit' and sub.get('post'):
+            out.append('int %s(struct netlink_callback *cb);' % sub['post'].replace('-', '_'))
         if mode == 'doit':
             out.append('int %s(struct sk_buff *skb, struct genl_info *info);'
                        % handler(op, mode))

@@ -91,6 +91,14 @@
  * first probe that captures stacks.
  */
 #define PROBECTL_STACK_MAP_ENTRIES	1024
+/*
+ * Address spaces a session keeps alive at once for maps-get, so that the user
+ * stacks of a process that exited are still symbolized; the table is allocated
+ * with the session's first probe that captures user stacks (load-ustack,
+ * store-ustack-snapshot). A hit in a process that finds it full counts as
+ * maps-unpinned.
+ */
+#define PROBECTL_MM_PIN_SLOTS	64
 
 enum probectl_cmd {
 	PROBECTL_CMD_UNSPEC,
@@ -160,6 +168,20 @@ enum probectl_cmd {
 	 * session has no stack map (or no session), ENOENT for an unknown id.
 	 */
 	PROBECTL_CMD_STACK_GET,
+	/*
+	 * dump: Read, then let go of, the address space a probe's session keeps
+	 * for a process: when a probe of the session captures a user stack
+	 * (load-ustack, store-ustack-snapshot), the process's address space is
+	 * kept alive (up to mm-pin-slots of them) until this reads its
+	 * mappings, so that a process that exited is still symbolized. The
+	 * reply's maps-text messages hold its mappings as /proc/PID/maps lines;
+	 * a later hit of the same, still living process keeps it again only
+	 * once its slot was reused. Without maps-tgid: one message with the
+	 * counter. ENOENT for an unknown probe id or when nothing is kept for
+	 * the tgid (read /proc/PID/maps then), EINVAL for a probe whose session
+	 * captures no user stacks.
+	 */
+	PROBECTL_CMD_MAPS_GET,
 	__PROBECTL_CMD_MAX,
 };
 #define PROBECTL_CMD_MAX (__PROBECTL_CMD_MAX - 1)
@@ -333,6 +355,23 @@ enum probectl_attr {
 	PROBECTL_A_STACK_LOST,
 	/* u64: Hits whose stack had more frames than the depth asked for. */
 	PROBECTL_A_STACK_TRUNCATED,
+	/*
+	 * u32: maps-get: the process whose pinned address space to read;
+	 * without it the reply has only the counter.
+	 */
+	PROBECTL_A_MAPS_TGID,
+	/*
+	 * binary: maps-get: the mappings of the address space, as
+	 * /proc/PID/maps lines (start-end perms offset dev inode path), split
+	 * over the dump's messages at any byte: concatenate them.
+	 */
+	PROBECTL_A_MAPS_TEXT,
+	/*
+	 * u64: Hits that captured a user stack in a process whose address space
+	 * the session could not keep (all mm-pin-slots held): if it exits
+	 * before maps-get, its stacks have no maps.
+	 */
+	PROBECTL_A_MAPS_UNPINNED,
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)

@@ -292,6 +292,56 @@ TEST(UserStackText, CapturedMapsOutliveTheProcess) {
               fmt::format("fx_work ({})", FX_PIE_PATH));
 }
 
+// A maps source (the kernel backend's kept address spaces) is asked before procfs, by
+// capture and refresh alike: its maps serve a process /proc no longer has; when it has none
+// (nullopt, text that does not parse, no mapping) procfs is read as before; maps it gave
+// are kept, so it is not asked again by capture.
+TEST(UserStackText, MapsSourceComesBeforeProcfsAndFallsBackToIt) {
+    Pie pie = openPie();
+    const auto dir =
+        std::filesystem::temp_directory_path() / fmt::format("probectl-mapsrc-{}", getpid());
+    std::filesystem::create_directories(dir / "57");
+    std::ofstream(dir / "57" / "maps") << pieMaps(pie.elf);
+    UserSymbolizer sym(dir.string());
+    std::vector<pid_t> asked;
+    sym.setMapsSource([&](pid_t tgid) -> std::optional<std::string> {
+        asked.push_back(tgid);
+        if (tgid == 58)
+            return pieMaps(pie.elf);
+        if (tgid == 59)
+            return std::string("not a maps line\n");
+        if (tgid == 60)
+            return std::string();
+        return std::nullopt;
+    });
+    const std::string work = fmt::format("fx_work ({})", FX_PIE_PATH);
+    ASSERT_TRUE(sym.capture(58));  // gone from procfs: only the source has it
+    EXPECT_EQ(sym.frameText(58, kBase + pie.work->value, false), work);
+    ASSERT_TRUE(sym.capture(57));  // the source has none: procfs
+    EXPECT_EQ(sym.frameText(57, kBase + pie.work->value, false), work);
+    EXPECT_FALSE(sym.capture(59));
+    EXPECT_FALSE(sym.capture(60));
+    EXPECT_EQ(sym.frameText(59, kBase + pie.work->value, false),
+              fmt::format("{:#x} [unknown]", kBase + pie.work->value));
+    EXPECT_EQ(asked, (std::vector<pid_t>{58, 57, 59, 60}));
+    EXPECT_TRUE(sym.capture(58));  // kept: not asked again
+    EXPECT_EQ(asked.size(), 4u);
+    EXPECT_TRUE(sym.refresh(57));  // refresh asks the source first
+    EXPECT_EQ(asked.back(), 57);
+    std::filesystem::remove_all(dir);
+}
+
+// The summaries say how many hits' processes the kernel could not keep, only when some.
+TEST(UserStackText, SummariesSayWhenMapsWereNotKept) {
+    EXPECT_EQ(userSnapshotSummary(3, 0, 0, 3072),
+              "user stacks (dwarf): 3 unwound, 0 stopped early, 0 filled the 3072-byte copy");
+    EXPECT_NE(userSnapshotSummary(3, 0, 0, 3072, 2)
+                  .find(fmt::format(", 2 hits in processes whose maps were not kept (more than {} "
+                                    "at once",
+                                    PROBECTL_MM_PIN_SLOTS)),
+              std::string::npos);
+}
+
 namespace {
 
 AggrEntry entry(std::vector<FetchedValue> key, std::uint64_t count) {

@@ -309,6 +309,26 @@ int runWithTimeline(const AggrCliOptions& o, const char* cmd, Io& io) {
 int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out) {
     SnapshotStacks snapshots(o.aggr.stack_depth ? o.aggr.stack_depth : kStackDefaultDepth);
     const StackLines lines = stackLines(snapshots);
+    // Kernel backend: the maps of the address space the kernel kept for a process (it may
+    // have exited before its events are read), on a socket of their own.
+    std::optional<Client> maps_client;
+    std::uint32_t maps_probe = 0;
+    std::uint64_t unpinned = 0;
+    if (o.backend != "ptrace") {
+        ClientOptions co;
+        co.rcvbuf_bytes = 1 << 20;  // dump replies only
+        auto c = Client::connect(co);
+        if (!c)
+            return runtimeError(io, cmd, privilegeError(c.error(), cmd, true));
+        maps_client.emplace(std::move(*c));
+        snapshots.setMapsSource([&](std::uint32_t probe, pid_t tgid) -> std::optional<std::string> {
+            maps_probe = probe;
+            auto text = maps_client->takeMaps(probe, tgid, &unpinned);
+            if (!text)
+                return std::nullopt;
+            return std::move(*text);
+        });
+    }
     std::optional<SessionStats> last;  // none: the run failed before its tables
     const int rc = runAggregation(
         o, cmd, out,
@@ -322,8 +342,10 @@ int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out) {
         return rc;
     if (auto w = lossWarning(*last); !w.empty())
         io.err << w << '\n';
+    if (maps_client && maps_probe)
+        (void)maps_client->takeMaps(maps_probe, 0, &unpinned);
     io.err << userSnapshotSummary(snapshots.unwound(), snapshots.stopped(), snapshots.filled(),
-                                  o.stack_size ? o.stack_size : kUstackSnapshotDefault)
+                                  o.stack_size ? o.stack_size : kUstackSnapshotDefault, unpinned)
            << '\n';
     return rc;
 }

@@ -45,8 +45,29 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     // --ustack=dwarf: each event carries its own snapshot, unwound as it is printed.
     std::optional<UserSymbolizer> snapshots;
     std::uint64_t unwound = 0, stopped = 0, filled = 0;  // for the end-of-trace line
+    // Kernel backend: the maps of the address space the kernel kept for a process, read on
+    // a socket of their own through a probe of the session (the latest event's).
+    std::optional<Client> maps_client;
+    std::uint32_t maps_probe = 0;
+    std::uint64_t unpinned = 0;
     if (dwarf) {
         snapshots.emplace();
+        if (kernel) {
+            ClientOptions co;
+            co.rcvbuf_bytes = 1 << 20;  // dump replies only
+            auto c = Client::connect(co);
+            if (!c)
+                return runtimeError(io, kCmd, c.error());
+            maps_client.emplace(std::move(*c));
+            snapshots->setMapsSource([&](pid_t tgid) -> std::optional<std::string> {
+                if (!maps_probe)
+                    return std::nullopt;
+                auto text = maps_client->takeMaps(maps_probe, tgid, &unpinned);
+                if (!text)
+                    return std::nullopt;
+                return std::move(*text);
+            });
+        }
         const std::size_t depth = o.stack_depth ? o.stack_depth : kStackDefaultDepth;
         sink.setUserSnapshots([&, depth](const Event& ev, const FetchedValue& v) {
             auto lines = snapshots->snapshotLines(static_cast<pid_t>(ev.tgid), v.snapshot,
@@ -73,10 +94,12 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     // --ustack: a process's maps are read at its first event, while it (likely) lives; its
     // user stacks are symbolized with them even after it exited.
     auto onEvent = [&](const Event& ev) {
-        if (snapshots)
+        if (snapshots) {
+            maps_probe = ev.probe_id;
             snapshots->capture(static_cast<pid_t>(ev.tgid));
-        else if (stacks && !o.ustack.empty())
-            stacks->captureProcess(static_cast<pid_t>(ev.tgid));
+        } else if (stacks && !o.ustack.empty()) {
+            stacks->captureProcess(static_cast<pid_t>(ev.tgid), ev.probe_id);
+        }
         sink.event(ev);
     };
     if (auto r = tracer.start(); !r)
@@ -103,10 +126,14 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         (void)stacks->read(stats->probes.front().id);
         io.err << kernelStacksSummary(*stacks) << '\n';
     }
-    if (dwarf)
+    if (dwarf) {
+        if (maps_client && maps_probe)
+            (void)maps_client->takeMaps(maps_probe, 0, &unpinned);
         io.err << userSnapshotSummary(unwound, stopped, filled,
-                                      o.stack_size ? o.stack_size : kUstackSnapshotDefault)
+                                      o.stack_size ? o.stack_size : kUstackSnapshotDefault,
+                                      unpinned)
                << '\n';
+    }
     for (const auto& note : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", kCmd, note);
     // CMD ended on its own: its status (strace/perf style). Ended by us (--duration,

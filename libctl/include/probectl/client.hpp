@@ -31,6 +31,7 @@
 namespace probectl {
 
 struct StackReply;  // kernel_stacks.hpp
+struct MapsReply;   // kernel_stacks.hpp
 
 // Probe kinds on the wire (enum probectl_probe_kind; the values are checked against the
 // uapi header in src/core/uapi_checks.cpp, which public headers do not include).
@@ -212,6 +213,14 @@ class Client {
     // on_reply's.
     Result<void> dumpStacks(std::uint32_t id,
                             const std::function<Result<void>(const StackReply&)>& on_reply);
+    // MAPS_GET through probe `id`'s session: the mappings, as /proc/PID/maps text, of the
+    // address space the kernel kept for process `tgid` since one of the session's probes
+    // captured a user stack there (it may have exited since), which the kernel then lets go.
+    // `tgid` 0: no text, only the counter. `unpinned` (if not null) receives the session's
+    // hits whose address space was not kept (the kernel's table was full).
+    // Errors: ENOENT when nothing is kept for `tgid` (read /proc instead) or for an unknown
+    // id, EINVAL when the session captures no user stacks (kernel errno + extack).
+    Result<std::string> takeMaps(std::uint32_t id, pid_t tgid, std::uint64_t* unpinned = nullptr);
 
     // The socket fd, for poll()/epoll (POLLIN when records or a stray reply are waiting).
     int fd() const;

@@ -74,6 +74,8 @@ inline constexpr std::uint32_t kFetchMaxArgN = 6;        // $arg1..$arg6
 inline constexpr std::uint32_t kFetchMaxStackN = 511;    // $stackN
 inline constexpr std::uint32_t kStackMaxDepth = 127;     // $kstackN: PROBECTL_STACK_MAX_DEPTH
 inline constexpr std::uint32_t kStackDefaultDepth = 64;  // $kstack: PROBECTL_STACK_DEFAULT_DEPTH
+// Address spaces a session keeps at once for their maps (PROBECTL_MM_PIN_SLOTS).
+inline constexpr std::uint32_t kMmPinSlots = 64;
 
 enum class FetchType : std::uint8_t {
     U8,

@@ -41,6 +41,14 @@ struct StackReply {
     std::vector<std::uint8_t> stack_entries;
 };
 
+// One MAPS_GET reply message (Client::takeMaps), members named after the spec's attributes.
+struct MapsReply {
+    std::uint32_t id = 0;
+    std::uint32_t maps_tgid = 0;
+    std::uint64_t maps_unpinned = 0;      // hits whose address space was not kept
+    std::vector<std::uint8_t> maps_text;  // a piece of the /proc/PID/maps text
+};
+
 // One stack of the map: return addresses, innermost first (the first is the probed location).
 struct KernelStack {
     std::uint32_t id = 0;
@@ -134,8 +142,10 @@ class KernelStacks {
     // The stack itself, once read; nullptr when unknown.
     const KernelStack* stack(std::uint32_t id) const;
     // Keeps the maps of process `tgid` for its user stacks (UserSymbolizer::capture): call
-    // it as soon as a process is seen, its maps go with it.
-    void captureProcess(pid_t tgid);
+    // it as soon as a process is seen. They are those of the address space the kernel kept
+    // for it (Client::takeMaps through `probe_id`, or through the probe of the last read),
+    // else /proc's while it lives.
+    void captureProcess(pid_t tgid, std::uint32_t probe_id = 0);
     // read(probe_id), then captureProcess for each user stack's process seen for the first
     // time: a count calls it now and then so that the maps of short-lived processes are kept.
     Result<void> readAndCapture(std::uint32_t probe_id);
@@ -145,6 +155,9 @@ class KernelStacks {
     std::uint32_t count() const;
     std::uint64_t lost() const;
     std::uint64_t truncated() const;
+    // Hits whose process's address space the kernel could not keep (its table was full), as
+    // of the last read that saw user stacks.
+    std::uint64_t unpinned() const;
 
   private:
     struct Impl;
@@ -184,8 +197,11 @@ std::string kernelStacksSummary(const KernelStacks& stacks);
 // the outermost frame ("[unwind stopped: ...]") and how many filled all `bytes` of the copy
 // (the stack went on above it: a larger --stack-size may reach further):
 // "user stacks (dwarf): N unwound, S stopped early, T filled the 3072-byte copy".
+// `unpinned`: hits whose process's maps the kernel could not keep (Client::takeMaps), noted
+// when not 0, as kernelStacksSummary does.
 std::string userSnapshotSummary(std::uint64_t events, std::uint64_t stopped,
-                                std::uint64_t truncated, std::uint32_t bytes);
+                                std::uint64_t truncated, std::uint32_t bytes,
+                                std::uint64_t unpinned = 0);
 
 }  // namespace probectl
 #pragma GCC visibility pop

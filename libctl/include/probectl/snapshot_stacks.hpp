@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,10 @@ class SnapshotStacks {
     // of e.tgid (read now unless kept) and replaces it by its stack's id, a u32. Events
     // without a `ustack` value are left as they are.
     void replace(Event& e);
+    // Maps from `source` before procfs (UserSymbolizer::setMapsSource), asked with the
+    // probe id of the event being replaced (the kernel backend's Client::takeMaps).
+    using MapsSource = std::function<std::optional<std::string>(std::uint32_t probe_id, pid_t)>;
+    void setMapsSource(MapsSource source);
 
     // For userSnapshotSummary: snapshots unwound, walks that stopped before the outermost
     // frame, snapshots that filled their copy.
@@ -41,6 +47,8 @@ class SnapshotStacks {
   private:
     std::size_t max_frames_;
     UserSymbolizer symbols_;
+    MapsSource source_;
+    std::uint32_t probe_ = 0;  // of the event being replaced
     std::map<std::vector<std::string>, std::uint32_t> ids_;
     std::vector<const std::vector<std::string>*> by_id_;  // id - 1 -> key of ids_
     std::uint64_t unwound_ = 0, stopped_ = 0, filled_ = 0;

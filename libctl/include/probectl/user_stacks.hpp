@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,6 +52,12 @@ class UserSymbolizer {
     bool refresh(pid_t tgid);
     // Keeps `maps` as those of `tgid` (maps read elsewhere).
     void setMaps(pid_t tgid, ProcMaps maps);
+    // Where maps come from before procfs: the /proc/PID/maps text of `tgid`, or nullopt when
+    // the source has none (e.g. the kernel backend's Client::takeMaps, whose address space
+    // outlives the process). capture and refresh try it first; text that does not parse, or
+    // holds no mapping, counts as none.
+    using MapsSource = std::function<std::optional<std::string>(pid_t tgid)>;
+    void setMapsSource(MapsSource source);
     bool hasMaps(pid_t tgid) const;
 
     // One frame as text:
@@ -101,7 +108,10 @@ class UserSymbolizer {
     const ElfResolver* fileAt(pid_t tgid, std::uint64_t addr, bool caller, const ProcMapping** map,
                               std::uint64_t* elf_addr);
 
+    bool fromSource(pid_t tgid);
+
     std::string proc_;
+    MapsSource source_;
     std::unordered_map<pid_t, ProcMaps> maps_;
     std::map<std::string, std::optional<ElfResolver>> elfs_;  // nullopt: could not be read
     // Per process, made by the first snapshot; null: libdwfl could not take its maps.

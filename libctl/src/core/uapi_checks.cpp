@@ -47,6 +47,7 @@ static_assert(offsetof(struct probectl_ustack_regs, ip) == 16 * 8);
 static_assert(kFetchFlagFuncEntry == PROBECTL_FETCH_F_FUNC_ENTRY);
 static_assert(kStackMaxDepth == PROBECTL_STACK_MAX_DEPTH);
 static_assert(kStackDefaultDepth == PROBECTL_STACK_DEFAULT_DEPTH);
+static_assert(kMmPinSlots == PROBECTL_MM_PIN_SLOTS);
 static_assert(kFetchFlagUser == PROBECTL_FETCH_F_USER);
 static_assert(kFetchFlagErrno == PROBECTL_FETCH_F_ERRNO);
 static_assert(sizeof(FetchInsn) == sizeof(probectl_fetch_insn));

@@ -263,6 +263,8 @@ struct KernelStacks::Impl {
     std::unordered_map<std::uint32_t, KernelStack> stacks;
     std::unordered_map<std::uint32_t, std::vector<std::string>> lines;
     UserSymbolizer user_symbols;
+    std::uint32_t maps_probe = 0;  // a probe of the session, for takeMaps; 0: none known
+    std::uint64_t unpinned = 0;
     bool has_user = false;
     std::uint32_t count = 0;
     std::uint64_t lost = 0;
@@ -293,6 +295,15 @@ Result<KernelStacks> KernelStacks::open(const KernelSymbols* symbols) {
         return std::move(c).error();
     auto impl = std::make_unique<Impl>(std::move(*c));
     impl->symbols = symbols;
+    // The address space the kernel kept for a process outlives it: preferred to /proc.
+    impl->user_symbols.setMapsSource([im = impl.get()](pid_t tgid) -> std::optional<std::string> {
+        if (!im->maps_probe)
+            return std::nullopt;
+        auto text = im->client.takeMaps(im->maps_probe, tgid, &im->unpinned);
+        if (!text)
+            return std::nullopt;
+        return std::move(*text);
+    });
     return KernelStacks(std::move(impl));
 }
 
@@ -306,14 +317,20 @@ Result<void> KernelStacks::read(std::uint32_t probe_id) {
     });
     if (!r)
         return r;
+    impl_->maps_probe = probe_id;
     for (auto& s : got) {
         impl_->has_user = impl_->has_user || s.user;
         impl_->stacks.try_emplace(s.id, std::move(s));
     }
+    // The counter only: no address space is let go.
+    if (impl_->has_user)
+        (void)impl_->client.takeMaps(probe_id, 0, &impl_->unpinned);
     return {};
 }
 
-void KernelStacks::captureProcess(pid_t tgid) {
+void KernelStacks::captureProcess(pid_t tgid, std::uint32_t probe_id) {
+    if (probe_id)
+        impl_->maps_probe = probe_id;
     if (tgid > 0)
         (void)impl_->user_symbols.capture(tgid);
 }
@@ -360,6 +377,9 @@ std::uint64_t KernelStacks::lost() const {
 }
 std::uint64_t KernelStacks::truncated() const {
     return impl_->truncated;
+}
+std::uint64_t KernelStacks::unpinned() const {
+    return impl_->unpinned;
 }
 
 std::vector<StackRow> stackRows(const AggrTable& t, const StackLines& stack_lines) {
@@ -449,20 +469,32 @@ std::string formatFoldedRows(const std::vector<StackRow>& rows) {
     return out;
 }
 
+std::string unpinnedNote(std::uint64_t unpinned) {
+    return unpinned ? fmt::format(
+                          ", {} hit{} in processes whose maps were not kept (more than {} "
+                          "at once: their stacks are symbolized only if they still run)",
+                          unpinned, unpinned == 1 ? "" : "s", kMmPinSlots)
+                    : std::string();
+}
+
 std::string kernelStacksSummary(const KernelStacks& stacks) {
     return fmt::format(
-        "{}: {} kept, {} truncated (deeper than --stack-depth), {} lost (stack map "
-        "full)",
-        stacks.hasUserStacks() ? "stacks" : "kernel stacks", stacks.count(), stacks.truncated(),
-        stacks.lost());
+               "{}: {} kept, {} truncated (deeper than --stack-depth), {} lost (stack map "
+               "full)",
+               stacks.hasUserStacks() ? "stacks" : "kernel stacks", stacks.count(),
+               stacks.truncated(), stacks.lost()) +
+           unpinnedNote(stacks.unpinned());
 }
 
 std::string userSnapshotSummary(std::uint64_t events, std::uint64_t stopped,
-                                std::uint64_t truncated, std::uint32_t bytes) {
+                                std::uint64_t truncated, std::uint32_t bytes,
+                                std::uint64_t unpinned) {
     return fmt::format(
-        "user stacks (dwarf): {} unwound, {} stopped early, {} filled the "
-        "{}-byte copy{}",
-        events, stopped, truncated, bytes, truncated ? " (--stack-size can take more)" : "");
+               "user stacks (dwarf): {} unwound, {} stopped early, {} filled the "
+               "{}-byte copy{}",
+               events, stopped, truncated, bytes,
+               truncated ? " (--stack-size can take more)" : "") +
+           unpinnedNote(unpinned);
 }
 
 }  // namespace probectl

@@ -49,6 +49,12 @@ inline constexpr auto kStackGetReply = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_STACK_TRUNCATED, "stack-truncated", &StackReply::stack_truncated),
     attr<NlType::Binary>(PROBECTL_A_STACK_ENTRIES, "stack-entries", &StackReply::stack_entries));
 
+inline constexpr auto kMapsGetReply = std::make_tuple(
+    attr<NlType::U32>(PROBECTL_A_PROBE_ID, "probe-id", &MapsReply::id),
+    attr<NlType::U32>(PROBECTL_A_MAPS_TGID, "maps-tgid", &MapsReply::maps_tgid),
+    attr<NlType::U64>(PROBECTL_A_MAPS_UNPINNED, "maps-unpinned", &MapsReply::maps_unpinned),
+    attr<NlType::Binary>(PROBECTL_A_MAPS_TEXT, "maps-text", &MapsReply::maps_text));
+
 // The probe counters (ProbeInfo members), in PROBE_GET order.
 inline constexpr auto kProbeCounters = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_PROBE_HITS, "hits", &ProbeInfo::hits),

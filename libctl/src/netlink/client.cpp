@@ -628,6 +628,31 @@ Result<void> Client::dumpStacks(std::uint32_t id,
     });
 }
 
+Result<std::string> Client::takeMaps(std::uint32_t id, pid_t tgid, std::uint64_t* unpinned) {
+    const std::string context =
+        fmt::format("read the kept maps of process {} through probe {}", tgid, id);
+    MsgPtr m = impl_->newCommand(PROBECTL_CMD_MAPS_GET, NLM_F_DUMP);
+    if (!m || nla_put_u32(m.get(), PROBECTL_A_PROBE_ID, id) < 0 ||
+        (tgid > 0 &&
+         nla_put_u32(m.get(), PROBECTL_A_MAPS_TGID, static_cast<std::uint32_t>(tgid)) < 0))
+        return makeError(ENOMEM, context + ": cannot build message");
+    std::string text;
+    auto r = impl_->transact(m.get(), context, [&](const nlmsghdr* h) -> Result<void> {
+        nlattr* tb[PROBECTL_A_MAX + 1] = {};
+        if (genlmsg_parse(const_cast<nlmsghdr*>(h), 0, tb, PROBECTL_A_MAX, nullptr) < 0)
+            return makeError(EBADMSG, context + ": malformed reply");
+        MapsReply reply;
+        decodeAll(detail::kMapsGetReply, tb, reply);
+        if (unpinned)
+            *unpinned = reply.maps_unpinned;
+        text.append(reply.maps_text.begin(), reply.maps_text.end());
+        return {};
+    });
+    if (!r)
+        return r.error();
+    return text;
+}
+
 int Client::fd() const {
     return impl_ ? impl_->fd : -1;
 }

@@ -18,11 +18,18 @@ const std::vector<std::string>* SnapshotStacks::lines(std::uint32_t id) const {
     return id >= 1 && id <= by_id_.size() ? by_id_[id - 1] : nullptr;
 }
 
+void SnapshotStacks::setMapsSource(MapsSource source) {
+    source_ = std::move(source);
+    symbols_.setMapsSource(
+        [this](pid_t tgid) -> std::optional<std::string> { return source_(probe_, tgid); });
+}
+
 void SnapshotStacks::replace(Event& e) {
     for (FetchedValue& v : e.values) {
         if (v.name != kUserStackArg)
             continue;
         const auto tgid = static_cast<pid_t>(e.tgid);
+        probe_ = e.probe_id;
         symbols_.capture(tgid);
         const auto lines = symbols_.snapshotLines(tgid, v.snapshot, v.truncated, max_frames_);
         unwound_++;

@@ -1,5 +1,5 @@
-// User stacks: process addresses to "function+offset (file)" through /proc/TGID/maps and
-// the mapped file's ELF symbols.
+// User stacks: process addresses to "function+offset (file)" through the process's maps (a
+// maps source's, else /proc/TGID/maps) and the mapped file's ELF symbols.
 #include "probectl/user_stacks.hpp"
 
 #include <fmt/format.h>
@@ -40,7 +40,26 @@ bool UserSymbolizer::capture(pid_t tgid) {
     return hasMaps(tgid) || refresh(tgid);
 }
 
+void UserSymbolizer::setMapsSource(MapsSource source) {
+    source_ = std::move(source);
+}
+
+bool UserSymbolizer::fromSource(pid_t tgid) {
+    if (!source_)
+        return false;
+    auto text = source_(tgid);
+    if (!text)
+        return false;
+    auto maps = ProcMaps::parse(*text);
+    if (!maps || maps->mappings().empty())
+        return false;
+    setMaps(tgid, std::move(*maps));
+    return true;
+}
+
 bool UserSymbolizer::refresh(pid_t tgid) {
+    if (fromSource(tgid))
+        return true;
     if (auto maps = readMaps(proc_, tgid)) {
         maps_.insert_or_assign(tgid, std::move(*maps));
         unwinders_.erase(tgid);

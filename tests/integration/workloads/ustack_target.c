@@ -7,9 +7,11 @@
  *   ustack_target N syscall  the same, leaf() making a getppid syscall
  *   ustack_target K tree     leaf() 2^K times, each through its own path of K
  *                            calls of left() and right(): 2^K distinct stacks
+ *   ustack_target N now      leaf() N times, then exit at once
  *
- * It then stays 500 ms: a process's maps are read while it lives, and a
- * process gone before its first record is read could not be symbolized.
+ * It then stays 500 ms (unless "now"), so that tests of other things do not
+ * depend on the kernel keeping the address space of a process that is gone
+ * (mm_pin.c); "now" tests exactly that.
  * noipa keeps each function a real call with its own symbol; the work after
  * each call keeps the calls from becoming tail jumps.
  */
@@ -82,14 +84,18 @@ int main(int argc, char **argv)
 	const struct timespec linger = { 0, 500 * 1000 * 1000 };
 	long n = argc > 1 ? atol(argv[1]) : 1;
 	long i, r = 0;
+	int linger_now = 0;
 
 	use_syscall = argc > 2 && !strcmp(argv[2], "syscall");
+	if (argc > 2 && !strcmp(argv[2], "now"))
+		linger_now = 1;
 	if (argc > 2 && !strcmp(argv[2], "tree"))
 		for (i = 0; i < 1L << n; i++)
 			r += branch(i, (int)n);
 	else
 		for (i = 0; i < n; i++)
 			r += top(i);
-	nanosleep(&linger, NULL);
+	if (!linger_now)
+		nanosleep(&linger, NULL);
 	return r == 0x7fffffff;	/* uses r: main calls top, not a tail jump */
 }

@@ -44,16 +44,14 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     }
     // --ustack=dwarf: each event carries its own snapshot, unwound as it is printed.
     std::optional<UserSymbolizer> snapshots;
-    std::uint64_t unwound = 0, stopped = 0, filled = 0;  // for the end-of-trace line
+    SnapshotWalks walks;  // for the end-of-trace line
     if (dwarf) {
         snapshots.emplace();
         const std::size_t depth = o.stack_depth ? o.stack_depth : kStackDefaultDepth;
         sink.setUserSnapshots([&, depth](const Event& ev, const FetchedValue& v) {
             auto lines = snapshots->snapshotLines(static_cast<pid_t>(ev.tgid), v.snapshot,
                                                   v.truncated, depth);
-            unwound++;
-            filled += v.truncated;
-            stopped += !lines.empty() && lines.back().starts_with("[unwind stopped");
+            walks.count(lines, v.truncated);
             return lines;
         });
     }
@@ -104,8 +102,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         io.err << kernelStacksSummary(*stacks) << '\n';
     }
     if (dwarf)
-        io.err << userSnapshotSummary(unwound, stopped, filled,
-                                      o.stack_size ? o.stack_size : kUstackSnapshotDefault)
+        io.err << userSnapshotSummary(walks, o.stack_size ? o.stack_size : kUstackSnapshotDefault)
                << '\n';
     for (const auto& note : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", kCmd, note);

@@ -25,9 +25,7 @@ void SnapshotStacks::replace(Event& e) {
         const auto tgid = static_cast<pid_t>(e.tgid);
         symbols_.capture(tgid);
         const auto lines = symbols_.snapshotLines(tgid, v.snapshot, v.truncated, max_frames_);
-        unwound_++;
-        filled_ += v.truncated && !v.faulted;
-        stopped_ += !lines.empty() && lines.back().starts_with("[unwind stopped");
+        walks_.count(lines, v.truncated && !v.faulted);
         v.raw = intern(lines);
         v.type = FetchType::U32;
         v.snapshot.clear();

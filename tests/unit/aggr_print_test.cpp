@@ -186,20 +186,16 @@ TEST(AggrPrint, IntervalHeadersSayTheirSpan) {
 // Keyed histograms name their keys before the first "@[...]"; a stack's count line is a row
 // of columns under a header when there are keys besides the stack.
 TEST(AggrPrint, KeyedHistogramsAndStackRowsNameTheirKeys) {
-    AggrTable h;
-    h.spec = "kretprobe:vfs_read";
-    h.key_names = {"comm", "pid"};
-    h.value = AggrValue::Latency;
-    h.value_name = "latency";
+    AggrTable h = table("kretprobe:vfs_read", 1, 1);  // a latency histogram by comm, pid
     h.hist = AggrHist::Log2;
-    AggrEntry e;
-    e.key.resize(2);
-    e.key[0].type = FetchType::String;
-    e.key[0].str = "ls";
-    e.key[1].type = FetchType::U32;
-    e.key[1].raw = 42;
-    e.count = 1;
-    h.entries.push_back(e);
+    h.value = AggrValue::Latency;
+    h.key_names = {"comm", "pid"};
+    auto& key = h.entries[0].key;
+    key.resize(2);
+    key[0].type = FetchType::String;
+    key[0].str = "ls";
+    key[1].type = FetchType::U32;
+    key[1].raw = 42;
     EXPECT_EQ(formatAggrHist(h).rfind("keys: comm, pid\n@[ls, 42]:\n", 0), 0u) << formatAggrHist(h);
     h.key_names = {"comm"};
     h.entries[0].key.resize(1);

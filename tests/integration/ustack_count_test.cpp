@@ -219,7 +219,7 @@ TEST(UstackCount, Refusals) {
          "--stack-size goes with --ustack=dwarf"},
         {"count " + leaf + " --by ustack --ustack=dwarf --stack-size 0" + run,
          "--stack-size must be"},
-        {"count " + leaf + " --by ustack --backend ptrace" + run, "--ustack=dwarf: either backend"},
+        {"count " + leaf + " --by ustack --backend ptrace" + run, "with --backend ptrace add --ustack=dwarf"},
         // Refused once the probes are known: events carry no uid to key by.
         {"count " + leaf + " --by ustack,uid --ustack=dwarf" + run, "key uid"},
         {"hist '" + leaf + " n=$arg1' n --by ustack --ustack=dwarf" + run,

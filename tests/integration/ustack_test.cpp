@@ -470,7 +470,7 @@ TEST(UserStacks, DwarfStopsWhereTheSnapshotEnds) {
     }
     // The end of the trace counts them.
     EXPECT_NE(r.out.find("user stacks (dwarf): 2 unwound, 2 stopped early, 2 filled the 8-byte "
-                         "copy (--stack-size can take more)"),
+                         "copy, 2 stopped at its end (--stack-size can take more)"),
               std::string::npos)
         << r.out;
 }

@@ -359,7 +359,7 @@ TEST(CommandUsage, NegativeNumbersAreUsageErrors) {
 TEST(CommandUsage, IntervalErrorsNameInterval) {
     auto o = parseAggrOptions(AggrMode::Count, {"syscall:openat", "--interval", "0"});
     ASSERT_FALSE(o);
-    EXPECT_THAT(o.error().message, HasSubstr("--interval '0': expected a positive time"));
+    EXPECT_THAT(o.error().message, HasSubstr("--interval '0': expected a time of at least 100ms"));
     EXPECT_THAT(o.error().message, Not(HasSubstr("--duration")));
 }
 

@@ -71,8 +71,8 @@ TEST(SnapshotStacks, ReplacesTheSnapshotByItsStacksId) {
     ASSERT_NE(s.lines(static_cast<std::uint32_t>(e.values[0].raw)), nullptr);
     EXPECT_EQ(*s.lines(static_cast<std::uint32_t>(e.values[0].raw)),
               std::vector<std::string>{"[no user stack]"});
-    EXPECT_EQ(s.unwound(), 1u);
-    EXPECT_EQ(s.filled(), 0u);
+    EXPECT_EQ(s.walks().unwound, 1u);
+    EXPECT_EQ(s.walks().filled, 0u);
 
     Event other;
     FetchedValue n;
@@ -81,7 +81,7 @@ TEST(SnapshotStacks, ReplacesTheSnapshotByItsStacksId) {
     other.values.push_back(n);
     s.replace(other);
     EXPECT_EQ(other.values[0].raw, 7u);
-    EXPECT_EQ(s.unwound(), 1u);
+    EXPECT_EQ(s.walks().unwound, 1u);
 }
 
 // Snapshots taken at one call site unwind to one stack, one id; a copy too short to leave
@@ -115,9 +115,12 @@ TEST(SnapshotStacks, EqualWalksShareAnIdAndTheSummaryCountsAddUp) {
     ASSERT_NE(s.lines(2), nullptr);
     EXPECT_EQ(
         s.lines(2)->back().rfind("[unwind stopped: the stack snapshot ends after 16 bytes", 0), 0u);
-    EXPECT_EQ(s.unwound(), 4u);
-    EXPECT_EQ(s.stopped(), 1u);
-    EXPECT_EQ(s.filled(), 4u);
+    EXPECT_EQ(s.walks().unwound, 4u);
+    EXPECT_EQ(s.walks().stopped, 1u);
+    EXPECT_EQ(s.walks().filled, 4u);
+    // Only the copy too short to leave the innermost function was cut by its size: the deep
+    // walks filled theirs too, but ended at --stack-depth.
+    EXPECT_EQ(s.walks().cut, 1u);
 }
 
 TEST(SnapshotStacks, AggregatedByStackAndOtherKeysPrintAsFoldedRows) {

@@ -333,9 +333,10 @@ TEST(UserStackText, MapsSourceComesBeforeProcfsAndFallsBackToIt) {
 
 // The summaries say how many hits' processes the kernel could not keep, only when some.
 TEST(UserStackText, SummariesSayWhenMapsWereNotKept) {
-    EXPECT_EQ(userSnapshotSummary(3, 0, 0, 3072),
+    const SnapshotWalks three{.unwound = 3};
+    EXPECT_EQ(userSnapshotSummary(three, 3072),
               "user stacks (dwarf): 3 unwound, 0 stopped early, 0 filled the 3072-byte copy");
-    EXPECT_NE(userSnapshotSummary(3, 0, 0, 3072, 2)
+    EXPECT_NE(userSnapshotSummary(three, 3072, 2)
                   .find(fmt::format(", 2 hits in processes whose maps were not kept (more than {} "
                                     "at once",
                                     PROBECTL_MM_PIN_SLOTS)),
@@ -467,9 +468,13 @@ TEST(UserStackOptions, TraceAndCountRefusals) {
 }
 
 TEST(UserStackSnapshot, EndOfTraceSummary) {
-    EXPECT_EQ(userSnapshotSummary(5, 0, 0, 3072),
+    EXPECT_EQ(userSnapshotSummary({5, 0, 0, 0}, 3072),
               "user stacks (dwarf): 5 unwound, 0 stopped early, 0 filled the 3072-byte copy");
-    EXPECT_EQ(userSnapshotSummary(2, 2, 2, 8),
-              "user stacks (dwarf): 2 unwound, 2 stopped early, 2 filled the 8-byte copy "
-              "(--stack-size can take more)");
+    EXPECT_EQ(userSnapshotSummary({2, 2, 2, 2}, 8),
+              "user stacks (dwarf): 2 unwound, 2 stopped early, 2 filled the 8-byte copy, 2 "
+              "stopped at its end (--stack-size can take more)");
+    // A main thread's copy is filled by its environment above main: the walks that end at
+    // the outermost frame or elsewhere say nothing of --stack-size.
+    EXPECT_EQ(userSnapshotSummary({239, 4, 239, 0}, 3072),
+              "user stacks (dwarf): 239 unwound, 4 stopped early, 239 filled the 3072-byte copy");
 }

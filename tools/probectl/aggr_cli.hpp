@@ -50,10 +50,18 @@ struct AggrCliOptions {
 Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::string>& args);
 boost::program_options::options_description aggrOptionsDescription(AggrMode mode,
                                                                    AggrCliOptions* o = nullptr);
-// What prints the tables at an interval (`when`, the time of day) or the end (`when` empty),
-// with every probe's counters in `stats`, in the tables' order.
-using AggrTablesPrinter = std::function<void(const std::vector<AggrTable>& tables,
-                                             const SessionStats& stats, const std::string& when)>;
+// One read-out of the tables: at an --interval (`when`, the time of day) or the end (`when`
+// empty). `stats` are every probe's counters in the tables' order over the span the tables
+// hold: the interval's with --interval (without --cumulative), else all since the start,
+// as `total` always is.
+struct AggrReadout {
+    const std::vector<AggrTable>& tables;
+    const SessionStats& stats;
+    const SessionStats& total;
+    const std::string& when;
+};
+// What prints a read-out; its error (the output could not be written) ends the run.
+using AggrTablesPrinter = std::function<Result<void>(const AggrReadout& readout)>;
 // The run count, hist and latency share (and trace -c): opens o.backend on o's target,
 // attaches o.specs aggregating o.aggr, runs until the command exits, --duration or a
 // signal, printing at each --interval and at the end; `cmd` names the errors. `started`,
@@ -71,10 +79,6 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
 int runCount(const std::vector<std::string>& args, Io& io);
 int runHist(const std::vector<std::string>& args, Io& io);
 int runLatency(const std::vector<std::string>& args, Io& io);
-
-// The text `count` prints when no --by keys are given: one row per probe, PROBE COUNT,
-// highest first, then the keys line of each probe that lost hits.
-std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top = 0);
 
 }  // namespace probectl::cli
 

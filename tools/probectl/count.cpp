@@ -10,11 +10,11 @@
 
 #include "aggr_cli.hpp"
 #include "aggr_collect.hpp"
+#include "aggr_print.hpp"
 #include "aggr_recorded.hpp"
 #include "aggr_timeline.hpp"
 #include "attach.hpp"
 #include "format.hpp"
-#include "probectl/flame_svg.hpp"
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/session.hpp"
 #include "run_loop.hpp"
@@ -61,6 +61,17 @@ Parsed<std::int64_t> parseInt(const std::string& s, const char* what) {
     return UsageError{fmt::format("{}: '{}' is not an integer", what, s)};
 }
 
+// Each read-out reads every probe's whole map and prints its tables: shorter intervals
+// would be mostly that work (and the 50 ms poll makes them late).
+constexpr double kMinIntervalSec = 0.1;
+
+std::string intervalError(const std::string& text) {
+    return fmt::format(
+        "--interval '{}': expected a time of at least 100ms and at most {} s (a year), in "
+        "seconds (0.5) or with a unit (100ms, 2s, 1m); leave it out for one table at the end",
+        text, static_cast<long>(kMaxDurationSec));
+}
+
 // Signals arrive as pending (blocked here, after the child is spawned so it does not
 // inherit the mask) and are picked up each tick.
 class BlockedStopSignals {
@@ -97,12 +108,23 @@ std::string wallClock() {
     return buf;
 }
 
-// Latency: the calls that were entered but never returned (longjmp, an exception, the
-// thread's exit, still inside at the end) are in no bucket; the header says how many.
-std::string unreturnedText(const AggrCliOptions& o, const ProbeStats& ps) {
-    if (o.mode != AggrMode::Latency)
-        return "";
-    return fmt::format(", never returned {}", ps.unreturned);
+// The counters of `now` less those of `before` (matched by probe id): an interval's. A
+// counter that went down (unreturned: entries since returned) gives 0.
+SessionStats countersSince(const SessionStats& now, const SessionStats& before) {
+    auto less = [](std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; };
+    SessionStats d = now;
+    for (ProbeStats& p : d.probes) {
+        auto was = std::find_if(before.probes.begin(), before.probes.end(),
+                                [&](const ProbeStats& b) { return b.id == p.id; });
+        if (was == before.probes.end())
+            continue;
+#define PROBECTL_COUNTER_SINCE(name) p.name = less(p.name, was->name);
+        PROBECTL_TRACE_COUNTERS(PROBECTL_COUNTER_SINCE)
+#undef PROBECTL_COUNTER_SINCE
+    }
+    d.lost = less(now.lost, before.lost);
+    d.overruns = less(now.overruns, before.overruns);
+    return d;
 }
 
 StackLines stackLines(KernelStacks& stacks) {
@@ -132,124 +154,11 @@ AggrCliOptions textOptions(const AggrCliOptions& o) {
     return t;
 }
 
-// The hits the map could not hold; "" when none.
-std::string uncountedText(const AggrTable& t) {
-    if (!t.overflow && !t.nested)
-        return "";
-    return fmt::format(
-        "{}: {} hits not counted (map full {}, nested {}; "
-        "--max-entries holds more keys)\n",
-        t.spec, t.overflow + t.nested, t.overflow, t.nested);
-}
+const char* const kStdout = "standard output";
 
-// Folded lines and flame graphs have no footer: the hits the map could not hold are said
-// on stderr.
-void printUncounted(const std::vector<AggrTable>& tables, std::ostream& err) {
-    for (const auto& t : tables)
-        err << uncountedText(t);
-}
-
-// --ustack=dwarf: a hit counts only when its record arrives, so the records dropped are
-// hits not counted; "" when none.
-std::string droppedText(const std::string& spec, const ProbeStats& ps) {
-    if (!ps.dropped)
-        return "";
-    return fmt::format(
-        "{}: {} hits not counted (their records were dropped: ring full or delivery failed)\n",
-        spec, ps.dropped);
-}
-
-// --format svg: one flame graph of every table; with several probes each one's stacks
-// stand on a frame named by its spec.
-std::string flameGraph(const std::vector<AggrTable>& tables, const StackLines& lines) {
-    std::vector<FlameStack> all;
-    FlameGraphOptions fo;
-    for (const auto& t : tables) {
-        auto s = flameStacks(stackRows(t, lines), tables.size() > 1 ? t.spec : std::string());
-        all.insert(all.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
-        fo.title += (fo.title.empty() ? "" : ", ") + t.spec;
-    }
-    return flameGraphSvg(all, fo);
-}
-
-// The tables (with each probe's counters from `stats`, aligned) as text or JSON, under the
-// time of day `when` unless it is empty.
-// Tables keyed by kstack or ustack with `stacks` (the lines of their stacks by id): each
-// stack's frames (text, and "kstack"/"ustack" arrays of frames in JSON), or --format folded
-// or svg. With --ustack=dwarf the records dropped are said too: hits not counted.
-void printTables(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
-                 const SessionStats& stats, const std::string& when, Io& io,
-                 const StackLines* stacks = nullptr) {
-    const bool dwarf = o.ustack == "dwarf";
-    if (o.format == "folded" || o.format == "svg") {
-        if (o.format == "svg")
-            io.out << flameGraph(tables, *stacks);
-        else
-            for (const auto& t : tables)
-                io.out << formatFoldedRows(stackRows(t, *stacks));
-        io.out.flush();
-        printUncounted(tables, io.err);
-        if (dwarf)
-            for (std::size_t i = 0; i < tables.size() && i < stats.probes.size(); i++)
-                io.err << droppedText(tables[i].spec, stats.probes[i]);
-        return;
-    }
-    if (o.format == "json") {
-        for (std::size_t i = 0; i < tables.size(); i++) {
-            auto j = aggrJson(tables[i], o.top);
-            if (stacks)
-                for (auto& e : j["entries"]) {
-                    // A copy: adding to `e` moves its members (an ordered map is a vector).
-                    const nlohmann::ordered_json key = e["key"];
-                    for (const char* name : {kKernelStackArg, kUserStackArg}) {
-                        if (!key.contains(name))
-                            continue;
-                        const auto id = key[name].is_number() ? key[name].get<std::uint32_t>() : 0u;
-                        const auto* lines = (*stacks)(tables[i].probe_id, id);
-                        e[name] = lines ? nlohmann::ordered_json(*lines) : nlohmann::ordered_json();
-                    }
-                }
-            if (!when.empty())
-                j["time"] = when;
-            j["hits"] = stats.probes[i].hits;
-            j["filtered"] = stats.probes[i].filtered;
-            j["rejected"] = stats.probes[i].rejected;
-            j["nmissed"] = stats.probes[i].nmissed;
-            if (dwarf)
-                j["dropped"] = stats.probes[i].dropped;
-            j["unreturned"] = stats.probes[i].unreturned;
-            io.out << j.dump() << '\n';
-        }
-        io.out.flush();
-        return;
-    }
-    if (!when.empty())
-        io.out << when << '\n';
-    if (o.mode == AggrMode::Count && o.aggr.keys.empty()) {
-        io.out << formatProbeCounts(tables, o.top);
-    } else {
-        for (std::size_t i = 0; i < tables.size(); i++) {
-            const ProbeStats& ps = stats.probes[i];
-            io.out << fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}{}{}\n",
-                                  tables[i].spec, ps.hits, ps.filtered, ps.rejected, ps.nmissed,
-                                  dwarf ? fmt::format(", dropped {}", ps.dropped) : "",
-                                  unreturnedText(o, ps));
-            if (stacks) {
-                io.out << formatStackRows(stackRows(tables[i], *stacks), o.top);
-                io.out << uncountedText(tables[i]);
-                if (dwarf)
-                    io.out << droppedText(tables[i].spec, ps);
-            } else {
-                io.out << (o.mode == AggrMode::Count ? formatAggrTable(tables[i], o.top)
-                                                     : formatAggrHist(tables[i], o.top));
-            }
-            if (i + 1 < tables.size())
-                io.out << '\n';
-        }
-    }
-    if (!when.empty())
-        io.out << '\n';
-    io.out.flush();
+// What the tables are written to, for its write error.
+std::string outputName(const AggrCliOptions& o) {
+    return o.output.empty() ? kStdout : o.output;
 }
 
 // --from FILE: the same tables from a recording's events.
@@ -258,7 +167,10 @@ int runFromRecording(const AggrCliOptions& o, Io& io) {
     auto r = aggregateRecording(o.from, o.aggr, o.only);
     if (!r)
         return runtimeError(io, cmd, r.error());
-    printTables(o, r->tables, r->stats, std::string(), io);
+    if (auto w = printAggrReadout(o, {r->tables, r->stats, r->stats, std::string()}, io.out, io.err,
+                                  outputName(o));
+        !w)
+        return runtimeError(io, cmd, w.error());
     if (!r->note.empty())
         io.err << fmt::format("note: {}: {}: counts are of the events it holds\n", o.from, r->note);
     else if (!r->has_summary)
@@ -284,11 +196,12 @@ int runWithTimeline(const AggrCliOptions& o, const char* cmd, Io& io) {
     };
     const int rc = runAggregation(
         o, cmd, io,
-        [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
-            const std::string& when) {
-            printTables(text, tables, stats, when, io);
-            last = stats;
-            keep(timeline->readout(tables, monotonicNs(), cleared));
+        [&](const AggrReadout& r) -> Result<void> {
+            if (auto w = printAggrReadout(text, r, io.out, io.err, kStdout); !w)
+                return w;
+            last = r.total;
+            keep(timeline->readout(r.tables, monotonicNs(), cleared));
+            return {};
         },
         [&](std::uint64_t t0) -> Result<void> {
             auto t = AggrTimeline::open(o.format, o.output);
@@ -332,10 +245,9 @@ int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out) {
     std::optional<SessionStats> last;  // none: the run failed before its tables
     const int rc = runAggregation(
         o, cmd, out,
-        [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
-            const std::string& when) {
-            printTables(o, tables, stats, when, out, &lines);
-            last = stats;
+        [&](const AggrReadout& r) {
+            last = r.total;
+            return printAggrReadout(o, r, out.out, out.err, outputName(o), &lines);
         },
         {}, {}, &snapshots);
     if (!last)
@@ -344,7 +256,7 @@ int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out) {
         io.err << w << '\n';
     if (maps_client && maps_probe)
         (void)maps_client->takeMaps(maps_probe, 0, &unpinned);
-    io.err << userSnapshotSummary(snapshots.unwound(), snapshots.stopped(), snapshots.filled(),
+    io.err << userSnapshotSummary(snapshots.walks(),
                                   o.stack_size ? o.stack_size : kUstackSnapshotDefault, unpinned)
            << '\n';
     return rc;
@@ -384,9 +296,9 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     const StackLines lines = stacks ? stackLines(*stacks) : StackLines();
     const int rc = runAggregation(
         o, cmd, out,
-        [&](const std::vector<AggrTable>& tables, const SessionStats& stats,
-            const std::string& when) {
-            printTables(o, tables, stats, when, out, stacks ? &lines : nullptr);
+        [&](const AggrReadout& r) {
+            return printAggrReadout(o, r, out.out, out.err, outputName(o),
+                                    stacks ? &lines : nullptr);
         },
         {},
         // --by ustack: a process's maps are kept from when its first stack is
@@ -453,14 +365,17 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     std::uint64_t next = every ? t0 + every : 0;
     auto intervalDue = [&] { return next && monotonicNs() >= next; };
     const bool clear = o.interval > 0 && !o.cumulative;
-    auto printNow = [&](const SessionStats& stats, const std::string& when) -> Result<void> {
+    SessionStats before;  // the counters at the last read-out, when each interval is cleared
+    auto printNow = [&](const SessionStats& total, const std::string& when) -> Result<void> {
         auto tables = collector->tables(clear);
         if (!tables)
             return std::move(tables).error();
-        print(*tables, stats, when);
-        return {};
+        const SessionStats shown = clear ? countersSince(total, before) : total;
+        before = total;
+        return print(AggrReadout{*tables, shown, total, when});
     };
     int rc = kExitOk;
+    bool unwritten = false;  // the output failed: the run ends, with nothing more to print
     for (;;) {
         if (auto r = tracer.run(
                 onEvent, [&] { return shouldStop() || intervalDue(); }, 50);
@@ -474,18 +389,52 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         auto stats = collector->stats();
         if (!stats)
             return runtimeError(io, cmd, stats.error());
-        if (auto r = printNow(*stats, wallClock()); !r)
-            return runtimeError(io, cmd, r.error());
+        if (auto r = printNow(*stats, wallClock()); !r) {
+            rc = runtimeError(io, cmd, r.error());
+            unwritten = true;
+            break;
+        }
     }
     auto stats = tracer.stop(onEvent);
     if (!stats)
         return runtimeError(io, cmd, stats.error());
-    if (auto r = printNow(*stats, o.interval > 0 ? wallClock() : std::string()); !r)
-        return runtimeError(io, cmd, r.error());
+    if (!unwritten)
+        if (auto r = printNow(*stats, o.interval > 0 ? wallClock() : std::string()); !r)
+            rc = runtimeError(io, cmd, r.error());
     for (const auto& note : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);
     return loop.finish(io, rc);
 }
+
+namespace {
+
+// --by kstack or ustack where stacks cannot be counted: each mistake and what to do.
+std::optional<UsageError> stackKeyError(const AggrCliOptions& o, bool from) {
+    const char* key = byKernelStack(o) ? kKernelStackArg : kUserStackArg;
+    if (o.mode != AggrMode::Count)
+        return UsageError{fmt::format(
+            "--by {}: {} has no stack keys: count the stacks with probectl count SPEC --by {}", key,
+            modeName(o.mode), key)};
+    if (from)
+        return UsageError{fmt::format(
+            "--by {} with --from: stacks are counted while the program runs, not from a "
+            "recording: probectl count SPEC --by {} -- CMD",
+            key, key)};
+    if (o.backend != "kernel" && byKernelStack(o))
+        return UsageError{fmt::format("--by kstack: {}", kNoKernelStacksWithPtrace)};
+    if (o.backend != "kernel" && o.ustack != "dwarf")
+        return UsageError{
+            "--by ustack walks frame pointers in probectl.ko: with --backend ptrace add "
+            "--ustack=dwarf (either backend), or leave out --backend ptrace"};
+    if (o.format == "perfetto" || o.format == "chrome")
+        return UsageError{fmt::format(
+            "--by {} --format {}: counter tracks have no stacks; stacks are printed as text, "
+            "json, folded or svg",
+            key, o.format)};
+    return std::nullopt;
+}
+
+}  // namespace
 
 po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o) {
     po::options_description d("Options");
@@ -503,7 +452,8 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
              ->value_name("TIME"),
          "stop after TIME: seconds (2.5), or with a unit: 500ms, 10s, 2m, 1h")
         ("top", po::value<std::size_t>(o ? &o->top : nullptr)->value_name("N"),
-         "print only the N keys with the most hits")
+         "print only the N keys with the most hits (folded and svg: the N heaviest stacks "
+         "of each probe)")
         ("max-entries", po::value<std::uint32_t>(o ? &o->aggr.max_entries : nullptr)
              ->value_name("N"), "distinct keys each probe's map holds (default 1024, at most "
          "65536); hits with new keys beyond it are counted as map full")
@@ -519,11 +469,13 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "flame graph)")
         ("interval,i", po::value<std::string>(o ? &o->interval_text : nullptr)
              ->value_name("TIME"),
-         "print the tables every TIME (as --duration), each under the time of day, and "
-         "start the next interval from zero: the kernel zeroes the maps as it reads them, "
-         "so every hit is in exactly one interval")
+         "print the tables every TIME (as --duration, at least 100ms), each under the time "
+         "of day, and start the next interval from zero: the kernel zeroes the maps as it "
+         "reads them, so every hit is in exactly one interval; the header's counters are the "
+         "interval's too, marked (this interval)")
         ("cumulative", po::bool_switch(o ? &o->cumulative : nullptr),
-         "with --interval: do not zero, each table holds everything since the start")
+         "with --interval: do not zero, each table and header holds everything since the "
+         "start, marked (since the start)")
         ("verbose,v", po::bool_switch(o ? &o->verbose : nullptr),
          "list each name a glob (kprobe:vfs_*) matched but did not attach, and why")
         ("backend", po::value<std::string>(o ? &o->backend : nullptr)->value_name("NAME"),
@@ -612,6 +564,9 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
             for (const auto& k : splitList(list)) {
                 if (k.empty())
                     return UsageError{fmt::format("--by '{}': empty key", list)};
+                if (byKey(o, keyName(k).c_str()))
+                    return UsageError{fmt::format(
+                        "--by: key '{}' is given twice: name each key once", keyName(k))};
                 o.aggr.keys.push_back(keyName(k));
             }
     if (o.aggr.keys.size() > kAggrMaxKeys)
@@ -653,10 +608,12 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     }
     if (vm.count("interval")) {
         auto secs = parseDuration(o.interval_text);
-        if (!secs)
-            return UsageError{durationError(o.interval_text, "--interval")};
+        if (!secs || *secs < kMinIntervalSec)
+            return UsageError{intervalError(o.interval_text)};
         o.interval = *secs;
     }
+    if (vm.count("output") && o.output.empty())
+        return UsageError{"-o '': give a file name (leave -o out to write to standard output)"};
     if (o.cumulative && o.interval == 0)
         return UsageError{"--cumulative goes with --interval"};
     if (o.follow && o.pids.empty() && o.command.empty())
@@ -706,14 +663,9 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         return UsageError{
             dwarf ? fmt::format("--stack-size must be 1..{}", PROBECTL_USTACK_SNAPSHOT_MAX)
                   : std::string("--stack-size goes with --ustack=dwarf")};
-    if (byKernelStack(o) && o.backend == "ptrace")
-        return UsageError{fmt::format("--by kstack: {}", kNoKernelStacksWithPtrace)};
-    if (kstack && (mode != AggrMode::Count || from || (o.backend != "kernel" && !dwarf) ||
-                   o.format == "perfetto" || o.format == "chrome"))
-        return UsageError{
-            "--by kstack, ustack: stacks are counted by probectl count on the kernel backend "
-            "(--by ustack --ustack=dwarf: either backend), printed as text, json, folded or "
-            "svg"};
+    if (kstack)
+        if (auto e = stackKeyError(o, from))
+            return *e;
     if ((o.format == "perfetto" || o.format == "chrome") && o.output.empty())
         return UsageError{fmt::format("--format {} writes a file: give -o FILE (e.g. -o {})",
                                       o.format,
@@ -732,27 +684,6 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     if (o.backend == "ptrace" && !from && o.pids.empty() && o.command.empty())
         return UsageError{kPtraceNeedsTarget};
     return o;
-}
-
-std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top) {
-    std::vector<std::pair<std::uint64_t, const AggrTable*>> rows;
-    std::size_t w = 5;
-    for (const auto& t : tables) {
-        rows.emplace_back(t.totalCount(), &t);
-        w = std::max(w, t.spec.size());
-    }
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    if (top && rows.size() > top)
-        rows.resize(top);
-    std::string out = fmt::format("{:<{}}  {:>10}\n", "PROBE", w, "COUNT");
-    for (const auto& [n, t] : rows)
-        out += fmt::format("{:<{}}  {:>10}\n", t->spec, w, n);
-    for (const auto& t : tables)
-        if (t.overflow || t.nested)
-            out += fmt::format("{}: {} hits not counted (map full {}, nested {})\n", t.spec,
-                               t.overflow + t.nested, t.overflow, t.nested);
-    return out;
 }
 
 int runCount(const std::vector<std::string>& args, Io& io) {
@@ -789,8 +720,9 @@ syscall's taken at its entry; not with --backend ptrace, which sees no kernel st
 each stack's frames, innermost first, over its count; --format folded prints one
 'root;...;leaf COUNT' line per stack for flame-graph tools (flamegraph.pl, inferno,
 speedscope); --format svg -o FILE writes the flame graph itself (root at the bottom,
-hover a frame for its hits; several probes: each one's stacks on a frame named by its
-spec); --stack-depth N caps the frames kept (deeper stacks end with '...').
+hover a frame for its hits). With several probes each one's stacks stand on a root
+frame named by its spec, in folded lines as in the graph; --top N keeps each probe's N
+heaviest stacks. --stack-depth N caps the frames kept (deeper stacks end with '...').
 --by ustack walks frame pointers in the kernel (any spec); --ustack=dwarf counts code built
 without them: every hit is recorded with the user registers and the top of the user stack
 (--stack-size BYTES, default 3072) and unwound here by the files' DWARF call frame
@@ -812,9 +744,15 @@ its own map. Names that cannot be probed (blacklisted, data, duplicate, refused 
 the kernel) are skipped and summed up in one line on stderr ("attached 8 of 9; 1
 refused: 1 blacklisted"); -v lists them. Only a glob that attaches nothing fails.
 
---interval TIME prints the tables every TIME under the time of day (HH:MM:SS) and
-starts each interval from zero: the kernel zeroes the maps as it reads them, so
-every hit is counted in exactly one interval. --cumulative keeps the totals.
+On a kretprobe or uretprobe a hit counts at the return: the entries that never
+returned (longjmp, a C++ exception, the thread's exit, still inside at the end) are
+not counted, and said as latency says them ("never returned N").
+
+--interval TIME (at least 100ms) prints the tables every TIME under the time of day
+(HH:MM:SS) and starts each interval from zero: the kernel zeroes the maps as it reads
+them, so every hit is counted in exactly one interval; each probe's header counts the
+interval too, and says so: (this interval). --cumulative keeps the totals, tables
+and headers: (since the start).
 
 --format perfetto|chrome -o FILE also writes every read-out as counter tracks (one per
 probe and key: "SPEC [KEY]: count", and for hist and latency "...: avg FIELD") for

@@ -111,14 +111,13 @@ int runSyscallSummary(const TraceOptions& t, Io& io) {
     o.aggr.value = AggrValue::Latency;
     // Distinct errnos of one syscall: a few; a new one past this is counted as map full.
     o.aggr.max_entries = 128;
-    return runAggregation(
-        o, t.cmd, io,
-        [&](const std::vector<AggrTable>& tables, const SessionStats& stats, const std::string&) {
-            io.err << formatSyscallSummary(syscallRows(tables));
-            if (auto l = syscallSummaryLosses(tables, stats); !l.empty())
-                io.err << fmt::format("probectl {}: {}\n", t.cmd, l);
-            io.err.flush();
-        });
+    return runAggregation(o, t.cmd, io, [&](const AggrReadout& r) -> Result<void> {
+        io.err << formatSyscallSummary(syscallRows(r.tables));
+        if (auto l = syscallSummaryLosses(r.tables, r.stats); !l.empty())
+            io.err << fmt::format("probectl {}: {}\n", t.cmd, l);
+        io.err.flush();
+        return {};
+    });
 }
 
 }  // namespace probectl::cli

@@ -44,7 +44,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     }
     // --ustack=dwarf: each event carries its own snapshot, unwound as it is printed.
     std::optional<UserSymbolizer> snapshots;
-    std::uint64_t unwound = 0, stopped = 0, filled = 0;  // for the end-of-trace line
+    SnapshotWalks walks;  // for the end-of-trace line
     // Kernel backend: the maps of the address space the kernel kept for a process, read on
     // a socket of their own through a probe of the session (the latest event's).
     std::optional<Client> maps_client;
@@ -72,9 +72,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         sink.setUserSnapshots([&, depth](const Event& ev, const FetchedValue& v) {
             auto lines = snapshots->snapshotLines(static_cast<pid_t>(ev.tgid), v.snapshot,
                                                   v.truncated, depth);
-            unwound++;
-            filled += v.truncated;
-            stopped += !lines.empty() && lines.back().starts_with("[unwind stopped");
+            walks.count(lines, v.truncated);
             return lines;
         });
     }
@@ -129,8 +127,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     if (dwarf) {
         if (maps_client && maps_probe)
             (void)maps_client->takeMaps(maps_probe, 0, &unpinned);
-        io.err << userSnapshotSummary(unwound, stopped, filled,
-                                      o.stack_size ? o.stack_size : kUstackSnapshotDefault,
+        io.err << userSnapshotSummary(walks, o.stack_size ? o.stack_size : kUstackSnapshotDefault,
                                       unpinned)
                << '\n';
     }

@@ -128,7 +128,8 @@ std::string formatAggrValue(const AggrTable& t, std::uint64_t raw);
 // counts.
 std::string formatAggrTable(const AggrTable& t, std::size_t top = 0);
 // bpftrace-style histograms, one per key ("@[KEY]:" then "[lo, hi)  count |@@@@|" lines
-// from the first to the last non-empty bucket), each followed by its count/avg/min/max.
+// from the first to the last non-empty bucket), each followed by its count/avg/min/max;
+// with keys, a first line names them ("keys: comm, pid").
 std::string formatAggrHist(const AggrTable& t, std::size_t top = 0);
 // {"type":"aggregation","probe":..,"keys":[..],"value":..,"entries":[{"key":{..},"count":..,
 // "sum","min","max","avg", "hist":[{"min":..,"max":..,"count":..}]}], "keys_held",

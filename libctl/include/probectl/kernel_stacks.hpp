@@ -179,28 +179,35 @@ struct StackRow {
 using StackLines =
     std::function<const std::vector<std::string>*(std::uint32_t probe_id, std::uint32_t id)>;
 std::vector<StackRow> stackRows(const AggrTable& t, const StackLines& lines);
-// The rows as text: each stack's frames, indented, then its count and other keys.
-std::string formatStackRows(const std::vector<StackRow>& rows, std::size_t top = 0);
+// The names of a table's keys that are not stacks (StackRow::keys), in key order.
+std::vector<std::string> stackRowKeyNames(const AggrTable& t);
+// The rows as text: each stack's frames, indented, then its count and other keys. With
+// `key_names` (stackRowKeyNames) a header names those columns ("  COUNT  COMM") and each
+// count line is aligned under it.
+std::string formatStackRows(const std::vector<StackRow>& rows, std::size_t top = 0,
+                            const std::vector<std::string>& key_names = {});
 // A row's frames innermost first: its lines ("[stack not kept]" for a stack the map could
 // not hold), then its other keys, the first key outermost.
 std::vector<std::string> stackRowFrames(const StackRow& row);
 // The rows as folded stacks (flame-graph input): the other keys as the outermost frames,
-// then the stack root first; "[stack not kept]" for a stack the map could not hold.
-std::string formatFoldedRows(const std::vector<StackRow>& rows);
+// then the stack root first; "[stack not kept]" for a stack the map could not hold. A
+// non-empty `root` is one more frame below all of them, as flameStacks's.
+std::string formatFoldedRows(const std::vector<StackRow>& rows,
+                             const std::string& root = std::string());
 
 // The map's counters as the end of a trace or count shows them: "kernel stacks: N kept, M
 // truncated (deeper than --stack-depth), K lost (stack map full)"; "stacks: ..." when the
 // map holds user stacks too.
 std::string kernelStacksSummary(const KernelStacks& stacks);
 
-// --ustack=dwarf at the end of a trace: of `events` snapshots unwound, how many stopped before
-// the outermost frame ("[unwind stopped: ...]") and how many filled all `bytes` of the copy
-// (the stack went on above it: a larger --stack-size may reach further):
-// "user stacks (dwarf): N unwound, S stopped early, T filled the 3072-byte copy".
-// `unpinned`: hits whose process's maps the kernel could not keep (Client::takeMaps), noted
-// when not 0, as kernelStacksSummary does.
-std::string userSnapshotSummary(std::uint64_t events, std::uint64_t stopped,
-                                std::uint64_t truncated, std::uint32_t bytes,
+// --ustack=dwarf at the end of a trace: of the snapshots unwound, how many stopped before
+// the outermost frame ("[unwind stopped: ...]") and how many filled all `bytes` of the copy:
+// "user stacks (dwarf): N unwound, S stopped early, T filled the 3072-byte copy", then, only
+// when some walk stopped where its copy ended (a larger --stack-size reaches further),
+// ", C stopped at its end (--stack-size can take more)". `unpinned`: hits whose process's
+// maps the kernel could not keep (Client::takeMaps), noted when not 0, as
+// kernelStacksSummary does.
+std::string userSnapshotSummary(const SnapshotWalks& walks, std::uint32_t bytes,
                                 std::uint64_t unpinned = 0);
 
 }  // namespace probectl

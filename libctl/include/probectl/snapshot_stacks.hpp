@@ -38,11 +38,8 @@ class SnapshotStacks {
     using MapsSource = std::function<std::optional<std::string>(std::uint32_t probe_id, pid_t)>;
     void setMapsSource(MapsSource source);
 
-    // For userSnapshotSummary: snapshots unwound, walks that stopped before the outermost
-    // frame, snapshots that filled their copy.
-    std::uint64_t unwound() const { return unwound_; }
-    std::uint64_t stopped() const { return stopped_; }
-    std::uint64_t filled() const { return filled_; }
+    // How the walks went, for userSnapshotSummary.
+    const SnapshotWalks& walks() const { return walks_; }
 
   private:
     std::size_t max_frames_;
@@ -51,7 +48,7 @@ class SnapshotStacks {
     std::uint32_t probe_ = 0;  // of the event being replaced
     std::map<std::vector<std::string>, std::uint32_t> ids_;
     std::vector<const std::vector<std::string>*> by_id_;  // id - 1 -> key of ids_
-    std::uint64_t unwound_ = 0, stopped_ = 0, filled_ = 0;
+    SnapshotWalks walks_;
 };
 
 }  // namespace probectl

@@ -34,6 +34,16 @@ class CallSites;
 class DwarfUnwinder;
 class SourceLines;
 
+// How the walks of UserSymbolizer::snapshotLines went, for userSnapshotSummary.
+struct SnapshotWalks {
+    std::uint64_t unwound = 0;  // snapshots unwound
+    std::uint64_t stopped = 0;  // walks that ended before the outermost frame
+    std::uint64_t filled = 0;   // snapshots that filled their copy (the stack went on above)
+    std::uint64_t cut = 0;      // walks that ended where the copy did: a bigger one goes on
+    // Counts the walk that gave `lines`, of a snapshot that `filled` its copy.
+    void count(const std::vector<std::string>& lines, bool filled);
+};
+
 // Maps per process and ELF files per path, cached; not thread-safe.
 class UserSymbolizer {
   public:

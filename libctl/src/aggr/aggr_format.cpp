@@ -200,6 +200,13 @@ std::string formatAggrTable(const AggrTable& t, std::size_t top) {
 
 std::string formatAggrHist(const AggrTable& t, std::size_t top) {
     std::string out;
+    // What the values in each "@[...]" are.
+    if (!t.key_names.empty()) {
+        out += t.key_names.size() == 1 ? "key: " : "keys: ";
+        for (std::size_t i = 0; i < t.key_names.size(); i++)
+            out += (i ? ", " : "") + t.key_names[i];
+        out += '\n';
+    }
     for (const AggrEntry* e : sortedEntries(t, top)) {
         const std::string key = formatAggrKey(*e);
         out += key.empty() ? "@" + t.value_name + ":\n" : fmt::format("@[{}]:\n", key);

@@ -435,19 +435,63 @@ std::vector<StackRow> stackRows(const AggrTable& t, const StackLines& stack_line
     return rows;
 }
 
-std::string formatStackRows(const std::vector<StackRow>& rows, std::size_t top) {
-    std::string out;
-    std::size_t n = 0;
-    for (const auto& r : rows) {
-        if (top && n++ == top)
-            break;
+std::vector<std::string> stackRowKeyNames(const AggrTable& t) {
+    std::vector<std::string> names;
+    for (const auto& n : t.key_names)
+        if (n != kKernelStackArg && n != kUserStackArg)
+            names.push_back(n);
+    return names;
+}
+
+namespace {
+
+// "  CELL  CELL": the first cell (the count) right-aligned, the keys left-aligned.
+std::string columnLine(const std::vector<std::string>& cells, const std::vector<std::size_t>& w) {
+    std::string line;
+    for (std::size_t i = 0; i < cells.size(); i++)
+        line += i == 0 ? fmt::format("  {:>{}}", cells[i], w[i])
+                       : fmt::format("  {:<{}}", cells[i], w[i]);
+    while (!line.empty() && line.back() == ' ')
+        line.pop_back();
+    return line;
+}
+
+}  // namespace
+
+std::string formatStackRows(const std::vector<StackRow>& rows, std::size_t top,
+                            const std::vector<std::string>& key_names) {
+    const std::size_t shown = top ? std::min(top, rows.size()) : rows.size();
+    // With other keys each stack's count line is a row of columns under one header.
+    std::vector<std::string> head;
+    std::vector<std::size_t> w;
+    if (!key_names.empty()) {
+        head.emplace_back("COUNT");
+        for (auto name : key_names) {
+            std::transform(name.begin(), name.end(), name.begin(), ::toupper);
+            head.push_back(std::move(name));
+        }
+        for (const auto& h : head)
+            w.push_back(h.size());
+        for (std::size_t i = 0; i < shown; i++) {
+            w[0] = std::max(w[0], fmt::formatted_size("{}", rows[i].count));
+            for (std::size_t k = 0; k < rows[i].keys.size() && k + 1 < w.size(); k++)
+                w[k + 1] = std::max(w[k + 1], rows[i].keys[k].size());
+        }
+    }
+    std::string out = head.empty() ? std::string() : columnLine(head, w) + '\n';
+    for (std::size_t i = 0; i < shown; i++) {
+        const StackRow& r = rows[i];
         if (r.lines.empty())
             out += "    [stack not kept: stack map full]\n";
         for (const auto& l : r.lines)
             out += fmt::format("    {}\n", l);
-        out += fmt::format("  {}", r.count);
-        for (const auto& k : r.keys)
-            out += fmt::format("  {}", k);
+        std::vector<std::string> cells{fmt::format("{}", r.count)};
+        cells.insert(cells.end(), r.keys.begin(), r.keys.end());
+        if (head.empty())
+            for (const auto& c : cells)
+                out += "  " + c;
+        else
+            out += columnLine(cells, w);
         out += "\n\n";
     }
     return out;
@@ -462,10 +506,14 @@ std::vector<std::string> stackRowFrames(const StackRow& row) {
     return frames;
 }
 
-std::string formatFoldedRows(const std::vector<StackRow>& rows) {
+std::string formatFoldedRows(const std::vector<StackRow>& rows, const std::string& root) {
     std::string out;
-    for (const auto& r : rows)
-        out += foldedStack(stackRowFrames(r), r.count) + '\n';
+    for (const auto& r : rows) {
+        auto frames = stackRowFrames(r);
+        if (!root.empty())
+            frames.push_back(root);
+        out += foldedStack(frames, r.count) + '\n';
+    }
     return out;
 }
 
@@ -486,14 +534,14 @@ std::string kernelStacksSummary(const KernelStacks& stacks) {
            unpinnedNote(stacks.unpinned());
 }
 
-std::string userSnapshotSummary(std::uint64_t events, std::uint64_t stopped,
-                                std::uint64_t truncated, std::uint32_t bytes,
+std::string userSnapshotSummary(const SnapshotWalks& walks, std::uint32_t bytes,
                                 std::uint64_t unpinned) {
     return fmt::format(
-               "user stacks (dwarf): {} unwound, {} stopped early, {} filled the "
-               "{}-byte copy{}",
-               events, stopped, truncated, bytes,
-               truncated ? " (--stack-size can take more)" : "") +
+               "user stacks (dwarf): {} unwound, {} stopped early, {} filled the {}-byte copy{}",
+               walks.unwound, walks.stopped, walks.filled, bytes,
+               walks.cut
+                   ? fmt::format(", {} stopped at its end (--stack-size can take more)", walks.cut)
+                   : "") +
            unpinnedNote(unpinned);
 }
 

@@ -199,7 +199,7 @@ DwarfUnwind DwarfUnwinder::unwind(std::span<const std::uint8_t> snapshot, bool t
         const bool above = s.read_failed && s.failed_read >= s.stack_base + s.stack.size() &&
                            s.failed_read < s.stack_base + s.stack.size() + 65536;
         if (above && truncated)
-            out.stopped = fmt::format("the stack snapshot ends after {} bytes", s.stack.size());
+            out.stopped = fmt::format("{} {} bytes", kSnapshotEnded, s.stack.size());
         else if (s.read_failed)
             out.stopped = fmt::format("cannot read {:#x}", s.failed_read);
         else

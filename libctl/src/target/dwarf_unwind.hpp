@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "probectl/proc_maps.hpp"
@@ -19,6 +20,9 @@ struct DwarfFrame {
     std::uint64_t pc = 0;
     bool activation = false;  // the interrupted instruction (else a return address)
 };
+
+// DwarfUnwind::stopped of a walk that reached the end of the snapshot ("... N bytes").
+inline constexpr std::string_view kSnapshotEnded = "the stack snapshot ends after";
 
 struct DwarfUnwind {
     std::vector<DwarfFrame> frames;  // innermost first

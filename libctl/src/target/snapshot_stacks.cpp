@@ -32,9 +32,7 @@ void SnapshotStacks::replace(Event& e) {
         probe_ = e.probe_id;
         symbols_.capture(tgid);
         const auto lines = symbols_.snapshotLines(tgid, v.snapshot, v.truncated, max_frames_);
-        unwound_++;
-        filled_ += v.truncated && !v.faulted;
-        stopped_ += !lines.empty() && lines.back().starts_with("[unwind stopped");
+        walks_.count(lines, v.truncated && !v.faulted);
         v.raw = intern(lines);
         v.type = FetchType::U32;
         v.snapshot.clear();

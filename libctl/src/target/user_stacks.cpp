@@ -36,6 +36,16 @@ std::optional<ProcMaps> readMaps(const std::string& proc, pid_t tgid) {
 
 }  // namespace
 
+void SnapshotWalks::count(const std::vector<std::string>& lines, bool snapshot_filled) {
+    static const std::string kStopped = "[unwind stopped: ";
+    const bool stop = !lines.empty() && lines.back().starts_with(kStopped);
+    unwound++;
+    filled += snapshot_filled;
+    stopped += stop;
+    cut +=
+        stop && std::string_view(lines.back()).substr(kStopped.size()).starts_with(kSnapshotEnded);
+}
+
 bool UserSymbolizer::capture(pid_t tgid) {
     return hasMaps(tgid) || refresh(tgid);
 }
@@ -255,7 +265,7 @@ std::vector<std::string> UserSymbolizer::snapshotLines(pid_t tgid,
     if (u.cut)
         out.emplace_back("...");
     else if (!u.stopped.empty())
-        out.push_back(fmt::format("[unwind stopped: {}]", u.stopped));
+        out.push_back(fmt::format("[unwind stopped: {}]", u.stopped));  // SnapshotWalks
     return out;
 }
 

@@ -1,0 +1,234 @@
+// count, hist and latency's read-outs (aggr_print.hpp) from tables made here.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "aggr_print.hpp"
+
+namespace probectl::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+AggrCliOptions options(AggrMode mode, std::vector<std::string> args) {
+    auto o = parseAggrOptions(mode, args);
+    EXPECT_TRUE(o) << o.error().message;
+    return o ? *o : AggrCliOptions{};
+}
+
+AggrTable table(const std::string& spec, std::uint32_t id, std::uint64_t count) {
+    AggrTable t;
+    t.spec = spec;
+    t.probe_id = id;
+    t.entries.push_back({{}, count, 0, 0, 0, {}});
+    return t;
+}
+
+ProbeStats probe(std::uint32_t id, std::uint64_t hits, std::uint64_t unreturned = 0) {
+    ProbeStats p;
+    p.id = id;
+    p.hits = hits;
+    p.unreturned = unreturned;
+    return p;
+}
+
+FetchedValue stackId(std::uint32_t id) {
+    FetchedValue f;
+    f.name = kUserStackArg;
+    f.type = FetchType::U32;
+    f.raw = id;
+    return f;
+}
+
+// A table keyed by ustack: stack id -> count.
+AggrTable stackTable(const std::string& spec, std::uint32_t probe_id,
+                     const std::vector<std::pair<std::uint32_t, std::uint64_t>>& counts) {
+    AggrTable t;
+    t.spec = spec;
+    t.probe_id = probe_id;
+    t.key_names = {kUserStackArg};
+    for (const auto& [id, n] : counts)
+        t.entries.push_back({{stackId(id)}, n, 0, 0, 0, {}});
+    return t;
+}
+
+// Stack id N is "main" under "fN" (innermost first), whatever the probe.
+const StackLines kStacks = [](std::uint32_t, std::uint32_t id) -> const std::vector<std::string>* {
+    static std::map<std::uint32_t, std::vector<std::string>> lines;
+    auto [it, added] = lines.try_emplace(id);
+    if (added)
+        it->second = {"f" + std::to_string(id), "main"};
+    return &it->second;
+};
+
+std::string printed(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
+                    const SessionStats& stats, const std::string& when = {},
+                    const StackLines* stacks = nullptr, std::string* err = nullptr) {
+    std::ostringstream out, e;
+    auto r = printAggrReadout(o, {tables, stats, stats, when}, out, e, "standard output", stacks);
+    EXPECT_TRUE(r) << r.error().message;
+    if (err)
+        *err = e.str();
+    return out.str();
+}
+
+// A stream that cannot be written is an error naming it, whatever the format.
+TEST(AggrPrint, AnUnwritableOutputIsAnErrorNamingIt) {
+    const std::vector<AggrTable> tables = {table("kprobe:vfs_read", 1, 5)};
+    SessionStats stats;
+    stats.probes = {probe(1, 5)};
+    for (const char* format : {"text", "json"}) {
+        auto o = options(AggrMode::Count, {"kprobe:vfs_read", "--format", format});
+        std::ostringstream out, err;
+        out.setstate(std::ios::badbit);
+        auto r = printAggrReadout(o, {tables, stats, stats, {}}, out, err, "counts.txt");
+        ASSERT_FALSE(r) << format;
+        EXPECT_EQ(r.error().describe(), "cannot write counts.txt (Input/output error)");
+    }
+}
+
+// Folded output of several probes: the same stack under two probes stays two stacks, each
+// standing on its probe's spec as the flame graph draws it; one probe needs no such frame.
+TEST(AggrPrint, FoldedStacksOfSeveralProbesStandOnTheirSpec) {
+    auto o =
+        options(AggrMode::Count, {"uprobe:app:a", "uprobe:app:b", "--by", "ustack", "--backend",
+                                  "ptrace", "--ustack=dwarf", "--format", "folded", "--", "true"});
+    const std::vector<AggrTable> two = {stackTable("uprobe:app:a", 1, {{1, 3}}),
+                                        stackTable("uprobe:app:b", 2, {{1, 2}})};
+    SessionStats stats;
+    stats.probes = {probe(1, 3), probe(2, 2)};
+    EXPECT_EQ(printed(o, two, stats, {}, &kStacks),
+              "uprobe:app:a;main;f1 3\n"
+              "uprobe:app:b;main;f1 2\n");
+    stats.probes.resize(1);
+    EXPECT_EQ(printed(o, {two[0]}, stats, {}, &kStacks), "main;f1 3\n");
+}
+
+// --top N keeps the N heaviest stacks of each probe in folded and svg output, as in text.
+TEST(AggrPrint, TopKeepsTheHeaviestStacksInFoldedAndSvg) {
+    const std::vector<AggrTable> tables = {stackTable("uprobe:app:a", 1, {{1, 1}, {2, 7}, {3, 4}}),
+                                           stackTable("uprobe:app:b", 2, {{4, 2}, {5, 9}})};
+    SessionStats stats;
+    stats.probes = {probe(1, 12), probe(2, 11)};
+    const std::vector<std::string> common = {"uprobe:app:a",   "uprobe:app:b", "--by",
+                                             "ustack",         "--backend",    "ptrace",
+                                             "--ustack=dwarf", "-p",           "1"};
+    auto args = common;
+    args.insert(args.end(), {"--format", "folded", "--top", "1"});
+    EXPECT_EQ(printed(options(AggrMode::Count, args), tables, stats, {}, &kStacks),
+              "uprobe:app:a;main;f2 7\n"
+              "uprobe:app:b;main;f5 9\n");
+    args = common;
+    args.insert(args.end(), {"--format", "svg", "-o", "x.svg", "--top", "2"});
+    const std::string svg = printed(options(AggrMode::Count, args), tables, stats, {}, &kStacks);
+    for (const char* kept : {">f2 (7 hits", ">f3 (4 hits", ">f5 (9 hits", ">f4 (2 hits"})
+        EXPECT_THAT(svg, HasSubstr(kept));
+    EXPECT_THAT(svg, Not(HasSubstr(">f1 (")));
+    EXPECT_THAT(svg, HasSubstr("top 2 stacks"));
+}
+
+// count on a return probe counts returns: the entries that never returned are said, in the
+// header as latency says them, and under the table of probes (only when there are some).
+TEST(AggrPrint, CountOfAReturnProbeSaysTheEntriesThatNeverReturned) {
+    SessionStats stats;
+    stats.probes = {probe(1, 5, 4)};
+    auto keyed = options(AggrMode::Count, {"uretprobe:/bin/true:main", "--by", "comm"});
+    AggrTable t = table("uretprobe:/bin/true:main", 1, 1);
+    t.key_names = {"comm"};
+    t.entries[0].key = {FetchedValue{}};
+    t.entries[0].key[0].type = FetchType::String;
+    t.entries[0].key[0].str = "true";
+    EXPECT_THAT(printed(keyed, {t}, stats),
+                HasSubstr("uretprobe:/bin/true:main  hits 5, filtered 0, rejected 0, nmissed 0, "
+                          "never returned 4\n"));
+    auto plain = options(AggrMode::Count, {"uretprobe:/bin/true:main"});
+    EXPECT_EQ(printed(plain, {table("uretprobe:/bin/true:main", 1, 1)}, stats),
+              "PROBE                          COUNT\n"
+              "uretprobe:/bin/true:main           1\n"
+              "uretprobe:/bin/true:main: never returned 4 (not counted)\n");
+    // A return probe shows its 0 in the header, as latency does; an entry probe nothing.
+    stats.probes = {probe(1, 5, 0)};
+    EXPECT_THAT(printed(keyed, {t}, stats), HasSubstr("nmissed 0, never returned 0\n"));
+    t.spec = "uprobe:/bin/true:main";
+    EXPECT_THAT(printed(keyed, {t}, stats), Not(HasSubstr("never returned")));
+    EXPECT_THAT(printed(plain, {table("uretprobe:/bin/true:main", 1, 1)}, stats),
+                Not(HasSubstr("never returned")));
+}
+
+// With --interval the header says which span its counters (and the table's) are of; JSON
+// says it as "period".
+TEST(AggrPrint, IntervalHeadersSayTheirSpan) {
+    AggrTable t = table("kprobe:vfs_read", 1, 3);
+    t.key_names = {"cpu"};
+    t.entries[0].key = {FetchedValue{}};
+    t.entries[0].key[0].type = FetchType::U32;
+    SessionStats stats;
+    stats.probes = {probe(1, 3)};
+    const std::vector<std::string> by = {"kprobe:vfs_read", "--by", "cpu"};
+    auto with = [&](std::vector<std::string> more) {
+        auto args = by;
+        args.insert(args.end(), more.begin(), more.end());
+        return options(AggrMode::Count, args);
+    };
+    EXPECT_THAT(printed(with({"--interval", "1"}), {t}, stats, "12:00:01"),
+                HasSubstr("kprobe:vfs_read  hits 3, filtered 0, rejected 0, nmissed 0 (this "
+                          "interval)\n"));
+    EXPECT_THAT(printed(with({"--interval", "1", "--cumulative"}), {t}, stats, "12:00:01"),
+                HasSubstr("nmissed 0 (since the start)\n"));
+    EXPECT_THAT(printed(with({}), {t}, stats), HasSubstr("nmissed 0\n"));
+    EXPECT_THAT(printed(with({"--interval", "1", "--format", "json"}), {t}, stats, "12:00:01"),
+                HasSubstr("\"time\":\"12:00:01\",\"period\":\"interval\""));
+    EXPECT_THAT(printed(with({"--format", "json"}), {t}, stats), Not(HasSubstr("period")));
+}
+
+// Keyed histograms name their keys before the first "@[...]"; a stack's count line is a row
+// of columns under a header when there are keys besides the stack.
+TEST(AggrPrint, KeyedHistogramsAndStackRowsNameTheirKeys) {
+    AggrTable h = table("kretprobe:vfs_read", 1, 1);  // a latency histogram by comm, pid
+    h.hist = AggrHist::Log2;
+    h.value = AggrValue::Latency;
+    h.key_names = {"comm", "pid"};
+    auto& key = h.entries[0].key;
+    key.resize(2);
+    key[0].type = FetchType::String;
+    key[0].str = "ls";
+    key[1].type = FetchType::U32;
+    key[1].raw = 42;
+    EXPECT_EQ(formatAggrHist(h).rfind("keys: comm, pid\n@[ls, 42]:\n", 0), 0u) << formatAggrHist(h);
+    h.key_names = {"comm"};
+    h.entries[0].key.resize(1);
+    EXPECT_EQ(formatAggrHist(h).rfind("key: comm\n@[ls]:\n", 0), 0u) << formatAggrHist(h);
+
+    AggrTable s = stackTable("uprobe:app:a", 1, {});
+    s.key_names = {"comm", kUserStackArg, "pid"};
+    auto row = [&](const char* comm, std::uint32_t id, std::uint64_t pid, std::uint64_t n) {
+        AggrEntry r;
+        r.key.resize(3);
+        r.key[0].type = FetchType::String;
+        r.key[0].str = comm;
+        r.key[1] = stackId(id);
+        r.key[2].type = FetchType::U32;
+        r.key[2].raw = pid;
+        r.count = n;
+        s.entries.push_back(r);
+    };
+    row("app", 1, 7, 123456);
+    row("worker-thread", 2, 12345678, 2);
+    EXPECT_EQ(stackRowKeyNames(s), (std::vector<std::string>{"comm", "pid"}));
+    EXPECT_EQ(formatStackRows(stackRows(s, kStacks), 0, stackRowKeyNames(s)),
+              "   COUNT  COMM           PID\n"
+              "    f1\n    main\n"
+              "  123456  app            7\n\n"
+              "    f2\n    main\n"
+              "       2  worker-thread  12345678\n\n");
+    // Only a stack key: the count alone, as before.
+    AggrTable only = stackTable("uprobe:app:a", 1, {{1, 3}});
+    EXPECT_EQ(formatStackRows(stackRows(only, kStacks), 0, stackRowKeyNames(only)),
+              "    f1\n    main\n  3\n\n");
+}
+
+}  // namespace
+}  // namespace probectl::cli

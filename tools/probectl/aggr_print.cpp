@@ -1,0 +1,225 @@
+// count, hist and latency's read-outs as text, JSON, folded stacks or a flame graph.
+#include "aggr_print.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+
+#include "probectl/flame_svg.hpp"
+#include "probectl/probe_kinds.hpp"
+
+namespace probectl::cli {
+
+namespace {
+
+// Whether the probe waits for returns (a kretprobe or uretprobe; any latency probe) or
+// knows of entries that never came back.
+bool pairsReturns(const AggrCliOptions& o, const AggrTable& t, const ProbeStats& ps) {
+    const KindInfo* kind = findKind(std::string_view(t.spec).substr(0, t.spec.find(':')));
+    return o.mode == AggrMode::Latency || (kind && kind->is_return) || ps.unreturned;
+}
+
+// The calls that were entered but never returned (longjmp, an exception, the thread's exit,
+// still inside at the end) are in no row or bucket; the header says how many.
+std::string unreturnedText(const AggrCliOptions& o, const AggrTable& t, const ProbeStats& ps) {
+    if (!pairsReturns(o, t, ps))
+        return "";
+    return fmt::format(", never returned {}", ps.unreturned);
+}
+
+// With --interval, which span the header's counters are of (the tables' too).
+std::string periodText(const AggrCliOptions& o) {
+    if (o.interval <= 0)
+        return "";
+    return o.cumulative ? " (since the start)" : " (this interval)";
+}
+
+// The hits the map could not hold; "" when none.
+std::string uncountedText(const AggrTable& t) {
+    if (!t.overflow && !t.nested)
+        return "";
+    return fmt::format(
+        "{}: {} hits not counted (map full {}, nested {}; "
+        "--max-entries holds more keys)\n",
+        t.spec, t.overflow + t.nested, t.overflow, t.nested);
+}
+
+// --ustack=dwarf: a hit counts only when its record arrives, so the records dropped are
+// hits not counted; "" when none.
+std::string droppedText(const std::string& spec, const ProbeStats& ps) {
+    if (!ps.dropped)
+        return "";
+    return fmt::format(
+        "{}: {} hits not counted (their records were dropped: ring full or delivery failed)\n",
+        spec, ps.dropped);
+}
+
+// With several probes in one flame graph or folded output, each one's stacks stand on a
+// frame named by its spec, so that the tools keep them apart.
+std::string probeFrame(const std::vector<AggrTable>& tables, const AggrTable& t) {
+    return tables.size() > 1 ? t.spec : std::string();
+}
+
+// --top N with folded and svg: the N heaviest stacks of each probe.
+std::vector<StackRow> heaviestRows(const AggrTable& t, const StackLines& lines, std::size_t top) {
+    auto rows = stackRows(t, lines);  // most hits first
+    if (top && rows.size() > top)
+        rows.resize(top);
+    return rows;
+}
+
+// --format svg: one flame graph of every table.
+std::string flameGraph(const std::vector<AggrTable>& tables, const StackLines& lines,
+                       std::size_t top) {
+    std::vector<FlameStack> all;
+    FlameGraphOptions fo;
+    for (const auto& t : tables) {
+        auto s = flameStacks(heaviestRows(t, lines, top), probeFrame(tables, t));
+        all.insert(all.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
+        fo.title += (fo.title.empty() ? "" : ", ") + t.spec;
+    }
+    if (top)
+        fo.title += fmt::format(" (top {} stacks{})", top, tables.size() > 1 ? " each" : "");
+    return flameGraphSvg(all, fo);
+}
+
+// Folded lines and flame graphs have no footer: the hits the map could not hold are said
+// on `err`.
+std::string foldedOrSvg(const AggrCliOptions& o, const AggrReadout& r, const StackLines& stacks,
+                        std::string& err) {
+    std::string out;
+    if (o.format == "svg")
+        out = flameGraph(r.tables, stacks, o.top);
+    else
+        for (const auto& t : r.tables)
+            out += formatFoldedRows(heaviestRows(t, stacks, o.top), probeFrame(r.tables, t));
+    for (const auto& t : r.tables)
+        err += uncountedText(t);
+    if (o.ustack == "dwarf")
+        for (std::size_t i = 0; i < r.tables.size() && i < r.stats.probes.size(); i++)
+            err += droppedText(r.tables[i].spec, r.stats.probes[i]);
+    return out;
+}
+
+std::string jsonLines(const AggrCliOptions& o, const AggrReadout& r, const StackLines* stacks) {
+    std::string out;
+    for (std::size_t i = 0; i < r.tables.size(); i++) {
+        auto j = aggrJson(r.tables[i], o.top);
+        if (stacks)
+            for (auto& e : j["entries"]) {
+                // A copy: adding to `e` moves its members (an ordered map is a vector).
+                const nlohmann::ordered_json key = e["key"];
+                for (const char* name : {kKernelStackArg, kUserStackArg}) {
+                    if (!key.contains(name))
+                        continue;
+                    const auto id = key[name].is_number() ? key[name].get<std::uint32_t>() : 0u;
+                    const auto* lines = (*stacks)(r.tables[i].probe_id, id);
+                    e[name] = lines ? nlohmann::ordered_json(*lines) : nlohmann::ordered_json();
+                }
+            }
+        if (!r.when.empty())
+            j["time"] = r.when;
+        if (o.interval > 0)
+            j["period"] = o.cumulative ? "cumulative" : "interval";
+        const ProbeStats& ps = r.stats.probes[i];
+        j["hits"] = ps.hits;
+        j["filtered"] = ps.filtered;
+        j["rejected"] = ps.rejected;
+        j["nmissed"] = ps.nmissed;
+        if (o.ustack == "dwarf")
+            j["dropped"] = ps.dropped;
+        j["unreturned"] = ps.unreturned;
+        out += j.dump() + '\n';
+    }
+    return out;
+}
+
+std::string textTables(const AggrCliOptions& o, const AggrReadout& r, const StackLines* stacks) {
+    const bool dwarf = o.ustack == "dwarf";
+    std::string out;
+    if (!r.when.empty())
+        out += r.when + '\n';
+    if (o.mode == AggrMode::Count && o.aggr.keys.empty()) {
+        out += formatProbeCounts(r.tables, o.top, &r.stats);
+    } else {
+        for (std::size_t i = 0; i < r.tables.size(); i++) {
+            const AggrTable& t = r.tables[i];
+            const ProbeStats& ps = r.stats.probes[i];
+            out += fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}{}{}{}\n", t.spec,
+                               ps.hits, ps.filtered, ps.rejected, ps.nmissed,
+                               dwarf ? fmt::format(", dropped {}", ps.dropped) : "",
+                               unreturnedText(o, t, ps), periodText(o));
+            if (stacks) {
+                out += formatStackRows(stackRows(t, *stacks), o.top, stackRowKeyNames(t));
+                out += uncountedText(t);
+                if (dwarf)
+                    out += droppedText(t.spec, ps);
+            } else {
+                out += o.mode == AggrMode::Count ? formatAggrTable(t, o.top)
+                                                 : formatAggrHist(t, o.top);
+            }
+            if (i + 1 < r.tables.size())
+                out += '\n';
+        }
+    }
+    if (!r.when.empty())
+        out += '\n';
+    return out;
+}
+
+// Writes `text` whole; the error names `name` with the errno of the write that failed.
+Result<void> writeAll(std::ostream& out, const std::string& text, const std::string& name) {
+    errno = 0;
+    out << text;
+    out.flush();
+    if (!out)
+        return makeError(errno ? errno : EIO, fmt::format("cannot write {}", name));
+    return {};
+}
+
+}  // namespace
+
+Result<void> printAggrReadout(const AggrCliOptions& o, const AggrReadout& r, std::ostream& out,
+                              std::ostream& err, const std::string& out_name,
+                              const StackLines* stacks) {
+    std::string text, notes;
+    if (o.format == "folded" || o.format == "svg")
+        text = foldedOrSvg(o, r, *stacks, notes);
+    else if (o.format == "json")
+        text = jsonLines(o, r, stacks);
+    else
+        text = textTables(o, r, stacks);
+    auto written = writeAll(out, text, out_name);
+    err << notes;
+    return written;
+}
+
+std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top,
+                              const SessionStats* stats) {
+    std::vector<std::pair<std::uint64_t, const AggrTable*>> rows;
+    std::size_t w = 5;
+    for (const auto& t : tables) {
+        rows.emplace_back(t.totalCount(), &t);
+        w = std::max(w, t.spec.size());
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (top && rows.size() > top)
+        rows.resize(top);
+    std::string out = fmt::format("{:<{}}  {:>10}\n", "PROBE", w, "COUNT");
+    for (const auto& [n, t] : rows)
+        out += fmt::format("{:<{}}  {:>10}\n", t->spec, w, n);
+    for (std::size_t i = 0; i < tables.size(); i++) {
+        const AggrTable& t = tables[i];
+        if (t.overflow || t.nested)
+            out += fmt::format("{}: {} hits not counted (map full {}, nested {})\n", t.spec,
+                               t.overflow + t.nested, t.overflow, t.nested);
+        // A return probe counts returns: the entries that never came back are not in COUNT.
+        if (stats && i < stats->probes.size() && stats->probes[i].unreturned)
+            out += fmt::format("{}: never returned {} (not counted)\n", t.spec,
+                               stats->probes[i].unreturned);
+    }
+    return out;
+}
+
+}  // namespace probectl::cli

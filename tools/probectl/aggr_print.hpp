@@ -1,0 +1,28 @@
+// count, hist and latency's output: a read-out of the tables as text, json, folded or svg,
+// with each probe's counters, written whole and checked (a full disk is an error).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "aggr_cli.hpp"
+#include "probectl/kernel_stacks.hpp"
+
+namespace probectl::cli {
+
+// `r` as o.format says, on `out`, then flushed; what folded and svg have no room for (hits
+// not counted) goes to `err`. `stacks`: the lines of each stack id, for tables keyed by
+// kstack or ustack. Error: `out` could not be written, named by `out_name` (the -o file,
+// or "standard output").
+Result<void> printAggrReadout(const AggrCliOptions& o, const AggrReadout& r, std::ostream& out,
+                              std::ostream& err, const std::string& out_name,
+                              const StackLines* stacks = nullptr);
+
+// The text `count` prints when no --by keys are given: one row per probe, PROBE COUNT,
+// highest first, then a line for each probe that lost hits, and with `stats` (aligned with
+// the tables) for each whose entries never returned.
+std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top = 0,
+                              const SessionStats* stats = nullptr);
+
+}  // namespace probectl::cli

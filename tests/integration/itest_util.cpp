@@ -106,6 +106,23 @@ std::string readFile(const std::string& path) {
     return ss.str();
 }
 
+namespace {
+bool writeFile(const std::string& path, const std::string& v) {
+    std::ofstream f(path);
+    f << v << std::flush;
+    return static_cast<bool>(f);
+}
+}  // namespace
+
+ModuleParam::ModuleParam(const std::string& name, const std::string& value)
+    : path_("/sys/module/probectl/parameters/" + name), saved_(readFile(path_)) {
+    ok_ = writeFile(path_, value);
+}
+
+ModuleParam::~ModuleParam() {
+    writeFile(path_, saved_);
+}
+
 bool debugKernel() {
     return ::access("/sys/kernel/debug/kmemleak", F_OK) == 0;
 }

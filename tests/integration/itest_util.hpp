@@ -45,6 +45,21 @@ Ran sh(const std::string& cmd);
 
 // Whole file as text ("" when it cannot be read).
 std::string readFile(const std::string& path);
+
+// A probectl module parameter set for one test and restored after it.
+class ModuleParam {
+  public:
+    ModuleParam(const std::string& name, const std::string& value);
+    ~ModuleParam();
+    ModuleParam(const ModuleParam&) = delete;
+    ModuleParam& operator=(const ModuleParam&) = delete;
+    bool ok() const { return ok_; }
+
+  private:
+    std::string path_;
+    std::string saved_;
+    bool ok_ = false;
+};
 // The kernel was built with the bug detectors (the debug test kernel: kmemleak, KASAN,
 // lockdep), which make every kprobe registration many times slower: tests that time
 // nothing but register hundreds of probes size themselves down there.

@@ -19,30 +19,9 @@
 using itest::Ran;
 using itest::sh;
 
+using Param = itest::ModuleParam;
+
 namespace {
-
-// A module parameter set for one test and restored after it.
-class Param {
-  public:
-    Param(const std::string& name, const std::string& value)
-        : path_("/sys/module/probectl/parameters/" + name), saved_(itest::readFile(path_)) {
-        ok_ = write(value);
-    }
-    ~Param() { write(saved_); }
-    Param(const Param&) = delete;
-    Param& operator=(const Param&) = delete;
-    bool ok() const { return ok_; }
-
-  private:
-    bool write(const std::string& v) {
-        std::ofstream f(path_);
-        f << v << std::flush;
-        return static_cast<bool>(f);
-    }
-    std::string path_;
-    std::string saved_;
-    bool ok_ = false;
-};
 
 std::vector<nlohmann::json> events(const std::string& text) {
     std::vector<nlohmann::json> out;

@@ -19,24 +19,6 @@ bool isCallSite(int tag) {
     return tag == DW_TAG_call_site || tag == DW_TAG_GNU_call_site;
 }
 
-// Tags whose children can hold call sites; types and variables cannot.
-bool mayHoldCalls(int tag) {
-    switch (tag) {
-        case DW_TAG_compile_unit:
-        case DW_TAG_partial_unit:
-        case DW_TAG_namespace:
-        case DW_TAG_subprogram:
-        case DW_TAG_lexical_block:
-        case DW_TAG_inlined_subroutine:
-        case DW_TAG_class_type:
-        case DW_TAG_structure_type:
-        case DW_TAG_union_type:
-            return true;
-        default:
-            return false;
-    }
-}
-
 bool hasCode(Dwarf_Die* die) {
     Dwarf_Addr base = 0, start = 0, end = 0;
     return dwarf_ranges(die, 0, &base, &start, &end) > 0;
@@ -102,7 +84,7 @@ void eachCallSite(Dwarf_Die root, F&& visit) {
             const int tag = dwarf_tag(&child);
             if (isCallSite(tag))
                 visit(child);
-            else if (mayHoldCalls(tag) &&
+            else if (dwarfMayHoldCode(tag) &&
                      !(tag == DW_TAG_subprogram && dwarf_tag(&root) == DW_TAG_subprogram))
                 todo.push_back(child);
         } while (dwarf_siblingof(&child, &child) == 0);

@@ -1,7 +1,8 @@
 // Small libdw helpers shared by the DWARF readers of this folder: a DIE's string attribute,
-// the unit that holds an address.
+// the unit that holds an address, which DIEs can hold code.
 #pragma once
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 
 #include <string_view>
@@ -31,6 +32,24 @@ inline bool dwarfUnitOf(Dwarf* dw, Dwarf_Addr addr, Dwarf_Die* cu) {
         if (dwarf_haspc(cu, addr) > 0)
             return true;
     return false;
+}
+
+// Tags whose children can hold code (inlined calls, call sites); types and variables cannot.
+inline bool dwarfMayHoldCode(int tag) {
+    switch (tag) {
+        case DW_TAG_compile_unit:
+        case DW_TAG_partial_unit:
+        case DW_TAG_namespace:
+        case DW_TAG_subprogram:
+        case DW_TAG_lexical_block:
+        case DW_TAG_inlined_subroutine:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+            return true;
+        default:
+            return false;
+    }
 }
 
 }  // namespace probectl

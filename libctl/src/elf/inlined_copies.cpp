@@ -16,24 +16,6 @@ namespace probectl {
 
 namespace {
 
-// Tags whose children can hold code, hence inlined calls; types and variables cannot.
-bool mayHoldCode(int tag) {
-    switch (tag) {
-        case DW_TAG_compile_unit:
-        case DW_TAG_partial_unit:
-        case DW_TAG_namespace:
-        case DW_TAG_subprogram:
-        case DW_TAG_lexical_block:
-        case DW_TAG_inlined_subroutine:
-        case DW_TAG_class_type:
-        case DW_TAG_structure_type:
-        case DW_TAG_union_type:
-            return true;
-        default:
-            return false;
-    }
-}
-
 bool named(Dwarf_Die* die, std::string_view name) {
     if (dwarfString(die, DW_AT_name) == name)
         return true;
@@ -89,10 +71,10 @@ void walk(Dwarf_Die* cu, std::string_view name, std::vector<InlinedCopy>& out) {
             entryOf(&die, entry))
             out.push_back(copyAt(&die, cu, entry));
         Dwarf_Die child;
-        if (!mayHoldCode(dwarf_tag(&die)) || dwarf_child(&die, &child) != 0)
+        if (!dwarfMayHoldCode(dwarf_tag(&die)) || dwarf_child(&die, &child) != 0)
             continue;
         do {
-            if (mayHoldCode(dwarf_tag(&child)))
+            if (dwarfMayHoldCode(dwarf_tag(&child)))
                 todo.push_back(child);
         } while (dwarf_siblingof(&child, &child) == 0);
     }

@@ -24,19 +24,16 @@ int probectl_nl_aggr_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb
 	unsigned long cursor = cb->args[0];
 	unsigned int how = 0;
 	void *hdr;
+	u32 id;
 	int err;
 
 	if (cb->args[1] == 2)
 		return 0;
 	if (!cb->args[1]) {
-		err = probectl_check_perm(cb->skb, cb->extack);
+		err = probectl_dump_probe_id(cb, attrs, &id);
 		if (err)
 			return err;
-		if (!attrs || !attrs[PROBECTL_A_PROBE_ID]) {
-			NL_SET_ERR_MSG_MOD(cb->extack, "missing attribute PROBECTL_A_PROBE_ID");
-			return -EINVAL;
-		}
-		cb->args[2] = nla_get_u32(attrs[PROBECTL_A_PROBE_ID]);
+		cb->args[2] = id;
 		cb->args[3] = attrs[PROBECTL_A_AGGR_CLEAR] ? PROBECTL_AGGR_READ_CLEAR : 0;
 		cb->args[1] = 1;
 		how = PROBECTL_AGGR_READ_BEGIN;

@@ -494,6 +494,15 @@ u32 probectl_fetch_run(const struct probectl_fetch_insn *insns, u32 n,
 }
 NOKPROBE_SYMBOL(probectl_fetch_run);
 
+/* The handlers build their context; the stack map and pin table are the session's. */
+static void probectl_fetch_session(const struct probectl_probe *p, struct probectl_fetch_ctx *c)
+{
+	if (p->session) {
+		c->stacks = READ_ONCE(p->session->stacks);
+		c->pins = READ_ONCE(p->session->pins);
+	}
+}
+
 /**
  * probectl_fetch_entry() - the values a kretprobe reads at function entry.
  * @p: the probe
@@ -501,7 +510,7 @@ NOKPROBE_SYMBOL(probectl_fetch_run);
  * @out: room for p->fetch_entry_bytes bytes
  *
  * The first p->fetch_entry_insns instructions, with the session's stack
- * map as probectl_fetch_all() gives it: a syscall's stack is taken here,
+ * map and pin table as probectl_fetch_all() gives them: a syscall's stack is taken here,
  * where the syscall's own function is still on it.
  *
  * Context: probe handler (any context).
@@ -512,8 +521,7 @@ u32 probectl_fetch_entry(const struct probectl_probe *p,
 {
 	struct probectl_fetch_ctx c = *ctx;
 
-	if (p->session)
-		c.stacks = READ_ONCE(p->session->stacks);
+	probectl_fetch_session(p, &c);
 	return probectl_fetch_run(p->fetch, p->fetch_entry_insns, &c, out);
 }
 NOKPROBE_SYMBOL(probectl_fetch_entry);
@@ -537,11 +545,7 @@ u32 probectl_fetch_all(const struct probectl_probe *p,
 	struct probectl_fetch_ctx c = *ctx;
 	u32 len = 0;
 
-	/* the handlers build their context; the map is the session's */
-	if (p->session) {
-		c.stacks = READ_ONCE(p->session->stacks);
-		c.pins = READ_ONCE(p->session->pins);
-	}
+	probectl_fetch_session(p, &c);
 	if (c.entry_len) {
 		memcpy(out, c.entry_vals, c.entry_len);
 		len = c.entry_len;

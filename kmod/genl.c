@@ -48,6 +48,31 @@ int probectl_check_perm(const struct sk_buff *skb, struct netlink_ext_ack *extac
 	return -EPERM;
 }
 
+/**
+ * probectl_dump_probe_id() - the first call of a dump about one probe.
+ * @cb: the dump
+ * @attrs: its request's attributes (kapi_dump_attrs())
+ * @id: receives the probe id
+ *
+ * The checks run in the first dumpit call, not in .start, which has no
+ * extack on 6.1.
+ *
+ * Return: 0, -EPERM, or -EINVAL without PROBECTL_A_PROBE_ID.
+ */
+int probectl_dump_probe_id(struct netlink_callback *cb, struct nlattr **attrs, u32 *id)
+{
+	int err = probectl_check_perm(cb->skb, cb->extack);
+
+	if (err)
+		return err;
+	if (!attrs || !attrs[PROBECTL_A_PROBE_ID]) {
+		NL_SET_ERR_MSG_MOD(cb->extack, "missing attribute PROBECTL_A_PROBE_ID");
+		return -EINVAL;
+	}
+	*id = nla_get_u32(attrs[PROBECTL_A_PROBE_ID]);
+	return 0;
+}
+
 static KAPI_PRE_DOIT(probectl_pre_doit, ops, skb, info)
 {
 	int err = probectl_check_perm(skb, info->extack);

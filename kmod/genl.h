@@ -16,5 +16,6 @@ extern struct notifier_block probectl_netlink_notifier;
 int probectl_genl_send_events(u32 portid, const void *records, size_t len,
 			      u64 lost);
 int probectl_check_perm(const struct sk_buff *skb, struct netlink_ext_ack *extack);
+int probectl_dump_probe_id(struct netlink_callback *cb, struct nlattr **attrs, u32 *id);
 
 #endif /* PROBECTL_GENL_H */

@@ -40,14 +40,9 @@ static int probectl_maps_dump_start(struct netlink_callback *cb, struct probectl
 	struct nlattr **attrs = kapi_dump_attrs(cb);
 	int err;
 
-	err = probectl_check_perm(cb->skb, cb->extack);
+	err = probectl_dump_probe_id(cb, attrs, &d->id);
 	if (err)
 		return err;
-	if (!attrs || !attrs[PROBECTL_A_PROBE_ID]) {
-		NL_SET_ERR_MSG_MOD(cb->extack, "missing attribute PROBECTL_A_PROBE_ID");
-		return -EINVAL;
-	}
-	d->id = nla_get_u32(attrs[PROBECTL_A_PROBE_ID]);
 	d->tgid = attrs[PROBECTL_A_MAPS_TGID] ? nla_get_u32(attrs[PROBECTL_A_MAPS_TGID]) : 0;
 	return probectl_probe_maps_read(d->id, d->tgid, &d->text, &d->len, &d->unpinned,
 					cb->extack);

@@ -14,8 +14,7 @@
 
 /*
  * cb->args[0]: next slot; args[1]: 0 before the first message, 1 while
- * sending, 2 when done; args[2]: the probe id. The checks run in the first
- * dumpit call, not in .start, which has no extack on 6.1.
+ * sending, 2 when done; args[2]: the probe id.
  */
 int probectl_nl_stack_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
@@ -27,14 +26,12 @@ int probectl_nl_stack_get_dumpit(struct sk_buff *skb, struct netlink_callback *c
 	if (cb->args[1] == 2)
 		return 0;
 	if (!cb->args[1]) {
-		err = probectl_check_perm(cb->skb, cb->extack);
+		u32 id;
+
+		err = probectl_dump_probe_id(cb, attrs, &id);
 		if (err)
 			return err;
-		if (!attrs || !attrs[PROBECTL_A_PROBE_ID]) {
-			NL_SET_ERR_MSG_MOD(cb->extack, "missing attribute PROBECTL_A_PROBE_ID");
-			return -EINVAL;
-		}
-		cb->args[2] = nla_get_u32(attrs[PROBECTL_A_PROBE_ID]);
+		cb->args[2] = id;
 		cb->args[1] = 1;
 	}
 	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,

@@ -25,6 +25,7 @@
 
 #include <linux/atomic.h>
 #include <linux/bitops.h>
+#include <linux/hash.h>
 #include <linux/jhash.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
@@ -57,6 +58,12 @@ struct probectl_aggr {
 	atomic_t nkeys;		/* dense indexes handed out (may pass max briefly) */
 	u8 key_off[PROBECTL_AGGR_MAX_KEYS];	/* where each key argument goes */
 	bool key_str[PROBECTL_AGGR_MAX_KEYS];
+	bool words;		/* integer keys only: the key is key_size / 8 words */
+	/* words, no predicate, no entry fetch: the few integers fetched alone */
+	bool direct;
+	u8 value_width;		/* bytes of the value argument (sign extension) */
+	u32 hash_bits;		/* ilog2(nslots) */
+	u16 arg_start[PROBECTL_FETCH_MAX_ARGS];	/* each argument's first insn */
 	u32 *slot;		/* 0: empty, CLAIMED, else dense index + 1 */
 	u8 *keys;		/* max_entries * key_size */
 	u8 **vals;		/* the bank a clearing read reads */
@@ -195,6 +202,21 @@ u64 probectl_aggr_bytes(const struct probectl_probe *p)
 	return p->aggr ? p->aggr->bytes : 0;
 }
 
+/* Where each fetch argument's program starts, and the value's width. */
+static void probectl_aggr_arg_starts(const struct probectl_probe *p, struct probectl_aggr *a)
+{
+	unsigned int i, n = 0, start = 0;
+
+	for (i = 0; i < p->fetch_insns && n < PROBECTL_FETCH_MAX_ARGS; i++) {
+		if (!probectl_fetch_is_store(p->fetch[i].op))
+			continue;
+		if (a->spec.value == PROBECTL_AGGR_V_ARG && n == a->spec.value_arg)
+			a->value_width = p->fetch[i].size;
+		a->arg_start[n++] = start;
+		start = i + 1;
+	}
+}
+
 /**
  * probectl_aggr_create() - validate PROBE_AGGR and preallocate the map.
  * @p: the probe, its fetch programs already validated and set
@@ -227,6 +249,11 @@ int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_sp
 		off += a->key_str[i] ? PROBECTL_AGGR_STR_LEN : sizeof(u64);
 	}
 	a->key_size = off;
+	a->words = true;
+	for (i = 0; i < sp->nkeys; i++)
+		a->words &= !a->key_str[i];
+	probectl_aggr_arg_starts(p, a);
+	a->direct = a->words && !p->filter && !p->fetch_entry_insns;
 	if (sp->hist == PROBECTL_AGGR_H_LOG2)
 		a->nbuckets = PROBECTL_AGGR_LOG2_BUCKETS;
 	else if (sp->hist == PROBECTL_AGGR_H_LINEAR)
@@ -235,6 +262,7 @@ int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_sp
 	a->val_size = sizeof(struct probectl_aggr_value) + a->nbuckets * sizeof(u64);
 	a->max_entries = sp->max_entries ?: PROBECTL_AGGR_DEFAULT_ENTRIES;
 	a->nslots = roundup_pow_of_two(2 * a->max_entries);
+	a->hash_bits = ilog2(a->nslots);
 	/* the second bank, for clearing reads, may come later: count it now */
 	a->bytes = (u64)a->nslots * sizeof(u32) + (u64)a->max_entries * a->key_size +
 		   2ULL * num_possible_cpus() * a->max_entries * a->val_size;
@@ -266,11 +294,39 @@ static u32 probectl_aggr_slot(const struct probectl_aggr *a, u32 s)
 	return smp_load_acquire(&a->slot[s]);
 }
 
+/* A key of integers is one to five words: a multiply per word mixes them. */
+static u32 probectl_aggr_hash(const struct probectl_aggr *a, const u8 *key)
+{
+	const u64 *w = (const u64 *)key;
+	unsigned int i;
+	u64 h = 0;
+
+	if (!a->words)
+		return jhash(key, a->key_size, 0);
+	for (i = 0; i < a->key_size / sizeof(u64); i++)
+		h = (h ^ w[i]) * GOLDEN_RATIO_64;
+	return h >> (64 - a->hash_bits);	/* the best-mixed bits */
+}
+
+static bool probectl_aggr_key_eq(const struct probectl_aggr *a, u32 idx, const u8 *key)
+{
+	const u8 *k = a->keys + (size_t)idx * a->key_size;
+	const u64 *x = (const u64 *)k, *y = (const u64 *)key;
+	unsigned int i;
+
+	if (!a->words)
+		return !memcmp(k, key, a->key_size);
+	for (i = 0; i < a->key_size / sizeof(u64); i++)
+		if (x[i] != y[i])
+			return false;
+	return true;
+}
+
 /* The key's dense index, inserting it if new; -1 when the map is full. */
 static int probectl_aggr_index(struct probectl_aggr *a, const u8 *key)
 {
 	u32 mask = a->nslots - 1;
-	u32 h = jhash(key, a->key_size, 0) & mask;
+	u32 h = probectl_aggr_hash(a, key) & mask;
 	u32 i, s, idx;
 
 	for (i = 0; i < a->nslots; i++, h = (h + 1) & mask) {
@@ -293,8 +349,7 @@ again:
 			smp_store_release(&a->slot[h], idx + 1);
 			return idx;
 		}
-		if (s != PROBECTL_AGGR_CLAIMED &&
-		    !memcmp(a->keys + (size_t)(s - 1) * a->key_size, key, a->key_size))
+		if (s != PROBECTL_AGGR_CLAIMED && probectl_aggr_key_eq(a, s - 1, key))
 			return s - 1;
 	}
 	return -1;
@@ -378,6 +433,31 @@ static bool probectl_aggr_key(const struct probectl_aggr *a,
 	return true;
 }
 
+/* Adds @x to @key's value on this CPU; the caller holds the busy count. */
+static void probectl_aggr_add(struct probectl_aggr *a, const struct probectl_fetch_ctx *ctx,
+			      const u8 *key, u64 x)
+{
+	struct probectl_aggr_value *v;
+	int idx;
+
+	if (a->spec.value == PROBECTL_AGGR_V_LATENCY)
+		x = ktime_get_mono_fast_ns() - ctx->t0;
+	idx = probectl_aggr_index(a, key);
+	if (idx < 0) {
+		this_cpu_inc(a->pcpu->overflow);
+		return;
+	}
+	v = (void *)(READ_ONCE(a->cur)[smp_processor_id()] + (size_t)idx * a->val_size);
+	if (!v->count || probectl_aggr_less(a, x, v->min))
+		v->min = x;
+	if (!v->count || probectl_aggr_less(a, v->max, x))
+		v->max = x;
+	v->count++;
+	v->sum += x;
+	if (a->nbuckets)
+		((u64 *)(v + 1))[probectl_aggr_bucket(a, x)]++;
+}
+
 /**
  * probectl_aggr_hit() - add one hit to @p's map.
  * @p: a probe with a map
@@ -391,40 +471,74 @@ void probectl_aggr_hit(struct probectl_probe *p, const struct probectl_fetch_ctx
 {
 	struct probectl_fetch_value *args[PROBECTL_FETCH_MAX_ARGS];
 	struct probectl_aggr *a = p->aggr;
-	struct probectl_aggr_value *v;
-	u8 key[PROBECTL_AGGR_KEY_MAX];
+	u64 key[PROBECTL_AGGR_KEY_MAX / sizeof(u64)];
 	u64 x = 1;
-	int idx;
 
 	if (this_cpu_inc_return(a->pcpu->busy) > 1) {
 		this_cpu_inc(a->pcpu->nested);
 		goto out;
 	}
 	probectl_aggr_split(p, vals, args);
-	if (!probectl_aggr_key(a, args, key, &x)) {
+	if (!probectl_aggr_key(a, args, (u8 *)key, &x)) {
 		this_cpu_inc(a->pcpu->faulted);
 		goto out;
 	}
-	if (a->spec.value == PROBECTL_AGGR_V_LATENCY)
-		x = ktime_get_mono_fast_ns() - ctx->t0;
-	idx = probectl_aggr_index(a, key);
-	if (idx < 0) {
-		this_cpu_inc(a->pcpu->overflow);
-		goto out;
-	}
-	v = (void *)(READ_ONCE(a->cur)[smp_processor_id()] + (size_t)idx * a->val_size);
-	if (!v->count || probectl_aggr_less(a, x, v->min))
-		v->min = x;
-	if (!v->count || probectl_aggr_less(a, v->max, x))
-		v->max = x;
-	v->count++;
-	v->sum += x;
-	if (a->nbuckets)
-		((u64 *)(v + 1))[probectl_aggr_bucket(a, x)]++;
+	probectl_aggr_add(a, ctx, (u8 *)key, x);
 out:
 	this_cpu_dec(a->pcpu->busy);
 }
 NOKPROBE_SYMBOL(probectl_aggr_hit);
+
+/**
+ * probectl_aggr_hit_direct() - add one hit of a map keyed by integers.
+ * @p: a probe with a map
+ * @ctx: the hit's context, as probectl_fetch_all() takes it
+ *
+ * A map whose keys and value are integers, on a probe without a predicate
+ * or entry fetch, needs no record: only the programs of its key and value
+ * arguments run, each straight into its word of the key (or the value),
+ * with what probectl_aggr_hit() would see from the whole record.
+ *
+ * Context: probe handler (any context); no locks, no sleeping.
+ * Return: false when @p's map is not of that kind (nothing done).
+ */
+bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx)
+{
+	struct probectl_aggr *a = p->aggr;
+	u64 key[1 + PROBECTL_AGGR_MAX_KEYS];
+	struct probectl_fetch_ctx c;
+	unsigned int i, shift;
+	u64 x = 1;
+
+	if (!a->direct)
+		return false;
+	preempt_disable_notrace();
+	if (this_cpu_inc_return(a->pcpu->busy) > 1) {
+		this_cpu_inc(a->pcpu->nested);
+		goto out;
+	}
+	c = *ctx;
+	probectl_fetch_session(p, &c);
+	key[0] = 0;	/* the faulted keys' bits */
+	for (i = 0; i < a->spec.nkeys; i++)
+		if (!probectl_fetch_int(p, &c, a->arg_start[a->spec.keys[i]], &key[1 + i]))
+			key[0] |= BIT_ULL(i);
+	if (a->spec.value == PROBECTL_AGGR_V_ARG) {
+		if (!probectl_fetch_int(p, &c, a->arg_start[a->spec.value_arg], &x)) {
+			this_cpu_inc(a->pcpu->faulted);
+			goto out;
+		}
+		shift = 64 - a->value_width * 8;
+		if (a->spec.flags & PROBECTL_AGGR_F_SIGNED && shift)
+			x = (u64)((s64)(x << shift) >> shift);
+	}
+	probectl_aggr_add(a, ctx, (u8 *)key, x);
+out:
+	this_cpu_dec(a->pcpu->busy);
+	preempt_enable_notrace();
+	return true;
+}
+NOKPROBE_SYMBOL(probectl_aggr_hit_direct);
 
 /*
  * Sums every CPU's value of dense index @idx in @vals into @out (val_size

@@ -494,14 +494,50 @@ u32 probectl_fetch_run(const struct probectl_fetch_insn *insns, u32 n,
 }
 NOKPROBE_SYMBOL(probectl_fetch_run);
 
-/* The handlers build their context; the stack map and pin table are the session's. */
-static void probectl_fetch_session(const struct probectl_probe *p, struct probectl_fetch_ctx *c)
+/**
+ * probectl_fetch_session() - give a handler's context its session's stack map and pin table.
+ * @p: the probe
+ * @c: the context the handler built
+ *
+ * Context: probe handler (any context).
+ */
+void probectl_fetch_session(const struct probectl_probe *p, struct probectl_fetch_ctx *c)
 {
 	if (p->session) {
 		c->stacks = READ_ONCE(p->session->stacks);
 		c->pins = READ_ONCE(p->session->pins);
 	}
 }
+NOKPROBE_SYMBOL(probectl_fetch_session);
+
+/**
+ * probectl_fetch_int() - run one integer argument's program alone.
+ * @p: the probe
+ * @ctx: the handler's context, probectl_fetch_session() applied
+ * @start: the program's first instruction in @p->fetch; it ends in STORE_INT
+ * @out: receives the value as a record holds it: its width, zero-extended
+ *
+ * What probectl_fetch_run() stores for this argument, without the value's
+ * header, padding or the other arguments: for aggregations that need a
+ * few integers and no record.
+ *
+ * Context: probe handler (any context).
+ * Return: false when the program faulted (@out is then 0).
+ */
+bool probectl_fetch_int(const struct probectl_probe *p, const struct probectl_fetch_ctx *ctx,
+			u32 start, u64 *out)
+{
+	struct {
+		struct probectl_fetch_value v;
+		u64 data;
+	} t;
+
+	t.data = 0;
+	probectl_fetch_one(p->fetch + start, ctx, &t.v);
+	*out = t.data;
+	return t.v.len;
+}
+NOKPROBE_SYMBOL(probectl_fetch_int);
 
 /**
  * probectl_fetch_entry() - the values a kretprobe reads at function entry.

@@ -398,7 +398,8 @@ NOKPROBE_SYMBOL(probectl_pred_run);
  * record. With one, they go to this CPU's scratch first (preemption off,
  * one level per nesting context), the predicate runs, and only a kept hit
  * reserves exactly the bytes fetched. An aggregating probe (aggr.c) takes
- * the same path and adds the hit to its map instead of reserving.
+ * the same path and adds the hit to its map instead of reserving, unless
+ * its map needs only integers (probectl_aggr_hit_direct(): no scratch).
  * The caller fills ip, args, flags,
  * retval and latency, then commits.
  *
@@ -421,6 +422,8 @@ struct probectl_record *probectl_record_begin(struct probectl_probe *p,
 			probectl_record_fetch(p, rec, ctx);
 		return rec;
 	}
+	if (p->aggr && probectl_aggr_hit_direct(p, ctx))
+		return NULL;
 	preempt_disable_notrace();
 	sc = this_cpu_ptr(probectl_scratch);
 	nest = this_cpu_inc_return(probectl_scratch->nest);

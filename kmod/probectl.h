@@ -89,6 +89,12 @@ struct probectl_session {
 	 * list, and is freed only after a grace period.
 	 */
 	struct xarray tgids;
+	/*
+	 * One tgid known to be in @tgids (U32_MAX: none), checked before
+	 * the xarray: set while the filter is a single process, cleared
+	 * before that tgid can leave @tgids.
+	 */
+	u32 tgid_hint;
 	bool filtering;
 	bool follow;
 	struct list_head track_node;
@@ -381,6 +387,9 @@ u32 probectl_fetch_run(const struct probectl_fetch_insn *insns, u32 n,
 		       const struct probectl_fetch_ctx *ctx, void *out);
 u32 probectl_fetch_entry(const struct probectl_probe *p,
 			 const struct probectl_fetch_ctx *ctx, void *out);
+void probectl_fetch_session(const struct probectl_probe *p, struct probectl_fetch_ctx *c);
+bool probectl_fetch_int(const struct probectl_probe *p, const struct probectl_fetch_ctx *ctx,
+			u32 start, u64 *out);
 
 /* predicate.c: predicates and the record path that runs them */
 int probectl_pred_init(void);
@@ -409,6 +418,7 @@ void probectl_aggr_free(struct probectl_probe *p);
 u64 probectl_aggr_bytes(const struct probectl_probe *p);
 void probectl_aggr_hit(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx,
 		       void *vals);
+bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx);
 #define PROBECTL_AGGR_READ_CLEAR	BIT(0)	/* zero what is read (AGGR_CLEAR) */
 #define PROBECTL_AGGR_READ_BEGIN	BIT(1)	/* the dump's first message */
 int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor,
@@ -474,7 +484,12 @@ static __always_inline void probectl_record_fetch(struct probectl_probe *p,
 static __always_inline bool probectl_session_tracks(struct probectl_session *s,
 						    pid_t tgid)
 {
-	return !READ_ONCE(s->filtering) || xa_load(&s->tgids, tgid);
+	if (!READ_ONCE(s->filtering))
+		return true;
+	/* the usual filter, one process: no xarray walk */
+	if ((u32)tgid == READ_ONCE(s->tgid_hint))
+		return true;
+	return xa_load(&s->tgids, tgid);
 }
 
 /*
@@ -483,7 +498,8 @@ static __always_inline bool probectl_session_tracks(struct probectl_session *s,
  */
 static __always_inline bool probectl_session_admits(struct probectl_session *s)
 {
-	return probectl_session_tracks(s, current->tgid) && probectl_match_pass(s);
+	return probectl_session_tracks(s, current->tgid) &&
+	       (!rcu_access_pointer(s->match) || probectl_match_pass(s));
 }
 
 /*

@@ -566,6 +566,7 @@ struct probectl_session *probectl_session_create(u32 portid,
 	mutex_init(&s->drain_lock);
 	atomic64_set(&s->lost, 0);
 	xa_init(&s->tgids);
+	s->tgid_hint = U32_MAX;
 	INIT_LIST_HEAD(&s->track_node);
 	INIT_LIST_HEAD(&s->released);
 	INIT_LIST_HEAD(&s->reap);
@@ -635,6 +636,7 @@ int probectl_session_replace_filter(struct probectl_session *s,
 	int err;
 
 	lockdep_assert_held(&probectl_lock);
+	WRITE_ONCE(s->tgid_hint, U32_MAX);
 	if (!n)
 		WRITE_ONCE(s->filtering, false);
 	for (i = 0; i < n; i++) {
@@ -650,6 +652,13 @@ int probectl_session_replace_filter(struct probectl_session *s,
 			xa_erase(&s->tgids, tgid);
 	}
 	WRITE_ONCE(s->follow, n && (flags & PROBECTL_SESSION_F_FOLLOW));
+	if (n == 1) {
+		WRITE_ONCE(s->tgid_hint, tgids[0]);
+		/* a fork that erased it meanwhile (pid reuse) saw the hint or is seen here */
+		smp_mb();
+		if (!xa_load(&s->tgids, tgids[0]))
+			cmpxchg(&s->tgid_hint, tgids[0], U32_MAX);
+	}
 	if (n) {
 		WRITE_ONCE(s->filtering, true);
 		probectl_track_add(s);

@@ -46,7 +46,12 @@ static void probectl_track_fork(void *data, struct task_struct *parent,
 				pr_warn_ratelimited("pid %d forked by traced pid %d is not followed: no memory\n",
 						    child->tgid, parent->tgid);
 		} else if (!parent_in && xa_load(&s->tgids, child->tgid)) {
+			/* handlers check the hint first: it goes before the entry */
+			cmpxchg(&s->tgid_hint, (u32)child->tgid, U32_MAX);
 			xa_erase(&s->tgids, child->tgid);
+			/* pairs with probectl_session_replace_filter() setting it */
+			smp_mb();
+			cmpxchg(&s->tgid_hint, (u32)child->tgid, U32_MAX);
 		}
 	}
 	rcu_read_unlock();

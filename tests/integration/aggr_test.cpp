@@ -153,6 +153,55 @@ TEST(Aggr, SignedValuesHaveANegativeBucket) {
     EXPECT_EQ(e.buckets[0], 3u);
 }
 
+// Integer keys and values are fetched one by one, straight into the key: a value narrower
+// than 64 bits is sign-extended from its own width, as from the whole record.
+TEST(Aggr, NarrowSignedValueIsSignExtended) {
+    AggrSpec a;
+    a.keys = {"k"};
+    a.value = AggrValue::Arg;
+    a.value_arg = "v";
+    a.hist = AggrHist::Log2;
+    auto r =
+        aggregate("uprobe:" + target() + ":ag_val k=$arg1:u8 v=$arg2:s32", a, {target(), "signed"});
+    expectBalanced(r);
+    ASSERT_EQ(r.table.entries.size(), 1u);
+    const AggrEntry& e = r.table.entries[0];
+    EXPECT_EQ(e.key.at(0).raw, 0u);
+    EXPECT_EQ(e.count, 7u);
+    EXPECT_EQ(static_cast<std::int64_t>(e.sum), 0);
+    EXPECT_EQ(static_cast<std::int64_t>(e.min), -3);
+    EXPECT_EQ(static_cast<std::int64_t>(e.max), 3);
+    EXPECT_EQ(e.buckets, log2Buckets({-3, -2, -1, 0, 1, 2, 3}));
+}
+
+// A key that cannot be read still counts, under a key marked faulted, apart from the keys
+// that were read; a value that cannot be read counts as faulted and in no key. ag_val's
+// arguments are small integers, so reading through them faults.
+TEST(Aggr, FaultedKeysAndValuesAreKeptApart) {
+    AggrSpec by_two;
+    by_two.keys = {"bad", "k"};
+    auto r = aggregate("uprobe:" + target() + ":ag_val bad=+0($arg1):s64 k=$arg1:s64", by_two,
+                       {target(), "values", "8"});
+    expectBalanced(r);
+    EXPECT_EQ(r.table.faulted, 0u);
+    ASSERT_EQ(r.table.entries.size(), 4u);
+    for (const auto& e : r.table.entries) {
+        EXPECT_TRUE(e.key.at(0).faulted);
+        EXPECT_FALSE(e.key.at(1).faulted);
+        EXPECT_LT(e.key.at(1).raw, 4u);
+        EXPECT_EQ(e.count, 2u);
+    }
+    AggrSpec val;
+    val.keys = {"k"};
+    val.value = AggrValue::Arg;
+    val.value_arg = "v";
+    r = aggregate("uprobe:" + target() + ":ag_val k=$arg1:s64 v=+0($arg2):s64", val,
+                  {target(), "values", "8"});
+    expectBalanced(r);
+    EXPECT_EQ(r.table.faulted, 8u);
+    EXPECT_TRUE(r.table.entries.empty());
+}
+
 TEST(Aggr, LinearBucketsWithUnderAndOver) {
     AggrSpec a;
     a.value = AggrValue::Arg;

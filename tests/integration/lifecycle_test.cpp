@@ -171,6 +171,36 @@ TEST(Lifecycle, DisabledProbeStaysButDoesNotFire) {
     EXPECT_EQ(events, 100u);
 }
 
+// A filter of one process is checked before the filter's table; replacing it by another
+// process must drop the first at once, and a filter of two keeps both.
+TEST(Lifecycle, ReplacedFilterDropsTheOldProcess) {
+    Workload w1({itest::workload("getppid_loop"), "40"});
+    Workload w2({itest::workload("getppid_loop"), "50"});
+    Workload w3({itest::workload("getppid_loop"), "60"});
+    const auto p1 = static_cast<uint32_t>(w1.pid()), p2 = static_cast<uint32_t>(w2.pid());
+    probectl::SessionOptions opts;
+    opts.tgids = {p1};
+    auto s = Session::open(opts);
+    ASSERT_TRUE(s.ok()) << why(s);
+    ASSERT_TRUE(s->add("syscall:getppid").ok());
+    ASSERT_TRUE(s->setTgids({p2}).ok());
+    w1.release();
+    EXPECT_EQ(w1.wait(), 0);
+    w2.release();
+    EXPECT_EQ(w2.wait(), 0);
+    auto st = s->stats();
+    ASSERT_TRUE(st.ok()) << why(st);
+    EXPECT_EQ(st->probes.at(0).hits, 50u) << "the replaced process was still traced";
+    ASSERT_TRUE(s->setTgids({p2, static_cast<uint32_t>(w3.pid())}).ok());
+    w3.release();
+    EXPECT_EQ(w3.wait(), 0);
+    size_t events = 0;
+    auto end = s->stop([&](const probectl::Event&) { events++; });
+    ASSERT_TRUE(end.ok()) << why(end);
+    EXPECT_EQ(end->probes.at(0).hits, 110u);
+    EXPECT_EQ(events, 110u);
+}
+
 TEST(Lifecycle, FilterKeepsOtherProcessesOut) {
     Workload traced({itest::workload("getppid_loop"), "50"});
     Workload other({itest::workload("getppid_loop"), "70"});

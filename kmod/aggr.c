@@ -14,6 +14,9 @@
  * its key exists. A per-CPU busy count keeps a handler that interrupts
  * another on the same CPU (kprobe in an interrupt of a uprobe handler) out
  * of the values being written; it is counted as nested, never mixed in.
+ * A key made of integers is first compared with the last one this CPU
+ * added (a key keeps its dense index for the map's life: clearing reads
+ * zero values, never keys), which skips the hash and the table.
  * No allocation, sleeping or locking in the handler path.
  *
  * A clearing read (--interval) switches the handlers to a second bank of
@@ -42,6 +45,8 @@
 
 struct probectl_aggr_pcpu {
 	int busy;
+	u32 last_idx;		/* integer keys: last_key's dense index + 1; 0: none */
+	u64 last_key[1 + PROBECTL_AGGR_MAX_KEYS];
 	u64 overflow;
 	u64 nested;
 	u64 faulted;
@@ -442,7 +447,26 @@ static void probectl_aggr_add(struct probectl_aggr *a, const struct probectl_fet
 
 	if (a->spec.value == PROBECTL_AGGR_V_LATENCY)
 		x = ktime_get_mono_fast_ns() - ctx->t0;
-	idx = probectl_aggr_index(a, key);
+	if (a->words) {
+		struct probectl_aggr_pcpu *c = this_cpu_ptr(a->pcpu);
+		const u64 *w = (const u64 *)key;
+		unsigned int i, n = a->key_size / sizeof(u64);
+
+		/* a key's dense index never changes: clearing reads zero values only */
+		for (i = 0; c->last_idx && i < n && c->last_key[i] == w[i]; i++)
+			;
+		if (c->last_idx && i == n) {
+			idx = c->last_idx - 1;
+		} else {
+			idx = probectl_aggr_index(a, key);
+			if (idx >= 0) {
+				memcpy(c->last_key, key, a->key_size);
+				c->last_idx = idx + 1;
+			}
+		}
+	} else {
+		idx = probectl_aggr_index(a, key);
+	}
 	if (idx < 0) {
 		this_cpu_inc(a->pcpu->overflow);
 		return;

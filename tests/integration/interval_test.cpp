@@ -61,6 +61,51 @@ TEST(Interval, ClearingReadsSumToTheHits) {
     EXPECT_EQ(again->totalCount(), 0u);
 }
 
+// Each CPU remembers the last integer key it added and that key's place in the map. A
+// clearing read zeroes the values behind those places, not the keys: the same key right
+// after it must count from zero in its own entry, with no trace of the hits before.
+TEST(Interval, RememberedKeyCountsAfreshAfterAClearingRead) {
+    const std::string target = itest::workload("aggr_target");
+    Workload first({target, "keys", "3"});  // keys 0, 1, 2, then 0 again: value 1 each
+    Workload second({target, "signed"});    // key 0 seven times: values -3..3
+    AggrSpec a;
+    a.keys = {"k"};
+    a.value = probectl::AggrValue::Arg;
+    a.value_arg = "v";
+    SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(first.pid()), static_cast<std::uint32_t>(second.pid())};
+    o.prepare = [&a](probectl::ProbeRequest& req, std::vector<probectl::FetchArg>& args) {
+        return probectl::prepareAggregation(a, req, args);
+    };
+    auto s = Session::open(o);
+    ASSERT_TRUE(s.ok()) << why(s);
+    ASSERT_TRUE(s->add("uprobe:" + target + ":ag_val k=$arg1:s64 v=$arg2:s64").ok());
+    const auto& p = s->probes().at(0);
+    auto read = [&] {
+        return probectl::readAggregation(s->client(), p.id, p.resolution.request, p.fetch_args,
+                                         true);
+    };
+    first.release();
+    EXPECT_EQ(first.wait(), 0);
+    auto t1 = read();
+    ASSERT_TRUE(t1.ok()) << why(t1);
+    EXPECT_EQ(t1->totalCount(), 4u);
+    EXPECT_EQ(t1->entries.size(), 3u);
+    second.release();
+    EXPECT_EQ(second.wait(), 0);
+    auto t2 = read();
+    ASSERT_TRUE(t2.ok()) << why(t2);
+    ASSERT_EQ(t2->entries.size(), 1u) << "keys without a hit since the clear came back";
+    const auto& e = t2->entries[0];
+    EXPECT_EQ(e.key.at(0).raw, 0u);
+    EXPECT_EQ(e.count, 7u);
+    EXPECT_EQ(static_cast<std::int64_t>(e.sum), 0);
+    EXPECT_EQ(static_cast<std::int64_t>(e.min), -3);
+    EXPECT_EQ(static_cast<std::int64_t>(e.max), 3);
+    EXPECT_EQ(t2->overflow + t2->nested + t2->faulted, 0u);
+    ASSERT_TRUE(s->stop({}).ok());
+}
+
 TEST(Interval, CliIntervalsAddUpToTheCalls) {
     constexpr int kCalls = 100000;
     auto r =

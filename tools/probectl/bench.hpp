@@ -22,6 +22,7 @@ struct Workload {
     std::string mode;    // "calls" or "syscalls"
     std::uint64_t n = 0;
     unsigned threads = 1;
+    std::uint64_t gap_ns = 0;  // each thread spins this long after every call (pacing)
 
     // argv running it with its timing line written to `out_file`.
     std::vector<std::string> argv(const std::string& out_file) const;

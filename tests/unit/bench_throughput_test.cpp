@@ -95,9 +95,11 @@ TEST(BenchThroughput, BestIsTheFastestCompleteRun) {
     ASSERT_TRUE(s.best);
     ASSERT_GE(s.trials.size(), 3u);
     EXPECT_NE(s.best->gap_ns, s.trials[1].gap_ns);
-    for (const auto& t : s.trials)
-        if (t.complete)
+    for (const auto& t : s.trials) {
+        if (t.complete) {
             EXPECT_LE(bench::trialRate(t, kN), bench::trialRate(*s.best, kN));
+        }
+    }
 }
 
 TEST(BenchThroughput, AFailedRunEndsTheSearchSayingWhere) {

@@ -124,7 +124,9 @@ TEST(BenchThroughput, CompleteNeedsEveryHitEveryRecordAndNothingLost) {
     m.hits = m.records = kN;
     EXPECT_TRUE(bench::judge(m, kN, 0).complete);
     m.lost = 1;  // a drop counted although the count matches (a duplicate, a stale record)
+    m.lost_detail = "ring full 1";
     EXPECT_FALSE(bench::judge(m, kN, 0).complete);
+    EXPECT_EQ(bench::judge(m, kN, 0).shortfall, "20000 of 20000 records, 1 lost (ring full 1)");
     m.lost = 0;
     m.hits = kN - 1;
     EXPECT_FALSE(bench::judge(m, kN, 0).complete);

@@ -140,10 +140,13 @@ bench::Outcome median(const bench::Tracer& t, const bench::Workload& w, unsigned
             return o;
         runs.push_back(std::move(o));
     }
-    std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
-        return a.measure->elapsed_ns < b.measure->elapsed_ns;
-    });
-    return runs[runs.size() / 2];
+    // Times sorted with their run's index: sorting the outcomes themselves moves strings
+    // through a temporary GCC 12 then takes for uninitialized.
+    std::vector<std::pair<std::uint64_t, std::size_t>> order;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        order.emplace_back(runs[i].measure->elapsed_ns, i);
+    std::sort(order.begin(), order.end());
+    return runs[order[order.size() / 2].second];
 }
 
 std::string machine() {

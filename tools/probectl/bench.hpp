@@ -44,6 +44,9 @@ struct Measure {
     // has such a count distinct from hits; lost/dropped/overrun records when it says.
     std::optional<std::uint64_t> records;
     std::uint64_t lost = 0;
+    // Where `lost` was counted, when the tracer has more than one counter ("dropped 3 (ring
+    // full), overrun 0 (socket)"); "" otherwise.
+    std::string lost_detail;
     // End-to-end rows: wall time from starting the command to its output complete.
     std::uint64_t wall_ns = 0;
 };

@@ -326,13 +326,17 @@ Outcome runFtrace(const Workload& w, bool floor, Reader reader = Reader::None,
     if (auto h = ev.hits())
         m.hits = *h - before;
     if (!floor) {
-        m.lost = ringStat(root, "overrun") + ringStat(root, "dropped events") +
-                 ev.misses().value_or(0) - misses_before;
+        const std::uint64_t overrun = ringStat(root, "overrun"),
+                            dropped = ringStat(root, "dropped events"),
+                            missed = ev.misses().value_or(0) - misses_before;
+        m.lost = overrun + dropped + missed;
+        m.lost_detail = fmt::format("overrun {}, dropped {}, missed {}", overrun, dropped, missed);
         if (reader == Reader::None)
             m.records = ringStat(root, "entries");
         if (reader == Reader::Raw) {
             m.records = readers->events();
             m.lost += readers->missedPages();
+            m.lost_detail += fmt::format(", pages after a loss {}", readers->missedPages());
         }
     }
     if (reader == Reader::Pipe) {

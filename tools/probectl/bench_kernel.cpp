@@ -219,6 +219,9 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stac
     m.hits = st->probes.at(0).hits;
     m.records = events;
     m.lost = st->lost + st->overruns + st->probes[0].dropped + st->probes[0].nmissed;
+    m.lost_detail =
+        fmt::format("ring full {}, missed {}, undeliverable {}, socket overruns {}",
+                    st->probes[0].dropped, st->probes[0].nmissed, st->lost, st->overruns);
     if (aggr) {
         const SessionProbe& p = s->probes().at(0);
         auto t = readAggregation(s->client(), p.id, p.resolution.request, p.fetch_args);

@@ -30,6 +30,8 @@ Trial judge(const Measure& m, std::uint64_t n, std::uint64_t gap_ns) {
             t.shortfall += fmt::format(", {} hits", hits);
         if (m.lost)
             t.shortfall += fmt::format(", {} lost", m.lost);
+        if (m.lost && !m.lost_detail.empty())
+            t.shortfall += fmt::format(" ({})", m.lost_detail);
     }
     return t;
 }

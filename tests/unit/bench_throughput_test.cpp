@@ -228,8 +228,8 @@ TEST(BenchThroughput, RawPageEventsAreCountedSkippingTimeAndPadding) {
     b.word(40);
     for (int i = 0; i < 9; ++i)
         b.word(0);
-    b.word(29 | (1u << 5));  // a discarded event (padding with a delta)
-    b.word(12);
+    b.word(29 | (1u << 5));  // a discarded event (padding with a delta), 20 bytes in all
+    b.word(16);
     b.word(0), b.word(0), b.word(0);
     b.data(6, 6);
     b.commit();

@@ -6,12 +6,15 @@
  *                                   (default 1); thread k takes i = k, k+T, k+2T, ...
  *   bench_workload syscalls N [T]   N raw getppid() syscalls, split over T threads
  *   ... [T [OUT]]                   the result line goes to file OUT instead of stdout
+ *   ... [T [OUT [GAP]]]             each thread busy-waits GAP ns (a clock_gettime spin)
+ *                                   after every call, lowering the offered rate; OUT "-"
+ *                                   is stdout
  *
  * Prints one line on stdout: "bench_workload MODE n=N threads=T ns=ELAPSED sum=S", where
  * ELAPSED is CLOCK_MONOTONIC ns from the first thread starting its loop (all leave a
- * barrier together, so thread creation is not counted) to the last one ending it, and S is the sum of bench_fn's results (calls) or of getppid's (syscalls),
- * which keeps the compiler from dropping the loop and lets a caller check the run.
- * Exit status 2 on bad arguments. */
+ * barrier together, so thread creation is not counted) to the last one ending it, and S is the sum
+ * of bench_fn's results (calls) or of getppid's (syscalls), which keeps the compiler from dropping
+ * the loop and lets a caller check the run. Exit status 2 on bad arguments. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -29,7 +32,7 @@ __attribute__((noipa)) long bench_fn(long i) {
 struct worker {
     pthread_t th;
     long first, step, n, sum;
-    long long t0, t1;
+    long long t0, t1, gap;
     int syscalls;
 };
 
@@ -41,12 +44,26 @@ static long long now_ns(void) {
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* A spin, not a sleep: the thread keeps its CPU as an unpaced one does (a sleep would lend
+ * it to the tracer's reader, changing what is measured), and a wake-up costs more than
+ * the gaps that matter. */
+static void pause_ns(long long gap) {
+    const long long until = now_ns() + gap;
+    while (now_ns() < until) {
+    }
+}
+
 static void* work(void* arg) {
     struct worker* w = arg;
     pthread_barrier_wait(&g_start);
     w->t0 = now_ns();
     long sum = 0;
-    if (w->syscalls)
+    if (w->gap > 0)
+        for (long i = w->first; i < w->n; i += w->step) {
+            sum += w->syscalls ? syscall(SYS_getppid) : bench_fn(i);
+            pause_ns(w->gap);
+        }
+    else if (w->syscalls)
         for (long i = w->first; i < w->n; i += w->step)
             sum += syscall(SYS_getppid);
     else
@@ -57,7 +74,6 @@ static void* work(void* arg) {
     return NULL;
 }
 
-
 int main(int argc, char** argv) {
     if (argc < 3)
         return 2;
@@ -66,13 +82,14 @@ int main(int argc, char** argv) {
         return 2;
     const long n = atol(argv[2]);
     const long t = argc > 3 ? atol(argv[3]) : 1;
-    if (n < 0 || t < 1 || t > 64)
+    const long long gap = argc > 5 ? atoll(argv[5]) : 0;
+    if (n < 0 || t < 1 || t > 64 || gap < 0)
         return 2;
     struct worker w[64];
     /* the main thread is worker 0, so T = 1 creates no thread at all */
     pthread_barrier_init(&g_start, NULL, (unsigned)t);
     for (long k = 0; k < t; ++k)
-        w[k] = (struct worker){.first = k, .step = t, .n = n, .syscalls = syscalls};
+        w[k] = (struct worker){.first = k, .step = t, .n = n, .gap = gap, .syscalls = syscalls};
     for (long k = 1; k < t; ++k)
         if (pthread_create(&w[k].th, NULL, work, &w[k]) != 0)
             return 2;
@@ -85,7 +102,7 @@ int main(int argc, char** argv) {
         t0 = w[k].t0 < t0 ? w[k].t0 : t0;
         t1 = w[k].t1 > t1 ? w[k].t1 : t1;
     }
-    if (argc > 4 && !freopen(argv[4], "w", stdout))
+    if (argc > 4 && strcmp(argv[4], "-") && !freopen(argv[4], "w", stdout))
         return 3;
     printf("bench_workload %s n=%ld threads=%ld ns=%lld sum=%ld\n", argv[1], n, t, t1 - t0, sum);
     return 0;

@@ -22,6 +22,7 @@ struct Workload {
     std::string mode;    // "calls" or "syscalls"
     std::uint64_t n = 0;
     unsigned threads = 1;
+    std::uint64_t gap_ns = 0;  // each thread spins this long after every call (pacing)
 
     // argv running it with its timing line written to `out_file`.
     std::vector<std::string> argv(const std::string& out_file) const;
@@ -43,6 +44,9 @@ struct Measure {
     // has such a count distinct from hits; lost/dropped/overrun records when it says.
     std::optional<std::uint64_t> records;
     std::uint64_t lost = 0;
+    // Where `lost` was counted, when the tracer has more than one counter ("dropped 3 (ring
+    // full), overrun 0 (socket)"); "" otherwise.
+    std::string lost_detail;
     // End-to-end rows: wall time from starting the command to its output complete.
     std::uint64_t wall_ns = 0;
 };

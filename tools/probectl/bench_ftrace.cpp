@@ -25,6 +25,7 @@
 #include <variant>
 
 #include "bench.hpp"
+#include "bench_throughput.hpp"
 #include "probectl/probe_spec.hpp"
 #include "probectl/user_target.hpp"
 
@@ -84,7 +85,16 @@ class DynEvent {
         return r;
     }
     // Hits from kprobe_profile ("NAME HITS MISSES") or uprobe_profile ("FILE NAME HITS").
-    std::optional<std::uint64_t> hits() const {
+    std::optional<std::uint64_t> hits() const { return profile(1); }
+    // A kprobe's misses (hits its handler skipped, nested in another kprobe).
+    std::optional<std::uint64_t> misses() const {
+        return kind_ == "kprobe" ? profile(2) : std::nullopt;
+    }
+    std::string eventsFile() const { return fmt::format("{}/{}_events", root_, kind_); }
+
+  private:
+    // The column `col` after the event's name in its *_profile line.
+    std::optional<std::uint64_t> profile(std::size_t col) const {
         std::istringstream in(readFile(fmt::format("{}/{}_profile", root_, kind_)));
         std::string line;
         while (std::getline(in, line)) {
@@ -92,15 +102,12 @@ class DynEvent {
             std::vector<std::string> w;
             for (std::string s; words >> s;)
                 w.push_back(s);
-            for (std::size_t i = 0; i + 1 < w.size(); ++i)
+            for (std::size_t i = 0; i + col < w.size(); ++i)
                 if (w[i] == name_ || w[i] == fmt::format("{}/{}", kGroup, name_))
-                    return std::stoull(w[i + 1]);
+                    return std::stoull(w[i + col]);
         }
         return std::nullopt;
     }
-    std::string eventsFile() const { return fmt::format("{}/{}_events", root_, kind_); }
-
-  private:
     std::string eventDir() const { return fmt::format("{}/events/{}/{}", root_, kGroup, name_); }
     std::string root_, kind_, name_;
     bool defined_ = false, enabled_ = false;
@@ -123,11 +130,11 @@ std::uint64_t ringStat(const std::string& root, const std::string& field) {
 enum class Reader { None, Raw, Pipe };
 
 // Readers of the ring while the workload runs: one thread per CPU on trace_pipe_raw
-// (pages discarded), or one on trace_pipe copying the text to `out_fd`. Each polls and
-// stops once told to and nothing is left to read.
+// (each page's events counted, then discarded), or one on trace_pipe copying the text to
+// `out_fd`. Each polls and stops once told to and nothing is left to read.
 class Readers {
   public:
-    Readers(const std::string& root, Reader how, int out_fd) {
+    Readers(const std::string& root, Reader how, int out_fd) : root_(root) {
         if (how == Reader::Pipe) {
             start(root + "/trace_pipe", out_fd);
             return;
@@ -144,6 +151,10 @@ class Readers {
                 t.join();
     }
     std::uint64_t lines() const { return lines_; }
+    // trace_pipe_raw: data events in the pages read, and pages that said events were lost
+    // before them (or could not be parsed).
+    std::uint64_t events() const { return events_; }
+    std::uint64_t missedPages() const { return missed_; }
     bool ok() const { return !threads_.empty() && !failed_; }
 
   private:
@@ -153,12 +164,25 @@ class Readers {
             failed_ = true;
             return;
         }
-        threads_.emplace_back([this, fd, out_fd] {
-            std::vector<char> buf(out_fd < 0 ? 4096 : 65536);
+        // A read of trace_pipe_raw returns at most one sub-buffer (a page unless
+        // buffer_subbuf_size_kb says otherwise): read whole ones, so each starts with its
+        // header.
+        std::size_t size = 65536;
+        if (out_fd < 0) {
+            const std::string kb = readFile(root_ + "/buffer_subbuf_size_kb");
+            size = kb.empty() ? 4096 : std::stoul(kb) * 1024;
+        }
+        threads_.emplace_back([this, fd, out_fd, size] {
+            std::vector<char> buf(size);
             for (;;) {
                 const ssize_t n = ::read(fd, buf.data(), buf.size());
                 if (n > 0) {
-                    if (out_fd >= 0) {
+                    if (out_fd < 0) {
+                        auto page = parseRawPage(reinterpret_cast<unsigned char*>(buf.data()),
+                                                 static_cast<std::size_t>(n));
+                        events_ += page ? page->events : 0;
+                        missed_ += !page || page->missed;
+                    } else {
                         lines_ += static_cast<std::uint64_t>(
                             std::count(buf.data(), buf.data() + n, '\n'));
                         (void)!::write(out_fd, buf.data(), static_cast<std::size_t>(n));
@@ -175,9 +199,10 @@ class Readers {
             ::close(fd);
         });
     }
+    std::string root_;
     std::vector<std::thread> threads_;
     std::atomic<bool> stop_{false};
-    std::atomic<std::uint64_t> lines_{0};
+    std::atomic<std::uint64_t> lines_{0}, events_{0}, missed_{0};
     bool failed_ = false;
 };
 
@@ -227,7 +252,10 @@ const char* fetchName(const Point& p) {
     return p.calls ? "x" : "r15";
 }
 
-Outcome runFtrace(const Workload& w, bool floor, Reader reader = Reader::None) {
+// `ring_kb`: buffer_size_kb for the run instead of room for every record (the throughput
+// search's fixed ring).
+Outcome runFtrace(const Workload& w, bool floor, Reader reader = Reader::None,
+                  unsigned ring_kb = 0) {
     auto pt = point(w);
     if (auto* o = std::get_if<Outcome>(&pt))
         return *o;
@@ -238,13 +266,17 @@ Outcome runFtrace(const Workload& w, bool floor, Reader reader = Reader::None) {
     if (auto r = ev.define(p.target, floor ? "" : fetchArg(p)); !r)
         return fail(r.error().describe());
     // Room for every record of the largest run (about 40 bytes each) on one CPU.
-    ScopedSetting size(root + "/buffer_size_kb",
-                       std::to_string(std::max<std::uint64_t>(1408, w.n * 64 / 1024 + 1024)));
+    ScopedSetting size(
+        root + "/buffer_size_kb",
+        std::to_string(ring_kb ? ring_kb : std::max<std::uint64_t>(1408, w.n * 64 / 1024 + 1024)));
+    if (ring_kb && !size.ok())
+        return fail(fmt::format("cannot set {}/buffer_size_kb to {}", root, ring_kb));
     ScopedSetting on(root + "/tracing_on", floor ? "0" : "1");
     (void)writeFile(root + "/trace", "", false);  // empties the ring buffers
     if (auto r = ev.enable(); !r)
         return fail(r.error().describe());
     const std::uint64_t before = ev.hits().value_or(0);
+    const std::uint64_t misses_before = ev.misses().value_or(0);
     std::string text;
     int text_fd = -1;
     if (reader == Reader::Pipe) {
@@ -294,9 +326,18 @@ Outcome runFtrace(const Workload& w, bool floor, Reader reader = Reader::None) {
     if (auto h = ev.hits())
         m.hits = *h - before;
     if (!floor) {
-        m.lost = ringStat(root, "overrun");
+        const std::uint64_t overrun = ringStat(root, "overrun"),
+                            dropped = ringStat(root, "dropped events"),
+                            missed = ev.misses().value_or(0) - misses_before;
+        m.lost = overrun + dropped + missed;
+        m.lost_detail = fmt::format("overrun {}, dropped {}, missed {}", overrun, dropped, missed);
         if (reader == Reader::None)
             m.records = ringStat(root, "entries");
+        if (reader == Reader::Raw) {
+            m.records = readers->events();
+            m.lost += readers->missedPages();
+            m.lost_detail += fmt::format(", pages after a loss {}", readers->missedPages());
+        }
     }
     if (reader == Reader::Pipe) {
         m.records = countLines(text, calls ? "bench_fn:" : "bench_getppid:");
@@ -396,6 +437,10 @@ ScopedSetting::ScopedSetting(std::string path, const std::string& value) : path_
     old_ = readFile(path_);
     while (!old_.empty() && (old_.back() == '\n' || old_.back() == ' '))
         old_.pop_back();
+    // buffer_size_kb before tracing first used the buffer reads "7 (expanded: 1408)": the
+    // size it will have, the only value that can be written back.
+    if (const auto at = old_.find("(expanded: "); at != std::string::npos)
+        old_ = old_.substr(at + 11, old_.find(')', at) - at - 11);
     ok_ = writeFile(path_, value, false).ok();
 }
 
@@ -426,6 +471,10 @@ Outcome runFtraceHistLog2(const Workload& w) {
 
 Outcome runFtraceStream(const Workload& w) {
     return runFtrace(w, false, Reader::Raw);
+}
+
+Outcome runFtraceStreamRing(const Workload& w, unsigned ring_kb) {
+    return runFtrace(w, false, Reader::Raw, ring_kb);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "bench.hpp"
+#include "bench_throughput.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/client.hpp"
 #include "probectl/fetch_program.hpp"
@@ -137,11 +138,12 @@ namespace {
 // not symbolized or unwound here, so the rows measure capture and delivery. `deferred`:
 // nothing is read until the workload has ended, as the ftrace row reads its buffer; the
 // module's drain fills the socket once and then leaves the records in the ring, so the
-// run costs the handlers, not the delivery.
+// run costs the handlers, not the delivery. `ring_kb`: the ring is that size per CPU
+// instead (the throughput search's fixed ring, bench_throughput.hpp).
 enum class Stacks { None, Kernel, User, UserDwarf };
 
 Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stacks::None,
-                   bool deferred = false) {
+                   bool deferred = false, unsigned ring_kb = 0) {
     const std::string param = "/sys/module/probectl/parameters/buffer_kb";
     const std::uint64_t record = 256 + (stacks == Stacks::UserDwarf ? 3584 : 0);
     // Capped where a VM's memory would refuse the ring: a longer run may then lose
@@ -149,8 +151,17 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stac
     const std::uint64_t want = std::min<std::uint64_t>(w.n * record / 1024 + 256, 131072);
     std::optional<ScopedSetting> ring;
     const std::string now = ScopedSetting::current(param);
-    if (!aggr && !now.empty() && std::stoull(now) < want)
+    if (ring_kb && now.empty())
+        return skip(
+            fmt::format("kernel backend unavailable: no {} (probectl.ko not loaded)", param));
+    if (ring_kb) {
+        ring.emplace(param, std::to_string(ring_kb));
+        if (!ring->ok())
+            return fail(fmt::format("cannot set {} to {} (needs root and probectl.ko loaded)",
+                                    param, ring_kb));
+    } else if (!aggr && !now.empty() && std::stoull(now) < want) {
         ring.emplace(param, std::to_string(want));
+    }
     const std::string out = tempFile("workload");
     auto child = HeldCommand::spawn(w.argv(out));
     if (!child)
@@ -208,6 +219,9 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stac
     m.hits = st->probes.at(0).hits;
     m.records = events;
     m.lost = st->lost + st->overruns + st->probes[0].dropped + st->probes[0].nmissed;
+    m.lost_detail =
+        fmt::format("ring full {}, missed {}, undeliverable {}, socket overruns {}",
+                    st->probes[0].dropped, st->probes[0].nmissed, st->lost, st->overruns);
     if (aggr) {
         const SessionProbe& p = s->probes().at(0);
         auto t = readAggregation(s->client(), p.id, p.resolution.request, p.fetch_args);
@@ -223,6 +237,10 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stac
 
 Outcome runKernelRecord(const Workload& w) {
     return sessionRun(w, nullptr);
+}
+
+Outcome runKernelRecordRing(const Workload& w, unsigned ring_kb) {
+    return sessionRun(w, nullptr, Stacks::None, false, ring_kb);
 }
 
 Outcome runKernelRecordDeferred(const Workload& w) {

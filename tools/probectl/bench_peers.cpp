@@ -18,7 +18,11 @@
 namespace probectl::cli::bench {
 
 std::vector<std::string> Workload::argv(const std::string& out_file) const {
-    return {binary, mode, std::to_string(n), std::to_string(threads), out_file};
+    std::vector<std::string> a = {binary, mode, std::to_string(n), std::to_string(threads),
+                                  out_file};
+    if (gap_ns)
+        a.push_back(std::to_string(gap_ns));
+    return a;
 }
 
 std::string Workload::label() const {

@@ -250,6 +250,7 @@ Examples:
 const char* const kBenchHelp =
     R"(Usage: probectl bench [-n N] [--threads T] [--repeat R] [--tracers LIST] [-o DIR]
                       [--workload PATH] [--no-plot] [--attach N] [--startup R]
+                      [--throughput N [--throughput-ring KB]]
 
 Runs the standard workloads (tests/bench/bench_workload) untraced and under every
 tracer available here, one after the other, and prints them side by side:
@@ -267,7 +268,12 @@ Every workload times its own loop, so start-up and attaching are not counted: --
 and --startup time those apart (whole commands around one getppid call: the program,
 strace, probectl trace syscall:, kprobe: on the syscall and on a function only kallsyms
 vets, with the kallsyms cache and without; then probectl's start-up steps; X STRACE
-divides by strace's time).
+divides by strace's time). --throughput N finds the highest rate (events/s, 4 threads
+calling getppid under one kprobe, N calls) at which kernel-record and ftrace-stream each
+deliver every record with none lost, both with the same ring per CPU (--throughput-ring,
+64 KiB unless given): unpaced, then with each thread spinning a gap after every call,
+the gap grown and bisected (at most 8 paced runs per tracer). Under emulation compare
+its ratio within one boot only.
 NS/HIT = loop time / N; OVERHEAD = (loop time - untraced loop time) / N;
 X KERNEL = OVERHEAD / kernel-record's OVERHEAD on the same workload. Every tracer must
 see exactly N hits (EXACT); those that do not are named with what they saw. Then the
@@ -279,6 +285,8 @@ many times the hardware's: compare ratios, not absolutes.
 Examples (make bench runs the first in the VM on every test kernel):
   sudo probectl bench -n 10000 --repeat 3 -o /tmp/bench
   sudo probectl bench -n 2000 --tracers ptrace,kernel-record --threads 1
+  sudo probectl bench -n 1 --threads 1 --tracers kernel-count --attach 0 --startup 0 \
+      --throughput 20000                                     # the throughput rows alone
   probectl bench -n 2000 --tracers ptrace,strace,ltrace    # no module, no root needed
 )";
 

@@ -202,6 +202,8 @@ struct BenchOptions {
     bool plot = true;                        // --no-plot: do not run gnuplot
     std::size_t attach = 1000;               // --attach N: kprobes attached at once (0: none)
     unsigned startup = 5;                    // --startup R: runs of each start-up command
+    std::uint64_t throughput = 0;            // --throughput N: lossless-rate search (0: none)
+    unsigned ring_kb = 64;                   // --throughput-ring KB: its ring per CPU
     bool help = false;
 };
 Parsed<BenchOptions> parseBenchOptions(const std::vector<std::string>& args);

@@ -340,10 +340,7 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 				return -EAGAIN;
 			return 0;
 		}
-		/* the ring's records go straight into the message */
-		msg = probectl_transport->open(cap, &recs);
-		if (!msg)
-			return -ENOMEM;	/* the records wait in the ring */
+		msg = NULL;
 		len = 0;
 		n = 0;
 		full = false;
@@ -351,6 +348,20 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 			cpu = probectl_session_oldest_cpu(s);
 			if (cpu < 0)
 				break;
+			if (!msg) {
+				/*
+				 * The ring's records go straight into the message,
+				 * sized for what the budget leaves if the records are
+				 * as big as this one: a later, bigger one ends the
+				 * message early and starts the next.
+				 */
+				cap = min_t(size_t, cap,
+					    max_t(size_t, budget * s->head[cpu].size,
+						  s->head[cpu].size));
+				msg = probectl_transport->open(cap, &recs);
+				if (!msg)
+					return -ENOMEM;	/* they wait in the ring */
+			}
 			if (len + s->head[cpu].size > cap) {
 				full = true;
 				break;
@@ -366,11 +377,23 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 			}
 			probectl_session_peek(s, cpu);
 		}
-		lost = (full && !len) ? 0 : atomic64_xchg(&s->lost, 0);
-		if (!len && !lost) {
+		/* the oldest record is bigger than the room left */
+		if (full && !len) {
 			probectl_transport->discard(msg);
-			/* the oldest record is bigger than the room left */
-			return full ? -EAGAIN : 0;
+			return -EAGAIN;
+		}
+		lost = atomic64_xchg(&s->lost, 0);
+		if (!len && !lost) {
+			if (msg)
+				probectl_transport->discard(msg);
+			return 0;
+		}
+		if (!msg) {
+			msg = probectl_transport->open(0, &recs);
+			if (!msg) {
+				atomic64_add(lost, &s->lost);
+				return -ENOMEM;
+			}
 		}
 		err = probectl_session_send(s, msg, len, n, lost);
 		if (err)

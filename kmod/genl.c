@@ -605,6 +605,7 @@ static int probectl_genl_events_send(struct sk_buff *skb, u32 portid,
 				     size_t len, u64 lost)
 {
 	struct nlmsghdr *nlh = nlmsg_hdr(skb);
+	/* where open put it: the family has no user header */
 	struct nlattr *nla = (void *)nlh + NLMSG_HDRLEN + GENL_HDRLEN;
 
 	if (len) {

@@ -558,48 +558,82 @@ struct genl_family probectl_genl_family __ro_after_init = {
 	.n_ops		= ARRAY_SIZE(probectl_nl_ops),
 };
 
+/*
+ * An EVENTS message with room for @cap bytes of records, which the drain
+ * writes at *@records: RECORDS goes first, so its payload starts 8-byte
+ * aligned in the message (16 nlmsghdr + 4 genlmsghdr + 4 nlattr).
+ * Process context only (GFP_KERNEL). Return: the message, or NULL.
+ */
+static struct sk_buff *probectl_genl_events_open(size_t cap, void **records)
+{
+	struct sk_buff *skb;
+	struct nlattr *nla;
+
+	skb = genlmsg_new(nla_total_size(cap) +
+			  nla_total_size_64bit(sizeof(u64)), GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	if (!genlmsg_put(skb, 0, 0, &probectl_genl_family, 0,
+			 PROBECTL_CMD_EVENTS))
+		goto err;
+	/* only the header: the drain writes the payload past the tail */
+	if (skb_tailroom(skb) < nla_total_size(cap))
+		goto err;
+	nla = skb_put(skb, NLA_HDRLEN);
+	nla->nla_type = PROBECTL_A_RECORDS;
+	*records = skb_tail_pointer(skb);
+	return skb;
+err:
+	nlmsg_free(skb);
+	return NULL;
+}
+
 /**
- * probectl_genl_send_events() - unicast one EVENTS message to a session.
+ * probectl_genl_events_send() - unicast one EVENTS message to a session.
+ * @skb: from probectl_genl_events_open(); consumed
  * @portid: the session's netlink port
- * @records: packed struct probectl_record array (may be NULL if @len is 0)
- * @len: bytes of @records
+ * @len: bytes of records written (a multiple of 8); 0 leaves RECORDS out
  * @lost: value of PROBECTL_A_LOST, omitted when 0
  *
- * Process context only (GFP_KERNEL). Never blocks on the receiver.
+ * Process context only. Never blocks on the receiver.
  *
- * Return: 0 when queued on the receiving socket; -ENOMEM, -EMSGSIZE, or the
+ * Return: 0 when queued on the receiving socket; -EMSGSIZE, or the
  * genlmsg_unicast() error (-EAGAIN: receiver full, -ECONNREFUSED: gone).
  * The caller owns accounting for records that were not delivered.
  */
-int probectl_genl_send_events(u32 portid, const void *records, size_t len,
-			      u64 lost)
+static int probectl_genl_events_send(struct sk_buff *skb, u32 portid,
+				     size_t len, u64 lost)
 {
-	struct sk_buff *skb;
-	void *hdr;
+	struct nlmsghdr *nlh = nlmsg_hdr(skb);
+	/* where open put it: the family has no user header */
+	struct nlattr *nla = (void *)nlh + NLMSG_HDRLEN + GENL_HDRLEN;
 
-	skb = genlmsg_new(nla_total_size(len) +
-			  nla_total_size_64bit(sizeof(u64)), GFP_KERNEL);
-	if (!skb)
-		return -ENOMEM;
-	hdr = genlmsg_put(skb, 0, 0, &probectl_genl_family, 0,
-			  PROBECTL_CMD_EVENTS);
-	if (!hdr)
-		goto err_size;
-	/* RECORDS first: its payload then starts 8-byte aligned in the
-	 * message (16 nlmsghdr + 4 genlmsghdr + 4 nlattr).
-	 */
-	if (len && nla_put(skb, PROBECTL_A_RECORDS, len, records))
-		goto err_size;
+	if (len) {
+		nla->nla_len = nla_attr_size(len);
+		/* the records were written past the tail; len needs no padding */
+		skb_put(skb, len);
+	} else {
+		skb_trim(skb, (unsigned char *)nla - skb->data);
+	}
 	if (lost && nla_put_u64_64bit(skb, PROBECTL_A_LOST, lost,
-				      PROBECTL_A_PAD))
-		goto err_size;
-	genlmsg_end(skb, hdr);
+				      PROBECTL_A_PAD)) {
+		nlmsg_free(skb);
+		return -EMSGSIZE;
+	}
+	nlmsg_end(skb, nlh);
 	return genlmsg_unicast(&init_net, skb, portid);
-
-err_size:
-	nlmsg_free(skb);
-	return -EMSGSIZE;
 }
+
+static void probectl_genl_events_discard(struct sk_buff *skb)
+{
+	nlmsg_free(skb);
+}
+
+const struct probectl_transport probectl_genl_transport = {
+	.open		= probectl_genl_events_open,
+	.send		= probectl_genl_events_send,
+	.discard	= probectl_genl_events_discard,
+};
 
 /*
  * Called for every netlink socket release in the system (any protocol,

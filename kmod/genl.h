@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * genl.c's interface: for main.c, the family, the socket-release notifier
- * and the EVENTS sender that main.c hands to the sessions; for the other
+ * and the EVENTS transport that main.c hands to the sessions; for the other
  * netlink files (aggr_genl.c, stack_genl.c), the family and the permission
  * check.
  */
@@ -13,8 +13,7 @@
 
 extern struct genl_family probectl_genl_family;
 extern struct notifier_block probectl_netlink_notifier;
-int probectl_genl_send_events(u32 portid, const void *records, size_t len,
-			      u64 lost);
+extern const struct probectl_transport probectl_genl_transport;
 int probectl_check_perm(const struct sk_buff *skb, struct netlink_ext_ack *extack);
 int probectl_dump_probe_id(struct netlink_callback *cb, struct nlattr **attrs, u32 *id);
 

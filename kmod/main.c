@@ -52,7 +52,7 @@ static int __init probectl_init(void)
 	 * The notifier goes first: once the family is visible, sockets can
 	 * own probes, and their release must already be noticed.
 	 */
-	probectl_session_set_transport(probectl_genl_send_events);
+	probectl_session_set_transport(&probectl_genl_transport);
 	err = probectl_pred_init();
 	if (err)
 		goto err_out;

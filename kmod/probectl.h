@@ -45,13 +45,22 @@ extern unsigned int probectl_buffer_kb;
 extern unsigned int probectl_drain_interval_ms;
 
 /*
- * How a session's records leave the module: one EVENTS message to @portid
- * (genl.c provides it, main.c installs it). Sessions call no genl code
- * directly, so the dependency runs one way: genl.c -> probes and sessions.
+ * How a session's records leave the module: one EVENTS message to a
+ * portid (genl.c provides it, main.c installs it). The drain copies each
+ * record from the ring straight into the message that @open allocated
+ * (room for @cap bytes at *@records); @send trims it to @len bytes of
+ * records, adds @lost and unicasts it, consuming it either way; @discard
+ * frees one that is not sent. Sessions call no genl code directly, so the
+ * dependency runs one way: genl.c -> probes and sessions.
  */
-typedef int (*probectl_send_events_t)(u32 portid, const void *records,
-				      size_t len, u64 lost);
-void probectl_session_set_transport(probectl_send_events_t send);
+struct sk_buff;
+
+struct probectl_transport {
+	struct sk_buff *(*open)(size_t cap, void **records);
+	int (*send)(struct sk_buff *msg, u32 portid, size_t len, u64 lost);
+	void (*discard)(struct sk_buff *msg);
+};
+void probectl_session_set_transport(const struct probectl_transport *t);
 
 /*
  * One CPU's part in waking the drain (session.c): ring bytes its handlers
@@ -69,6 +78,7 @@ struct probectl_wake {
 struct probectl_head {
 	u64 ts;		/* U64_MAX: none */
 	u32 size;	/* its struct probectl_record.size */
+	u32 probe_id;	/* its struct probectl_record.probe_id */
 };
 
 struct probectl_session {
@@ -111,7 +121,8 @@ struct probectl_session {
 	struct irq_work wake_work;
 	bool wake_off;
 	struct mutex drain_lock;	/* one consumer at a time: work or FLUSH */
-	void *batch;			/* staging for one EVENTS message */
+	/* probe id of each record in the message being filled */
+	u32 *batch_ids;
 	struct probectl_head *head;	/* per CPU: the oldest record */
 	atomic64_t lost;		/* undeliverable records of deleted probes */
 	unsigned int nprobes;		/* registered probes, under probectl_lock */

@@ -44,6 +44,9 @@
 #define PROBECTL_BATCH_BYTES						\
 	rounddown(SKB_WITH_OVERHEAD(32768) - NLMSG_HDRLEN - GENL_HDRLEN -	\
 		  NLA_HDRLEN - 2 * NLA_HDRLEN - sizeof(u64), 8)
+/* Records in one message at most: each is at least the fixed part. */
+#define PROBECTL_BATCH_RECORDS	\
+	(PROBECTL_BATCH_BYTES / sizeof(struct probectl_record))
 
 
 /* portid -> session; written under probectl_lock, read locklessly too. */
@@ -193,6 +196,7 @@ static void probectl_session_peek(struct probectl_session *s, int cpu)
 	rec = ev ? ring_buffer_event_data(ev) : NULL;
 	s->head[cpu].ts = rec ? rec->timestamp_ns : U64_MAX;
 	s->head[cpu].size = rec ? rec->size : 0;
+	s->head[cpu].probe_id = rec ? rec->probe_id : 0;
 }
 
 static int probectl_session_oldest_cpu(struct probectl_session *s)
@@ -209,43 +213,36 @@ static int probectl_session_oldest_cpu(struct probectl_session *s)
 	return best;
 }
 
-static probectl_send_events_t probectl_send_events;
+static const struct probectl_transport *probectl_transport;
 
 /* Called once from module init, before any session can exist. */
-void probectl_session_set_transport(probectl_send_events_t send)
+void probectl_session_set_transport(const struct probectl_transport *t)
 {
-	probectl_send_events = send;
+	probectl_transport = t;
 }
 
 /*
- * Send s->batch[0..len) plus @lost. On failure, charge each record to its
- * probe (runs of one id at a time) or, for deleted probes, to the session.
+ * Send @msg: @len bytes of records, whose probe ids are s->batch_ids[0..n),
+ * plus @lost. On failure, charge each record to its probe (runs of one id
+ * at a time) or, for deleted probes, to the session.
  * Return: 0 if delivered, else the send error.
  */
-static int probectl_session_send(struct probectl_session *s, size_t len,
-				 u64 lost)
+static int probectl_session_send(struct probectl_session *s,
+				 struct sk_buff *msg, size_t len,
+				 unsigned int n, u64 lost)
 {
-	const struct probectl_record *rec;
-	size_t off;
-	u32 run_id;
-	u64 n;
+	unsigned int i, run;
 	int err;
 
-	err = probectl_send_events(s->portid, s->batch, len, lost);
+	err = probectl_transport->send(msg, s->portid, len, lost);
 	if (!err)
 		return 0;
 
-	for (off = 0; off < len; ) {
-		rec = s->batch + off;
-		run_id = rec->probe_id;
-		n = 0;
-		while (off < len &&
-		       ((const struct probectl_record *)(s->batch + off))->probe_id == run_id) {
-			off += ((const struct probectl_record *)(s->batch + off))->size;
-			n++;
-		}
-		if (!probectl_probe_charge_undelivered(run_id, n))
-			lost += n;
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n && s->batch_ids[i + run] == s->batch_ids[i]; )
+			run++;
+		if (!probectl_probe_charge_undelivered(s->batch_ids[i], run))
+			lost += run;
 	}
 	if (lost)
 		atomic64_add(lost, &s->lost);
@@ -314,14 +311,19 @@ static size_t probectl_batch_cap(struct sock *sk, long reserve)
  * rather than overrun it. Caller holds s->drain_lock.
  *
  * Return: 0 when the budget or the ring ran out; -EAGAIN when the socket
- * had no room for what remains; the send error after a failed send.
+ * had no room for what remains; -ENOMEM when no message could be
+ * allocated (the records stay in the ring); the send error after a
+ * failed send.
  */
 static int probectl_session_drain(struct probectl_session *s, long reserve)
 {
 	unsigned long budget;
 	struct ring_buffer_event *ev;
+	struct sk_buff *msg;
 	unsigned long lost_ev;
+	unsigned int n;
 	size_t len, cap;
+	void *recs;
 	u64 lost, ts;
 	int cpu, err;
 	bool full;
@@ -338,12 +340,28 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 				return -EAGAIN;
 			return 0;
 		}
+		msg = NULL;
 		len = 0;
+		n = 0;
 		full = false;
 		while (budget) {
 			cpu = probectl_session_oldest_cpu(s);
 			if (cpu < 0)
 				break;
+			if (!msg) {
+				/*
+				 * The ring's records go straight into the message,
+				 * sized for what the budget leaves if the records are
+				 * as big as this one: a later, bigger one ends the
+				 * message early and starts the next.
+				 */
+				cap = min_t(size_t, cap,
+					    max_t(size_t, budget * s->head[cpu].size,
+						  s->head[cpu].size));
+				msg = probectl_transport->open(cap, &recs);
+				if (!msg)
+					return -ENOMEM;	/* they wait in the ring */
+			}
 			if (len + s->head[cpu].size > cap) {
 				full = true;
 				break;
@@ -351,20 +369,33 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 			ev = ring_buffer_consume(s->ring, cpu, &ts, &lost_ev);
 			if (ev) {
 				/* what was peeked: consume returns that same event */
-				memcpy(s->batch + len, ring_buffer_event_data(ev),
+				memcpy(recs + len, ring_buffer_event_data(ev),
 				       s->head[cpu].size);
+				s->batch_ids[n++] = s->head[cpu].probe_id;
 				len += s->head[cpu].size;
 				budget--;
 			}
 			probectl_session_peek(s, cpu);
 		}
 		/* the oldest record is bigger than the room left */
-		if (full && !len)
+		if (full && !len) {
+			probectl_transport->discard(msg);
 			return -EAGAIN;
+		}
 		lost = atomic64_xchg(&s->lost, 0);
-		if (!len && !lost)
+		if (!len && !lost) {
+			if (msg)
+				probectl_transport->discard(msg);
 			return 0;
-		err = probectl_session_send(s, len, lost);
+		}
+		if (!msg) {
+			msg = probectl_transport->open(0, &recs);
+			if (!msg) {
+				atomic64_add(lost, &s->lost);
+				return -ENOMEM;
+			}
+		}
+		err = probectl_session_send(s, msg, len, n, lost);
 		if (err)
 			return err;
 		/* A batch that is not full means the ring or budget ran out. */
@@ -578,10 +609,11 @@ struct probectl_session *probectl_session_create(u32 portid,
 	 */
 	s->wake_bytes = kb * 1024 / 4;
 
-	s->batch = kvmalloc(PROBECTL_BATCH_BYTES, GFP_KERNEL);
+	s->batch_ids = kmalloc_array(PROBECTL_BATCH_RECORDS,
+				     sizeof(*s->batch_ids), GFP_KERNEL);
 	s->head = kcalloc(nr_cpu_ids, sizeof(*s->head), GFP_KERNEL);
 	s->wake = alloc_percpu(struct probectl_wake);
-	if (!s->batch || !s->head || !s->wake) {
+	if (!s->batch_ids || !s->head || !s->wake) {
 		NL_SET_ERR_MSG_MOD(extack, "out of memory for the session");
 		goto err_free;
 	}
@@ -608,7 +640,7 @@ err_ring:
 err_free:
 	free_percpu(s->wake);
 	kfree(s->head);
-	kvfree(s->batch);
+	kfree(s->batch_ids);
 	kfree(s);
 	return ERR_PTR(err);
 }
@@ -720,7 +752,7 @@ void probectl_session_destroy(struct probectl_session *s)
 	probectl_stack_map_free(s);
 	probectl_mm_pins_free(s);
 	kfree(s->head);
-	kvfree(s->batch);
+	kfree(s->batch_ids);
 	mutex_destroy(&s->drain_lock);
 	kfree(s);
 }

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Where one recorded kprobe hit goes, stage by stage (Documentation/labs/hit-breakdown.md).
 # Runs as root where probectl.ko is loaded (a test VM: tests/vm/run); busybox sh is enough.
-#   sh tests/bench/breakdown.sh BENCH_WORKLOAD [N] [REPEAT] [N_USER]
-# Four parts, each printed under a "== " heading:
+#   sh tests/bench/breakdown.sh BENCH_WORKLOAD [N] [REPEAT] [N_USER] [PARTS]
+# Four parts (PARTS, default all: "kinds rows graph user"), each printed under a "== "
+# heading:
 #   kinds   how the kernel armed probectl's kprobe and ftrace's (debugfs kprobes/list)
 #   rows    probectl bench rows on the getppid workload: whole-hit overheads
 #   graph   function_graph durations of the handler's and the drain's steps, per hit
@@ -10,10 +11,12 @@
 #           decodes and counts; probectl trace with text or JSON output), from its /proc
 #           files around the workload's run
 set -eu
-W=${1:?usage: breakdown.sh BENCH_WORKLOAD [N] [REPEAT] [N_USER]}
+W=${1:?usage: breakdown.sh BENCH_WORKLOAD [N] [REPEAT] [N_USER] [PARTS]}
 N=${2:-20000}
 R=${3:-5}
 NU=${4:-100000}
+PARTS=${5:-kinds rows graph user}
+want() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=/sys/kernel/tracing
 DBG=/sys/kernel/debug
@@ -27,6 +30,7 @@ OLD_RING=$(cat $RING)
 echo $((NU * 256 / 1024 + 256)) > $RING
 uname -r
 
+if want kinds; then
 echo "== kinds"
 probectl trace "$SPEC" -o /dev/null -- cat $DBG/kprobes/list 2>/dev/null | sed 's/^/probectl: /'
 echo 'p:bd/gp __x64_sys_getppid r15=+0(%di):x64' > $T/kprobe_events
@@ -34,18 +38,23 @@ echo 1 > $T/events/bd/enable
 sed 's/^/ftrace:   /' $DBG/kprobes/list
 echo 0 > $T/events/bd/enable
 echo '-:bd/gp' >> $T/kprobe_events
+fi
 
+if want rows; then
 echo "== rows"
 probectl bench -n "$N" --repeat "$R" --threads 1 \
 	--tracers floor,kernel-count,kernel-record-deferred,kernel-record,ftrace,ftrace-stream \
 	--attach 0 --startup 0 --no-plot --workload "$W" -o "$TMP/bench" | grep -E '^(WORKLOAD|syscalls)'
+fi
 
+if want graph; then
 echo "== graph"
 # function_graph durations (the kernel's trace clock) of the hooked functions only, each
 # under its root (set_graph_function), so the tracer's own cost lands on few calls and a
 # client's netlink requests are not counted with the drain's sends. Per function: calls,
 # the median call, and per record: median x calls / records (a duration includes any time
-# the task was preempted or slept, so the median, not the sum). Each hooked call inside
+# the task was preempted or slept, so the median, not the sum), and the sum / records for
+# the drain's functions, whose batch sizes vary too much between calls for a median. Each hooked call inside
 # another adds the tracer's entry and exit to the outer one: the pass "alone" hooks only
 # the handler.
 NG=$((N / 10))
@@ -80,11 +89,11 @@ graph_pass() {	# NAME ROOTS FUNCTIONS -- COMMAND...
 	}' $T/trace | sort -k1,1 -k2,2n | awk -v n="$NG" -v name="$name" '
 	function show() {
 		if (f != "")
-			printf "%-7s %-28s calls %6d  median %9.3f us  per record %9.3f us\n",
-				name, f, c, v[int((c + 1) / 2)], v[int((c + 1) / 2)] * c / n
+			printf "%-7s %-28s calls %6d  median %9.3f us  per record %9.3f us  sum per record %9.3f us\n",
+				name, f, c, v[int((c + 1) / 2)], v[int((c + 1) / 2)] * c / n, sum / n
 	}
-	$1 != f { show(); f = $1; c = 0 }
-	{ v[++c] = $2 }
+	$1 != f { show(); f = $1; c = 0; sum = 0 }
+	{ v[++c] = $2; sum += $2 }
 	END { show() }'
 	echo nop > $T/current_tracer
 	echo 1 > $T/tracing_on
@@ -98,9 +107,14 @@ DRAIN="probectl_session_drain_work probectl_session_flush"
 graph_pass alone "$PRE" "$PRE" -- run_probectl
 graph_pass steps "$PRE $DRAIN" "$PRE probectl_fetch_args probectl_record_begin
 	probectl_record_reserve probectl_record_commit $DRAIN probectl_session_drain
-	probectl_genl_send_events __alloc_skb netlink_unicast" -- run_probectl
+	probectl_genl_events_open probectl_genl_events_send __alloc_skb netlink_unicast" \
+	-- run_probectl
+# the session's process filter (admission): the tgid lookup and the task match
+graph_pass admit "$PRE" "$PRE xa_load probectl_match_pass" -- run_probectl
 echo 1408 > $T/buffer_size_kb
+fi
 
+if want user; then
 echo "== user"
 # The reader's CPU time across the workload's run (schedstat's run time; utime and stime
 # in ticks for the user/system split), read by the wrapper from its parent, the reading
@@ -133,5 +147,6 @@ awk -v n="$NU" '
 	# bench runs the untraced row first: the block'"'"'s last syscalls line is the traced one
 	$1 == "cpu" && $2 == "probectl" && $3 == "syscalls" && $4 == n { line = $0 }
 	END { show() }' "$BD_LOG"
+fi
 echo "$OLD_RING" > $RING
 rm -rf "$TMP"

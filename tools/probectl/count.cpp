@@ -602,8 +602,8 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
             return UsageError{intervalError(o.interval_text)};
         o.interval = *secs;
     }
-    if (vm.count("output") && o.output.empty())
-        return UsageError{"-o '': give a file name (leave -o out to write to standard output)"};
+    if (auto e = emptyOutputError(vm))
+        return *e;
     if (o.cumulative && o.interval == 0)
         return UsageError{"--cumulative goes with --interval"};
     if (o.follow && o.pids.empty() && o.command.empty())

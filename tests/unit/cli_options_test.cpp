@@ -127,7 +127,8 @@ INSTANTIATE_TEST_SUITE_P(
         // An empty -o is a mistake, not standard output.
         UsageCase{{"syscall:openat", "-o", ""},
                   "-o '': give a file name (leave -o out to write to standard output)"},
-        UsageCase{{"syscall:openat", "--output=", "--format", "json"}, "-o '': give a file name"},
+        UsageCase{{"syscall:openat", "--output", "", "--format", "json"},
+                  "-o '': give a file name"},
         UsageCase{{"syscall:openat", "--duration", "-1"}, "--duration"},
         UsageCase{{"syscall:openat", "--duration", "0"}, "--duration '0': expected a positive"},
         UsageCase{{"syscall:openat", "--duration", "5x"}, "(500ms, 10s, 2m, 1h)"},

@@ -30,6 +30,17 @@ TEST(BenchOptions, DefaultsAndLimits) {
     EXPECT_FALSE(parseBenchOptions({"--threads", "65"}));
     EXPECT_FALSE(parseBenchOptions({"--repeat", "0"}));
     EXPECT_FALSE(parseBenchOptions({"extra"}));
+    // --attach: as many as one session may hold; past it probectl's adds would fail.
+    EXPECT_EQ(parseBenchOptions({"--attach", "4096"})->attach, 4096u);
+    EXPECT_EQ(parseBenchOptions({"--attach", "0"})->attach, 0u);
+    auto many = parseBenchOptions({"--attach", "4097"});
+    ASSERT_FALSE(many);
+    EXPECT_THAT(many.error().message, HasSubstr("--attach must be 0..4096: one probectl session "
+                                                "holds at most 4096 probes"));
+    auto empty_dir = parseBenchOptions({"-o", ""});
+    ASSERT_FALSE(empty_dir);
+    EXPECT_EQ(empty_dir.error().message,
+              "-o '': give a directory name (leave -o out to write to ./probectl-bench)");
     auto bad = parseBenchOptions({"--tracers", "ptrace,dtrace"});
     ASSERT_FALSE(bad);
     EXPECT_THAT(bad.error().message, HasSubstr("unknown tracer 'dtrace'"));

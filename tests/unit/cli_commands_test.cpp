@@ -561,6 +561,16 @@ TEST(ExitCodes, OneRuleWhicheverLayerFindsTheMistake) {
         {"trace", {"--duration", "1x", "syscall:getppid"}, kExitUsage, "--duration '1x'"},
         {"hist", {"syscall:getppid"}, kExitUsage, "hist takes one probe spec"},
         {"remove", {"abc"}, kExitUsage, "is not a probe id"},
+        {"trace",
+         {"syscall:getppid", "--backend=ptrace", "--maxactive", "5", "--", "true"},
+         kExitUsage,
+         "--maxactive sizes a kretprobe's table"},
+        {"trace", {"syscall:getppid", "-o", ""}, kExitUsage, "-o '': give a file name"},
+        {"record", {"syscall:getppid", "-o", ""}, kExitUsage, "give -o FILE"},
+        {"report", {"x.rec", "-o", ""}, kExitUsage, "-o '': give a file name"},
+        {"count", {"syscall:getppid", "-o", ""}, kExitUsage, "-o '': give a file name"},
+        {"bench", {"-o", ""}, kExitUsage, "-o '': give a directory name"},
+        {"bench", {"--attach", "100000"}, kExitUsage, "--attach must be 0..4096"},
         // words the shell split off or that lack their kind or '--'
         {"trace", {"syscall:openat", "if"}, kExitUsage, "go inside the spec's single quotes"},
         {"trace", {"openat", "--", "true"}, kExitUsage, "did you mean syscall:openat?"},
@@ -574,6 +584,10 @@ TEST(ExitCodes, OneRuleWhicheverLayerFindsTheMistake) {
         {"resolve", {"kprobe:foo+"}, kExitUsage, "expected an offset after '+'"},
         // the system refuses: files, symbols
         {"report", {"/nonexistent/x.rec"}, kExitRuntime, "cannot read /nonexistent/x.rec"},
+        {"report",
+         {"/"},
+         kExitRuntime,
+         "/ is a directory: a recording is one file, the one `probectl record -o FILE` writes"},
         {"symbols", withFixtures({"zzz_nothing"}), kExitRuntime, "no symbol matches"},
     };
     for (const auto& row : rows) {

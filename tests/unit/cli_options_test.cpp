@@ -118,6 +118,17 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{{"syscall:openat", "-p", "0"}, "-p 0"},
         UsageCase{{"syscall:openat", "--maxactive", "0"}, "--maxactive must be 1..4096"},
         UsageCase{{"syscall:openat", "--maxactive", "5000"}, "--maxactive must be 1..4096"},
+        // A kernel (kretprobe) setting that the ptrace backend would ignore.
+        UsageCase{{"syscall:openat", "--backend=ptrace", "--maxactive", "5", "--", "true"},
+                  kNoMaxactiveWithPtrace},
+        UsageCase{
+            {"uretprobe:/bin/true:main", "--backend", "ptrace", "--maxactive", "64", "-p", "1"},
+            "the ptrace backend has no kretprobes"},
+        // An empty -o is a mistake, not standard output.
+        UsageCase{{"syscall:openat", "-o", ""},
+                  "-o '': give a file name (leave -o out to write to standard output)"},
+        UsageCase{{"syscall:openat", "--output", "", "--format", "json"},
+                  "-o '': give a file name"},
         UsageCase{{"syscall:openat", "--duration", "-1"}, "--duration"},
         UsageCase{{"syscall:openat", "--duration", "0"}, "--duration '0': expected a positive"},
         UsageCase{{"syscall:openat", "--duration", "5x"}, "(500ms, 10s, 2m, 1h)"},

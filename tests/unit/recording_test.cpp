@@ -169,6 +169,17 @@ TEST(Recording, NotARecording) {
     EXPECT_EQ(r.error().err, EBADMSG);
 }
 
+// A directory (say, a --format ctf output) is named as one, with what a recording is.
+TEST(Recording, ADirectoryIsNoRecording) {
+    const std::string dir = testing::TempDir() + "/rec.dir";
+    std::filesystem::create_directories(dir);
+    auto r = probectl::RecordingReader::open(dir);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().err, EISDIR);
+    EXPECT_THAT(r.error().describe(), HasSubstr(dir + " is a directory"));
+    EXPECT_THAT(r.error().describe(), HasSubstr("probectl record -o FILE"));
+}
+
 namespace {
 
 // Appends one block holding `payload` (CRCs as the writer computes them) to `path`.

@@ -57,8 +57,9 @@ po::options_description benchOptionsDescription(BenchOptions* o) {
          "(default ./probectl-bench)")
         ("no-plot", "write bench.gp but do not run gnuplot")
         ("attach", po::value<std::size_t>(o ? &o->attach : nullptr)->value_name("N"),
-         "also time attaching and detaching N kprobes at once, probectl against ftrace's "
-         "kprobe_events (default 1000; 0 skips it)")
+         fmt::format("also time attaching and detaching N kprobes at once, probectl against "
+                     "ftrace's kprobe_events (0..{}, the probes one session may hold; default "
+                     "1000; 0 skips it)", bench::kAttachMax).c_str())
         ("startup", po::value<unsigned>(o ? &o->startup : nullptr)->value_name("R"),
          "also time whole commands around one getppid call, probectl trace against strace "
          "and the program alone, R runs each, median (default 5; 0 skips it)")
@@ -95,6 +96,14 @@ Parsed<BenchOptions> parseBenchOptions(const std::vector<std::string>& args) {
         return UsageError{"--throughput must be 0..100000000 records per run"};
     if (o.ring_kb < 8 || o.ring_kb > 65536)
         return UsageError{"--throughput-ring must be 8..65536 KiB"};
+    if (o.attach > bench::kAttachMax)
+        return UsageError{fmt::format(
+            "--attach must be 0..{}: one probectl session holds at most {} probes (probectl.ko's "
+            "default max_probes), so more would time its refusals against ftrace's probes",
+            bench::kAttachMax, bench::kAttachMax)};
+    if (auto e =
+            emptyOutputError(vm, "output-dir", "a directory name", "write to ./probectl-bench"))
+        return *e;
     if (vm.count("tracers")) {
         for (const auto& arg : vm["tracers"].as<std::vector<std::string>>()) {
             // Every name, empty ones included: "" or "a," is a mistake, not "all of them".

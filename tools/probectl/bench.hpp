@@ -157,6 +157,9 @@ struct AttachTimes {
     std::string error;  // non-empty: skipped, with why
 };
 std::vector<AttachTimes> attachBench(std::size_t n);
+// The most --attach takes: probectl.ko's default max_probes, the probes one session may hold
+// (kmod/limits.c); past it probectl's adds fail while ftrace's go on.
+inline constexpr std::size_t kAttachMax = 4096;
 // The table, then probectl's (attach + detach) time per probe over ftrace's.
 void printAttach(std::ostream& out, const std::vector<AttachTimes>& rows);
 // probectl's attach + detach seconds per probe / ftrace's; NAN unless both attached some.

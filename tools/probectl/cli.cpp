@@ -104,6 +104,13 @@ std::string negativeUnsigned(const po::parsed_options& parsed) {
 
 }  // namespace
 
+std::optional<UsageError> emptyOutputError(const po::variables_map& vm, const char* option,
+                                           const char* name, const char* without) {
+    if (!vm.count(option) || !vm[option].as<std::string>().empty())
+        return std::nullopt;
+    return UsageError{fmt::format("-o '': give {} (leave -o out to {})", name, without)};
+}
+
 Parsed<bool> parseCommandLine(const std::vector<std::string>& args,
                               const po::options_description& desc,
                               const po::positional_options_description& pos,

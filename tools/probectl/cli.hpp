@@ -33,6 +33,12 @@ inline constexpr const char* kNoKernelStacksWithPtrace =
     "space and reads only its registers and memory, never the kernel's stack; drop "
     "--backend=ptrace (probectl.ko walks the kernel stack at each hit)";
 
+// trace --maxactive on --backend=ptrace: why not, and what to do.
+inline constexpr const char* kNoMaxactiveWithPtrace =
+    "--maxactive sizes a kretprobe's table of calls in flight in the kernel: the ptrace "
+    "backend has no kretprobes (it sets a breakpoint at each return address itself, with "
+    "no such table); drop --maxactive, or --backend=ptrace";
+
 // Where a command writes: stdout/stderr in main(), string streams in tests.
 struct Io {
     std::ostream& out;
@@ -91,6 +97,16 @@ Parsed<std::optional<std::string>> parseOnePositional(
 // Adds --kallsyms FILE and --blacklist FILE, where resolve and symbols read symbols from.
 void addSymbolSourceOptions(boost::program_options::options_description& desc,
                             std::string* kallsyms, std::string* blacklist);
+
+// Every command's -o: given as '' it is a usage error, so that an empty name never stands
+// for the default silently (an unset shell variable, -o "$OUT"). `option` is the long name
+// in the command's options ("output"); `name` what -o takes ("a file name"); `without`
+// what leaving -o out does ("write to standard output"). nullopt when -o is absent or not
+// empty.
+std::optional<UsageError> emptyOutputError(const boost::program_options::variables_map& vm,
+                                           const char* option = "output",
+                                           const char* name = "a file name",
+                                           const char* without = "write to standard output");
 
 // Reports a usage error ("probectl CMD: message\nTry 'probectl CMD --help'.") and returns 2.
 int usageError(Io& io, const char* command, const UsageError& e);

@@ -15,6 +15,7 @@
 #include "aggr_timeline.hpp"
 #include "attach.hpp"
 #include "format.hpp"
+#include "probectl/kernel_maps.hpp"
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/session.hpp"
 #include "run_loop.hpp"
@@ -224,23 +225,13 @@ int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out) {
     const StackLines lines = stackLines(snapshots);
     // Kernel backend: the maps of the address space the kernel kept for a process (it may
     // have exited before its events are read), on a socket of their own.
-    std::optional<Client> maps_client;
-    std::uint32_t maps_probe = 0;
-    std::uint64_t unpinned = 0;
+    std::optional<KernelMapsSource> kept_maps;
     if (o.backend != "ptrace") {
-        ClientOptions co;
-        co.rcvbuf_bytes = 1 << 20;  // dump replies only
-        auto c = Client::connect(co);
-        if (!c)
-            return runtimeError(io, cmd, privilegeError(c.error(), cmd, true));
-        maps_client.emplace(std::move(*c));
-        snapshots.setMapsSource([&](std::uint32_t probe, pid_t tgid) -> std::optional<std::string> {
-            maps_probe = probe;
-            auto text = maps_client->takeMaps(probe, tgid, &unpinned);
-            if (!text)
-                return std::nullopt;
-            return std::move(*text);
-        });
+        auto km = KernelMapsSource::open();
+        if (!km)
+            return runtimeError(io, cmd, privilegeError(km.error(), cmd, true));
+        kept_maps.emplace(std::move(*km));
+        snapshots.setMapsSource(kept_maps->probeSource());
     }
     std::optional<SessionStats> last;  // none: the run failed before its tables
     const int rc = runAggregation(
@@ -254,8 +245,7 @@ int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out) {
         return rc;
     if (auto w = lossWarning(*last); !w.empty())
         io.err << w << '\n';
-    if (maps_client && maps_probe)
-        (void)maps_client->takeMaps(maps_probe, 0, &unpinned);
+    const std::uint64_t unpinned = kept_maps ? kept_maps->refreshUnpinned() : 0;
     io.err << userSnapshotSummary(snapshots.walks(),
                                   o.stack_size ? o.stack_size : kUstackSnapshotDefault, unpinned)
            << '\n';
@@ -612,8 +602,8 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
             return UsageError{intervalError(o.interval_text)};
         o.interval = *secs;
     }
-    if (vm.count("output") && o.output.empty())
-        return UsageError{"-o '': give a file name (leave -o out to write to standard output)"};
+    if (auto e = emptyOutputError(vm))
+        return *e;
     if (o.cumulative && o.interval == 0)
         return UsageError{"--cumulative goes with --interval"};
     if (o.follow && o.pids.empty() && o.command.empty())

@@ -93,6 +93,8 @@ int runReport(const std::vector<std::string>& args, Io& io) {
     if (!known && o.output.empty())
         return usageError(io, kCmd,
                           UsageError{fmt::format("--format {} writes a file: give -o", o.format)});
+    if (auto e = emptyOutputError(vm))
+        return usageError(io, kCmd, *e);
 
     // Opening the output truncates it: never the recording being read.
     struct stat in {

@@ -225,7 +225,7 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "also trace the children of the traced processes, those running already and those "
          "forked from now on (and what they exec), like strace -f; needs -p or -- CMD")
         ("maxactive", po::value<std::uint32_t>(o ? &o->maxactive : nullptr)->value_name("N"),
-         "kretprobe instances in flight (1..4096; default: the kernel's)")
+         "kretprobe instances in flight (1..4096; default: the kernel's); kernel backend only")
         ("force", po::bool_switch(o ? &o->force : nullptr),
          "add kernel uretprobes in files that unwind C++ exceptions (refused by default: "
          "an exception thrown through a probed call ends the program)")
@@ -393,6 +393,8 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
                               ? std::string("record writes a recording: give -o FILE")
                               : fmt::format("--format {} writes a file: give -o {}", o.format,
                                             o.format == "ctf" ? "DIR" : "FILE")};
+    if (auto e = emptyOutputError(vm))
+        return *e;
     if (o.seccomp_bpf && (o.backend != "ptrace" || o.command.empty() || !o.pids.empty()))
         return UsageError{"--seccomp-bpf needs --backend=ptrace and -- CMD (and no -p)"};
     if (o.summary_only) {
@@ -432,6 +434,8 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
             if (s.kind == SpecKind::Syscall)
                 return UsageError{syscallUserStackRefusal("--ustack", s.text, s.symbol, o.backend)};
     }
+    if (vm.count("maxactive") && o.backend == "ptrace")
+        return UsageError{kNoMaxactiveWithPtrace};
     if (o.kstack) {
         if (o.backend != "kernel")
             return UsageError{fmt::format("--kstack: {}", kNoKernelStacksWithPtrace)};

@@ -9,6 +9,7 @@
 
 #include "attach.hpp"
 #include "format.hpp"
+#include "probectl/kernel_maps.hpp"
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/session.hpp"
 #include "run_loop.hpp"
@@ -47,26 +48,15 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     SnapshotWalks walks;  // for the end-of-trace line
     // Kernel backend: the maps of the address space the kernel kept for a process, read on
     // a socket of their own through a probe of the session (the latest event's).
-    std::optional<Client> maps_client;
-    std::uint32_t maps_probe = 0;
-    std::uint64_t unpinned = 0;
+    std::optional<KernelMapsSource> kept_maps;
     if (dwarf) {
         snapshots.emplace();
         if (kernel) {
-            ClientOptions co;
-            co.rcvbuf_bytes = 1 << 20;  // dump replies only
-            auto c = Client::connect(co);
-            if (!c)
-                return runtimeError(io, kCmd, c.error());
-            maps_client.emplace(std::move(*c));
-            snapshots->setMapsSource([&](pid_t tgid) -> std::optional<std::string> {
-                if (!maps_probe)
-                    return std::nullopt;
-                auto text = maps_client->takeMaps(maps_probe, tgid, &unpinned);
-                if (!text)
-                    return std::nullopt;
-                return std::move(*text);
-            });
+            auto km = KernelMapsSource::open();
+            if (!km)
+                return runtimeError(io, kCmd, km.error());
+            kept_maps.emplace(std::move(*km));
+            snapshots->setMapsSource(kept_maps->source());
         }
         const std::size_t depth = o.stack_depth ? o.stack_depth : kStackDefaultDepth;
         sink.setUserSnapshots([&, depth](const Event& ev, const FetchedValue& v) {
@@ -93,7 +83,8 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     // user stacks are symbolized with them even after it exited.
     auto onEvent = [&](const Event& ev) {
         if (snapshots) {
-            maps_probe = ev.probe_id;
+            if (kept_maps)
+                kept_maps->setProbe(ev.probe_id);
             snapshots->capture(static_cast<pid_t>(ev.tgid));
         } else if (stacks && !o.ustack.empty()) {
             stacks->captureProcess(static_cast<pid_t>(ev.tgid), ev.probe_id);
@@ -125,8 +116,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         io.err << kernelStacksSummary(*stacks) << '\n';
     }
     if (dwarf) {
-        if (maps_client && maps_probe)
-            (void)maps_client->takeMaps(maps_probe, 0, &unpinned);
+        const std::uint64_t unpinned = kept_maps ? kept_maps->refreshUnpinned() : 0;
         io.err << userSnapshotSummary(walks, o.stack_size ? o.stack_size : kUstackSnapshotDefault,
                                       unpinned)
                << '\n';

@@ -147,6 +147,14 @@ struct ClientOptions {
     // ETIMEDOUT. An ack can be lost when the receive buffer overflows; without a bound the
     // caller would hang.
     int reply_timeout_ms = 10000;
+
+    // For a socket that only reads dumps (STACK_GET, MAPS_GET) beside a session's: no record
+    // bursts arrive on it, so 1 MiB of receive buffer will do.
+    static ClientOptions dumpsOnly() {
+        ClientOptions o;
+        o.rcvbuf_bytes = 1 << 20;
+        return o;
+    }
 };
 
 class Client {

@@ -143,7 +143,7 @@ class KernelStacks {
     const KernelStack* stack(std::uint32_t id) const;
     // Keeps the maps of process `tgid` for its user stacks (UserSymbolizer::capture): call
     // it as soon as a process is seen. They are those of the address space the kernel kept
-    // for it (Client::takeMaps through `probe_id`, or through the probe of the last read),
+    // for it (a KernelMapsSource through `probe_id`, or through the probe of the last read),
     // else /proc's while it lives.
     void captureProcess(pid_t tgid, std::uint32_t probe_id = 0);
     // read(probe_id), then captureProcess for each user stack's process seen for the first
@@ -205,7 +205,7 @@ std::string kernelStacksSummary(const KernelStacks& stacks);
 // "user stacks (dwarf): N unwound, S stopped early, T filled the 3072-byte copy", then, only
 // when some walk stopped where its copy ended (a larger --stack-size reaches further),
 // ", C stopped at its end (--stack-size can take more)". `unpinned`: hits whose process's
-// maps the kernel could not keep (Client::takeMaps), noted when not 0, as
+// maps the kernel could not keep (KernelMapsSource::unpinned), noted when not 0, as
 // kernelStacksSummary does.
 std::string userSnapshotSummary(const SnapshotWalks& walks, std::uint32_t bytes,
                                 std::uint64_t unpinned = 0);

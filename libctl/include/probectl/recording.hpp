@@ -48,8 +48,8 @@ Result<std::unique_ptr<TraceWriter>> recordingWriter(const std::string& path, st
 
 class RecordingReader {
   public:
-    // Errors: errno from opening; EBADMSG when the file is not a recording, or its header
-    // is damaged; EPROTONOSUPPORT for a version this reader does not know.
+    // Errors: errno from opening (EISDIR for a directory); EBADMSG when the file is not a
+    // recording, or its header is damaged; EPROTONOSUPPORT for a version this reader does not know.
     static Result<RecordingReader> open(const std::string& path);
     RecordingReader(RecordingReader&&) noexcept;
     RecordingReader& operator=(RecordingReader&&) noexcept;

@@ -34,7 +34,7 @@ class SnapshotStacks {
     // without a `ustack` value are left as they are.
     void replace(Event& e);
     // Maps from `source` before procfs (UserSymbolizer::setMapsSource), asked with the
-    // probe id of the event being replaced (the kernel backend's Client::takeMaps).
+    // probe id of the event being replaced (KernelMapsSource::probeSource).
     using MapsSource = std::function<std::optional<std::string>(std::uint32_t probe_id, pid_t)>;
     void setMapsSource(MapsSource source);
 

@@ -63,7 +63,7 @@ class UserSymbolizer {
     // Keeps `maps` as those of `tgid` (maps read elsewhere).
     void setMaps(pid_t tgid, ProcMaps maps);
     // Where maps come from before procfs: the /proc/PID/maps text of `tgid`, or nullopt when
-    // the source has none (e.g. the kernel backend's Client::takeMaps, whose address space
+    // the source has none (e.g. the kernel backend's KernelMapsSource, whose address space
     // outlives the process). capture and refresh try it first; text that does not parse, or
     // holds no mapping, counts as none.
     using MapsSource = std::function<std::optional<std::string>(pid_t tgid)>;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -211,6 +212,11 @@ struct RecordingReader::Impl {
 };
 
 Result<RecordingReader> RecordingReader::open(const std::string& path) {
+    // A directory opens as a stream that reads nothing: say what it is, not "not a recording".
+    if (std::error_code ec; std::filesystem::is_directory(path, ec))
+        return makeError(EISDIR, fmt::format("{} is a directory: a recording is one file, the "
+                                             "one `probectl record -o FILE` writes",
+                                             path));
     auto impl = std::make_unique<Impl>();
     impl->in.open(path, std::ios::binary);
     if (!impl->in)

@@ -9,6 +9,7 @@
 
 #include "kernel/entry_stack.hpp"
 #include "probectl/fetch_program.hpp"
+#include "probectl/kernel_maps.hpp"
 #include "probectl/predicate.hpp"
 #include "uapi/probectl.h"
 
@@ -255,16 +256,15 @@ Result<void> appendKernelStackArg(ProbeRequest& req, std::vector<FetchArg>& args
 }
 
 struct KernelStacks::Impl {
-    explicit Impl(Client c) : client(std::move(c)) {}
+    explicit Impl(Client c) : client(std::move(c)), maps(client) {}
     Client client;
+    KernelMapsSource maps;  // through `client`; its probe: the last read's
     const KernelSymbols* symbols = nullptr;
     std::optional<KernelSymbols> own_symbols;
     bool tried_load = false;
     std::unordered_map<std::uint32_t, KernelStack> stacks;
     std::unordered_map<std::uint32_t, std::vector<std::string>> lines;
     UserSymbolizer user_symbols;
-    std::uint32_t maps_probe = 0;  // a probe of the session, for takeMaps; 0: none known
-    std::uint64_t unpinned = 0;
     bool has_user = false;
     std::uint32_t count = 0;
     std::uint64_t lost = 0;
@@ -288,22 +288,13 @@ KernelStacks& KernelStacks::operator=(KernelStacks&&) noexcept = default;
 KernelStacks::~KernelStacks() = default;
 
 Result<KernelStacks> KernelStacks::open(const KernelSymbols* symbols) {
-    ClientOptions co;
-    co.rcvbuf_bytes = 1 << 20;  // dump replies only: no record bursts
-    auto c = Client::connect(co);
+    auto c = Client::connect(ClientOptions::dumpsOnly());
     if (!c)
         return std::move(c).error();
     auto impl = std::make_unique<Impl>(std::move(*c));
     impl->symbols = symbols;
     // The address space the kernel kept for a process outlives it: preferred to /proc.
-    impl->user_symbols.setMapsSource([im = impl.get()](pid_t tgid) -> std::optional<std::string> {
-        if (!im->maps_probe)
-            return std::nullopt;
-        auto text = im->client.takeMaps(im->maps_probe, tgid, &im->unpinned);
-        if (!text)
-            return std::nullopt;
-        return std::move(*text);
-    });
+    impl->user_symbols.setMapsSource(impl->maps.source());
     return KernelStacks(std::move(impl));
 }
 
@@ -317,20 +308,19 @@ Result<void> KernelStacks::read(std::uint32_t probe_id) {
     });
     if (!r)
         return r;
-    impl_->maps_probe = probe_id;
+    impl_->maps.setProbe(probe_id);
     for (auto& s : got) {
         impl_->has_user = impl_->has_user || s.user;
         impl_->stacks.try_emplace(s.id, std::move(s));
     }
     // The counter only: no address space is let go.
     if (impl_->has_user)
-        (void)impl_->client.takeMaps(probe_id, 0, &impl_->unpinned);
+        impl_->maps.refreshUnpinned();
     return {};
 }
 
 void KernelStacks::captureProcess(pid_t tgid, std::uint32_t probe_id) {
-    if (probe_id)
-        impl_->maps_probe = probe_id;
+    impl_->maps.setProbe(probe_id);
     if (tgid > 0)
         (void)impl_->user_symbols.capture(tgid);
 }
@@ -379,7 +369,7 @@ std::uint64_t KernelStacks::truncated() const {
     return impl_->truncated;
 }
 std::uint64_t KernelStacks::unpinned() const {
-    return impl_->unpinned;
+    return impl_->maps.unpinned();
 }
 
 std::vector<StackRow> stackRows(const AggrTable& t, const StackLines& stack_lines) {

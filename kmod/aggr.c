@@ -89,6 +89,19 @@ static int probectl_aggr_arg_kinds(const struct probectl_fetch_insn *fetch, u32 
 	return nargs;
 }
 
+/*
+ * Steps of a linear histogram (min < max, step > 0), the last one possibly short. max - min
+ * always fits in a u64, but rounding up by adding step - 1 could wrap it to a small count,
+ * and the map would get fewer buckets than probectl_aggr_bucket() indexes.
+ */
+static u64 probectl_aggr_linear_steps(const struct probectl_aggr_spec *sp)
+{
+	u64 rem;
+	u64 steps = div64_u64_rem((u64)sp->lin_max - (u64)sp->lin_min, (u64)sp->lin_step, &rem);
+
+	return steps + (rem != 0);
+}
+
 static int probectl_aggr_check(const struct probectl_probe *p,
 			       const struct probectl_aggr_spec *sp,
 			       struct netlink_ext_ack *extack)
@@ -132,8 +145,7 @@ static int probectl_aggr_check(const struct probectl_probe *p,
 	if (sp->hist == PROBECTL_AGGR_H_LINEAR &&
 	    (sp->lin_step <= 0 || sp->lin_max <= sp->lin_min ||
 	     (!(sp->flags & PROBECTL_AGGR_F_SIGNED) && sp->lin_min < 0) ||
-	     div64_u64((u64)sp->lin_max - (u64)sp->lin_min + (u64)sp->lin_step - 1,
-		       (u64)sp->lin_step) > PROBECTL_AGGR_MAX_LINEAR)) {
+	     probectl_aggr_linear_steps(sp) > PROBECTL_AGGR_MAX_LINEAR)) {
 		kapi_set_err_msg_fmt_mod(extack,
 					 "PROBE_AGGR linear: need min < max, step > 0, at most %u steps",
 					 PROBECTL_AGGR_MAX_LINEAR);
@@ -262,8 +274,7 @@ int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_sp
 	if (sp->hist == PROBECTL_AGGR_H_LOG2)
 		a->nbuckets = PROBECTL_AGGR_LOG2_BUCKETS;
 	else if (sp->hist == PROBECTL_AGGR_H_LINEAR)
-		a->nbuckets = 2 + div64_u64((u64)sp->lin_max - (u64)sp->lin_min +
-					    (u64)sp->lin_step - 1, (u64)sp->lin_step);
+		a->nbuckets = 2 + probectl_aggr_linear_steps(sp);
 	a->val_size = sizeof(struct probectl_aggr_value) + a->nbuckets * sizeof(u64);
 	a->max_entries = sp->max_entries ?: PROBECTL_AGGR_DEFAULT_ENTRIES;
 	a->nslots = roundup_pow_of_two(2 * a->max_entries);

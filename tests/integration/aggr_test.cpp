@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -215,6 +216,54 @@ TEST(Aggr, LinearBucketsWithUnderAndOver) {
     ASSERT_EQ(r.table.entries.size(), 1u);
     // below 10: 0..9; four steps of 10; 50 and above: 50..99
     EXPECT_EQ(r.table.entries[0].buckets, (std::vector<std::uint64_t>{10, 10, 10, 10, 10, 50}));
+}
+
+// MIN and MAX at the ends of s64, where MAX - MIN + STEP - 1 wraps 64 bits: the step count
+// once came out 0, the map got 2 buckets and each hit went to a third, past its value.
+TEST(Aggr, LinearOverAllOfS64KeepsEveryHitInItsBucket) {
+    AggrSpec a;
+    a.keys = {"k"};
+    a.value = AggrValue::Arg;
+    a.value_arg = "v";
+    a.hist = AggrHist::Linear;
+    a.lin_min = std::numeric_limits<std::int64_t>::min();
+    a.lin_max = std::numeric_limits<std::int64_t>::max();
+    a.lin_step = a.lin_max;  // [MIN, -1) [-1, MAX - 1) [MAX - 1, MAX)
+    auto r = aggregate(valSpec(), a, {target(), "values", "100"});
+    expectBalanced(r);
+    ASSERT_EQ(r.table.entries.size(), 4u);
+    for (const auto& e : r.table.entries)
+        EXPECT_EQ(e.buckets, (std::vector<std::uint64_t>{0, 0, 25, 0, 0}));
+}
+
+// The module checks the step count itself: a request whose count wraps to 0 in 64 bits
+// (2^63 steps of 2) is refused, not given 2 buckets.
+TEST(Aggr, KernelRefusesALinearStepCountThatWraps) {
+    AggrSpec a;
+    a.value = AggrValue::Arg;
+    a.value_arg = "v";
+    a.hist = AggrHist::Linear;
+    a.lin_min = std::numeric_limits<std::int64_t>::min();
+    a.lin_max = std::numeric_limits<std::int64_t>::max();
+    a.lin_step = std::int64_t{1} << 62;
+    Workload w({target(), "values", "1"});
+    SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    o.prepare = [&a](probectl::ProbeRequest& req, std::vector<probectl::FetchArg>& args) {
+        auto p = probectl::prepareAggregation(a, req, args);
+        if (p && req.aggr)
+            req.aggr->lin_step = 2;  // past libctl's own check
+        return p;
+    };
+    auto s = Session::open(o);
+    ASSERT_TRUE(s) << why(s);
+    auto id = s->add(valSpec());
+    w.release();
+    w.wait();
+    ASSERT_FALSE(id);
+    EXPECT_EQ(id.error().err, EINVAL);
+    EXPECT_NE(id.error().describe().find("PROBE_AGGR linear"), std::string::npos)
+        << id.error().describe();
 }
 
 TEST(Aggr, MapFullCountsTheExcess) {

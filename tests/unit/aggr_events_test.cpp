@@ -1,5 +1,7 @@
 // EventAggregator: the kernel map's rules over decoded events (keys, values, buckets,
 // capacity, faulted values, return-only values), and aggregating a recording with it.
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "aggr_cli.hpp"
@@ -97,6 +99,24 @@ TEST(EventAggregator, LinearBucketsHaveUnderAndOver) {
     const AggrEntry& e = a.table().entries.at(0);
     ASSERT_EQ(e.buckets.size(), 6u);
     EXPECT_EQ(e.buckets, (std::vector<std::uint64_t>{1, 2, 1, 0, 1, 2}));
+}
+
+// The ptrace backend's histogram over all of s64: a step count that wrapped 64 bits once
+// left 2 buckets, and a hit of 0 indexed a third.
+TEST(EventAggregator, LinearOverAllOfS64KeepsEveryHitInABucket) {
+    AggrSpec s;
+    s.value = AggrValue::Arg;
+    s.value_arg = "size";
+    s.hist = AggrHist::Linear;
+    s.lin_min = std::numeric_limits<std::int64_t>::min();
+    s.lin_max = std::numeric_limits<std::int64_t>::max();
+    s.lin_step = s.lin_max;  // 3 steps, the last one 1 long
+    auto a = make(s);
+    for (std::int64_t v : {s.lin_min, std::int64_t{-1}, std::int64_t{0}, s.lin_max - 1, s.lin_max})
+        a.add(hit("x", 1, v));
+    const AggrEntry& e = a.table().entries.at(0);
+    ASSERT_EQ(e.buckets.size(), 5u);
+    EXPECT_EQ(e.buckets, (std::vector<std::uint64_t>{0, 1, 2, 1, 1}));
 }
 
 TEST(EventAggregator, LatencyCountsOnlyReturns) {

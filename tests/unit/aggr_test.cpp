@@ -1,12 +1,15 @@
 // Aggregation in libctl without a kernel: requests built from AggrSpec, the bucket rules of
 // kmod/aggr.c, decoding of AGGR_ENTRIES payloads, and the table/histogram/JSON printers.
 #include <cstring>
+#include <limits>
 
 #include <gtest/gtest.h>
 
+#include "aggr/aggr_rules.hpp"
 #include "aggr_cli.hpp"
 #include "aggr_print.hpp"
 #include "probectl/aggr.hpp"
+#include "probectl/aggr_events.hpp"
 #include "probectl/fetch_program.hpp"
 #include "subcommands.hpp"
 
@@ -108,6 +111,40 @@ TEST(AggrBuckets, LinearHasUnderAndOverAndACutLastStep) {
     EXPECT_EQ(bucketRange(t, 5).lo, 25);
     EXPECT_TRUE(bucketRange(t, 0).below);
     EXPECT_EQ(static_cast<std::int64_t>(bucketRange(t, 0).hi), -11);
+}
+
+// MIN and MAX at the ends of s64: MAX - MIN + STEP - 1 wraps 64 bits, which once gave 0 steps
+// (2 buckets) while a value in the middle went to bucket 2 (kmod/aggr.c shares the rule).
+TEST(AggrBuckets, LinearOverAllOfS64HasABucketForEveryValue) {
+    constexpr auto lo = std::numeric_limits<std::int64_t>::min();
+    constexpr auto hi = std::numeric_limits<std::int64_t>::max();
+    // STEP and the steps it makes of the 2^64 - 1 between MIN and MAX.
+    const std::pair<std::int64_t, std::size_t> steps[] = {
+        {hi, 3}, {std::int64_t{1} << 62, 4}, {std::int64_t{1} << 61, 8}, {1000000000000000000, 19}};
+    for (const auto& [step, n] : steps) {
+        EXPECT_EQ(detail::linearSteps(lo, hi, step), n) << "step " << step;
+        AggrTable t = linearTable(lo, hi, step);
+        for (std::int64_t v : {lo, lo + 1, std::int64_t{-1}, std::int64_t{0}, step, hi - 1, hi}) {
+            const std::size_t b = bucketOf(t, static_cast<std::uint64_t>(v));
+            ASSERT_LE(b, n + 1) << "step " << step << " value " << v;
+            const BucketRange r = bucketRange(t, b);
+            if (r.above) {
+                EXPECT_EQ(v, hi);
+                continue;
+            }
+            EXPECT_LE(r.lo, v) << "step " << step << " bucket " << b;
+            EXPECT_LE(v, static_cast<std::int64_t>(r.hi)) << "step " << step << " bucket " << b;
+        }
+    }
+    // Every step of 1 over all of s64 is still too many.
+    AggrSpec s;
+    s.value = AggrValue::Arg;
+    s.value_arg = "v";
+    s.hist = AggrHist::Linear;
+    s.lin_min = lo;
+    s.lin_max = hi;
+    s.lin_step = 1;
+    EXPECT_FALSE(EventAggregator::create(s, "kprobe:vfs_read v=$arg3:s64"));
 }
 
 TEST(AggrRequest, TaskKeysBecomeHiddenFetchArguments) {

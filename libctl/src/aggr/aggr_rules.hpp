@@ -12,10 +12,13 @@
 
 namespace probectl::detail {
 
-// Steps of STEP from MIN to MAX, the last one possibly short (kmod/aggr.c's rule).
+// Steps of STEP from MIN to MAX (MIN < MAX, STEP > 0), the last one possibly short
+// (kmod/aggr.c's rule). MAX - MIN always fits in 64 unsigned bits, but rounding up by
+// adding STEP - 1 could wrap it to a small count (and a histogram too few buckets).
 inline std::uint64_t linearSteps(std::int64_t min, std::int64_t max, std::int64_t step) {
-    return (static_cast<std::uint64_t>(max - min) + static_cast<std::uint64_t>(step) - 1) /
-           static_cast<std::uint64_t>(step);
+    const std::uint64_t range = static_cast<std::uint64_t>(max) - static_cast<std::uint64_t>(min);
+    const auto s = static_cast<std::uint64_t>(step);
+    return range / s + (range % s != 0 ? 1 : 0);
 }
 
 // A histogram needs a value; a linear one MIN < MAX, STEP > 0, at most kAggrMaxLinear steps.

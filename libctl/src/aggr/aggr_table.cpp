@@ -171,7 +171,7 @@ BucketRange bucketRange(const AggrTable& t, std::size_t b) {
             : 0;
     if (b == 0) {
         r.below = true;
-        r.hi = static_cast<std::uint64_t>(t.lin_min - 1);
+        r.hi = static_cast<std::uint64_t>(t.lin_min) - 1;
         return r;
     }
     if (b >= n + 1) {
@@ -179,8 +179,13 @@ BucketRange bucketRange(const AggrTable& t, std::size_t b) {
         r.lo = t.lin_max;
         return r;
     }
-    r.lo = t.lin_min + static_cast<std::int64_t>(b - 1) * t.lin_step;
-    r.hi = static_cast<std::uint64_t>(std::min(r.lo + t.lin_step, t.lin_max) - 1);
+    // In unsigned arithmetic: with MIN and MAX far apart, lo + STEP can pass INT64_MAX.
+    const std::uint64_t lo =
+        static_cast<std::uint64_t>(t.lin_min) +
+        static_cast<std::uint64_t>(b - 1) * static_cast<std::uint64_t>(t.lin_step);
+    const std::uint64_t left = static_cast<std::uint64_t>(t.lin_max) - lo;
+    r.lo = static_cast<std::int64_t>(lo);
+    r.hi = lo + std::min(left, static_cast<std::uint64_t>(t.lin_step)) - 1;
     return r;
 }
 

@@ -6,7 +6,7 @@
 #     are what the spec gives;
 #  2. no LINUX_VERSION_CODE outside kmod/compat.h;
 #  3. the module builds with W=1, sparse-clean (C=2), for every kernel in tests/vm/kernels.list
-#     whose headers are in .cache/kernels (skipped otherwise, with a note);
+#     whose headers are in the cache ($PROBECTL_CACHE, default .cache; skipped otherwise, with a note);
 #  4. checkpatch.pl --strict, when $CHECKPATCH points at it.
 # Usage: tools/lint-kmod.sh   (from anywhere; exit status 1 on any failure)
 set -eu
@@ -24,7 +24,7 @@ fi
 
 kernels=$(awk '!/^[[:space:]]*(#|$)/ {print $1}' tests/vm/kernels.list 2>/dev/null || true)
 for k in $kernels; do
-	kdir=$top/.cache/kernels/$k/build
+	kdir=${PROBECTL_CACHE:-$top/.cache}/kernels/$k/build
 	if [ ! -d "$kdir" ]; then
 		echo "lint-kmod: W=1 build for $k skipped: no headers at $kdir (make deps)"
 		continue

@@ -1,5 +1,6 @@
 #include "probectl/fetched_value.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 using namespace probectl;
@@ -56,4 +57,35 @@ TEST(FetchedValue, NameValueList) {
     p.faulted = true;
     EXPECT_EQ(formatFetchedValues({value("fd", FetchType::S32, 3), p}), "fd=3 fn=<fault>");
     EXPECT_EQ(formatFetchedValues({}), "");
+}
+
+// The per-event text writes numbers without fmt (append_text.hpp); fmt's own output for the
+// same values is the reference.
+TEST(FetchedValue, IntegersReadAsFmtPrintsThem) {
+    const std::uint64_t raws[] = {0,
+                                  1,
+                                  9,
+                                  10,
+                                  0x7f,
+                                  0x80,
+                                  0xff,
+                                  0x8000,
+                                  0xffff,
+                                  0x80000000,
+                                  0xffffffff,
+                                  0x7fffffffffffffff,
+                                  0x8000000000000000,
+                                  0xffffffffffffffff,
+                                  0x0123456789abcdef};
+    for (std::uint8_t t = 0; t <= static_cast<std::uint8_t>(FetchType::X64); ++t) {
+        const auto type = static_cast<FetchType>(t);
+        for (std::uint64_t raw : raws) {
+            const std::string want = isHexType(type) ? fmt::format("{:#x}", raw)
+                                     : isSignedType(type)
+                                         ? fmt::format("{}", fetchedSigned(type, raw))
+                                         : fmt::format("{}", raw);
+            EXPECT_EQ(formatFetchedValue(value("v", type, raw)), want)
+                << toString(type) << " " << raw;
+        }
+    }
 }

@@ -88,6 +88,25 @@ TEST(PrinterEvent, KprobeWithFetchArgs) {
               "\"args\":{\"dfd\":-100,\"path\":\"/etc/hostname\"}}");
 }
 
+// The text columns are built without runtime format strings: the same widths as
+// printEventHeader's, a comm padded by display width, an event before t0 negative.
+TEST(PrinterEvent, TextColumnsKeepTheirWidths) {
+    Event e = base("kprobe:vfs_read");
+    e.args = {};
+    e.comm = "caf\xc3\xa9";  // "café": five bytes, four columns
+    EXPECT_EQ(text(e),
+              "    0.250000 [001] caf\xc3\xa9                 301 kprobe:vfs_read  arg1=0x0 "
+              "arg2=0x0 arg3=0x0 arg4=0x0 arg5=0x0 arg6=0x0");
+    e.comm = "sixteen-letters!";
+    e.timestamp_ns = 5'500'000'000;
+    e.spec = {};
+    e.cpu = 1234;
+    e.pid = 12345678;
+    EXPECT_EQ(text(e),
+              "   -1.500000 [1234] sixteen-letters! 12345678 probe#4  arg1=0x0 arg2=0x0 "
+              "arg3=0x0 arg4=0x0 arg5=0x0 arg6=0x0");
+}
+
 TEST(PrinterEvent, UretprobeWithLatency) {
     Event e = base("uretprobe:libc:malloc");
     e.is_return = true;

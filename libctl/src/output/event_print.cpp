@@ -1,6 +1,7 @@
 // Event records through a Printer (formats in event_print.hpp and event_json.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <span>
@@ -17,8 +18,54 @@ namespace {
 // Keys and text formats of the raw argument registers: static, so no per-event building.
 // Numbered from 1 like $arg1..$arg6, so a value read here is fetched by the same name.
 constexpr std::string_view kArgKey[kEventArgs] = {"arg1", "arg2", "arg3", "arg4", "arg5", "arg6"};
-constexpr std::string_view kArgFmt[kEventArgs] = {" arg1={:#x}", " arg2={:#x}", " arg3={:#x}",
-                                                  " arg4={:#x}", " arg5={:#x}", " arg6={:#x}"};
+
+// The text line of an event is built here without format strings (append_text.hpp): a
+// runtime format string is parsed on every call, which was most of a line's cost.
+std::string& textLine() {
+    thread_local std::string line;  // reused: no allocation per event once grown
+    line.clear();
+    return line;
+}
+
+// s left-aligned in `width` columns, as fmt's {:<N} pads: ASCII counts one column a byte;
+// anything else goes to fmt, which measures display width.
+void appendPadded(std::string& out, std::string_view s, std::size_t width) {
+    if (std::any_of(s.begin(), s.end(), [](char c) { return c & 0x80; })) {
+        fmt::format_to(std::back_inserter(out), "{:<{}}", s, width);
+        return;
+    }
+    out += s;
+    if (s.size() < width)
+        out.append(width - s.size(), ' ');
+}
+
+// TIME CPU COMM TID PROBE: the columns of printEventHeader.
+void appendTextColumns(std::string& out, const Event& ev, const EventFormat& f,
+                       std::string_view probe) {
+    // Events from a probe armed before the last one can precede t0: shown negative rather
+    // than clamped to 0.
+    const bool early = ev.timestamp_ns < f.t0_ns;
+    const std::uint64_t rel = early ? f.t0_ns - ev.timestamp_ns : ev.timestamp_ns - f.t0_ns;
+    const std::uint64_t secs = rel / 1000000000;
+    if (early)
+        fmt::format_to(std::back_inserter(out), "{:>5}", fmt::format("-{}", secs));
+    else
+        appendDecimal(out, secs, 5);
+    out += '.';
+    appendDecimal(out, (rel % 1000000000) / 1000, 6, '0');
+    out += " [";
+    appendDecimal(out, ev.cpu, 3, '0');
+    out += "] ";
+    appendPadded(out, ev.comm, 16);
+    out += ' ';
+    appendDecimal(out, ev.pid, 7);
+    out += ' ';
+    if (ev.spec.empty()) {
+        out += "probe#";
+        appendDecimal(out, ev.probe_id);
+    }
+    out += probe;
+}
 
 void printLatency(Printer& p, std::string_view text_fmt, std::uint64_t ns) {
     p.u64(Show::Json, "latency_ns", {}, ns);
@@ -52,23 +99,22 @@ void printJsonValue(Printer& p, const FetchedValue& v) {
 }
 
 void printValues(Printer& p, std::span<const FetchedValue> values) {
-    thread_local std::string text;  // reused: a value's text costs no allocation
-    p.beginObject("args");
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        const FetchedValue& v = values[i];
-        p.str(Show::Text, {}, i ? " {}=" : "  {}=", v.name);
-        // Each back end builds only its own form of the value.
-        if (p.json()) {
-            printJsonValue(p, v);
-        } else {
-            text.clear();
-            appendFetchedValue(text, v);
-            p.text(text);
+    // Each back end builds only its own form of the values.
+    if (!p.json()) {
+        std::string& text = textLine();
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            text += i ? " " : "  ";
+            text += values[i].name;
+            text += '=';
+            appendFetchedValue(text, values[i]);
         }
-    }
-    p.end();
-    if (!p.json())
+        p.text(text);
         return;
+    }
+    p.beginObject("args");
+    for (const FetchedValue& v : values)
+        printJsonValue(p, v);
+    p.end();
     auto names = [&](auto pick, std::string_view key) {
         bool any = false;
         for (const auto& v : values)
@@ -221,32 +267,24 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
     if (f.strace && ev.syscall && values.empty() && !p.json() && !nstacks)
         return printStraceLine(p, ev, f);
     p.beginRecord("event");
-    p.u64(Show::Json, "ts_ns", {}, ev.timestamp_ns);
-    // Events from a probe armed before the last one can precede t0: shown negative rather
-    // than clamped to 0.
-    const bool early = ev.timestamp_ns < f.t0_ns;
-    const std::uint64_t rel = early ? f.t0_ns - ev.timestamp_ns : ev.timestamp_ns - f.t0_ns;
-    const std::uint64_t secs = rel / 1000000000;
-    if (early)
-        p.str(Show::Text, {}, "{:>5}", fmt::format("-{}", secs));
-    else
-        p.u64(Show::Text, {}, "{:>5}", secs);
-    p.u64(Show::Text, {}, ".{:06}", (rel % 1000000000) / 1000);
-    p.u64(Show::Any, "cpu", " [{:03}]", ev.cpu);
-    p.u64(Show::Json, "pid", {}, ev.tgid);
-    p.u64(Show::Json, "tid", {}, ev.pid);
-    p.str(Show::Any, "comm", " {:<16}", ev.comm);
-    p.u64(Show::Text, "tid", " {:>7}", ev.pid);
-    // With fetch arguments the spec's location names the probe in text and the values
-    // replace the raw registers.
-    if (ev.spec.empty())
-        p.u64(Show::Text, {}, " probe#{}", ev.probe_id);
-    else
-        p.str(Show::Text, {}, " {}",
-              values.empty() ? ev.spec : ev.spec.substr(0, ev.spec.find(' ')));
-    p.str(Show::Json, "probe", {}, ev.spec);
-    p.u64(Show::Json, "probe_id", {}, ev.probe_id);
-    p.hex(Show::Json, "ip", {}, ev.ip);
+    if (p.json()) {
+        p.u64(Show::Json, "ts_ns", {}, ev.timestamp_ns);
+        p.u64(Show::Json, "cpu", {}, ev.cpu);
+        p.u64(Show::Json, "pid", {}, ev.tgid);
+        p.u64(Show::Json, "tid", {}, ev.pid);
+        p.str(Show::Json, "comm", {}, ev.comm);
+        p.str(Show::Json, "probe", {}, ev.spec);
+        p.u64(Show::Json, "probe_id", {}, ev.probe_id);
+        p.hex(Show::Json, "ip", {}, ev.ip);
+    } else {
+        // With fetch arguments the spec's location names the probe in text and the values
+        // replace the raw registers.
+        std::string& line = textLine();
+        appendTextColumns(line, ev, f,
+                          values.empty() ? std::string_view(ev.spec)
+                                         : std::string_view(ev.spec).substr(0, ev.spec.find(' ')));
+        p.text(line);
+    }
     if (ev.syscall && !values.empty()) {
         // The spec's own fetch arguments replace the decoded call; the return stays, as on
         // every syscall line.
@@ -286,11 +324,22 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
         p.text(")");
         printLatency(p, " lat={}", ev.latency_ns);
     } else {
-        p.text(" ");
-        p.beginObject("args");
-        for (std::size_t i = 0; i < ev.args.size(); ++i)
-            p.hex(Show::Any, kArgKey[i], kArgFmt[i], ev.args[i]);
-        p.end();
+        if (p.json()) {
+            p.beginObject("args");
+            for (std::size_t i = 0; i < ev.args.size(); ++i)
+                p.hex(Show::Json, kArgKey[i], {}, ev.args[i]);
+            p.end();
+        } else {
+            std::string& line = textLine();
+            line += ' ';
+            for (std::size_t i = 0; i < ev.args.size(); ++i) {
+                line += ' ';
+                line += kArgKey[i];
+                line += '=';
+                appendHex(line, ev.args[i]);
+            }
+            p.text(line);
+        }
     }
     for (const FetchedValue* s : stacks)
         if (s)

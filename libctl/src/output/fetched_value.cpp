@@ -12,13 +12,15 @@ namespace probectl {
 
 namespace {
 
+// Once per value of every printed event: no format string parsed (append_text.hpp).
 void integer(std::string& out, FetchType t, std::uint64_t raw) {
-    if (isHexType(t))
-        fmt::format_to(std::back_inserter(out), "{:#x}", raw);
-    else if (isSignedType(t))
-        fmt::format_to(std::back_inserter(out), "{}", fetchedSigned(t, raw));
-    else
-        fmt::format_to(std::back_inserter(out), "{}", raw);
+    if (isHexType(t)) {
+        appendHex(out, raw);
+    } else if (isSignedType(t)) {
+        appendSigned(out, fetchedSigned(t, raw));
+    } else {
+        appendDecimal(out, raw);
+    }
 }
 
 }  // namespace

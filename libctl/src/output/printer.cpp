@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <optional>
 #include <ostream>
+#include <type_traits>
 
+#include "output/append_text.hpp"
 #include "probectl/event_json.hpp"
 
 namespace probectl {
@@ -68,6 +70,14 @@ class TextPrinter final : public Printer {
             row_.push_back(fmt::format(fmt::runtime(f.empty() ? "{}" : f), v));
             return;
         }
+        // A runtime format is parsed on every call; plain text skips it.
+        if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+            if (f == "{}") {
+                const std::string_view sv = v;
+                buf_.append(sv.data(), sv.data() + sv.size());
+                return;
+            }
+        }
         fmt::format_to(std::back_inserter(buf_), fmt::runtime(f), v);
     }
 
@@ -111,17 +121,21 @@ class JsonPrinter final : public Printer {
     void endRow() override { end(); }
     void endTable() override { end(); }
 
+    // Numbers without a format string parsed per call (append_text.hpp).
     void u64(Show s, std::string_view k, std::string_view, std::uint64_t v) override {
         if (field(s, k))
-            fmt::format_to(std::back_inserter(buf_), "{}", v);
+            appendDecimal(buf_, v);
     }
     void s64(Show s, std::string_view k, std::string_view, std::int64_t v) override {
         if (field(s, k))
-            fmt::format_to(std::back_inserter(buf_), "{}", v);
+            appendSigned(buf_, v);
     }
     void hex(Show s, std::string_view k, std::string_view, std::uint64_t v) override {
-        if (field(s, k))
-            fmt::format_to(std::back_inserter(buf_), "\"{:#x}\"", v);
+        if (!field(s, k))
+            return;
+        buf_.push_back('"');
+        appendHex(buf_, v);
+        buf_.push_back('"');
     }
     void str(Show s, std::string_view k, std::string_view, std::string_view v) override {
         if (field(s, k))

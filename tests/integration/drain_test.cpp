@@ -115,12 +115,12 @@ TEST(Drain, CommandFromAViewCallbackLeavesTheMessageIntact) {
     ASSERT_TRUE(s.ok()) << why(s);
     auto id = s->add("kprobe:__x64_sys_getppid");
     ASSERT_TRUE(id.ok()) << why(id);
+    const auto pid = static_cast<std::uint32_t>(w.pid());  // wait() forgets it
     w.release();
     EXPECT_EQ(w.wait(), 0);
     std::size_t got = 0, wrong = 0, commands = 0;
     const auto check = [&](const probectl::EventView& v) {
-        if (v.probeId() != *id || v.tgid() != static_cast<std::uint32_t>(w.pid()) ||
-            v.comm() != "getppid_loop")
+        if (v.probeId() != *id || v.tgid() != pid || v.comm() != "getppid_loop")
             wrong++;
         // Mid-message (a message carries a hundred records or more): a command now.
         if (got++ % 50 == 1) {

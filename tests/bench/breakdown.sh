@@ -8,8 +8,8 @@
 #   rows    probectl bench rows on the getppid workload: whole-hit overheads
 #   graph   function_graph durations of the handler's and the drain's steps, per hit
 #   user    CPU time of the reading process per record (probectl bench's reader, which
-#           decodes and counts; probectl trace with text or JSON output), from its /proc
-#           files around the workload's run
+#           checks and counts each record's view; probectl trace with text or JSON output),
+#           from its /proc files around the workload's run
 set -eu
 W=${1:?usage: breakdown.sh BENCH_WORKLOAD [N] [REPEAT] [N_USER] [PARTS]}
 N=${2:-20000}

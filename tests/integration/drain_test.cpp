@@ -2,6 +2,7 @@
 // the drain last ran queues it at once, so records stream out of a small ring at a rate no
 // drain_interval_ms poll keeps up with. The poll stays, for the records that never add up
 // to a wake-up.
+#include <poll.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "itest_util.hpp"
+#include "probectl/event_view.hpp"
 #include "probectl/session.hpp"
 
 using itest::why;
@@ -99,4 +101,89 @@ TEST(Drain, LoneRecordArrivesByThePoll) {
     EXPECT_EQ(got, 1u);
     EXPECT_EQ(st->probes.at(0).delivered, 1u);
     EXPECT_FALSE(st->anyLoss());
+}
+
+// Records are handed to a view callback straight from the received message (no copy): a
+// command sent from the callback (here stats(), a dump of the session's thirty-odd probes,
+// several KiB) must read its replies elsewhere, or they overwrite the message whose later
+// records the callback has yet to see.
+TEST(Drain, CommandFromAViewCallbackLeavesTheMessageIntact) {
+    constexpr int kCalls = 1000;
+    Workload w({itest::workload("getppid_loop"), std::to_string(kCalls)});
+    probectl::SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    auto s = Session::open(o);
+    ASSERT_TRUE(s.ok()) << why(s);
+    auto id = s->add("kprobe:__x64_sys_getppid");
+    ASSERT_TRUE(id.ok()) << why(id);
+    // Probes the workload does not hit, for a larger dump.
+    for (const char* name :
+         {"getuid",    "geteuid",   "getgid",    "getegid",     "gettid",    "getsid",
+          "getgroups", "getresuid", "getresgid", "getrlimit",   "getrusage", "getcwd",
+          "getitimer", "getcpu",    "setuid",    "setgid",      "setsid",    "setpgid",
+          "setgroups", "setresuid", "setresgid", "setpriority", "setitimer", "sethostname"})
+        (void)s->add(std::string("kprobe:__x64_sys_") + name);
+    ASSERT_GT(s->probes().size(), 20u);
+    const auto pid = static_cast<std::uint32_t>(w.pid());  // wait() forgets it
+    w.release();
+    EXPECT_EQ(w.wait(), 0);
+    std::size_t got = 0, seen = 0, wrong = 0, commands = 0;
+    const auto check = [&](const probectl::EventView& v) {
+        if (v.tgid() != pid || v.comm() != "getppid_loop")
+            wrong++;
+        got += v.probeId() == *id;
+        // Mid-message (a message carries a hundred records or more): a command now.
+        if (seen++ % 50 == 1) {
+            auto st = s->stats();
+            ASSERT_TRUE(st.ok()) << why(st);
+            commands++;
+        }
+    };
+    // Read as the drain sends them: with no command in flight (as stop()'s FLUSH would be)
+    // the records are not queued as copies but handed out from the message.
+    const auto give_up = Clock::now() + std::chrono::seconds(30);
+    while (got < kCalls && Clock::now() < give_up) {
+        pollfd p{s->fd(), POLLIN, 0};
+        ASSERT_GE(::poll(&p, 1, 100), 0);
+        auto n = s->consumeViews(check);
+        ASSERT_TRUE(n.ok()) << why(n);
+    }
+    auto st = s->stopViews(check);
+    ASSERT_TRUE(st.ok()) << why(st);
+    EXPECT_GT(commands, 10u);
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_EQ(got, static_cast<std::size_t>(kCalls));
+    EXPECT_FALSE(st->anyLoss());
+}
+
+// Received records reach a view callback straight from the message: reading the
+// workload's records as the drain sends them allocates nothing, however many messages
+// they take (no command in flight: one would queue them as copies).
+TEST(Drain, ReceivedRecordsReachAViewCallbackWithoutAllocating) {
+    constexpr int kCalls = 1000;
+    Workload w({itest::workload("getppid_loop"), std::to_string(kCalls)});
+    probectl::SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    auto s = Session::open(o);
+    ASSERT_TRUE(s.ok()) << why(s);
+    auto id = s->add("kprobe:__x64_sys_getppid r15=+0(%di):x64");
+    ASSERT_TRUE(id.ok()) << why(id);
+    w.release();
+    EXPECT_EQ(w.wait(), 0);
+    std::size_t got = 0;
+    const probectl::EventViewCallback count = [&got](const probectl::EventView& v) {
+        got += v.fetchedCount() == 1;
+    };
+    std::size_t news = 0;
+    const auto give_up = Clock::now() + std::chrono::seconds(30);
+    while (got < kCalls && Clock::now() < give_up) {
+        pollfd p{s->fd(), POLLIN, 0};
+        ASSERT_GE(::poll(&p, 1, 100), 0);
+        const std::size_t before = itest::allocations();
+        auto n = s->client().consumeViews(count);
+        news += itest::allocations() - before;
+        ASSERT_TRUE(n.ok()) << why(n);
+    }
+    EXPECT_EQ(got, static_cast<std::size_t>(kCalls));
+    EXPECT_EQ(news, 0u);
 }

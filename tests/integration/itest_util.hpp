@@ -82,4 +82,7 @@ std::string why(const R& r) {
                   : r.error().describe() + " [extack: " + r.error().extack + "]";
 }
 
+// operator new calls so far in this binary (alloc_count.cpp).
+std::size_t allocations();
+
 }  // namespace itest

@@ -12,6 +12,7 @@
 #include "bench_throughput.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/client.hpp"
+#include "probectl/event_view.hpp"
 #include "probectl/fetch_program.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/kernel_stacks.hpp"
@@ -125,8 +126,8 @@ Outcome runKernelCount(const Workload& w) {
 namespace {
 
 // A session probe with one fetch argument and the workload's tgid as filter, run to the
-// workload's end. Record-streaming: every record is read and decoded by this process while
-// the workload runs. The session's per-CPU ring (module parameter buffer_kb, read when a
+// workload's end. Record-streaming: every record is received and checked (counted through
+// its view, as ftrace-stream counts its events) by this process while the workload runs. The session's per-CPU ring (module parameter buffer_kb, read when a
 // session is created) is made large enough for every record of the run, as ftrace's
 // buffer_size_kb is for ftrace: under emulation the workload can outrun the 10 ms drain,
 // and the default 256 KiB then drops records (counted: the run shows INEXACT). Each record
@@ -186,9 +187,12 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stac
     const std::string spec = location(w) + " " + fetchArg(w);
     if (auto id = s->add(spec); !id)
         return fail(id.error().describe());
+    // Each record is counted through its view (checked by libctl's decode: size and value
+    // headers), with no Event built or allocated: the reader's work per record is then
+    // that of ftrace-stream's, which counts the events in the pages it reads.
     std::uint64_t events = 0;
-    auto cb = [&](const Event& ev) {
-        if (!ev.values.empty())
+    auto cb = [&](const EventView& v) {
+        if (v.fetchedCount() != 0)
             ++events;
     };
     if (auto r = child->release(); !r)
@@ -202,10 +206,10 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stac
     if (deferred) {
         while (!ended())
             usleep(20000);
-    } else if (auto r = s->run(cb, ended, 20); !r) {
+    } else if (auto r = s->runViews(cb, ended, 20); !r) {
         return fail(r.error().describe());
     }
-    auto st = s->stop(cb);
+    auto st = s->stopViews(cb);
     if (!st)
         return fail(st.error().describe());
     if (*status != 0)

@@ -21,6 +21,7 @@
 #include <deque>
 #include <functional>
 #include <optional>
+#include <span>
 
 #include "core/event_view_access.hpp"
 #include "core/step_timing.hpp"
@@ -118,6 +119,9 @@ struct Client::Impl {
     std::uint64_t overruns = 0;
     ClientOptions options;
     std::vector<std::byte> rx = std::vector<std::byte>(kInitialRx);
+    // For a command's replies while `rx` holds a message being delivered (see transact).
+    std::vector<std::byte> rx_nested;
+    bool delivering = false;
     std::deque<Pending> pending;
 
     MsgPtr newMessage(int type, std::uint8_t cmd, int flags, std::uint8_t version_ = 1) {
@@ -130,18 +134,21 @@ struct Client::Impl {
         return newMessage(family, cmd, flags, PROBECTL_GENL_VERSION);
     }
 
-    // Reads one datagram; returns its length, 0 when nothing is readable (non-blocking).
-    Result<std::size_t> recvDatagram() {
+    // Reads one datagram into `buf`; returns its length, 0 when nothing is readable
+    // (non-blocking). One read, no MSG_PEEK: the buffer holds the largest datagram the
+    // kernel sends us (EVENTS and dump messages are 32 KiB skbs at most), so peeking each
+    // one first only copied it twice. A larger one (a kernel that sends more) is reported,
+    // not cut silently, and the buffer grows for the next.
+    Result<std::size_t> recvDatagram(std::vector<std::byte>& buf) {
         for (;;) {
             sockaddr_nl from{};
-            iovec iov{rx.data(), rx.size()};
+            iovec iov{buf.data(), buf.size()};
             msghdr mh{};
             mh.msg_name = &from;
             mh.msg_namelen = sizeof(from);
             mh.msg_iov = &iov;
             mh.msg_iovlen = 1;
-            // Peek first so a datagram larger than the buffer grows it instead of being cut.
-            ssize_t n = recvmsg(fd, &mh, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+            const ssize_t n = recvmsg(fd, &mh, MSG_TRUNC | MSG_DONTWAIT);
             if (n < 0) {
                 if (errno == EINTR)
                     continue;
@@ -154,30 +161,25 @@ struct Client::Impl {
                 }
                 return makeError(errno, "netlink receive");
             }
-            if (static_cast<std::size_t>(n) > rx.size()) {
-                rx.resize(static_cast<std::size_t>(n));
-                continue;
-            }
-            iov = {rx.data(), rx.size()};
-            n = recvmsg(fd, &mh, MSG_DONTWAIT);
-            if (n < 0) {
-                if (errno == EINTR || errno == EAGAIN)
-                    continue;
-                if (errno == ENOBUFS) {
-                    ++overruns;
-                    continue;
-                }
-                return makeError(errno, "netlink receive");
-            }
             if (from.nl_pid != 0)
                 continue;  // only the kernel speaks this protocol to us
+            if (static_cast<std::size_t>(n) > buf.size()) {
+                const std::size_t had = buf.size();
+                buf.resize(static_cast<std::size_t>(n));
+                return makeError(EMSGSIZE,
+                                 fmt::format("netlink receive: a {}-byte message did not fit the "
+                                             "{}-byte buffer and was cut (lost)",
+                                             n, had));
+            }
             return static_cast<std::size_t>(n);
         }
     }
 
-    // Splits one EVENTS message into queued or delivered records.
-    Pending parseEvents(const nlmsghdr* h) {
-        Pending p;
+    // Calls `on_records` with each RECORDS attribute of one EVENTS message (a view into
+    // the message) and returns the sum of its LOST attributes.
+    template <typename OnRecords>
+    static std::uint64_t walkEvents(const nlmsghdr* h, const OnRecords& on_records) {
+        std::uint64_t lost = 0;
         const auto* gh = static_cast<const genlmsghdr*>(nlmsg_data(h));
         nlattr* head = genlmsg_attrdata(gh, 0);
         const int len = genlmsg_attrlen(gh, 0);
@@ -185,19 +187,49 @@ struct Client::Impl {
         int rem;
         nla_for_each_attr(a, head, len, rem) {
             switch (nla_type(a)) {
-                case PROBECTL_A_RECORDS: {
-                    const auto* d = static_cast<const std::byte*>(nla_data(a));
-                    p.records.emplace_back(d, d + nla_len(a));
+                case PROBECTL_A_RECORDS:
+                    on_records(
+                        std::span<const std::byte>(static_cast<const std::byte*>(nla_data(a)),
+                                                   static_cast<std::size_t>(nla_len(a))));
                     break;
-                }
                 case PROBECTL_A_LOST:
-                    p.lost += getU64(a);
+                    lost += getU64(a);
                     break;
                 default:
                     break;
             }
         }
+        return lost;
+    }
+
+    // One EVENTS message copied for later (it arrived while a command waited for its ack).
+    static Pending queueEvents(const nlmsghdr* h) {
+        Pending p;
+        p.lost = walkEvents(h, [&p](std::span<const std::byte> recs) {
+            p.records.emplace_back(recs.begin(), recs.end());
+        });
         return p;
+    }
+
+    // One EVENTS message handed out straight from the receive buffer: no copy.
+    static Result<std::size_t> deliverEvents(const nlmsghdr* h, const EventViewCallback& on_event,
+                                             const LostCallback* on_lost) {
+        std::size_t n = 0;
+        std::optional<Error> failed;
+        const std::uint64_t lost = walkEvents(h, [&](std::span<const std::byte> recs) {
+            if (failed)
+                return;
+            auto r = decodeRecordViews(recs, on_event);
+            if (!r)
+                failed = std::move(r).error();
+            else
+                n += *r;
+        });
+        if (lost != 0 && on_lost && *on_lost)
+            (*on_lost)(lost);
+        if (failed)
+            return *failed;
+        return n;
     }
 
     bool isEvents(const nlmsghdr* h) const {
@@ -208,19 +240,18 @@ struct Client::Impl {
 
     // Handles every message of one datagram. EVENTS are queued when a command is in
     // flight (`req`), delivered otherwise.
-    Result<std::size_t> dispatch(std::size_t n, Request* req, const EventViewCallback* on_event,
-                                 const LostCallback* on_lost) {
+    Result<std::size_t> dispatch(std::byte* buf, std::size_t n, Request* req,
+                                 const EventViewCallback* on_event, const LostCallback* on_lost) {
         std::size_t delivered = 0;
         int len = static_cast<int>(n);
-        for (auto* h = reinterpret_cast<nlmsghdr*>(rx.data()); nlmsg_ok(h, len);
+        for (auto* h = reinterpret_cast<nlmsghdr*>(buf); nlmsg_ok(h, len);
              h = nlmsg_next(h, &len)) {
             if (isEvents(h)) {
-                Pending p = parseEvents(h);
                 if (req || !on_event) {
-                    pending.push_back(std::move(p));
+                    pending.push_back(queueEvents(h));
                     continue;
                 }
-                auto r = deliver(p, *on_event, on_lost ? *on_lost : LostCallback{});
+                auto r = deliverEvents(h, *on_event, on_lost);
                 if (!r)
                     return r;
                 delivered += *r;
@@ -303,13 +334,18 @@ struct Client::Impl {
             }
             if (pr == 0)
                 continue;
-            auto n = recvDatagram();
+            // A command sent from an event callback must not overwrite the message whose
+            // records are being handed out (they are views into it).
+            std::vector<std::byte>& buf = delivering ? rx_nested : rx;
+            if (buf.empty())
+                buf.resize(kInitialRx);
+            auto n = recvDatagram(buf);
             if (!n)
                 return makeError(n.error().err,
                                  fmt::format("{}: {}", req.context, n.error().message));
             if (*n == 0)
                 continue;
-            auto d = dispatch(*n, &req, nullptr, nullptr);
+            auto d = dispatch(buf.data(), *n, &req, nullptr, nullptr);
             if (!d)
                 return d.error();
         }
@@ -676,24 +712,36 @@ Result<std::size_t> Client::consumeAtMostViews(std::size_t max_datagrams,
                                                const LostCallback& on_lost) {
     std::size_t total = 0;
     std::size_t datagrams = 0;
-    // Queued first: they arrived earlier than anything still in the socket.
-    while (!impl_->pending.empty()) {
-        Impl::Pending p = std::move(impl_->pending.front());
-        impl_->pending.pop_front();
-        auto r = impl_->deliver(p, on_event, on_lost);
-        if (!r)
-            return r;
-        total += *r;
-    }
     for (;;) {
+        // Queued first: they arrived earlier than anything still in the socket (also those
+        // queued by a command an event callback sent).
+        while (!impl_->pending.empty()) {
+            Impl::Pending p = std::move(impl_->pending.front());
+            impl_->pending.pop_front();
+            auto r = impl_->deliver(p, on_event, on_lost);
+            if (!r)
+                return r;
+            total += *r;
+        }
+        if (impl_->delivering)
+            return total;  // called from an event callback: the outer call reads on
         if (max_datagrams != 0 && datagrams++ == max_datagrams)
             return total;
-        auto n = impl_->recvDatagram();
+        auto n = impl_->recvDatagram(impl_->rx);
         if (!n)
             return n.error();
         if (*n == 0)
             return total;
-        auto d = impl_->dispatch(*n, nullptr, &on_event, &on_lost);
+        Result<std::size_t> d = std::size_t{0};
+        {
+            // Cleared however the callbacks leave (an exception included).
+            struct Delivering {
+                bool& flag;
+                explicit Delivering(bool& f) : flag(f) { flag = true; }
+                ~Delivering() { flag = false; }
+            } guard(impl_->delivering);
+            d = impl_->dispatch(impl_->rx.data(), *n, nullptr, &on_event, &on_lost);
+        }
         if (!d)
             return d;
         total += *d;

@@ -441,10 +441,12 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
         ("duration,d", po::value<std::string>(o ? &o->duration_text : nullptr)
              ->value_name("TIME"),
          "stop after TIME: seconds (2.5), or with a unit: 500ms, 10s, 2m, 1h")
-        ("top", po::value<std::size_t>(o ? &o->top : nullptr)->value_name("N"),
+        ("top", bounded<std::size_t>(o ? &o->top : nullptr, "top", 1, kAggrMaxEntries,
+                                     "(leave it out for every key)")->value_name("N"),
          "print only the N keys with the most hits (folded and svg: the N heaviest stacks "
          "of each probe)")
-        ("max-entries", po::value<std::uint32_t>(o ? &o->aggr.max_entries : nullptr)
+        ("max-entries", bounded<std::uint32_t>(o ? &o->aggr.max_entries : nullptr,
+                                               "max-entries", 1, kAggrMaxEntries)
              ->value_name("N"), "distinct keys each probe's map holds (default 1024, at most "
          "65536); hits with new keys beyond it are counted as map full")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
@@ -584,12 +586,6 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
             o.aggr.lin_step = v[2];
         }
     }
-    if (vm.count("max-entries") &&
-        (o.aggr.max_entries == 0 || o.aggr.max_entries > kAggrMaxEntries))
-        return UsageError{fmt::format("--max-entries must be 1..{}", kAggrMaxEntries)};
-    if (vm.count("top") && (o.top == 0 || o.top > kAggrMaxEntries))
-        return UsageError{
-            fmt::format("--top must be 1..{} (leave it out for every key)", kAggrMaxEntries)};
     if (vm.count("duration")) {
         auto secs = parseDuration(o.duration_text);
         if (!secs)

@@ -605,7 +605,10 @@ TEST(ExitCodes, OneRuleWhicheverLayerFindsTheMistake) {
         // spec, fetch-argument and predicate parsers
         {"trace", {"nosuchkind:foo"}, kExitUsage, "unknown probe type 'nosuchkind'"},
         {"trace", {"kprobe:foo bar="}, kExitUsage, "expected a fetch source after 'bar='"},
-        {"count", {"kprobe:foo+bar"}, kExitUsage, "expected decimal digits for the offset"},
+        {"count",
+         {"kprobe:foo+bar"},
+         kExitUsage,
+         "expected the offset as unsigned decimal digits or 0x hex"},
         {"trace", {"syscall:openat if $comm == cat"}, kExitUsage, "string literals need double"},
         {"add", {"kprobe:foo if"}, kExitUsage, "expected a predicate after 'if'"},
         {"resolve", {"kprobe:foo+"}, kExitUsage, "expected an offset after '+'"},

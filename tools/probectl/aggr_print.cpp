@@ -4,11 +4,21 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <ctime>
 
 #include "probectl/flame_svg.hpp"
 #include "probectl/probe_kinds.hpp"
 
 namespace probectl::cli {
+
+std::string intervalClock(const std::tm& tm, unsigned millis, double interval) {
+    char buf[16];
+    std::strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
+    const double ms = interval * 1000;
+    if (interval <= 0 || static_cast<long long>(ms) % 1000 == 0)
+        return buf;
+    return fmt::format("{}.{:03}", buf, millis % 1000);
+}
 
 namespace {
 

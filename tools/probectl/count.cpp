@@ -99,14 +99,13 @@ class BlockedStopSignals {
     sigset_t old_{};
 };
 
-// The time of day, as bpftrace's time() prints it above an interval: "14:03:27".
-std::string wallClock() {
-    const std::time_t now = std::time(nullptr);
+// The time of day above an interval's tables (intervalClock).
+std::string wallClock(double interval) {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
     std::tm tm{};
-    localtime_r(&now, &tm);
-    char buf[16];
-    std::strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
-    return buf;
+    localtime_r(&now.tv_sec, &tm);
+    return intervalClock(tm, static_cast<unsigned>(now.tv_nsec / 1000000), interval);
 }
 
 // The counters of `now` less those of `before` (matched by probe id): an interval's. A
@@ -379,7 +378,7 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         auto stats = collector->stats();
         if (!stats)
             return runtimeError(io, cmd, stats.error());
-        if (auto r = printNow(*stats, wallClock()); !r) {
+        if (auto r = printNow(*stats, wallClock(o.interval)); !r) {
             rc = runtimeError(io, cmd, r.error());
             unwritten = true;
             break;
@@ -389,7 +388,7 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     if (!stats)
         return runtimeError(io, cmd, stats.error());
     if (!unwritten)
-        if (auto r = printNow(*stats, o.interval > 0 ? wallClock() : std::string()); !r)
+        if (auto r = printNow(*stats, o.interval > 0 ? wallClock(o.interval) : std::string()); !r)
             rc = runtimeError(io, cmd, r.error());
     for (const auto& note : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);

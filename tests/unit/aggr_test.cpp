@@ -504,6 +504,32 @@ TEST(AggrFormat, ProbeCountsWithoutKeys) {
               "kprobe:vfs_read            5\n");
 }
 
+// count 'kprobe:vfs_*' once printed a row for every function that never ran.
+TEST(AggrFormat, ProbeCountsHideZeroRowsOfSeveral) {
+    AggrTable a, b, c;
+    a.spec = "kprobe:vfs_read";
+    a.entries.push_back({{}, 5, 0, 0, 0, {}});
+    b.spec = "kprobe:vfs_fsync";
+    c.spec = "kprobe:vfs_rename";
+    c.entries.push_back({{}, 0, 0, 0, 0, {}});
+    EXPECT_EQ(cli::formatProbeCounts({a, b, c}),
+              "PROBE                 COUNT\n"
+              "kprobe:vfs_read           5\n"
+              "(2 probes with no hits not shown; --zeros shows them)\n");
+    EXPECT_EQ(cli::formatProbeCounts({a, b, c}, 0, nullptr, true),
+              "PROBE                   COUNT\n"
+              "kprobe:vfs_read             5\n"
+              "kprobe:vfs_fsync            0\n"
+              "kprobe:vfs_rename           0\n");
+    // One probe is shown even with no hits: the table would be empty otherwise.
+    EXPECT_EQ(cli::formatProbeCounts({b}),
+              "PROBE                  COUNT\n"
+              "kprobe:vfs_fsync           0\n");
+    auto o = cli::parseAggrOptions(cli::AggrMode::Count, {"kprobe:vfs_*", "--zeros"});
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_TRUE(o->zeros);
+}
+
 TEST(AggrCliOptions, ParsesEachMode) {
     auto h = cli::parseAggrOptions(cli::AggrMode::Hist, {"kprobe:vfs_read n=$arg3", "n", "--linear",
                                                          "0,4096,512", "--by", "comm,$pid"});

@@ -444,6 +444,9 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
                                      "(leave it out for every key)")->value_name("N"),
          "print only the N keys with the most hits (folded and svg: the N heaviest stacks "
          "of each probe)")
+        ("zeros", po::bool_switch(o ? &o->zeros : nullptr),
+         "without --by: also list the probes with no hits (of several probes, e.g. a glob's, "
+         "they are left out and counted in one line)")
         ("max-entries", bounded<std::uint32_t>(o ? &o->aggr.max_entries : nullptr,
                                                "max-entries", 1, kAggrMaxEntries)
              ->value_name("N"), "distinct keys each probe's map holds (default 1024, at most "
@@ -687,7 +690,8 @@ namespace probectl::cli {
 
 const char* const kCountHelp =
     R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration TIME]
-                      [--interval TIME [--cumulative]] [--top N] [--max-entries N]
+                      [--interval TIME [--cumulative]] [--top N] [--zeros]
+                      [--max-entries N]
                       [--format json|folded|svg|perfetto|chrome] [-o FILE] [--stack-depth N]
                       [--ustack fp|dwarf [--stack-size BYTES]]
                       [--backend kernel|ptrace] [--force] [-v] [-- CMD [ARGS...]]
@@ -763,7 +767,7 @@ Examples:
 )";
 
 const char* const kHistHelp =
-    R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
+    R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP] [--top N] [--zeros]
                      [--max-entries N] [-p PID]... [-f] [--duration TIME]
                      [--format json|perfetto|chrome] [-o FILE]
                      [--interval TIME [--cumulative]] [--backend kernel|ptrace]
@@ -785,7 +789,7 @@ Examples:
 )";
 
 const char* const kLatencyHelp =
-    R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
+    R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP] [--top N] [--zeros]
                         [--max-entries N] [-p PID]... [-f] [--duration TIME]
                         [--format json|perfetto|chrome] [-o FILE]
                         [--interval TIME [--cumulative]] [-v]

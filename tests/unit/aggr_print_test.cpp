@@ -232,3 +232,21 @@ TEST(AggrPrint, KeyedHistogramsAndStackRowsNameTheirKeys) {
 
 }  // namespace
 }  // namespace probectl::cli
+
+namespace probectl::cli {
+namespace {
+
+// --interval 250ms once labelled four read-outs a second all "14:03:27".
+TEST(IntervalClock, MillisecondsOnlyForSubSecondIntervals) {
+    std::tm tm{};
+    tm.tm_hour = 14;
+    tm.tm_min = 3;
+    tm.tm_sec = 27;
+    EXPECT_EQ(intervalClock(tm, 250, 0.25), "14:03:27.250");
+    EXPECT_EQ(intervalClock(tm, 5, 1.5), "14:03:27.005");
+    EXPECT_EQ(intervalClock(tm, 250, 2), "14:03:27");
+    EXPECT_EQ(intervalClock(tm, 250, 0), "14:03:27");
+}
+
+}  // namespace
+}  // namespace probectl::cli

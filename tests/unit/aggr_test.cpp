@@ -393,6 +393,33 @@ TEST(AggrFormat, NumericKeysSortAsNumbers) {
     EXPECT_EQ(sortedEntries(u, 0).front()->key[0].raw, 3u);
 }
 
+// A linear step once printed as [1K, 1536): both bounds of a label share one unit.
+TEST(AggrFormat, LinearBoundsShareOneUnit) {
+    AggrTable t = linearTable(0, 3072, 512);
+    t.keys = 1;
+    t.capacity = 1024;
+    AggrEntry e;
+    e.count = 6;
+    e.buckets.assign(8, 1);
+    t.entries.push_back(e);
+    const std::string out = formatAggrHist(t);
+    EXPECT_NE(out.find("[0, 512)"), std::string::npos) << out;
+    EXPECT_NE(out.find("[512, 1024)"), std::string::npos) << out;
+    EXPECT_NE(out.find("[1024, 1536)"), std::string::npos) << out;
+    EXPECT_NE(out.find("[1536, 2048)"), std::string::npos) << out;
+    EXPECT_NE(out.find("[2048, 2560)"), std::string::npos) << out;
+    EXPECT_EQ(out.find("1K"), std::string::npos) << out;
+    // Bounds that are both whole units keep the short form.
+    AggrTable k = linearTable(0, 4096, 1024);
+    k.keys = 1;
+    k.capacity = 1024;
+    e.buckets.assign(6, 1);
+    k.entries.push_back(e);
+    const std::string kout = formatAggrHist(k);
+    EXPECT_NE(kout.find("[1K, 2K)"), std::string::npos) << kout;
+    EXPECT_NE(kout.find("[0, 1K)"), std::string::npos) << kout;
+}
+
 TEST(AggrFormat, HistogramLinesAndUnits) {
     AggrTable t = log2Table(false);
     t.keys = 1;
@@ -475,6 +502,32 @@ TEST(AggrFormat, ProbeCountsWithoutKeys) {
               "PROBE                  COUNT\n"
               "kprobe:vfs_write           9\n"
               "kprobe:vfs_read            5\n");
+}
+
+// count 'kprobe:vfs_*' once printed a row for every function that never ran.
+TEST(AggrFormat, ProbeCountsHideZeroRowsOfSeveral) {
+    AggrTable a, b, c;
+    a.spec = "kprobe:vfs_read";
+    a.entries.push_back({{}, 5, 0, 0, 0, {}});
+    b.spec = "kprobe:vfs_fsync";
+    c.spec = "kprobe:vfs_rename";
+    c.entries.push_back({{}, 0, 0, 0, 0, {}});
+    EXPECT_EQ(cli::formatProbeCounts({a, b, c}),
+              "PROBE                 COUNT\n"
+              "kprobe:vfs_read           5\n"
+              "(2 probes with no hits not shown; --zeros shows them)\n");
+    EXPECT_EQ(cli::formatProbeCounts({a, b, c}, 0, nullptr, true),
+              "PROBE                   COUNT\n"
+              "kprobe:vfs_read             5\n"
+              "kprobe:vfs_fsync            0\n"
+              "kprobe:vfs_rename           0\n");
+    // One probe is shown even with no hits: the table would be empty otherwise.
+    EXPECT_EQ(cli::formatProbeCounts({b}),
+              "PROBE                  COUNT\n"
+              "kprobe:vfs_fsync           0\n");
+    auto o = cli::parseAggrOptions(cli::AggrMode::Count, {"kprobe:vfs_*", "--zeros"});
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_TRUE(o->zeros);
 }
 
 TEST(AggrCliOptions, ParsesEachMode) {

@@ -355,6 +355,33 @@ TEST(CommandUsage, NegativeNumbersAreUsageErrors) {
     EXPECT_EQ(run("trace", {"--help", "-p", "-5"}).rc, kExitOk);
 }
 
+// --top -1 once said "a number of 0 or more" though 0 is refused too, and --max-entries
+// 99999999999 said only "is invalid": each value outside the range names the range.
+TEST(CommandUsage, BoundedOptionsNameTheirRange) {
+    for (const auto& [args, text] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"--top", "-1"}, "--top must be 1..65536 (leave it out for every key); got '-1'"},
+             {{"--top", "0"}, "--top must be 1..65536 (leave it out for every key); got '0'"},
+             {{"--top", "99999999999999999999"}, "--top must be 1..65536"},
+             {{"--max-entries", "99999999999"},
+              "--max-entries must be 1..65536; got '99999999999'"},
+             {{"--max-entries", "-1"}, "--max-entries must be 1..65536; got '-1'"},
+             {{"--max-entries", "65537"}, "--max-entries must be 1..65536; got '65537'"},
+             {{"--max-entries", "abc"}, "--max-entries must be 1..65536; got 'abc'"},
+             {{"--max-entries", ""}, "--max-entries must be 1..65536; got ''"}}) {
+        std::vector<std::string> a{"syscall:openat"};
+        a.insert(a.end(), args.begin(), args.end());
+        CmdRun r = run("count", a);
+        EXPECT_EQ(r.rc, kExitUsage) << r.err;
+        EXPECT_THAT(r.err, HasSubstr(text)) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("0 or more"))) << r.err;
+    }
+    auto ok = parseAggrOptions(AggrMode::Count,
+                               {"syscall:openat", "--top", "65536", "--max-entries", "1"});
+    ASSERT_TRUE(ok) << ok.error().message;
+    EXPECT_EQ(ok->top, 65536u);
+    EXPECT_EQ(ok->aggr.max_entries, 1u);
+}
+
 // count --interval 0 once said "--duration '0'".
 TEST(CommandUsage, IntervalErrorsNameInterval) {
     auto o = parseAggrOptions(AggrMode::Count, {"syscall:openat", "--interval", "0"});
@@ -578,7 +605,10 @@ TEST(ExitCodes, OneRuleWhicheverLayerFindsTheMistake) {
         // spec, fetch-argument and predicate parsers
         {"trace", {"nosuchkind:foo"}, kExitUsage, "unknown probe type 'nosuchkind'"},
         {"trace", {"kprobe:foo bar="}, kExitUsage, "expected a fetch source after 'bar='"},
-        {"count", {"kprobe:foo+bar"}, kExitUsage, "expected decimal digits for the offset"},
+        {"count",
+         {"kprobe:foo+bar"},
+         kExitUsage,
+         "expected the offset as unsigned decimal digits or 0x hex"},
         {"trace", {"syscall:openat if $comm == cat"}, kExitUsage, "string literals need double"},
         {"add", {"kprobe:foo if"}, kExitUsage, "expected a predicate after 'if'"},
         {"resolve", {"kprobe:foo+"}, kExitUsage, "expected an offset after '+'"},

@@ -252,6 +252,19 @@ TEST(FlameSvg, ColoursFollowTheName) {
     EXPECT_LT(ug, 120);
 }
 
+// Unsymbolized user frames ("/PATH+0xELF", "[vdso]+0xOFF") are user frames, not kernel ones.
+TEST(FlameSvg, UnsymbolizedUserFramesAreUserFrames) {
+    const std::vector<FlameStack> one = {stack({"vfs_read+0x5", "/app+0x1234", "[vdso]+0x9a0"}, 1)};
+    std::map<std::string, std::string> fill;
+    for (const auto& f : frames(flameGraphSvg(one, kOptions)))
+        fill[f.title.substr(0, f.title.rfind(" ("))] = f.fill;
+    ASSERT_TRUE(fill.contains("/app+0x1234"));
+    ASSERT_TRUE(fill.contains("[vdso]+0x9a0"));
+    EXPECT_GE(std::stoi(fill["vfs_read+0x5"].substr(3, 2), nullptr, 16), 130);
+    EXPECT_LT(std::stoi(fill["/app+0x1234"].substr(3, 2), nullptr, 16), 120);
+    EXPECT_LT(std::stoi(fill["[vdso]+0x9a0"].substr(3, 2), nullptr, 16), 120);
+}
+
 // No hits: the heading and the root, still a well-formed document.
 TEST(FlameSvg, NoHits) {
     FlameGraphOptions o;

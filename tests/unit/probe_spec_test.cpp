@@ -111,7 +111,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"kprobe:", 8, "expected a symbol or 0xADDRESS after 'kprobe:'"},
         BadCase{"syscall:", 9, "expected a syscall name"}, BadCase{"kprobe:1abc", 8, "got '1'"},
         BadCase{"kprobe:-foo", 8, "got '-'"}, BadCase{"kprobe:foo+", 12, "expected an offset"},
-        BadCase{"kprobe:foo+bar", 12, "expected decimal digits for the offset, got 'b'"},
+        // "+-5" once said "decimal digits" though 0x hex is taken too, and no sign is.
+        BadCase{"kprobe:foo+-5", 12,
+                "expected the offset as unsigned decimal digits or 0x hex, got '-'"},
+        BadCase{"uprobe:/bin/ls:main+-5", 21,
+                "expected the offset as unsigned decimal digits or 0x hex, got '-'"},
+        BadCase{"kprobe:foo+bar", 12,
+                "expected the offset as unsigned decimal digits or 0x hex, got 'b'"},
         BadCase{"kprobe:foo+12k", 14, "invalid digit 'k'"},
         BadCase{"kprobe:foo+0x", 14, "expected hex digits"},
         BadCase{"kprobe:foo+0x1g", 15, "invalid digit 'g'"},
@@ -170,10 +176,11 @@ TEST(ProbeSpec, SyscallRetvalIsSignedByDefault) {
 
 TEST(ProbeSpec, RenderDrawsACaretUnderTheColumn) {
     SpecError e = bad("kprobe:foo+bar");
-    EXPECT_EQ(e.render(),
-              "error: expected decimal digits for the offset, got 'b' (column 12)\n"
-              "  kprobe:foo+bar\n"
-              "             ^");
+    EXPECT_EQ(
+        e.render(),
+        "error: expected the offset as unsigned decimal digits or 0x hex, got 'b' (column 12)\n"
+        "  kprobe:foo+bar\n"
+        "             ^");
     Error err = toError(e);
     EXPECT_EQ(err.err, EINVAL);
     EXPECT_THAT(err.message, HasSubstr("^"));

@@ -74,7 +74,7 @@ TEST(Scanner, ErrorsAndTheirColumns) {
     EXPECT_EQ(e.message, "offset 18446744073709551616 is out of range (0..18446744073709551615)");
     EXPECT_EQ(e.column, 1u);
     e = err("+0x100", NumberRange{0xff});
-    EXPECT_EQ(e.message, "expected decimal digits for the offset, got '+'");
+    EXPECT_EQ(e.message, "expected the offset as unsigned decimal digits or 0x hex, got '+'");
     e = err("a 0x100", NumberRange{0xff}, 2);
     EXPECT_EQ(e.message, "offset 0x100 is out of range (0..0xff)");
     EXPECT_EQ(e.column, 3u);
@@ -84,7 +84,7 @@ TEST(Scanner, ErrorsAndTheirColumns) {
               "(-9223372036854775808..18446744073709551615)");
     // No '-' where the grammar has no negative numbers.
     e = err("-1", kU64);
-    EXPECT_EQ(e.message, "expected decimal digits for the offset, got '-'");
+    EXPECT_EQ(e.message, "expected the offset as unsigned decimal digits or 0x hex, got '-'");
 }
 
 TEST(Scanner, SignReadByTheGrammar) {

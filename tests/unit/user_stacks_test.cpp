@@ -162,12 +162,36 @@ TEST(UserStackText, SymbolizedThroughMapsAndTheElfFile) {
     EXPECT_EQ(sym.frameText(100, end, true), fmt::format("fx_work+{:#x}{}", pie.work->size, in));
     EXPECT_NE(sym.frameText(100, end, false).rfind("fx_work", 0), 0u);
 
+    // In the file but in no function (the ELF header): the ELF address, the same whatever
+    // the load address, as addr2line and objdump take it.
+    EXPECT_EQ(sym.frameText(100, kBase + 0x10, false), std::string(FX_PIE_PATH) + "+0x10");
     // No function there, no file, no mapping, no maps: addresses, never a made-up name.
     EXPECT_EQ(sym.frameText(100, 0x7f0000000010, false), "0x7f0000000010 ([anon])");
     EXPECT_EQ(sym.frameText(100, 0x7ffffffde100, true), "0x7ffffffde100 ([stack])");
     EXPECT_EQ(sym.frameText(100, 0x10, false), "0x10 [unknown]");
     EXPECT_EQ(sym.frameText(101, kBase + pie.work->value, false),
               fmt::format("{:#x} [unknown]", kBase + pie.work->value));
+}
+
+// A mapped file that cannot be read as ELF: its file offset, said to be one.
+TEST(UserStackText, UnreadableFileGivesTheFileOffset) {
+    Pie pie = openPie();
+    auto maps = ProcMaps::parse(pieMaps(pie.elf, "/nonexistent/app"));
+    ASSERT_TRUE(maps);
+    UserSymbolizer sym;
+    sym.setMaps(100, std::move(*maps));
+    EXPECT_EQ(
+        sym.frameText(100, kBase + pie.work->value, false),
+        fmt::format("/nonexistent/app+{:#x} (file offset)", *pie.elf.fileOffset(pie.work->value)));
+}
+
+// The vDSO has no file: its offset, which is also its ELF address.
+TEST(UserStackText, VdsoFrameIsItsOffset) {
+    auto maps = ProcMaps::parse("7ffc1000-7ffc3000 r-xp 00000000 00:00 0   [vdso]\n");
+    ASSERT_TRUE(maps);
+    UserSymbolizer sym;
+    sym.setMaps(7, std::move(*maps));
+    EXPECT_EQ(sym.frameText(7, 0x7ffc19a0, false), "[vdso]+0x9a0");
 }
 
 TEST(UserStackText, LinesFromAStack) {

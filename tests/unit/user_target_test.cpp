@@ -18,6 +18,7 @@
 using namespace probectl;
 using namespace probectl::test;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -93,6 +94,22 @@ TEST(UserTarget, SymbolOffsetsMatchReadelfInEveryLayout) {
         EXPECT_EQ(plus.file_offset, off + second);
         EXPECT_EQ(plus.symbol_offset, second);
     }
+}
+
+// A stripped file's missing function once ended at the symbol source: the message names
+// the address forms of a uprobe spec that reach it anyway.
+TEST(UserTarget, StrippedFileSuggestsTheAddressForms) {
+    auto r = resolve(fmt::format("uprobe:{}:fx_helper_not_exported", FX_STRIPPED_PATH));
+    ASSERT_FALSE(r);
+    EXPECT_THAT(r.error().message, HasSubstr("the file is stripped"));
+    EXPECT_THAT(r.error().message,
+                HasSubstr(fmt::format("uprobe:{}:elf=0xADDR (an ELF address)", FX_STRIPPED_PATH)));
+    EXPECT_THAT(r.error().message,
+                HasSubstr(fmt::format("uprobe:{}:off=0xN (a file offset)", FX_STRIPPED_PATH)));
+    // An unstripped file's miss has no such advice.
+    auto pie = resolve(fmt::format("uprobe:{}:fx_helper_not_exported", FX_PIE_PATH));
+    ASSERT_FALSE(pie);
+    EXPECT_THAT(pie.error().message, Not(HasSubstr("stripped")));
 }
 
 TEST(UserTarget, SharedLibraryFunction) {

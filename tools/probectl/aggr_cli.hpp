@@ -26,6 +26,7 @@ struct AggrCliOptions {
     std::string duration_text;         // --duration as written
     double duration = 0;               // ... in seconds
     std::size_t top = 0;               // --top N, 0 = all
+    bool zeros = false;                // --zeros: also the probes with no hits
     std::string format = "text";       // --format text|json|perfetto|chrome
     std::string output;                // -o FILE (perfetto, chrome: the counter tracks)
     std::vector<std::string> command;  // after "--"

@@ -4,11 +4,21 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <ctime>
 
 #include "probectl/flame_svg.hpp"
 #include "probectl/probe_kinds.hpp"
 
 namespace probectl::cli {
+
+std::string intervalClock(const std::tm& tm, unsigned millis, double interval) {
+    char buf[16];
+    std::strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
+    const double ms = interval * 1000;
+    if (interval <= 0 || static_cast<long long>(ms) % 1000 == 0)
+        return buf;
+    return fmt::format("{}.{:03}", buf, millis % 1000);
+}
 
 namespace {
 
@@ -140,7 +150,7 @@ std::string textTables(const AggrCliOptions& o, const AggrReadout& r, const Stac
     if (!r.when.empty())
         out += r.when + '\n';
     if (o.mode == AggrMode::Count && o.aggr.keys.empty()) {
-        out += formatProbeCounts(r.tables, o.top, &r.stats);
+        out += formatProbeCounts(r.tables, o.top, &r.stats, o.zeros);
     } else {
         for (std::size_t i = 0; i < r.tables.size(); i++) {
             const AggrTable& t = r.tables[i];
@@ -195,10 +205,15 @@ Result<void> printAggrReadout(const AggrCliOptions& o, const AggrReadout& r, std
 }
 
 std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top,
-                              const SessionStats* stats) {
+                              const SessionStats* stats, bool zeros) {
     std::vector<std::pair<std::uint64_t, const AggrTable*>> rows;
-    std::size_t w = 5;
+    std::size_t w = 5, hidden = 0;
     for (const auto& t : tables) {
+        // A glob's hundreds of probes that never fired would bury the ones that did.
+        if (!zeros && tables.size() > 1 && t.totalCount() == 0) {
+            hidden++;
+            continue;
+        }
         rows.emplace_back(t.totalCount(), &t);
         w = std::max(w, t.spec.size());
     }
@@ -209,6 +224,9 @@ std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t 
     std::string out = fmt::format("{:<{}}  {:>10}\n", "PROBE", w, "COUNT");
     for (const auto& [n, t] : rows)
         out += fmt::format("{:<{}}  {:>10}\n", t->spec, w, n);
+    if (hidden)
+        out += fmt::format("({} probe{} with no hits not shown; --zeros shows them)\n", hidden,
+                           hidden == 1 ? "" : "s");
     for (std::size_t i = 0; i < tables.size(); i++) {
         const AggrTable& t = tables[i];
         if (t.overflow || t.nested)

@@ -2,6 +2,7 @@
 // with each probe's counters, written whole and checked (a full disk is an error).
 #pragma once
 
+#include <ctime>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -15,14 +16,20 @@ namespace probectl::cli {
 // not counted) goes to `err`. `stacks`: the lines of each stack id, for tables keyed by
 // kstack or ustack. Error: `out` could not be written, named by `out_name` (the -o file,
 // or "standard output").
+// The time of day above an --interval's tables, "14:03:27" as bpftrace's time() prints
+// it, with milliseconds ("14:03:27.250") when the interval is not whole seconds, so that
+// sub-second read-outs are told apart.
+std::string intervalClock(const std::tm& tm, unsigned millis, double interval);
+
 Result<void> printAggrReadout(const AggrCliOptions& o, const AggrReadout& r, std::ostream& out,
                               std::ostream& err, const std::string& out_name,
                               const StackLines* stacks = nullptr);
 
 // The text `count` prints when no --by keys are given: one row per probe, PROBE COUNT,
 // highest first, then a line for each probe that lost hits, and with `stats` (aligned with
-// the tables) for each whose entries never returned.
+// the tables) for each whose entries never returned. Of several probes, those with no hits
+// are left out and counted in one line unless `zeros` (JSON always has every probe).
 std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top = 0,
-                              const SessionStats* stats = nullptr);
+                              const SessionStats* stats = nullptr, bool zeros = false);
 
 }  // namespace probectl::cli

@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <charconv>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -135,5 +136,41 @@ Error privilegeError(const Error& e, const char* command, bool ptrace_ok);
 
 // Parses a probe id ("12"), UsageError otherwise.
 Parsed<std::uint32_t> parseProbeId(const std::string& s);
+
+// An unsigned option whose accepted values are lo..hi. Any other value (negative, past
+// the range, past the type, not a number) is refused with that range and `note`, as
+// "--NAME must be LO..HI NOTE; got 'VALUE'", so the message states what is accepted.
+template <class T>
+class BoundedValue : public boost::program_options::typed_value<T> {
+  public:
+    BoundedValue(T* store, std::string name, T lo, T hi, std::string note)
+        : boost::program_options::typed_value<T>(store),
+          name_(std::move(name)),
+          lo_(lo),
+          hi_(hi),
+          note_(std::move(note)) {}
+
+    void xparse(boost::any& value, const std::vector<std::string>& tokens) const override {
+        const std::string text = tokens.empty() ? std::string() : tokens.front();
+        unsigned long long n = 0;
+        const char* end = text.data() + text.size();
+        const auto [at, ec] = std::from_chars(text.data(), end, n);
+        if (text.empty() || ec != std::errc() || at != end || n < lo_ || n > hi_)
+            throw boost::program_options::error(
+                "--" + name_ + " must be " + std::to_string(lo_) + ".." + std::to_string(hi_) +
+                (note_.empty() ? "" : " " + note_) + "; got '" + text + "'");
+        value = boost::any(static_cast<T>(n));
+    }
+
+  private:
+    std::string name_;
+    T lo_, hi_;
+    std::string note_;
+};
+
+template <class T>
+BoundedValue<T>* bounded(T* store, std::string name, T lo, T hi, std::string note = {}) {
+    return new BoundedValue<T>(store, std::move(name), lo, hi, std::move(note));
+}
 
 }  // namespace probectl::cli

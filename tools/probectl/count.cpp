@@ -99,14 +99,13 @@ class BlockedStopSignals {
     sigset_t old_{};
 };
 
-// The time of day, as bpftrace's time() prints it above an interval: "14:03:27".
-std::string wallClock() {
-    const std::time_t now = std::time(nullptr);
+// The time of day above an interval's tables (intervalClock).
+std::string wallClock(double interval) {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
     std::tm tm{};
-    localtime_r(&now, &tm);
-    char buf[16];
-    std::strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
-    return buf;
+    localtime_r(&now.tv_sec, &tm);
+    return intervalClock(tm, static_cast<unsigned>(now.tv_nsec / 1000000), interval);
 }
 
 // The counters of `now` less those of `before` (matched by probe id): an interval's. A
@@ -379,7 +378,7 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         auto stats = collector->stats();
         if (!stats)
             return runtimeError(io, cmd, stats.error());
-        if (auto r = printNow(*stats, wallClock()); !r) {
+        if (auto r = printNow(*stats, wallClock(o.interval)); !r) {
             rc = runtimeError(io, cmd, r.error());
             unwritten = true;
             break;
@@ -389,7 +388,7 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     if (!stats)
         return runtimeError(io, cmd, stats.error());
     if (!unwritten)
-        if (auto r = printNow(*stats, o.interval > 0 ? wallClock() : std::string()); !r)
+        if (auto r = printNow(*stats, o.interval > 0 ? wallClock(o.interval) : std::string()); !r)
             rc = runtimeError(io, cmd, r.error());
     for (const auto& note : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);
@@ -441,10 +440,15 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
         ("duration,d", po::value<std::string>(o ? &o->duration_text : nullptr)
              ->value_name("TIME"),
          "stop after TIME: seconds (2.5), or with a unit: 500ms, 10s, 2m, 1h")
-        ("top", po::value<std::size_t>(o ? &o->top : nullptr)->value_name("N"),
+        ("top", bounded<std::size_t>(o ? &o->top : nullptr, "top", 1, kAggrMaxEntries,
+                                     "(leave it out for every key)")->value_name("N"),
          "print only the N keys with the most hits (folded and svg: the N heaviest stacks "
          "of each probe)")
-        ("max-entries", po::value<std::uint32_t>(o ? &o->aggr.max_entries : nullptr)
+        ("zeros", po::bool_switch(o ? &o->zeros : nullptr),
+         "without --by: also list the probes with no hits (of several probes, e.g. a glob's, "
+         "they are left out and counted in one line)")
+        ("max-entries", bounded<std::uint32_t>(o ? &o->aggr.max_entries : nullptr,
+                                               "max-entries", 1, kAggrMaxEntries)
              ->value_name("N"), "distinct keys each probe's map holds (default 1024, at most "
          "65536); hits with new keys beyond it are counted as map full")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
@@ -584,12 +588,6 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
             o.aggr.lin_step = v[2];
         }
     }
-    if (vm.count("max-entries") &&
-        (o.aggr.max_entries == 0 || o.aggr.max_entries > kAggrMaxEntries))
-        return UsageError{fmt::format("--max-entries must be 1..{}", kAggrMaxEntries)};
-    if (vm.count("top") && (o.top == 0 || o.top > kAggrMaxEntries))
-        return UsageError{
-            fmt::format("--top must be 1..{} (leave it out for every key)", kAggrMaxEntries)};
     if (vm.count("duration")) {
         auto secs = parseDuration(o.duration_text);
         if (!secs)
@@ -692,7 +690,8 @@ namespace probectl::cli {
 
 const char* const kCountHelp =
     R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration TIME]
-                      [--interval TIME [--cumulative]] [--top N] [--max-entries N]
+                      [--interval TIME [--cumulative]] [--top N] [--zeros]
+                      [--max-entries N]
                       [--format json|folded|svg|perfetto|chrome] [-o FILE] [--stack-depth N]
                       [--ustack fp|dwarf [--stack-size BYTES]]
                       [--backend kernel|ptrace] [--force] [-v] [-- CMD [ARGS...]]
@@ -768,7 +767,7 @@ Examples:
 )";
 
 const char* const kHistHelp =
-    R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
+    R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP] [--top N] [--zeros]
                      [--max-entries N] [-p PID]... [-f] [--duration TIME]
                      [--format json|perfetto|chrome] [-o FILE]
                      [--interval TIME [--cumulative]] [--backend kernel|ptrace]
@@ -790,7 +789,7 @@ Examples:
 )";
 
 const char* const kLatencyHelp =
-    R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP] [--top N]
+    R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP] [--top N] [--zeros]
                         [--max-entries N] [-p PID]... [-f] [--duration TIME]
                         [--format json|perfetto|chrome] [-o FILE]
                         [--interval TIME [--cumulative]] [-v]

@@ -73,8 +73,11 @@ class UserSymbolizer {
     // One frame as text:
     //   "FUNC+0xOFF (PATH)"  the function of PATH's symbol table holding the address ("FUNC"
     //                        at offset 0); PATH as the process maps it
-    //   "0xADDR (PATH)"      in a mapping of PATH (or of "[vdso]", an anonymous "[anon]")
-    //                        whose file has no function there or cannot be read
+    //   "PATH+0xELF"         in no function of PATH: its ELF address (addr2line -e PATH,
+    //                        objdump, uprobe:PATH:elf=0xELF), stable across runs
+    //   "PATH+0xOFF (file offset)"  PATH cannot be read as ELF: the file offset
+    //   "[vdso]+0xOFF"       in the vDSO, its offset (= its ELF address)
+    //   "0xADDR (NAME)"      in a mapping with no file ("[anon]", "[stack]", "[heap]")
     //   "0xADDR [unknown]"   no mapping holds it, or no maps were kept for the process
     // `caller`: the address is a return address (every frame but the innermost), looked up
     // one byte back so that a call ending a function is still inside it.

@@ -27,8 +27,22 @@ std::string humanTime(double ns) {
     return fmt::format("{:.3g}s", ns / 1e9);
 }
 
-// bpftrace's bucket bounds: 1K, 2M, ... when a multiple of a power of 1024.
-std::string boundText(const AggrTable& t, std::int64_t v, bool unsigned_top = false) {
+constexpr int kMaxSuffix = 6;
+
+// The largest power of 1024 (as a suffix index) that divides v; 0 divides by all.
+int suffixOf(std::int64_t v) {
+    int s = 0;
+    while (v != 0 && v % 1024 == 0 && s < kMaxSuffix) {
+        v /= 1024;
+        s++;
+    }
+    return v == 0 ? kMaxSuffix : s;
+}
+
+// bpftrace's bucket bounds: 1K, 2M, ... when a multiple of a power of 1024, using at most
+// the suffix `max_suffix` (so that two bounds of one label can share a unit).
+std::string boundText(const AggrTable& t, std::int64_t v, bool unsigned_top = false,
+                      int max_suffix = kMaxSuffix) {
     if (t.value == AggrValue::Latency)
         return unsigned_top ? "inf" : humanTime(static_cast<double>(v));
     if (unsigned_top)
@@ -36,7 +50,7 @@ std::string boundText(const AggrTable& t, std::int64_t v, bool unsigned_top = fa
     static const char* const kSuffix[] = {"", "K", "M", "G", "T", "P", "E"};
     int s = 0;
     std::int64_t x = v;
-    while (x != 0 && x % 1024 == 0 && s < 6) {
+    while (x != 0 && x % 1024 == 0 && s < max_suffix) {
         x /= 1024;
         s++;
     }
@@ -52,8 +66,11 @@ std::string bucketLabel(const AggrTable& t, std::size_t b) {
     if (t.hist == AggrHist::Log2 && static_cast<std::uint64_t>(r.lo) == r.hi)
         return fmt::format("[{}]", boundText(t, r.lo));
     const bool top = r.hi == ~0ULL;
-    return fmt::format("[{}, {})", boundText(t, r.lo),
-                       boundText(t, top ? 0 : static_cast<std::int64_t>(r.hi + 1), top));
+    const auto end = top ? 0 : static_cast<std::int64_t>(r.hi + 1);
+    // A linear step's bounds in one unit: [1024, 1536), not [1K, 1536).
+    const int unit =
+        t.hist == AggrHist::Linear && !top ? std::min(suffixOf(r.lo), suffixOf(end)) : kMaxSuffix;
+    return fmt::format("[{}, {})", boundText(t, r.lo, false, unit), boundText(t, end, top, unit));
 }
 
 double avgOf(const AggrTable& t, const AggrEntry& e) {

@@ -69,8 +69,13 @@ Result<ScannedNumber, SpecError> Scanner::number(std::string_view what, NumberRa
         n.magnitude = n.magnitude * base + static_cast<unsigned>(d);
         ++pos_;
     }
+    if (pos_ == digits && hex)
+        return fail(pos_, fmt::format("expected hex digits for the {}{}", what,
+                                      atEnd() ? "" : fmt::format(", got '{}'", peek())));
+    // Say what the grammar takes here: both bases, and whether a sign is allowed at all.
     if (pos_ == digits)
-        return fail(pos_, fmt::format("expected {} digits for the {}{}", digits_name, what,
+        return fail(pos_, fmt::format("expected the {} as {}decimal digits or 0x hex{}", what,
+                                      range.neg_max > 0 || sign_at ? "" : "unsigned ",
                                       atEnd() ? "" : fmt::format(", got '{}'", peek())));
     if (!atEnd() && isIdentChar(peek()))
         return fail(pos_, fmt::format("invalid digit '{}' in {} {}", peek(), digits_name, what));

@@ -110,9 +110,12 @@ std::uint32_t nameHash(std::string_view s) {
 enum class FrameKind { Kernel, User, Label };
 
 // From the text's form: kernelFrameText gives "SYM+0xOFF", "SYM+0xOFF [MODULE]" or
-// "0xADDR"; UserSymbolizer's lines have their file in parentheses or end "[unknown]".
-// Markers ("[stack not kept]", "...") are labels.
+// "0xADDR"; UserSymbolizer's lines have their file in parentheses, start with it
+// ("/PATH+0xELF", "[vdso]+0xOFF") or end "[unknown]". Markers ("[stack not kept]", "...")
+// are labels.
 FrameKind frameKind(std::string_view name) {
+    if (name.starts_with('/') || name.starts_with("[vdso]+"))
+        return FrameKind::User;
     if (name.empty() || name.front() == '[' || name == "...")
         return FrameKind::Label;
     if (name.find(" (") != std::string_view::npos || name.ends_with(" [unknown]"))

@@ -112,8 +112,16 @@ std::string UserSymbolizer::frameText(pid_t tgid, std::uint64_t addr, bool calle
                 return off ? fmt::format("{}+{:#x} ({})", sym->displayName(), off, where)
                            : fmt::format("{} ({})", sym->displayName(), where);
             }
+            // The run-time address changes with every run (ASLR); the ELF address is what
+            // addr2line -e, objdump and a uprobe's elf= take.
+            return fmt::format("{}+{:#x}", where, elf_addr);
         }
     }
+    if (map->isFile())
+        return fmt::format("{}+{:#x} (file offset)", where, map->fileOffset(addr));
+    // The vDSO is linked at 0, so its offset is its ELF address.
+    if (map->path == "[vdso]")
+        return fmt::format("[vdso]+{:#x}", addr - map->start);
     return fmt::format("{:#x} ({})", addr, where);
 }
 

@@ -320,11 +320,20 @@ class Resolver {
         std::vector<std::string> names;
         for (std::size_t i = 0; i < close.size() && i < 5; ++i)
             names.push_back(close[i].second);
-        return fail(ENOENT, fmt::format("no function '{}' in {} (symbols from {}){}", spec_.symbol,
-                                        file_.path, elf_->symbolSource(),
-                                        names.empty() ? std::string()
-                                                      : fmt::format("; similar: {}",
-                                                                    fmt::join(names, ", "))));
+        // A stripped file keeps only its exported names: an address is the way in.
+        const bool stripped = elf_->symbolSource().starts_with(".dynsym");
+        return fail(
+            ENOENT,
+            fmt::format("no function '{}' in {} (symbols from {}){}{}", spec_.symbol, file_.path,
+                        elf_->symbolSource(),
+                        names.empty() ? std::string()
+                                      : fmt::format("; similar: {}", fmt::join(names, ", ")),
+                        stripped ? fmt::format("; the file is stripped: install its debug file, "
+                                               "or find the address (objdump -d {}) and probe "
+                                               "uprobe:{}:elf=0xADDR (an ELF address) or "
+                                               "uprobe:{}:off=0xN (a file offset)",
+                                               file_.path, file_.path, file_.path)
+                                 : std::string()));
     }
 
     // GCC's clones of the wanted function: NAME.constprop.N, NAME.isra.N, NAME.part.N (the

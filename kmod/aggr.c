@@ -66,6 +66,7 @@ struct probectl_aggr {
 	bool words;		/* integer keys only: the key is key_size / 8 words */
 	/* words, no predicate, no entry fetch: the few integers fetched alone */
 	bool direct;
+	bool stack_loads;	/* load-[ku]stack: fetching needs the session's maps */
 	u8 value_width;		/* bytes of the value argument (sign extension) */
 	u32 hash_bits;		/* ilog2(nslots) */
 	u16 arg_start[PROBECTL_FETCH_MAX_ARGS];	/* each argument's first insn */
@@ -271,6 +272,9 @@ int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_sp
 		a->words &= !a->key_str[i];
 	probectl_aggr_arg_starts(p, a);
 	a->direct = a->words && !p->filter && !p->fetch_entry_insns;
+	a->stack_loads =
+		probectl_fetch_has_op(p->fetch, p->fetch_insns, PROBECTL_FETCH_LOAD_KSTACK) ||
+		probectl_fetch_has_op(p->fetch, p->fetch_insns, PROBECTL_FETCH_LOAD_USTACK);
 	if (sp->hist == PROBECTL_AGGR_H_LOG2)
 		a->nbuckets = PROBECTL_AGGR_LOG2_BUCKETS;
 	else if (sp->hist == PROBECTL_AGGR_H_LINEAR)
@@ -413,6 +417,19 @@ static void probectl_aggr_split(const struct probectl_probe *p, void *vals,
 	}
 }
 
+/*
+ * A value argument of @width bytes as the map adds it: sign-extended to 64
+ * bits for a signed map, else as fetched (zero-extended).
+ */
+static u64 probectl_aggr_value_ext(const struct probectl_aggr *a, u64 x, unsigned int width)
+{
+	unsigned int shift = 64 - width * 8;
+
+	if (a->spec.flags & PROBECTL_AGGR_F_SIGNED && shift)
+		return (u64)((s64)(x << shift) >> shift);
+	return x;
+}
+
 /* Builds the key from the fetched values; false when the value faulted. */
 static bool probectl_aggr_key(const struct probectl_aggr *a,
 			      struct probectl_fetch_value *const *args, u8 *key, u64 *value)
@@ -436,15 +453,12 @@ static bool probectl_aggr_key(const struct probectl_aggr *a,
 	}
 	if (a->spec.value == PROBECTL_AGGR_V_ARG) {
 		const struct probectl_fetch_value *v = args[a->spec.value_arg];
-		unsigned int shift;
+		u64 x = 0;
 
 		if (v->flags & PROBECTL_FETCH_V_FAULT || !v->len || v->len > sizeof(u64))
 			return false;
-		*value = 0;
-		memcpy(value, v + 1, v->len);	/* little-endian: zero-extends */
-		shift = 64 - v->len * 8;
-		if (a->spec.flags & PROBECTL_AGGR_F_SIGNED && shift)
-			*value = (u64)((s64)(*value << shift) >> shift);
+		memcpy(&x, v + 1, v->len);	/* little-endian: zero-extends */
+		*value = probectl_aggr_value_ext(a, x, v->len);
 	}
 	return true;
 }
@@ -542,7 +556,7 @@ bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fe
 	struct probectl_aggr *a = p->aggr;
 	u64 key[1 + PROBECTL_AGGR_MAX_KEYS];
 	struct probectl_fetch_ctx c;
-	unsigned int i, shift;
+	unsigned int i;
 	u64 x = 1;
 
 	if (!a->direct)
@@ -552,20 +566,22 @@ bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fe
 		this_cpu_inc(a->pcpu->nested);
 		goto out;
 	}
-	c = *ctx;
-	probectl_fetch_session(p, &c);
+	/* only stack loads read the session's maps: no copy of the context otherwise */
+	if (a->stack_loads) {
+		c = *ctx;
+		probectl_fetch_session(p, &c);
+		ctx = &c;
+	}
 	key[0] = 0;	/* the faulted keys' bits */
 	for (i = 0; i < a->spec.nkeys; i++)
-		if (!probectl_fetch_int(p, &c, a->arg_start[a->spec.keys[i]], &key[1 + i]))
+		if (!probectl_fetch_int(p, ctx, a->arg_start[a->spec.keys[i]], &key[1 + i]))
 			key[0] |= BIT_ULL(i);
 	if (a->spec.value == PROBECTL_AGGR_V_ARG) {
-		if (!probectl_fetch_int(p, &c, a->arg_start[a->spec.value_arg], &x)) {
+		if (!probectl_fetch_int(p, ctx, a->arg_start[a->spec.value_arg], &x)) {
 			this_cpu_inc(a->pcpu->faulted);
 			goto out;
 		}
-		shift = 64 - a->value_width * 8;
-		if (a->spec.flags & PROBECTL_AGGR_F_SIGNED && shift)
-			x = (u64)((s64)(x << shift) >> shift);
+		x = probectl_aggr_value_ext(a, x, a->value_width);
 	}
 	probectl_aggr_add(a, ctx, (u8 *)key, x);
 out:

@@ -519,7 +519,9 @@ NOKPROBE_SYMBOL(probectl_fetch_session);
  *
  * What probectl_fetch_run() stores for this argument, without the value's
  * header, padding or the other arguments: for aggregations that need a
- * few integers and no record.
+ * few integers and no record. A validated integer program is one load,
+ * its dereferences and the store, so it runs here without the general
+ * interpreter's per-instruction dispatch, value header and byte copies.
  *
  * Context: probe handler (any context).
  * Return: false when the program faulted (@out is then 0).
@@ -527,15 +529,26 @@ NOKPROBE_SYMBOL(probectl_fetch_session);
 bool probectl_fetch_int(const struct probectl_probe *p, const struct probectl_fetch_ctx *ctx,
 			u32 start, u64 *out)
 {
-	struct {
-		struct probectl_fetch_value v;
-		u64 data;
-	} t;
+	const struct probectl_fetch_insn *in = p->fetch + start;
+	bool fault = false;
+	u64 acc, v;
 
-	t.data = 0;
-	probectl_fetch_one(p->fetch + start, ctx, &t.v);
-	*out = t.data;
-	return t.v.len;
+	acc = probectl_fetch_load(in, ctx, &fault);
+	for (in++; in->op == PROBECTL_FETCH_DEREF; in++) {
+		if (fault)
+			continue;
+		v = 0;	/* a narrower read zero-extends (little-endian) */
+		fault = probectl_fetch_read(&v, acc + in->offset, in->size,
+					    ctx->user || (in->flags & PROBECTL_FETCH_F_USER));
+		acc = v;
+	}
+	if (fault) {
+		*out = 0;
+		return false;
+	}
+	/* STORE_INT keeps its low in->size bytes */
+	*out = in->size < sizeof(u64) ? acc & (BIT_ULL(in->size * 8) - 1) : acc;
+	return true;
 }
 NOKPROBE_SYMBOL(probectl_fetch_int);
 

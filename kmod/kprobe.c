@@ -10,24 +10,42 @@
 
 #include "probectl.h"
 
-/* NMI-like context (int3) or ftrace context: see probectl_admit(). */
-static int probectl_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
+/* One record of a hit, or a map update that needs the whole fetch. */
+static void probectl_kprobe_record(struct probectl_probe *p, struct pt_regs *regs)
 {
-	struct probectl_probe *p = container_of(kp, struct probectl_probe, kp);
 	struct ring_buffer_event *ev;
 	struct probectl_record *rec;
 	u64 args[PROBECTL_NARGS];
 
-	if (!probectl_admit(p))
-		return 0;
 	probectl_fetch_args(p, regs, args);
 	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
 		.regs = regs, .args = args }, &ev);
 	if (!rec)
-		return 0;
-	rec->ip = (unsigned long)kp->addr;
+		return;
+	rec->ip = (unsigned long)p->kp.addr;
 	memcpy(rec->args, args, sizeof(rec->args));
 	probectl_record_commit(p, ev);
+}
+NOKPROBE_SYMBOL(probectl_kprobe_record);
+
+/* NMI-like context (int3) or ftrace context: see probectl_admit(). */
+static int probectl_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct probectl_probe *p = container_of(kp, struct probectl_probe, kp);
+
+	if (!probectl_admit(p))
+		return 0;
+	/*
+	 * A map of integers that reads no $argN: straight to it, without the
+	 * argument registers, the record's context or probectl_record_begin().
+	 */
+	if (p->aggr && p->args_unused) {
+		struct probectl_fetch_ctx ctx = { .regs = regs };
+
+		if (probectl_aggr_hit_direct(p, &ctx))
+			return 0;
+	}
+	probectl_kprobe_record(p, regs);
 	return 0;	/* regs->ip untouched */
 }
 NOKPROBE_SYMBOL(probectl_kprobe_pre);

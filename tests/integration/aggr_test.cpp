@@ -392,6 +392,32 @@ TEST(Aggr, SyscallWrapperKeysAreTheSyscallsArguments) {
     EXPECT_EQ(r.table.entries[0].count, 1u);
 }
 
+// A kprobe map that reads no $argN takes the handler's shortest path (no argument
+// registers, no record context): its keys and value come from registers and kernel memory
+// as a record's would. At __x64_sys_lseek %di points to the user's saved registers, where
+// si (+104) is the offset and dx (+96) the whence; sys_args calls lseek(fd, 5, SEEK_SET).
+TEST(Aggr, KprobeMapWithoutArgsReadsRegistersAndMemory) {
+    const std::string dir = ::testing::TempDir() + "aggr_sys_regs." + std::to_string(getpid());
+    const std::vector<std::string> argv = {itest::workload("sys_args"), dir};
+    AggrSpec a;
+    a.keys = {"whence", "low"};
+    a.value = AggrValue::Arg;
+    a.value_arg = "off";
+    a.hist = AggrHist::Log2;
+    auto r = aggregate(
+        "kprobe:__x64_sys_lseek off=+104(%di):s64 whence=+96(%di):s32 low=+104(%di):u8", a, argv);
+    std::filesystem::remove(dir);
+    expectBalanced(r);
+    EXPECT_EQ(r.table.faulted, 0u);
+    ASSERT_EQ(r.table.entries.size(), 1u);
+    const AggrEntry& e = r.table.entries[0];
+    EXPECT_EQ(e.key.at(0).raw, static_cast<std::uint64_t>(SEEK_SET));
+    EXPECT_EQ(e.key.at(1).raw, 5u);
+    EXPECT_EQ(e.count, 1u);
+    EXPECT_EQ(e.sum, 5u);
+    EXPECT_EQ(e.buckets, log2Buckets({5}));
+}
+
 TEST(Aggr, RefusedRequestsNameTheProblem) {
     AggrSpec a;
     a.keys = {"nosuch"};

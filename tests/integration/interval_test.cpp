@@ -112,12 +112,13 @@ TEST(Interval, CliIntervalsAddUpToTheCalls) {
         itest::sh("probectl count syscall:getppid --interval 100ms -- " +
                   itest::workload("getppid_loop") + " " + std::to_string(kCalls) + " 2>/dev/null");
     ASSERT_EQ(r.status, 0) << r.out;
-    // Each interval: "HH:MM:SS", "PROBE  COUNT", "syscall:getppid  N", "".
+    // Each interval: "HH:MM:SS.mmm" (milliseconds: the interval is under a second),
+    // "PROBE  COUNT", "syscall:getppid  N", "".
     std::istringstream in(r.out);
     std::uint64_t sum = 0;
     int headers = 0;
     for (std::string line; std::getline(in, line);) {
-        if (line.size() == 8 && line[2] == ':' && line[5] == ':')
+        if (line.size() == 12 && line[2] == ':' && line[5] == ':' && line[8] == '.')
             headers++;
         if (line.rfind("syscall:getppid ", 0) == 0)
             sum += std::stoull(line.substr(line.find_last_of(' ') + 1));

@@ -25,8 +25,7 @@ static int probectl_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 		.regs = regs, .args = args }, &ev);
 	if (!rec)
 		return 0;
-	rec->ip = (unsigned long)kp->addr;
-	memcpy(rec->args, args, sizeof(rec->args));
+	probectl_record_parts(p, rec, (unsigned long)kp->addr, args, 0, 0);
 	probectl_record_commit(p, ev);
 	return 0;	/* regs->ip untouched */
 }

@@ -231,11 +231,14 @@ int probectl_fetch_validate(const struct probectl_fetch_insn *insns,
 					 "fetch argument %u does not end with a store", arg + 1);
 		return -EINVAL;
 	}
-	if (sizeof(struct probectl_record) + total > PROBECTL_RECORD_MAX) {
+	/* every part counted: the limit does not depend on the parts asked */
+	if (sizeof(struct probectl_record) + PROBECTL_RECORD_PARTS_MAX + total >
+	    PROBECTL_RECORD_MAX) {
 		kapi_set_err_msg_fmt_mod(extack,
 					 "fetched values need up to %u bytes, records hold %zu",
 					 total,
-					 PROBECTL_RECORD_MAX - sizeof(struct probectl_record));
+					 PROBECTL_RECORD_MAX - sizeof(struct probectl_record) -
+					 PROBECTL_RECORD_PARTS_MAX);
 		return -EINVAL;
 	}
 	*nargs = arg;

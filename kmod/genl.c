@@ -234,6 +234,10 @@ int probectl_nl_probe_add_doit(struct sk_buff *skb, struct genl_info *info)
 		req.flags = nla_get_u32(a[PROBECTL_A_PROBE_FLAGS]);
 	if (a[PROBECTL_A_PROBE_LABEL])
 		req.label = nla_data(a[PROBECTL_A_PROBE_LABEL]);
+	/* the policy refuses unknown bits */
+	req.parts = PROBECTL_RECORD_PARTS;
+	if (a[PROBECTL_A_PROBE_PARTS])
+		req.parts = nla_get_u32(a[PROBECTL_A_PROBE_PARTS]);
 	if (a[PROBECTL_A_PROBE_FETCH]) {
 		if (nla_len(a[PROBECTL_A_PROBE_FETCH]) % sizeof(struct probectl_fetch_insn)) {
 			NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_FETCH],

@@ -22,8 +22,7 @@ static void probectl_kprobe_record(struct probectl_probe *p, struct pt_regs *reg
 		.regs = regs, .args = args }, &ev);
 	if (!rec)
 		return;
-	rec->ip = (unsigned long)p->kp.addr;
-	memcpy(rec->args, args, sizeof(rec->args));
+	probectl_record_parts(p, rec, (unsigned long)p->kp.addr, args, 0, 0);
 	probectl_record_commit(p, ev);
 }
 NOKPROBE_SYMBOL(probectl_kprobe_record);

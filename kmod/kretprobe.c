@@ -69,11 +69,9 @@ static int probectl_kret_return(struct kretprobe_instance *ri,
 		.entry_vals = d->vals, .entry_len = d->vals_len, .t0 = d->t0 }, &ev);
 	if (!rec)
 		return 0;
-	rec->flags = PROBECTL_RECORD_F_RETURN;
-	rec->ip = (unsigned long)p->rp.kp.addr;
-	memcpy(rec->args, d->args, sizeof(rec->args));
-	rec->retval = regs_return_value(regs);
-	rec->latency_ns = rec->timestamp_ns - d->t0;
+	rec->flags |= PROBECTL_RECORD_F_RETURN;
+	probectl_record_parts(p, rec, (unsigned long)p->rp.kp.addr, d->args,
+			      regs_return_value(regs), rec->timestamp_ns - d->t0);
 	probectl_record_commit(p, ev);
 	return 0;
 }

@@ -7,7 +7,7 @@
 #include "probectl.h"
 #include "nl_gen.h"
 
-static const struct nla_policy probectl_probe_add_do_nl_policy[PROBECTL_A_PROBE_LABEL + 1] = {
+static const struct nla_policy probectl_probe_add_do_nl_policy[PROBECTL_A_PROBE_PARTS + 1] = {
 	[PROBECTL_A_PROBE_KIND] = NLA_POLICY_RANGE(NLA_U32, 1, PROBECTL_KIND_MAX),
 	[PROBECTL_A_PROBE_SYMBOL] = { .type = NLA_NUL_STRING, .len = PROBECTL_SYMBOL_MAX - 1, },
 	[PROBECTL_A_PROBE_OFFSET] = { .type = NLA_U32, },
@@ -27,6 +27,9 @@ static const struct nla_policy probectl_probe_add_do_nl_policy[PROBECTL_A_PROBE_
 	[PROBECTL_A_PROBE_FETCH_ENTRY] = NLA_POLICY_MAX(NLA_U32, PROBECTL_FETCH_MAX_ARGS),
 	[PROBECTL_A_PROBE_AGGR] = NLA_POLICY_EXACT_LEN(sizeof(struct probectl_aggr_spec)),
 	[PROBECTL_A_PROBE_LABEL] = { .type = NLA_NUL_STRING, .len = PROBECTL_LABEL_MAX - 1, },
+	[PROBECTL_A_PROBE_PARTS] = NLA_POLICY_MASK(NLA_U32, PROBECTL_RECORD_F_COMM |
+		PROBECTL_RECORD_F_IP | PROBECTL_RECORD_F_ARGS | PROBECTL_RECORD_F_RETVAL |
+		PROBECTL_RECORD_F_LATENCY),
 };
 
 static const struct nla_policy probectl_probe_del_do_nl_policy[PROBECTL_A_PROBE_ID + 1] = {
@@ -81,7 +84,7 @@ const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 		.cmd		= PROBECTL_CMD_PROBE_ADD,
 		.doit		= probectl_nl_probe_add_doit,
 		.policy		= probectl_probe_add_do_nl_policy,
-		.maxattr	= PROBECTL_A_PROBE_LABEL,
+		.maxattr	= PROBECTL_A_PROBE_PARTS,
 	},
 	{
 		.cmd		= PROBECTL_CMD_PROBE_DEL,

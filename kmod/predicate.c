@@ -400,8 +400,8 @@ NOKPROBE_SYMBOL(probectl_pred_run);
  * reserves exactly the bytes fetched. An aggregating probe (aggr.c) takes
  * the same path and adds the hit to its map instead of reserving, unless
  * its map needs only integers (probectl_aggr_hit_direct(): no scratch).
- * The caller fills ip, args, flags,
- * retval and latency, then commits.
+ * The caller writes the parts after comm
+ * (probectl_record_parts()) and the return flag, then commits.
  *
  * Context: probe handler (any context); no locks, no sleeping.
  * Return: the record, or NULL (rejected, ring full, or scratch nesting
@@ -442,7 +442,7 @@ struct probectl_record *probectl_record_begin(struct probectl_probe *p,
 	}
 	rec = probectl_record_reserve(p, len, evp);
 	if (rec) {
-		memcpy(rec + 1, sc->buf[nest - 1], len);
+		memcpy((u8 *)rec + rec->size, sc->buf[nest - 1], len);
 		rec->size += len;
 	}
 out:

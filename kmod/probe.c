@@ -140,6 +140,30 @@ static int probectl_probe_check_kstack(const struct probectl_probe *p,
 }
 
 /**
+ * probectl_record_parts_bytes() - bytes the optional record parts take.
+ * @parts: PROBECTL_RECORD_F_* part bits
+ *
+ * Return: the bytes between the fixed struct probectl_record and the
+ * fetched values of a record carrying @parts (a multiple of 8).
+ */
+u32 probectl_record_parts_bytes(u32 parts)
+{
+	u32 n = 0;
+
+	if (parts & PROBECTL_RECORD_F_COMM)
+		n += PROBECTL_COMM_LEN;
+	if (parts & PROBECTL_RECORD_F_IP)
+		n += sizeof(u64);
+	if (parts & PROBECTL_RECORD_F_ARGS)
+		n += PROBECTL_NARGS * sizeof(u64);
+	if (parts & PROBECTL_RECORD_F_RETVAL)
+		n += sizeof(u64);
+	if (parts & PROBECTL_RECORD_F_LATENCY)
+		n += sizeof(u64);
+	return n;
+}
+
+/**
  * probectl_probe_add() - create, register and arm a probe.
  * @req: validated request
  * @portid: requesting socket; becomes the owner unless persistent
@@ -176,6 +200,11 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	p->creator = current_euid();
 	p->offset = req->offset;
 	p->maxactive = req->maxactive;
+	p->parts = req->parts;
+	/* only returns have a retval and a latency to write */
+	if (p->kind != PROBECTL_KIND_KRETPROBE && p->kind != PROBECTL_KIND_URETPROBE)
+		p->parts &= ~(PROBECTL_RECORD_F_RETVAL | PROBECTL_RECORD_F_LATENCY);
+	p->parts_bytes = probectl_record_parts_bytes(p->parts);
 	p->addr = req->addr;
 	strscpy(p->symbol, req->symbol, sizeof(p->symbol));
 	if (req->label)

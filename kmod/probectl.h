@@ -175,6 +175,8 @@ struct probectl_probe {
 	struct probectl_fetch_insn *fetch;	/* fetch programs, NULL if none */
 	u32 fetch_insns;
 	u32 fetch_bytes;	/* most bytes the values add to a record */
+	u32 parts;		/* PROBECTL_RECORD_F_* parts its records carry */
+	u32 parts_bytes;	/* ... and their bytes after the fixed struct */
 	struct probectl_filter_insn *filter;	/* predicate, NULL if none */
 	u32 filter_insns;
 	char *filter_blob;	/* the predicate's literals, back to back */
@@ -252,6 +254,7 @@ void probectl_uret_table_free(struct probectl_probe *p);
 struct probectl_probe_req {
 	u32 kind;
 	u32 flags;
+	u32 parts;	/* PROBE_PARTS, every part when absent */
 	u32 offset;
 	u32 maxactive;
 	u64 addr;
@@ -485,7 +488,49 @@ static __always_inline void probectl_record_fetch(struct probectl_probe *p,
 						  const struct probectl_fetch_ctx *ctx)
 {
 	if (p->fetch_insns)
-		rec->size += probectl_fetch_all(p, ctx, rec + 1);
+		rec->size += probectl_fetch_all(p, ctx, (u8 *)rec + rec->size);
+}
+
+/* The optional parts of a record: each one's bit and bytes. */
+#define PROBECTL_RECORD_PARTS						\
+	(PROBECTL_RECORD_F_COMM | PROBECTL_RECORD_F_IP |		\
+	 PROBECTL_RECORD_F_ARGS | PROBECTL_RECORD_F_RETVAL |		\
+	 PROBECTL_RECORD_F_LATENCY)
+#define PROBECTL_RECORD_PARTS_MAX					\
+	(PROBECTL_COMM_LEN + (PROBECTL_NARGS + 3) * sizeof(u64))
+
+u32 probectl_record_parts_bytes(u32 parts);
+
+/*
+ * Writes the parts after comm (which probectl_record_reserve() wrote) that
+ * @p's records carry, in flag-bit order; @retval and @latency_ns matter to
+ * return probes only (the others never carry them).
+ * Context: probe handler, between reserve and commit.
+ */
+static __always_inline void probectl_record_parts(const struct probectl_probe *p,
+						  struct probectl_record *rec,
+						  u64 ip, const u64 *args,
+						  u64 retval, u64 latency_ns)
+{
+	u8 *q = (u8 *)(rec + 1);
+	u32 parts = p->parts;
+
+	if (parts & PROBECTL_RECORD_F_COMM)
+		q += PROBECTL_COMM_LEN;
+	if (parts & PROBECTL_RECORD_F_IP) {
+		memcpy(q, &ip, sizeof(ip));
+		q += sizeof(ip);
+	}
+	if (parts & PROBECTL_RECORD_F_ARGS) {
+		memcpy(q, args, PROBECTL_NARGS * sizeof(*args));
+		q += PROBECTL_NARGS * sizeof(*args);
+	}
+	if (parts & PROBECTL_RECORD_F_RETVAL) {
+		memcpy(q, &retval, sizeof(retval));
+		q += sizeof(retval);
+	}
+	if (parts & PROBECTL_RECORD_F_LATENCY)
+		memcpy(q, &latency_ns, sizeof(latency_ns));
 }
 
 /*

@@ -56,11 +56,13 @@ static unsigned int probectl_nsessions;	/* under probectl_lock */
 /**
  * probectl_record_reserve() - reserve a record in the probe's session ring.
  * @p: the probe; must have a session
- * @bytes: room for fetched values after the fixed part
+ * @bytes: room for fetched values after the fixed part and the parts
  * @evp: receives the ring event to pass to probectl_record_commit()
  *
- * Fills the common fields (size, probe id, timestamp, cpu, pid, tgid,
- * comm); the caller fills the rest and commits.
+ * Fills the fixed part (flags: the probe's parts) and comm when the
+ * probe's records carry it, and sets size to where the fetched values go;
+ * the caller writes the other parts (probectl_record_parts()), adds
+ * PROBECTL_RECORD_F_RETURN on returns and commits.
  *
  * Context: probe handler (any context including NMI); no locks, no sleep.
  * Return: the record, or NULL when the ring is full (counted as dropped).
@@ -72,25 +74,28 @@ struct probectl_record *probectl_record_reserve(struct probectl_probe *p, u32 by
 	struct probectl_record *rec;
 
 	/* rec->size says how much of @bytes the fetch programs used */
-	ev = ring_buffer_lock_reserve(p->session->ring, sizeof(*rec) + bytes);
+	ev = ring_buffer_lock_reserve(p->session->ring,
+				      sizeof(*rec) + p->parts_bytes + bytes);
 	if (!ev) {
 		this_cpu_inc(p->stats->dropped);
 		return NULL;
 	}
 	rec = ring_buffer_event_data(ev);
-	rec->size = sizeof(*rec);
+	/* fetched values go at size: after the parts */
+	rec->size = sizeof(*rec) + p->parts_bytes;
 	rec->probe_id = p->id;
 	rec->timestamp_ns = ktime_get_mono_fast_ns();
 	rec->cpu = raw_smp_processor_id();
 	rec->pid = current->pid;
 	rec->tgid = current->tgid;
-	rec->flags = 0;
-	/* get_task_comm() takes task_lock: copy racily like bpf does */
-	memcpy(rec->comm, current->comm, sizeof(rec->comm));
-	rec->comm[sizeof(rec->comm) - 1] = '\0';
-	rec->ip = 0;
-	rec->retval = 0;
-	rec->latency_ns = 0;
+	rec->flags = p->parts;
+	if (p->parts & PROBECTL_RECORD_F_COMM) {
+		char *comm = (char *)(rec + 1);
+
+		/* get_task_comm() takes task_lock: copy racily like bpf does */
+		memcpy(comm, current->comm, PROBECTL_COMM_LEN);
+		comm[PROBECTL_COMM_LEN - 1] = '\0';
+	}
 	*evp = ev;
 	return rec;
 }

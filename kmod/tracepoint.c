@@ -90,8 +90,7 @@ static void probectl_tp_probe(void *data, u64 a1, u64 a2, u64 a3, u64 a4,
 		.args = args }, &ev);
 	if (!rec)
 		goto out;
-	rec->ip = (unsigned long)p->tp;
-	memcpy(rec->args, args, sizeof(rec->args));
+	probectl_record_parts(p, rec, (unsigned long)p->tp, args, 0, 0);
 	probectl_record_commit(p, ev);
 out:
 	__this_cpu_dec(probectl_tp_nesting);

@@ -87,8 +87,7 @@ static KAPI_UPROBE_HANDLER(probectl_uprobe_handler, uc, regs)
 	if (!rec)
 		return 0;
 	/* the core rewinds ip to the breakpoint before calling handlers */
-	rec->ip = instruction_pointer(regs);
-	memcpy(rec->args, args, sizeof(rec->args));
+	probectl_record_parts(p, rec, instruction_pointer(regs), args, 0, 0);
 	probectl_record_commit(p, ev);
 	return 0;
 }

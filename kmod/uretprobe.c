@@ -119,11 +119,9 @@ static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
 		.user = true, .t0 = found.t0 }, &ev);
 	if (!rec)
 		return 0;
-	rec->flags = PROBECTL_RECORD_F_RETURN;
-	rec->ip = func;
-	memcpy(rec->args, found.args, sizeof(rec->args));
-	rec->retval = regs_return_value(regs);
-	rec->latency_ns = rec->timestamp_ns - found.t0;
+	rec->flags |= PROBECTL_RECORD_F_RETURN;
+	probectl_record_parts(p, rec, func, found.args, regs_return_value(regs),
+			      rec->timestamp_ns - found.t0);
 	probectl_record_commit(p, ev);
 	return 0;
 }

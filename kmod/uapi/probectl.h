@@ -27,7 +27,7 @@
 
 #define PROBECTL_GENL_NAME	"probectl"
 /* Family version: bumped on any incompatible change; libctl refuses others. */
-#define PROBECTL_GENL_VERSION	1
+#define PROBECTL_GENL_VERSION	2
 
 /* Limits shared by both sides (bytes unless noted). */
 /*
@@ -372,6 +372,13 @@ enum probectl_attr {
 	 * before maps-get, its stacks have no maps.
 	 */
 	PROBECTL_A_MAPS_UNPINNED,
+	/*
+	 * u32, PROBECTL_RECORD_F_*: probe-add: the optional parts this probe's
+	 * records carry (record-flags comm, ip, args, retval, latency); absent,
+	 * all of them. retval and latency are written by return probes only: an
+	 * entry probe's records leave them out whatever is asked.
+	 */
+	PROBECTL_A_PROBE_PARTS,
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)
@@ -468,11 +475,10 @@ struct probectl_fetch_insn {
 #define PROBECTL_FETCH_V_TRUNCATED	(1U << 1)
 
 /*
- * After the fixed struct probectl_record, one of these per fetch argument, in
- * the probe's order, each followed by len bytes of value and padding up to the
- * next multiple of 8 (the record's size covers all of it). Values start at
- * sizeof(struct probectl_record) of this protocol version: growing the fixed
- * part would change the family version.
+ * After the fixed struct probectl_record and its optional parts, one of these
+ * per fetch argument, in the probe's order, each followed by len bytes of value
+ * and padding up to the next multiple of 8 (the record's size covers all of
+ * it). Growing the fixed part or the parts would change the family version.
  */
 struct probectl_fetch_value {
 	__u16 len;		/* bytes of value; strings include their NUL */
@@ -679,36 +685,47 @@ enum probectl_session_flags {
 	PROBECTL_SESSION_F_FOLLOW = 1U << 0,
 };
 
-/* struct probectl_record.flags */
-/* retval and latency-ns are valid (kretprobe, uretprobe). */
+/*
+ * struct probectl_record.flags. Besides return, one bit per optional part of
+ * the record: a part is in the record when its bit is set, in the order of
+ * these bits (comm, ip, args, retval, latency), right after the fixed struct
+ * and before the fetched values. The same bits (comm to latency) make up
+ * probe-parts.
+ */
+/* A return probe's record (kretprobe, uretprobe). */
 #define PROBECTL_RECORD_F_RETURN	(1U << 0)
+/* char comm[comm-len], task->comm, NUL-terminated. */
+#define PROBECTL_RECORD_F_COMM	(1U << 1)
+/*
+ * __u64: the probed address; for return probes the function entry. For uprobes
+ * a user virtual address in the probed process.
+ */
+#define PROBECTL_RECORD_F_IP	(1U << 2)
+/*
+ * __u64 args[nargs]: raw argument registers at function entry (di, si, dx, cx,
+ * r8, r9), or the syscall's arguments (user registers) with the syscall probe
+ * flag.
+ */
+#define PROBECTL_RECORD_F_ARGS	(1U << 3)
+/* __u64, regs_return_value(); return probes only. */
+#define PROBECTL_RECORD_F_RETVAL	(1U << 4)
+/* __u64 ns from entry to return; return probes only. */
+#define PROBECTL_RECORD_F_LATENCY	(1U << 5)
 
 /*
- * One event. Records in a records attribute follow each other; advance by size
- * (a multiple of 8, at least the size of this struct) so later versions can
- * append members. Host byte order.
+ * One event: this fixed header, then the optional parts its flags name
+ * (record-flags, in bit order), then the fetched values. Records in a records
+ * attribute follow each other; advance by size (a multiple of 8, at least the
+ * size of this struct). Host byte order.
  */
 struct probectl_record {
-	__u32 size;		/* Bytes of this record. */
+	__u32 size;		/* Bytes of this record, its parts and fetched values. */
 	__u32 probe_id;
 	__u64 timestamp_ns;	/* CLOCK_MONOTONIC (ktime_get_mono_fast_ns). */
 	__u32 cpu;
 	__u32 pid;		/* Thread id (task->pid). */
 	__u32 tgid;		/* Process id (task->tgid). */
-	__u32 flags;		/* PROBECTL_RECORD_F_* */
-	char comm[PROBECTL_COMM_LEN];
-	/*
-	 * The probed address; for return probes the function entry. For uprobes
-	 * a user virtual address in the probed process.
-	 */
-	__u64 ip;
-	/*
-	 * Raw argument registers at function entry (di, si, dx, cx, r8, r9), or
-	 * the syscall's arguments (user registers) with the syscall flag.
-	 */
-	__u64 args[PROBECTL_NARGS];
-	__u64 retval;		/* kretprobe and uretprobe, regs_return_value(). */
-	__u64 latency_ns;	/* kretprobe and uretprobe, entry to return. */
+	__u32 flags;		/* return, and which optional parts follow. */
 };
 
 #endif /* _UAPI_PROBECTL_H */

@@ -50,24 +50,28 @@ class NullBuf : public std::streambuf {
 constexpr std::size_t kRecords = 1000;
 
 // kRecords records of probe 7, each with a 64-bit value and a string, as the kernel packs
-// them: the fixed part, then per value a header and its bytes padded to 8.
+// them: the fixed part (with comm, the one part `probectl trace` asks for here), then per value a
+// header and its bytes padded to 8.
 std::vector<std::byte> blob() {
     std::vector<std::byte> out;
     for (std::size_t i = 0; i < kRecords; ++i) {
         const char path[] = "/etc/hostname-with-a-long-name";
-        const std::size_t size = sizeof(probectl_record) + 2 * sizeof(probectl_fetch_value) + 8 +
+        const std::size_t size = sizeof(probectl_record) + PROBECTL_COMM_LEN +
+                                 2 * sizeof(probectl_fetch_value) + 8 +
                                  ((sizeof(path) + 7) & ~std::size_t{7});
         probectl_record r{};
         r.size = static_cast<std::uint32_t>(size);
         r.probe_id = 7;
         r.timestamp_ns = 1000 + i;
         r.pid = r.tgid = 100;
-        std::memcpy(r.comm, "bench_workload", 14);
+        r.flags = PROBECTL_RECORD_F_COMM;
         const std::size_t at = out.size();
         out.resize(at + size);
         std::byte* p = out.data() + at;
         std::memcpy(p, &r, sizeof(r));
         p += sizeof(r);
+        std::memcpy(p, "bench_workload", 15);
+        p += PROBECTL_COMM_LEN;
         probectl_fetch_value h{};
         h.len = 8;
         std::memcpy(p, &h, sizeof(h));

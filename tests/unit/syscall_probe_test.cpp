@@ -111,7 +111,8 @@ TEST(SyscallPlan, ProgramsCompileAndValidate) {
         EXPECT_LE(p.args.size(), std::size_t{PROBECTL_FETCH_MAX_ARGS}) << n;
         auto progs = compileFetchArgs(p.args);
         ASSERT_TRUE(progs) << n << ": " << progs.error().message;
-        std::size_t bytes = sizeof(probectl_record);
+        // every optional part: the fixed struct, comm, ip, args, retval, latency
+        std::size_t bytes = sizeof(probectl_record) + PROBECTL_COMM_LEN + (PROBECTL_NARGS + 3) * 8;
         for (const auto& prog : *progs) {
             EXPECT_TRUE(validateFetchProgram(prog.insns)) << n;
             bytes += 8 + (prog.max_bytes + 7) / 8 * 8;

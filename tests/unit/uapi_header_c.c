@@ -6,7 +6,7 @@ unsigned long probectl_uapi_c_record_size(void)
 	return sizeof(struct probectl_record);
 }
 
-unsigned long probectl_uapi_c_comm_offset(void)
+unsigned long probectl_uapi_c_flags_offset(void)
 {
-	return __builtin_offsetof(struct probectl_record, comm);
+	return __builtin_offsetof(struct probectl_record, flags);
 }

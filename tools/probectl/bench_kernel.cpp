@@ -20,6 +20,7 @@
 #include "probectl/ptrace_session.hpp"
 #include "probectl/session.hpp"
 #include "probectl/user_target.hpp"
+#include "record_parts.hpp"
 #include "uapi/probectl.h"
 
 namespace probectl::cli::bench {
@@ -173,8 +174,12 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stac
         so.prepare = [aggr](ProbeRequest& req, std::vector<FetchArg>& fetch) {
             return prepareAggregation(*aggr, req, fetch);
         };
-    else if (stacks != Stacks::None)
+    else
         so.prepare = [stacks](ProbeRequest& req, std::vector<FetchArg>& fetch) -> Result<void> {
+            // the parts `probectl trace SPEC` asks for (text output), as trace.cpp does
+            req.record_parts = traceRecordParts("text", fetch);
+            if (stacks == Stacks::None)
+                return {};
             if (stacks == Stacks::Kernel)
                 return appendKernelStackArg(req, fetch, kStackDefaultDepth);
             if (stacks == Stacks::User)

@@ -21,6 +21,7 @@
 #include "open_tracer.hpp"
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/syscall_probe.hpp"
+#include "record_parts.hpp"
 #include "run_loop.hpp"
 #include "spec_hints.hpp"
 #include "subcommands.hpp"
@@ -109,14 +110,14 @@ bool takesValue(const po::options_description& desc, const std::string& word) {
 
 // The backend o.backend names, opened on o's target.
 Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
-    if (!o.kstack && o.ustack.empty())
-        return openTracerFor(o, o.seccomp_bpf);
     return openTracerFor(
         o, o.seccomp_bpf,
         [&](SessionOptions& so) {
             so.prepare = [depth = o.stack_depth, k = o.kstack, u = !o.ustack.empty(),
-                          dwarf = o.ustack == "dwarf", bytes = o.stack_size](
+                          dwarf = o.ustack == "dwarf", bytes = o.stack_size, format = o.format](
                              ProbeRequest& req, std::vector<FetchArg>& args) -> Result<void> {
+                // what is printed, before the stack arguments join the fetched ones
+                req.record_parts = traceRecordParts(format, args);
                 if (k)
                     if (auto r = appendKernelStackArg(req, args, depth); !r)
                         return r;

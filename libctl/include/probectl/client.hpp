@@ -100,6 +100,9 @@ struct ProbeRequest {
     // The spec as the user wrote it, kept by the module for `probectl list` (labelOf()
     // bounds it); "" for none.
     std::string label;
+    // The optional record parts (kRecordPart*, event.hpp) this probe's records carry: ask
+    // only for what is read to keep records small (Event::parts says what came).
+    std::uint32_t record_parts = kRecordPartsAll;
 };
 
 // `spec` cut to fit a probe label (PROBECTL_LABEL_MAX - 1 bytes, "..." at the end when cut).

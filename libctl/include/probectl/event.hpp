@@ -23,6 +23,18 @@ struct SyscallPlan;  // syscall_probe.hpp
 // Number of argument registers a record carries (PROBECTL_NARGS in the uapi header).
 inline constexpr std::size_t kEventArgs = 6;
 
+// The optional parts of a kernel record (PROBECTL_RECORD_F_COMM ... _LATENCY in the uapi
+// header): a probe's records carry the ones its ProbeRequest::record_parts asks for, and
+// Event::parts / EventView::parts() say which one carried. A part a record lacks reads as
+// empty or 0 (never as another part's bytes).
+inline constexpr std::uint32_t kRecordPartComm = 1u << 1;
+inline constexpr std::uint32_t kRecordPartIp = 1u << 2;
+inline constexpr std::uint32_t kRecordPartArgs = 1u << 3;
+inline constexpr std::uint32_t kRecordPartRetval = 1u << 4;   // return probes only
+inline constexpr std::uint32_t kRecordPartLatency = 1u << 5;  // return probes only
+inline constexpr std::uint32_t kRecordPartsAll =
+    kRecordPartComm | kRecordPartIp | kRecordPartArgs | kRecordPartRetval | kRecordPartLatency;
+
 // One probe hit, as decoded from a struct probectl_record.
 struct Event {
     std::uint32_t probe_id = 0;
@@ -41,6 +53,10 @@ struct Event {
     std::uint64_t retval = 0;      // valid when is_return: regs_return_value()
     std::uint64_t latency_ns = 0;  // valid when is_return: entry-to-return, ns
     bool is_return = false;        // PROBECTL_RECORD_F_RETURN
+    // The kRecordPart* the record carried; absent ones are empty/0 above. Every part for
+    // events that did not come from a kernel record (ptrace backend, recordings); an
+    // entry probe's kernel record never has retval and latency.
+    std::uint32_t parts = kRecordPartsAll;
     // Fetch-argument values as the kernel stored them (struct probectl_fetch_value), in the
     // probe's order; empty for probes without fetch arguments.
     struct RawValue {
@@ -67,12 +83,13 @@ using EventCallback = std::function<void(const Event&)>;
 using LostCallback = std::function<void(std::uint64_t lost)>;
 
 // Decodes a PROBECTL_A_RECORDS payload: struct probectl_record values packed back to back,
-// each advanced by its own `size` field (which may exceed sizeof(struct probectl_record)
-// when a newer kernel appends fields; the extra bytes are ignored).
+// each advanced by its own `size` field: the fixed struct, the optional parts its flags name
+// (comm, ip, args, retval, latency, in that order), then the fetched values.
 //
 // Calls `cb` once per valid record, in order. Returns the number of records decoded.
 // Errors (EBADMSG, message names the byte offset): a record whose size is smaller than
-// sizeof(struct probectl_record), not a multiple of 8, or runs past the end of the blob,
+// sizeof(struct probectl_record) plus the parts its flags name, not a multiple of 8, or runs
+// past the end of the blob,
 // or trailing bytes too short to hold a record header. Records before the bad one have
 // already been delivered; decoding stops at the bad one (sizes can no longer be trusted).
 Result<std::size_t> decodeRecords(std::span<const std::byte> blob, const EventCallback& cb);

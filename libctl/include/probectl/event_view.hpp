@@ -52,12 +52,16 @@ class EventView {
     std::uint32_t cpu() const;
     std::uint32_t pid() const;   // thread id
     std::uint32_t tgid() const;  // process id
+    // The kRecordPart* this event carries (Event::parts); the accessor of a part it does not
+    // carry returns "" or 0.
+    std::uint32_t parts() const;
+    bool has(std::uint32_t part) const { return (parts() & part) == part; }
     std::string_view comm() const;
     std::uint64_t ip() const;
     std::uint64_t arg(std::size_t i) const;  // i < kEventArgs
     bool isReturn() const;
-    std::uint64_t retval() const;     // 0 unless isReturn()
-    std::uint64_t latencyNs() const;  // 0 unless isReturn()
+    std::uint64_t retval() const;     // 0 unless isReturn() and carried
+    std::uint64_t latencyNs() const;  // 0 unless isReturn() and carried
     // The syscall plan of a syscall:NAME probe (Event::syscall), else null.
     const SyscallPlan* syscall() const;
     bool syscallReturned() const;

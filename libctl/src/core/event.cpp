@@ -19,6 +19,11 @@ namespace probectl {
 
 static_assert(kEventArgs == PROBECTL_NARGS, "Event::args must hold every record argument");
 static_assert(sizeof(probectl_record) % 8 == 0, "records are advanced in 8-byte units");
+static_assert(kRecordPartComm == PROBECTL_RECORD_F_COMM && kRecordPartIp == PROBECTL_RECORD_F_IP &&
+                  kRecordPartArgs == PROBECTL_RECORD_F_ARGS &&
+                  kRecordPartRetval == PROBECTL_RECORD_F_RETVAL &&
+                  kRecordPartLatency == PROBECTL_RECORD_F_LATENCY,
+              "kRecordPart* are the uapi's record flags");
 
 namespace {
 
@@ -36,6 +41,35 @@ constexpr std::size_t align8(std::size_t n) {
     return (n + 7u) & ~std::size_t{7};
 }
 
+// Where the optional part `part` starts in a record with `flags`: after the fixed struct and
+// the parts of lower bits (PROBECTL_RECORD_F_* order). With part 0: where the fetched values
+// start.
+constexpr std::size_t partOffset(std::uint32_t flags, std::uint32_t part) {
+    struct Part {
+        std::uint32_t bit;
+        std::size_t bytes;
+    };
+    constexpr Part kParts[] = {{PROBECTL_RECORD_F_COMM, PROBECTL_COMM_LEN},
+                               {PROBECTL_RECORD_F_IP, 8},
+                               {PROBECTL_RECORD_F_ARGS, PROBECTL_NARGS * 8},
+                               {PROBECTL_RECORD_F_RETVAL, 8},
+                               {PROBECTL_RECORD_F_LATENCY, 8}};
+    std::size_t off = sizeof(probectl_record);
+    for (const Part& q : kParts) {
+        if (q.bit == part)
+            break;
+        if (flags & q.bit)
+            off += q.bytes;
+    }
+    return off;
+}
+static_assert(partOffset(kRecordPartsAll, 0) == 120, "every part: the version-1 record's size");
+static_assert(partOffset(kRecordPartsAll, kRecordPartIp) == 48);
+
+std::uint32_t recordFlags(const std::byte* p) {
+    return RECORD_FIELD(p, flags);
+}
+
 // The checks of one record at `off`; its size when it is whole.
 Result<std::uint32_t> checkRecord(std::span<const std::byte> blob, std::size_t off) {
     const std::size_t left = blob.size() - off;
@@ -45,9 +79,15 @@ Result<std::uint32_t> checkRecord(std::span<const std::byte> blob, std::size_t o
                                               "short for a record header",
                                               off, left));
     std::memcpy(&size, blob.data() + off, sizeof(size));
-    if (size < sizeof(probectl_record))
-        return makeError(EBADMSG, fmt::format("record at byte {}: size {} is below the minimum {}",
-                                              off, size, sizeof(probectl_record)));
+    if (left < sizeof(probectl_record))
+        return makeError(EBADMSG, fmt::format("record at byte {}: {} trailing bytes, too "
+                                              "short for a record header",
+                                              off, left));
+    const std::size_t values = partOffset(recordFlags(blob.data() + off), 0);
+    if (size < values)
+        return makeError(EBADMSG, fmt::format("record at byte {}: size {} is below the minimum {} "
+                                              "of its parts (flags {:#x})",
+                                              off, size, values, recordFlags(blob.data() + off)));
     if (size % 8 != 0)
         return makeError(
             EBADMSG, fmt::format("record at byte {}: size {} is not a multiple of 8", off, size));
@@ -55,8 +95,8 @@ Result<std::uint32_t> checkRecord(std::span<const std::byte> blob, std::size_t o
         return makeError(EBADMSG, fmt::format("record at byte {}: size {} runs past the end "
                                               "of the {}-byte blob",
                                               off, size, blob.size()));
-    // Fetched values follow the fixed part, each 8-byte aligned.
-    for (std::size_t v = sizeof(probectl_record); v < size;) {
+    // Fetched values follow the parts, each 8-byte aligned.
+    for (std::size_t v = values; v < size;) {
         probectl_fetch_value h;
         if (size - v < sizeof(h))
             return makeError(
@@ -115,20 +155,35 @@ std::uint32_t EventView::pid() const {
 std::uint32_t EventView::tgid() const {
     return event_ ? event_->tgid : RECORD_FIELD(record_, tgid);
 }
+std::uint32_t EventView::parts() const {
+    return event_ ? event_->parts : recordFlags(record_) & kRecordPartsAll;
+}
 std::string_view EventView::comm() const {
     if (event_)
         return event_->comm;
-    const char* c = reinterpret_cast<const char*>(record_ + offsetof(probectl_record, comm));
-    return {c, strnlen(c, sizeof(probectl_record::comm))};
+    const std::uint32_t flags = recordFlags(record_);
+    if (!(flags & PROBECTL_RECORD_F_COMM))
+        return {};
+    const char* c =
+        reinterpret_cast<const char*>(record_ + partOffset(flags, PROBECTL_RECORD_F_COMM));
+    return {c, strnlen(c, PROBECTL_COMM_LEN)};
 }
 std::uint64_t EventView::ip() const {
-    return event_ ? event_->ip : RECORD_FIELD(record_, ip);
+    if (event_)
+        return event_->ip;
+    const std::uint32_t flags = recordFlags(record_);
+    return flags & PROBECTL_RECORD_F_IP
+               ? field<std::uint64_t>(record_, partOffset(flags, PROBECTL_RECORD_F_IP))
+               : 0;
 }
 std::uint64_t EventView::arg(std::size_t i) const {
     if (event_)
         return event_->args[i];
-    return field<std::uint64_t>(record_,
-                                offsetof(probectl_record, args) + i * sizeof(std::uint64_t));
+    const std::uint32_t flags = recordFlags(record_);
+    if (!(flags & PROBECTL_RECORD_F_ARGS))
+        return 0;
+    return field<std::uint64_t>(
+        record_, partOffset(flags, PROBECTL_RECORD_F_ARGS) + i * sizeof(std::uint64_t));
 }
 bool EventView::isReturn() const {
     return event_ ? event_->is_return : (RECORD_FIELD(record_, flags) & PROBECTL_RECORD_F_RETURN);
@@ -136,12 +191,18 @@ bool EventView::isReturn() const {
 std::uint64_t EventView::retval() const {
     if (event_)
         return event_->retval;
-    return isReturn() ? RECORD_FIELD(record_, retval) : 0;
+    const std::uint32_t flags = recordFlags(record_);
+    return (flags & PROBECTL_RECORD_F_RETURN) && (flags & PROBECTL_RECORD_F_RETVAL)
+               ? field<std::uint64_t>(record_, partOffset(flags, PROBECTL_RECORD_F_RETVAL))
+               : 0;
 }
 std::uint64_t EventView::latencyNs() const {
     if (event_)
         return event_->latency_ns;
-    return isReturn() ? RECORD_FIELD(record_, latency_ns) : 0;
+    const std::uint32_t flags = recordFlags(record_);
+    return (flags & PROBECTL_RECORD_F_RETURN) && (flags & PROBECTL_RECORD_F_LATENCY)
+               ? field<std::uint64_t>(record_, partOffset(flags, PROBECTL_RECORD_F_LATENCY))
+               : 0;
 }
 const SyscallPlan* EventView::syscall() const {
     return event_ ? event_->syscall : syscall_;
@@ -155,7 +216,7 @@ std::size_t EventView::fetchedCount() const {
         return event_->fetched.size();
     const auto size = RECORD_FIELD(record_, size);
     std::size_t n = 0;
-    for (std::size_t v = sizeof(probectl_record); v < size; ++n)
+    for (std::size_t v = partOffset(recordFlags(record_), 0); v < size; ++n)
         v += sizeof(probectl_fetch_value) + align8(field<probectl_fetch_value>(record_, v).len);
     return n;
 }
@@ -165,7 +226,7 @@ EventView::RawValue EventView::fetched(std::size_t i) const {
         const Event::RawValue& r = event_->fetched[i];
         return {r.bytes, r.flags, r.error};
     }
-    std::size_t v = sizeof(probectl_record);
+    std::size_t v = partOffset(recordFlags(record_), 0);
     auto h = field<probectl_fetch_value>(record_, v);
     for (; i > 0; --i) {
         v += sizeof(h) + align8(h.len);
@@ -179,6 +240,7 @@ namespace detail {
 
 void copyEventFields(const EventView& v, Event& out, std::vector<Event::RawValue>& spare) {
     static_assert(sizeof(Event) == 224, "a new Event field must be copied here");
+    out.parts = v.parts();
     out.probe_id = v.probeId();
     out.spec = v.spec();
     out.timestamp_ns = v.timestampNs();

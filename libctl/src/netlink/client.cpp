@@ -388,9 +388,13 @@ struct Client::Impl {
             return r.error();
         }
         if (version != PROBECTL_GENL_VERSION)
-            return makeError(EPROTO, fmt::format("probectl.ko speaks protocol version {}, this "
-                                                 "libctl version {}: rebuild both from one tree",
-                                                 version, PROBECTL_GENL_VERSION));
+            return makeError(EPROTO,
+                             fmt::format("the loaded probectl.ko speaks protocol version {}, "
+                                         "this probectl (libctl) version {}: load the "
+                                         "probectl.ko built with it (sudo rmmod probectl; "
+                                         "sudo insmod kmod/probectl.ko), or rebuild both "
+                                         "from one tree",
+                                         version, PROBECTL_GENL_VERSION));
         return {};
     }
 };
@@ -512,6 +516,9 @@ Result<AddedProbe> Client::addProbe(const ProbeRequest& req) {
         put(nla_put(msg, PROBECTL_A_PROBE_AGGR, sizeof(*req.aggr), &*req.aggr));
     if (!req.label.empty())
         put(nla_put_string(msg, PROBECTL_A_PROBE_LABEL, labelOf(req.label).c_str()));
+    // absent means every part: old requests stay as they were
+    if (req.record_parts != kRecordPartsAll)
+        put(nla_put_u32(msg, PROBECTL_A_PROBE_PARTS, req.record_parts));
     if (!req.filter.insns.empty()) {
         auto strings = encodeFilterStrings(req.filter);
         if (!strings)

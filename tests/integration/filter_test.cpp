@@ -1,8 +1,10 @@
 // In-kernel filters against the real module: per-probe predicates (`SPEC ... if EXPR`) keep
 // exactly the matching calls of known workloads on every probe kind, with the rejected ones
 // counted (delivered + dropped + rejected == hits); the session's task match (--pid, --tid,
-// --uid, --comm) counts what it skips as filtered; crafted bad predicates are refused with
-// messages (the suite checks the kernel log stays clean).
+// --uid, --comm) counts what it skips as filtered, and a filtered pid handed to a new process
+// leaves the filter; crafted bad predicates are refused with messages (the suite checks the
+// kernel log stays clean).
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -353,4 +355,45 @@ TEST(FilterErrors, KernelRefusesBadTaskMatch) {
     // Accepted, then removed (no attribute).
     ASSERT_TRUE(c.setSessionMatch({1, 2}, {}, {0}, "a*")) << "valid match";
     ASSERT_TRUE(c.setSessionMatch({}, {}, {}, "")) << "removing the match";
+}
+
+namespace {
+
+// A child that exits at once, reaped: its pid is free for the kernel to hand out again.
+pid_t deadPid() {
+    const pid_t p = ::fork();
+    if (p == 0)
+        ::_exit(0);
+    int st = 0;
+    ::waitpid(p, &st, 0);
+    return p;
+}
+
+}  // namespace
+
+// A filtered pid whose process died and that the kernel gives to a process forked outside
+// the filter leaves the filter (sched_process_fork): the newcomer's hits are filtered, not
+// recorded. Both paths of the handlers' check: one pid (the single-pid shortcut) and two
+// (the set).
+TEST(SessionFilter, ReusedPidLeavesTheFilter) {
+    for (bool two : {false, true}) {
+        SCOPED_TRACE(two ? "two pids" : "one pid");
+        const pid_t reused = deadPid();
+        SessionOptions o;
+        o.tgids = {static_cast<std::uint32_t>(reused)};
+        if (two)
+            o.tgids.push_back(static_cast<std::uint32_t>(deadPid()));
+        auto s = Session::open(o);
+        ASSERT_TRUE(s) << why(s);
+        ASSERT_TRUE(s->add("syscall:getppid"));
+        Workload w({itest::workload("getppid_loop"), "10"}, reused);
+        w.release();
+        EXPECT_EQ(w.wait(), 0);
+        std::size_t recorded = 0;
+        auto st = s->stop([&](const Event&) { recorded++; });
+        ASSERT_TRUE(st) << why(st);
+        EXPECT_EQ(recorded, 0u) << "pid " << reused << " kept its place in the filter";
+        EXPECT_EQ(st->probes.at(0).hits, 0u);
+        EXPECT_GE(st->probes.at(0).filtered, 10u);
+    }
 }

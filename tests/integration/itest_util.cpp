@@ -1,7 +1,9 @@
 #include "itest_util.hpp"
 
 #include <fcntl.h>
+#include <linux/sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,13 +40,29 @@ std::string workload(const std::string& name) {
     return dir.substr(0, dir.rfind('/')) + "/" + name;
 }
 
-Workload::Workload(std::vector<std::string> argv) {
+namespace {
+
+// fork() with the child's pid chosen: clone3's set_tid (5.5+, root). Fails with EEXIST when
+// the pid is in use.
+pid_t forkAs(pid_t pid) {
+    clone_args args{};
+    args.exit_signal = SIGCHLD;
+    args.set_tid = reinterpret_cast<std::uintptr_t>(&pid);
+    args.set_tid_size = 1;
+    return static_cast<pid_t>(syscall(SYS_clone3, &args, sizeof(args)));
+}
+
+}  // namespace
+
+Workload::Workload(std::vector<std::string> argv, pid_t pid) {
     int gate[2], out[2];
     if (pipe2(gate, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
         throw std::runtime_error("pipe2 failed");
-    pid_ = fork();
+    pid_ = pid ? forkAs(pid) : fork();
     if (pid_ < 0)
-        throw std::runtime_error("fork failed");
+        throw std::runtime_error(pid ? "clone3 with pid " + std::to_string(pid) + ": " +
+                                           std::strerror(errno)
+                                     : std::string("fork failed"));
     if (pid_ == 0) {
         char c;
         close(gate[1]);

@@ -17,10 +17,11 @@ namespace itest {
 std::string workload(const std::string& name);
 
 // A child process forked now and held before exec until release(), so its pid can be put
-// in a session filter first. Its stdout is captured.
+// in a session filter first. Its stdout is captured. A non-zero `pid` is the pid the child
+// must get (a free one; root): to hand out a pid again on purpose.
 class Workload {
   public:
-    explicit Workload(std::vector<std::string> argv);
+    explicit Workload(std::vector<std::string> argv, pid_t pid = 0);
     ~Workload();  // kills and reaps the child if still running
     Workload(const Workload&) = delete;
     Workload& operator=(const Workload&) = delete;

@@ -38,6 +38,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
+#include <linux/uaccess.h>
 
 #include "probectl.h"
 
@@ -50,6 +51,26 @@ struct probectl_aggr_pcpu {
 	u64 overflow;
 	u64 nested;
 	u64 faulted;
+};
+
+/* How a direct map gets one integer: its program's shape, decoded at PROBE_ADD. */
+enum probectl_aggr_get_kind {
+	PROBECTL_AGGR_GET_PROG,		/* any other program: probectl_fetch_int() */
+	PROBECTL_AGGR_GET_TGID,		/* $pid */
+	PROBECTL_AGGR_GET_PID,		/* $tid */
+	PROBECTL_AGGR_GET_CPU,		/* $cpu */
+	PROBECTL_AGGR_GET_REG,		/* a register */
+	PROBECTL_AGGR_GET_REG_DEREF,	/* size bytes at a register + off */
+};
+
+struct probectl_aggr_get {
+	u8 kind;		/* enum probectl_aggr_get_kind */
+	u8 reg;			/* pt_regs word */
+	u8 size;		/* bytes the dereference reads */
+	bool user;		/* it reads user memory (besides a uprobe's) */
+	s32 off;
+	u64 mask;		/* what the store keeps (and a 32-bit register load) */
+	u32 start;		/* the program's first insn in p->fetch */
 };
 
 struct probectl_aggr {
@@ -70,6 +91,8 @@ struct probectl_aggr {
 	u8 value_width;		/* bytes of the value argument (sign extension) */
 	u32 hash_bits;		/* ilog2(nslots) */
 	u16 arg_start[PROBECTL_FETCH_MAX_ARGS];	/* each argument's first insn */
+	/* direct: the keys' programs, then the value's (at nkeys) */
+	struct probectl_aggr_get get[PROBECTL_AGGR_MAX_KEYS + 1];
 	u32 *slot;		/* 0: empty, CLAIMED, else dense index + 1 */
 	u8 *keys;		/* max_entries * key_size */
 	u8 **vals;		/* the bank a clearing read reads */
@@ -235,6 +258,52 @@ static void probectl_aggr_arg_starts(const struct probectl_probe *p, struct prob
 	}
 }
 
+/*
+ * The shape of the integer program at @start, so that a hit runs the few
+ * usual ones ($pid, $tid, $cpu, a register, one dereference of a register)
+ * as one load, without the program's per-instruction dispatch. Anything
+ * else runs through probectl_fetch_int(), which stores the same value.
+ */
+static void probectl_aggr_decode(const struct probectl_probe *p, u32 start,
+				 struct probectl_aggr_get *g)
+{
+	const struct probectl_fetch_insn *in = p->fetch + start, *st = in + 1;
+	unsigned int nderef = 0;
+
+	for (; st->op == PROBECTL_FETCH_DEREF; st++)
+		nderef++;
+	g->kind = PROBECTL_AGGR_GET_PROG;
+	g->start = start;
+	/* STORE_INT keeps its low st->size bytes */
+	g->mask = st->size < sizeof(u64) ? BIT_ULL(st->size * 8) - 1 : U64_MAX;
+	if (nderef > (in->op == PROBECTL_FETCH_LOAD_REG))
+		return;
+	switch (in->op) {
+	case PROBECTL_FETCH_LOAD_PID:
+		g->kind = PROBECTL_AGGR_GET_TGID;
+		break;
+	case PROBECTL_FETCH_LOAD_TID:
+		g->kind = PROBECTL_AGGR_GET_PID;
+		break;
+	case PROBECTL_FETCH_LOAD_CPU:
+		g->kind = PROBECTL_AGGR_GET_CPU;
+		break;
+	case PROBECTL_FETCH_LOAD_REG:
+		g->reg = in->operand;
+		if (!nderef) {
+			g->kind = PROBECTL_AGGR_GET_REG;
+			if (in->size == 4)
+				g->mask &= U32_MAX;
+		} else if (in->size != 4) {
+			g->kind = PROBECTL_AGGR_GET_REG_DEREF;
+			g->off = in[1].offset;
+			g->size = in[1].size;
+			g->user = in[1].flags & PROBECTL_FETCH_F_USER;
+		}
+		break;
+	}
+}
+
 /**
  * probectl_aggr_create() - validate PROBE_AGGR and preallocate the map.
  * @p: the probe, its fetch programs already validated and set
@@ -272,6 +341,10 @@ int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_sp
 		a->words &= !a->key_str[i];
 	probectl_aggr_arg_starts(p, a);
 	a->direct = a->words && !p->filter && !p->fetch_entry_insns;
+	for (i = 0; a->direct && i < sp->nkeys; i++)
+		probectl_aggr_decode(p, a->arg_start[sp->keys[i]], &a->get[i]);
+	if (a->direct && sp->value == PROBECTL_AGGR_V_ARG)
+		probectl_aggr_decode(p, a->arg_start[sp->value_arg], &a->get[sp->nkeys]);
 	a->stack_loads =
 		probectl_fetch_has_op(p->fetch, p->fetch_insns, PROBECTL_FETCH_LOAD_KSTACK) ||
 		probectl_fetch_has_op(p->fetch, p->fetch_insns, PROBECTL_FETCH_LOAD_USTACK);
@@ -538,6 +611,45 @@ out:
 }
 NOKPROBE_SYMBOL(probectl_aggr_hit);
 
+/* One integer of a direct map, as probectl_fetch_int() stores it. */
+static __always_inline bool probectl_aggr_get(const struct probectl_probe *p,
+					      const struct probectl_aggr_get *g,
+					      const struct probectl_fetch_ctx *ctx, u64 *out)
+{
+	const unsigned long *regs = (const unsigned long *)ctx->regs;
+	unsigned long addr;
+	u64 v = 0;
+
+	switch (g->kind) {
+	case PROBECTL_AGGR_GET_TGID:
+		v = current->tgid;
+		break;
+	case PROBECTL_AGGR_GET_PID:
+		v = current->pid;
+		break;
+	case PROBECTL_AGGR_GET_CPU:
+		v = raw_smp_processor_id();
+		break;
+	case PROBECTL_AGGR_GET_REG:
+		v = regs[g->reg];
+		break;
+	case PROBECTL_AGGR_GET_REG_DEREF:
+		addr = regs[g->reg] + g->off;
+		/* a narrower read zero-extends (little-endian) */
+		if (ctx->user || g->user ?
+		    copy_from_user_nofault(&v, (const void __user *)addr, g->size) :
+		    copy_from_kernel_nofault(&v, (const void *)addr, g->size)) {
+			*out = 0;
+			return false;
+		}
+		break;
+	default:
+		return probectl_fetch_int(p, ctx, g->start, out);
+	}
+	*out = v & g->mask;
+	return true;
+}
+
 /**
  * probectl_aggr_hit_direct() - add one hit of a map keyed by integers.
  * @p: a probe with a map
@@ -574,10 +686,10 @@ bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fe
 	}
 	key[0] = 0;	/* the faulted keys' bits */
 	for (i = 0; i < a->spec.nkeys; i++)
-		if (!probectl_fetch_int(p, ctx, a->arg_start[a->spec.keys[i]], &key[1 + i]))
+		if (!probectl_aggr_get(p, &a->get[i], ctx, &key[1 + i]))
 			key[0] |= BIT_ULL(i);
 	if (a->spec.value == PROBECTL_AGGR_V_ARG) {
-		if (!probectl_fetch_int(p, ctx, a->arg_start[a->spec.value_arg], &x)) {
+		if (!probectl_aggr_get(p, &a->get[i], ctx, &x)) {
 			this_cpu_inc(a->pcpu->faulted);
 			goto out;
 		}

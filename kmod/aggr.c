@@ -537,7 +537,7 @@ static bool probectl_aggr_key(const struct probectl_aggr *a,
 }
 
 /* Adds @x to @key's value on this CPU; the caller holds the busy count. */
-static void probectl_aggr_add(struct probectl_aggr *a, const struct probectl_fetch_ctx *ctx,
+static __always_inline void probectl_aggr_add(struct probectl_aggr *a, const struct probectl_fetch_ctx *ctx,
 			      const u8 *key, u64 x)
 {
 	struct probectl_aggr_value *v;
@@ -650,39 +650,19 @@ static __always_inline bool probectl_aggr_get(const struct probectl_probe *p,
 	return true;
 }
 
-/**
- * probectl_aggr_hit_direct() - add one hit of a map keyed by integers.
- * @p: a probe with a map
- * @ctx: the hit's context, as probectl_fetch_all() takes it
- *
- * A map whose keys and value are integers, on a probe without a predicate
- * or entry fetch, needs no record: only the programs of its key and value
- * arguments run, each straight into its word of the key (or the value),
- * with what probectl_aggr_hit() would see from the whole record.
- *
- * Context: probe handler (any context); no locks, no sleeping.
- * Return: false when @p's map is not of that kind (nothing done).
- */
-bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx)
+/* probectl_aggr_hit_direct()'s work, once its context is complete. */
+static __always_inline void probectl_aggr_direct(struct probectl_probe *p,
+						 const struct probectl_fetch_ctx *ctx)
 {
 	struct probectl_aggr *a = p->aggr;
 	u64 key[1 + PROBECTL_AGGR_MAX_KEYS];
-	struct probectl_fetch_ctx c;
 	unsigned int i;
 	u64 x = 1;
 
-	if (!a->direct)
-		return false;
 	preempt_disable_notrace();
 	if (this_cpu_inc_return(a->pcpu->busy) > 1) {
 		this_cpu_inc(a->pcpu->nested);
 		goto out;
-	}
-	/* only stack loads read the session's maps: no copy of the context otherwise */
-	if (a->stack_loads) {
-		c = *ctx;
-		probectl_fetch_session(p, &c);
-		ctx = &c;
 	}
 	key[0] = 0;	/* the faulted keys' bits */
 	for (i = 0; i < a->spec.nkeys; i++)
@@ -699,6 +679,43 @@ bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fe
 out:
 	this_cpu_dec(a->pcpu->busy);
 	preempt_enable_notrace();
+}
+
+/* With the session's stack map and pin table: out of line, as few maps need it. */
+static noinline void probectl_aggr_direct_session(struct probectl_probe *p,
+						  const struct probectl_fetch_ctx *ctx)
+{
+	struct probectl_fetch_ctx c = *ctx;
+
+	probectl_fetch_session(p, &c);
+	probectl_aggr_direct(p, &c);
+}
+NOKPROBE_SYMBOL(probectl_aggr_direct_session);
+
+/**
+ * probectl_aggr_hit_direct() - add one hit of a map keyed by integers.
+ * @p: a probe with a map
+ * @ctx: the hit's context, as probectl_fetch_all() takes it
+ *
+ * A map whose keys and value are integers, on a probe without a predicate
+ * or entry fetch, needs no record: only the programs of its key and value
+ * arguments run, each straight into its word of the key (or the value),
+ * with what probectl_aggr_hit() would see from the whole record.
+ *
+ * Context: probe handler (any context); no locks, no sleeping.
+ * Return: false when @p's map is not of that kind (nothing done).
+ */
+bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx)
+{
+	struct probectl_aggr *a = p->aggr;
+
+	if (!a->direct)
+		return false;
+	/* only stack loads read the session's maps: no copy of the context otherwise */
+	if (unlikely(a->stack_loads))
+		probectl_aggr_direct_session(p, ctx);
+	else
+		probectl_aggr_direct(p, ctx);
 	return true;
 }
 NOKPROBE_SYMBOL(probectl_aggr_hit_direct);

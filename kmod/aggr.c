@@ -88,6 +88,7 @@ struct probectl_aggr {
 	/* words, no predicate, no entry fetch: the few integers fetched alone */
 	bool direct;
 	bool stack_loads;	/* load-[ku]stack: fetching needs the session's maps */
+	bool decoded;		/* direct, and no program needs probectl_fetch_int() */
 	u8 value_width;		/* bytes of the value argument (sign extension) */
 	u32 hash_bits;		/* ilog2(nslots) */
 	u16 arg_start[PROBECTL_FETCH_MAX_ARGS];	/* each argument's first insn */
@@ -276,7 +277,8 @@ static void probectl_aggr_decode(const struct probectl_probe *p, u32 start,
 	g->start = start;
 	/* STORE_INT keeps its low st->size bytes */
 	g->mask = st->size < sizeof(u64) ? BIT_ULL(st->size * 8) - 1 : U64_MAX;
-	if (nderef > (in->op == PROBECTL_FETCH_LOAD_REG))
+	/* at most one dereference, of a register */
+	if (nderef > 1 || (nderef && in->op != PROBECTL_FETCH_LOAD_REG))
 		return;
 	switch (in->op) {
 	case PROBECTL_FETCH_LOAD_PID:
@@ -345,6 +347,10 @@ int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_sp
 		probectl_aggr_decode(p, a->arg_start[sp->keys[i]], &a->get[i]);
 	if (a->direct && sp->value == PROBECTL_AGGR_V_ARG)
 		probectl_aggr_decode(p, a->arg_start[sp->value_arg], &a->get[sp->nkeys]);
+	a->decoded = a->direct;
+	for (i = 0; i <= sp->nkeys; i++)
+		a->decoded &= a->get[i].kind != PROBECTL_AGGR_GET_PROG ||
+			      (i == sp->nkeys && sp->value != PROBECTL_AGGR_V_ARG);
 	a->stack_loads =
 		probectl_fetch_has_op(p->fetch, p->fetch_insns, PROBECTL_FETCH_LOAD_KSTACK) ||
 		probectl_fetch_has_op(p->fetch, p->fetch_insns, PROBECTL_FETCH_LOAD_USTACK);
@@ -455,7 +461,7 @@ static bool probectl_aggr_less(const struct probectl_aggr *a, u64 x, u64 y)
 	return x < y;
 }
 
-static u32 probectl_aggr_bucket(const struct probectl_aggr *a, u64 v)
+static __always_inline u32 probectl_aggr_bucket(const struct probectl_aggr *a, u64 v)
 {
 	const struct probectl_aggr_spec *sp = &a->spec;
 	bool sgn = sp->flags & PROBECTL_AGGR_F_SIGNED;
@@ -537,14 +543,14 @@ static bool probectl_aggr_key(const struct probectl_aggr *a,
 }
 
 /* Adds @x to @key's value on this CPU; the caller holds the busy count. */
-static __always_inline void probectl_aggr_add(struct probectl_aggr *a, const struct probectl_fetch_ctx *ctx,
-			      const u8 *key, u64 x)
+static __always_inline void probectl_aggr_add(struct probectl_aggr *a, u64 t0,
+					      const u8 *key, u64 x)
 {
 	struct probectl_aggr_value *v;
 	int idx;
 
 	if (a->spec.value == PROBECTL_AGGR_V_LATENCY)
-		x = ktime_get_mono_fast_ns() - ctx->t0;
+		x = ktime_get_mono_fast_ns() - t0;
 	if (a->words) {
 		struct probectl_aggr_pcpu *c = this_cpu_ptr(a->pcpu);
 		const u64 *w = (const u64 *)key;
@@ -605,18 +611,21 @@ void probectl_aggr_hit(struct probectl_probe *p, const struct probectl_fetch_ctx
 		this_cpu_inc(a->pcpu->faulted);
 		goto out;
 	}
-	probectl_aggr_add(a, ctx, (u8 *)key, x);
+	probectl_aggr_add(a, ctx->t0, (u8 *)key, x);
 out:
 	this_cpu_dec(a->pcpu->busy);
 }
 NOKPROBE_SYMBOL(probectl_aggr_hit);
 
-/* One integer of a direct map, as probectl_fetch_int() stores it. */
+/*
+ * One integer of a direct map, as probectl_fetch_int() stores it; @ctx is
+ * read only by programs that were not decoded (NULL when a->decoded).
+ */
 static __always_inline bool probectl_aggr_get(const struct probectl_probe *p,
 					      const struct probectl_aggr_get *g,
-					      const struct probectl_fetch_ctx *ctx, u64 *out)
+					      const struct probectl_fetch_ctx *ctx,
+					      const unsigned long *regs, bool user, u64 *out)
 {
-	const unsigned long *regs = (const unsigned long *)ctx->regs;
 	unsigned long addr;
 	u64 v = 0;
 
@@ -636,7 +645,7 @@ static __always_inline bool probectl_aggr_get(const struct probectl_probe *p,
 	case PROBECTL_AGGR_GET_REG_DEREF:
 		addr = regs[g->reg] + g->off;
 		/* a narrower read zero-extends (little-endian) */
-		if (ctx->user || g->user ?
+		if (user || g->user ?
 		    copy_from_user_nofault(&v, (const void __user *)addr, g->size) :
 		    copy_from_kernel_nofault(&v, (const void *)addr, g->size)) {
 			*out = 0;
@@ -652,8 +661,10 @@ static __always_inline bool probectl_aggr_get(const struct probectl_probe *p,
 
 /* probectl_aggr_hit_direct()'s work, once its context is complete. */
 static __always_inline void probectl_aggr_direct(struct probectl_probe *p,
-						 const struct probectl_fetch_ctx *ctx)
+						 const struct probectl_fetch_ctx *ctx,
+						 struct pt_regs *pt, bool user, u64 t0)
 {
+	const unsigned long *regs = (const unsigned long *)pt;
 	struct probectl_aggr *a = p->aggr;
 	u64 key[1 + PROBECTL_AGGR_MAX_KEYS];
 	unsigned int i;
@@ -666,16 +677,16 @@ static __always_inline void probectl_aggr_direct(struct probectl_probe *p,
 	}
 	key[0] = 0;	/* the faulted keys' bits */
 	for (i = 0; i < a->spec.nkeys; i++)
-		if (!probectl_aggr_get(p, &a->get[i], ctx, &key[1 + i]))
+		if (!probectl_aggr_get(p, &a->get[i], ctx, regs, user, &key[1 + i]))
 			key[0] |= BIT_ULL(i);
 	if (a->spec.value == PROBECTL_AGGR_V_ARG) {
-		if (!probectl_aggr_get(p, &a->get[i], ctx, &x)) {
+		if (!probectl_aggr_get(p, &a->get[i], ctx, regs, user, &x)) {
 			this_cpu_inc(a->pcpu->faulted);
 			goto out;
 		}
 		x = probectl_aggr_value_ext(a, x, a->value_width);
 	}
-	probectl_aggr_add(a, ctx, (u8 *)key, x);
+	probectl_aggr_add(a, t0, (u8 *)key, x);
 out:
 	this_cpu_dec(a->pcpu->busy);
 	preempt_enable_notrace();
@@ -688,9 +699,18 @@ static noinline void probectl_aggr_direct_session(struct probectl_probe *p,
 	struct probectl_fetch_ctx c = *ctx;
 
 	probectl_fetch_session(p, &c);
-	probectl_aggr_direct(p, &c);
+	probectl_aggr_direct(p, &c, c.regs, c.user, c.t0);
 }
 NOKPROBE_SYMBOL(probectl_aggr_direct_session);
+
+/* probectl_aggr_hit_kprobe() for maps with programs to run: out of line. */
+static noinline bool probectl_aggr_hit_kprobe_ctx(struct probectl_probe *p, struct pt_regs *regs)
+{
+	struct probectl_fetch_ctx ctx = { .regs = regs };
+
+	return probectl_aggr_hit_direct(p, &ctx);
+}
+NOKPROBE_SYMBOL(probectl_aggr_hit_kprobe_ctx);
 
 /**
  * probectl_aggr_hit_direct() - add one hit of a map keyed by integers.
@@ -715,10 +735,33 @@ bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fe
 	if (unlikely(a->stack_loads))
 		probectl_aggr_direct_session(p, ctx);
 	else
-		probectl_aggr_direct(p, ctx);
+		probectl_aggr_direct(p, ctx, ctx->regs, ctx->user, ctx->t0);
 	return true;
 }
 NOKPROBE_SYMBOL(probectl_aggr_hit_direct);
+
+/**
+ * probectl_aggr_hit_kprobe() - probectl_aggr_hit_direct() from a kprobe's handler.
+ * @p: a kprobe with a map, whose fetch programs read no $argN
+ * @regs: the handler's registers
+ *
+ * A map whose every program was decoded needs no fetch context: only the
+ * registers. Others get the context probectl_kprobe_pre() would build.
+ *
+ * Context: kprobe handler; no locks, no sleeping.
+ * Return: as probectl_aggr_hit_direct().
+ */
+bool probectl_aggr_hit_kprobe(struct probectl_probe *p, struct pt_regs *regs)
+{
+	struct probectl_aggr *a = p->aggr;
+
+	if (likely(a->decoded)) {
+		probectl_aggr_direct(p, NULL, regs, false, 0);
+		return true;
+	}
+	return probectl_aggr_hit_kprobe_ctx(p, regs);
+}
+NOKPROBE_SYMBOL(probectl_aggr_hit_kprobe);
 
 /*
  * Sums every CPU's value of dense index @idx in @vals into @out (val_size

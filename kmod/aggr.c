@@ -48,6 +48,8 @@ struct probectl_aggr_pcpu {
 	int busy;
 	u32 last_idx;		/* integer keys: last_key's dense index + 1; 0: none */
 	u64 last_key[1 + PROBECTL_AGGR_MAX_KEYS];
+	/* a direct hit's key, built here under busy: no stack array to zero and guard */
+	u64 key[1 + PROBECTL_AGGR_MAX_KEYS];
 	u64 overflow;
 	u64 nested;
 	u64 faulted;
@@ -90,6 +92,7 @@ struct probectl_aggr {
 	bool stack_loads;	/* load-[ku]stack: fetching needs the session's maps */
 	bool decoded;		/* direct, and no program needs probectl_fetch_int() */
 	u8 value_width;		/* bytes of the value argument (sign extension) */
+	u8 value_shift;		/* direct: 64 - its bits when signed and narrower, else 0 */
 	u32 hash_bits;		/* ilog2(nslots) */
 	u16 arg_start[PROBECTL_FETCH_MAX_ARGS];	/* each argument's first insn */
 	/* direct: the keys' programs, then the value's (at nkeys) */
@@ -347,6 +350,8 @@ int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_sp
 		probectl_aggr_decode(p, a->arg_start[sp->keys[i]], &a->get[i]);
 	if (a->direct && sp->value == PROBECTL_AGGR_V_ARG)
 		probectl_aggr_decode(p, a->arg_start[sp->value_arg], &a->get[sp->nkeys]);
+	if (sp->flags & PROBECTL_AGGR_F_SIGNED && a->value_width && a->value_width < sizeof(u64))
+		a->value_shift = 64 - a->value_width * 8;
 	a->decoded = a->direct;
 	for (i = 0; i <= sp->nkeys; i++)
 		a->decoded &= a->get[i].kind != PROBECTL_AGGR_GET_PROG ||
@@ -662,19 +667,22 @@ static __always_inline bool probectl_aggr_get(const struct probectl_probe *p,
 /* probectl_aggr_hit_direct()'s work, once its context is complete. */
 static __always_inline void probectl_aggr_direct(struct probectl_probe *p,
 						 const struct probectl_fetch_ctx *ctx,
-						 struct pt_regs *pt, bool user, u64 t0)
+						 struct pt_regs *pt, bool user, u64 t0,
+						 bool preempt_off)
 {
 	const unsigned long *regs = (const unsigned long *)pt;
 	struct probectl_aggr *a = p->aggr;
-	u64 key[1 + PROBECTL_AGGR_MAX_KEYS];
 	unsigned int i;
+	u64 *key;
 	u64 x = 1;
 
-	preempt_disable_notrace();
+	if (!preempt_off)
+		preempt_disable_notrace();
 	if (this_cpu_inc_return(a->pcpu->busy) > 1) {
 		this_cpu_inc(a->pcpu->nested);
 		goto out;
 	}
+	key = this_cpu_ptr(a->pcpu)->key;
 	key[0] = 0;	/* the faulted keys' bits */
 	for (i = 0; i < a->spec.nkeys; i++)
 		if (!probectl_aggr_get(p, &a->get[i], ctx, regs, user, &key[1 + i]))
@@ -684,12 +692,14 @@ static __always_inline void probectl_aggr_direct(struct probectl_probe *p,
 			this_cpu_inc(a->pcpu->faulted);
 			goto out;
 		}
-		x = probectl_aggr_value_ext(a, x, a->value_width);
+		if (a->value_shift)
+			x = (u64)((s64)(x << a->value_shift) >> a->value_shift);
 	}
 	probectl_aggr_add(a, t0, (u8 *)key, x);
 out:
 	this_cpu_dec(a->pcpu->busy);
-	preempt_enable_notrace();
+	if (!preempt_off)
+		preempt_enable_notrace();
 }
 
 /* With the session's stack map and pin table: out of line, as few maps need it. */
@@ -699,7 +709,7 @@ static noinline void probectl_aggr_direct_session(struct probectl_probe *p,
 	struct probectl_fetch_ctx c = *ctx;
 
 	probectl_fetch_session(p, &c);
-	probectl_aggr_direct(p, &c, c.regs, c.user, c.t0);
+	probectl_aggr_direct(p, &c, c.regs, c.user, c.t0, false);
 }
 NOKPROBE_SYMBOL(probectl_aggr_direct_session);
 
@@ -735,7 +745,7 @@ bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fe
 	if (unlikely(a->stack_loads))
 		probectl_aggr_direct_session(p, ctx);
 	else
-		probectl_aggr_direct(p, ctx, ctx->regs, ctx->user, ctx->t0);
+		probectl_aggr_direct(p, ctx, ctx->regs, ctx->user, ctx->t0, false);
 	return true;
 }
 NOKPROBE_SYMBOL(probectl_aggr_hit_direct);
@@ -755,8 +765,9 @@ bool probectl_aggr_hit_kprobe(struct probectl_probe *p, struct pt_regs *regs)
 {
 	struct probectl_aggr *a = p->aggr;
 
+	/* a kprobe handler runs with preemption off */
 	if (likely(a->decoded)) {
-		probectl_aggr_direct(p, NULL, regs, false, 0);
+		probectl_aggr_direct(p, NULL, regs, false, 0, true);
 		return true;
 	}
 	return probectl_aggr_hit_kprobe_ctx(p, regs);

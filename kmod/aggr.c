@@ -38,6 +38,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
+#include <linux/uaccess.h>
 
 #include "probectl.h"
 
@@ -47,9 +48,31 @@ struct probectl_aggr_pcpu {
 	int busy;
 	u32 last_idx;		/* integer keys: last_key's dense index + 1; 0: none */
 	u64 last_key[1 + PROBECTL_AGGR_MAX_KEYS];
+	/* a direct hit's key, built here under busy: no stack array to zero and guard */
+	u64 key[1 + PROBECTL_AGGR_MAX_KEYS];
 	u64 overflow;
 	u64 nested;
 	u64 faulted;
+};
+
+/* How a direct map gets one integer: its program's shape, decoded at PROBE_ADD. */
+enum probectl_aggr_get_kind {
+	PROBECTL_AGGR_GET_PROG,		/* any other program: probectl_fetch_int() */
+	PROBECTL_AGGR_GET_TGID,		/* $pid */
+	PROBECTL_AGGR_GET_PID,		/* $tid */
+	PROBECTL_AGGR_GET_CPU,		/* $cpu */
+	PROBECTL_AGGR_GET_REG,		/* a register */
+	PROBECTL_AGGR_GET_REG_DEREF,	/* size bytes at a register + off */
+};
+
+struct probectl_aggr_get {
+	u8 kind;		/* enum probectl_aggr_get_kind */
+	u8 reg;			/* pt_regs word */
+	u8 size;		/* bytes the dereference reads */
+	bool user;		/* it reads user memory (besides a uprobe's) */
+	s32 off;
+	u64 mask;		/* what the store keeps (and a 32-bit register load) */
+	u32 start;		/* the program's first insn in p->fetch */
 };
 
 struct probectl_aggr {
@@ -67,9 +90,13 @@ struct probectl_aggr {
 	/* words, no predicate, no entry fetch: the few integers fetched alone */
 	bool direct;
 	bool stack_loads;	/* load-[ku]stack: fetching needs the session's maps */
+	bool decoded;		/* direct, and no program needs probectl_fetch_int() */
 	u8 value_width;		/* bytes of the value argument (sign extension) */
+	u8 value_shift;		/* direct: 64 - its bits when signed and narrower, else 0 */
 	u32 hash_bits;		/* ilog2(nslots) */
 	u16 arg_start[PROBECTL_FETCH_MAX_ARGS];	/* each argument's first insn */
+	/* direct: the keys' programs, then the value's (at nkeys) */
+	struct probectl_aggr_get get[PROBECTL_AGGR_MAX_KEYS + 1];
 	u32 *slot;		/* 0: empty, CLAIMED, else dense index + 1 */
 	u8 *keys;		/* max_entries * key_size */
 	u8 **vals;		/* the bank a clearing read reads */
@@ -235,6 +262,53 @@ static void probectl_aggr_arg_starts(const struct probectl_probe *p, struct prob
 	}
 }
 
+/*
+ * The shape of the integer program at @start, so that a hit runs the few
+ * usual ones ($pid, $tid, $cpu, a register, one dereference of a register)
+ * as one load, without the program's per-instruction dispatch. Anything
+ * else runs through probectl_fetch_int(), which stores the same value.
+ */
+static void probectl_aggr_decode(const struct probectl_probe *p, u32 start,
+				 struct probectl_aggr_get *g)
+{
+	const struct probectl_fetch_insn *in = p->fetch + start, *st = in + 1;
+	unsigned int nderef = 0;
+
+	for (; st->op == PROBECTL_FETCH_DEREF; st++)
+		nderef++;
+	g->kind = PROBECTL_AGGR_GET_PROG;
+	g->start = start;
+	/* STORE_INT keeps its low st->size bytes */
+	g->mask = st->size < sizeof(u64) ? BIT_ULL(st->size * 8) - 1 : U64_MAX;
+	/* at most one dereference, of a register */
+	if (nderef > 1 || (nderef && in->op != PROBECTL_FETCH_LOAD_REG))
+		return;
+	switch (in->op) {
+	case PROBECTL_FETCH_LOAD_PID:
+		g->kind = PROBECTL_AGGR_GET_TGID;
+		break;
+	case PROBECTL_FETCH_LOAD_TID:
+		g->kind = PROBECTL_AGGR_GET_PID;
+		break;
+	case PROBECTL_FETCH_LOAD_CPU:
+		g->kind = PROBECTL_AGGR_GET_CPU;
+		break;
+	case PROBECTL_FETCH_LOAD_REG:
+		g->reg = in->operand;
+		if (!nderef) {
+			g->kind = PROBECTL_AGGR_GET_REG;
+			if (in->size == 4)
+				g->mask &= U32_MAX;
+		} else if (in->size != 4) {
+			g->kind = PROBECTL_AGGR_GET_REG_DEREF;
+			g->off = in[1].offset;
+			g->size = in[1].size;
+			g->user = in[1].flags & PROBECTL_FETCH_F_USER;
+		}
+		break;
+	}
+}
+
 /**
  * probectl_aggr_create() - validate PROBE_AGGR and preallocate the map.
  * @p: the probe, its fetch programs already validated and set
@@ -272,6 +346,16 @@ int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_sp
 		a->words &= !a->key_str[i];
 	probectl_aggr_arg_starts(p, a);
 	a->direct = a->words && !p->filter && !p->fetch_entry_insns;
+	for (i = 0; a->direct && i < sp->nkeys; i++)
+		probectl_aggr_decode(p, a->arg_start[sp->keys[i]], &a->get[i]);
+	if (a->direct && sp->value == PROBECTL_AGGR_V_ARG)
+		probectl_aggr_decode(p, a->arg_start[sp->value_arg], &a->get[sp->nkeys]);
+	if (sp->flags & PROBECTL_AGGR_F_SIGNED && a->value_width && a->value_width < sizeof(u64))
+		a->value_shift = 64 - a->value_width * 8;
+	a->decoded = a->direct;
+	for (i = 0; i <= sp->nkeys; i++)
+		a->decoded &= a->get[i].kind != PROBECTL_AGGR_GET_PROG ||
+			      (i == sp->nkeys && sp->value != PROBECTL_AGGR_V_ARG);
 	a->stack_loads =
 		probectl_fetch_has_op(p->fetch, p->fetch_insns, PROBECTL_FETCH_LOAD_KSTACK) ||
 		probectl_fetch_has_op(p->fetch, p->fetch_insns, PROBECTL_FETCH_LOAD_USTACK);
@@ -382,7 +466,7 @@ static bool probectl_aggr_less(const struct probectl_aggr *a, u64 x, u64 y)
 	return x < y;
 }
 
-static u32 probectl_aggr_bucket(const struct probectl_aggr *a, u64 v)
+static __always_inline u32 probectl_aggr_bucket(const struct probectl_aggr *a, u64 v)
 {
 	const struct probectl_aggr_spec *sp = &a->spec;
 	bool sgn = sp->flags & PROBECTL_AGGR_F_SIGNED;
@@ -464,14 +548,14 @@ static bool probectl_aggr_key(const struct probectl_aggr *a,
 }
 
 /* Adds @x to @key's value on this CPU; the caller holds the busy count. */
-static void probectl_aggr_add(struct probectl_aggr *a, const struct probectl_fetch_ctx *ctx,
-			      const u8 *key, u64 x)
+static __always_inline void probectl_aggr_add(struct probectl_aggr *a, u64 t0,
+					      const u8 *key, u64 x)
 {
 	struct probectl_aggr_value *v;
 	int idx;
 
 	if (a->spec.value == PROBECTL_AGGR_V_LATENCY)
-		x = ktime_get_mono_fast_ns() - ctx->t0;
+		x = ktime_get_mono_fast_ns() - t0;
 	if (a->words) {
 		struct probectl_aggr_pcpu *c = this_cpu_ptr(a->pcpu);
 		const u64 *w = (const u64 *)key;
@@ -532,11 +616,111 @@ void probectl_aggr_hit(struct probectl_probe *p, const struct probectl_fetch_ctx
 		this_cpu_inc(a->pcpu->faulted);
 		goto out;
 	}
-	probectl_aggr_add(a, ctx, (u8 *)key, x);
+	probectl_aggr_add(a, ctx->t0, (u8 *)key, x);
 out:
 	this_cpu_dec(a->pcpu->busy);
 }
 NOKPROBE_SYMBOL(probectl_aggr_hit);
+
+/*
+ * One integer of a direct map, as probectl_fetch_int() stores it; @ctx is
+ * read only by programs that were not decoded (NULL when a->decoded).
+ */
+static __always_inline bool probectl_aggr_get(const struct probectl_probe *p,
+					      const struct probectl_aggr_get *g,
+					      const struct probectl_fetch_ctx *ctx,
+					      const unsigned long *regs, bool user, u64 *out)
+{
+	unsigned long addr;
+	u64 v = 0;
+
+	switch (g->kind) {
+	case PROBECTL_AGGR_GET_TGID:
+		v = current->tgid;
+		break;
+	case PROBECTL_AGGR_GET_PID:
+		v = current->pid;
+		break;
+	case PROBECTL_AGGR_GET_CPU:
+		v = raw_smp_processor_id();
+		break;
+	case PROBECTL_AGGR_GET_REG:
+		v = regs[g->reg];
+		break;
+	case PROBECTL_AGGR_GET_REG_DEREF:
+		addr = regs[g->reg] + g->off;
+		/* a narrower read zero-extends (little-endian) */
+		if (user || g->user ?
+		    copy_from_user_nofault(&v, (const void __user *)addr, g->size) :
+		    copy_from_kernel_nofault(&v, (const void *)addr, g->size)) {
+			*out = 0;
+			return false;
+		}
+		break;
+	default:
+		return probectl_fetch_int(p, ctx, g->start, out);
+	}
+	*out = v & g->mask;
+	return true;
+}
+
+/* probectl_aggr_hit_direct()'s work, once its context is complete. */
+static __always_inline void probectl_aggr_direct(struct probectl_probe *p,
+						 const struct probectl_fetch_ctx *ctx,
+						 struct pt_regs *pt, bool user, u64 t0,
+						 bool preempt_off)
+{
+	const unsigned long *regs = (const unsigned long *)pt;
+	struct probectl_aggr *a = p->aggr;
+	unsigned int i;
+	u64 *key;
+	u64 x = 1;
+
+	if (!preempt_off)
+		preempt_disable_notrace();
+	if (this_cpu_inc_return(a->pcpu->busy) > 1) {
+		this_cpu_inc(a->pcpu->nested);
+		goto out;
+	}
+	key = this_cpu_ptr(a->pcpu)->key;
+	key[0] = 0;	/* the faulted keys' bits */
+	for (i = 0; i < a->spec.nkeys; i++)
+		if (!probectl_aggr_get(p, &a->get[i], ctx, regs, user, &key[1 + i]))
+			key[0] |= BIT_ULL(i);
+	if (a->spec.value == PROBECTL_AGGR_V_ARG) {
+		if (!probectl_aggr_get(p, &a->get[i], ctx, regs, user, &x)) {
+			this_cpu_inc(a->pcpu->faulted);
+			goto out;
+		}
+		if (a->value_shift)
+			x = (u64)((s64)(x << a->value_shift) >> a->value_shift);
+	}
+	probectl_aggr_add(a, t0, (u8 *)key, x);
+out:
+	this_cpu_dec(a->pcpu->busy);
+	if (!preempt_off)
+		preempt_enable_notrace();
+}
+
+/* With the session's stack map and pin table: out of line, as few maps need it. */
+static noinline void probectl_aggr_direct_session(struct probectl_probe *p,
+						  const struct probectl_fetch_ctx *ctx)
+{
+	struct probectl_fetch_ctx c = *ctx;
+
+	probectl_fetch_session(p, &c);
+	probectl_aggr_direct(p, &c, c.regs, c.user, c.t0, false);
+}
+NOKPROBE_SYMBOL(probectl_aggr_direct_session);
+
+/* probectl_aggr_hit_kprobe() for maps with programs to run: out of line. */
+static noinline bool probectl_aggr_hit_kprobe_ctx(struct probectl_probe *p, struct pt_regs *regs)
+{
+	struct probectl_fetch_ctx ctx = { .regs = regs };
+
+	return probectl_aggr_hit_direct(p, &ctx);
+}
+NOKPROBE_SYMBOL(probectl_aggr_hit_kprobe_ctx);
 
 /**
  * probectl_aggr_hit_direct() - add one hit of a map keyed by integers.
@@ -554,42 +738,41 @@ NOKPROBE_SYMBOL(probectl_aggr_hit);
 bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx)
 {
 	struct probectl_aggr *a = p->aggr;
-	u64 key[1 + PROBECTL_AGGR_MAX_KEYS];
-	struct probectl_fetch_ctx c;
-	unsigned int i;
-	u64 x = 1;
 
 	if (!a->direct)
 		return false;
-	preempt_disable_notrace();
-	if (this_cpu_inc_return(a->pcpu->busy) > 1) {
-		this_cpu_inc(a->pcpu->nested);
-		goto out;
-	}
 	/* only stack loads read the session's maps: no copy of the context otherwise */
-	if (a->stack_loads) {
-		c = *ctx;
-		probectl_fetch_session(p, &c);
-		ctx = &c;
-	}
-	key[0] = 0;	/* the faulted keys' bits */
-	for (i = 0; i < a->spec.nkeys; i++)
-		if (!probectl_fetch_int(p, ctx, a->arg_start[a->spec.keys[i]], &key[1 + i]))
-			key[0] |= BIT_ULL(i);
-	if (a->spec.value == PROBECTL_AGGR_V_ARG) {
-		if (!probectl_fetch_int(p, ctx, a->arg_start[a->spec.value_arg], &x)) {
-			this_cpu_inc(a->pcpu->faulted);
-			goto out;
-		}
-		x = probectl_aggr_value_ext(a, x, a->value_width);
-	}
-	probectl_aggr_add(a, ctx, (u8 *)key, x);
-out:
-	this_cpu_dec(a->pcpu->busy);
-	preempt_enable_notrace();
+	if (unlikely(a->stack_loads))
+		probectl_aggr_direct_session(p, ctx);
+	else
+		probectl_aggr_direct(p, ctx, ctx->regs, ctx->user, ctx->t0, false);
 	return true;
 }
 NOKPROBE_SYMBOL(probectl_aggr_hit_direct);
+
+/**
+ * probectl_aggr_hit_kprobe() - probectl_aggr_hit_direct() from a kprobe's handler.
+ * @p: a kprobe with a map, whose fetch programs read no $argN
+ * @regs: the handler's registers
+ *
+ * A map whose every program was decoded needs no fetch context: only the
+ * registers. Others get the context probectl_kprobe_pre() would build.
+ *
+ * Context: kprobe handler; no locks, no sleeping.
+ * Return: as probectl_aggr_hit_direct().
+ */
+bool probectl_aggr_hit_kprobe(struct probectl_probe *p, struct pt_regs *regs)
+{
+	struct probectl_aggr *a = p->aggr;
+
+	/* a kprobe handler runs with preemption off */
+	if (likely(a->decoded)) {
+		probectl_aggr_direct(p, NULL, regs, false, 0, true);
+		return true;
+	}
+	return probectl_aggr_hit_kprobe_ctx(p, regs);
+}
+NOKPROBE_SYMBOL(probectl_aggr_hit_kprobe);
 
 /*
  * Sums every CPU's value of dense index @idx in @vals into @out (val_size

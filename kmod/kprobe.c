@@ -38,12 +38,8 @@ static int probectl_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 	 * A map of integers that reads no $argN: straight to it, without the
 	 * argument registers, the record's context or probectl_record_begin().
 	 */
-	if (p->aggr && p->args_unused) {
-		struct probectl_fetch_ctx ctx = { .regs = regs };
-
-		if (probectl_aggr_hit_direct(p, &ctx))
-			return 0;
-	}
+	if (p->aggr && p->args_unused && probectl_aggr_hit_kprobe(p, regs))
+		return 0;
 	probectl_kprobe_record(p, regs);
 	return 0;	/* regs->ip untouched */
 }

@@ -433,6 +433,7 @@ u64 probectl_aggr_bytes(const struct probectl_probe *p);
 void probectl_aggr_hit(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx,
 		       void *vals);
 bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx);
+bool probectl_aggr_hit_kprobe(struct probectl_probe *p, struct pt_regs *regs);
 #define PROBECTL_AGGR_READ_CLEAR	BIT(0)	/* zero what is read (AGGR_CLEAR) */
 #define PROBECTL_AGGR_READ_BEGIN	BIT(1)	/* the dump's first message */
 int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor,

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -314,6 +315,67 @@ TEST(Aggr, TaskKeysComeFromTheKernel) {
     EXPECT_EQ(t->entries[0].key.at(0).str, "aggr_target");
     EXPECT_EQ(t->entries[0].key.at(1).raw, pid);
     EXPECT_EQ(t->entries[0].count, 10u);
+}
+
+// A map keyed by task fields alone takes the direct path, where $pid, $tid and $cpu are
+// decoded at PROBE_ADD and read straight from the task: on a kprobe (kernel context) and a
+// uprobe alike, each of the workload's three threads gets its own tid key (the tid it
+// printed) with exactly its own calls, all under the workload's pid, and every cpu key is
+// a CPU the VM has.
+TEST(Aggr, DirectTaskKeysAreTheThreadsOwn) {
+    constexpr long kN = 20;
+    for (const std::string& spec :
+         {std::string("kprobe:__x64_sys_getppid"), "uprobe:" + target() + ":ag_val"}) {
+        SCOPED_TRACE(spec);
+        AggrSpec a;
+        a.keys = {"pid", "tid"};
+        Workload w({target(), "threads", std::to_string(kN)});
+        const auto pid = static_cast<std::uint64_t>(w.pid());
+        SessionOptions o;
+        o.tgids = {static_cast<std::uint32_t>(pid)};
+        o.prepare = [&a](probectl::ProbeRequest& req, std::vector<probectl::FetchArg>& args) {
+            return probectl::prepareAggregation(a, req, args);
+        };
+        auto s = Session::open(o);
+        ASSERT_TRUE(s) << why(s);
+        ASSERT_TRUE(s->add(spec)) << "add";
+        AggrSpec by_cpu;
+        by_cpu.keys = {"cpu"};
+        o.prepare = [&by_cpu](probectl::ProbeRequest& req, std::vector<probectl::FetchArg>& args) {
+            return probectl::prepareAggregation(by_cpu, req, args);
+        };
+        auto s_cpu = Session::open(o);
+        ASSERT_TRUE(s_cpu) << why(s_cpu);
+        ASSERT_TRUE(s_cpu->add(spec)) << "add";
+        w.release();
+        std::string out;
+        EXPECT_EQ(w.wait(&out), 0);
+        ASSERT_TRUE(s->stop({}));
+        ASSERT_TRUE(s_cpu->stop({}));
+        std::map<std::uint64_t, std::uint64_t> want;  // tid -> calls
+        std::istringstream in(out);
+        for (std::uint64_t tid, calls; in >> tid >> calls;)
+            want[tid] = calls;
+        ASSERT_EQ(want.size(), 3u) << out;
+        const auto& p = s->probes().at(0);
+        auto t = probectl::readAggregation(s->client(), p.id, p.resolution.request, p.fetch_args);
+        ASSERT_TRUE(t) << why(t);
+        EXPECT_EQ(t->faulted, 0u);
+        std::map<std::uint64_t, std::uint64_t> got;
+        for (const auto& e : t->entries) {
+            EXPECT_EQ(e.key.at(0).raw, pid);
+            got[e.key.at(1).raw] += e.count;
+        }
+        EXPECT_EQ(got, want);
+        const auto& pc = s_cpu->probes().at(0);
+        auto tc =
+            probectl::readAggregation(s_cpu->client(), pc.id, pc.resolution.request, pc.fetch_args);
+        ASSERT_TRUE(tc) << why(tc);
+        const long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+        for (const auto& e : tc->entries)
+            EXPECT_LT(e.key.at(0).raw, static_cast<std::uint64_t>(ncpu));
+        EXPECT_EQ(tc->totalCount(), 6u * kN);
+    }
 }
 
 // Latency is time as the guest sees it, which a busy TCG host stretches: each call takes at

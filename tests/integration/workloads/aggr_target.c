@@ -12,9 +12,13 @@
  *                          prints the ns all the calls took, as it saw them
  *   aggr_target syscalls N getppid() N times, then N failing chdir() and
  *                          openat() calls (ENOENT), all as raw syscalls
+ *   aggr_target threads N  threads 1..3, thread t calling getppid() and
+ *                          ag_val(t, t) t * N times each; prints each
+ *                          thread's "TID CALLS" once they all ended
  *
  * noipa keeps the functions real calls with their own symbols.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -33,6 +37,42 @@ __attribute__((noipa)) long ag_sleep(long ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	return nanosleep(&ts, NULL);
+}
+
+struct ag_thread {
+	pthread_t th;
+	long t, n, tid;
+};
+
+static void *ag_thread(void *arg)
+{
+	struct ag_thread *a = arg;
+	long i;
+
+	a->tid = syscall(SYS_gettid);
+	for (i = 0; i < a->t * a->n; i++) {
+		syscall(SYS_getppid);
+		ag_val(a->t, a->t);
+	}
+	return NULL;
+}
+
+static int ag_threads(long n)
+{
+	struct ag_thread a[3];
+	int t;
+
+	for (t = 0; t < 3; t++) {
+		a[t].t = t + 1;
+		a[t].n = n;
+		if (pthread_create(&a[t].th, NULL, ag_thread, &a[t]))
+			return 1;
+	}
+	for (t = 0; t < 3; t++)
+		pthread_join(a[t].th, NULL);
+	for (t = 0; t < 3; t++)
+		printf("%ld %ld\n", a[t].tid, a[t].t * n);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -58,6 +98,8 @@ int main(int argc, char **argv)
 			syscall(SYS_chdir, "/probectl-no-such-dir");
 			syscall(SYS_openat, AT_FDCWD, "/probectl-no-such-file", O_RDONLY);
 		}
+	} else if (!strcmp(argv[1], "threads")) {
+		return ag_threads(n);
 	} else if (!strcmp(argv[1], "sleep")) {
 		struct timespec t0, t1;
 

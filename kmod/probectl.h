@@ -185,7 +185,7 @@ struct probectl_probe {
 	u32 fetch_entry_bytes;	/* ... and the most bytes their values take */
 	struct probectl_session *session;	/* NULL when persistent */
 	struct probectl_aggr *aggr;	/* aggr.c: hits go here, not to the ring */
-	bool args_unused;	/* no record and no LOAD_ARG: skip fetch_args */
+	bool args_unused;	/* no LOAD_ARG, no args part: skip fetch_args */
 	struct probectl_counters __percpu *stats;
 	atomic64_t undelivered;	/* records consumed but not delivered */
 	struct list_head reap;	/* collection list for batch removal */

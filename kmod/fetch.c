@@ -28,7 +28,7 @@
  * @p: the probe (its PROBECTL_PROBE_F_SYSCALL flag selects the source)
  * @regs: registers at function entry
  * @args: receives PROBECTL_NARGS values; left unwritten when nothing of
- *	  @p reads them (p->args_unused: an aggregation without $argN)
+ *	  @p reads them (p->args_unused: no $argN and no args part)
  *
  * Plain probes read the function's own argument registers, which is only
  * meaningful at function entry. For a __x64_sys_* wrapper the only real

@@ -10,14 +10,16 @@
 
 #include "probectl.h"
 
+static const u64 probectl_no_args[PROBECTL_NARGS];
+
 /* One record of a hit, or a map update that needs the whole fetch. */
-static void probectl_kprobe_record(struct probectl_probe *p, struct pt_regs *regs)
+static __always_inline void probectl_kprobe_record(struct probectl_probe *p,
+						   struct pt_regs *regs,
+						   const u64 *args)
 {
 	struct ring_buffer_event *ev;
 	struct probectl_record *rec;
-	u64 args[PROBECTL_NARGS];
 
-	probectl_fetch_args(p, regs, args);
 	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
 		.regs = regs, .args = args }, &ev);
 	if (!rec)
@@ -25,7 +27,20 @@ static void probectl_kprobe_record(struct probectl_probe *p, struct pt_regs *reg
 	probectl_record_parts(p, rec, (unsigned long)p->kp.addr, args, 0, 0);
 	probectl_record_commit(p, ev);
 }
-NOKPROBE_SYMBOL(probectl_kprobe_record);
+
+/*
+ * The same with the argument registers. Apart, so that a hit that reads
+ * none pays neither their copy nor zeroing the array (init_stack_all_zero).
+ */
+static noinline void probectl_kprobe_record_args(struct probectl_probe *p,
+						 struct pt_regs *regs)
+{
+	u64 args[PROBECTL_NARGS];
+
+	probectl_fetch_args(p, regs, args);
+	probectl_kprobe_record(p, regs, args);
+}
+NOKPROBE_SYMBOL(probectl_kprobe_record_args);
 
 /* NMI-like context (int3) or ftrace context: see probectl_admit(). */
 static int probectl_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
@@ -40,7 +55,10 @@ static int probectl_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 	 */
 	if (p->aggr && p->args_unused && probectl_aggr_hit_kprobe(p, regs))
 		return 0;
-	probectl_kprobe_record(p, regs);
+	if (p->args_unused)	/* nothing reads them: zeros in .rodata */
+		probectl_kprobe_record(p, regs, probectl_no_args);
+	else
+		probectl_kprobe_record_args(p, regs);
 	return 0;	/* regs->ip untouched */
 }
 NOKPROBE_SYMBOL(probectl_kprobe_pre);

@@ -389,6 +389,67 @@ static bool probectl_pred_run(const struct probectl_probe *p, void *values,
 NOKPROBE_SYMBOL(probectl_pred_run);
 
 /**
+ * probectl_fetch_ints_only() - whether every program stores one integer.
+ * @insns: a probe's validated fetch programs
+ * @n: their instructions
+ *
+ * Stack ids are integers too, but need the session's map and pins.
+ * Return: true when probectl_fetch_ints() can fetch them.
+ */
+bool probectl_fetch_ints_only(const struct probectl_fetch_insn *insns, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		u8 op = insns[i].op;
+
+		if ((probectl_fetch_is_store(op) && op != PROBECTL_FETCH_STORE_INT) ||
+		    op == PROBECTL_FETCH_LOAD_KSTACK || op == PROBECTL_FETCH_LOAD_USTACK)
+			return false;
+	}
+	return true;
+}
+
+/**
+ * probectl_fetch_ints() - probectl_fetch_all() for probes of integers only.
+ * @p: a probe with p->fetch_ints
+ * @ctx: the handler's context (no session map needed: no stack loads)
+ * @out: room for p->fetch_bytes bytes
+ *
+ * The same bytes as the general interpreter: per value a header (len the
+ * integer's width, or 0 and the fault flag) and 8 bytes, zero-extended,
+ * unless it faulted. One probectl_fetch_int() per value, without the
+ * copy of @ctx, the per-instruction dispatch and the byte-wise padding.
+ *
+ * Context: probe handler (any context).
+ * Return: bytes written, a multiple of 8.
+ */
+u32 probectl_fetch_ints(const struct probectl_probe *p,
+			const struct probectl_fetch_ctx *ctx, void *out)
+{
+	struct probectl_fetch_value *val;
+	u32 start = 0, end, off = 0;
+	u64 v;
+
+	while (start < p->fetch_insns) {
+		for (end = start; p->fetch[end].op != PROBECTL_FETCH_STORE_INT; end++)
+			;
+		val = out + off;
+		if (probectl_fetch_int(p, ctx, start, &v)) {
+			*val = (struct probectl_fetch_value){ .len = p->fetch[end].size };
+			memcpy(val + 1, &v, sizeof(v));
+			off += sizeof(*val) + sizeof(v);
+		} else {
+			*val = (struct probectl_fetch_value){ .flags = PROBECTL_FETCH_V_FAULT };
+			off += sizeof(*val);
+		}
+		start = end + 1;
+	}
+	return off;
+}
+NOKPROBE_SYMBOL(probectl_fetch_ints);
+
+/**
  * probectl_record_begin() - fetch, filter and reserve one record.
  * @p: an admitted probe with a session
  * @ctx: what the fetch programs read

@@ -270,10 +270,17 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 		err = probectl_aggr_create(p, req->aggr, extack);
 		if (err)
 			goto err_free;
-		/* an aggregating hit writes no record: only $argN reads the arguments */
-		p->args_unused = !probectl_fetch_has_op(p->fetch, p->fetch_insns,
-							PROBECTL_FETCH_LOAD_ARG);
 	}
+	/*
+	 * The argument registers are read for $argN and the args part only
+	 * (an aggregating hit writes no record): a syscall's are a nofault copy.
+	 */
+	p->args_unused = !probectl_fetch_has_op(p->fetch, p->fetch_insns,
+						PROBECTL_FETCH_LOAD_ARG) &&
+			 (p->aggr || !(p->parts & PROBECTL_RECORD_F_ARGS));
+	/* kretprobes' values read at entry are copied, not fetched, at return */
+	p->fetch_ints = p->fetch_insns && !p->fetch_entry_insns &&
+			probectl_fetch_ints_only(p->fetch, p->fetch_insns);
 	atomic64_set(&p->undelivered, 0);
 	ops = probectl_ops(p);
 

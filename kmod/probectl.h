@@ -185,7 +185,8 @@ struct probectl_probe {
 	u32 fetch_entry_bytes;	/* ... and the most bytes their values take */
 	struct probectl_session *session;	/* NULL when persistent */
 	struct probectl_aggr *aggr;	/* aggr.c: hits go here, not to the ring */
-	bool args_unused;	/* no record and no LOAD_ARG: skip fetch_args */
+	bool args_unused;	/* no LOAD_ARG, no args part: skip fetch_args */
+	bool fetch_ints;	/* every value an integer: probectl_fetch_int() */
 	struct probectl_counters __percpu *stats;
 	atomic64_t undelivered;	/* records consumed but not delivered */
 	struct list_head reap;	/* collection list for batch removal */
@@ -404,6 +405,9 @@ u32 probectl_fetch_entry(const struct probectl_probe *p,
 void probectl_fetch_session(const struct probectl_probe *p, struct probectl_fetch_ctx *c);
 bool probectl_fetch_int(const struct probectl_probe *p, const struct probectl_fetch_ctx *ctx,
 			u32 start, u64 *out);
+bool probectl_fetch_ints_only(const struct probectl_fetch_insn *insns, u32 n);
+u32 probectl_fetch_ints(const struct probectl_probe *p,
+			const struct probectl_fetch_ctx *ctx, void *out);
 
 /* predicate.c: predicates and the record path that runs them */
 int probectl_pred_init(void);
@@ -488,7 +492,9 @@ static __always_inline void probectl_record_fetch(struct probectl_probe *p,
 						  struct probectl_record *rec,
 						  const struct probectl_fetch_ctx *ctx)
 {
-	if (p->fetch_insns)
+	if (p->fetch_ints)
+		rec->size += probectl_fetch_ints(p, ctx, (u8 *)rec + rec->size);
+	else if (p->fetch_insns)
 		rec->size += probectl_fetch_all(p, ctx, (u8 *)rec + rec->size);
 }
 

@@ -103,6 +103,38 @@ TEST(Fetch, SyscallWrapperArgumentsAreTheSyscalls) {
     }
 }
 
+// Integer-only values take the kernel's short path (probectl_fetch_ints): each is its width,
+// zero-extended, or a fault with no value; and a record's args part is still filled when no
+// value reads $argN.
+TEST(Fetch, IntegerValuesWidthsFaultsAndTheArgsPart) {
+    const std::string path = "/proc/self/stat";
+    auto ev = trace(
+        "kprobe:__x64_sys_openat flags=$arg3:u32 bad=+0($arg2):u64 fd8=$arg1:u8 "
+        "r15=+0(%di):x64",
+        {itest::workload("open_file"), path});
+    auto it = std::find_if(ev.begin(), ev.end(), [&](const Event& e) {
+        return e.values.size() == 4 && static_cast<std::int32_t>(e.args[0]) == AT_FDCWD;
+    });
+    ASSERT_NE(it, ev.end()) << ev.size() << " events";
+    EXPECT_FALSE(it->values[0].faulted);
+    EXPECT_EQ(it->values[0].raw & O_ACCMODE, 0u) << "O_RDONLY";
+    EXPECT_LE(it->values[0].raw, 0xffffffffu);
+    EXPECT_TRUE(it->values[1].faulted) << "a user address read as kernel memory";
+    EXPECT_EQ(it->values[1].raw, 0u);
+    EXPECT_FALSE(it->values[2].faulted);
+    EXPECT_EQ(it->values[2].raw, static_cast<std::uint8_t>(AT_FDCWD)) << "u8: low byte only";
+    EXPECT_FALSE(it->values[3].faulted);
+
+    auto noarg =
+        trace("kprobe:__x64_sys_openat r15=+0(%di):x64", {itest::workload("open_file"), path});
+    auto hit = std::find_if(noarg.begin(), noarg.end(), [&](const Event& e) {
+        return static_cast<std::int32_t>(e.args[0]) == AT_FDCWD;
+    });
+    ASSERT_NE(hit, noarg.end()) << "no record with the args part filled among " << noarg.size();
+    ASSERT_EQ(hit->values.size(), 1u);
+    EXPECT_FALSE(hit->values[0].faulted);
+}
+
 // pc_add's first argument is a small integer: reading it as a pointer faults, and the
 // value says so instead of showing an empty or stale string.
 TEST(Fetch, BadPointerIsAFaultNotAnEmptyString) {

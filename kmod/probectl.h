@@ -332,8 +332,6 @@ void probectl_release_flush(void);
 void probectl_shutdown(void);
 
 /* session.c: callers hold probectl_lock unless noted */
-int probectl_session_init(void);	/* module init */
-void probectl_session_exit(void);	/* module exit */
 struct probectl_session *probectl_session_lookup(u32 portid);
 struct probectl_session *probectl_session_create(u32 portid,
 						 struct sock *sk,

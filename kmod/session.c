@@ -54,29 +54,6 @@
 static DEFINE_XARRAY(probectl_sessions);
 static unsigned int probectl_nsessions;	/* under probectl_lock */
 
-/*
- * The drains' own workqueue, high priority (nice -20 workers): a drain
- * woken because a ring is a quarter full must run before the handlers
- * fill the rest. On the shared system workqueue its worker waited behind
- * the traced threads themselves (they keep the CPUs busy hitting the
- * probe) and the rings filled first.
- */
-static struct workqueue_struct *probectl_drain_wq;
-
-/* Module init, before any session can exist. */
-int probectl_session_init(void)
-{
-	probectl_drain_wq = alloc_workqueue("probectl_drain",
-					    WQ_UNBOUND | WQ_HIGHPRI, 0);
-	return probectl_drain_wq ? 0 : -ENOMEM;
-}
-
-/* Module exit, after every session is gone (their drains cancelled). */
-void probectl_session_exit(void)
-{
-	destroy_workqueue(probectl_drain_wq);
-}
-
 /**
  * probectl_record_reserve() - reserve a record in the probe's session ring.
  * @p: the probe; must have a session
@@ -171,7 +148,7 @@ static void probectl_session_wake_fn(struct irq_work *work)
 
 	/* after the claim's barrier: see probectl_session_wake_stop() */
 	if (!READ_ONCE(s->wake_off))
-		mod_delayed_work(probectl_drain_wq, &s->drain_work, 0);
+		mod_delayed_work(kapi_unbound_wq, &s->drain_work, 0);
 }
 
 /*
@@ -459,7 +436,7 @@ static void probectl_session_schedule(struct probectl_session *s)
 {
 	unsigned int ms = max(READ_ONCE(probectl_drain_interval_ms), 1U);
 
-	queue_delayed_work(probectl_drain_wq, &s->drain_work,
+	queue_delayed_work(kapi_unbound_wq, &s->drain_work,
 			   msecs_to_jiffies(ms));
 }
 

@@ -574,7 +574,8 @@ static struct sk_buff *probectl_genl_events_open(size_t cap, void **records)
 	struct nlattr *nla;
 
 	skb = genlmsg_new(nla_total_size(cap) +
-			  nla_total_size_64bit(sizeof(u64)), GFP_KERNEL);
+			  nla_total_size_64bit(sizeof(u64)) + nla_total_size(0),
+			  GFP_KERNEL);
 	if (!skb)
 		return NULL;
 	if (!genlmsg_put(skb, 0, 0, &probectl_genl_family, 0,
@@ -598,6 +599,7 @@ err:
  * @portid: the session's netlink port
  * @len: bytes of records written (a multiple of 8); 0 leaves RECORDS out
  * @lost: value of PROBECTL_A_LOST, omitted when 0
+ * @more: add PROBECTL_A_EVENTS_MORE (the receiver's buffer is nearly full)
  *
  * Process context only. Never blocks on the receiver.
  *
@@ -606,7 +608,7 @@ err:
  * The caller owns accounting for records that were not delivered.
  */
 static int probectl_genl_events_send(struct sk_buff *skb, u32 portid,
-				     size_t len, u64 lost)
+				     size_t len, u64 lost, bool more)
 {
 	struct nlmsghdr *nlh = nlmsg_hdr(skb);
 	/* where open put it: the family has no user header */
@@ -621,6 +623,10 @@ static int probectl_genl_events_send(struct sk_buff *skb, u32 portid,
 	}
 	if (lost && nla_put_u64_64bit(skb, PROBECTL_A_LOST, lost,
 				      PROBECTL_A_PAD)) {
+		nlmsg_free(skb);
+		return -EMSGSIZE;
+	}
+	if (more && nla_put_flag(skb, PROBECTL_A_EVENTS_MORE)) {
 		nlmsg_free(skb);
 		return -EMSGSIZE;
 	}

@@ -49,7 +49,8 @@ extern unsigned int probectl_drain_interval_ms;
  * portid (genl.c provides it, main.c installs it). The drain copies each
  * record from the ring straight into the message that @open allocated
  * (room for @cap bytes at *@records); @send trims it to @len bytes of
- * records, adds @lost and unicasts it, consuming it either way; @discard
+ * records, adds @lost (and the events-more flag when @more) and unicasts
+ * it, consuming it either way; @discard
  * frees one that is not sent. Sessions call no genl code directly, so the
  * dependency runs one way: genl.c -> probes and sessions.
  */
@@ -57,7 +58,8 @@ struct sk_buff;
 
 struct probectl_transport {
 	struct sk_buff *(*open)(size_t cap, void **records);
-	int (*send)(struct sk_buff *msg, u32 portid, size_t len, u64 lost);
+	int (*send)(struct sk_buff *msg, u32 portid, size_t len, u64 lost,
+		    bool more);
 	void (*discard)(struct sk_buff *msg);
 };
 void probectl_session_set_transport(const struct probectl_transport *t);

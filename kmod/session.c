@@ -39,11 +39,12 @@
 
 /*
  * Records per EVENTS message: as many as fit in a 32 KiB skb allocation
- * (header, RECORDS attribute, LOST attribute with worst-case padding).
+ * (header, RECORDS attribute, LOST attribute with worst-case padding,
+ * EVENTS_MORE flag).
  */
 #define PROBECTL_BATCH_BYTES						\
 	rounddown(SKB_WITH_OVERHEAD(32768) - NLMSG_HDRLEN - GENL_HDRLEN -	\
-		  NLA_HDRLEN - 2 * NLA_HDRLEN - sizeof(u64), 8)
+		  NLA_HDRLEN - 2 * NLA_HDRLEN - sizeof(u64) - NLA_HDRLEN, 8)
 /* Records in one message at most: each is at least the fixed part. */
 #define PROBECTL_BATCH_RECORDS	\
 	(PROBECTL_BATCH_BYTES / sizeof(struct probectl_record))
@@ -228,18 +229,19 @@ void probectl_session_set_transport(const struct probectl_transport *t)
 
 /*
  * Send @msg: @len bytes of records, whose probe ids are s->batch_ids[0..n),
- * plus @lost. On failure, charge each record to its probe (runs of one id
- * at a time) or, for deleted probes, to the session.
+ * plus @lost (and EVENTS_MORE when @more). On failure, charge each record
+ * to its probe (runs of one id at a time) or, for deleted probes, to the
+ * session.
  * Return: 0 if delivered, else the send error.
  */
 static int probectl_session_send(struct probectl_session *s,
 				 struct sk_buff *msg, size_t len,
-				 unsigned int n, u64 lost)
+				 unsigned int n, u64 lost, bool more)
 {
 	unsigned int i, run;
 	int err;
 
-	err = probectl_transport->send(msg, s->portid, len, lost);
+	err = probectl_transport->send(msg, s->portid, len, lost, more);
 	if (!err)
 		return 0;
 
@@ -261,7 +263,7 @@ static int probectl_session_send(struct probectl_session *s,
  */
 static size_t probectl_events_truesize(size_t len)
 {
-	size_t head = SKB_DATA_ALIGN(NLMSG_HDRLEN + GENL_HDRLEN + 3 * NLA_HDRLEN +
+	size_t head = SKB_DATA_ALIGN(NLMSG_HDRLEN + GENL_HDRLEN + 4 * NLA_HDRLEN +
 				     sizeof(u64) + len) +
 		      SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
 
@@ -293,16 +295,35 @@ static long probectl_drain_reserve(struct sock *sk)
  * and a refusal marks the socket congested, dropping everything after it,
  * ack included, until the reader empties its queue.
  */
+static long probectl_room(struct sock *sk, long reserve)
+{
+	return (long)READ_ONCE(sk->sk_rcvbuf) -
+	       atomic_read(&sk->sk_rmem_alloc) - reserve;
+}
+
 static size_t probectl_batch_cap(struct sock *sk, long reserve)
 {
 	size_t len = PROBECTL_BATCH_BYTES;
-	long room;
+	long room = probectl_room(sk, reserve);
 
-	room = (long)READ_ONCE(sk->sk_rcvbuf) - atomic_read(&sk->sk_rmem_alloc) -
-	       reserve;
 	while (len && (long)probectl_events_truesize(len) > room)
 		len = rounddown(len / 2, 8);
 	return len;
+}
+
+/*
+ * Whether a message of @len record bytes leaves @sk without room for a
+ * full batch: the drain may then stop for lack of room, and netlink tells
+ * us nothing when the reader frees some. The message says so
+ * (EVENTS_MORE), and a reader that has emptied its socket asks for the
+ * rest with FLUSH instead of waiting for the next drain while the ring
+ * fills.
+ */
+static bool probectl_events_more(struct sock *sk, long reserve, size_t len)
+{
+	return probectl_room(sk, reserve) <
+	       (long)(probectl_events_truesize(len) +
+		      probectl_events_truesize(PROBECTL_BATCH_BYTES));
 }
 
 /*
@@ -400,7 +421,9 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 				return -ENOMEM;
 			}
 		}
-		err = probectl_session_send(s, msg, len, n, lost);
+		err = probectl_session_send(s, msg, len, n, lost,
+					    probectl_events_more(s->sk, reserve,
+								 len));
 		if (err)
 			return err;
 		/* A batch that is not full means the ring or budget ran out. */

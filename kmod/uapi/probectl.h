@@ -144,7 +144,7 @@ enum probectl_cmd {
 	 * event: Kernel to owner, by unicast: up to about 32 KiB of records per
 	 * message, and lost when non-zero. Sent every drain_interval_ms, when a
 	 * CPU has buffered a quarter of its ring, and during flush; sequence
-	 * number 0.
+	 * number 0. events-more when the receive buffer is close to full.
 	 */
 	PROBECTL_CMD_EVENTS,
 	/*
@@ -379,6 +379,14 @@ enum probectl_attr {
 	 * entry probe's records leave them out whatever is asked.
 	 */
 	PROBECTL_A_PROBE_PARTS,
+	/*
+	 * flag: events: the sender's receive buffer is close to full, so the
+	 * drain may leave records buffered until its next run (up to
+	 * drain_interval_ms, or until a CPU buffers another quarter of its
+	 * ring). A reader that has emptied its socket sends flush (an ack is
+	 * not needed) to have them now; meanwhile the ring can fill.
+	 */
+	PROBECTL_A_EVENTS_MORE,
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)

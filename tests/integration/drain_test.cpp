@@ -187,3 +187,51 @@ TEST(Drain, ReceivedRecordsReachAViewCallbackWithoutAllocating) {
     EXPECT_EQ(got, static_cast<std::size_t>(kCalls));
     EXPECT_EQ(news, 0u);
 }
+
+// A burst larger than the receive buffer: the drain sends what the socket takes and leaves
+// the rest in the ring, and netlink never tells it when the reader frees room. The messages
+// that fill the socket say so (EVENTS_MORE), and a reader that has emptied its socket asks
+// for the rest at once: every record arrives well before the next drain_interval_ms
+// poll, here 5 s away, where without the request a 128 KiB socket took one poll period per
+// bufferful (about 700 records).
+TEST(Drain, ReaderThatEmptiesItsSocketGetsTheRestBeforeThePoll) {
+    constexpr int kCalls = 4000;
+    Param kb("buffer_kb", "1024");  // the whole burst fits: nothing is dropped either way
+    Param interval("drain_interval_ms", "5000");
+    ASSERT_TRUE(kb.ok() && interval.ok());
+
+    Workload w({itest::workload("getppid_loop"), std::to_string(kCalls)});
+    probectl::SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    o.client.rcvbuf_bytes = 64 << 10;
+    o.client.force_rcvbuf = false;
+    auto s = Session::open(o);
+    ASSERT_TRUE(s.ok()) << why(s);
+    ASSERT_TRUE(s->add("kprobe:__x64_sys_getppid").ok());
+    std::size_t got = 0;
+    const auto count = [&got](const Event&) { got++; };
+    w.release();
+    EXPECT_EQ(w.wait(), 0);
+    // The first bufferful comes with a wake-up or the first poll, within one interval.
+    const auto give_up = Clock::now() + std::chrono::seconds(12);
+    while (got == 0 && Clock::now() < give_up) {
+        auto n = s->poll(50, count);
+        ASSERT_TRUE(n.ok()) << why(n);
+    }
+    ASSERT_GT(got, 0u) << "no record within 12 s";
+    // 4000 records of at least 136 bytes do not fit 128 KiB: the first poll may already have
+    // asked for the rest (one poll reads up to 64 messages), the old reader had to wait.
+    const auto first = Clock::now();
+    const auto deadline = first + std::chrono::seconds(2);
+    while (got < kCalls && Clock::now() < deadline) {
+        auto n = s->poll(50, count);
+        ASSERT_TRUE(n.ok()) << why(n);
+    }
+    EXPECT_EQ(got, static_cast<std::size_t>(kCalls))
+        << "after the first bufferful, the rest waited for the drain's poll";
+    auto st = s->stop(count);
+    ASSERT_TRUE(st.ok()) << why(st);
+    EXPECT_EQ(st->probes.at(0).delivered, static_cast<std::uint64_t>(kCalls));
+    EXPECT_EQ(st->probes.at(0).dropped, 0u);
+    EXPECT_EQ(st->lost, 0u);
+}

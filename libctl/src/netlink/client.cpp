@@ -123,6 +123,11 @@ struct Client::Impl {
     std::vector<std::byte> rx_nested;
     bool delivering = false;
     std::deque<Pending> pending;
+    // An EVENTS message said the kernel's drain may have stopped for lack of room in our
+    // receive buffer (EVENTS_MORE). Netlink does not tell the kernel when we free some, so
+    // once the socket is empty we ask for the rest (kick) rather than wait for the next
+    // drain while the ring fills.
+    bool kick_wanted = false;
 
     MsgPtr newMessage(int type, std::uint8_t cmd, int flags, std::uint8_t version_ = 1) {
         MsgPtr m(nlmsg_alloc());
@@ -232,6 +237,25 @@ struct Client::Impl {
         return n;
     }
 
+    static bool hasMore(const nlmsghdr* h) {
+        const auto* gh = static_cast<const genlmsghdr*>(nlmsg_data(h));
+        return nla_find(genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0), PROBECTL_A_EVENTS_MORE) !=
+               nullptr;
+    }
+
+    // FLUSH without an ack: the kernel drains into our socket before send returns. A
+    // refusal (EAGAIN, shutdown) still comes back as an error ack, which matches no
+    // request and is skipped; the periodic drain covers a kick that failed to send.
+    void kick() {
+        kick_wanted = false;
+        MsgPtr m = newCommand(PROBECTL_CMD_FLUSH);
+        if (!m)
+            return;
+        nl_complete_msg(sock.get(), m.get());
+        nlmsg_hdr(m.get())->nlmsg_flags &= ~NLM_F_ACK;
+        nl_send(sock.get(), m.get());
+    }
+
     bool isEvents(const nlmsghdr* h) const {
         if (h->nlmsg_type != family || h->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
             return false;
@@ -247,6 +271,8 @@ struct Client::Impl {
         for (auto* h = reinterpret_cast<nlmsghdr*>(buf); nlmsg_ok(h, len);
              h = nlmsg_next(h, &len)) {
             if (isEvents(h)) {
+                if (hasMore(h))
+                    kick_wanted = true;
                 if (req || !on_event) {
                     pending.push_back(queueEvents(h));
                     continue;
@@ -737,8 +763,12 @@ Result<std::size_t> Client::consumeAtMostViews(std::size_t max_datagrams,
         auto n = impl_->recvDatagram(impl_->rx);
         if (!n)
             return n.error();
-        if (*n == 0)
-            return total;
+        if (*n == 0) {
+            if (!impl_->kick_wanted)
+                return total;
+            impl_->kick();  // what it drains is in the socket when it returns: read on
+            continue;
+        }
         Result<std::size_t> d = std::size_t{0};
         {
             // Cleared however the callbacks leave (an exception included).

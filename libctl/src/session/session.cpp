@@ -458,7 +458,9 @@ Result<std::size_t> Session::pollViews(int timeout_ms, const EventViewCallback& 
             ::close(impl_->command_fd);
             impl_->command_fd = -1;
         }
-        timeout_ms = 0;
+        // Polled already: read straight away rather than poll the socket a second time.
+        return impl_->client.consumeAtMostViews(Client::kPollMaxDatagrams, impl_->wrap(cb),
+                                                impl_->lostCounter());
     }
     return impl_->client.pollViews(timeout_ms, impl_->wrap(cb), impl_->lostCounter());
 }

@@ -15,6 +15,7 @@
  *   aggr_target threads N  threads 1..3, thread t calling getppid() and
  *                          ag_val(t, t) t * N times each; prints each
  *                          thread's "TID CALLS" once they all ended
+ * Only the functions to probe are named ag_*: a glob test counts them.
  *
  * noipa keeps the functions real calls with their own symbols.
  */
@@ -39,14 +40,14 @@ __attribute__((noipa)) long ag_sleep(long ms)
 	return nanosleep(&ts, NULL);
 }
 
-struct ag_thread {
+struct worker {
 	pthread_t th;
 	long t, n, tid;
 };
 
-static void *ag_thread(void *arg)
+static void *worker_main(void *arg)
 {
-	struct ag_thread *a = arg;
+	struct worker *a = arg;
 	long i;
 
 	a->tid = syscall(SYS_gettid);
@@ -57,15 +58,15 @@ static void *ag_thread(void *arg)
 	return NULL;
 }
 
-static int ag_threads(long n)
+static int run_workers(long n)
 {
-	struct ag_thread a[3];
+	struct worker a[3];
 	int t;
 
 	for (t = 0; t < 3; t++) {
 		a[t].t = t + 1;
 		a[t].n = n;
-		if (pthread_create(&a[t].th, NULL, ag_thread, &a[t]))
+		if (pthread_create(&a[t].th, NULL, worker_main, &a[t]))
 			return 1;
 	}
 	for (t = 0; t < 3; t++)
@@ -99,7 +100,7 @@ int main(int argc, char **argv)
 			syscall(SYS_openat, AT_FDCWD, "/probectl-no-such-file", O_RDONLY);
 		}
 	} else if (!strcmp(argv[1], "threads")) {
-		return ag_threads(n);
+		return run_workers(n);
 	} else if (!strcmp(argv[1], "sleep")) {
 		struct timespec t0, t1;
 

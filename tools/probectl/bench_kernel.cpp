@@ -139,8 +139,8 @@ namespace {
 // registers and 3072 bytes of user stack), which the ring is sized for; the stacks are
 // not symbolized or unwound here, so the rows measure capture and delivery. `deferred`:
 // nothing is read until the workload has ended, as the ftrace row reads its buffer; the
-// module's drain fills the socket once and then leaves the records in the ring, so the
-// run costs the handlers, not the delivery. `ring_kb`: the ring is that size per CPU
+// module's drain fills the session's 64 KiB socket once and then leaves the records in
+// the ring, so the run costs the handlers, not the delivery. `ring_kb`: the ring is that size per CPU
 // instead (the throughput search's fixed ring, bench_throughput.hpp).
 enum class Stacks { None, Kernel, User, UserDwarf };
 
@@ -170,6 +170,12 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stac
         return fail(child.error().describe());
     SessionOptions so;
     so.tgids = {static_cast<std::uint32_t>(child->pid())};
+    if (deferred) {
+        // libctl's forced 4 MiB socket holds every record of a run, so the drain would
+        // deliver them all while the workload runs: a small socket makes the row deferred.
+        so.client.rcvbuf_bytes = 64 << 10;
+        so.client.force_rcvbuf = false;
+    }
     if (aggr)
         so.prepare = [aggr](ProbeRequest& req, std::vector<FetchArg>& fetch) {
             return prepareAggregation(*aggr, req, fetch);

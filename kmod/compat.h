@@ -184,4 +184,59 @@ static inline void kapi_uprobe_unregister_sync(void)
 #define kapi_file_user_path(f) (&(f)->f_path)
 #endif
 
+/*
+ * Reading the ring a page at a time: 6.8 wrapped the read page in struct
+ * buffer_data_read_page (sub-buffers may be larger than a page); from 6.12
+ * its allocation returns an error and fills a pointer. Before 6.8 the read
+ * page is the data page itself, which ring_buffer_read_page() may swap with
+ * one of the ring's, hence the double pointer.
+ */
+#if KAPI_GE(6, 8)
+#define kapi_rpage struct buffer_data_read_page
+
+static inline int kapi_rb_alloc_read_page(struct trace_buffer *buf, int cpu,
+					  kapi_rpage **page)
+{
+#if KAPI_GE(6, 12)
+	*page = NULL;
+	return ring_buffer_alloc_read_page(buf, cpu, page);
+#else
+	*page = ring_buffer_alloc_read_page(buf, cpu);
+	if (!IS_ERR(*page))
+		return 0;
+	return PTR_ERR(xchg(page, NULL));
+#endif
+}
+
+static inline int kapi_rb_read_page(struct trace_buffer *buf, int cpu,
+				    kapi_rpage **page)
+{
+	return ring_buffer_read_page(buf, *page, ring_buffer_read_page_size(*page),
+				     cpu, 0);
+}
+
+#define kapi_rb_read_page_data(page) ring_buffer_read_page_data(page)
+#define kapi_rb_read_page_size(page) ring_buffer_read_page_size(page)
+#else
+#define kapi_rpage void
+
+static inline int kapi_rb_alloc_read_page(struct trace_buffer *buf, int cpu,
+					  kapi_rpage **page)
+{
+	*page = ring_buffer_alloc_read_page(buf, cpu);
+	if (!IS_ERR(*page))
+		return 0;
+	return PTR_ERR(xchg(page, NULL));
+}
+
+static inline int kapi_rb_read_page(struct trace_buffer *buf, int cpu,
+				    kapi_rpage **page)
+{
+	return ring_buffer_read_page(buf, page, PAGE_SIZE, cpu, 0);
+}
+
+#define kapi_rb_read_page_data(page) (page)
+#define kapi_rb_read_page_size(page) PAGE_SIZE
+#endif
+
 #endif /* PROBECTL_COMPAT_H */

@@ -77,10 +77,23 @@ struct probectl_wake {
 };
 
 /* The oldest unread record of one CPU's ring, as the drain last saw it. */
+/*
+ * One CPU's records read out of the session ring a page at a time
+ * (ring_page.c) and not sent yet; @rec is the oldest.
+ */
+struct probectl_ring_page {
+	kapi_rpage *page;		/* NULL until first used */
+	struct probectl_record *rec;	/* NULL: none left in the page */
+	u32 off;			/* the event after @rec's */
+	u32 end;			/* end of the page's events */
+	u32 left;			/* records from @rec on */
+};
+
 struct probectl_head {
 	u64 ts;		/* U64_MAX: none */
 	u32 size;	/* its struct probectl_record.size */
 	u32 probe_id;	/* its struct probectl_record.probe_id */
+	struct probectl_ring_page page;
 };
 
 struct probectl_session {
@@ -125,7 +138,7 @@ struct probectl_session {
 	struct mutex drain_lock;	/* one consumer at a time: work or FLUSH */
 	/* probe id of each record in the message being filled */
 	u32 *batch_ids;
-	struct probectl_head *head;	/* per CPU: the oldest record */
+	struct probectl_head *head;	/* per CPU: the oldest unsent record */
 	atomic64_t lost;		/* undeliverable records of deleted probes */
 	unsigned int nprobes;		/* registered probes, under probectl_lock */
 	/*
@@ -350,6 +363,14 @@ struct probectl_record *probectl_record_reserve(struct probectl_probe *p, u32 by
 						struct ring_buffer_event **evp);
 void probectl_record_commit(struct probectl_probe *p,
 			    struct ring_buffer_event *ev);
+
+/* ring_page.c: the drain's page-at-a-time reader of a session ring */
+struct probectl_record *probectl_ring_page_peek(struct trace_buffer *ring,
+						int cpu,
+						struct probectl_ring_page *pg);
+void probectl_ring_page_consume(struct probectl_ring_page *pg);
+void probectl_ring_page_free(struct trace_buffer *ring, int cpu,
+			     struct probectl_ring_page *pg);
 
 /* track.c: fork following for filtered sessions */
 int probectl_track_init(void);

@@ -7,7 +7,8 @@
  * CPU has committed a quarter of its ring since the drain last ran: the
  * committing handler queues an irq_work (the NMI-safe way out of probe
  * context) whose callback moves the delayed work to now.
- * FLUSH runs the same drain synchronously.
+ * FLUSH runs the same drain synchronously. The drain reads each CPU's
+ * buffer a page at a time (ring_page.c) and sends oldest first across CPUs.
  *
  * Nothing is lost silently: a full ring makes the reservation fail and the
  * handler counts a drop on its probe; a batch that cannot be delivered is
@@ -189,20 +190,27 @@ static void probectl_session_wake_stop(struct probectl_session *s)
 	irq_work_sync(&s->wake_work);
 }
 
-/* Oldest unread record on @cpu, by our timestamp; U64_MAX when none. */
+/* Oldest unsent record on @cpu, by our timestamp; U64_MAX when none. */
 static void probectl_session_peek(struct probectl_session *s, int cpu)
 {
-	struct ring_buffer_event *ev;
-	unsigned long lost;
-	u64 ts;
-
+	struct probectl_head *h = &s->head[cpu];
 	struct probectl_record *rec;
 
-	ev = ring_buffer_peek(s->ring, cpu, &ts, &lost);
-	rec = ev ? ring_buffer_event_data(ev) : NULL;
-	s->head[cpu].ts = rec ? rec->timestamp_ns : U64_MAX;
-	s->head[cpu].size = rec ? rec->size : 0;
-	s->head[cpu].probe_id = rec ? rec->probe_id : 0;
+	rec = probectl_ring_page_peek(s->ring, cpu, &h->page);
+	h->ts = rec ? rec->timestamp_ns : U64_MAX;
+	h->size = rec ? rec->size : 0;
+	h->probe_id = rec ? rec->probe_id : 0;
+}
+
+/* Records taken out of the ring and not sent yet. Under drain_lock. */
+static unsigned long probectl_session_unsent(struct probectl_session *s)
+{
+	unsigned long n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += s->head[cpu].page.left;
+	return n;
 }
 
 static int probectl_session_oldest_cpu(struct probectl_session *s)
@@ -344,18 +352,16 @@ static bool probectl_events_more(struct sock *sk, long reserve, size_t len)
 static int probectl_session_drain(struct probectl_session *s, long reserve)
 {
 	unsigned long budget;
-	struct ring_buffer_event *ev;
 	struct sk_buff *msg;
-	unsigned long lost_ev;
 	unsigned int n;
 	size_t len, cap;
 	void *recs;
-	u64 lost, ts;
+	u64 lost;
 	int cpu, err;
 	bool full;
 
 	probectl_session_wake_rearm(s);
-	budget = ring_buffer_entries(s->ring);
+	budget = ring_buffer_entries(s->ring) + probectl_session_unsent(s);
 	for (;;) {
 		for_each_possible_cpu(cpu)
 			probectl_session_peek(s, cpu);
@@ -392,15 +398,11 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 				full = true;
 				break;
 			}
-			ev = ring_buffer_consume(s->ring, cpu, &ts, &lost_ev);
-			if (ev) {
-				/* what was peeked: consume returns that same event */
-				memcpy(recs + len, ring_buffer_event_data(ev),
-				       s->head[cpu].size);
-				s->batch_ids[n++] = s->head[cpu].probe_id;
-				len += s->head[cpu].size;
-				budget--;
-			}
+			memcpy(recs + len, s->head[cpu].page.rec, s->head[cpu].size);
+			s->batch_ids[n++] = s->head[cpu].probe_id;
+			len += s->head[cpu].size;
+			budget--;
+			probectl_ring_page_consume(&s->head[cpu].page);
 			probectl_session_peek(s, cpu);
 		}
 		/* the oldest record is bigger than the room left */
@@ -459,7 +461,7 @@ static void probectl_session_drain_work(struct work_struct *work)
 	/* -EAGAIN: the owner is not reading; the rest waits in the ring */
 	probectl_session_drain(s, probectl_drain_reserve(s->sk));
 	idle = !READ_ONCE(s->nprobes) && !ring_buffer_entries(s->ring) &&
-	       !atomic64_read(&s->lost);
+	       !probectl_session_unsent(s) && !atomic64_read(&s->lost);
 	mutex_unlock(&s->drain_lock);
 	if (!idle)
 		probectl_session_schedule(s);
@@ -760,6 +762,8 @@ void probectl_session_detach(struct probectl_session *s)
  */
 void probectl_session_destroy(struct probectl_session *s)
 {
+	int cpu;
+
 	lockdep_assert_held(&probectl_lock);
 	/* only if still there: a detached session's portid may be reused */
 	xa_cmpxchg(&probectl_sessions, s->portid, s, NULL, GFP_KERNEL);
@@ -772,6 +776,8 @@ void probectl_session_destroy(struct probectl_session *s)
 	cancel_delayed_work_sync(&s->drain_work);
 	/* the drain was the only user of the socket besides FLUSH (locked out) */
 	sock_put(s->sk);
+	for_each_possible_cpu(cpu)
+		probectl_ring_page_free(s->ring, cpu, &s->head[cpu].page);
 	ring_buffer_free(s->ring);
 	free_percpu(s->wake);
 	/* no handler can run (probes unregistered), nor the fork tracepoint */

@@ -5,6 +5,8 @@
  * with what the program did.
  *
  *   aggr_target values N   ag_val(i % 4, i) for i = 0..N-1
+ *   aggr_target paced N B MS  the same on CPU 0 only, sleeping MS ms after
+ *                          every B calls (records land in one CPU's ring)
  *   aggr_target signed     ag_val(0, v) for v = -3..3
  *   aggr_target keys N     ag_val(k, 1) for k = 0..N-1, then ag_val(0, 1)
  *                          again: N distinct keys, N + 1 calls
@@ -19,7 +21,9 @@
  *
  * noipa keeps the functions real calls with their own symbols.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -85,6 +89,20 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "values")) {
 		for (i = 0; i < n; i++)
 			ag_val(i % 4, i);
+	} else if (!strcmp(argv[1], "paced") && argc > 4) {
+		long burst = atol(argv[3]), ms = atol(argv[4]);
+		struct timespec pause = { ms / 1000, (ms % 1000) * 1000000L };
+		cpu_set_t cpu0;
+
+		CPU_ZERO(&cpu0);
+		CPU_SET(0, &cpu0);
+		if (sched_setaffinity(0, sizeof(cpu0), &cpu0))
+			return 1;
+		for (i = 0; i < n; i++) {
+			ag_val(i % 4, i);
+			if (burst > 0 && (i + 1) % burst == 0)
+				nanosleep(&pause, NULL);
+		}
 	} else if (!strcmp(argv[1], "signed")) {
 		for (i = -3; i <= 3; i++)
 			ag_val(0, i);

@@ -42,7 +42,29 @@ MODULE_PARM_DESC(buffer_kb,
 unsigned int probectl_drain_interval_ms = 10;
 module_param_named(drain_interval_ms, probectl_drain_interval_ms, uint, 0644);
 MODULE_PARM_DESC(drain_interval_ms,
-		 "Longest wait in ms before buffered records are delivered to their session; a CPU that buffered a quarter of its ring delivers at once (default 10, min 1)");
+		 "Longest wait in ms before buffered records are delivered to their session; a CPU that buffered wake_percent of its ring delivers at once (default 10, min 1)");
+
+unsigned int probectl_wake_percent = 25;
+
+/* As buffer_kb: a value over 100 is refused, not clamped. */
+static int probectl_wake_percent_set(const char *val,
+				     const struct kernel_param *kp)
+{
+	int err = param_set_uint_minmax(val, kp, 0, 100);
+
+	if (err)
+		pr_warn("wake_percent must be a percentage from 0 to 100\n");
+	return err;
+}
+
+static const struct kernel_param_ops probectl_wake_percent_ops = {
+	.set = probectl_wake_percent_set,
+	.get = param_get_uint,
+};
+module_param_cb(wake_percent, &probectl_wake_percent_ops,
+		&probectl_wake_percent, 0644);
+MODULE_PARM_DESC(wake_percent,
+		 "Share of a CPU's ring, in percent, whose records wake the drain at once, for sessions created afterwards; 0 wakes it for any record, 100 leaves it to drain_interval_ms alone (default 25; ftrace's buffer_percent does the same for its readers)");
 
 static int __init probectl_init(void)
 {

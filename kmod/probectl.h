@@ -43,6 +43,7 @@ extern unsigned int probectl_buffer_kb;
 #define PROBECTL_RING_KB_MIN	8
 #define PROBECTL_RING_KB_MAX	(1024 * 1024)	/* 1 GiB per CPU */
 extern unsigned int probectl_drain_interval_ms;
+extern unsigned int probectl_wake_percent;
 
 /*
  * How a session's records leave the module: one EVENTS message to a

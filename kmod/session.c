@@ -4,7 +4,7 @@
  * into the session's ftrace ring buffer (per CPU, lockless, NMI-safe); a
  * delayed work drains it from process context and unicasts batches of
  * records to the owner. It runs every drain_interval_ms, and sooner when a
- * CPU has committed a quarter of its ring since the drain last ran: the
+ * CPU has committed wake_percent of its ring since the drain last ran: the
  * committing handler queues an irq_work (the NMI-safe way out of probe
  * context) whose callback moves the delayed work to now.
  * FLUSH runs the same drain synchronously. The drain reads each CPU's
@@ -27,6 +27,7 @@
 #include <linux/irq_work.h>
 #include <linux/kprobes.h>
 #include <linux/log2.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -611,6 +612,7 @@ struct probectl_session *probectl_session_create(u32 portid,
 	/* main.c keeps it within [PROBECTL_RING_KB_MIN, PROBECTL_RING_KB_MAX] */
 	unsigned long kb = READ_ONCE(probectl_buffer_kb);
 	struct probectl_session *s;
+	unsigned int wake;
 	int err;
 
 	lockdep_assert_held(&probectl_lock);
@@ -634,10 +636,14 @@ struct probectl_session *probectl_session_create(u32 portid,
 	INIT_DELAYED_WORK(&s->drain_work, probectl_session_drain_work);
 	init_irq_work(&s->wake_work, probectl_session_wake_fn);
 	/*
-	 * Three quarters of the ring are left for the drain to wake up in;
-	 * a large ring is woken for no more often than it needs.
+	 * By default three quarters of the ring are left for the drain to
+	 * wake up in; a large ring is woken for no more often than it needs.
+	 * The ring holds a reader page beyond buffer_kb, so 100% could still
+	 * be reached: at 100 only the poll runs the drain.
 	 */
-	s->wake_bytes = kb * 1024 / 4;
+	wake = min(READ_ONCE(probectl_wake_percent), 100U);
+	s->wake_bytes = wake == 100 ? ULONG_MAX :
+				      div_u64((u64)kb * 1024 * wake, 100);
 
 	s->batch_ids = kmalloc_array(PROBECTL_BATCH_RECORDS,
 				     sizeof(*s->batch_ids), GFP_KERNEL);

@@ -13,7 +13,7 @@
  * buffer_kb per CPU), an optional tgid filter, and a drain that sends the
  * buffered records to the owner by unicast as events messages (no multicast
  * groups): every drain_interval_ms (module parameter), and as soon as a CPU has
- * buffered a quarter of its ring.
+ * buffered wake_percent of its ring (module parameter, a quarter by default).
  *
  * Nothing is dropped silently: a full ring counts a drop on the probe; an
  * events message the owner cannot take (receive buffer full) counts each of its
@@ -143,7 +143,7 @@ enum probectl_cmd {
 	/*
 	 * event: Kernel to owner, by unicast: up to about 32 KiB of records per
 	 * message, and lost when non-zero. Sent every drain_interval_ms, when a
-	 * CPU has buffered a quarter of its ring, and during flush; sequence
+	 * CPU has buffered wake_percent of its ring, and during flush; sequence
 	 * number 0. events-more when the receive buffer is close to full.
 	 */
 	PROBECTL_CMD_EVENTS,
@@ -382,7 +382,7 @@ enum probectl_attr {
 	/*
 	 * flag: events: the sender's receive buffer is close to full, so the
 	 * drain may leave records buffered until its next run (up to
-	 * drain_interval_ms, or until a CPU buffers another quarter of its
+	 * drain_interval_ms, or until a CPU buffers another wake_percent of its
 	 * ring). A reader that has emptied its socket sends flush (an ack is
 	 * not needed) to have them now; meanwhile the ring can fill.
 	 */

@@ -78,6 +78,40 @@ TEST(Drain, RecordPathWakesTheDrainBeforeASmallRingFills) {
     EXPECT_FALSE(st->anyLoss());
 }
 
+// wake_percent 100 leaves the drain to its poll: the same burst then overruns the 8 KiB
+// ring between polls, and every hit is either delivered or counted as dropped. Over 100 is
+// refused.
+TEST(Drain, WakePercentHundredLeavesTheDrainToItsPoll) {
+    constexpr int kCalls = 4000;
+    Param kb("buffer_kb", "8");
+    Param interval("drain_interval_ms", "1000");
+    Param wake("wake_percent", "100");
+    ASSERT_TRUE(kb.ok() && interval.ok() && wake.ok());
+    {
+        Param over("wake_percent", "101");
+        EXPECT_FALSE(over.ok()) << "101 was accepted";
+    }
+    EXPECT_EQ(itest::readFile("/sys/module/probectl/parameters/wake_percent"), "100\n");
+
+    Workload w({itest::workload("getppid_loop"), std::to_string(kCalls), "16", "1000"});
+    probectl::SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    auto s = Session::open(o);
+    ASSERT_TRUE(s.ok()) << why(s);
+    ASSERT_TRUE(s->add("kprobe:__x64_sys_getppid").ok());
+    std::uint64_t got = 0;
+    const auto count = [&got](const Event&) { got++; };
+    w.release();
+    EXPECT_EQ(w.wait(), 0);
+    auto st = s->stop(count);
+    ASSERT_TRUE(st.ok()) << why(st);
+    const auto& p = st->probes.at(0);
+    EXPECT_EQ(p.hits, static_cast<std::uint64_t>(kCalls));
+    EXPECT_GT(p.dropped, 0u);
+    EXPECT_EQ(got, p.delivered);
+    EXPECT_EQ(p.delivered + p.dropped, static_cast<std::uint64_t>(kCalls));
+}
+
 // A lone record never adds up to a wake-up: the poll still delivers it, without a FLUSH.
 TEST(Drain, LoneRecordArrivesByThePoll) {
     Param interval("drain_interval_ms", "200");

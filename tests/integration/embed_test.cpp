@@ -35,8 +35,7 @@ void runExample(const char* build) {
     const std::string target = itest::workload("uprobe_target");
     const std::string kspec = "kprobe:do_sys_openat2";
     const std::string uspec = "uprobe:" + target + ":pc_add";
-    const itest::Ran r =
-        itest::sh(bin + " " + kspec + " " + uspec + " -- " + target + " calls 5");
+    const itest::Ran r = itest::sh(bin + " " + kspec + " " + uspec + " -- " + target + " calls 5");
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_THAT(r.out, HasSubstr("libprobectl " PROBECTL_VERSION_STRING
                                  " (built against " PROBECTL_VERSION_STRING ")"));

@@ -28,6 +28,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Reads `s` into `cb` while its workload runs, until probe `index` counted `hits` hits or
+// two minutes passed (the caller's counts then say what was missing).
+template <class Callback>
+testing::AssertionResult readUntilHits(Session& s, std::size_t index, std::uint64_t hits,
+                                       Callback&& cb) {
+    const auto give_up = Clock::now() + std::chrono::seconds(120);
+    for (;;) {
+        auto n = s.poll(50, cb);
+        if (!n.ok())
+            return testing::AssertionFailure() << "poll: " << why(n);
+        auto st = s.stats();
+        if (!st.ok())
+            return testing::AssertionFailure() << "stats: " << why(st);
+        if (st->probes.at(index).hits >= hits || Clock::now() > give_up)
+            return testing::AssertionSuccess();
+    }
+}
+
 }  // namespace
 
 // 8 KiB per CPU holds about 90 records; the workload commits 16 every millisecond or so, for
@@ -50,15 +68,7 @@ TEST(Drain, RecordPathWakesTheDrainBeforeASmallRingFills) {
     w.release();
     // Read while it runs, until every call was counted as a hit, then one more poll period
     // for the records that have not added up to a wake-up.
-    const auto give_up = Clock::now() + std::chrono::seconds(120);
-    for (;;) {
-        auto n = s->poll(50, count);
-        ASSERT_TRUE(n.ok()) << why(n);
-        auto st = s->stats();
-        ASSERT_TRUE(st.ok()) << why(st);
-        if (st->probes.at(0).hits >= kCalls || Clock::now() > give_up)
-            break;
-    }
+    ASSERT_TRUE(readUntilHits(*s, 0, kCalls, count));
     const auto last_poll = Clock::now() + std::chrono::milliseconds(1500);
     while (got < kCalls && Clock::now() < last_poll) {
         auto n = s->poll(50, count);
@@ -322,15 +332,7 @@ TEST(Drain, RecordsOfEveryRingEventShapeArriveWholeOnceEach) {
     w.release();
     // Read while it runs (about 0.6 s of pauses): the 20 ms drain reads pages the writer is
     // still filling.
-    const auto give_up = Clock::now() + std::chrono::seconds(120);
-    for (;;) {
-        auto n = s->poll(50, check);
-        ASSERT_TRUE(n.ok()) << why(n);
-        auto st = s->stats();
-        ASSERT_TRUE(st.ok()) << why(st);
-        if (st->probes.at(1).hits >= kCalls || Clock::now() > give_up)
-            break;
-    }
+    ASSERT_TRUE(readUntilHits(*s, 1, kCalls, check));
     EXPECT_EQ(w.wait(), 0);
     auto st = s->stop(check);
     ASSERT_TRUE(st.ok()) << why(st);

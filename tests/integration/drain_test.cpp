@@ -46,6 +46,18 @@ testing::AssertionResult readUntilHits(Session& s, std::size_t index, std::uint6
     }
 }
 
+// A session whose filter is `w`'s process, with `spec` added; `o` carries anything else.
+probectl::Result<Session> sessionOn(const Workload& w, const std::string& spec,
+                                    probectl::SessionOptions o = {}) {
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    auto s = Session::open(o);
+    if (!s)
+        return s;
+    if (auto id = s->add(spec); !id)
+        return std::move(id).error();
+    return s;
+}
+
 }  // namespace
 
 // 8 KiB per CPU holds about 90 records; the workload commits 16 every millisecond or so, for
@@ -58,11 +70,8 @@ TEST(Drain, RecordPathWakesTheDrainBeforeASmallRingFills) {
     ASSERT_TRUE(kb.ok() && interval.ok());
 
     Workload w({itest::workload("getppid_loop"), std::to_string(kCalls), "16", "1000"});
-    probectl::SessionOptions o;
-    o.tgids = {static_cast<std::uint32_t>(w.pid())};
-    auto s = Session::open(o);
+    auto s = sessionOn(w, "kprobe:__x64_sys_getppid");
     ASSERT_TRUE(s.ok()) << why(s);
-    ASSERT_TRUE(s->add("kprobe:__x64_sys_getppid").ok());
     std::size_t got = 0;
     const auto count = [&got](const Event&) { got++; };
     w.release();
@@ -104,11 +113,8 @@ TEST(Drain, WakePercentHundredLeavesTheDrainToItsPoll) {
     EXPECT_EQ(itest::readFile("/sys/module/probectl/parameters/wake_percent"), "100\n");
 
     Workload w({itest::workload("getppid_loop"), std::to_string(kCalls), "16", "1000"});
-    probectl::SessionOptions o;
-    o.tgids = {static_cast<std::uint32_t>(w.pid())};
-    auto s = Session::open(o);
+    auto s = sessionOn(w, "kprobe:__x64_sys_getppid");
     ASSERT_TRUE(s.ok()) << why(s);
-    ASSERT_TRUE(s->add("kprobe:__x64_sys_getppid").ok());
     std::uint64_t got = 0;
     const auto count = [&got](const Event&) { got++; };
     w.release();
@@ -127,11 +133,8 @@ TEST(Drain, LoneRecordArrivesByThePoll) {
     Param interval("drain_interval_ms", "200");
     ASSERT_TRUE(interval.ok());
     Workload w({itest::workload("getppid_loop"), "1"});
-    probectl::SessionOptions o;
-    o.tgids = {static_cast<std::uint32_t>(w.pid())};
-    auto s = Session::open(o);
+    auto s = sessionOn(w, "kprobe:__x64_sys_getppid");
     ASSERT_TRUE(s.ok()) << why(s);
-    ASSERT_TRUE(s->add("kprobe:__x64_sys_getppid").ok());
     std::size_t got = 0;
     const auto count = [&got](const Event&) { got++; };
     w.release();
@@ -248,12 +251,10 @@ TEST(Drain, ReaderThatEmptiesItsSocketGetsTheRestBeforeThePoll) {
 
     Workload w({itest::workload("getppid_loop"), std::to_string(kCalls)});
     probectl::SessionOptions o;
-    o.tgids = {static_cast<std::uint32_t>(w.pid())};
     o.client.rcvbuf_bytes = 64 << 10;
     o.client.force_rcvbuf = false;
-    auto s = Session::open(o);
+    auto s = sessionOn(w, "kprobe:__x64_sys_getppid", o);
     ASSERT_TRUE(s.ok()) << why(s);
-    ASSERT_TRUE(s->add("kprobe:__x64_sys_getppid").ok());
     std::size_t got = 0;
     const auto count = [&got](const Event&) { got++; };
     w.release();
@@ -364,11 +365,8 @@ TEST(Drain, FlushReadsPastAPageOfPadding) {
     // On CPU 0: 37 calls, a pause, 10 more. Records of 104 bytes (all parts, no values)
     // take 108 bytes of ring: 37 fill 3996 of a page's 4080, the 38th does not fit.
     Workload w({target, "paced", "47", "37", "600"});
-    probectl::SessionOptions o;
-    o.tgids = {static_cast<std::uint32_t>(w.pid())};
-    auto s = Session::open(o);
+    auto s = sessionOn(w, "uprobe:" + target + ":ag_val");
     ASSERT_TRUE(s.ok()) << why(s);
-    ASSERT_TRUE(s->add("uprobe:" + target + ":ag_val").ok());
     std::size_t got = 0;
     const auto count = [&got](const Event&) { got++; };
     w.release();

@@ -40,9 +40,33 @@ MODULE_PARM_DESC(buffer_kb,
 		 "Ring buffer per CPU per session in KiB, used for sessions created afterwards (default 256, min 8, max 1048576)");
 
 unsigned int probectl_drain_interval_ms = 10;
-module_param_named(drain_interval_ms, probectl_drain_interval_ms, uint, 0644);
+
+/*
+ * Sessions take a new interval at once: a drain waiting out the old one is
+ * run now, and rearms with the new.
+ */
+static int probectl_drain_interval_set(const char *val,
+				       const struct kernel_param *kp)
+{
+	int err = param_set_uint_minmax(val, kp, 1, PROBECTL_DRAIN_INTERVAL_MAX);
+
+	if (err) {
+		pr_warn("drain_interval_ms must be a number of ms from 1 to %u\n",
+			PROBECTL_DRAIN_INTERVAL_MAX);
+		return err;
+	}
+	probectl_session_kick_all();
+	return 0;
+}
+
+static const struct kernel_param_ops probectl_drain_interval_ops = {
+	.set = probectl_drain_interval_set,
+	.get = param_get_uint,
+};
+module_param_cb(drain_interval_ms, &probectl_drain_interval_ops,
+		&probectl_drain_interval_ms, 0644);
 MODULE_PARM_DESC(drain_interval_ms,
-		 "Longest wait in ms before buffered records are delivered to their session; a CPU that buffered wake_percent of its ring delivers at once (default 10, min 1)");
+		 "Longest wait in ms before buffered records are delivered to their session, for running sessions too; a CPU that buffered wake_percent of its ring delivers at once (default 10, min 1, max 60000)");
 
 unsigned int probectl_wake_percent = 25;
 

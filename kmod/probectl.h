@@ -43,6 +43,7 @@ extern unsigned int probectl_buffer_kb;
 #define PROBECTL_RING_KB_MIN	8
 #define PROBECTL_RING_KB_MAX	(1024 * 1024)	/* 1 GiB per CPU */
 extern unsigned int probectl_drain_interval_ms;
+#define PROBECTL_DRAIN_INTERVAL_MAX	60000	/* a minute */
 extern unsigned int probectl_wake_percent;
 
 /*
@@ -354,6 +355,7 @@ struct probectl_session *probectl_session_create(u32 portid,
 void probectl_session_detach(struct probectl_session *s);
 void probectl_session_destroy(struct probectl_session *s);
 void probectl_session_destroy_all(void);
+void probectl_session_kick_all(void);
 bool probectl_session_exists(u32 portid);	/* any context, no lock */
 int probectl_session_replace_filter(struct probectl_session *s,
 				    const u32 *tgids, unsigned int n, u32 flags);

@@ -482,6 +482,26 @@ void probectl_session_probe_added(struct probectl_session *s)
 }
 
 /**
+ * probectl_session_kick_all() - run every session's drain now.
+ *
+ * A new drain_interval_ms reaches a session when its drain next rearms;
+ * a drain already waiting out the old interval (up to a minute) would
+ * otherwise keep its records that long.
+ *
+ * Context: process context; takes probectl_lock.
+ */
+void probectl_session_kick_all(void)
+{
+	struct probectl_session *s;
+	unsigned long portid;
+
+	mutex_lock(&probectl_lock);
+	xa_for_each(&probectl_sessions, portid, s)
+		mod_delayed_work(kapi_unbound_wq, &s->drain_work, 0);
+	mutex_unlock(&probectl_lock);
+}
+
+/**
  * probectl_session_probe_removed() - a probe of @s was unregistered.
  * @s: the session
  *

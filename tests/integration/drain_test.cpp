@@ -128,6 +128,45 @@ TEST(Drain, WakePercentHundredLeavesTheDrainToItsPoll) {
     EXPECT_EQ(p.delivered + p.dropped, static_cast<std::uint64_t>(kCalls));
 }
 
+// A new drain_interval_ms reaches a running session at once: a drain already waiting out a
+// minute is run now and rearms with the new interval (it used to keep the records a
+// minute). 0 and over a minute are refused.
+TEST(Drain, LoweredIntervalReachesARunningSession) {
+    Param interval("drain_interval_ms", "60000");
+    ASSERT_TRUE(interval.ok());
+    for (const char* bad : {"0", "60001"}) {
+        Param refused("drain_interval_ms", bad);
+        EXPECT_FALSE(refused.ok()) << bad << " was accepted";
+    }
+    // 40 calls, one every 100 ms: none adds up to a wake-up
+    Workload w({itest::workload("getppid_loop"), "40", "1", "100000"});
+    auto s = sessionOn(w, "kprobe:__x64_sys_getppid");
+    ASSERT_TRUE(s.ok()) << why(s);
+    std::size_t got = 0;
+    const auto count = [&got](const Event&) { got++; };
+    w.release();
+    const auto give_up = Clock::now() + std::chrono::seconds(30);
+    for (;;) {
+        auto st = s->stats();
+        ASSERT_TRUE(st.ok()) << why(st);
+        if (st->probes.at(0).hits >= 3 || Clock::now() > give_up)
+            break;
+        auto n = s->poll(50, count);
+        ASSERT_TRUE(n.ok()) << why(n);
+    }
+    EXPECT_EQ(got, 0u) << "delivered before the minute was up";
+    {
+        Param fast("drain_interval_ms", "10");
+        ASSERT_TRUE(fast.ok());
+        const auto deadline = Clock::now() + std::chrono::seconds(3);
+        while (got < 3 && Clock::now() < deadline) {
+            auto n = s->poll(50, count);
+            ASSERT_TRUE(n.ok()) << why(n);
+        }
+        EXPECT_GE(got, 3u) << "the new interval did not reach the session";
+    }
+}
+
 // A lone record never adds up to a wake-up: the poll still delivers it, without a FLUSH.
 TEST(Drain, LoneRecordArrivesByThePoll) {
     Param interval("drain_interval_ms", "200");

@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -265,6 +267,30 @@ TEST(Lifecycle, ClosedSessionsAreGoneForTheNextRequest) {
     EXPECT_TRUE(itest::kprobesListed("getppid").empty()) << "a closed socket's kprobe remains";
 }
 
+// rmmod during a trace: the trace ends saying the module went, not "No such file" from the
+// first command that found the family gone. The module is loaded again after.
+TEST(Lifecycle, TraceSaysTheModuleWasUnloaded) {
+    const char* ko = std::getenv("PROBECTL_KO");
+    if (!ko)
+        GTEST_SKIP() << "PROBECTL_KO not set (run by tests/vm/suite)";
+    Workload spinner({itest::workload("spin_getppid")});
+    spinner.release();
+    const std::string pid = std::to_string(spinner.pid());
+    // Armed once a record is in the output (up to 120 s on the debug kernel under TCG).
+    itest::Ran r = itest::sh(
+        "rm -f /tmp/rmmod-trace.out; probectl trace syscall:getppid -p " + pid +
+        " -o /tmp/rmmod-trace.out 2>/tmp/rmmod-trace.err & t=$!; i=0; "
+        "while [ ! -s /tmp/rmmod-trace.out ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; "
+        "rmmod probectl; kill -INT $t; wait $t; echo rc=$?; cat /tmp/rmmod-trace.err");
+    const std::string insmod = std::string("grep -q '^probectl ' /proc/modules || insmod ") + ko;
+    ASSERT_EQ(std::system(insmod.c_str()), 0);
+    EXPECT_NE(r.out.find("rc=1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("the probectl module was unloaded while this session was open"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("No such file"), std::string::npos) << r.out;
+}
+
 // Last in this file: the module is unloaded and loaded again.
 TEST(Lifecycle, RmmodWhileProbesFireIsClean) {
     const char* ko = std::getenv("PROBECTL_KO");
@@ -298,8 +324,12 @@ TEST(Lifecycle, RmmodWhileProbesFireIsClean) {
         }
         EXPECT_EQ(std::system("rmmod probectl"), 0);
         EXPECT_TRUE(itest::kprobesListedAt(addr).empty());
-        // The session's socket outlives the module: its commands fail, nothing hangs.
-        EXPECT_FALSE(s->stats().ok());
+        // The session's socket outlives the module: its commands fail, saying why.
+        auto gone = s->stats();
+        ASSERT_FALSE(gone.ok());
+        EXPECT_EQ(gone.error().err, ENODEV) << gone.error().message;
+        EXPECT_NE(gone.error().message.find("module was unloaded"), std::string::npos)
+            << gone.error().message;
     }
     const std::string insmod = std::string("insmod ") + ko;
     ASSERT_EQ(std::system(insmod.c_str()), 0);

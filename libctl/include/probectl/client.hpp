@@ -5,7 +5,10 @@
 // and the records of a session. Records that arrive while a command waits for its ack
 // (always the case for flush()) are queued and handed out by the next consume().
 //
-// All methods return Result; errors carry the kernel's errno and extack text. Not
+// All methods return Result; errors carry the kernel's errno and extack text. A command
+// sent after the module was unloaded fails with ENODEV "...: the probectl module was
+// unloaded while this session was open..." (the kernel's ENOENT for a family that is gone,
+// told apart from an unknown probe id by asking the controller for the family's id). Not
 // thread-safe: use one Client from one thread at a time.
 #pragma once
 

@@ -375,9 +375,36 @@ struct Client::Impl {
             if (!d)
                 return d.error();
         }
-        if (req.error)
+        if (req.error) {
+            // The kernel answers ENOENT for a family that is no longer registered: say so
+            // rather than leave "no such file" on a command that was valid.
+            if (req.error->err == ENOENT && nlmsg_hdr(msg)->nlmsg_type == family && familyGone())
+                return makeError(ENODEV,
+                                 fmt::format("{}: the probectl module was unloaded while this "
+                                             "session was open: its probes, their counters "
+                                             "and the records not yet delivered are gone",
+                                             req.context));
             return *req.error;
+        }
         return {};
+    }
+
+    // True when no family of our name holds our family id now. Asked by id: a lookup by
+    // name would load the module again through its family alias.
+    bool familyGone() {
+        MsgPtr m = newMessage(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0, 1);
+        if (!m || nla_put_u16(m.get(), CTRL_ATTR_FAMILY_ID, static_cast<std::uint16_t>(family)) < 0)
+            return false;
+        bool ours = false;
+        auto r = transact(m.get(), "look up family", [&](const nlmsghdr* h) -> Result<void> {
+            nlattr* tb[CTRL_ATTR_MAX + 1] = {};
+            if (genlmsg_parse(const_cast<nlmsghdr*>(h), 0, tb, CTRL_ATTR_MAX, nullptr) == 0 &&
+                tb[CTRL_ATTR_FAMILY_NAME])
+                ours = std::string_view(nla_get_string(tb[CTRL_ATTR_FAMILY_NAME])) ==
+                       PROBECTL_GENL_NAME;
+            return {};
+        });
+        return r ? !ours : r.error().err == ENOENT;
     }
 
     Result<void> simple(std::uint8_t cmd, std::string context,

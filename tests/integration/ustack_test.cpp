@@ -328,7 +328,8 @@ TEST(UserStacks, NoFramePointersNoInventedFrames) {
     EXPECT_EQ(total, static_cast<std::uint64_t>(n));
 }
 
-// Refusals: the DWARF unwinder is not there yet; a depth out of range; the ptrace backend.
+// Refusals: an unknown unwinder; a depth or copy out of range, or a copy leaving too
+// little room for the fetched values; the ptrace backend.
 TEST(UserStacks, Refusals) {
     const std::string spec = "uprobe:" + itest::workload("ustack_fp") + ":leaf";
     Ran d = sh("probectl trace " + spec + " --ustack=lbr -- true");
@@ -336,6 +337,15 @@ TEST(UserStacks, Refusals) {
     EXPECT_NE(d.out.find("fp (frame pointers) and dwarf"), std::string::npos) << d.out;
     EXPECT_EQ(sh("probectl trace " + spec + " --ustack=dwarf --stack-size 4096 -- true").status, 2);
     EXPECT_EQ(sh("probectl trace " + spec + " --ustack --stack-depth 128 -- true").status, 2);
+    // A copy that leaves too little room for the fetched values says what to shrink.
+    Ran big = sh("probectl trace '" + spec +
+                 " a=+0($arg1):string b=+0($arg2):string c=+0($arg3):string' --ustack=dwarf "
+                 "--stack-size 3000 -- true");
+    EXPECT_EQ(big.status, 1) << big.out;
+    EXPECT_NE(big.out.find("the user stack copy takes 3136 bytes of it (136 of registers and "
+                           "--stack-size 3000)"),
+              std::string::npos)
+        << big.out;
     EXPECT_EQ(sh("probectl trace " + spec + " --ustack --backend ptrace -- true").status, 2);
     EXPECT_EQ(sh("probectl count " + spec + " --by ustack --backend ptrace -- true").status, 2);
 }

@@ -420,6 +420,13 @@ Result<std::uint32_t> Session::addRequestImpl(const Resolution& res, std::string
                                                       res.symbol_offset);
                 !hint.empty())
                 e.message += "; " + hint;
+        if (e.err == EINVAL && e.message.find("fetched values need up to") != std::string::npos)
+            for (const auto& in : req.fetch)
+                if (in.op == static_cast<std::uint8_t>(FetchOpcode::StoreUstackSnapshot))
+                    e.message += fmt::format(
+                        "; the user stack copy takes {} bytes of it ({} of registers and "
+                        "--stack-size {}): a smaller --stack-size or fewer fetched bytes fit",
+                        kUstackRegsBytes + in.operand, kUstackRegsBytes, in.operand);
         return e;
     }
     SessionProbe p;

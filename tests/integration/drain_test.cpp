@@ -28,22 +28,34 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Reads `s` into `cb` while its workload runs, until probe `index` counted `hits` hits or
-// two minutes passed (the caller's counts then say what was missing).
-template <class Callback>
-testing::AssertionResult readUntilHits(Session& s, std::size_t index, std::uint64_t hits,
-                                       Callback&& cb) {
-    const auto give_up = Clock::now() + std::chrono::seconds(120);
+// Runs `between` until probe `index` of `s` counted `hits` hits or `seconds` passed (the
+// caller's counts then say what was missing).
+template <class Between>
+testing::AssertionResult waitForHits(Session& s, std::size_t index, std::uint64_t hits, int seconds,
+                                     Between&& between) {
+    const auto give_up = Clock::now() + std::chrono::seconds(seconds);
     for (;;) {
-        auto n = s.poll(50, cb);
-        if (!n.ok())
-            return testing::AssertionFailure() << "poll: " << why(n);
         auto st = s.stats();
         if (!st.ok())
             return testing::AssertionFailure() << "stats: " << why(st);
         if (st->probes.at(index).hits >= hits || Clock::now() > give_up)
             return testing::AssertionSuccess();
+        if (auto r = between(); !r)
+            return r;
     }
+}
+
+// Reads `s` into `cb` while its workload runs, until probe `index` counted `hits` hits or
+// `seconds` passed.
+template <class Callback>
+testing::AssertionResult readUntilHits(Session& s, std::size_t index, std::uint64_t hits,
+                                       Callback&& cb, int seconds = 120) {
+    return waitForHits(s, index, hits, seconds, [&]() -> testing::AssertionResult {
+        auto n = s.poll(50, cb);
+        if (!n.ok())
+            return testing::AssertionFailure() << "poll: " << why(n);
+        return testing::AssertionSuccess();
+    });
 }
 
 // A session whose filter is `w`'s process, with `spec` added; `o` carries anything else.
@@ -145,15 +157,7 @@ TEST(Drain, LoweredIntervalReachesARunningSession) {
     std::size_t got = 0;
     const auto count = [&got](const Event&) { got++; };
     w.release();
-    const auto give_up = Clock::now() + std::chrono::seconds(30);
-    for (;;) {
-        auto st = s->stats();
-        ASSERT_TRUE(st.ok()) << why(st);
-        if (st->probes.at(0).hits >= 3 || Clock::now() > give_up)
-            break;
-        auto n = s->poll(50, count);
-        ASSERT_TRUE(n.ok()) << why(n);
-    }
+    ASSERT_TRUE(readUntilHits(*s, 0, 3, count, 30));
     EXPECT_EQ(got, 0u) << "delivered before the minute was up";
     {
         Param fast("drain_interval_ms", "10");
@@ -410,14 +414,10 @@ TEST(Drain, FlushReadsPastAPageOfPadding) {
     const auto count = [&got](const Event&) { got++; };
     w.release();
     // In the pause, read the first page up to its last record.
-    const auto give_up = Clock::now() + std::chrono::seconds(30);
-    for (;;) {
-        auto st = s->stats();
-        ASSERT_TRUE(st.ok()) << why(st);
-        if (st->probes.at(0).hits >= 37 || Clock::now() > give_up)
-            break;
+    ASSERT_TRUE(waitForHits(*s, 0, 37, 30, [] {
         usleep(20000);
-    }
+        return testing::AssertionSuccess();
+    }));
     ASSERT_TRUE(s->client().flush().ok());
     auto n = s->poll(100, count);
     ASSERT_TRUE(n.ok()) << why(n);

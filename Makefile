@@ -42,7 +42,7 @@ kmod-all: deps
 		cp -u $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/Kbuild $$d/ 2>/dev/null || true; \
 		mkdir -p $$d/uapi; cp -u $(TOP)/kmod/uapi/*.h $$d/uapi/; \
 		echo "kmod: building for $$k"; \
-		$(TOP)/tools/kmake $$k $$d -s modules; \
+		$(TOP)/tools/kmake $$k $$d -s -j$$(nproc) modules; \
 	done
 
 # Builds and installs the CLI and both libraries (not the tests); the module only when

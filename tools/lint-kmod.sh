@@ -34,7 +34,7 @@ for k in $kernels; do
 	cp kmod/*.c kmod/*.h kmod/Kbuild "$d/"
 	mkdir "$d/uapi" && cp kmod/uapi/*.h "$d/uapi/"
 	log=$d/build.log
-	if ! "$top/tools/kmake" "$k" "$d" -s W=1 C=2 modules >"$log" 2>&1; then
+	if ! "$top/tools/kmake" "$k" "$d" -s -j"$(nproc)" W=1 C=2 modules >"$log" 2>&1; then
 		cat "$log"; fail=1
 	elif grep -v 'Skipping BTF generation' "$log" | grep -q .; then
 		grep -v 'Skipping BTF generation' "$log"; fail=1

@@ -354,6 +354,8 @@ int probectl_nl_probe_enable_doit(struct sk_buff *skb, struct genl_info *info)
 
 int probectl_nl_probe_disable_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	if (!info->attrs[PROBECTL_A_PROBE_ID])
+		return probectl_session_disable(info->snd_portid, info->extack);
 	return probectl_nl_probe_set_enabled(skb, info, false);
 }
 

@@ -495,6 +495,49 @@ out:
 }
 
 /**
+ * probectl_session_disable() - disarm every probe of the caller's session.
+ * @portid: the caller, whose session's probes these are
+ * @extack: receives the reason for the first refusal
+ *
+ * Every probe stops counting hits before the first is disarmed: a kprobe's
+ * disarm patches text (milliseconds), and disabling one probe at a time let
+ * the ones still armed count hits the others no longer saw.
+ *
+ * Context: process context, may sleep. Takes probectl_lock.
+ * Return: 0 (also when the caller has no session); else the first disarm
+ * error, the other probes disarmed all the same.
+ */
+int probectl_session_disable(u32 portid, struct netlink_ext_ack *extack)
+{
+	struct probectl_session *s;
+	struct probectl_probe *p;
+	unsigned long id;
+	int err = 0, e;
+
+	mutex_lock(&probectl_lock);
+	if (probectl_shutting_down) {
+		err = probectl_refuse_shutdown(extack);
+		goto out;
+	}
+	s = probectl_session_lookup(portid);
+	if (!s)
+		goto out;
+	xa_for_each(&probectl_probes, id, p)
+		if (p->session == s)
+			WRITE_ONCE(p->enabled, false);
+	xa_for_each(&probectl_probes, id, p) {
+		if (p->session != s)
+			continue;
+		e = probectl_ops(p)->set_enabled(p, false, err ? NULL : extack);
+		if (e && !err)
+			err = e;
+	}
+out:
+	mutex_unlock(&probectl_lock);
+	return err;
+}
+
+/**
  * probectl_probe_info_next() - snapshot the probe with the lowest id >= cursor.
  * @cursor: in: first id to consider; out: the id found
  * @info: filled with the probe's state and summed counters; info->path is

@@ -330,6 +330,7 @@ int probectl_probe_del(u32 id, const struct probectl_caller *caller,
 int probectl_probe_set_enabled(u32 id, bool enable,
 			       const struct probectl_caller *caller,
 			       struct netlink_ext_ack *extack);
+int probectl_session_disable(u32 portid, struct netlink_ext_ack *extack);
 bool probectl_probe_info_next(unsigned long *cursor,
 			      struct probectl_probe_info *info);
 bool probectl_probe_charge_undelivered(u32 id, u64 n);

@@ -122,7 +122,13 @@ enum probectl_cmd {
 	 */
 	PROBECTL_CMD_PROBE_GET,
 	PROBECTL_CMD_PROBE_ENABLE,	/* do: Re-arm a disabled probe (enable_kprobe). */
-	/* do: Disarm a probe without removing it (disable_kprobe). */
+	/*
+	 * do: Disarm a probe without removing it (disable_kprobe). Without
+	 * probe-id, every probe of the sender's session: all of them stop
+	 * counting hits first, then each is disarmed, so probes on one code
+	 * path stop together (disarming a kprobe patches text and takes
+	 * milliseconds). Without a session, nothing to do.
+	 */
 	PROBECTL_CMD_PROBE_DISABLE,
 	/*
 	 * do: Set the tgid filter of the sender's session (created if needed);

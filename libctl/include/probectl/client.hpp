@@ -191,6 +191,11 @@ class Client {
     // ENOENT, EPERM as for removeProbe().
     Result<void> enable(std::uint32_t id);
     Result<void> disable(std::uint32_t id);
+    // PROBE_DISABLE without an id: every probe of this socket's session stops counting hits
+    // at once, then each is disarmed; one probe after another, those still armed would count
+    // hits during the others' disarm (milliseconds each for a kprobe). Success without a
+    // session. Errors: the first disarm's (the others are disarmed all the same).
+    Result<void> disableSession();
     // SESSION_SET: only threads whose tgid is in `tgids` produce records for this socket's
     // probes (others count as `filtered`). Empty = no filter. At most PROBECTL_MAX_TGIDS
     // (EINVAL locally beyond that). With `follow`, processes those processes fork from now

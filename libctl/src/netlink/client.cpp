@@ -618,6 +618,11 @@ Result<void> Client::disable(std::uint32_t id) {
                          [&](nl_msg* m) { return nla_put_u32(m, PROBECTL_A_PROBE_ID, id); });
 }
 
+Result<void> Client::disableSession() {
+    return impl_->simple(PROBECTL_CMD_PROBE_DISABLE, "disable the session's probes",
+                         [](nl_msg*) { return 0; });
+}
+
 Result<void> Client::setSessionMatch(const std::vector<std::uint32_t>& pids,
                                      const std::vector<std::uint32_t>& tids,
                                      const std::vector<std::uint32_t>& uids,

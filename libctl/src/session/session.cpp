@@ -538,10 +538,10 @@ std::optional<int> Session::terminateCommand(int grace_ms) {
 
 Result<SessionStats> Session::stopViews(const EventViewCallback& cb) {
     detail::StepTimer timer("session: disable, flush, drain");
-    // Disable first so the flush drains a buffer that no longer grows.
-    for (const auto& p : impl_->probes)
-        if (auto r = impl_->client.disable(p.id); !r)
-            return r.error();
+    // Disable first so the flush drains a buffer that no longer grows; all probes at once,
+    // so that two on one code path end with the same hits.
+    if (auto r = impl_->client.disableSession(); !r)
+        return r.error();
     if (auto r = impl_->client.flush(); !r)
         return r.error();
     if (auto r = consumeViews(cb); !r)

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "aggr_cli.hpp"
 #include "subcommands.hpp"
 
 namespace probectl::cli {
@@ -120,6 +121,25 @@ TEST(CliPtrace, PredicateOnRetval) {
 // --ustack=dwarf at leaf() of the stack-shape workloads: inlined calls nested three deep are
 // a frame each (inner, then middle, then outer), and a frame a tail call removed is shown as
 // gone (start called hop, which jumped to leaf) rather than merged into its caller.
+// A USDT site's own arguments, as the kernel backend shows them: on each line, as keys
+// of a count, and in a predicate.
+TEST(CliPtrace, UsdtArgumentsInLinesCountsAndPredicates) {
+    const std::string tick = "usdt:" + kWorkload + ":pt:tick";
+    auto r = trace({"--backend=ptrace", tick + " if arg1 >= 2", "--", kWorkload, "usdt", "3"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(countLines(r.err, "pt:tick  arg1=2 arg2=4 arg3=6"), 1u) << r.err;
+    EXPECT_EQ(countLines(r.err, "pt:tick  arg1=3 arg2=9 arg3=9"), 1u) << r.err;
+    EXPECT_EQ(countLines(r.err, "arg1=1 "), 0u) << r.err;
+    std::ostringstream out, err;
+    Io io{out, err};
+    ASSERT_EQ(
+        runCount({"--backend=ptrace", tick, "--by", "arg2", "--", kWorkload, "usdt", "3"}, io), 0)
+        << err.str();
+    EXPECT_NE(out.str().find("ARG2  COUNT\n1         1\n4         1\n9         1\n"),
+              std::string::npos)
+        << out.str();
+}
+
 TEST(CliPtrace, UstackDwarfNestedInlinedAndTailCallFrames) {
     auto nested = trace({"--backend=ptrace", "uprobe:" FX_INLINE_NESTED_PATH ":leaf",
                          "--ustack=dwarf", "--", FX_INLINE_NESTED_PATH, "1"});

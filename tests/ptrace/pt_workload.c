@@ -10,6 +10,9 @@
  *                              same with pt_add(i, 1); exits 0 only if the child exited 0
  *   pt_workload spin T         T threads calling pt_spin(j) forever; thread 0 writes one
  *                              byte to stdout every 4096 calls (progress for the tests)
+ *   pt_workload usdt N         USDT probe pt:tick(i, i*i, 3*i) for i = 1..N, its third
+ *                              argument a stack slot whose address escaped (a memory
+ *                              operand in the note)
  *
  * noipa keeps each function a real call with its own symbol. */
 #define _GNU_SOURCE
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sdt.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +39,10 @@ __attribute__((noipa)) long pt_fact(long n) {
 
 __attribute__((noipa)) long pt_spin(long j) {
     return j ^ 0x5a;
+}
+
+__attribute__((noipa)) void pt_touch(long* p) {
+    (void)p;
 }
 
 static long g_n;
@@ -109,6 +117,13 @@ int main(int argc, char** argv) {
             return 4;
     } else if (!strcmp(mode, "spin")) {
         return run_threads(n, spinner, 0);
+    } else if (!strcmp(mode, "usdt")) {
+        for (long i = 1; i <= n; ++i) {
+            long cell = 3 * i;
+            pt_touch(&cell);
+            DTRACE_PROBE3(pt, tick, i, i * i, cell);
+        }
+        printf("pt:tick x%ld\n", n);
     } else {
         return 2;
     }

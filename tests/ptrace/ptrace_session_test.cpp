@@ -159,6 +159,33 @@ TEST(PtraceSession, UprobeAndUretprobeValuesAreExact) {
     }
 }
 
+// A USDT probe's arguments are the site's own, read where its note says (two registers and
+// a stack slot here), not the argument registers; a predicate over them selects hits as the
+// kernel's does.
+TEST(PtraceSession, UsdtArgumentsAreTheSitesOwn) {
+    const std::string tick = "usdt:" + kWorkload + ":pt:tick";
+    auto t = traceCommand({kWorkload, "usdt", "6"}, {tick, tick + " if arg2 > 9 && arg3 != 15"});
+    ASSERT_TRUE(WIFEXITED(t.status) && WEXITSTATUS(t.status) == 0) << t.status;
+    auto all = ofProbe(t.events, 1, false);
+    ASSERT_EQ(all.size(), 6u);
+    for (std::uint64_t i = 1; i <= 6; ++i) {
+        const auto& v = all[i - 1].values;
+        ASSERT_EQ(v.size(), 3u);
+        EXPECT_EQ(v[0].name, "arg1");
+        EXPECT_EQ(v[0].raw, i);
+        EXPECT_EQ(v[1].raw, i * i);
+        EXPECT_EQ(v[2].raw, 3 * i) << "the memory operand";
+        EXPECT_FALSE(v[2].faulted);
+    }
+    std::vector<std::uint64_t> picked;
+    for (const auto& e : ofProbe(t.events, 2, false))
+        picked.push_back(e.values.at(0).raw);
+    EXPECT_EQ(picked, (std::vector<std::uint64_t>{4, 6}));
+    ASSERT_EQ(t.stats.probes.size(), 2u);
+    EXPECT_EQ(t.stats.probes[1].hits, 6u);
+    EXPECT_EQ(t.stats.probes[1].rejected, 4u);
+}
+
 TEST(PtraceSession, RecursionPairsEveryReturn) {
     auto t = traceCommand({kWorkload, "fact", "12"}, {spec("uprobe", kWorkload, "pt_fact"),
                                                       spec("uretprobe", kWorkload, "pt_fact")});

@@ -154,6 +154,10 @@ Result<EventAggregator> EventAggregator::create(const AggrSpec& spec, std::strin
         std::vector<std::string> names;
         for (const auto& a : parsed->fetch_args)
             names.push_back(a.name);
+        // A USDT site's arguments come from its note: arg1.., at most 12 (sys/sdt.h).
+        if (parsed->kind == SpecKind::Usdt)
+            for (int i = 1; i <= 12; i++)
+                names.push_back(fmt::format("arg{}", i));
         const bool at_return = parsed->kind == SpecKind::Kretprobe ||
                                parsed->kind == SpecKind::Uretprobe ||
                                parsed->kind == SpecKind::Syscall;

@@ -44,6 +44,9 @@ struct Site {
     ino_t ino = 0;
     std::uint64_t file_offset = 0;
     std::uint64_t semaphore_offset = 0;  // USDT semaphore (file offset), 0 = none
+    // USDT: the site's arguments from its note (site_fetch.hpp); empty for other kinds.
+    std::vector<FetchInsn> fetch;
+    std::vector<FetchArg> fetch_args;
 };
 
 struct Probe {
@@ -85,7 +88,9 @@ struct Space {
     // removed (its trap was already on the way) is recognised and rewound, not sent SIGTRAP.
     std::set<std::uint64_t> patched;
     std::set<std::pair<std::uint32_t, std::uint64_t>> placed;  // (probe id, address)
-    std::map<std::uint64_t, std::uint32_t> semaphores;         // address -> raises by us
+    // (probe id, address) -> index in the probe's sites, for sites with arguments to read
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::size_t> site_at;
+    std::map<std::uint64_t, std::uint32_t> semaphores;  // address -> raises by us
     std::set<pid_t> threads;
 };
 

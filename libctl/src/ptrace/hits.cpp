@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "ptrace/engine.hpp"
+#include "ptrace/site_fetch.hpp"
 #include "uapi/probectl.h"
 
 namespace probectl::ptrace {
@@ -167,6 +168,12 @@ void Engine::emit(Thread& t, Probe& p, Event& ev, bool entry_counted) {
         v.cpu = ev.cpu;
         v.comm = ev.comm;
         v.retval = ev.retval;  // set at returns and syscall exits, where $retval is allowed
+        // a USDT site's arguments (the only fetched values here), by the predicate's index
+        for (std::size_t i = 0; i < ev.fetched.size() && i < ev.values.size(); i++) {
+            v.ints.push_back(ev.values[i].raw);
+            v.strs.push_back(ev.values[i].str);
+            v.faulted.push_back(ev.values[i].faulted);
+        }
         if (p.filter_uid)
             v.uid = readUid(t.tid);
         if (!evalPredicate(p.filter, v)) {
@@ -294,6 +301,12 @@ void Engine::onBreakpoint(Thread& t, user_regs_struct& regs, std::uint64_t addr)
             Event ev = baseEvent(t, id);
             ev.ip = addr;
             ev.args = argRegs(regs);
+            if (auto at = s.site_at.find({id, addr}); at != s.site_at.end()) {
+                const Site& site = p->sites.at(at->second);
+                user_regs_struct at_site = regs;
+                at_site.rip = addr;
+                fillSiteValues(ev, t.tid, at_site, site.fetch, site.fetch_args);
+            }
             if (options_.ustack_snapshot)
                 ev.values.push_back(ustackSnapshot(t.tid, regs, addr, options_.ustack_snapshot));
             emit(t, *p, ev);

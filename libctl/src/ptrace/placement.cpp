@@ -10,6 +10,7 @@
 #include "probectl/predicate.hpp"
 #include "probectl/proc_maps.hpp"
 #include "ptrace/engine.hpp"
+#include "ptrace/site_fetch.hpp"
 
 namespace probectl::ptrace {
 
@@ -48,6 +49,18 @@ Result<void> Engine::setupSites(Probe& p, const ProbeSpec& spec,
         s.ino = st.st_ino;
         s.file_offset = req.file_offset;
         s.semaphore_offset = req.ref_ctr_offset;
+        if (r.has_fetch) {
+            if (!siteFetchSupported(r.fetch)) {
+                Error e =
+                    makeError(EOPNOTSUPP, fmt::format("{}: the ptrace backend cannot read this "
+                                                      "site's arguments (use --backend=kernel)",
+                                                      spec.text));
+                e.usage = true;
+                return e;
+            }
+            s.fetch = r.fetch;
+            s.fetch_args = r.args;
+        }
         p.sites.push_back(s);
         rememberFile(files_, req.path);
     }
@@ -127,14 +140,18 @@ void Engine::placeAll(Space& s) {
     if (!maps)
         return;
     for (const auto& p : probes_) {
-        for (const auto& site : p->sites) {
+        for (std::size_t i = 0; i < p->sites.size(); i++) {
+            const Site& site = p->sites[i];
             for (const auto& m : maps->mappings()) {
                 if (!sameFile(m, site))
                     continue;
                 if (m.executable() && m.holdsFileOffset(site.file_offset)) {
                     const std::uint64_t addr = m.address(site.file_offset);
-                    if (!s.placed.count({p->info.id, addr}) && insert(s, addr, p->info.id))
+                    if (!s.placed.count({p->info.id, addr}) && insert(s, addr, p->info.id)) {
                         s.placed.insert({p->info.id, addr});
+                        if (!site.fetch.empty())
+                            s.site_at[{p->info.id, addr}] = i;
+                    }
                 }
                 // The semaphore lives in the writable data mapping of the same file.
                 if (site.semaphore_offset && m.writable() &&
@@ -187,6 +204,7 @@ void Engine::restoreAll(Space& s) {
     s.bps.clear();
     s.semaphores.clear();
     s.placed.clear();
+    s.site_at.clear();
 }
 
 void Engine::addLinkerHook() {

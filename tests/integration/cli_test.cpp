@@ -127,6 +127,32 @@ TEST(Cli, DurationEndsABusyTraceAndNothingIsLostSilently) {
     EXPECT_EQ(hits, delivered + dropped) << r.out;
 }
 
+// `-p PID` (without -f) ends once that process has exited, as strace -p does: here it is
+// a zombie its parent (this test) has not reaped yet. Both the trace and the aggregation.
+TEST(Cli, TracingAPidEndsWhenItExits) {
+    for (const std::string cmd : {"count", "trace"}) {
+        Workload w({itest::workload("getppid_loop"), "40"});
+        const std::string pid = std::to_string(w.pid());
+        Ran r;
+        std::thread runner([&] {
+            r = sh("timeout 300 probectl " + cmd + " syscall:getppid -p " + pid +
+                   (cmd == "trace" ? " -o /tmp/cli-pid.txt" : "") + " 2>&1; echo rc=$?");
+        });
+        probectl::Client c = itest::connectOrDie();
+        for (int i = 0; i < 3000 && itest::listOrDie(c).empty(); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        w.release();
+        runner.join();
+        EXPECT_THAT(r.out, HasSubstr("rc=0")) << cmd << ": " << r.out;
+        EXPECT_THAT(r.out, HasSubstr("Ends when the process exits or on Ctrl-C.")) << r.out;
+        EXPECT_THAT(r.out, HasSubstr("pid " + pid + " exited")) << r.out;
+        if (cmd == "count") {
+            EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(syscall:getppid +40\n)"))) << r.out;
+        }
+        EXPECT_EQ(w.wait(), 0);
+    }
+}
+
 TEST(Cli, KilledTracerLeavesNoProbeAndNoCommand) {
     int out[2];
     ASSERT_EQ(pipe(out), 0);

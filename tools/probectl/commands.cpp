@@ -205,7 +205,7 @@ Quote C++ names and paths with ':' inside the spec: uprobe:/bin/x:'ns::f(int)'.
 
 Examples:
   sudo probectl resolve syscall:execve
-  sudo probectl resolve kprobe:do_sys_openat2+0x10
+  sudo probectl resolve kprobe:do_sys_openat2+0x14
   sudo probectl resolve kprobe:0xffffffff81234560
   probectl resolve uprobe:libc:malloc
   probectl resolve "uretprobe:/usr/bin/prog:'ns::parse(char const*)'"

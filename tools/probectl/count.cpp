@@ -325,6 +325,8 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     const EventCallback onEvent = collector->callback();
     BlockedStopSignals signals;
     RunLoop loop(tracer, o.command, o.duration, [&] { return signals.caught(); });
+    if (!o.follow)
+        loop.watchPids(o.pids);
     const std::uint64_t t0 = loop.t0();
     if (started)
         if (auto r = started(t0); !r)
@@ -334,7 +336,8 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
                           traceTarget(has_command ? o.command[0] : std::string(),
                                       has_command ? tracer.commandPid() : 0, o.pids),
                           kernel ? "" : " with ptrace",
-                          endsWhen(o.duration > 0 ? o.duration_text : std::string(), has_command));
+                          endsWhen(o.duration > 0 ? o.duration_text : std::string(), has_command,
+                                   o.follow ? 0 : o.pids.size()));
     if (auto r = tracer.start(); !r)
         return runtimeError(io, cmd, r.error());
     std::uint64_t next_tick = 0;
@@ -812,7 +815,7 @@ Examples:
   sudo probectl latency kretprobe:vfs_read --interval 500ms --duration 10 \
        --format chrome -o vfs_read.json
   sudo probectl latency 'uretprobe:/path/app:handle if $retval < 0' -p 1234
-  sudo probectl latency syscall:nanosleep -- sleep 1
+  sudo probectl latency syscall:clock_nanosleep -- sleep 1
   probectl latency syscall:openat --by errno --backend ptrace -- ls /nonexistent
 )";
 

@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <fstream>
 #include <ostream>
 
 #include "format.hpp"
@@ -17,14 +22,36 @@ RunLoop::RunLoop(Tracer& tracer, const std::vector<std::string>& command, double
         deadline_ = t0_ + static_cast<std::uint64_t>(duration_s * 1e9);
 }
 
+namespace {
+
+// Exited: gone, or a zombie its parent has not reaped yet (kill(2) still finds those).
+bool exited(std::uint32_t pid) {
+    if (::kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH)
+        return true;
+    std::ifstream in(fmt::format("/proc/{}/stat", pid));
+    std::string stat;
+    if (!std::getline(in, stat))
+        return true;
+    const auto paren = stat.rfind(')');
+    return paren != std::string::npos && paren + 2 < stat.size() &&
+           (stat[paren + 2] == 'Z' || stat[paren + 2] == 'X');
+}
+
+}  // namespace
+
 bool RunLoop::shouldStop() {
     if (caught_())
         return true;
-    if (deadline_ && monotonicNs() >= deadline_)
+    const std::uint64_t now = monotonicNs();
+    if (deadline_ && now >= deadline_)
         return true;
     if (!command_.empty() && !status_)
         status_ = tracer_.commandStatus();
-    return status_.has_value();
+    if (command_.empty() && !pids_.empty() && now >= next_pid_check_) {
+        next_pid_check_ = now + 100'000'000;
+        pids_gone_ = std::all_of(pids_.begin(), pids_.end(), exited);
+    }
+    return status_.has_value() || pids_gone_;
 }
 
 int RunLoop::finish(Io& io, int rc) {
@@ -34,6 +61,9 @@ int RunLoop::finish(Io& io, int rc) {
         status = tracer_.terminateCommand();
     if (status)
         io.err << fmt::format("'{}' {}\n", command_[0], HeldCommand::describeStatus(*status));
+    if (pids_gone_)
+        io.err << fmt::format("{} {} exited\n", pids_.size() == 1 ? "pid" : "pids",
+                              fmt::join(pids_, ", "));
     if (rc == kExitOk && ended_itself)
         return HeldCommand::exitCode(*status);
     return rc;

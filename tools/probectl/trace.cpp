@@ -173,21 +173,26 @@ std::optional<Error> missingProcess(const std::vector<std::uint32_t>& pids) {
     return std::nullopt;
 }
 
-std::string endsWhen(const std::string& duration_text, bool has_command) {
+std::string endsWhen(const std::string& duration_text, bool has_command, std::size_t watched_pids) {
     // As written, with the unit plain seconds leave out.
     const bool plain =
         !duration_text.empty() && std::isdigit(static_cast<unsigned char>(duration_text.back()));
     const std::string after = duration_text.empty()
                                   ? std::string()
                                   : fmt::format("after {}{}", duration_text, plain ? "s" : "");
-    if (has_command)
-        return after.empty() ? "Ends when the command exits or on Ctrl-C."
-                             : fmt::format("Ends when the command exits, {} or on Ctrl-C.", after);
+    const char* ender = has_command         ? "the command exits"
+                        : watched_pids == 1 ? "the process exits"
+                        : watched_pids > 1  ? "the processes exit"
+                                            : nullptr;
+    if (ender)
+        return after.empty() ? fmt::format("Ends when {} or on Ctrl-C.", ender)
+                             : fmt::format("Ends when {}, {} or on Ctrl-C.", ender, after);
     return after.empty() ? "Hit Ctrl-C to end." : fmt::format("Ends {} or on Ctrl-C.", after);
 }
 
 std::string traceEnd(const TraceOptions& o) {
-    return endsWhen(o.duration > 0 ? o.duration_text : std::string(), !o.command.empty());
+    return endsWhen(o.duration > 0 ? o.duration_text : std::string(), !o.command.empty(),
+                    o.follow ? 0 : o.pids.size());
 }
 
 std::string traceTarget(const std::string& command, pid_t child_pid,

@@ -69,6 +69,8 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     // Time 0 and --duration count from when every probe is armed (symbol loading before it
     // can take a while), just before the command is released.
     RunLoop loop(tracer, o.command, o.duration, [&] { return caught_signal() != 0; });
+    if (!o.follow)
+        loop.watchPids(o.pids);
     const std::uint64_t t0 = loop.t0();
     const bool has_command = !o.command.empty();
     const std::string via =

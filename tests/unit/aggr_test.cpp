@@ -420,6 +420,34 @@ TEST(AggrFormat, LinearBoundsShareOneUnit) {
     EXPECT_NE(kout.find("[0, 1K)"), std::string::npos) << kout;
 }
 
+// A linear bucket ending at -1 read [-1, 2^64) (its last value, -1, taken for log2's top), and
+// log2's [2^62, 2^63) read [4E, -8E) (its end past INT64_MAX).
+TEST(AggrFormat, BucketsEndingAtMinusOneAndAt2To63) {
+    AggrTable t = linearTable(-5, 5, 1);
+    t.is_signed = true;
+    t.keys = 1;
+    t.capacity = 1024;
+    AggrEntry e;
+    e.count = 12;
+    e.buckets.assign(12, 1);
+    t.entries.push_back(e);
+    std::string out = formatAggrHist(t);
+    EXPECT_NE(out.find("[-2, -1) "), std::string::npos) << out;
+    EXPECT_NE(out.find("[-1, 0) "), std::string::npos) << out;
+    EXPECT_NE(out.find("[0, 1) "), std::string::npos) << out;
+    EXPECT_EQ(out.find("2^64"), std::string::npos) << out;
+    AggrTable l = log2Table(true);
+    l.keys = 1;
+    l.capacity = 1024;
+    e.buckets.assign(kAggrLog2Buckets, 0);
+    e.buckets[64] = 1;  // [2^62, 2^63): INT64_MAX
+    e.count = 1;
+    l.entries = {e};
+    out = formatAggrHist(l);
+    EXPECT_NE(out.find("[4E, 8E) "), std::string::npos) << out;
+    EXPECT_EQ(out.find("-8E"), std::string::npos) << out;
+}
+
 TEST(AggrFormat, HistogramLinesAndUnits) {
     AggrTable t = log2Table(false);
     t.keys = 1;

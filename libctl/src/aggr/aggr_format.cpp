@@ -65,7 +65,12 @@ std::string bucketLabel(const AggrTable& t, std::size_t b) {
         return fmt::format("[{}, ...)", boundText(t, r.lo));
     if (t.hist == AggrHist::Log2 && static_cast<std::uint64_t>(r.lo) == r.hi)
         return fmt::format("[{}]", boundText(t, r.lo));
-    const bool top = r.hi == ~0ULL;
+    // Only log2's last bucket ends at 2^64; a linear bucket ending at -1 ends before 0.
+    const bool top = t.hist == AggrHist::Log2 && r.hi == ~0ULL;
+    // [2^62, 2^63): its end is past INT64_MAX
+    if (t.hist == AggrHist::Log2 && !top && r.hi >= static_cast<std::uint64_t>(INT64_MAX))
+        return fmt::format("[{}, {})", boundText(t, r.lo),
+                           t.value == AggrValue::Latency ? humanTime(0x1p63) : "8E");
     const auto end = top ? 0 : static_cast<std::int64_t>(r.hi + 1);
     // A linear step's bounds in one unit: [1024, 1536), not [1K, 1536).
     const int unit =

@@ -186,6 +186,15 @@ TEST(PtraceSession, UsdtArgumentsAreTheSitesOwn) {
     EXPECT_EQ(t.stats.probes[1].rejected, 4u);
 }
 
+// The held command reads its release pipe before it execs: probectl's read, not the
+// command's (strace -c and the kernel backend do not count it).
+TEST(PtraceSession, NothingBeforeTheCommandsExecIsTraced) {
+    auto t = traceCommand({kWorkload, "calls", "1"}, {"syscall:read"});
+    ASSERT_TRUE(WIFEXITED(t.status) && WEXITSTATUS(t.status) == 0) << t.status;
+    for (const auto& e : t.events)
+        EXPECT_EQ(e.comm, "pt_workload") << "fd " << e.args[0] << ", " << e.args[2] << " bytes";
+}
+
 TEST(PtraceSession, RecursionPairsEveryReturn) {
     auto t = traceCommand({kWorkload, "fact", "12"}, {spec("uprobe", kWorkload, "pt_fact"),
                                                       spec("uretprobe", kWorkload, "pt_fact")});

@@ -236,6 +236,7 @@ Result<void> Engine::spawnCommand() {
     Space* s = newSpace(command_.pid());
     Thread& t = addThread(command_.pid(), command_.pid(), s, true);
     t.state = Thread::State::Running;
+    t.before_exec = true;
     return {};
 }
 
@@ -454,6 +455,7 @@ void Engine::onExec(Thread& reported) {
         }
     }
     Thread& t = threads_.at(tid);
+    t.before_exec = false;
     forgetThreadsOf(tgid, tid);
     missReturns(t, 0);
     Space* old = t.space;

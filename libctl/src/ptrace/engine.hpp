@@ -100,9 +100,12 @@ struct Thread {
     pid_t tgid = 0;
     Space* space = nullptr;
     State state = State::Stopped;
-    std::optional<int> pending;        // wait status collected but not handled
-    int inject = 0;                    // signal to deliver at the next resume
-    bool report = true;                // false: a child kept traced only until it drops our int3s
+    std::optional<int> pending;  // wait status collected but not handled
+    int inject = 0;              // signal to deliver at the next resume
+    bool report = true;          // false: a child kept traced only until it drops our int3s
+    // The held command until its exec: still probectl's code (the read of its release pipe),
+    // nothing of the command's own to report.
+    bool before_exec = false;
     bool syscall_exit_wanted = false;  // seccomp mode: resume with PTRACE_SYSCALL once
     bool in_group_stop = false;        // job-control stopped: resume with PTRACE_LISTEN
     // A probed syscall in progress (entry seen, exit not yet).

@@ -238,7 +238,7 @@ void Engine::onTrap(Thread& t) {
 void Engine::onBreakpoint(Thread& t, user_regs_struct& regs, std::uint64_t addr) {
     Space& s = *t.space;
     bool rescan = false;
-    if (t.report) {
+    if (t.report && !t.before_exec) {
         if (s.bps.at(addr).returns > 0) {
             // Frames below this one that never came back here (longjmp, exceptions) are
             // unreturned, then every entry whose frame this is returns.
@@ -374,7 +374,8 @@ void Engine::stepOver(Thread& t, user_regs_struct& regs, std::uint64_t addr) {
 
 void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
     __ptrace_syscall_info info{};
-    if (::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) <= 0 || !t.report) {
+    if (::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) <= 0 || !t.report ||
+        t.before_exec) {
         resume(t);
         return;
     }

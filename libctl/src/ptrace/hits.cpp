@@ -372,10 +372,23 @@ void Engine::stepOver(Thread& t, user_regs_struct& regs, std::uint64_t addr) {
     resume(t);
 }
 
+namespace {
+
+// Before its exec the held command runs probectl's code (the read of its release pipe); the
+// exec itself is the command's, as strace shows it.
+bool isExec(const __ptrace_syscall_info& info) {
+    if (info.op != PTRACE_SYSCALL_INFO_ENTRY && info.op != PTRACE_SYSCALL_INFO_SECCOMP)
+        return false;
+    const std::uint64_t nr = info.op == PTRACE_SYSCALL_INFO_ENTRY ? info.entry.nr : info.seccomp.nr;
+    return nr == SYS_execve || nr == SYS_execveat;
+}
+
+}  // namespace
+
 void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
     __ptrace_syscall_info info{};
     if (::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) <= 0 || !t.report ||
-        t.before_exec) {
+        (t.before_exec && !isExec(info))) {
         resume(t);
         return;
     }

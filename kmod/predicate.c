@@ -108,7 +108,8 @@ static const char *probectl_pred_check_test(const struct probectl_filter_insn *i
 	if (in->field == PROBECTL_FILTER_FIELD_RETVAL) {
 		if (!is_return)
 			return "retval in a probe that does not return";
-		width = 8;
+		/* $retval:s32: an int function leaves the upper half of ax undefined */
+		width = in->width == 1 || in->width == 2 || in->width == 4 ? in->width : 8;
 	}
 	if (in->flags & ~(PROBECTL_FILTER_F_SIGNED | PROBECTL_FILTER_F_STRING))
 		return "unknown flags";

@@ -583,7 +583,11 @@ enum probectl_filter_field {
 	PROBECTL_FILTER_FIELD_UID,	/* uid in the initial user namespace, width 4 */
 	PROBECTL_FILTER_FIELD_CPU,	/* width 4 */
 	PROBECTL_FILTER_FIELD_COMM,	/* current->comm, a string */
-	PROBECTL_FILTER_FIELD_RETVAL,	/* return value, width 8; return probes only */
+	/*
+	 * return value, width 8, or its low 1, 2 or 4 bytes (an int
+	 * function's); return probes only
+	 */
+	PROBECTL_FILTER_FIELD_RETVAL,
 	__PROBECTL_FILTER_FIELD_MAX,
 };
 

@@ -180,6 +180,21 @@ TEST(Filter, RetvalInReturnProbesWithoutFetchingIt) {
     }
 }
 
+// An int function's -3 is 4294967293 in the 64-bit return register: `$retval < -2` keeps
+// none of pc_neg's returns, `$retval:s32 < -2` compares its low 32 bits as signed.
+TEST(Filter, RetvalTakesTheFunctionsIntType) {
+    const std::string spec = "uretprobe:" + target() + ":pc_neg if $retval";
+    auto typed = trace(spec + ":s32 < -2", {target(), "neg", "4"});
+    ASSERT_EQ(typed.events.size(), 2u);
+    EXPECT_EQ(static_cast<std::int32_t>(typed.events[0].retval), -3);
+    EXPECT_EQ(static_cast<std::int32_t>(typed.events[1].retval), -4);
+    EXPECT_EQ(typed.stats.rejected, 2u);
+    expectBalanced(typed.stats);
+    auto wide = trace(spec + " < -2", {target(), "neg", "4"});
+    EXPECT_EQ(wide.events.size(), 0u);
+    EXPECT_EQ(wide.stats.rejected, 4u);
+}
+
 // $comm and $tid in a predicate need no fetch arguments.
 TEST(Filter, SpecialsWithoutFetchArguments) {
     auto keep = trace(R"(syscall:getppid if $comm == "getppid_loop" && $tid != 0)",

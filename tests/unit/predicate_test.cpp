@@ -121,6 +121,7 @@ TEST(FilterExpr, ErrorsPointAtTheFault) {
         {"$comm == cat", 10, "'cat' is no field: string literals need double quotes, \"cat\""},
         {"cat != $comm", 1, "string literals need double quotes"},
         {"$retval < 0", 1, "$retval is only available in return probes"},
+        {"$pid:s32 == 1", 1, "only $retval takes a type, not $pid"},
         {"3", 1, "a literal alone is not a test"},
         {"fd 3", 4, "expected an operator"},
         {"fd ==", 6, "expected a value after '==', got the end of the predicate"},
@@ -312,6 +313,29 @@ TEST(FilterExpr, ArbitraryInputGivesColumnsInRange) {
             EXPECT_LE(r.error().column, s.size() + 1) << s;
         }
     }
+}
+
+// $retval:s32: the low 32 bits, signed (an int function's return); a type the width cannot
+// hold, or a string type, is refused naming the types.
+TEST(FilterEval, RetvalTakesAnIntegerType) {
+    auto r = parsePredicate("$retval:s32 < -2", args(), 0, PredicateOptions{true});
+    ASSERT_TRUE(r.ok()) << r.error().render();
+    EXPECT_EQ((*r)->width, 4u);
+    auto p = compilePredicate(**r);
+    ASSERT_TRUE(p.ok());
+    PredicateValues v = values(3, "/x");
+    v.retval = 0xfffffffdu;  // an int's -3, upper half zero
+    EXPECT_TRUE(evalPredicate(*p, v));
+    v.retval = 0xfffffffeu;
+    EXPECT_FALSE(evalPredicate(*p, v));
+    auto bad = parsePredicate("$retval:string == 1", args(), 0, PredicateOptions{true});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().render().find("the type is one of u8 u16 u32 u64 s8"), std::string::npos)
+        << bad.error().render();
+    auto range = parsePredicate("$retval:u8 > 300", args(), 0, PredicateOptions{true});
+    ASSERT_FALSE(range.ok());
+    EXPECT_NE(range.error().render().find("out of range for u8"), std::string::npos)
+        << range.error().render();
 }
 
 // $retval in a return probe: signed 64-bit, evaluated on the return value.

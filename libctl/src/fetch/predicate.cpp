@@ -126,6 +126,13 @@ class Parser : Scanner {
             const std::size_t start = pos_++;
             while (pos_ < s_.size() && isIdentChar(s_[pos_]))
                 ++pos_;
+            // $retval:s32: a variable's type, as in fetch arguments
+            if (t.kind == Token::Kind::Special && pos_ + 1 < s_.size() && s_[pos_] == ':' &&
+                isIdentStart(s_[pos_ + 1])) {
+                pos_ += 2;
+                while (pos_ < s_.size() && isIdentChar(s_[pos_]))
+                    ++pos_;
+            }
             t.text = s_.substr(start, pos_ - start);
         } else {
             return fail(pos_, fmt::format("unexpected '{}' in the predicate", c));
@@ -400,9 +407,13 @@ class Parser : Scanner {
                     {"$comm", PredicateFieldKind::Comm},
                     {"$retval", PredicateFieldKind::Retval},
                 }};
+            const std::string_view whole = field.text;
+            const std::string_view name_only = whole.substr(0, whole.find(':'));
+            const std::string_view type_name =
+                name_only.size() < whole.size() ? whole.substr(name_only.size() + 1) : "";
             bool found = false;
             for (const auto& [name, kind] : kSpecials)
-                if (name == field.text) {
+                if (name == name_only) {
                     node.field = kind;
                     found = true;
                 }
@@ -410,7 +421,7 @@ class Parser : Scanner {
                 return fail(field.pos, fmt::format("unknown variable '{}' (filters know $pid "
                                                    "$tid $uid $cpu $comm, $retval in return "
                                                    "probes, and fetched names)",
-                                                   field.text));
+                                                   name_only));
             if (node.field == PredicateFieldKind::Retval && !opts_.is_return)
                 return fail(field.pos,
                             "$retval is only available in return probes (kretprobe:, "
@@ -420,6 +431,24 @@ class Parser : Scanner {
             if (node.field == PredicateFieldKind::Retval) {
                 node.width = 8;
                 node.is_signed = true;
+            }
+            if (!type_name.empty()) {
+                // A function's C type is not known here: an int's -3 is 4294967293 in 64 bits.
+                std::optional<FetchType> type;
+                for (auto t : {FetchType::U8, FetchType::U16, FetchType::U32, FetchType::U64,
+                               FetchType::S8, FetchType::S16, FetchType::S32, FetchType::S64})
+                    if (toString(t) == type_name)
+                        type = t;
+                if (node.field != PredicateFieldKind::Retval)
+                    return fail(field.pos,
+                                fmt::format("only $retval takes a type, not {}", name_only));
+                if (!type)
+                    return fail(field.pos + name_only.size() + 1,
+                                fmt::format("$retval:{}: the type is one of u8 u16 u32 u64 s8 "
+                                            "s16 s32 s64",
+                                            type_name));
+                node.width = fetchTypeSize(*type);
+                node.is_signed = isSignedType(*type);
             }
         } else {
             std::size_t i = 0;
@@ -485,8 +514,9 @@ class Parser : Scanner {
         const unsigned bits = node.width * 8u;
         const std::string type = node.field == PredicateFieldKind::Arg
                                      ? std::string(toString(args_[node.arg_index].type))
-                                 : node.field == PredicateFieldKind::Retval ? "s64"
-                                                                            : "u32";
+                                 : node.field == PredicateFieldKind::Retval
+                                     ? fmt::format("{}{}", node.is_signed ? 's' : 'u', bits)
+                                     : "u32";
         if (lit.negative) {
             if (!node.is_signed || mask)
                 return fail(lit.pos, fmt::format("{} is negative but '{}' is {}{}", lit.text,

@@ -12,6 +12,8 @@
  *   uprobe_target usdt N      N USDT probes pc:tick(i, i*i) with a
  *                             semaphore; prints how often it was raised
  *   uprobe_target paths P...  pc_path(P) for each P, in order; prints the count
+ *   uprobe_target neg N       pc_neg(i) for i = 1..N: an int function returning -i
+ *                             (the upper half of ax is zero, not the sign)
  *   uprobe_target hold S FILE writes the address of pc:hold's semaphore to
  *                             FILE, then for S seconds fires pc:hold every 10 ms
  *
@@ -41,6 +43,11 @@ __attribute__((noipa)) long pc_add(long a, long b)
 __attribute__((noipa)) long pc_path(const char *p)
 {
 	return (long)strlen(p);
+}
+
+__attribute__((noipa)) int pc_neg(int i)
+{
+	return -i;
 }
 
 long pc_fact(long n);
@@ -97,6 +104,12 @@ int main(int argc, char **argv)
 			DTRACE_PROBE2(pc, tick, i, i * i);
 		}
 		printf("enabled=%ld semaphore=%u\n", enabled, pc_tick_semaphore);
+	} else if (!strcmp(mode, "neg")) {
+		long sum = 0;
+
+		for (long i = 1; i <= n; i++)
+			sum += pc_neg((int)i);
+		printf("neg=%ld\n", sum);
 	} else if (!strcmp(mode, "paths")) {
 		for (int i = 2; i < argc; i++)
 			pc_path(argv[i]);

@@ -185,3 +185,16 @@ TEST(Limits, TheCliNamesTheParameter) {
     EXPECT_THAT(ran.out, HasSubstr("/sys/module/probectl/parameters/max_probes"));
     EXPECT_TRUE(kprobesNowListed("vfs_read").empty()) << "left armed after the refusal";
 }
+
+// A glob over the limit attaches what fits, and its summary names the limit: the refusals
+// once read "N refused by the kernel", the parameter only under -v.
+TEST(Limits, AGlobOverALimitSaysWhichInItsSummary) {
+    Lowered lim("max_probes", 3);
+    auto ran = itest::sh("probectl count 'kprobe:vfs_*' --duration 0.5 2>&1");
+    EXPECT_EQ(ran.status, 0) << ran.out;
+    EXPECT_THAT(ran.out, ::testing::ContainsRegex(
+                             "kprobe:vfs_\\*: attached 3 of [0-9]+; [0-9]+ refused: [0-9]+ over "
+                             "the module's max_probes limit"))
+        << ran.out;
+}
+

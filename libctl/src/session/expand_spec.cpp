@@ -55,7 +55,9 @@ Result<ProbeSpec> respell(const ProbeSpec& glob, const std::string& name,
 }
 
 Error noMatch(const ProbeSpec& spec, std::string_view what) {
-    return makeError(ENOENT, fmt::format("{}: the glob matches no {}", spec.text, what));
+    Error e = makeError(ENOENT, fmt::format("{}: the glob matches no {}", spec.text, what));
+    e.usage = true;  // the command line's: no errno text after it
+    return e;
 }
 
 struct Candidate {
@@ -274,6 +276,22 @@ Result<Expansion> SpecExpander::expand(const ProbeSpec& spec_in) {
     return makeError(EINVAL, fmt::format("{}: no glob for this kind", spec.text));
 }
 
+namespace {
+
+// A module limit (its refusal names the parameter as "(limit: NAME)") is said in the
+// summary: "408 over the module's max_map_kb limit", where "refused by the kernel" hid it.
+std::string refusalReason(const Error& e, const std::string& otherwise) {
+    constexpr std::string_view tag = "(limit: ";
+    const auto at = e.message.find(tag);
+    const auto end = at == std::string::npos ? at : e.message.find(')', at);
+    if (end == std::string::npos)
+        return otherwise;
+    return fmt::format("over the module's {} limit",
+                       e.message.substr(at + tag.size(), end - at - tag.size()));
+}
+
+}  // namespace
+
 Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec) {
     auto x = expand(spec);
     if (!x)
@@ -306,7 +324,7 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
         if (!id) {
             if (!first)
                 first = id.error();
-            r.skipped.push_back({s.symbol, refused, id.error().message});
+            r.skipped.push_back({s.symbol, refusalReason(id.error(), refused), id.error().message});
             continue;
         }
         impl_->attached.insert(where);

@@ -184,6 +184,34 @@ TEST(AggrPrint, IntervalHeadersSayTheirSpan) {
     EXPECT_THAT(printed(with({"--format", "json"}), {t}, stats), Not(HasSubstr("period")));
 }
 
+// With --by, a glob's probes that never fired are left out of the tables (they once printed
+// "hits 0 ... 0 keys" each) and counted in one line; --zeros shows them. JSON has them all.
+TEST(AggrPrint, KeyedTablesLeaveOutProbesWithoutHits) {
+    AggrTable hit = table("syscall:read", 1, 5);
+    hit.key_names = {"comm"};
+    hit.entries[0].key.resize(1);
+    hit.entries[0].key[0].type = FetchType::String;
+    hit.entries[0].key[0].str = "cat";
+    AggrTable none = hit;
+    none.spec = "syscall:readv";
+    none.probe_id = 2;
+    none.entries.clear();
+    SessionStats st;
+    st.probes = {probe(1, 5), probe(2, 0)};
+    const std::string text =
+        printed(options(AggrMode::Count, {"syscall:read*", "--by", "comm"}), {hit, none}, st);
+    EXPECT_THAT(text, HasSubstr("syscall:read  hits 5"));
+    EXPECT_THAT(text, Not(HasSubstr("syscall:readv")));
+    EXPECT_THAT(text, HasSubstr("(1 probe with no hits not shown; --zeros shows them)"));
+    const std::string json =
+        printed(options(AggrMode::Count, {"syscall:read*", "--by", "comm", "--format", "json"}),
+                {hit, none}, st);
+    EXPECT_THAT(json, HasSubstr("syscall:readv"));
+    const std::string all = printed(
+        options(AggrMode::Count, {"syscall:read*", "--by", "comm", "--zeros"}), {hit, none}, st);
+    EXPECT_THAT(all, HasSubstr("syscall:readv  hits 0"));
+}
+
 // Keyed histograms name their keys before the first "@[...]"; a stack's count line is a row
 // of columns under a header when there are keys besides the stack.
 TEST(AggrPrint, KeyedHistogramsAndStackRowsNameTheirKeys) {

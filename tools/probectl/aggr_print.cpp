@@ -111,6 +111,25 @@ std::string foldedOrSvg(const AggrCliOptions& o, const AggrReadout& r, const Sta
     return out;
 }
 
+// A glob's hundreds of probes that never fired would bury the ones that did: without
+// --zeros, the text shows only those with hits (or keys). JSON has every probe.
+bool shown(const AggrCliOptions& o, const AggrReadout& r, std::size_t i) {
+    if (o.zeros || r.tables.size() < 2)
+        return true;
+    const bool hit = i < r.stats.probes.size() && r.stats.probes[i].hits != 0;
+    return hit || !r.tables[i].entries.empty() || r.tables[i].totalCount() != 0;
+}
+
+std::string hiddenText(const AggrCliOptions& o, const AggrReadout& r) {
+    std::size_t hidden = 0;
+    for (std::size_t i = 0; i < r.tables.size(); i++)
+        hidden += !shown(o, r, i);
+    if (!hidden)
+        return "";
+    return fmt::format("({} probe{} with no hits not shown; --zeros shows them)\n", hidden,
+                       hidden == 1 ? "" : "s");
+}
+
 std::string jsonLines(const AggrCliOptions& o, const AggrReadout& r, const StackLines* stacks) {
     std::string out;
     for (std::size_t i = 0; i < r.tables.size(); i++) {
@@ -152,7 +171,13 @@ std::string textTables(const AggrCliOptions& o, const AggrReadout& r, const Stac
     if (o.mode == AggrMode::Count && o.aggr.keys.empty()) {
         out += formatProbeCounts(r.tables, o.top, &r.stats, o.zeros);
     } else {
+        bool first = true;
         for (std::size_t i = 0; i < r.tables.size(); i++) {
+            if (!shown(o, r, i))
+                continue;
+            if (!first)
+                out += '\n';
+            first = false;
             const AggrTable& t = r.tables[i];
             const ProbeStats& ps = r.stats.probes[i];
             out += fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}{}{}{}\n", t.spec,
@@ -168,9 +193,8 @@ std::string textTables(const AggrCliOptions& o, const AggrReadout& r, const Stac
                 out += o.mode == AggrMode::Count ? formatAggrTable(t, o.top)
                                                  : formatAggrHist(t, o.top);
             }
-            if (i + 1 < r.tables.size())
-                out += '\n';
         }
+        out += hiddenText(o, r);
     }
     if (!r.when.empty())
         out += '\n';

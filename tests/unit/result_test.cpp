@@ -84,4 +84,16 @@ TEST(Error, DescribeNeverRepeatsOrContradicts) {
               "cannot write /x (Permission denied)");
     EXPECT_EQ(makeError(EINVAL, "add probe kprobe:f").describe(),
               "add probe kprobe:f (Invalid argument)");
+    // Messages that say what is missing or why: no errno text after them.
+    EXPECT_EQ(
+        makeError(ENOENT, "usdt:./app:p:t: no USDT probe p:t in ./app; it has: p:u").describe(),
+        "usdt:./app:p:t: no USDT probe p:t in ./app; it has: p:u");
+    EXPECT_EQ(makeError(ENOENT, "syscall:nosuch*: the glob matches no syscall").describe(),
+              "syscall:nosuch*: the glob matches no syscall");
+    EXPECT_EQ(
+        makeError(EINVAL, "tracepoint:a:b x=args.p->q: struct s has no member 'q'").describe(),
+        "tracepoint:a:b x=args.p->q: struct s has no member 'q'");
+    EXPECT_EQ(makeError(EINVAL, "uprobe:./a:0x10: with a pid, 0x10 is ambiguous: write off=0x10")
+                  .describe(),
+              "uprobe:./a:0x10: with a pid, 0x10 is ambiguous: write off=0x10");
 }

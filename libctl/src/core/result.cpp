@@ -22,8 +22,9 @@ bool containsNoCase(std::string_view text, std::string_view what) {
 // network", ERANGE "Numerical result out of range", EPROTO "Protocol error", EBADMSG "Bad
 // message"; an ENOENT about a name ("unknown kernel symbol 'x'", "family ... not found")
 // reads like a file error. Nothing to add: the message says it already ("x: No such file or
-// directory", "no such process"), ends in its own hint ("... (sudo insmod ...)", "...?"),
-// or carries the kernel's own explanation (extack).
+// directory", "no such process"), says what is missing or why ("x: no function 'f' in
+// ...", "struct s has no member 'm'", "0x10 is ambiguous"), ends in its own hint ("...
+// (sudo insmod ...)", "...?"), or carries the kernel's own explanation (extack).
 bool strerrorAddsNothing(int err, const std::string& message, const std::string& extack,
                          std::string_view text) {
     if (containsNoCase(message, text) || !extack.empty())
@@ -38,8 +39,16 @@ bool strerrorAddsNothing(int err, const std::string& message, const std::string&
         case EBADMSG:
             return true;
         case ENOENT:
+            // ...or says what is missing ("x: no function 'f' in ...", "matches no symbol")
             return containsNoCase(message, "unknown") || containsNoCase(message, "not found") ||
-                   containsNoCase(message, "no such");
+                   containsNoCase(message, "no such") || containsNoCase(message, ": no ") ||
+                   containsNoCase(message, " matches no ");
+        case EINVAL:
+            // A refusal that explains itself; "Invalid argument" stays after bare context
+            // ("add probe kprobe:f").
+            return containsNoCase(message, " has no ") ||
+                   containsNoCase(message, " is ambiguous") ||
+                   containsNoCase(message, " is an IFUNC") || containsNoCase(message, " is data (");
         default:
             return false;
     }

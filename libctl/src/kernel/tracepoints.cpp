@@ -444,18 +444,6 @@ Result<const TracepointInfo*> Tracepoints::find(const ProbeSpec& spec) const {
 
 namespace {
 
-// A field or parameter the spec names that the tracepoint does not have: the command line's
-// mistake (exit 2, no errno text after the message).
-Error specError(std::string message) {
-    Error e = makeError(EINVAL, std::move(message));
-    e.usage = true;
-    return e;
-}
-
-}  // namespace
-
-namespace {
-
 // The rewrite of one args.NAME->... node: a $argN/deref source and the value's BTF type.
 struct Rewritten {
     FetchSourcePtr source;
@@ -479,10 +467,10 @@ Result<std::vector<FetchArg>> Tracepoints::resolveArgs(const TracepointInfo& tp,
             fmt::format("{}: fetch argument '{}' (column {})", tp.spec(), a.name, src->column);
         if (src->kind == K::Arg) {
             if (tp.has_proto && src->index > tp.params.size())
-                return specError(fmt::format(
-                    "{}: $arg{} does not exist: {} takes {} "
-                    "argument{}",
-                    ctx, src->index, tp.name, tp.params.size(), tp.params.size() == 1 ? "" : "s"));
+                return makeError(EINVAL, fmt::format("{}: $arg{} does not exist: {} takes {} "
+                                                     "argument{}",
+                                                     ctx, src->index, tp.name, tp.params.size(),
+                                                     tp.params.size() == 1 ? "" : "s"));
             if (const TracepointParam* p = paramAt(src->index - 1); p && !p->readable)
                 return makeError(EINVAL, fmt::format("{}: $arg{} cannot be read: {}", ctx,
                                                      src->index, p->why_unreadable));
@@ -513,8 +501,8 @@ Result<std::vector<FetchArg>> Tracepoints::resolveArgs(const TracepointInfo& tp,
             for (std::size_t i = 0; i < tp.params.size(); i++)
                 names += (i ? ", " : "") + (tp.params[i].name.empty() ? fmt::format("${}", i + 1)
                                                                       : tp.params[i].name);
-            return specError(fmt::format("{}: {} has no parameter '{}' (it has: {})", ctx, tp.name,
-                                         src->path[0], names));
+            return makeError(EINVAL, fmt::format("{}: {} has no parameter '{}' (it has: {})", ctx,
+                                                 tp.name, src->path[0], names));
         }
         const TracepointParam& p = tp.params[idx];
         if (!p.readable)
@@ -532,14 +520,14 @@ Result<std::vector<FetchArg>> Tracepoints::resolveArgs(const TracepointInfo& tp,
             const struct btf_type* to =
                 ptr && btf_is_ptr(ptr) ? resolved(b, ptr->type, nullptr) : nullptr;
             if (!to || !btf_is_composite(to))
-                return specError(
-                    fmt::format("{}: {} is {}, not a pointer to a struct "
-                                "or union: no '->{}'",
-                                ctx, walked, typeName(b, cur.type), src->path[i]));
+                return makeError(EINVAL,
+                                 fmt::format("{}: {} is {}, not a pointer to a struct "
+                                             "or union: no '->{}'",
+                                             ctx, walked, typeName(b, cur.type), src->path[i]));
             auto m = findMember(b, to, src->path[i]);
             if (!m)
-                return specError(fmt::format("{}: {} has no member '{}'", ctx,
-                                             typeName(b, ptr->type), src->path[i]));
+                return makeError(EINVAL, fmt::format("{}: {} has no member '{}'", ctx,
+                                                     typeName(b, ptr->type), src->path[i]));
             if (m->bitfield)
                 return makeError(EINVAL, fmt::format("{}: {}->{} is a bitfield: not supported", ctx,
                                                      walked, src->path[i]));

@@ -55,9 +55,7 @@ Result<ProbeSpec> respell(const ProbeSpec& glob, const std::string& name,
 }
 
 Error noMatch(const ProbeSpec& spec, std::string_view what) {
-    Error e = makeError(ENOENT, fmt::format("{}: the glob matches no {}", spec.text, what));
-    e.usage = true;  // the command line's: no errno text after it
-    return e;
+    return makeError(ENOENT, fmt::format("{}: the glob matches no {}", spec.text, what));
 }
 
 struct Candidate {

@@ -75,14 +75,6 @@ class Resolver {
             err, fmt::format("{}: {}", spec_.text.empty() ? spec_.str() : spec_.text, message));
     }
 
-    // The spec names what the file does not have (or not as asked): the command line's
-    // mistake, with no errno text after a message that says what to write instead.
-    Error failSpec(int err, std::string_view message) const {
-        Error e = fail(err, message);
-        e.usage = true;
-        return e;
-    }
-
     UserTarget base() const {
         UserTarget t;
         t.kind = spec_.kind;
@@ -203,11 +195,10 @@ class Resolver {
         switch (spec_.user_addr) {
             case UserAddrKind::FileOffset: {
                 if (o_.pid > 0 && !spec_.user_addr_marked)
-                    return failSpec(EINVAL,
-                                    fmt::format("with a pid, {:#x} is ambiguous: write "
-                                                "off={:#x} for a file offset or va={:#x} for "
-                                                "an address in process {}",
-                                                n, n, n, o_.pid));
+                    return fail(EINVAL, fmt::format("with a pid, {:#x} is ambiguous: write "
+                                                    "off={:#x} for a file offset or va={:#x} for "
+                                                    "an address in process {}",
+                                                    n, n, n, o_.pid));
                 auto v = elf_->elfAddress(n);
                 if (!v)
                     return fail(EINVAL, v.error().message);
@@ -297,24 +288,23 @@ class Resolver {
             if (s.name != spec_.symbol && s.demangled != spec_.symbol)
                 continue;
             if (!s.isFunction())
-                return failSpec(EINVAL,
-                                fmt::format("'{}' in {} is data (an object), not a function",
-                                            spec_.symbol, file_.path));
+                return fail(EINVAL, fmt::format("'{}' in {} is data (an object), not a function",
+                                                spec_.symbol, file_.path));
             if (s.hidden_version)
-                return failSpec(ENOENT, fmt::format("'{}' in {} exists only as the old version {}: "
-                                                    "name it with the version ({}@{})",
-                                                    spec_.symbol, file_.path, s.displayName(),
-                                                    spec_.symbol, s.version));
+                return fail(ENOENT, fmt::format("'{}' in {} exists only as the old version {}: "
+                                                "name it with the version ({}@{})",
+                                                spec_.symbol, file_.path, s.displayName(),
+                                                spec_.symbol, s.version));
         }
         if (auto c = clones(); !c.empty())
-            return failSpec(ENOENT, fmt::format("no function '{}' in {} (symbols from {}), only "
-                                                "compiler clones of it (copies specialised by "
-                                                "constant propagation, IPA-SRA or outlining, each "
-                                                "called instead of the original from some call "
-                                                "sites; a clone's arguments may differ from the "
-                                                "source's); probe each to see every call:\n{}",
-                                                spec_.symbol, file_.path, elf_->symbolSource(),
-                                                fmt::join(c, "\n")));
+            return fail(ENOENT, fmt::format("no function '{}' in {} (symbols from {}), only "
+                                            "compiler clones of it (copies specialised by "
+                                            "constant propagation, IPA-SRA or outlining, each "
+                                            "called instead of the original from some call "
+                                            "sites; a clone's arguments may differ from the "
+                                            "source's); probe each to see every call:\n{}",
+                                            spec_.symbol, file_.path, elf_->symbolSource(),
+                                            fmt::join(c, "\n")));
         std::vector<std::pair<std::size_t, std::string>> close;
         for (const auto& s : elf_->symbols()) {
             if (!s.isFunction())
@@ -332,7 +322,7 @@ class Resolver {
             names.push_back(close[i].second);
         // A stripped file keeps only its exported names: an address is the way in.
         const bool stripped = elf_->symbolSource().starts_with(".dynsym");
-        return failSpec(
+        return fail(
             ENOENT,
             fmt::format("no function '{}' in {} (symbols from {}){}{}", spec_.symbol, file_.path,
                         elf_->symbolSource(),
@@ -374,8 +364,8 @@ class Resolver {
             "probe there would not see calls to {}. ",
             s.displayName(), file_.path, s.value, s.name);
         if (impls.empty())
-            return failSpec(
-                EINVAL, msg + fmt::format("No implementations named __{}_* or {}_* are in {}: "
+            return fail(EINVAL,
+                        msg + fmt::format("No implementations named __{}_* or {}_* are in {}: "
                                           "install the file's debug symbols (e.g. libc6-dbg) to "
                                           "see them, or probe the address the process "
                                           "resolved with va=ADDR and -p PID",
@@ -384,9 +374,9 @@ class Resolver {
         for (const ElfSymbol* i : impls)
             lines.push_back(fmt::format("  {}  (ELF address {:#x}, size {})",
                                         specAt(i->displayName()), i->value, i->size));
-        return failSpec(EINVAL, msg + fmt::format("Probe an implementation instead (which one runs "
-                                                  "depends on the CPU):\n{}",
-                                                  fmt::join(lines, "\n")));
+        return fail(EINVAL, msg + fmt::format("Probe an implementation instead (which one runs "
+                                              "depends on the CPU):\n{}",
+                                              fmt::join(lines, "\n")));
     }
 
     Result<UserTarget> symbol() const {
@@ -551,11 +541,10 @@ class Resolver {
                 if (std::string n = p.provider + ":" + p.name;
                     std::find(all.begin(), all.end(), n) == all.end())
                     all.push_back(n);
-            return failSpec(
-                ENOENT,
-                fmt::format("no USDT probe {} in {}{}", want, file_.path,
-                            all.empty() ? std::string(" (it has no .note.stapsdt)")
-                                        : fmt::format("; it has: {}", fmt::join(all, ", "))));
+            return fail(ENOENT, fmt::format("no USDT probe {} in {}{}", want, file_.path,
+                                            all.empty() ? std::string(" (it has no .note.stapsdt)")
+                                                        : fmt::format("; it has: {}",
+                                                                      fmt::join(all, ", "))));
         }
         if (providers.size() > 1)
             return fail(ENOTUNIQ,

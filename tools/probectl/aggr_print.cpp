@@ -117,17 +117,21 @@ bool shown(const AggrCliOptions& o, const AggrReadout& r, std::size_t i) {
     if (o.zeros || r.tables.size() < 2)
         return true;
     const bool hit = i < r.stats.probes.size() && r.stats.probes[i].hits != 0;
-    return hit || !r.tables[i].entries.empty() || r.tables[i].totalCount() != 0;
+    return hit || !r.tables[i].entries.empty();
+}
+
+std::string hiddenLine(std::size_t hidden) {
+    if (!hidden)
+        return "";
+    return fmt::format("({} probe{} with no hits not shown; --zeros shows them)\n", hidden,
+                       hidden == 1 ? "" : "s");
 }
 
 std::string hiddenText(const AggrCliOptions& o, const AggrReadout& r) {
     std::size_t hidden = 0;
     for (std::size_t i = 0; i < r.tables.size(); i++)
         hidden += !shown(o, r, i);
-    if (!hidden)
-        return "";
-    return fmt::format("({} probe{} with no hits not shown; --zeros shows them)\n", hidden,
-                       hidden == 1 ? "" : "s");
+    return hiddenLine(hidden);
 }
 
 std::string jsonLines(const AggrCliOptions& o, const AggrReadout& r, const StackLines* stacks) {
@@ -248,9 +252,7 @@ std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t 
     std::string out = fmt::format("{:<{}}  {:>10}\n", "PROBE", w, "COUNT");
     for (const auto& [n, t] : rows)
         out += fmt::format("{:<{}}  {:>10}\n", t->spec, w, n);
-    if (hidden)
-        out += fmt::format("({} probe{} with no hits not shown; --zeros shows them)\n", hidden,
-                           hidden == 1 ? "" : "s");
+    out += hiddenLine(hidden);
     for (std::size_t i = 0; i < tables.size(); i++) {
         const AggrTable& t = tables[i];
         if (t.overflow || t.nested)

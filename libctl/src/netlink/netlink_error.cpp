@@ -80,6 +80,15 @@ bool parseDoneMessage(const nlmsghdr* h, Ack& out) {
     return true;
 }
 
+std::string_view moduleLimit(std::string_view text) {
+    constexpr std::string_view tag = "(limit: ";
+    const auto at = text.find(tag);
+    const auto end = at == std::string_view::npos ? at : text.find(')', at);
+    if (end == std::string_view::npos)
+        return {};
+    return text.substr(at + tag.size(), end - at - tag.size());
+}
+
 Error kernelError(int err, std::string_view context, const Ack& ack) {
     std::string msg(context);
     if (!ack.extack.empty())
@@ -95,14 +104,9 @@ Error kernelError(int err, std::string_view context, const Ack& ack) {
                 msg += "; needs CAP_SYS_ADMIN or CAP_PERFMON (run as root)";
             break;
         case ENOSPC: {
-            // The module names its parameter as "(limit: NAME)"; the advice does not fit the
-            // 80 bytes an extack message may hold, so it is added here.
-            constexpr std::string_view tag = "(limit: ";
-            const auto at = ack.extack.find(tag);
-            const auto end = at == std::string::npos ? at : ack.extack.find(')', at);
-            if (end != std::string::npos) {
-                const auto name =
-                    std::string_view(ack.extack).substr(at + tag.size(), end - at - tag.size());
+            // The advice does not fit the 80 bytes an extack message may hold, so it is added
+            // here.
+            if (const auto name = moduleLimit(ack.extack); !name.empty()) {
                 msg += fmt::format(
                     "; {} is a limit of the probectl module: root can raise it with "
                     "'echo N > /sys/module/probectl/parameters/{}' or the module option {}=N",

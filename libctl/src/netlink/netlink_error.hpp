@@ -31,4 +31,8 @@ bool parseDoneMessage(const nlmsghdr* h, Ack& out);
 // errnos (EPERM: capabilities, EOPNOTSUPP: module version, ...).
 Error kernelError(int err, std::string_view context, const Ack& ack);
 
+// The module parameter a refusal names as "(limit: NAME)" (kmod/limits.c), or "" when the
+// text names none.
+std::string_view moduleLimit(std::string_view text);
+
 }  // namespace probectl::detail

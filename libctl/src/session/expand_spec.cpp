@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "netlink/netlink_error.hpp"
 #include "probectl/elf_resolver.hpp"
 #include "probectl/glob.hpp"
 #include "probectl/user_target.hpp"
@@ -279,13 +280,8 @@ namespace {
 // A module limit (its refusal names the parameter as "(limit: NAME)") is said in the
 // summary: "408 over the module's max_map_kb limit", where "refused by the kernel" hid it.
 std::string refusalReason(const Error& e, const std::string& otherwise) {
-    constexpr std::string_view tag = "(limit: ";
-    const auto at = e.message.find(tag);
-    const auto end = at == std::string::npos ? at : e.message.find(')', at);
-    if (end == std::string::npos)
-        return otherwise;
-    return fmt::format("over the module's {} limit",
-                       e.message.substr(at + tag.size(), end - at - tag.size()));
+    const auto name = detail::moduleLimit(e.message);
+    return name.empty() ? otherwise : fmt::format("over the module's {} limit", name);
 }
 
 }  // namespace

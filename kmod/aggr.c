@@ -514,7 +514,10 @@ static u64 probectl_aggr_value_ext(const struct probectl_aggr *a, u64 x, unsigne
 	return x;
 }
 
-/* Builds the key from the fetched values; false when the value faulted. */
+/*
+ * Builds the key from the fetched values, marking faulted and cut key parts;
+ * false when the value faulted.
+ */
 static bool probectl_aggr_key(const struct probectl_aggr *a,
 			      struct probectl_fetch_value *const *args, u8 *key, u64 *value)
 {
@@ -530,9 +533,13 @@ static bool probectl_aggr_key(const struct probectl_aggr *a,
 			*faults |= BIT_ULL(i);
 			continue;
 		}
-		if (a->key_str[i])
+		if (a->key_str[i]) {
 			memcpy(dst, v + 1, min_t(u32, v->len, PROBECTL_AGGR_STR_LEN - 1));
-		else
+			/* len counts the NUL */
+			if (v->len > PROBECTL_AGGR_STR_LEN ||
+			    v->flags & PROBECTL_FETCH_V_TRUNCATED)
+				*faults |= BIT_ULL(32 + i);
+		} else
 			memcpy(dst, v + 1, min_t(u32, v->len, sizeof(u64)));
 	}
 	if (a->spec.value == PROBECTL_AGGR_V_ARG) {

@@ -627,12 +627,13 @@ enum probectl_aggr_hist {
  * Aggregation (probe-aggr). A probe's map is allocated at probe-add for
  * max_entries distinct keys. A key is the fetch arguments keys[0..nkeys) in
  * this layout: a __u64 mask (bit i: argument keys[i] faulted, its bytes are
- * zero), then per argument an integer as 8 bytes (its value zero-extended) or a
- * string as PROBECTL_AGGR_STR_LEN bytes (NUL-padded, cut to fit). Each key
- * holds a struct probectl_aggr_value and its histogram buckets: log2
- * (bpftrace's): [0] negative, [1] zero, [k + 1] 2^(k-1)..2^k - 1 for k = 1..64;
- * linear: [0] below lin_min, [1 + i] lin_min + i * lin_step up to the next
- * step, the last at or above lin_max.
+ * zero; bit 32 + i: its string was longer than the key keeps, or cut at its
+ * fetch bound), then per argument an integer as 8 bytes (its value
+ * zero-extended) or a string as PROBECTL_AGGR_STR_LEN bytes (NUL-padded, cut to
+ * fit). Each key holds a struct probectl_aggr_value and its histogram buckets:
+ * log2 (bpftrace's): [0] negative, [1] zero, [k + 1] 2^(k-1)..2^k - 1 for k =
+ * 1..64; linear: [0] below lin_min, [1 + i] lin_min + i * lin_step up to the
+ * next step, the last at or above lin_max.
  */
 struct probectl_aggr_spec {
 	__u32 max_entries;	/* distinct keys, 0: PROBECTL_AGGR_DEFAULT_ENTRIES */

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -202,6 +203,48 @@ TEST(Aggr, FaultedKeysAndValuesAreKeptApart) {
     expectBalanced(r);
     EXPECT_EQ(r.table.faulted, 8u);
     EXPECT_TRUE(r.table.entries.empty());
+}
+
+// A string key longer than the map's 31 bytes was shown as if whole: two strings that
+// share their first 31 bytes made one row that named neither. The kernel marks the cut key
+// apart from a string of exactly 31 bytes.
+TEST(Aggr, ACutStringKeyIsMarkedAndKeptApartFromAWholeOne) {
+    AggrSpec by_s;
+    by_s.keys = {"s"};
+    auto r = aggregate("uprobe:" + target() + ":ag_str s=+0($arg1):ustring", by_s,
+                       {target(), "strings"});
+    expectBalanced(r);
+    EXPECT_EQ(r.stats.hits, 8u);
+    const std::string a31(31, 'a');
+    std::map<std::pair<std::string, bool>, std::uint64_t> rows;
+    for (const auto& e : r.table.entries)
+        rows[{e.key.at(0).str, e.key.at(0).truncated}] += e.count;
+    EXPECT_EQ(rows, (std::map<std::pair<std::string, bool>, std::uint64_t>{
+                        {{a31, false}, 1},
+                        {{a31, true}, 5},
+                        {{"tab\there", false}, 1},
+                        {{"\377\376 bad", false}, 1}}));
+}
+
+// An unsigned value's last log2 bucket, [2^63, 2^64), read [-8E, 2^64) and its JSON bounds
+// were negative.
+TEST(Aggr, AnUnsignedValuesTopBucketHasItsOwnBounds) {
+    AggrSpec h;
+    h.value = AggrValue::Arg;
+    h.value_arg = "v";
+    h.hist = AggrHist::Log2;
+    auto r = aggregate("uprobe:" + target() + ":ag_val v=$arg2:u64", h, {target(), "big"});
+    expectBalanced(r);
+    ASSERT_EQ(r.table.entries.size(), 1u);
+    const AggrEntry& e = r.table.entries[0];
+    EXPECT_EQ(e.buckets.at(1), 1u);   // 0
+    EXPECT_EQ(e.buckets.at(65), 3u);  // 2^64 - 1 twice, 2^63
+    EXPECT_EQ(e.max, ~std::uint64_t{0});
+    const std::string text = probectl::formatAggrHist(r.table);
+    EXPECT_NE(text.find("[8E, 16E) "), std::string::npos) << text;
+    const auto top = probectl::aggrJson(r.table, 0)["entries"][0]["hist"][1];
+    EXPECT_EQ(top["min"], std::uint64_t{1} << 63) << top;
+    EXPECT_EQ(top["max"], ~std::uint64_t{0}) << top;
 }
 
 TEST(Aggr, LinearBucketsWithUnderAndOver) {
@@ -559,6 +602,51 @@ TEST(AggrCli, HistPrintsBpftraceBuckets) {
     EXPECT_EQ(h[3]["min"], 4);
     EXPECT_EQ(h[3]["max"], 7);
     EXPECT_EQ(h[3]["count"], 4);
+}
+
+// Keys the CLI prints: a cut string says so (text "...", JSON key_cut), bytes that are not
+// printable are quoted in the text, and bytes that are not UTF-8 no longer abort the JSON
+// ("invalid UTF-8 byte"); a recording aggregated in user space gives the same rows.
+TEST(AggrCli, StringKeysCutOrNotPrintableInTextAndJson) {
+    const std::string spec = "'uprobe:" + target() + ":ag_str s=+0($arg1):ustring'";
+    const std::string a31(31, 'a');
+    const std::string rec = "/tmp/aggr-strings.prb";
+    run("probectl record " + spec + " -o " + rec + " -- " + target() + " strings");
+    for (const std::string& from : {std::string(), " --from " + rec}) {
+        SCOPED_TRACE(from);
+        const std::string cmd = "probectl count" + (from.empty() ? " " + spec : from) + " --by s";
+        const std::string tail = from.empty() ? " -- " + target() + " strings" : "";
+        const std::string text = run(cmd + tail);
+        EXPECT_TRUE(std::regex_search(text, std::regex("\n" + a31 + "\\.\\.\\. +5\n"))) << text;
+        EXPECT_TRUE(std::regex_search(text, std::regex("\n" + a31 + " +1\n"))) << text;
+        EXPECT_NE(text.find("\"tab\\there\""), std::string::npos) << text;
+        EXPECT_NE(text.find("\"\\377\\376 bad\""), std::string::npos) << text;
+        const std::string js = run(cmd + " --format json" + tail);
+        auto j = nlohmann::json::parse(js, nullptr, false);
+        ASSERT_FALSE(j.is_discarded()) << js;
+        std::uint64_t cut = 0;
+        for (const auto& e : j["entries"])
+            if (e.contains("key_cut")) {
+                EXPECT_EQ(e["key"]["s"], a31);
+                EXPECT_EQ(e["key_cut"], nlohmann::json::array({"s"}));
+                cut += e["count"].get<std::uint64_t>();
+            }
+        EXPECT_EQ(cut, 5u) << js;
+        EXPECT_NE(js.find("\xef\xbf\xbd\xef\xbf\xbd bad"), std::string::npos) << js;  // U+FFFD
+    }
+}
+
+// --by retval on an int function printed -1 as 4294967295 alone; --by errno on a syscall
+// printed -2. Each now also reads as the trace line reads it.
+TEST(AggrCli, RetvalAndErrnoKeysReadAsTheTraceLineDoes) {
+    const std::string neg = itest::workload("uprobe_target");
+    const std::string rv =
+        run("probectl count uretprobe:" + neg + ":pc_neg --by retval -- " + neg + " neg 2");
+    EXPECT_TRUE(std::regex_search(rv, std::regex("\n4294967295 \\(int -1\\) +1\n"))) << rv;
+    EXPECT_TRUE(std::regex_search(rv, std::regex("\n4294967294 \\(int -2\\) +1\n"))) << rv;
+    const std::string en =
+        run("probectl count syscall:chdir --by errno -- " + target() + " syscalls 3");
+    EXPECT_TRUE(std::regex_search(en, std::regex("\n-2 \\(ENOENT\\) +3\n"))) << en;
 }
 
 // count/hist --from a recording of the same workload gives the kernel map's numbers.

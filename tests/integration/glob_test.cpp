@@ -197,7 +197,7 @@ TEST(Glob, UserGlobAttachesEveryMatchingFunction) {
     SpecExpander x;
     auto r = x.attach(*s, *probectl::parseProbeSpec("uprobe:" + t + ":ag_*"));
     ASSERT_TRUE(r.ok()) << why(r);
-    EXPECT_EQ(r->summary(), "uprobe:" + t + ":ag_*: attached 2 of 2");
+    EXPECT_EQ(r->summary(), "uprobe:" + t + ":ag_*: attached 3 of 3");
     w.release();
     ASSERT_EQ(w.wait(), 0);
     auto st = s->stop({});
@@ -207,6 +207,7 @@ TEST(Glob, UserGlobAttachesEveryMatchingFunction) {
         hits[p.spec] = p.hits;
     EXPECT_EQ(hits["uprobe:" + t + ":ag_val"], 6u);
     EXPECT_EQ(hits["uprobe:" + t + ":ag_sleep"], 0u);
+    EXPECT_EQ(hits["uprobe:" + t + ":ag_str"], 0u);
 }
 
 TEST(Glob, CliReportsTheSkippedAndNoneAttachedIsAnError) {

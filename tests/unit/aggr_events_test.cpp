@@ -52,10 +52,10 @@ TEST(EventAggregator, CountsPerTaskKeyInFirstSeenOrder) {
     const AggrTable& t = a.table();
     EXPECT_EQ(t.spec, kSpec);
     ASSERT_EQ(t.entries.size(), 3u);
-    EXPECT_EQ(formatAggrKey(t.entries[0]), "ls, 10");
+    EXPECT_EQ(formatAggrKey(t, t.entries[0]), "ls, 10");
     EXPECT_EQ(t.entries[0].count, 3u);
-    EXPECT_EQ(formatAggrKey(t.entries[1]), "cat, 20");
-    EXPECT_EQ(formatAggrKey(t.entries[2]), "ls, 11");
+    EXPECT_EQ(formatAggrKey(t, t.entries[1]), "cat, 20");
+    EXPECT_EQ(formatAggrKey(t, t.entries[2]), "ls, 11");
     EXPECT_EQ(t.totalCount(), 5u);
     EXPECT_EQ(t.keys, 3u);
 }
@@ -150,11 +150,11 @@ TEST(EventAggregator, ErrnoKeyIsTheFailedCallsRetvalElseZero) {
     a.add(hit("x", 1, 0, false));  // an entry: no return value yet
     const AggrTable& t = a.table();
     ASSERT_EQ(t.entries.size(), 3u);
-    EXPECT_EQ(formatAggrKey(t.entries[0]), "0");
+    EXPECT_EQ(formatAggrKey(t, t.entries[0]), "0");
     EXPECT_EQ(t.entries[0].count, 4u);  // 0, 5, -4096 (no errno), 3
-    EXPECT_EQ(formatAggrKey(t.entries[1]), "-2");
+    EXPECT_EQ(formatAggrKey(t, t.entries[1]), "-2 (ENOENT)");
     EXPECT_EQ(t.entries[1].count, 2u);
-    EXPECT_EQ(formatAggrKey(t.entries[2]), "-4095");
+    EXPECT_EQ(formatAggrKey(t, t.entries[2]), "-4095");
     EXPECT_EQ(t.totalCount(), 7u);
 }
 
@@ -212,7 +212,7 @@ TEST(EventAggregator, FaultedValueIsCountedApartAndMissingKeyIsAFaultedPart) {
     EXPECT_EQ(t.faulted, 1u);
     ASSERT_EQ(t.entries.size(), 1u);
     EXPECT_TRUE(t.entries[0].key.at(0).faulted);
-    EXPECT_EQ(formatAggrKey(t.entries[0]), "<fault>");
+    EXPECT_EQ(formatAggrKey(t, t.entries[0]), "<fault>");
 }
 
 // A key the spec's events cannot carry is refused, naming the spec, instead of counting
@@ -297,7 +297,7 @@ TEST(AggregateRecording, CountsEveryProbeByKeyWithTheSummarysCounters) {
     const AggrTable& t = r->tables[1];
     EXPECT_EQ(t.probe_id, 2u);
     ASSERT_EQ(t.entries.size(), 2u);
-    EXPECT_EQ(formatAggrKey(t.entries[0]), "100");
+    EXPECT_EQ(formatAggrKey(t, t.entries[0]), "100");
     EXPECT_EQ(t.entries[0].count, 2u);
     EXPECT_EQ(t.entries[1].count, 1u);
     EXPECT_EQ(r->stats.probes[1].id, 2u);

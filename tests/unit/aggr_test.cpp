@@ -10,6 +10,7 @@
 #include "aggr_print.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/aggr_events.hpp"
+#include "probectl/event_json.hpp"
 #include "probectl/fetch_program.hpp"
 #include "subcommands.hpp"
 
@@ -275,6 +276,25 @@ TEST(AggrRequest, ErrnoKeyLoadsTheRetvalWithTheErrnoFlag) {
     EXPECT_TRUE(validateFetchProgram(req.fetch));
 }
 
+// The table of a map keyed by retval and errno reads them as such; a spec's own argument
+// keeps its plain number, whatever it reads.
+TEST(AggrRequest, RetvalAndErrnoKeysGetTheirReadings) {
+    ProbeRequest req;
+    req.kind = ProbeKind::Uretprobe;
+    std::vector<FetchArg> args = {arg("r32=$retval:s32", true)};
+    auto prog = compileFetchArgs(args);
+    ASSERT_TRUE(prog);
+    req.fetch = (*prog)[0].insns;
+    AggrSpec a;
+    a.keys = {"retval", "errno", "r32"};
+    ASSERT_TRUE(prepareAggregation(a, req, args));
+    const AggrTable t = describeAggregation(req, args);
+    EXPECT_EQ(t.key_names, (std::vector<std::string>{"retval", "errno", "r32"}));
+    EXPECT_EQ(t.key_readings,
+              (std::vector<AggrKeyReading>{AggrKeyReading::Retval, AggrKeyReading::Errno,
+                                           AggrKeyReading::Plain}));
+}
+
 TEST(AggrRequest, SyscallPlanFetchIsDropped) {
     ProbeRequest req;
     req.kind = ProbeKind::Kretprobe;
@@ -325,6 +345,78 @@ TEST(AggrDecode, KeysValuesAndDuplicatesMerged) {
     auto r = decodeAggrEntries(bad, args, {0, 1}, bytes, key_size + 8, 2);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().err, EBADMSG);
+}
+
+// A string key longer than the map keeps was shown whole, as if it were the string: the
+// kernel marks it (bit 32 + i of the mask), and the table and JSON say it is cut.
+TEST(AggrDecode, ACutStringKeySaysSo) {
+    std::vector<FetchArg> args = {arg("path=+0($arg1):string"), arg("fd=$arg2:s32")};
+    AggrTable t;
+    t.key_names = {"path", "fd"};
+    std::vector<std::uint8_t> bytes;
+    const std::string head(kAggrStrLen - 1, 'a');
+    packEntry(bytes, std::uint64_t{1} << 32, {strKey(head), intKey(3)}, {2, 0, 0, 0}, {});
+    packEntry(bytes, 0, {strKey(head), intKey(3)}, {1, 0, 0, 0}, {});
+    ASSERT_TRUE(decodeAggrEntries(t, args, {0, 1}, bytes, 8 + kAggrStrLen + 8, 0));
+    ASSERT_EQ(t.entries.size(), 2u);  // a 31-byte string and a longer one are two keys
+    EXPECT_EQ(formatAggrKey(t, t.entries[0]), head + "..., 3");
+    EXPECT_EQ(formatAggrKey(t, t.entries[1]), head + ", 3");
+    const auto j = aggrJson(t, 0);
+    EXPECT_EQ(j["entries"][0]["key"]["path"], head);
+    EXPECT_EQ(j["entries"][0]["key_cut"], nlohmann::ordered_json::array({"path"}));
+    EXPECT_FALSE(j["entries"][1].contains("key_cut"));
+}
+
+// A key with a newline split its row; one with bytes that are not UTF-8 aborted --format
+// json ("invalid UTF-8 byte"). The text quotes them as the trace line does; JSON replaces
+// what is not UTF-8, as event lines do.
+TEST(AggrFormat, StringKeysWithControlAndNonUtf8Bytes) {
+    AggrTable t;
+    t.key_names = {"s"};
+    auto key = [](const std::string& s) {
+        FetchedValue v;
+        v.type = FetchType::String;
+        v.str = s;
+        return std::vector<FetchedValue>{v};
+    };
+    t.entries.push_back({key("new\nline"), 3, 0, 0, 0, {}});
+    t.entries.push_back({key("\xff\xfe bad"), 2, 0, 0, 0, {}});
+    t.entries.push_back({key("plain"), 1, 0, 0, 0, {}});
+    EXPECT_EQ(formatAggrKey(t, t.entries[0]), "\"new\\nline\"");
+    EXPECT_EQ(formatAggrKey(t, t.entries[1]), "\"\\377\\376 bad\"");
+    EXPECT_EQ(formatAggrKey(t, t.entries[2]), "plain");
+    EXPECT_EQ(formatAggrTable(t, 0).find("new\nline"), std::string::npos);
+    const std::string line = toJsonLine(aggrJson(t, 0));
+    EXPECT_NE(line.find("\"new\\nline\""), std::string::npos) << line;
+    EXPECT_NE(line.find("\xef\xbf\xbd"), std::string::npos) << line;  // U+FFFD
+}
+
+// --by retval showed an int function's -6 as 4294967290 only, --by errno a syscall's
+// ENOENT as -2: each also reads as the trace line reads it.
+TEST(AggrFormat, RetvalAndErrnoKeysReadAsIntAndErrnoName) {
+    AggrTable t;
+    t.key_names = {"retval", "errno", "n"};
+    t.key_readings = {AggrKeyReading::Retval, AggrKeyReading::Errno, AggrKeyReading::Plain};
+    auto key = [](std::uint64_t retval, std::int64_t err, std::uint64_t n) {
+        FetchedValue r, e, x;
+        r.type = e.type = FetchType::S64;
+        x.type = FetchType::U64;
+        r.raw = retval;
+        e.raw = static_cast<std::uint64_t>(err);
+        x.raw = n;
+        return std::vector<FetchedValue>{r, e, x};
+    };
+    t.entries.push_back({key(0xfffffffa, -2, 0xfffffffa), 3, 0, 0, 0, {}});
+    t.entries.push_back({key(7, 0, 1), 2, 0, 0, 0, {}});
+    t.entries.push_back({key(static_cast<std::uint64_t>(-2), -4095, 1), 1, 0, 0, 0, {}});
+    EXPECT_EQ(formatAggrKey(t, t.entries[0]), "4294967290 (int -6), -2 (ENOENT), 4294967290");
+    EXPECT_EQ(formatAggrKey(t, t.entries[1]), "7, 0, 1");
+    // a 64-bit -2 is already negative; -4095 has no name
+    EXPECT_EQ(formatAggrKey(t, t.entries[2]), "-2, -4095, 1");
+    const std::string table = formatAggrTable(t, 0);
+    EXPECT_NE(table.find("4294967290 (int -6)  -2 (ENOENT)"), std::string::npos) << table;
+    // JSON keeps the numbers
+    EXPECT_EQ(aggrJson(t, 0)["entries"][0]["key"]["errno"], -2);
 }
 
 namespace {
@@ -380,7 +472,7 @@ TEST(AggrFormat, NumericKeysSortAsNumbers) {
     }
     std::vector<std::string> order;
     for (const AggrEntry* e : sortedEntries(t, 0))
-        order.push_back(formatAggrKey(*e));
+        order.push_back(formatAggrKey(t, *e));
     EXPECT_EQ(order, (std::vector<std::string>{"-11", "-2", "0", "9", "10"}));
     // Unsigned: 2^63 is large, not negative.
     AggrTable u;
@@ -446,6 +538,22 @@ TEST(AggrFormat, BucketsEndingAtMinusOneAndAt2To63) {
     out = formatAggrHist(l);
     EXPECT_NE(out.find("[4E, 8E) "), std::string::npos) << out;
     EXPECT_EQ(out.find("-8E"), std::string::npos) << out;
+    // An unsigned value's last bucket, [2^63, 2^64), printed [-8E, 2^64) and in JSON
+    // {"min": INT64_MIN, "max": -1}.
+    AggrTable u = log2Table(false);
+    u.keys = 1;
+    u.capacity = 1024;
+    e.buckets.assign(kAggrLog2Buckets, 0);
+    e.buckets[65] = 3;
+    e.count = 3;
+    u.entries = {e};
+    out = formatAggrHist(u);
+    EXPECT_NE(out.find("[8E, 16E) "), std::string::npos) << out;
+    EXPECT_EQ(out.find("-8E"), std::string::npos) << out;
+    const auto h = aggrJson(u, 0)["entries"][0]["hist"][0];
+    EXPECT_EQ(h["min"], std::uint64_t{1} << 63);
+    EXPECT_EQ(h["max"], ~std::uint64_t{0});
+    EXPECT_EQ(h["count"], 3);
 }
 
 TEST(AggrFormat, HistogramLinesAndUnits) {

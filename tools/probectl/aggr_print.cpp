@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <ctime>
 
+#include "probectl/event_json.hpp"
 #include "probectl/flame_svg.hpp"
 #include "probectl/probe_kinds.hpp"
 
@@ -162,7 +163,7 @@ std::string jsonLines(const AggrCliOptions& o, const AggrReadout& r, const Stack
         if (o.ustack == "dwarf")
             j["dropped"] = ps.dropped;
         j["unreturned"] = ps.unreturned;
-        out += j.dump() + '\n';
+        out += toJsonLine(j) + '\n';
     }
     return out;
 }

@@ -10,12 +10,10 @@ namespace {
 
 std::string keyText(const AggrTable& t, const AggrEntry& e) {
     std::string s;
-    for (std::size_t i = 0; i < e.key.size(); i++) {
-        AggrEntry one;
-        one.key = {e.key[i]};
+    for (std::size_t i = 0; i < e.key.size(); i++)
         s += fmt::format("{}{}={}", s.empty() ? "" : ", ",
-                         i < t.key_names.size() ? t.key_names[i] : "?", formatAggrKey(one));
-    }
+                         i < t.key_names.size() ? t.key_names[i] : "?",
+                         formatAggrKeyPart(t, i, e.key[i]));
     return s;
 }
 

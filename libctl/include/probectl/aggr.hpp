@@ -67,12 +67,22 @@ struct AggrEntry {
     std::vector<std::uint64_t> buckets;
 };
 
+// What a key part also reads as, beside its number: `retval` of a function, as a 32-bit int
+// when its upper half is zero and bit 31 set ("4294967290 (int -6)", as the trace line);
+// `errno`, by name ("-2 (ENOENT)", the names of errno_names.hpp).
+enum class AggrKeyReading : std::uint8_t { Plain, Retval, Errno };
+
+// The reading of a key made of fetch argument `arg`: the `retval` and `errno` keys (or a
+// spec's own 64-bit $retval argument named so).
+AggrKeyReading keyReading(const FetchArg& arg);
+
 // A probe's map with what describes it.
 struct AggrTable {
     std::uint32_t probe_id = 0;
-    std::string spec;                    // the probe's spec text (filled by the caller)
-    std::vector<std::string> key_names;  // fetch argument names of the key
-    std::string value_name;              // "" (count only), the argument name, "latency"
+    std::string spec;                          // the probe's spec text (filled by the caller)
+    std::vector<std::string> key_names;        // fetch argument names of the key
+    std::vector<AggrKeyReading> key_readings;  // per key_names; missing ones: Plain
+    std::string value_name;                    // "" (count only), the argument name, "latency"
     AggrValue value = AggrValue::None;
     AggrHist hist = AggrHist::None;
     bool is_signed = false;
@@ -118,8 +128,11 @@ std::size_t bucketOf(const AggrTable& t, std::uint64_t v);
 // (0: all).
 std::vector<const AggrEntry*> sortedEntries(const AggrTable& t, std::size_t top = 0);
 
-// A key as text: "ls, 123" (strings unquoted, <fault> for a faulted part); "" without keys.
-std::string formatAggrKey(const AggrEntry& e);
+// A key of `t` as text: "ls, 123" (strings unquoted, "..." after one cut to the key's 31
+// bytes, <fault> for a faulted part, AggrKeyReading's forms); "" without keys.
+std::string formatAggrKey(const AggrTable& t, const AggrEntry& e);
+// Part `i` (key_names[i]) of a key of `t`, as formatAggrKey shows it.
+std::string formatAggrKeyPart(const AggrTable& t, std::size_t i, const FetchedValue& v);
 // A value of the table's kind: signed or not, latency in human units ("1.02us").
 std::string formatAggrValue(const AggrTable& t, std::uint64_t raw);
 

@@ -116,10 +116,13 @@ struct EventAggregator::Impl {
     // keeps it: at most kAggrStrLen - 1 bytes).
     FetchedValue keyPart(const Event& e, std::size_t k, std::string& bytes) const {
         FetchedValue v = field(e, sources[k], table.key_names[k]);
-        if (!v.faulted && isStringType(v.type) && v.str.size() > kAggrStrLen - 1)
+        const bool str = !v.faulted && isStringType(v.type);
+        if (str && v.str.size() > kAggrStrLen - 1) {
             v.str.resize(kAggrStrLen - 1);
-        v.truncated = false;
-        bytes.push_back(v.faulted ? '\1' : '\0');
+            v.truncated = true;
+        }
+        v.truncated = str && v.truncated;
+        bytes.push_back(v.faulted ? '\1' : v.truncated ? '\2' : '\0');
         if (v.faulted)
             return v;
         if (isStringType(v.type)) {
@@ -172,6 +175,10 @@ Result<EventAggregator> EventAggregator::create(const AggrSpec& spec, std::strin
             return usage("key uid: events do not carry the uid (only in-kernel maps key by it)");
         t.key_names.push_back(k);
         impl->sources.push_back(sourceOf(k));
+        t.key_readings.push_back(impl->sources.back() == KeySource::Retval ? AggrKeyReading::Retval
+                                 : impl->sources.back() == KeySource::Errno
+                                     ? AggrKeyReading::Errno
+                                     : AggrKeyReading::Plain);
         if (impl->sources.back() == KeySource::Retval || impl->sources.back() == KeySource::Errno)
             impl->needs_return = true;
     }

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 
+#include "output/append_text.hpp"
 #include "probectl/aggr.hpp"
+#include "probectl/errno_names.hpp"
+#include "probectl/event_print.hpp"
 
 namespace probectl {
 
@@ -11,10 +14,40 @@ namespace {
 
 constexpr int kBarWidth = 52;  // bpftrace's
 
-std::string keyPart(const FetchedValue& v) {
-    if (v.faulted || !isStringType(v.type))
-        return formatFetchedValue(v);
-    return v.str;
+// A string as the key column shows it: unquoted, "..." when the key kept only its start;
+// quoted with strace's escapes when it holds a byte that is not printable ASCII.
+std::string keyString(const FetchedValue& v) {
+    const bool plain = std::all_of(v.str.begin(), v.str.end(), [](char c) {
+        return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+    });
+    if (plain)
+        return v.truncated ? v.str + "..." : v.str;
+    std::string out;
+    appendStraceQuote(out, v.str, v.str.size(), v.truncated);
+    return out;
+}
+
+std::string sortText(const FetchedValue& v) {
+    return isStringType(v.type) ? keyString(v) : formatFetchedValue(v);
+}
+
+std::string keyPart(const AggrTable& t, std::size_t i, const FetchedValue& v) {
+    if (!v.faulted && isStringType(v.type))
+        return keyString(v);
+    std::string s = formatFetchedValue(v);
+    const auto reading = i < t.key_readings.size() ? t.key_readings[i] : AggrKeyReading::Plain;
+    if (v.faulted || v.array_len || reading == AggrKeyReading::Plain)
+        return s;
+    if (reading == AggrKeyReading::Retval) {
+        if (const auto s32 = int32Reading(v.raw))
+            s += fmt::format(" (int {})", *s32);
+        return s;
+    }
+    const auto x = static_cast<std::int64_t>(v.raw);
+    if (x < 0 && x >= -4095)
+        if (const auto name = errnoName(static_cast<int>(-x)); !name.empty())
+            s += fmt::format(" ({})", name);
+    return s;
 }
 
 std::string humanTime(double ns) {
@@ -41,12 +74,9 @@ int suffixOf(std::int64_t v) {
 
 // bpftrace's bucket bounds: 1K, 2M, ... when a multiple of a power of 1024, using at most
 // the suffix `max_suffix` (so that two bounds of one label can share a unit).
-std::string boundText(const AggrTable& t, std::int64_t v, bool unsigned_top = false,
-                      int max_suffix = kMaxSuffix) {
+std::string boundText(const AggrTable& t, std::int64_t v, int max_suffix = kMaxSuffix) {
     if (t.value == AggrValue::Latency)
-        return unsigned_top ? "inf" : humanTime(static_cast<double>(v));
-    if (unsigned_top)
-        return "2^64";
+        return humanTime(static_cast<double>(v));
     static const char* const kSuffix[] = {"", "K", "M", "G", "T", "P", "E"};
     int s = 0;
     std::int64_t x = v;
@@ -65,17 +95,20 @@ std::string bucketLabel(const AggrTable& t, std::size_t b) {
         return fmt::format("[{}, ...)", boundText(t, r.lo));
     if (t.hist == AggrHist::Log2 && static_cast<std::uint64_t>(r.lo) == r.hi)
         return fmt::format("[{}]", boundText(t, r.lo));
-    // Only log2's last bucket ends at 2^64; a linear bucket ending at -1 ends before 0.
-    const bool top = t.hist == AggrHist::Log2 && r.hi == ~0ULL;
+    // Log2's last bucket, [2^63, 2^64) (an unsigned value's): both bounds are past
+    // INT64_MAX. A linear bucket ending at -1 ends before 0.
+    if (t.hist == AggrHist::Log2 && r.hi == ~0ULL)
+        return t.value == AggrValue::Latency ? fmt::format("[{}, inf)", humanTime(0x1p63))
+                                             : "[8E, 16E)";
     // [2^62, 2^63): its end is past INT64_MAX
-    if (t.hist == AggrHist::Log2 && !top && r.hi >= static_cast<std::uint64_t>(INT64_MAX))
+    if (t.hist == AggrHist::Log2 && r.hi >= static_cast<std::uint64_t>(INT64_MAX))
         return fmt::format("[{}, {})", boundText(t, r.lo),
                            t.value == AggrValue::Latency ? humanTime(0x1p63) : "8E");
-    const auto end = top ? 0 : static_cast<std::int64_t>(r.hi + 1);
+    const auto end = static_cast<std::int64_t>(r.hi + 1);
     // A linear step's bounds in one unit: [1024, 1536), not [1K, 1536).
     const int unit =
-        t.hist == AggrHist::Linear && !top ? std::min(suffixOf(r.lo), suffixOf(end)) : kMaxSuffix;
-    return fmt::format("[{}, {})", boundText(t, r.lo, false, unit), boundText(t, end, top, unit));
+        t.hist == AggrHist::Linear ? std::min(suffixOf(r.lo), suffixOf(end)) : kMaxSuffix;
+    return fmt::format("[{}, {})", boundText(t, r.lo, unit), boundText(t, end, unit));
 }
 
 double avgOf(const AggrTable& t, const AggrEntry& e) {
@@ -130,7 +163,7 @@ bool keyPartLess(const FetchedValue& a, const FetchedValue& b) {
     if (a.faulted != b.faulted)
         return b.faulted;
     if (isStringType(a.type) || isStringType(b.type) || a.array_len || b.array_len)
-        return keyPart(a) < keyPart(b);
+        return sortText(a) < sortText(b);
     if (isSignedType(a.type))
         return fetchedSigned(a.type, a.raw) < fetchedSigned(b.type, b.raw);
     return a.raw < b.raw;
@@ -157,10 +190,14 @@ std::vector<const AggrEntry*> sortedEntries(const AggrTable& t, std::size_t top)
     return v;
 }
 
-std::string formatAggrKey(const AggrEntry& e) {
+std::string formatAggrKeyPart(const AggrTable& t, std::size_t i, const FetchedValue& v) {
+    return keyPart(t, i, v);
+}
+
+std::string formatAggrKey(const AggrTable& t, const AggrEntry& e) {
     std::string s;
-    for (const auto& k : e.key)
-        s += (s.empty() ? "" : ", ") + keyPart(k);
+    for (std::size_t i = 0; i < e.key.size(); i++)
+        s += (i ? ", " : "") + keyPart(t, i, e.key[i]);
     return s;
 }
 
@@ -186,8 +223,8 @@ std::string formatAggrTable(const AggrTable& t, std::size_t top) {
     cells.push_back(head);
     for (const AggrEntry* e : rows) {
         std::vector<std::string> row;
-        for (const auto& k : e->key)
-            row.push_back(keyPart(k));
+        for (std::size_t i = 0; i < e->key.size(); i++)
+            row.push_back(keyPart(t, i, e->key[i]));
         row.push_back(fmt::format("{}", e->count));
         if (value) {
             row.push_back(formatAggrValue(t, e->sum));
@@ -230,7 +267,7 @@ std::string formatAggrHist(const AggrTable& t, std::size_t top) {
         out += '\n';
     }
     for (const AggrEntry* e : sortedEntries(t, top)) {
-        const std::string key = formatAggrKey(*e);
+        const std::string key = formatAggrKey(t, *e);
         out += key.empty() ? "@" + t.value_name + ":\n" : fmt::format("@[{}]:\n", key);
         std::size_t first = e->buckets.size(), last = 0;
         std::uint64_t most = 0;
@@ -268,6 +305,13 @@ nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top) {
         for (std::size_t i = 0; i < e->key.size() && i < t.key_names.size(); i++)
             key[t.key_names[i]] = jsonKeyPart(e->key[i]);
         o["key"] = key;
+        // Which string parts are only their first 31 bytes: such a key may merge several.
+        auto cut = nlohmann::ordered_json::array();
+        for (std::size_t i = 0; i < e->key.size() && i < t.key_names.size(); i++)
+            if (!e->key[i].faulted && e->key[i].truncated)
+                cut.push_back(t.key_names[i]);
+        if (!cut.empty())
+            o["key_cut"] = cut;
         o["count"] = e->count;
         if (t.value != AggrValue::None) {
             o["sum"] = jsonNumber(t, e->sum);
@@ -282,10 +326,14 @@ nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top) {
                     continue;
                 BucketRange r = bucketRange(t, b);
                 nlohmann::ordered_json bo;
-                if (!r.below)
+                // log2's buckets past the negative one hold 0..2^64 - 1: unsigned bounds
+                const bool log2_up = t.hist == AggrHist::Log2 && !r.below;
+                if (log2_up)
+                    bo["min"] = static_cast<std::uint64_t>(r.lo);
+                else if (!r.below)
                     bo["min"] = r.lo;
                 if (!r.above) {
-                    if (r.below || t.is_signed || r.lo < 0)
+                    if (!log2_up && (r.below || t.is_signed || r.lo < 0))
                         bo["max"] = static_cast<std::int64_t>(r.hi);
                     else
                         bo["max"] = r.hi;

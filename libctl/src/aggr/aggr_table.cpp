@@ -35,6 +35,15 @@ void mergeInto(const AggrTable& t, AggrEntry& into, const AggrEntry& e) {
 
 }  // namespace
 
+AggrKeyReading keyReading(const FetchArg& arg) {
+    const bool retval = arg.source && arg.source->kind == FetchSource::Kind::Retval;
+    if (!retval || fetchTypeSize(arg.type) != 8)
+        return AggrKeyReading::Plain;
+    if (arg.name == "errno")
+        return AggrKeyReading::Errno;
+    return arg.name == "retval" ? AggrKeyReading::Retval : AggrKeyReading::Plain;
+}
+
 std::uint64_t AggrTable::totalCount() const {
     std::uint64_t n = 0;
     for (const auto& e : entries)
@@ -47,8 +56,11 @@ AggrTable describeAggregation(const ProbeRequest& req, const std::vector<FetchAr
     if (!req.aggr)
         return t;
     const AggrMapSpec& a = *req.aggr;
-    for (unsigned i = 0; i < a.nkeys; i++)
+    for (unsigned i = 0; i < a.nkeys; i++) {
         t.key_names.push_back(a.keys[i] < args.size() ? args[a.keys[i]].name : "?");
+        t.key_readings.push_back(a.keys[i] < args.size() ? keyReading(args[a.keys[i]])
+                                                         : AggrKeyReading::Plain);
+    }
     t.value = a.value;
     if (t.value == AggrValue::Arg && a.value_arg < args.size())
         t.value_name = args[a.value_arg].name;
@@ -96,8 +108,10 @@ Result<void> decodeAggrEntries(AggrTable& t, const std::vector<FetchArg>& args,
                 field = field.first(strnlen(reinterpret_cast<const char*>(p + at), len - 1) + 1);
             else
                 field = field.first(fetchTypeSize(arg.type));
-            e.key.push_back(
-                decodeFetchedValue(arg, field, (faults >> k) & 1 ? PROBECTL_FETCH_V_FAULT : 0));
+            std::uint8_t flags = (faults >> k) & 1 ? PROBECTL_FETCH_V_FAULT : 0;
+            if ((faults >> (32 + k)) & 1)
+                flags |= PROBECTL_FETCH_V_TRUNCATED;
+            e.key.push_back(decodeFetchedValue(arg, field, flags));
             at += len;
         }
         AggrTotals v;

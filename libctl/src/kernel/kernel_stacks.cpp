@@ -387,9 +387,7 @@ std::vector<StackRow> stackRows(const AggrTable& t, const StackLines& stack_line
         for (std::size_t i = 0; i < e.key.size(); i++) {
             if (std::find(at.begin(), at.end(), i) != at.end())
                 continue;
-            AggrEntry one;
-            one.key = {e.key[i]};
-            r.keys.push_back(formatAggrKey(one));
+            r.keys.push_back(formatAggrKeyPart(t, i, e.key[i]));
         }
         std::size_t kept = 0;
         for (std::size_t i : at) {

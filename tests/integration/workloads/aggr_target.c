@@ -14,6 +14,12 @@
  *                          prints the ns all the calls took, as it saw them
  *   aggr_target syscalls N getppid() N times, then N failing chdir() and
  *                          openat() calls (ENOENT), all as raw syscalls
+ *   aggr_target strings    ag_str(s): a string of 31 'a's once, then 'a' * 31
+ *                          followed by "BBBBBBBBB" 3 times and by "CCCCCCCCC"
+ *                          2 times (40 bytes each), "tab\there" once and
+ *                          "\377\376 bad" once
+ *   aggr_target big        ag_val(0, v) for v = -1, -1, LONG_MIN, 0: as u64,
+ *                          2^64 - 1 twice, 2^63 and 0
  *   aggr_target threads N  threads 1..3, thread t calling getppid() and
  *                          ag_val(t, t) t * N times each; prints each
  *                          thread's "TID CALLS" once they all ended
@@ -27,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -35,6 +42,29 @@
 __attribute__((noipa)) long ag_val(long key, long value)
 {
 	return key + value;
+}
+
+__attribute__((noipa)) long ag_str(const char *s)
+{
+	return s[0];
+}
+
+static void run_strings(void)
+{
+	char s[41];
+	int i;
+
+	memset(s, 'a', 31);
+	s[31] = '\0';
+	ag_str(s);
+	memcpy(s + 31, "BBBBBBBBB", 10);
+	for (i = 0; i < 3; i++)
+		ag_str(s);
+	memcpy(s + 31, "CCCCCCCCC", 10);
+	for (i = 0; i < 2; i++)
+		ag_str(s);
+	ag_str("tab\there");
+	ag_str("\377\376 bad");
 }
 
 __attribute__((noipa)) long ag_sleep(long ms)
@@ -117,6 +147,13 @@ int main(int argc, char **argv)
 			syscall(SYS_chdir, "/probectl-no-such-dir");
 			syscall(SYS_openat, AT_FDCWD, "/probectl-no-such-file", O_RDONLY);
 		}
+	} else if (!strcmp(argv[1], "strings")) {
+		run_strings();
+	} else if (!strcmp(argv[1], "big")) {
+		ag_val(0, -1);
+		ag_val(0, -1);
+		ag_val(0, LONG_MIN);
+		ag_val(0, 0);
 	} else if (!strcmp(argv[1], "threads")) {
 		return run_workers(n);
 	} else if (!strcmp(argv[1], "sleep")) {

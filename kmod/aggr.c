@@ -539,8 +539,9 @@ static bool probectl_aggr_key(const struct probectl_aggr *a,
 			if (v->len > PROBECTL_AGGR_STR_LEN ||
 			    v->flags & PROBECTL_FETCH_V_TRUNCATED)
 				*faults |= BIT_ULL(32 + i);
-		} else
+		} else {
 			memcpy(dst, v + 1, min_t(u32, v->len, sizeof(u64)));
+		}
 	}
 	if (a->spec.value == PROBECTL_AGGR_V_ARG) {
 		const struct probectl_fetch_value *v = args[a->spec.value_arg];
@@ -814,9 +815,38 @@ static void probectl_aggr_merge(const struct probectl_aggr *a, u8 **vals, u32 id
 	}
 }
 
-/* Handlers to the other bank; back when none still writes the old one. */
-static int probectl_aggr_switch(struct probectl_aggr *a)
+/* A probe's counters as one AGGR_GET reports them. */
+struct probectl_aggr_counts {
+	u64 hits, filtered, rejected;
+	u64 overflow, nested, faulted;
+};
+
+static void probectl_aggr_count(const struct probectl_probe *p, struct probectl_aggr_counts *n)
 {
+	int cpu;
+
+	memset(n, 0, sizeof(*n));
+	for_each_possible_cpu(cpu) {
+		const struct probectl_aggr_pcpu *c = per_cpu_ptr(p->aggr->pcpu, cpu);
+		const struct probectl_counters *pc = per_cpu_ptr(p->stats, cpu);
+
+		n->hits += READ_ONCE(pc->hits);
+		n->filtered += READ_ONCE(pc->filtered);
+		n->rejected += READ_ONCE(pc->rejected);
+		n->overflow += READ_ONCE(c->overflow);
+		n->nested += READ_ONCE(c->nested);
+		n->faulted += READ_ONCE(c->faulted);
+	}
+}
+
+/*
+ * Handlers to the other bank; back when none still writes the old one. @n:
+ * the counters just before the switch, so that they count the hits the old
+ * bank holds, but for those in flight (at most one per thread).
+ */
+static int probectl_aggr_switch(struct probectl_probe *p, struct probectl_aggr_counts *n)
+{
+	struct probectl_aggr *a = p->aggr;
 	u8 **old = a->cur;
 
 	if (!a->bank[1]) {
@@ -824,6 +854,7 @@ static int probectl_aggr_switch(struct probectl_aggr *a)
 		if (!a->bank[1])
 			return -ENOMEM;
 	}
+	probectl_aggr_count(p, n);
 	WRITE_ONCE(a->cur, old == a->bank[0] ? a->bank[1] : a->bank[0]);
 	synchronize_rcu();
 	a->vals = old;
@@ -836,7 +867,8 @@ static int probectl_aggr_switch(struct probectl_aggr *a)
  * @skb: the dump message, header already put
  * @cursor: in: first slot to visit; out: first slot not yet sent
  * @how: PROBECTL_AGGR_READ_CLEAR: zero what is read; with
- *	PROBECTL_AGGR_READ_BEGIN (the dump's first message) switch banks first
+ *	PROBECTL_AGGR_READ_BEGIN (the dump's first message, which also carries
+ *	the probe's hit counters) switch banks first
  *
  * Return: 0 when every slot was sent, 1 when more remain, -EMSGSIZE when
  * not even the counters fit, -ENOMEM when the second bank cannot be had.
@@ -845,38 +877,38 @@ int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned l
 		       unsigned int how)
 {
 	struct probectl_aggr *a = p->aggr;
-	u64 overflow = 0, nested = 0, faulted = 0;
 	u32 esize = a->key_size + a->val_size;
 	unsigned long s, n = 0, room;
+	struct probectl_aggr_counts c;
 	struct nlattr *attr;
 	bool clear = how & PROBECTL_AGGR_READ_CLEAR;
+	bool begin = how & PROBECTL_AGGR_READ_BEGIN;
 	u8 **vals = a->cur;
 	u8 *dst;
-	int cpu;
 
-	if (clear && how & PROBECTL_AGGR_READ_BEGIN) {
-		int err = probectl_aggr_switch(a);
+	if (clear && begin) {
+		int err = probectl_aggr_switch(p, &c);
 
 		if (err)
 			return err;
+	} else {
+		probectl_aggr_count(p, &c);
 	}
 	if (clear)
 		vals = a->vals;
-	for_each_possible_cpu(cpu) {
-		const struct probectl_aggr_pcpu *c = per_cpu_ptr(a->pcpu, cpu);
-
-		overflow += READ_ONCE(c->overflow);
-		nested += READ_ONCE(c->nested);
-		faulted += READ_ONCE(c->faulted);
-	}
 	if (nla_put_u32(skb, PROBECTL_A_PROBE_ID, p->id) ||
 	    nla_put_u32(skb, PROBECTL_A_AGGR_KEY_SIZE, a->key_size) ||
 	    nla_put_u32(skb, PROBECTL_A_AGGR_BUCKETS, a->nbuckets) ||
 	    nla_put_u32(skb, PROBECTL_A_AGGR_KEYS,
 			min_t(u32, atomic_read(&a->nkeys), a->max_entries)) ||
-	    nla_put_u64_64bit(skb, PROBECTL_A_AGGR_OVERFLOW, overflow, PROBECTL_A_PAD) ||
-	    nla_put_u64_64bit(skb, PROBECTL_A_AGGR_NESTED, nested, PROBECTL_A_PAD) ||
-	    nla_put_u64_64bit(skb, PROBECTL_A_AGGR_FAULTED, faulted, PROBECTL_A_PAD))
+	    nla_put_u64_64bit(skb, PROBECTL_A_AGGR_OVERFLOW, c.overflow, PROBECTL_A_PAD) ||
+	    nla_put_u64_64bit(skb, PROBECTL_A_AGGR_NESTED, c.nested, PROBECTL_A_PAD) ||
+	    nla_put_u64_64bit(skb, PROBECTL_A_AGGR_FAULTED, c.faulted, PROBECTL_A_PAD))
+		return -EMSGSIZE;
+	if (begin &&
+	    (nla_put_u64_64bit(skb, PROBECTL_A_PROBE_HITS, c.hits, PROBECTL_A_PAD) ||
+	     nla_put_u64_64bit(skb, PROBECTL_A_PROBE_FILTERED, c.filtered, PROBECTL_A_PAD) ||
+	     nla_put_u64_64bit(skb, PROBECTL_A_PROBE_REJECTED, c.rejected, PROBECTL_A_PAD)))
 		return -EMSGSIZE;
 	room = skb_tailroom(skb) > 64 ? (skb_tailroom(skb) - 64) / esize : 0;
 	for (s = *cursor; s < a->nslots && n < room; s++) {

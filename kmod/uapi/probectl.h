@@ -163,8 +163,13 @@ enum probectl_cmd {
 	PROBECTL_CMD_SESSION_MATCH,
 	/*
 	 * dump: Read a probe's aggregation map: messages with the map's
-	 * counters and as many whole entries as fit, merged over CPUs. EINVAL
-	 * for a probe without a map, ENOENT for an unknown id.
+	 * counters and as many whole entries as fit, merged over CPUs. The
+	 * first message also has the probe's probe-hits, probe-filtered and
+	 * probe-rejected. All these counters are read together, for a clearing
+	 * read just before the map switches banks, so that they count the hits
+	 * its entries hold, but for hits in flight at that moment (at most one
+	 * per thread). EINVAL for a probe without a map, ENOENT for an unknown
+	 * id.
 	 */
 	PROBECTL_CMD_AGGR_GET,
 	/*

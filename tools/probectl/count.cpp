@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <optional>
 
 #include "aggr_cli.hpp"
@@ -125,6 +126,38 @@ SessionStats countersSince(const SessionStats& now, const SessionStats& before) 
     d.lost = less(now.lost, before.lost);
     d.overruns = less(now.overruns, before.overruns);
     return d;
+}
+
+// A kernel map's counters at its last read, per probe id.
+struct MapCounters {
+    AggrTable::ProbeCounts probe;
+    std::uint64_t overflow = 0, nested = 0, faulted = 0;
+};
+
+// A kernel map's read carries the probe's counters of that moment (AggrTable::read_counts):
+// the header's hits, filtered and rejected come from it, so that they count the hits the
+// table holds (the session's counters, read before, miss those of the moment between). With
+// `clear` (each interval on its own), they and the map's own counters are the change since
+// the last read.
+void countersOfTheRead(std::vector<AggrTable>& tables, SessionStats& shown,
+                       std::map<std::uint32_t, MapCounters>& last, bool clear) {
+    auto less = [](std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; };
+    for (AggrTable& t : tables) {
+        if (!t.read_counts)
+            continue;
+        const MapCounters now{*t.read_counts, t.overflow, t.nested, t.faulted};
+        const MapCounters was = clear ? last[t.probe_id] : MapCounters{};
+        last[t.probe_id] = now;
+        t.overflow = less(now.overflow, was.overflow);
+        t.nested = less(now.nested, was.nested);
+        t.faulted = less(now.faulted, was.faulted);
+        for (ProbeStats& ps : shown.probes)
+            if (ps.id == t.probe_id) {
+                ps.hits = less(now.probe.hits, was.probe.hits);
+                ps.filtered = less(now.probe.filtered, was.probe.filtered);
+                ps.rejected = less(now.probe.rejected, was.probe.rejected);
+            }
+    }
 }
 
 StackLines stackLines(KernelStacks& stacks) {
@@ -358,12 +391,14 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     auto intervalDue = [&] { return next && monotonicNs() >= next; };
     const bool clear = o.interval > 0 && !o.cumulative;
     SessionStats before;  // the counters at the last read-out, when each interval is cleared
+    std::map<std::uint32_t, MapCounters> last_read;
     auto printNow = [&](const SessionStats& total, const std::string& when) -> Result<void> {
         auto tables = collector->tables(clear);
         if (!tables)
             return std::move(tables).error();
-        const SessionStats shown = clear ? countersSince(total, before) : total;
+        SessionStats shown = clear ? countersSince(total, before) : total;
         before = total;
+        countersOfTheRead(*tables, shown, last_read, clear);
         return print(AggrReadout{*tables, shown, total, when});
     };
     int rc = kExitOk;

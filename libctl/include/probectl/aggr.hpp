@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -93,6 +94,13 @@ struct AggrTable {
     std::uint64_t nested = 0;        // hits skipped: the map was busy on their CPU
     std::uint64_t faulted = 0;       // hits whose value could not be read
     std::vector<AggrEntry> entries;  // equal keys merged; kernel order
+    // A kernel map's read: the probe's counters read with the map's, at the moment a
+    // clearing read switched banks, so that they count the hits `entries` hold but for those
+    // in flight (at most one per thread). Unset for events aggregated in user space.
+    struct ProbeCounts {
+        std::uint64_t hits = 0, filtered = 0, rejected = 0;
+    };
+    std::optional<ProbeCounts> read_counts;
 
     std::uint64_t totalCount() const;
 };

@@ -63,6 +63,10 @@ struct AggrReply {
     std::uint64_t aggr_overflow = 0;  // hits with a new key while the map was full
     std::uint64_t aggr_nested = 0;    // hits skipped: the map was busy on their CPU
     std::uint64_t aggr_faulted = 0;   // hits whose value argument could not be read
+    // The first message only: the probe's counters, read with the map's (see aggr-get).
+    std::uint64_t hits = 0;
+    std::uint64_t filtered = 0;
+    std::uint64_t rejected = 0;
     // Whole entries: aggr_key_size bytes of key, AggrTotals, aggr_buckets u64 buckets.
     std::vector<std::uint8_t> aggr_entries;
 };

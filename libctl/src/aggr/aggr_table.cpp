@@ -149,10 +149,14 @@ Result<AggrTable> readAggregation(Client& client, std::uint32_t id, const ProbeR
             key_size = m.aggr_key_size;
             nbuckets = m.aggr_buckets;
             t.keys = m.aggr_keys;
+            all.insert(all.end(), m.aggr_entries.begin(), m.aggr_entries.end());
+            if (t.read_counts)
+                return {};
+            // The first message's counters: read at one moment with the probe's.
             t.overflow = m.aggr_overflow;
             t.nested = m.aggr_nested;
             t.faulted = m.aggr_faulted;
-            all.insert(all.end(), m.aggr_entries.begin(), m.aggr_entries.end());
+            t.read_counts = AggrTable::ProbeCounts{m.hits, m.filtered, m.rejected};
             return {};
         },
         clear);

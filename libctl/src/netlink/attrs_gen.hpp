@@ -40,6 +40,9 @@ inline constexpr auto kAggrGetReply = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_AGGR_OVERFLOW, "aggr-overflow", &AggrReply::aggr_overflow),
     attr<NlType::U64>(PROBECTL_A_AGGR_NESTED, "aggr-nested", &AggrReply::aggr_nested),
     attr<NlType::U64>(PROBECTL_A_AGGR_FAULTED, "aggr-faulted", &AggrReply::aggr_faulted),
+    attr<NlType::U64>(PROBECTL_A_PROBE_HITS, "probe-hits", &AggrReply::hits),
+    attr<NlType::U64>(PROBECTL_A_PROBE_FILTERED, "probe-filtered", &AggrReply::filtered),
+    attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "probe-rejected", &AggrReply::rejected),
     attr<NlType::Binary>(PROBECTL_A_AGGR_ENTRIES, "aggr-entries", &AggrReply::aggr_entries));
 
 inline constexpr auto kStackGetReply = std::make_tuple(

@@ -211,9 +211,21 @@ TEST(AggrRequest, SignedValuesAndErrors) {
     k.keys = {"bogus"};
     r = prepareAggregation(k, req, args);
     ASSERT_FALSE(r);
+    // a kprobe has no return value: the names listed are those it can take
     EXPECT_EQ(r.error().message,
-              "no key or value named 'bogus' (there are: n, s, comm, pid, tid, uid, cpu, retval, "
-              "errno, kstack, ustack)");
+              "no key or value named 'bogus' (there are: n, s, comm, pid, tid, uid, cpu, kstack, "
+              "ustack)");
+
+    // syscall:exit_group is a kprobe on the wrapper: it never returns, and says so
+    ProbeRequest exit;
+    exit.kind = ProbeKind::Kprobe;
+    exit.symbol = "__x64_sys_exit_group";
+    exit.flags = kProbeFlagSyscall;
+    std::vector<FetchArg> none;
+    r = prepareAggregation(lat, exit, none);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message,
+              "latency needs a call that returns: exit_group never returns (the task ends in it)");
 }
 
 // errno is $retval with the kernel's errno flag on its load.
@@ -683,6 +695,17 @@ TEST(AggrCliOptions, ParsesEachMode) {
     EXPECT_FALSE(cli::parseAggrOptions(cli::AggrMode::Hist, {"kprobe:vfs_read"}));
     EXPECT_FALSE(cli::parseAggrOptions(cli::AggrMode::Hist,
                                        {"kprobe:vfs_read n=$arg3", "n", "--linear", "5,1,1"}));
+    // an integer too large is out of range, not "not an integer"
+    auto big = cli::parseAggrOptions(cli::AggrMode::Hist, {"kprobe:vfs_read n=$arg3", "n",
+                                                           "--linear", "0,18446744073709551615,1"});
+    ASSERT_FALSE(big);
+    EXPECT_NE(big.error().message.find("'18446744073709551615' is out of range"), std::string::npos)
+        << big.error().message;
+    // -p twice for one process is one process
+    auto twice = cli::parseAggrOptions(cli::AggrMode::Count,
+                                       {"kprobe:vfs_read", "-p", "7", "-p", "9", "-p", "7"});
+    ASSERT_TRUE(twice) << twice.error().message;
+    EXPECT_EQ(twice->pids, (std::vector<std::uint32_t>{7, 9}));
     EXPECT_FALSE(
         cli::parseAggrOptions(cli::AggrMode::Count, {"kprobe:vfs_read", "--by", "a,b,c,d,e"}));
     EXPECT_FALSE(

@@ -332,6 +332,15 @@ TEST(FilterEval, RetvalTakesAnIntegerType) {
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.error().render().find("the type is one of u8 u16 u32 u64 s8"), std::string::npos)
         << bad.error().render();
+    // x32 is the hex spelling of u32 in fetch arguments: accepted as unsigned
+    auto hex = parsePredicate("$retval:x32 == 0xfffffffe", args(), 0, PredicateOptions{true});
+    ASSERT_TRUE(hex.ok()) << hex.error().render();
+    EXPECT_EQ((*hex)->width, 4u);
+    EXPECT_FALSE((*hex)->is_signed);
+    auto hp = compilePredicate(**hex);
+    ASSERT_TRUE(hp.ok());
+    v.retval = 0x1fffffffeu;  // upper bits ignored
+    EXPECT_TRUE(evalPredicate(*hp, v));
     auto range = parsePredicate("$retval:u8 > 300", args(), 0, PredicateOptions{true});
     ASSERT_FALSE(range.ok());
     EXPECT_NE(range.error().render().find("out of range for u8"), std::string::npos)

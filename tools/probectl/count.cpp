@@ -58,6 +58,8 @@ Parsed<std::int64_t> parseInt(const std::string& s, const char* what) {
         const long long v = std::stoll(s, &used, 0);
         if (used == s.size())
             return static_cast<std::int64_t>(v);
+    } catch (const std::out_of_range&) {
+        return UsageError{fmt::format("{}: '{}' is out of range (-2^63 to 2^63 - 1)", what, s)};
     } catch (const std::exception&) {
     }
     return UsageError{fmt::format("{}: '{}' is not an integer", what, s)};
@@ -706,6 +708,7 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     for (auto pid : o.pids)
         if (pid == 0)
             return UsageError{"-p 0 is not a process id"};
+    uniquePids(o.pids);
     // Last: a specific refusal of the options says more.
     if (o.backend == "ptrace" && !from && o.pids.empty() && o.command.empty())
         return UsageError{kPtraceNeedsTarget};

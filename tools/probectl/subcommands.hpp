@@ -98,6 +98,8 @@ std::string endsWhen(const std::string& duration_text, bool has_command,
 // ESRCH "no process PID" for the first of `pids` that does not exist (-p of a typo'd pid
 // must not trace nothing in silence).
 std::optional<Error> missingProcess(const std::vector<std::uint32_t>& pids);
+// -p given twice for one process: once (the order kept).
+void uniquePids(std::vector<std::uint32_t>& pids);
 // What the "Tracing N probes..." line says is traced: " in 'CMD' (pid N)", " in pids A, B",
 // both joined with "and" (-p and -- CMD trace both), or " system-wide".
 std::string traceTarget(const std::string& command, pid_t child_pid,

@@ -173,6 +173,14 @@ std::optional<Error> missingProcess(const std::vector<std::uint32_t>& pids) {
     return std::nullopt;
 }
 
+void uniquePids(std::vector<std::uint32_t>& pids) {
+    std::vector<std::uint32_t> seen;
+    for (auto pid : pids)
+        if (std::find(seen.begin(), seen.end(), pid) == seen.end())
+            seen.push_back(pid);
+    pids = std::move(seen);
+}
+
 std::string endsWhen(const std::string& duration_text, bool has_command, std::size_t watched_pids) {
     // As written, with the unit plain seconds leave out.
     const bool plain =
@@ -387,6 +395,7 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     for (auto pid : o.pids)
         if (pid == 0)
             return UsageError{"-p 0 is not a process id"};
+    uniquePids(o.pids);
     if (o.follow && o.pids.empty() && o.command.empty())
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
     if (o.backend != "kernel" && o.backend != "ptrace")

@@ -9,6 +9,7 @@
 #include "kernel/entry_stack.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/fetch_program.hpp"
+#include "probectl/syscall_probe.hpp"
 
 namespace probectl {
 
@@ -38,17 +39,32 @@ std::string needsReturn(const std::string& name) {
     return fmt::format("{} needs a return probe (kretprobe:, uretprobe:, syscall:)", name);
 }
 
-std::string knownNames(const std::vector<std::string>& own) {
+// The same for `req`: a syscall: spec of exit or exit_group is no return probe either.
+std::string needsReturn(const std::string& name, const ProbeRequest& req) {
+    constexpr std::string_view kWrapper = "__x64_sys_";
+    const std::string_view sym = req.symbol;
+    if ((req.flags & kProbeFlagSyscall) && sym.starts_with(kWrapper) &&
+        syscallNeverReturns(sym.substr(kWrapper.size())))
+        return fmt::format("{} needs a call that returns: {} never returns (the task ends in it)",
+                           name, sym.substr(kWrapper.size()));
+    return needsReturn(name);
+}
+
+// The names a key or value can take; retval and errno only at a return.
+std::string knownNames(const std::vector<std::string>& own, bool at_return) {
     std::string out;
     for (const auto& n : own)
         out += (out.empty() ? "" : ", ") + n;
     for (const auto& [name, src] : kTaskKeys)
-        out += (out.empty() ? "" : ", ") + std::string(name);
+        if (at_return || (std::string_view(name) != "retval" && std::string_view(name) != "errno"))
+            out += (out.empty() ? "" : ", ") + std::string(name);
     return out;
 }
 
-std::string unknownName(const std::string& name, const std::vector<std::string>& own) {
-    return fmt::format("no key or value named '{}' (there are: {})", name, knownNames(own));
+std::string unknownName(const std::string& name, const std::vector<std::string>& own,
+                        bool at_return) {
+    return fmt::format("no key or value named '{}' (there are: {})", name,
+                       knownNames(own, at_return));
 }
 
 // The index of fetch argument `name`, appending a task field when the spec has no such
@@ -63,7 +79,7 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
         if (name != key)
             continue;
         if ((name == "retval" || name == "errno") && !isReturn(req)) {
-            err = needsReturn("$" + name);
+            err = needsReturn("$" + name, req);
             return -1;
         }
         FetchOptions fo;
@@ -95,7 +111,7 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
         args.push_back(std::move(*arg));
         return static_cast<int>(args.size() - 1);
     }
-    err = unknownName(name, own);
+    err = unknownName(name, own, isReturn(req));
     return -1;
 }
 
@@ -108,7 +124,7 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
         return makeError(EINVAL,
                          fmt::format("at most {} keys, not {}", kAggrMaxKeys, spec.keys.size()));
     if (spec.value == AggrValue::Latency && !isReturn(req))
-        return makeError(EINVAL, needsReturn("latency"));
+        return makeError(EINVAL, needsReturn("latency", req));
     if (args.empty() && !req.fetch.empty()) {
         // A syscall's strace plan: its values would be fetched for nothing.
         req.fetch.clear();
@@ -180,7 +196,7 @@ Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>
         for (const auto& [task, src] : kTaskKeys)
             known = known || n == task;
         if (!known)
-            return usage(unknownName(n, arg_names));
+            return usage(unknownName(n, arg_names, at_return));
         if ((n == "retval" || n == "errno") && !at_return)
             return usage(needsReturn("$" + n));
     }

@@ -436,7 +436,8 @@ class Parser : Scanner {
                 // A function's C type is not known here: an int's -3 is 4294967293 in 64 bits.
                 std::optional<FetchType> type;
                 for (auto t : {FetchType::U8, FetchType::U16, FetchType::U32, FetchType::U64,
-                               FetchType::S8, FetchType::S16, FetchType::S32, FetchType::S64})
+                               FetchType::S8, FetchType::S16, FetchType::S32, FetchType::S64,
+                               FetchType::X8, FetchType::X16, FetchType::X32, FetchType::X64})
                     if (toString(t) == type_name)
                         type = t;
                 if (node.field != PredicateFieldKind::Retval)
@@ -445,7 +446,7 @@ class Parser : Scanner {
                 if (!type)
                     return fail(field.pos + name_only.size() + 1,
                                 fmt::format("$retval:{}: the type is one of u8 u16 u32 u64 s8 "
-                                            "s16 s32 s64",
+                                            "s16 s32 s64 x8 x16 x32 x64",
                                             type_name));
                 node.width = fetchTypeSize(*type);
                 node.is_signed = isSignedType(*type);

@@ -247,6 +247,32 @@ TEST(Aggr, AnUnsignedValuesTopBucketHasItsOwnBounds) {
     EXPECT_EQ(top["max"], ~std::uint64_t{0}) << top;
 }
 
+// The map's sums wrap at 64 bits; the table gives the true sum back from count, min and
+// max (three values 2^63 + 1 apart from nothing: the u64 sum 3 * 2^63 + 3, the s64 one
+// -3 * (2^63 - 1)), and says "?" where they do not pin it (0 and 2^64 - 1 in one key).
+TEST(Aggr, SumsPast64BitsAreRecoveredOrSaidUnknown) {
+    AggrSpec h;
+    h.value = AggrValue::Arg;
+    h.value_arg = "v";
+    h.hist = AggrHist::Log2;
+    const __int128 two63 = static_cast<__int128>(1) << 63;
+    auto u = aggregate("uprobe:" + target() + ":ag_val v=$arg2:u64", h, {target(), "wrap"});
+    ASSERT_EQ(u.table.entries.size(), 1u);
+    auto sum = probectl::aggrSum(u.table, u.table.entries[0]);
+    ASSERT_TRUE(sum);
+    EXPECT_TRUE(*sum == 3 * (two63 + 1));
+    auto s = aggregate("uprobe:" + target() + ":ag_val v=$arg2:s64", h, {target(), "wrap"});
+    ASSERT_EQ(s.table.entries.size(), 1u);
+    sum = probectl::aggrSum(s.table, s.table.entries[0]);
+    ASSERT_TRUE(sum);
+    EXPECT_TRUE(*sum == -3 * (two63 - 1));
+    EXPECT_DOUBLE_EQ(*probectl::aggrAvg(s.table, s.table.entries[0]), -9223372036854775807.0);
+    auto far = aggregate("uprobe:" + target() + ":ag_val v=$arg2:u64", h, {target(), "big"});
+    ASSERT_EQ(far.table.entries.size(), 1u);
+    EXPECT_FALSE(probectl::aggrSum(far.table, far.table.entries[0]));
+    EXPECT_NE(probectl::formatAggrHist(far.table).find("avg ?"), std::string::npos);
+}
+
 TEST(Aggr, LinearBucketsWithUnderAndOver) {
     AggrSpec a;
     a.value = AggrValue::Arg;

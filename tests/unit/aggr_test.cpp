@@ -568,6 +568,46 @@ TEST(AggrFormat, BucketsEndingAtMinusOneAndAt2To63) {
     EXPECT_EQ(h["count"], 3);
 }
 
+// The kernel's sum wraps at 64 bits: u64 values near 2^64 printed "avg 2305843009213693952"
+// and s64 ones a positive average of negative values. count, min and max give the true sum
+// back when they pin it; when they do not, SUM and AVG say they are not known.
+TEST(AggrFormat, ASumPast64BitsIsRecoveredOrSaidUnknown) {
+    using U = std::uint64_t;
+    AggrTable u = log2Table(false);
+    u.value = AggrValue::Arg;
+    u.value_name = "x";
+    // 3 values of 2^63 + 1: the sum 3 * 2^63 + 3 wraps to 2^63 + 3
+    AggrEntry big{{}, 3, (U{1} << 63) + 3, (U{1} << 63) + 1, (U{1} << 63) + 1, {}};
+    u.entries = {big};
+    ASSERT_TRUE(aggrSum(u, big));
+    EXPECT_TRUE(*aggrSum(u, big) ==
+                static_cast<__int128>(3) * ((static_cast<__int128>(1) << 63) + 1));
+    EXPECT_DOUBLE_EQ(*aggrAvg(u, big), 9223372036854775809.0);
+    EXPECT_NE(formatAggrTable(u).find("27670116110564327427"), std::string::npos)
+        << formatAggrTable(u);
+    auto j = aggrJson(u, 0)["entries"][0];
+    EXPECT_TRUE(j["sum"].is_null());
+    EXPECT_EQ(j["sum_text"], "27670116110564327427");
+    // -1, -1, INT64_MIN, 0 as s64: the sum -2^63 - 2 wraps to 2^63 - 2
+    AggrTable s = log2Table(true);
+    s.value = AggrValue::Arg;
+    s.value_name = "x";
+    AggrEntry neg{{}, 4, (U{1} << 63) - 2, U{1} << 63, 0, {}};
+    s.entries = {neg};
+    // spread over 2^63 four times: more than 2^64 apart, so not known
+    EXPECT_FALSE(aggrSum(s, neg));
+    EXPECT_FALSE(aggrAvg(s, neg));
+    const std::string text = formatAggrHist(s);
+    EXPECT_NE(text.find("count 4, avg ?,"), std::string::npos) << text;
+    EXPECT_NE(text.find("1 sum of x not known (?)"), std::string::npos) << text;
+    EXPECT_TRUE(aggrJson(s, 0)["entries"][0]["avg"].is_null());
+    // a sum that did not wrap is the kernel's, as before
+    AggrEntry small{{}, 2, static_cast<U>(-10), static_cast<U>(-6), static_cast<U>(-4), {}};
+    s.entries = {small};
+    EXPECT_DOUBLE_EQ(*aggrAvg(s, small), -5.0);
+    EXPECT_EQ(aggrJson(s, 0)["entries"][0]["sum"], -10);
+}
+
 TEST(AggrFormat, HistogramLinesAndUnits) {
     AggrTable t = log2Table(false);
     t.keys = 1;

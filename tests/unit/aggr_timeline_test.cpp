@@ -86,7 +86,12 @@ TEST(AggrTimeline, TrackPerProbeAndKeyWithCountAndAverage) {
     neg.value = AggrValue::Arg;
     neg.value_name = "r";
     neg.is_signed = true;
-    neg.entries.push_back({{}, 2, static_cast<std::uint64_t>(-10), 0, 0, {}});
+    neg.entries.push_back({{},
+                           2,
+                           static_cast<std::uint64_t>(-10),
+                           static_cast<std::uint64_t>(-6),
+                           static_cast<std::uint64_t>(-4),
+                           {}});
     EXPECT_EQ(cli::aggrCounterSamples(neg)[1], P("uprobe:/bin/app:f r=$arg1:s64: avg r", -5));
 }
 

@@ -17,14 +17,6 @@ std::string keyText(const AggrTable& t, const AggrEntry& e) {
     return s;
 }
 
-std::int64_t average(const AggrTable& t, const AggrEntry& e) {
-    if (!e.count)
-        return 0;
-    if (t.is_signed)
-        return static_cast<std::int64_t>(e.sum) / static_cast<std::int64_t>(e.count);
-    return static_cast<std::int64_t>(e.sum / e.count);
-}
-
 }  // namespace
 
 std::vector<std::pair<std::string, std::int64_t>> aggrCounterSamples(const AggrTable& t) {
@@ -33,10 +25,11 @@ std::vector<std::pair<std::string, std::int64_t>> aggrCounterSamples(const AggrT
         const std::string key = keyText(t, *e);
         const std::string track = key.empty() ? t.spec : fmt::format("{} [{}]", t.spec, key);
         out.emplace_back(track + ": count", static_cast<std::int64_t>(e->count));
-        if (t.value != AggrValue::None)
+        // an average that is not known (aggrSum) has no sample
+        if (const auto avg = aggrAvg(t, *e); t.value != AggrValue::None && avg)
             out.emplace_back(fmt::format("{}: avg {}{}", track, t.value_name,
                                          t.value == AggrValue::Latency ? " (ns)" : ""),
-                             average(t, *e));
+                             static_cast<std::int64_t>(*avg));
     }
     return out;
 }

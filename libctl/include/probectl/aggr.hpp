@@ -141,6 +141,15 @@ std::vector<const AggrEntry*> sortedEntries(const AggrTable& t, std::size_t top 
 std::string formatAggrKey(const AggrTable& t, const AggrEntry& e);
 // Part `i` (key_names[i]) of a key of `t`, as formatAggrKey shows it.
 std::string formatAggrKeyPart(const AggrTable& t, std::size_t i, const FetchedValue& v);
+// The true sum of an entry's values. The kernel adds them modulo 2^64 (a sum past 64 bits
+// wraps, as bpftrace's does); the true sum lies in [count * min, count * max], which holds
+// one value of each residue when it spans less than 2^64, and that is the sum. nullopt when
+// it spans more (values far apart, enough of them): then the sum may have wrapped and is
+// not known.
+std::optional<__int128> aggrSum(const AggrTable& t, const AggrEntry& e);
+// The average, from aggrSum; nullopt when the sum is not known or there is no value.
+std::optional<double> aggrAvg(const AggrTable& t, const AggrEntry& e);
+
 // A value of the table's kind: signed or not, latency in human units ("1.02us").
 std::string formatAggrValue(const AggrTable& t, std::uint64_t raw);
 

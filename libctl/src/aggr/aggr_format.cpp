@@ -2,6 +2,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <optional>
 
 #include "output/append_text.hpp"
 #include "probectl/aggr.hpp"
@@ -111,18 +114,44 @@ std::string bucketLabel(const AggrTable& t, std::size_t b) {
     return fmt::format("[{}, {})", boundText(t, r.lo, unit), boundText(t, end, unit));
 }
 
-double avgOf(const AggrTable& t, const AggrEntry& e) {
-    if (!e.count)
-        return 0;
-    return t.is_signed ? static_cast<double>(static_cast<std::int64_t>(e.sum)) / e.count
-                       : static_cast<double>(e.sum) / e.count;
-}
+// What SUM and AVG print for a sum that is not known (aggrSum).
+constexpr const char* kUnknownSum = "?";
 
 std::string avgText(const AggrTable& t, const AggrEntry& e) {
-    const double a = avgOf(t, e);
+    const auto a = aggrAvg(t, e);
+    if (!a)
+        return kUnknownSum;
     if (t.value == AggrValue::Latency)
-        return humanTime(a);
-    return fmt::format("{:.0f}", a);
+        return humanTime(*a);
+    return fmt::format("{:.0f}", *a);
+}
+
+std::string int128Text(__int128 v) {
+    const bool neg = v < 0;
+    unsigned __int128 u = neg ? -static_cast<unsigned __int128>(v) : v;
+    std::string s;
+    do {
+        s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+        u /= 10;
+    } while (u);
+    return neg ? "-" + s : s;
+}
+
+std::string sumText(const AggrTable& t, const AggrEntry& e) {
+    const auto sum = aggrSum(t, e);
+    if (!sum)
+        return kUnknownSum;
+    if (t.value == AggrValue::Latency)
+        return humanTime(static_cast<double>(*sum));
+    return int128Text(*sum);
+}
+
+std::size_t unknownSums(const AggrTable& t) {
+    if (t.value == AggrValue::None)
+        return 0;
+    return static_cast<std::size_t>(
+        std::count_if(t.entries.begin(), t.entries.end(),
+                      [&](const AggrEntry& e) { return e.count && !aggrSum(t, e); }));
 }
 
 std::string countersLine(const AggrTable& t) {
@@ -134,6 +163,9 @@ std::string countersLine(const AggrTable& t) {
         s += fmt::format("; {} nested hits skipped", t.nested);
     if (t.faulted)
         s += fmt::format("; {} hits whose {} could not be read", t.faulted, t.value_name);
+    if (const auto n = unknownSums(t))
+        s += fmt::format("; {} {} of {} not known ({}): values too far apart for a 64-bit sum", n,
+                         n == 1 ? "sum" : "sums", t.value_name, kUnknownSum);
     return s;
 }
 
@@ -201,6 +233,34 @@ std::string formatAggrKey(const AggrTable& t, const AggrEntry& e) {
     return s;
 }
 
+std::optional<__int128> aggrSum(const AggrTable& t, const AggrEntry& e) {
+    using I = __int128;
+    if (!e.count)
+        return 0;
+    if (e.count > (std::uint64_t{1} << 62))
+        return std::nullopt;  // count * min would not fit 128 bits
+    auto value = [&](std::uint64_t raw) {
+        return t.is_signed ? static_cast<I>(static_cast<std::int64_t>(raw)) : static_cast<I>(raw);
+    };
+    const I n = static_cast<I>(e.count);
+    const I lo = value(e.min) * n;
+    const I span = (value(e.max) - value(e.min)) * n;
+    if (span < 0 || span >= (static_cast<I>(1) << 64))
+        return std::nullopt;
+    // the one value in [lo, lo + span] that is e.sum modulo 2^64
+    const std::uint64_t above = e.sum - static_cast<std::uint64_t>(lo);
+    if (static_cast<I>(above) > span)
+        return std::nullopt;  // not a sum of these values (count, min and max disagree)
+    return lo + static_cast<I>(above);
+}
+
+std::optional<double> aggrAvg(const AggrTable& t, const AggrEntry& e) {
+    const auto sum = aggrSum(t, e);
+    if (!sum || !e.count)
+        return std::nullopt;
+    return static_cast<double>(static_cast<long double>(*sum) / e.count);
+}
+
 std::string formatAggrValue(const AggrTable& t, std::uint64_t raw) {
     if (t.value == AggrValue::Latency)
         return humanTime(static_cast<double>(raw));
@@ -227,7 +287,7 @@ std::string formatAggrTable(const AggrTable& t, std::size_t top) {
             row.push_back(keyPart(t, i, e->key[i]));
         row.push_back(fmt::format("{}", e->count));
         if (value) {
-            row.push_back(formatAggrValue(t, e->sum));
+            row.push_back(sumText(t, *e));
             row.push_back(avgText(t, *e));
             row.push_back(formatAggrValue(t, e->min));
             row.push_back(formatAggrValue(t, e->max));
@@ -314,10 +374,20 @@ nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top) {
             o["key_cut"] = cut;
         o["count"] = e->count;
         if (t.value != AggrValue::None) {
-            o["sum"] = jsonNumber(t, e->sum);
+            // the sum as a number when it is known and fits 64 bits of the value's kind;
+            // else null, with the decimal text when it is known
+            const auto sum = aggrSum(t, *e);
+            const bool fits =
+                sum && (t.is_signed ? *sum >= INT64_MIN && *sum <= INT64_MAX
+                                    : *sum >= 0 && *sum <= static_cast<__int128>(UINT64_MAX));
+            o["sum"] = fits ? jsonNumber(t, static_cast<std::uint64_t>(*sum))
+                            : nlohmann::ordered_json(nullptr);
+            if (sum && !fits)
+                o["sum_text"] = int128Text(*sum);
             o["min"] = jsonNumber(t, e->min);
             o["max"] = jsonNumber(t, e->max);
-            o["avg"] = avgOf(t, *e);
+            const auto avg = aggrAvg(t, *e);
+            o["avg"] = avg ? nlohmann::ordered_json(*avg) : nlohmann::ordered_json(nullptr);
         }
         if (t.hist != AggrHist::None) {
             auto h = nlohmann::ordered_json::array();

@@ -20,6 +20,8 @@
  *                          "\377\376 bad" once
  *   aggr_target big        ag_val(0, v) for v = -1, -1, LONG_MIN, 0: as u64,
  *                          2^64 - 1 twice, 2^63 and 0
+ *   aggr_target wrap       ag_val(0, LONG_MIN + 1) 3 times: as u64 2^63 + 1,
+ *                          as s64 -(2^63 - 1); either sum passes 64 bits
  *   aggr_target threads N  threads 1..3, thread t calling getppid() and
  *                          ag_val(t, t) t * N times each; prints each
  *                          thread's "TID CALLS" once they all ended
@@ -154,6 +156,9 @@ int main(int argc, char **argv)
 		ag_val(0, -1);
 		ag_val(0, LONG_MIN);
 		ag_val(0, 0);
+	} else if (!strcmp(argv[1], "wrap")) {
+		for (i = 0; i < 3; i++)
+			ag_val(0, LONG_MIN + 1);
 	} else if (!strcmp(argv[1], "threads")) {
 		return run_workers(n);
 	} else if (!strcmp(argv[1], "sleep")) {

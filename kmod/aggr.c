@@ -842,7 +842,8 @@ static void probectl_aggr_count(const struct probectl_probe *p, struct probectl_
 /*
  * Handlers to the other bank; back when none still writes the old one. @n:
  * the counters just before the switch, so that they count the hits the old
- * bank holds, but for those in flight (at most one per thread).
+ * bank holds, but for those in flight: at most one per thread, and on other
+ * CPUs those in the few instructions between the read and the switch.
  */
 static int probectl_aggr_switch(struct probectl_probe *p, struct probectl_aggr_counts *n)
 {
@@ -854,8 +855,11 @@ static int probectl_aggr_switch(struct probectl_probe *p, struct probectl_aggr_c
 		if (!a->bank[1])
 			return -ENOMEM;
 	}
+	/* no handler of this CPU between the read and the switch */
+	preempt_disable();
 	probectl_aggr_count(p, n);
 	WRITE_ONCE(a->cur, old == a->bank[0] ? a->bank[1] : a->bank[0]);
+	preempt_enable();
 	synchronize_rcu();
 	a->vals = old;
 	return 0;

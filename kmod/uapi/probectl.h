@@ -168,8 +168,9 @@ enum probectl_cmd {
 	 * probe-rejected. All these counters are read together, for a clearing
 	 * read just before the map switches banks, so that they count the hits
 	 * its entries hold, but for hits in flight at that moment (at most one
-	 * per thread). EINVAL for a probe without a map, ENOENT for an unknown
-	 * id.
+	 * per thread; on other CPUs, those in the few instructions between the
+	 * read and the switch). EINVAL for a probe without a map, ENOENT for an
+	 * unknown id.
 	 */
 	PROBECTL_CMD_AGGR_GET,
 	/*

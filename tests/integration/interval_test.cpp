@@ -1,6 +1,7 @@
 // --interval: clearing reads of a map while its probe fires. The kernel's hits counter is
 // independent of the map, so the sum over every interval must equal it exactly: a hit
 // that fell between a read and its clear would be missing, one read twice would be extra.
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -21,6 +22,18 @@ using probectl::Session;
 using probectl::SessionOptions;
 
 TEST(Interval, ClearingReadsSumToTheHits) {
+    // The reader and the workload on one CPU: no hit of another CPU falls between the
+    // kernel's read of the counters and its switch of banks (under TCG the other vCPU can
+    // run any number of instructions there).
+    cpu_set_t was, cpu0;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(was), &was), 0);
+    CPU_ZERO(&cpu0);
+    CPU_SET(0, &cpu0);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(cpu0), &cpu0), 0);
+    struct Restore {
+        cpu_set_t* mask;
+        ~Restore() { sched_setaffinity(0, sizeof(*mask), mask); }
+    } restore{&was};
     Workload w({itest::workload("spin_getppid")});
     AggrSpec a;
     a.keys = {"cpu"};
@@ -47,8 +60,8 @@ TEST(Interval, ClearingReadsSumToTheHits) {
         sum += t->totalCount();
         // Each read carries the probe's hits of the moment it switched banks: the change
         // between two reads is what the read holds, but for a hit in flight at the switch
-        // (one workload thread: at most one). The session's counters, read apart, once
-        // differed from the table by thousands of hits per --interval.
+        // (one workload thread on the reader's CPU: at most one). The session's counters,
+        // read apart, once differed from the table by thousands of hits per --interval.
         ASSERT_TRUE(t->read_counts);
         const std::uint64_t hits = t->read_counts->hits - before;
         before = t->read_counts->hits;
@@ -141,10 +154,10 @@ TEST(Interval, CliIntervalsAddUpToTheCalls) {
 }
 
 // The CLI's intervals: each probe's header counts the hits its table holds (a uprobe, as
-// it was found; one workload thread, so at most one hit in flight at a read).
+// it was found; one workload thread on probectl's CPU, so at most one hit in flight).
 TEST(Interval, CliHeaderAndTableCountTheSameHits) {
     const std::string t = itest::workload("aggr_target");
-    auto r = itest::sh("probectl count 'uprobe:" + t +
+    auto r = itest::sh("taskset -c 0 probectl count 'uprobe:" + t +
                        ":ag_val k=$arg1:s64' --by k --interval 100ms --format json -- " + t +
                        " values 200000 2>/dev/null");
     ASSERT_EQ(r.status, 0) << r.out;

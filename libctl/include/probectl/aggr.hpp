@@ -96,7 +96,8 @@ struct AggrTable {
     std::vector<AggrEntry> entries;  // equal keys merged; kernel order
     // A kernel map's read: the probe's counters read with the map's, at the moment a
     // clearing read switched banks, so that they count the hits `entries` hold but for those
-    // in flight (at most one per thread). Unset for events aggregated in user space.
+    // in flight (one per thread, and on other CPUs those between the read and the switch).
+    // Unset for events aggregated in user space.
     struct ProbeCounts {
         std::uint64_t hits = 0, filtered = 0, rejected = 0;
     };

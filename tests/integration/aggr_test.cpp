@@ -675,6 +675,29 @@ TEST(AggrCli, RetvalAndErrnoKeysReadAsTheTraceLineDoes) {
     EXPECT_TRUE(std::regex_search(en, std::regex("\n-2 \\(ENOENT\\) +3\n"))) << en;
 }
 
+// A spec's own argument named like a task field is the key, live and from a recording
+// alike (a recording counted by the task's pid), and probectl says so.
+TEST(AggrCli, AnArgumentNamedLikeATaskFieldIsTheKeyAndSaidSo) {
+    const std::string spec = "'uprobe:" + target() + ":ag_val pid=$arg1:s64'";
+    const std::string rec = "/tmp/aggr-pid-arg.prb";
+    run("probectl record " + spec + " -o " + rec + " -- " + target() + " values 8");
+    for (const std::string& cmd :
+         {"probectl count " + spec + " --by pid -- " + target() + " values 8",
+          "probectl count --from " + rec + " --by pid"}) {
+        auto r = itest::sh(cmd + " 2>&1");
+        ASSERT_EQ(r.status, 0) << cmd << "\n" << r.out;
+        if (cmd.find("--from") == std::string::npos)  // the live run; its specs are given
+            EXPECT_NE(
+                r.out.find("note: 'pid' is the spec's argument pid=$arg1:s64, not the task's pid"),
+                std::string::npos)
+                << r.out;
+        for (int k = 0; k < 4; k++)
+            EXPECT_TRUE(std::regex_search(r.out, std::regex("\n" + std::to_string(k) + " +2\n")))
+                << cmd << "\n"
+                << r.out;
+    }
+}
+
 // count/hist --from a recording of the same workload gives the kernel map's numbers.
 TEST(AggrCli, FromRecordingGivesTheKernelsAnswer) {
     const std::string spec = "'uprobe:" + target() + ":ag_val k=$arg1:s64 v=$arg2:s64'";

@@ -60,6 +60,26 @@ TEST(EventAggregator, CountsPerTaskKeyInFirstSeenOrder) {
     EXPECT_EQ(t.keys, 3u);
 }
 
+// A spec's own argument named like a task field is the key, as the kernel's map takes it:
+// a recording of `pid=$arg1 --by pid` counted by the task's pid instead.
+TEST(EventAggregator, TheSpecsOwnArgumentComesBeforeATaskField) {
+    AggrSpec s;
+    s.keys = {"pid"};
+    auto a = make(s);
+    Event e = hit("ls", 10, 1);
+    FetchedValue own;
+    own.name = "pid";
+    own.type = FetchType::U32;
+    own.raw = 42;
+    e.values.push_back(own);
+    a.add(e);
+    a.add(hit("ls", 10, 1));  // no such argument: the task's
+    const AggrTable& t = a.table();
+    ASSERT_EQ(t.entries.size(), 2u);
+    EXPECT_EQ(formatAggrKey(t, t.entries[0]), "42");
+    EXPECT_EQ(formatAggrKey(t, t.entries[1]), "10");
+}
+
 TEST(EventAggregator, SignedValueGoesToTheKernelsLog2Buckets) {
     AggrSpec s;
     s.value = AggrValue::Arg;

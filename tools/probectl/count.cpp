@@ -286,12 +286,29 @@ int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out) {
     return rc;
 }
 
+// A key or value that a spec's own argument names like a task field is that argument (the
+// kernel's rule): said, since its column reads like the task's.
+void noteTaskNamesTaken(const AggrCliOptions& o, const char* cmd, Io& io) {
+    std::vector<std::string> names = o.aggr.keys;
+    if (o.aggr.value == AggrValue::Arg)
+        names.push_back(o.aggr.value_arg);
+    for (const ProbeSpec& spec : o.specs)
+        for (const FetchArg& a : spec.fetch_args)
+            if (!a.auto_named && isAggrTaskKey(a.name) &&
+                std::find(names.begin(), names.end(), a.name) != names.end())
+                io.err << fmt::format(
+                    "probectl {}: note: '{}' is the spec's argument {}, not the task's {} "
+                    "(name the argument otherwise to have both)\n",
+                    cmd, a.name, a.str(), a.name);
+}
+
 int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     const char* cmd = modeName(mode);
     auto parsed = parseAggrOptions(mode, args);
     if (auto rc = parsedExit(io, cmd, parsed))
         return *rc;
     const AggrCliOptions& o = *parsed;
+    noteTaskNamesTaken(o, cmd, io);
     if (isTraceExportFormat(o.format))
         return runWithTimeline(o, cmd, io);
     std::ofstream file;

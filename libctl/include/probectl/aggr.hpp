@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,6 +42,10 @@ struct AggrSpec {
     // frames kept, 1..kStackMaxDepth; 0: kStackDefaultDepth.
     std::uint32_t stack_depth = 0;
 };
+
+// Whether `name` is a task field a key can name (comm pid tid uid cpu retval errno kstack
+// ustack); a spec's own argument of that name is taken first.
+bool isAggrTaskKey(std::string_view name);
 
 // Whether every key and the value of `spec` names a fetch argument among `arg_names` (a
 // spec's own, in order) or a task field, and uses $retval, $errno or latency only on a probe

@@ -76,9 +76,13 @@ struct EventAggregator::Impl {
     std::size_t nbuckets = 0;
     std::unordered_map<std::string, std::size_t> index;  // key bytes -> entry
 
-    // A task field of `e` (source not Arg), or the fetched value `name`.
+    // A task field of `e` (source not Arg), or the fetched value `name`. The event's own
+    // argument of that name comes first, as in the kernel's map (prepareAggregation).
     static FetchedValue field(const Event& e, KeySource source, const std::string& name) {
         FetchedValue v;
+        if (source != KeySource::Arg)
+            if (const FetchedValue* f = findValue(e, name))
+                return *f;
         switch (source) {
             case KeySource::Comm:
                 v.name = name;

@@ -177,6 +177,11 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
 
 }  // namespace
 
+bool isAggrTaskKey(std::string_view name) {
+    return std::any_of(std::begin(kTaskKeys), std::end(kTaskKeys),
+                       [&](const auto& k) { return name == k.first; });
+}
+
 Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>& arg_names,
                             bool at_return) {
     auto usage = [](std::string msg) {

@@ -686,11 +686,12 @@ TEST(AggrCli, AnArgumentNamedLikeATaskFieldIsTheKeyAndSaidSo) {
           "probectl count --from " + rec + " --by pid"}) {
         auto r = itest::sh(cmd + " 2>&1");
         ASSERT_EQ(r.status, 0) << cmd << "\n" << r.out;
-        if (cmd.find("--from") == std::string::npos)  // the live run; its specs are given
+        if (cmd.find("--from") == std::string::npos) {  // the live run; its specs are given
             EXPECT_NE(
                 r.out.find("note: 'pid' is the spec's argument pid=$arg1:s64, not the task's pid"),
                 std::string::npos)
                 << r.out;
+        }
         for (int k = 0; k < 4; k++)
             EXPECT_TRUE(std::regex_search(r.out, std::regex("\n" + std::to_string(k) + " +2\n")))
                 << cmd << "\n"

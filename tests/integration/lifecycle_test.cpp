@@ -189,8 +189,8 @@ bool hitsReach(Session& s, std::size_t index, std::uint64_t hits) {
 }  // namespace
 
 // Stopping a session stops all its probes at once: a kprobe and a syscall probe on the same
-// calls count the same calls from a read of their counters (both armed) to the stop, give or
-// take the calls in flight during that read and the stop. Disabled one after the other, the
+// calls count the same calls from a read of their counters (both armed, the caller stopped) to
+// the stop, give or take the calls in flight during the stop. Disabled one after the other, the
 // second counted calls for the first's request and the disarm of the last (text patching):
 // hundreds of calls more. (Their totals differ anyway: the first was armed earlier.) Another
 // session's probe on the same calls is left armed and counting.
@@ -211,7 +211,14 @@ TEST(Lifecycle, StopEndsAllProbesOfTheSessionTogether) {
         ASSERT_TRUE(s->add("kprobe:__x64_sys_getppid").ok());
         ASSERT_TRUE(s->add("syscall:getppid").ok());
         ASSERT_TRUE(hitsReach(*s, 1, 100)) << "round " << round << ": the probes never fired";
+        // The baseline is read with the spinner stopped: the read takes one probe's counters
+        // after the other's, and under TCG the other vCPU can run hundreds of calls between.
+        ASSERT_EQ(kill(spinner.pid(), SIGSTOP), 0);
+        int ws = 0;
+        ASSERT_EQ(waitpid(spinner.pid(), &ws, WUNTRACED), spinner.pid());
+        ASSERT_TRUE(WIFSTOPPED(ws));
         auto mid = s->stats();
+        ASSERT_EQ(kill(spinner.pid(), SIGCONT), 0);
         ASSERT_TRUE(mid.ok()) << why(mid);
         ASSERT_TRUE(hitsReach(*s, 1, mid->probes.at(1).hits + 200)) << "round " << round;
         auto st = s->stop([](const probectl::Event&) {});

@@ -33,6 +33,10 @@
 #pragma GCC visibility push(default)
 namespace probectl {
 
+// The prefix of x86-64's syscall wrappers (CONFIG_ARCH_HAS_SYSCALL_WRAPPER, since 4.17):
+// __x64_sys_NAME takes the user's pt_regs.
+inline constexpr std::string_view kSyscallWrapperPrefix = "__x64_sys_";
+
 // One `field:` line of a format file.
 struct TraceField {
     std::string type;             // C type as printed: "const char *", "unsigned short"

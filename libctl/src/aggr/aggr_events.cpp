@@ -44,11 +44,6 @@ const FetchedValue* findValue(const Event& e, const std::string& name) {
     return nullptr;
 }
 
-// The kernel's IS_ERR_VALUE, strace's failed call: -4095..-1.
-bool isErrno(std::uint64_t retval) {
-    return retval >= static_cast<std::uint64_t>(-4095);
-}
-
 bool isReturnHit(const Event& e) {
     return e.is_return || (e.syscall && e.syscall_returned);
 }
@@ -102,7 +97,7 @@ struct EventAggregator::Impl {
                 v = integer(name, FetchType::S64, e.retval);
                 break;
             case KeySource::Errno:
-                v = integer(name, FetchType::S64, isErrno(e.retval) ? e.retval : 0);
+                v = integer(name, FetchType::S64, detail::isErrno(e.retval) ? e.retval : 0);
                 break;
             case KeySource::Arg:
                 if (const FetchedValue* f = findValue(e, name)) {

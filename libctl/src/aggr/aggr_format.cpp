@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "aggr_rules.hpp"
 #include "output/append_text.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/errno_names.hpp"
@@ -46,9 +47,9 @@ std::string keyPart(const AggrTable& t, std::size_t i, const FetchedValue& v) {
             s += fmt::format(" (int {})", *s32);
         return s;
     }
-    const auto x = static_cast<std::int64_t>(v.raw);
-    if (x < 0 && x >= -4095)
-        if (const auto name = errnoName(static_cast<int>(-x)); !name.empty())
+    if (detail::isErrno(v.raw))
+        if (const auto name = errnoName(-static_cast<int>(static_cast<std::int64_t>(v.raw)));
+            !name.empty())
             s += fmt::format(" ({})", name);
     return s;
 }

@@ -41,12 +41,11 @@ std::string needsReturn(const std::string& name) {
 
 // The same for `req`: a syscall: spec of exit or exit_group is no return probe either.
 std::string needsReturn(const std::string& name, const ProbeRequest& req) {
-    constexpr std::string_view kWrapper = "__x64_sys_";
     const std::string_view sym = req.symbol;
-    if ((req.flags & kProbeFlagSyscall) && sym.starts_with(kWrapper) &&
-        syscallNeverReturns(sym.substr(kWrapper.size())))
+    if ((req.flags & kProbeFlagSyscall) && sym.starts_with(kSyscallWrapperPrefix) &&
+        syscallNeverReturns(sym.substr(kSyscallWrapperPrefix.size())))
         return fmt::format("{} needs a call that returns: {} never returns (the task ends in it)",
-                           name, sym.substr(kWrapper.size()));
+                           name, sym.substr(kSyscallWrapperPrefix.size()));
     return needsReturn(name);
 }
 

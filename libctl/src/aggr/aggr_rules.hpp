@@ -1,6 +1,6 @@
 // Rules shared by the kernel map's request (aggr_request.cpp), its read-out (aggr_table.cpp)
 // and the user-space aggregator (aggr_events.cpp): how many linear steps a histogram has,
-// and which histogram specs are refused.
+// which histogram specs are refused, and which return values are errnos.
 #pragma once
 
 #include <fmt/format.h>
@@ -11,6 +11,11 @@
 #include "probectl/aggr.hpp"
 
 namespace probectl::detail {
+
+// The kernel's IS_ERR_VALUE, strace's failed call: -4095..-1 as 64 bits.
+inline bool isErrno(std::uint64_t retval) {
+    return retval >= static_cast<std::uint64_t>(-4095);
+}
 
 // Steps of STEP from MIN to MAX (MIN < MAX, STEP > 0), the last one possibly short
 // (kmod/aggr.c's rule). MAX - MIN always fits in 64 unsigned bits, but rounding up by

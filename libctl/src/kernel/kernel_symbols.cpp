@@ -19,6 +19,7 @@
 
 #include "core/step_timing.hpp"
 #include "kernel/symbol_cache.hpp"
+#include "probectl/syscall_meta.hpp"
 
 namespace probectl {
 
@@ -507,8 +508,9 @@ std::optional<BlacklistEntry> KernelSymbols::blacklistedAddr(std::uint64_t addr)
 Result<std::string> KernelSymbols::syscallSymbol(std::string_view syscall) const {
     // x86-64 since 4.17 (CONFIG_ARCH_HAS_SYSCALL_WRAPPER): __x64_sys_NAME takes pt_regs;
     // __se_sys_NAME is the sign-extending inner function; sys_NAME on older kernels.
-    for (const char* prefix : {"__x64_sys_", "__se_sys_", "sys_"}) {
-        const std::string cand = prefix + std::string(syscall);
+    for (std::string_view prefix :
+         {kSyscallWrapperPrefix, std::string_view("__se_sys_"), std::string_view("sys_")}) {
+        const std::string cand = std::string(prefix) + std::string(syscall);
         for (const auto* s : lookup(cand))
             if (s->isFunction())
                 return cand;
@@ -519,9 +521,9 @@ Result<std::string> KernelSymbols::syscallSymbol(std::string_view syscall) const
     const std::size_t limit = std::max<std::size_t>(2, syscall.size() / 3);
     std::set<std::string> seen;
     for (const auto& s : symbols()) {
-        if (!s.isFunction() || !s.name.starts_with("__x64_sys_"))
+        if (!s.isFunction() || !s.name.starts_with(kSyscallWrapperPrefix))
             continue;
-        std::string_view n = std::string_view(s.name).substr(10);
+        std::string_view n = std::string_view(s.name).substr(kSyscallWrapperPrefix.size());
         if (!seen.insert(std::string(n)).second)
             continue;
         const bool sub = n.find(syscall) != std::string_view::npos;

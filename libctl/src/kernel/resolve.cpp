@@ -32,14 +32,12 @@ std::uint64_t functionSize(const KernelSymbols& ks, const KernelSymbol& sym) {
     return next ? next - sym.addr : 0;
 }
 
-constexpr std::string_view kSyscallWrapper = "__x64_sys_";
-
 // A syscall's probe on its entry symbol `name`: the flag means "arg0 is the user's
 // pt_regs", true only of the __x64_sys_ wrappers. One record per call, entry arguments
 // with the return value: a kretprobe, except for the calls that never return (their
 // kretprobe would never fire).
 void syscallRequest(std::string_view syscall, std::string_view name, Resolution& r) {
-    if (name.starts_with(kSyscallWrapper))
+    if (name.starts_with(kSyscallWrapperPrefix))
         r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
     if (syscallNeverReturns(syscall)) {
         r.request.kind = ProbeKind::Kprobe;
@@ -66,10 +64,10 @@ std::optional<Resolution> resolveByName(const ProbeSpec& spec) {
     if (spec.kind == SpecKind::Syscall) {
         if (!identifier(spec.symbol))
             return std::nullopt;
-        name = fmt::format("{}{}", kSyscallWrapper, spec.symbol);
+        name = fmt::format("{}{}", kSyscallWrapperPrefix, spec.symbol);
     } else if (spec.kind == SpecKind::Kprobe || spec.kind == SpecKind::Kretprobe) {
-        if (!spec.symbol.starts_with(kSyscallWrapper) ||
-            !identifier(std::string_view(spec.symbol).substr(kSyscallWrapper.size())))
+        if (!spec.symbol.starts_with(kSyscallWrapperPrefix) ||
+            !identifier(std::string_view(spec.symbol).substr(kSyscallWrapperPrefix.size())))
             return std::nullopt;
         name = spec.symbol;
     } else {
@@ -203,7 +201,7 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
     // record's arguments are the syscall's own, read from there (as for syscall:NAME). Only
     // at the entry: fetch_spec already refuses $argN at an offset.
     if ((spec.kind == SpecKind::Kprobe || spec.kind == SpecKind::Kretprobe) &&
-        name.starts_with(kSyscallWrapper) && spec.offset == 0)
+        name.starts_with(kSyscallWrapperPrefix) && spec.offset == 0)
         r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
     r.request.symbol = name;
     r.request.offset = spec.offset;

@@ -13,6 +13,7 @@
 #include "netlink/netlink_error.hpp"
 #include "probectl/elf_resolver.hpp"
 #include "probectl/glob.hpp"
+#include "probectl/syscall_meta.hpp"
 #include "probectl/user_target.hpp"
 
 namespace probectl {
@@ -20,7 +21,7 @@ namespace probectl {
 namespace {
 
 constexpr std::string_view kPadding = "__pfx_";
-constexpr std::string_view kSyscallPrefixes[] = {"__x64_sys_", "sys_"};
+constexpr std::string_view kSyscallPrefixes[] = {kSyscallWrapperPrefix, "sys_"};
 
 // Where the location ends in a spec's text: the first blank outside quotes.
 std::size_t locationEnd(std::string_view text) {

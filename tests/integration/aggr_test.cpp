@@ -675,6 +675,30 @@ TEST(AggrCli, RetvalAndErrnoKeysReadAsTheTraceLineDoes) {
     EXPECT_TRUE(std::regex_search(en, std::regex("\n-2 \\(ENOENT\\) +3\n"))) << en;
 }
 
+// count's --comm and hist's --uid filter in the kernel, as trace's do: another program's
+// and another user's calls are FILTERED, not counted.
+TEST(AggrCli, TaskFiltersKeepOnlyTheirTasksHits) {
+    const std::string loop = itest::workload("getppid_loop");
+    const std::string other = "/tmp/other_loop";
+    ASSERT_EQ(itest::sh("cp " + loop + " " + other + " && chmod 755 " + other).status, 0);
+    auto j =
+        nlohmann::json::parse(run("probectl count syscall:getppid --by comm --comm "
+                                  "'getppid_*' --format json -f -- sh -c '" +
+                                  loop + " 30 >/dev/null; " + other + " 20 >/dev/null'"));
+    ASSERT_EQ(j["entries"].size(), 1u) << j.dump();
+    EXPECT_EQ(j["entries"][0]["key"]["comm"], "getppid_loop") << j.dump();
+    EXPECT_EQ(j["entries"][0]["count"], 30) << j.dump();
+    EXPECT_GE(j["filtered"], 20) << j.dump();
+    const std::string spec = "'uprobe:" + target() + ":ag_val v=$arg2:u64'";
+    const std::string hist = run(
+        "probectl hist " + spec + " v --uid probe --format json -f -- sh -c '" + target() +
+        " values 8 >/dev/null; su -s /bin/sh probe -c \"" + target() + " values 4 >/dev/null\"'");
+    auto h = nlohmann::json::parse(hist);
+    ASSERT_EQ(h["entries"].size(), 1u) << hist;
+    EXPECT_EQ(h["entries"][0]["count"], 4) << hist;
+    EXPECT_EQ(h["filtered"], 8) << hist;
+}
+
 // A spec's own argument named like a task field is the key, live and from a recording
 // alike (a recording counted by the task's pid), and probectl says so.
 TEST(AggrCli, AnArgumentNamedLikeATaskFieldIsTheKeyAndSaidSo) {

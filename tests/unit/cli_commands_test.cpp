@@ -637,3 +637,42 @@ TEST(ExitCodes, OneRuleWhicheverLayerFindsTheMistake) {
         }
     }
 }
+
+// count, hist and latency take trace's filters on the task (they once had only -p), with
+// trace's checks; the kernel applies them, so not with --backend ptrace or --from.
+TEST(CommandUsage, AggregationsTakeTheTaskFilters) {
+    for (auto mode : {AggrMode::Count, AggrMode::Hist, AggrMode::Latency}) {
+        std::vector<std::string> spec = {"syscall:read n=$arg3"};
+        if (mode == AggrMode::Hist)
+            spec.push_back("n");
+        auto with = [&](std::vector<std::string> more) {
+            std::vector<std::string> args = spec;
+            args.insert(args.end(), more.begin(), more.end());
+            return parseAggrOptions(mode, args);
+        };
+        auto ok = with(
+            {"--pid", "12,34", "--pid", "56", "--tid", "7", "--uid", "0,root", "--comm", "cc1*"});
+        ASSERT_TRUE(ok) << ok.error().message;
+        EXPECT_EQ(ok->match_pids, (std::vector<std::uint32_t>{12, 34, 56}));
+        EXPECT_EQ(ok->match_tids, (std::vector<std::uint32_t>{7}));
+        EXPECT_EQ(ok->match_uids, (std::vector<std::uint32_t>{0, 0}));
+        EXPECT_EQ(ok->match_comm, "cc1*");
+        for (const auto& [args, text] :
+             std::vector<std::pair<std::vector<std::string>, std::string>>{
+                 {{"--pid", "1,x"}, "--pid: 'x' is not a number (in '1,x')"},
+                 {{"--uid", "no_such_user_zz"}, "--uid: no user 'no_such_user_zz'"},
+                 {{"--comm", ""}, "--comm needs a glob of 1..63 bytes"},
+                 {{"--comm", "ls", "--backend", "ptrace", "--", "ls"},
+                  "--pid, --tid, --uid and --comm filter in the kernel"}}) {
+            auto bad = with(args);
+            ASSERT_FALSE(bad) << args.front();
+            EXPECT_THAT(bad.error().message, HasSubstr(text));
+        }
+        std::vector<std::string> from = {"--from", "run.prb", "--tid", "3"};
+        if (mode == AggrMode::Hist)
+            from.push_back("n");
+        auto rec = parseAggrOptions(mode, from);
+        ASSERT_FALSE(rec);
+        EXPECT_THAT(rec.error().message, HasSubstr("--tid, --uid, --comm, --duration"));
+    }
+}

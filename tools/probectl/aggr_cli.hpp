@@ -40,10 +40,11 @@ struct AggrCliOptions {
     bool force = false;                // --force: kernel uretprobes despite C++ exceptions
     std::string ustack = "fp";         // --ustack fp|dwarf: how --by ustack walks the stack
     std::uint32_t stack_size = 0;      // --stack-size: dwarf's copy, 0: the default
-    // Not options of count/hist/latency: what trace -c passes on from trace's options.
-    std::uint32_t maxactive = 0;
+    // --pid --tid --uid --comm (task_filters.hpp)
     std::vector<std::uint32_t> match_pids, match_tids, match_uids;
     std::string match_comm;
+    // Not options of count/hist/latency: what trace -c passes on from trace's options.
+    std::uint32_t maxactive = 0;
     bool seccomp = false;  // ptrace backend: --seccomp-bpf
     bool help = false;
 };

@@ -22,6 +22,7 @@
 #include "run_loop.hpp"
 #include "spec_hints.hpp"
 #include "subcommands.hpp"
+#include "task_filters.hpp"
 #include "uapi/probectl.h"
 
 namespace po = boost::program_options;
@@ -493,7 +494,9 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
         ("attach,p", po::value<std::vector<std::uint32_t>>(o ? &o->pids : nullptr)
              ->value_name("PID"), "only process PID (repeatable)")
         ("follow,f", po::bool_switch(o ? &o->follow : nullptr),
-         "also the processes they fork from now on (needs -p or -- CMD)")
+         "also the processes they fork from now on (needs -p or -- CMD)");
+    addTaskFilterOptions(d, o ? &o->match_comm : nullptr);
+    d.add_options()
         ("duration,d", po::value<std::string>(o ? &o->duration_text : nullptr)
              ->value_name("TIME"),
          "stop after TIME: seconds (2.5), or with a unit: 500ms, 10s, 2m, 1h")
@@ -594,10 +597,11 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     }
     if (from) {
         if (!o.pids.empty() || o.follow || vm.count("duration") || vm.count("interval") ||
-            !o.command.empty())
+            !o.command.empty() || vm.count("pid") || vm.count("tid") || vm.count("uid") ||
+            vm.count("comm"))
             return UsageError{
-                "--from reads a recording: -p, -f, --duration, --interval and -- CMD belong to "
-                "the recording run (probectl record)"};
+                "--from reads a recording: -p, -f, --pid, --tid, --uid, --comm, --duration, "
+                "--interval and -- CMD belong to the recording run (probectl record)"};
         o.only = specs;
     } else if (specs.empty()) {
         return UsageError{fmt::format("no probe spec given (e.g. probectl {} syscall:openat -- ls)",
@@ -722,6 +726,9 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
             o.format, o.format)};
     if (o.backend != "kernel" && o.backend != "ptrace")
         return UsageError{fmt::format("--backend must be kernel or ptrace, not '{}'", o.backend)};
+    if (auto e =
+            parseTaskFilters(vm, o.backend, o.match_pids, o.match_tids, o.match_uids, o.match_comm))
+        return *e;
     for (auto pid : o.pids)
         if (pid == 0)
             return UsageError{"-p 0 is not a process id"};
@@ -748,6 +755,7 @@ namespace probectl::cli {
 
 const char* const kCountHelp =
     R"(Usage: probectl count SPEC... [--by KEY,...] [-p PID]... [-f] [--duration TIME]
+                      [--pid|--tid|--uid LIST] [--comm GLOB]
                       [--interval TIME [--cumulative]] [--top N] [--zeros]
                       [--max-entries N]
                       [--format json|folded|svg|perfetto|chrome] [-o FILE] [--stack-depth N]
@@ -760,8 +768,9 @@ record per event, nothing dropped), read when the command exits, on --duration o
 Ctrl-C. Without --by, one table of every probe and its count, highest first. With
 --by, one table per probe with a row per key: task fields (comm pid tid uid cpu,
 retval and errno for return probes: errno is the return value when it is -4095..-1,
-else 0) or the probe's own fetch arguments by NAME, integers or strings. A hit whose key is new while the map is full is not counted but reported
-("map full"); the table ends with the number of keys held.
+else 0) or the probe's own fetch arguments by NAME, integers or strings. A hit whose
+key is new while the map is full is not counted but reported ("map full"); the table
+ends with the number of keys held.
 --by kstack counts per kernel stack (kprobe, kretprobe, tracepoint and syscall specs, a
 syscall's taken at its entry; not with --backend ptrace, which sees no kernel stack):
 each stack's frames, innermost first, over its count; --format folded prints one
@@ -780,6 +789,8 @@ buffer_kb parameter sizes the ring, or narrow the probes (-p, a predicate). The 
 says how the walks went ("user stacks (dwarf): ...").
 
 Which processes: as for trace (-- CMD, -p PID, -f; neither: every process).
+--pid, --tid, --uid and --comm keep only some of their tasks' hits, in the kernel: the
+others are not counted and show as FILTERED in the header (kernel backend).
 Predicates (SPEC ... if EXPR) run first: rejected hits are not counted.
 --backend ptrace needs no module: every hit stops the traced process and is counted
 here with the kernel map's rules (same tables; uprobe, uretprobe, usdt and syscall
@@ -816,6 +827,7 @@ Examples:
   sudo probectl count 'syscall:*' --by comm --interval 1 --duration 10 \
        --format perfetto -o syscalls.pftrace
   sudo probectl count 'syscall:openat' --by comm,pid -- make -j2
+  sudo probectl count 'syscall:*' --comm 'cc1*' --duration 10
   sudo probectl count kprobe:vfs_read kprobe:vfs_write --duration 5
   sudo probectl count 'uprobe:libc:malloc size=$arg1:u64' --by size -- ls -l /usr
   sudo probectl count 'kretprobe:do_sys_openat2' --by retval --top 5 -- ls /
@@ -827,6 +839,7 @@ Examples:
 const char* const kHistHelp =
     R"(Usage: probectl hist SPEC FIELD [--by KEY,...] [--linear MIN,MAX,STEP] [--top N] [--zeros]
                      [--max-entries N] [-p PID]... [-f] [--duration TIME]
+                     [--pid|--tid|--uid LIST] [--comm GLOB]
                      [--format json|perfetto|chrome] [-o FILE]
                      [--interval TIME [--cumulative]] [--backend kernel|ptrace]
                      [--force] [-v] [-- CMD [ARGS...]]
@@ -837,8 +850,8 @@ buckets as bpftrace's hist() ([0], [1], [2, 4), [4, 8), ..., and (..., 0) for
 negative signed values), or with --linear MIN,MAX,STEP buckets of STEP from MIN
 (one below MIN, one from MAX on), as lhist(). One histogram per key with --by,
 each followed by its count, average, minimum and maximum. --interval, globs,
---format perfetto|chrome -o FILE (count and average as counter tracks), --backend,
---force and --from FILE (a recording's events) as for count.
+--pid/--tid/--uid/--comm, --format perfetto|chrome -o FILE (count and average as
+counter tracks), --backend, --force and --from FILE (a recording's events) as for count.
 
 Examples:
   sudo probectl hist 'uretprobe:libc:malloc size=$arg1:u64' size -- ls -l /usr
@@ -849,6 +862,7 @@ Examples:
 const char* const kLatencyHelp =
     R"(Usage: probectl latency SPEC... [--by KEY,...] [--linear MIN,MAX,STEP] [--top N] [--zeros]
                         [--max-entries N] [-p PID]... [-f] [--duration TIME]
+                        [--pid|--tid|--uid LIST] [--comm GLOB]
                         [--format json|perfetto|chrome] [-o FILE]
                         [--interval TIME [--cumulative]] [-v]
                         [--backend kernel|ptrace] [--force] [-- CMD [ARGS...]]
@@ -860,9 +874,9 @@ key with --by). Calls whose entry and return the kernel cannot pair (too few
 kretprobe instances) are not counted: the header's nmissed shows them. Entries that
 never returned (longjmp or a C++ exception past the frame, the thread's exit, still
 inside at the end) are in no bucket: the header's "never returned" counts them.
---interval, globs, --format perfetto|chrome -o FILE (count and average latency in ns
-as counter tracks), --backend, --force and --from FILE (a recording's return events)
-as for count.
+--interval, globs, --pid/--tid/--uid/--comm, --format perfetto|chrome -o FILE (count
+and average latency in ns as counter tracks), --backend, --force and --from FILE (a
+recording's return events) as for count.
 
 Examples:
   sudo probectl latency kretprobe:vfs_read --by comm --duration 5

@@ -4,7 +4,6 @@
 // `-- CMD`, CMD is forked, held before exec until the probes and its tgid filter are in
 // place, then traced until it exits.
 #include <fmt/format.h>
-#include <pwd.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -26,6 +25,7 @@
 #include "spec_hints.hpp"
 #include "subcommands.hpp"
 #include "syscall_summary.hpp"
+#include "task_filters.hpp"
 #include "trace_sink.hpp"
 #include "uapi/probectl.h"
 
@@ -63,40 +63,6 @@ class StopSignals {
     struct sigaction old_int_ {};
     struct sigaction old_term_ {};
 };
-
-// "12,34" (and repeated options) -> ids; `names` allows user names (getpwnam).
-std::optional<UsageError> parseIdList(const po::variables_map& vm, const char* opt, bool names,
-                                      std::vector<std::uint32_t>& out) {
-    if (!vm.count(opt))
-        return std::nullopt;
-    for (const auto& arg : vm[opt].as<std::vector<std::string>>()) {
-        std::size_t b = 0;
-        while (b <= arg.size()) {
-            std::size_t e = arg.find(',', b);
-            if (e == std::string::npos)
-                e = arg.size();
-            const std::string item = arg.substr(b, e - b);
-            char* end = nullptr;
-            errno = 0;
-            const unsigned long v = std::strtoul(item.c_str(), &end, 10);
-            if (!item.empty() && *end == '\0' && item[0] != '-' && errno == 0 && v <= UINT32_MAX) {
-                out.push_back(static_cast<std::uint32_t>(v));
-            } else if (names && !item.empty()) {
-                const passwd* pw = ::getpwnam(item.c_str());
-                if (!pw)
-                    return UsageError{fmt::format("--{}: no user '{}'", opt, item)};
-                out.push_back(pw->pw_uid);
-            } else {
-                return UsageError{
-                    fmt::format("--{}: '{}' is not a number (in '{}')", opt, item, arg)};
-            }
-            b = e + 1;
-        }
-    }
-    if (out.size() > PROBECTL_MATCH_MAX_IDS)
-        return UsageError{fmt::format("--{}: at most {} ids", opt, PROBECTL_MATCH_MAX_IDS)};
-    return std::nullopt;
-}
 
 // Whether command-line word `word` is an option that takes the next word as its value
 // ("-p", "--backend"; not "--backend=ptrace").
@@ -223,18 +189,9 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
              ->value_name("PID"),
          "trace process PID (repeatable, at most 64; like strace -p/--attach); with one -p, "
          "library names and paths in uprobe/usdt specs are found as PID sees them, and "
-         "uprobes are armed only in the traced processes")
-        ("pid", po::value<std::vector<std::string>>()->value_name("PID,..."),
-         "keep only hits in these processes (tgids; comma list, repeatable): a pure filter "
-         "on top of what is traced (-p, -- CMD, or everything), evaluated in the kernel; "
-         "other hits count as FILTERED")
-        ("tid", po::value<std::vector<std::string>>()->value_name("TID,..."),
-         "keep only hits in these threads (same rules as --pid)")
-        ("uid", po::value<std::vector<std::string>>()->value_name("UID,..."),
-         "keep only hits of tasks running as these users (numbers or names; real uid)")
-        ("comm", po::value<std::string>(o ? &o->match_comm : nullptr)->value_name("GLOB"),
-         "keep only hits of tasks whose comm (name, at most 15 bytes) matches GLOB "
-         "(* ? [a-z] [!x]), e.g. --comm 'ls*'")
+         "uprobes are armed only in the traced processes");
+    addTaskFilterOptions(d, o ? &o->match_comm : nullptr);
+    d.add_options()
         ("follow,f", po::bool_switch(o ? &o->follow : nullptr),
          "also trace the children of the traced processes, those running already and those "
          "forked from now on (and what they exec), like strace -f; needs -p or -- CMD")
@@ -370,22 +327,9 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     for (auto& s : o.specs)
         if (s.kind == SpecKind::Kretprobe || s.kind == SpecKind::Syscall)
             s.maxactive = o.maxactive;
-    if (auto e = parseIdList(vm, "pid", false, o.match_pids))
+    if (auto e =
+            parseTaskFilters(vm, o.backend, o.match_pids, o.match_tids, o.match_uids, o.match_comm))
         return *e;
-    if (auto e = parseIdList(vm, "tid", false, o.match_tids))
-        return *e;
-    if (auto e = parseIdList(vm, "uid", true, o.match_uids))
-        return *e;
-    if (vm.count("comm") &&
-        (o.match_comm.empty() || o.match_comm.size() >= PROBECTL_MATCH_COMM_MAX))
-        return UsageError{
-            fmt::format("--comm needs a glob of 1..{} bytes", PROBECTL_MATCH_COMM_MAX - 1)};
-    if (o.backend == "ptrace" && (!o.match_pids.empty() || !o.match_tids.empty() ||
-                                  !o.match_uids.empty() || !o.match_comm.empty()))
-        return UsageError{
-            "--pid, --tid, --uid and --comm filter in the kernel: with "
-            "--backend=ptrace use -p/--attach, or a predicate such as "
-            "'uprobe:... if $comm ~ \"ls*\"'"};
     if (vm.count("duration")) {
         auto secs = parseDuration(o.duration_text);
         if (!secs)

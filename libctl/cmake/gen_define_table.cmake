@@ -6,6 +6,7 @@
 # Every line `#define <PREFIX><rest> <decimal>` becomes `{"<name>", <decimal>},` where name
 # is <rest> (STRIP=ON) or <PREFIX><rest>. Aliases defined as other macros (EWOULDBLOCK
 # EAGAIN) are not numeric and are skipped, so each number keeps its first, canonical name.
+# A name an earlier header gave is skipped, and so is __NR_syscalls (a count, not a call).
 foreach(var HEADERS PREFIX OUT)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "gen_define_table: ${var} is not set")
@@ -28,6 +29,11 @@ foreach(h IN LISTS HEADERS)
     if(NOT STRIP)
       set(name "${PREFIX}${name}")
     endif()
+    list(FIND seen "${name}" at)
+    if("${PREFIX}${name}" STREQUAL "__NR_syscalls" OR NOT at EQUAL -1)
+      continue()
+    endif()
+    list(APPEND seen "${name}")
     string(APPEND body "{\"${name}\", ${number}},\n")
     math(EXPR count "${count} + 1")
   endforeach()

@@ -5,7 +5,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -147,6 +152,29 @@ TEST(SyscallMeta, BuiltinNamesComeFromTheHeaders) {
     EXPECT_FALSE(t.find("openat")->has_args);
     EXPECT_EQ(t.find(59)->name, "execve");
     EXPECT_EQ(t.find("no_such_syscall"), nullptr);
+}
+
+// The build host's header (Debian 12: Linux 6.1) lacks the syscalls of newer kernels: the
+// ptrace backend once refused syscall:futex_wait as unknown on 6.12 and 7.2.
+TEST(SyscallMeta, BuiltinNamesKnowSyscallsNewerThanTheHeader) {
+    auto t = SyscallTable::builtin();
+    for (const auto& [name, nr] :
+         std::vector<std::pair<std::string, int>>{{"cachestat", 451},
+                                                  {"fchmodat2", 452},
+                                                  {"futex_wait", 455},
+                                                  {"statmount", 457},
+                                                  {"mseal", 462},
+                                                  {"rseq_slice_yield", 471},
+                                                  {"uretprobe", 335}}) {
+        ASSERT_NE(t.find(name), nullptr) << name;
+        EXPECT_EQ(t.find(name)->nr, nr) << name;
+        EXPECT_EQ(t.find(nr)->name, name);
+    }
+    // A count, not a syscall, and no name twice.
+    EXPECT_EQ(t.find("syscalls"), nullptr);
+    std::set<std::string_view> seen;
+    for (const auto& n : builtinSyscallNames())
+        EXPECT_TRUE(seen.insert(n.name).second) << n.name;
 }
 
 TEST(SyscallMeta, TableFromFixtureTracefs) {

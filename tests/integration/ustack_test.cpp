@@ -398,6 +398,55 @@ TEST(UserStacks, DwarfShowsTheChainWithAndWithoutFramePointers) {
     }
 }
 
+// A pending uretprobe puts the uprobes trampoline where its function's return address was:
+// the module gives the real one back from the kernel's return instances, so leaf's callers
+// are all there under uretprobes on mid and main, by frame pointers and by DWARF alike
+// (the trampoline, "[uprobes]", once stood in for top and for main's caller).
+TEST(UserStacks, PendingUretprobesHideNoCaller) {
+    for (const auto& [name, option] : {std::pair<std::string, std::string>{"ustack_fp", "--ustack"},
+                                       {"ustack_nofp", "--ustack=dwarf"}}) {
+        SCOPED_TRACE(option);
+        const std::string w = itest::workload(name);
+        const std::string file = "/tmp/ustack-uret.json";
+        Ran r = sh("probectl trace uprobe:" + w + ":leaf uretprobe:" + w + ":mid uretprobe:" + w +
+                   ":main " + option + " --format json -o " + file + " -- " + w + " 3");
+        ASSERT_EQ(r.status, 0) << r.out;
+        const std::string text = itest::readFile(file);
+        const auto events = jsonLines(text, "event");
+        ASSERT_EQ(events.size(), 7u) << text;  // 3 leaf, 3 mid returns, main's return
+        std::size_t leaves = 0;
+        for (const auto& ev : events) {
+            const auto frames = ev["ustack"].get<std::vector<std::string>>();
+            for (const auto& f : frames)
+                EXPECT_EQ(f.find("[uprobes]"), std::string::npos) << ev.dump();
+            if (frames.empty() || frames[0] != "leaf (" + w + ")")
+                continue;
+            leaves++;
+            ASSERT_GE(frames.size(), 5u) << ev.dump();
+            for (std::size_t i = 1; i < 4; i++)
+                EXPECT_EQ(frameName(frames[i]), kChain[i]) << ev.dump();
+            EXPECT_NE(frames[4].find("libc"), std::string::npos) << ev.dump();
+        }
+        EXPECT_EQ(leaves, 3u) << text;
+    }
+    const std::string w = itest::workload("ustack_fp");
+    Ran c = sh("probectl count uprobe:" + w + ":leaf uretprobe:" + w +
+               ":mid --by ustack --format folded -o /tmp/ustack-uret.folded -- " + w + " 4");
+    ASSERT_EQ(c.status, 0) << c.out;
+    const std::string folded = itest::readFile("/tmp/ustack-uret.folded");
+    bool leaf = false;
+    for (const auto& [stack, n] : foldedLines(folded)) {
+        EXPECT_EQ(stack.find("[uprobes]"), std::string::npos) << folded;
+        if (stack.ends_with(";leaf (" + w + ")")) {
+            leaf = true;
+            EXPECT_EQ(n, 4u) << folded;
+            EXPECT_NE(stack.find(";main+"), std::string::npos) << folded;
+            EXPECT_NE(stack.find(";top+"), std::string::npos) << folded;
+        }
+    }
+    EXPECT_TRUE(leaf) << folded;
+}
+
 // The ptrace backend copies the registers and stack as the module does, for the same
 // unwinder: the same frames for the same hits, at entries and at returns.
 TEST(UserStacks, DwarfBothBackendsPrintTheSameStacks) {

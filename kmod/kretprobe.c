@@ -60,7 +60,7 @@ static int probectl_kret_return(struct kretprobe_instance *ri,
 	struct probectl_record *rec;
 
 	/* disabled while this call was in flight: stay quiet */
-	if (!READ_ONCE(p->enabled))
+	if (!probectl_live(p))
 		return 0;
 	this_cpu_inc(p->stats->returned);
 	/* the entry values go first: the record keeps the probe's argument order */

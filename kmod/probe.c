@@ -343,6 +343,8 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	 * they read before it.
 	 */
 	WRITE_ONCE(p->enabled, true);
+	if (s)
+		WRITE_ONCE(s->stopped, false);
 	err = ops->arm(p, extack);
 	if (err) {
 		xa_erase(&probectl_probes, p->id);
@@ -480,8 +482,10 @@ int probectl_probe_set_enabled(u32 id, bool enable,
 	if (err)
 		goto out;
 	if (enable) {
-		/* flag first: the first hit after arming is recorded */
+		/* flags first: the first hit after arming is recorded */
 		WRITE_ONCE(p->enabled, true);
+		if (p->session)
+			WRITE_ONCE(p->session->stopped, false);
 		err = probectl_ops(p)->set_enabled(p, true, extack);
 		if (err)
 			WRITE_ONCE(p->enabled, false);
@@ -499,9 +503,11 @@ out:
  * @portid: the caller, whose session's probes these are
  * @extack: receives the reason for the first refusal
  *
- * Every probe stops counting hits before the first is disarmed: a kprobe's
- * disarm patches text (milliseconds), and disabling one probe at a time let
- * the ones still armed count hits the others no longer saw.
+ * Every probe stops counting hits at one store, before the first is
+ * disarmed: a kprobe's disarm patches text (milliseconds), and disabling
+ * one probe at a time let the ones still armed count hits the others no
+ * longer saw; so did a flag per probe, when the writer was preempted (or,
+ * under TCG, its vCPU descheduled) between two of them.
  *
  * Context: process context, may sleep. Takes probectl_lock.
  * Return: 0 (also when the caller has no session); else the first disarm
@@ -522,6 +528,7 @@ int probectl_session_disable(u32 portid, struct netlink_ext_ack *extack)
 	s = probectl_session_lookup(portid);
 	if (!s)
 		goto out;
+	WRITE_ONCE(s->stopped, true);
 	xa_for_each(&probectl_probes, id, p)
 		if (p->session == s)
 			WRITE_ONCE(p->enabled, false);

@@ -124,6 +124,13 @@ struct probectl_session {
 	u32 tgid_hint;
 	bool filtering;
 	bool follow;
+	/*
+	 * Set by PROBE_DISABLE of the whole session, before each probe is
+	 * disarmed: one store ends the hits of all its probes together (a
+	 * store per probe left the others counting in between). Cleared
+	 * when one of its probes is enabled or added. READ_ONCE in handlers.
+	 */
+	bool stopped;
 	struct list_head track_node;
 	/* SESSION_MATCH (match.c): NULL = every task; RCU, under probectl_lock */
 	struct probectl_match __rcu *match;
@@ -592,13 +599,6 @@ static __always_inline bool probectl_session_admits(struct probectl_session *s)
 	       (!rcu_access_pointer(s->match) || probectl_match_pass(s));
 }
 
-/*
- * Handler prologue shared by every kind: returns true when a record should
- * be written. Counts a hit, or a filtered hit when the session's process
- * filter (tgids, task match) rejects current. Persistent probes have no
- * session: they are counted and never produce records. Safe in NMI context:
- * lockless xarray and RCU lookups and per-CPU increments only.
- */
 /* Kinds whose hits are entries waiting for a return (the unreturned count). */
 static inline bool probectl_kind_returns(u32 kind)
 {
@@ -611,11 +611,28 @@ static inline bool probectl_kind_is_user(u32 kind)
 	return kind == PROBECTL_KIND_UPROBE || kind == PROBECTL_KIND_URETPROBE;
 }
 
+/*
+ * Whether @p's hits count: it is enabled, and its session (if any) was not
+ * stopped as a whole. Any context.
+ */
+static __always_inline bool probectl_live(struct probectl_probe *p)
+{
+	return READ_ONCE(p->enabled) &&
+	       !(p->session && READ_ONCE(p->session->stopped));
+}
+
+/*
+ * Handler prologue shared by every kind: returns true when a record should
+ * be written. Counts a hit, or a filtered hit when the session's process
+ * filter (tgids, task match) rejects current. Persistent probes have no
+ * session: they are counted and never produce records. Safe in NMI context:
+ * lockless xarray and RCU lookups and per-CPU increments only.
+ */
 static __always_inline bool probectl_admit(struct probectl_probe *p)
 {
 	struct probectl_session *s = p->session;
 
-	if (!READ_ONCE(p->enabled))
+	if (!probectl_live(p))
 		return false;
 	if (s && !probectl_session_admits(s)) {
 		this_cpu_inc(p->stats->filtered);

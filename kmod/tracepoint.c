@@ -80,7 +80,7 @@ static void probectl_tp_probe(void *data, u64 a1, u64 a2, u64 a3, u64 a4,
 
 	preempt_disable_notrace();
 	if (__this_cpu_inc_return(probectl_tp_nesting) > 1) {
-		if (READ_ONCE(p->enabled))
+		if (probectl_live(p))
 			atomic64_inc(&p->tp_missed);
 		goto out;
 	}

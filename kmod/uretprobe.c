@@ -96,7 +96,7 @@ static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
 	unsigned int h, i;
 
 	/* the entry handler saved nothing for calls the process filter skipped */
-	if (!p->session || !READ_ONCE(p->enabled) || !probectl_session_admits(p->session))
+	if (!p->session || !probectl_live(p) || !probectl_session_admits(p->session))
 		return 0;
 	h = probectl_uret_hash(current->pid, sp);
 	raw_spin_lock_irqsave(&t->lock, flags);

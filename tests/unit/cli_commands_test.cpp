@@ -21,6 +21,7 @@
 #include "probectl/probe_kinds.hpp"
 #include "probectl/recording.hpp"
 #include "subcommands.hpp"
+#include "trace_export_events.hpp"
 
 using namespace probectl::cli;
 using ::testing::HasSubstr;
@@ -563,6 +564,44 @@ TEST(CommandTable, ReportProgressOnlyOnATerminal) {
     EXPECT_NE(runWith(true, false, {path}), "");  // stdout into a file or a pipe
     unlink(path.c_str());
     unlink(out.c_str());
+}
+
+// latency --from with no spec takes the recording's return probes and names the entry
+// probes it leaves out; it once failed on the first entry probe. With a spec, or with no
+// return probe at all, the mistake is still an error.
+TEST(CommandTable, LatencyFromARecordingLeavesOutEntryProbes) {
+    const std::string path = ::testing::TempDir() + "/latency-from.rec";
+    auto write = [&](const std::vector<probectl::Event>& events,
+                     const probectl::SessionStats& stats) {
+        auto w = probectl::recordingWriter(path, 0);
+        ASSERT_TRUE(w);
+        ASSERT_TRUE((*w)->begin(1, {}));
+        for (const auto& ev : events)
+            ASSERT_TRUE((*w)->event(ev));
+        ASSERT_TRUE((*w)->finish(stats));
+    };
+    write(exporttest::sampleRun(), exporttest::sampleStats());
+    CmdRun r = run("latency", {"--from", path, "--format", "json"});
+    EXPECT_EQ(r.rc, kExitOk) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("uretprobe:/bin/prog:work")) << r.out;
+    EXPECT_THAT(r.out, Not(HasSubstr("kprobe:do_sys_openat2"))) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("left out, kprobe:do_sys_openat2: ")) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("left out, uprobe:/bin/prog:open")) << r.err;
+    // The three returns of the run: 600 ns, 1300 ns and 900 ns.
+    EXPECT_THAT(r.out, HasSubstr("\"count\":3,\"sum\":2800")) << r.out;
+
+    r = run("latency", {"--from", path, "kprobe:*"});
+    EXPECT_EQ(r.rc, kExitUsage) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("kprobe:do_sys_openat2: ")) << r.err;
+
+    probectl::SessionStats entries = exporttest::sampleStats();
+    entries.probes.resize(1);
+    write({exporttest::entry(100, 100, 1'000'000'100, "kprobe:do_sys_openat2")}, entries);
+    r = run("latency", {"--from", path});
+    EXPECT_EQ(r.rc, kExitUsage) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("kprobe:do_sys_openat2: ")) << r.err;
+    EXPECT_THAT(r.err, Not(HasSubstr("left out"))) << r.err;
+    unlink(path.c_str());
 }
 
 // Item 9's rule, one table across commands and the layers that find the mistake: the option

@@ -30,11 +30,20 @@ Result<RecordedAggregation> aggregateRecording(const std::string& file, const Ag
     std::map<std::uint32_t, EventAggregator> by_id;
     std::map<std::uint32_t, std::uint64_t> events;
     std::map<std::uint32_t, std::string> specs;
+    // With no globs, a probe the aggregation does not apply to is left out, not fatal: a
+    // recording of entries and returns answers latency from its returns.
+    std::map<std::uint32_t, Error> refused;
     auto aggregatorFor = [&](std::uint32_t id,
                              const std::string& text) -> Result<EventAggregator*> {
         if (auto it = by_id.find(id); it != by_id.end())
             return &it->second;
+        if (refused.count(id))
+            return nullptr;
         auto a = EventAggregator::create(spec, text);
+        if (!a && only.empty()) {
+            refused.emplace(id, std::move(a).error());
+            return nullptr;
+        }
         if (!a)
             return a.error();
         return &by_id.emplace(id, std::move(*a)).first->second;
@@ -48,6 +57,8 @@ Result<RecordedAggregation> aggregateRecording(const std::string& file, const Ag
         auto a = aggregatorFor(ev.probe_id, specs[ev.probe_id]);
         if (!a)
             return a.error();
+        if (!*a)
+            continue;
         (*a)->add(ev);
         events[ev.probe_id]++;
     }
@@ -66,6 +77,10 @@ Result<RecordedAggregation> aggregateRecording(const std::string& file, const Ag
                     return a.error();
         }
     }
+    if (by_id.empty() && !refused.empty())
+        return refused.begin()->second;
+    for (const auto& [id, why] : refused)
+        out.skipped.push_back(why.message);
     if (by_id.empty()) {
         std::string held;
         for (const auto& [id, text] : specs)

@@ -17,11 +17,15 @@ struct RecordedAggregation {
                                     // the recording's summary
     bool has_summary = false;
     std::string note;  // why the recording ended early ("" when it did not)
+    // With no `only`: the probes the aggregation does not apply to (latency of an entry
+    // probe, say), each "SPEC: why"; they get no table.
+    std::vector<std::string> skipped;
 };
 
 // Reads recording `file` and aggregates the events of every probe whose spec text matches
-// one of the globs `only` (all probes when empty) with `spec`. Errors: the reader's (errno,
-// EBADMSG for a file that is not a recording); EventAggregator::create's (usage); ENOENT
+// one of the globs `only` (all probes when empty, skipping those `spec` does not apply to)
+// with `spec`. Errors: the reader's (errno, EBADMSG for a file that is not a recording);
+// EventAggregator::create's (usage; with no `only`, the first probe's when none applies); ENOENT
 // when `only` matches no probe of the recording (naming those it holds).
 Result<RecordedAggregation> aggregateRecording(const std::string& file, const AggrSpec& spec,
                                                const std::vector<std::string>& only);

@@ -203,6 +203,8 @@ int runFromRecording(const AggrCliOptions& o, Io& io) {
     auto r = aggregateRecording(o.from, o.aggr, o.only);
     if (!r)
         return runtimeError(io, cmd, r.error());
+    for (const auto& why : r->skipped)
+        io.err << fmt::format("note: {}: left out, {}\n", o.from, why);
     if (auto w = printAggrReadout(o, {r->tables, r->stats, r->stats, std::string()}, io.out, io.err,
                                   outputName(o));
         !w)

@@ -72,19 +72,21 @@ struct RecordingReader::Impl {
             return end("block header");
         std::uint32_t head_crc = 0;
         std::memcpy(&head_crc, head + 12, 4);
+        // A checksum tells which bytes hold the damage, not which byte: the range is named.
+        const std::uint64_t body = offset + sizeof(head);
         if (magic != kBlockMagic)
-            return damage("no block starts there");
+            return damage("no block starts there", offset, body - 1);
         // Version 2 checks the length too: one past the end is damage, not a cut.
         if (version >= 2 && ::crc32(0, reinterpret_cast<const Bytef*>(head), 12) != head_crc)
-            return damage("the block header's checksum does not match");
+            return damage("the block header's checksum does not match", offset, body - 1);
         if (len > kBlockMaxBytes)
-            return damage(fmt::format("a block of {} bytes", len));
+            return damage(fmt::format("a block of {} bytes", len), offset, body - 1);
         block.resize(len);
         in.read(block.data(), len);
         if (static_cast<std::size_t>(in.gcount()) != len)
             return end("block");
         if (::crc32(0, reinterpret_cast<const Bytef*>(block.data()), len) != crc)
-            return damage("the block's checksum does not match");
+            return damage("the block's checksum does not match", body, body + len - 1);
         cur = Cursor{block.data(), block.data() + block.size()};
         ++blocks;
         offset += sizeof(head) + len;
@@ -99,11 +101,13 @@ struct RecordingReader::Impl {
                                summary ? "" : ": no summary, the trace was cut short");
         return false;
     }
-    bool damage(const std::string& what) {
+    // `first` to `last`: the bytes the damage is in.
+    bool damage(const std::string& what, std::uint64_t first, std::uint64_t last) {
         done = true;
         damaged = true;
-        note = fmt::format("recording damaged at byte {} ({}); {} complete block{} before it",
-                           offset, what, blocks, blocks == 1 ? "" : "s");
+        note =
+            fmt::format("recording damaged in bytes {} to {} ({}); {} complete block{} before it",
+                        first, last, what, blocks, blocks == 1 ? "" : "s");
         return false;
     }
     bool damaged = false;
@@ -290,7 +294,8 @@ bool RecordingReader::next(Event& ev) {
         if (m.cur.bad) {
             m.offset -= kBlockHeaderBytes + m.block.size();
             --m.blocks;
-            return m.damage("an entry this reader does not know");
+            const std::uint64_t body = m.offset + kBlockHeaderBytes;
+            return m.damage("an entry this reader does not know", body, body + m.block.size() - 1);
         }
         if (tag == kTagEvent)
             return true;

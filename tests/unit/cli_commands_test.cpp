@@ -343,7 +343,6 @@ TEST(CommandUsage, NegativeNumbersAreUsageErrors) {
          std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>{
              {"trace", {"syscall:openat", "-p", "-5"}, "'-p/--attach'"},
              {"trace", {"syscall:openat", "--attach=-5"}, "'-p/--attach'"},
-             {"record", {"syscall:openat", "-o", "x.rec", "--maxactive", "-1"}, "'--maxactive'"},
              {"count", {"syscall:openat", "-p", "-1"}, "'-p/--attach'"},
              {"bench", {"--attach", "-1"}, "'--attach'"},
              {"bench", {"-n", "-3"}, "'-n/--count'"}}) {
@@ -354,6 +353,37 @@ TEST(CommandUsage, NegativeNumbersAreUsageErrors) {
     }
     // --help still wins.
     EXPECT_EQ(run("trace", {"--help", "-p", "-5"}).rc, kExitOk);
+}
+
+// --maxactive, --stack-size and --stack-depth past their type's range got Boost's bare "is
+// invalid": every value outside the range names the range.
+TEST(CommandUsage, StackAndMaxactiveOptionsNameTheirRange) {
+    for (const auto& [command, args, text] :
+         std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>{
+             {"trace",
+              {"kretprobe:vfs_read", "--maxactive", "99999999999"},
+              "--maxactive must be 1..4096; got '99999999999'"},
+             {"trace", {"kretprobe:vfs_read", "--maxactive", "0"}, "--maxactive must be 1..4096"},
+             {"add", {"kretprobe:vfs_read", "--maxactive", "-1"}, "--maxactive must be 1..4096"},
+             {"record",
+              {"syscall:openat", "-o", "x.rec", "--maxactive", "-1"},
+              "--maxactive must be 1..4096; got '-1'"},
+             {"trace",
+              {"kretprobe:vfs_read", "--ustack=dwarf", "--stack-size", "5000000000"},
+              "--stack-size must be 1..3584; got '5000000000'"},
+             {"count",
+              {"kretprobe:vfs_read", "--by", "ustack", "--stack-size", "1e3"},
+              "--stack-size must be 1..3584; got '1e3'"},
+             {"trace",
+              {"kretprobe:vfs_read", "--kstack", "--stack-depth", "99999999999999999999"},
+              "--stack-depth must be 1..127"},
+             {"count",
+              {"kretprobe:vfs_read", "--by", "kstack", "--stack-depth", "128"},
+              "--stack-depth must be 1..127; got '128'"}}) {
+        CmdRun r = run(command, args);
+        EXPECT_EQ(r.rc, kExitUsage) << r.err;
+        EXPECT_THAT(r.err, HasSubstr(text)) << r.err;
+    }
 }
 
 // --top -1 once said "a number of 0 or more" though 0 is refused too, and --max-entries

@@ -26,7 +26,7 @@ po::options_description addOptionsDescription(AddOptions* o) {
         ("help,h", "show this help")
         ("persist", po::bool_switch(o ? &o->persist : nullptr),
          "keep the probe after this command exits (until 'probectl remove ID' or rmmod)")
-        ("maxactive", po::value<std::uint32_t>(o ? &o->maxactive : nullptr)->value_name("N"),
+        ("maxactive", bounded<std::uint32_t>(o ? &o->maxactive : nullptr, "maxactive", 1, PROBECTL_MAXACTIVE_MAX)->value_name("N"),
          "kretprobe instances in flight (1..4096)")
         ("force", po::bool_switch(o ? &o->force : nullptr),
          "add a uretprobe in a file that unwinds C++ exceptions (refused by default: an "
@@ -49,8 +49,6 @@ Parsed<AddOptions> parseAddOptions(const std::vector<std::string>& args) {
             o->spec.text, o->spec.locationStr())};
     if (!vm.count("maxactive"))
         return o;
-    if (o->maxactive == 0 || o->maxactive > PROBECTL_MAXACTIVE_MAX)
-        return UsageError{fmt::format("--maxactive must be 1..{}", PROBECTL_MAXACTIVE_MAX)};
     if (o->spec.kind != SpecKind::Kretprobe)
         return UsageError{"--maxactive only applies to kretprobe: specs"};
     o->spec.maxactive = o->maxactive;

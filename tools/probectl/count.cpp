@@ -546,7 +546,7 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "SPECs, if given, choose its probes (globs of their spec text)");
     if (mode == AggrMode::Count)
         d.add_options()
-            ("stack-depth", po::value<std::uint32_t>(o ? &o->aggr.stack_depth : nullptr)
+            ("stack-depth", bounded<std::uint32_t>(o ? &o->aggr.stack_depth : nullptr, "stack-depth", 1, PROBECTL_STACK_MAX_DEPTH)
                  ->value_name("N"),
              "with --by kstack or ustack: frames a stack keeps (1..127, default 64); deeper "
              "stacks end with '...' and count as truncated")
@@ -555,7 +555,7 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
              "kernel's map; dwarf records every hit with the registers and the top of the "
              "user stack (--stack-size) and unwinds and counts it here by the files' DWARF "
              "call frame information (code built without frame pointers; both backends)")
-            ("stack-size", po::value<std::uint32_t>(o ? &o->stack_size : nullptr)
+            ("stack-size", bounded<std::uint32_t>(o ? &o->stack_size : nullptr, "stack-size", 1, PROBECTL_USTACK_SNAPSHOT_MAX)
                  ->value_name("BYTES"),
              fmt::format("--ustack=dwarf: bytes of user stack copied at each hit (1..{}, "
                          "default {})",
@@ -686,11 +686,8 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         return UsageError{
             "--format svg draws one graph at the end: --interval goes with text, json or "
             "folded"};
-    if (vm.count("stack-depth") &&
-        (!kstack || o.aggr.stack_depth == 0 || o.aggr.stack_depth > PROBECTL_STACK_MAX_DEPTH))
-        return UsageError{kstack
-                              ? fmt::format("--stack-depth must be 1..{}", PROBECTL_STACK_MAX_DEPTH)
-                              : std::string("--stack-depth goes with --by kstack or ustack")};
+    if (vm.count("stack-depth") && !kstack)
+        return UsageError{"--stack-depth goes with --by kstack or ustack"};
     const bool dwarf = o.ustack == "dwarf";
     if (o.ustack != "fp" && !dwarf)
         return UsageError{
@@ -709,11 +706,8 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
             if (s.kind == SpecKind::Syscall)
                 return UsageError{
                     syscallUserStackRefusal("--ustack=dwarf", s.text, s.symbol, o.backend)};
-    if (vm.count("stack-size") &&
-        (!dwarf || o.stack_size == 0 || o.stack_size > PROBECTL_USTACK_SNAPSHOT_MAX))
-        return UsageError{
-            dwarf ? fmt::format("--stack-size must be 1..{}", PROBECTL_USTACK_SNAPSHOT_MAX)
-                  : std::string("--stack-size goes with --ustack=dwarf")};
+    if (vm.count("stack-size") && !dwarf)
+        return UsageError{"--stack-size goes with --ustack=dwarf"};
     if (kstack)
         if (auto e = stackKeyError(o, from))
             return *e;

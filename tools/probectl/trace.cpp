@@ -195,7 +195,7 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
         ("follow,f", po::bool_switch(o ? &o->follow : nullptr),
          "also trace the children of the traced processes, those running already and those "
          "forked from now on (and what they exec), like strace -f; needs -p or -- CMD")
-        ("maxactive", po::value<std::uint32_t>(o ? &o->maxactive : nullptr)->value_name("N"),
+        ("maxactive", bounded<std::uint32_t>(o ? &o->maxactive : nullptr, "maxactive", 1, PROBECTL_MAXACTIVE_MAX)->value_name("N"),
          "kretprobe instances in flight (1..4096; default: the kernel's); kernel backend only")
         ("force", po::bool_switch(o ? &o->force : nullptr),
          "add kernel uretprobes in files that unwind C++ exceptions (refused by default: "
@@ -242,11 +242,11 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "perf --call-graph dwarf (a walk that ends early says why in its last line; both "
          "backends); frames get 'at FILE:LINE' and inlined calls where DWARF says; any "
          "spec but syscall: ones")
-        ("stack-depth", po::value<std::uint32_t>(o ? &o->stack_depth : nullptr)
+        ("stack-depth", bounded<std::uint32_t>(o ? &o->stack_depth : nullptr, "stack-depth", 1, PROBECTL_STACK_MAX_DEPTH)
              ->value_name("N"),
          "frames a stack keeps (1..127, default 64); deeper stacks end with '...' and count "
          "as truncated")
-        ("stack-size", po::value<std::uint32_t>(o ? &o->stack_size : nullptr)
+        ("stack-size", bounded<std::uint32_t>(o ? &o->stack_size : nullptr, "stack-size", 1, PROBECTL_USTACK_SNAPSHOT_MAX)
              ->value_name("BYTES"),
          fmt::format("--ustack=dwarf: bytes of user stack copied at each hit (1..{}, default "
                      "{}; a record holds one page); a stack deeper than that stops unwinding "
@@ -322,8 +322,6 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
             return std::move(spec).error();
         o.specs.push_back(std::move(*spec));
     }
-    if (vm.count("maxactive") && (o.maxactive == 0 || o.maxactive > PROBECTL_MAXACTIVE_MAX))
-        return UsageError{fmt::format("--maxactive must be 1..{}", PROBECTL_MAXACTIVE_MAX)};
     for (auto& s : o.specs)
         if (s.kind == SpecKind::Kretprobe || s.kind == SpecKind::Syscall)
             s.maxactive = o.maxactive;
@@ -368,17 +366,10 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     if (o.pids.size() + (o.command.empty() ? 0 : 1) > PROBECTL_MAX_TGIDS)
         return UsageError{fmt::format("at most {} processes can be traced", PROBECTL_MAX_TGIDS)};
     const bool stacks = o.kstack || !o.ustack.empty();
-    if (vm.count("stack-depth") &&
-        (!stacks || o.stack_depth == 0 || o.stack_depth > PROBECTL_STACK_MAX_DEPTH))
-        return UsageError{stacks
-                              ? fmt::format("--stack-depth must be 1..{}", PROBECTL_STACK_MAX_DEPTH)
-                              : std::string("--stack-depth goes with --kstack or --ustack")};
-    if (vm.count("stack-size") &&
-        (o.ustack != "dwarf" || o.stack_size == 0 || o.stack_size > PROBECTL_USTACK_SNAPSHOT_MAX))
-        return UsageError{
-            o.ustack == "dwarf"
-                ? fmt::format("--stack-size must be 1..{}", PROBECTL_USTACK_SNAPSHOT_MAX)
-                : std::string("--stack-size goes with --ustack=dwarf")};
+    if (vm.count("stack-depth") && !stacks)
+        return UsageError{"--stack-depth goes with --kstack or --ustack"};
+    if (vm.count("stack-size") && o.ustack != "dwarf")
+        return UsageError{"--stack-size goes with --ustack=dwarf"};
     if (!o.ustack.empty()) {
         if (o.ustack != "fp" && o.ustack != "dwarf")
             return UsageError{fmt::format(

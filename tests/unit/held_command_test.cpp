@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <csignal>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -96,12 +96,45 @@ TEST(HeldCommand, PathSearchSkipsNonExecutablesAndReportsEacces) {
         remove(f.c_str());
 }
 
+// A file of no format the kernel runs (an ELF file or #! script) fails spawn(), before a
+// tracer arms a probe and prints its header; it once failed only at release().
+TEST(HeldCommand, NotAnExecutableFailsBeforeFork) {
+    if (access("/proc/sys/fs/binfmt_misc/register", F_OK) == 0)
+        GTEST_SKIP() << "binfmt_misc is mounted: only exec can tell what runs";
+    char path[] = "/tmp/probectl-text-XXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, "echo hi\n", 8), 8);
+    close(fd);
+    ASSERT_EQ(chmod(path, 0755), 0);
+    auto c = HeldCommand::spawn({path});
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().err, ENOEXEC);
+    EXPECT_THAT(c.error().message, ::testing::HasSubstr(std::string("cannot run '") + path));
+    EXPECT_THAT(c.error().message, ::testing::HasSubstr("neither an ELF executable nor"));
+    // An empty file as well; a #! script runs.
+    ASSERT_EQ(truncate(path, 0), 0);
+    EXPECT_FALSE(HeldCommand::spawn({path}));
+    std::ofstream(path) << "#!/bin/sh\nexit 5\n";
+    auto s = HeldCommand::spawn({path});
+    ASSERT_TRUE(s) << s.error().describe();
+    ASSERT_TRUE(s->release());
+    const int st = waitFor(*s);
+    unlink(path);
+    EXPECT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), 5);
+}
+
 // What only the exec itself can find out still comes from release().
 TEST(HeldCommand, ExecFailureIsReportedByRelease) {
     char path[] = "/tmp/probectl-noexec-XXXXXX";
     const int fd = mkstemp(path);
     ASSERT_GE(fd, 0);
-    ASSERT_EQ(write(fd, "\x7f" "ELF garbage", 12), 12);
+    ASSERT_EQ(write(fd,
+                    "\x7f"
+                    "ELF garbage",
+                    12),
+              12);
     close(fd);
     ASSERT_EQ(chmod(path, 0755), 0);
     auto c = HeldCommand::spawn({path});

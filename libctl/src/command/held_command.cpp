@@ -17,6 +17,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 namespace probectl {
 
@@ -118,6 +121,48 @@ Result<std::string> resolveCommand(const std::string& name) {
     return makeError(ENOENT, fmt::format("cannot run '{}': command not found in PATH", name));
 }
 
+// Whether binfmt_misc may run files of other formats (it is mounted, enabled and holds an
+// entry): then only exec can tell.
+bool binfmtMiscMayRun() {
+    std::ifstream status("/proc/sys/fs/binfmt_misc/status");
+    std::string state;
+    if (!(status >> state) || state != "enabled")
+        return false;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/sys/fs/binfmt_misc", ec)) {
+        const std::string name = e.path().filename();
+        if (name != "status" && name != "register")
+            return true;
+    }
+    return false;
+}
+
+// The kernel runs ELF files and #! scripts (and what binfmt_misc was given); anything else
+// fails exec with ENOEXEC, which spawn() says before a probe is armed rather than after.
+// A file this user may run but not read is left to exec.
+Result<void> checkExecFormat(const std::string& path, const std::string& name) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return {};
+    char head[4] = {};
+    ssize_t n;
+    do
+        n = ::read(fd, head, sizeof(head));
+    while (n < 0 && errno == EINTR);
+    ::close(fd);
+    if (n < 0 ||
+        (n == 4 && std::memcmp(head,
+                               "\x7f"
+                               "ELF",
+                               4) == 0) ||
+        (n >= 2 && head[0] == '#' && head[1] == '!') || binfmtMiscMayRun())
+        return {};
+    return makeError(ENOEXEC,
+                     fmt::format("cannot run '{}': {} is neither an ELF executable nor a script "
+                                 "starting with #!",
+                                 name, path == name ? "it" : "'" + path + "'"));
+}
+
 }  // namespace
 
 Result<std::string> HeldCommand::findCommand(const std::string& name) {
@@ -130,6 +175,8 @@ Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
     auto path = resolveCommand(argv[0]);
     if (!path)
         return std::move(path).error();
+    if (auto f = checkExecFormat(*path, argv[0]); !f)
+        return std::move(f).error();
     int go[2], err[2];
     if (pipe2(go, O_CLOEXEC) < 0)
         return makeError(errno, "pipe");

@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
+#include <string>
 
 #include "probectl/expand.hpp"
+#include "probectl/session.hpp"
+#include "probectl/tracer.hpp"
 
 using probectl::hasGlob;
 using probectl::KernelSymbols;
@@ -91,4 +95,61 @@ TEST(Expand, SyscallGlobNamesSyscalls) {
     auto none = x.expand(*parseProbeSpec("syscall:nosuch*"));
     ASSERT_FALSE(none.ok());
     EXPECT_EQ(none.error().message, "syscall:nosuch*: the glob matches no syscall");
+}
+
+namespace {
+
+// Adds every spec, with ids from 1.
+class CountingTracer : public probectl::Tracer {
+  public:
+    std::string_view backend() const override { return "kernel"; }
+    probectl::Result<std::uint32_t> add(const probectl::ProbeSpec&) override { return ++added; }
+    probectl::Result<void> start() override { return {}; }
+    probectl::Result<std::size_t> poll(int, const probectl::EventCallback&) override {
+        return std::size_t{0};
+    }
+    bool done() const override { return true; }
+    probectl::Result<probectl::SessionStats> stop(const probectl::EventCallback&) override {
+        return probectl::SessionStats{};
+    }
+    pid_t commandPid() const override { return -1; }
+    std::optional<int> commandStatus() const override { return std::nullopt; }
+    std::optional<int> terminateCommand(int) override { return std::nullopt; }
+    std::uint32_t added = 0;
+};
+
+}  // namespace
+
+// Two specs on one location report each hit twice: a glob after a name skips it ("attached
+// twice"); a name after a glob is added (its arguments may differ) with a note saying so.
+// Overlapping specs once printed every event twice without a word.
+TEST(Expand, OverlappingSpecsAreSaid) {
+    auto ks = KernelSymbols::fromText(kKallsyms, kBlacklist);
+    ASSERT_TRUE(ks.ok());
+    {
+        CountingTracer t;
+        SpecExpander x(0, &*ks);
+        auto glob = x.attach(t, *parseProbeSpec("kprobe:do_sys*"));
+        ASSERT_TRUE(glob.ok()) << glob.error().describe();
+        EXPECT_TRUE(glob->notes.empty());
+        auto one = x.attach(t, *parseProbeSpec("kprobe:do_sys_open n=$arg1"));
+        ASSERT_TRUE(one.ok()) << one.error().describe();
+        EXPECT_EQ(t.added, 3u);
+        ASSERT_EQ(one->notes.size(), 1u);
+        EXPECT_EQ(one->notes[0],
+                  "kprobe:do_sys_open n=$arg1: kprobe:do_sys_open is probed by an earlier spec "
+                  "as well: each hit there is reported once per spec");
+        auto other = x.attach(t, *parseProbeSpec("kprobe:vfs_read"));
+        ASSERT_TRUE(other.ok());
+        EXPECT_TRUE(other->notes.empty());
+    }
+    {
+        CountingTracer t;
+        SpecExpander x(0, &*ks);
+        ASSERT_TRUE(x.attach(t, *parseProbeSpec("kprobe:do_sys_open")).ok());
+        auto glob = x.attach(t, *parseProbeSpec("kprobe:do_sys*"));
+        ASSERT_TRUE(glob.ok());
+        EXPECT_EQ(t.added, 2u);
+        EXPECT_NE(glob->summary().find("1 attached twice"), std::string::npos) << glob->summary();
+    }
 }

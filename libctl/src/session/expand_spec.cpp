@@ -297,12 +297,19 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
     r.matched = x->matched();
     r.skipped = std::move(x->skipped);
     if (!r.glob) {
+        // Added all the same (its arguments or predicate may differ), but said: two probes
+        // on one location report every hit twice.
+        const std::string where = x->specs.front().locationStr();
         auto id = tracer.add(x->specs.front());
         if (!id)
             return std::move(id).error();
-        impl_->attached.insert(x->specs.front().locationStr());
         r.ids.push_back(*id);
         r.notes = tracer.takeNotes();
+        if (!impl_->attached.insert(where).second)
+            r.notes.push_back(
+                fmt::format("{}: {} is probed by an earlier spec as well: each hit "
+                            "there is reported once per spec",
+                            r.spec, where));
         return r;
     }
     std::optional<Error> first;

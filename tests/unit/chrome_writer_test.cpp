@@ -1,6 +1,6 @@
 // The Chrome trace-event JSON writer: the file parses, slices and instants carry the
 // events' times and values, per-thread slices nest (as B/E pairs they balance), names are
-// given once per process and thread, drops are counters.
+// given once per process and thread, drops and calls that never returned are counters.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -15,13 +15,13 @@ using nlohmann::json;
 
 namespace {
 
-json writeSample() {
+json writeSample(const probectl::SessionStats& stats = exporttest::sampleStats()) {
     std::ostringstream out;
     auto w = probectl::chromeTraceWriter(out);
     EXPECT_TRUE(w->begin(1'000'000'000, probectl::TraceClocks::now()).ok());
     for (const auto& ev : exporttest::sampleRun())
         EXPECT_TRUE(w->event(ev).ok());
-    EXPECT_TRUE(w->finish(exporttest::sampleStats()).ok());
+    EXPECT_TRUE(w->finish(stats).ok());
     return json::parse(out.str());  // throws (fails the test) when it is not JSON
 }
 
@@ -119,4 +119,20 @@ TEST(ChromeWriter, DropsAreCountersFromZeroToTheTotal) {
     EXPECT_EQ(c[0]["ts"].get<double>(), 1000000.1);  // the first event
     EXPECT_EQ(c[1]["ts"].get<double>(), 1000004.0);  // the last one
     EXPECT_EQ(t["otherData"]["t0_ns"], 1000000000);
+}
+
+// A call that never returned (exit()) has no slice; the trace had no sign of it. Its count
+// is a counter, as drops are, only when there is one.
+TEST(ChromeWriter, UnreturnedCallsAreACounter) {
+    EXPECT_EQ(ofPhase(writeSample(), "C").size(), 2u);  // none unreturned: no counter
+    probectl::SessionStats stats = exporttest::sampleStats();
+    stats.probes[1].unreturned = 4;
+    const json t = writeSample(stats);
+    std::vector<json> u;
+    for (const auto& e : ofPhase(t, "C"))
+        if (e["name"] == "unreturned")
+            u.push_back(e);
+    ASSERT_EQ(u.size(), 2u);
+    EXPECT_EQ(u[0]["args"], json({{"uretprobe:/bin/prog:work r=$retval:s64", 0}}));
+    EXPECT_EQ(u[1]["args"], json({{"uretprobe:/bin/prog:work r=$retval:s64", 4}}));
 }

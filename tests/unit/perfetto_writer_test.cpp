@@ -16,7 +16,8 @@ using prototest::Node;
 
 namespace {
 
-std::string writeTrace(const std::vector<probectl::Event>& events, const std::string& name) {
+std::string writeTrace(const std::vector<probectl::Event>& events, const std::string& name,
+                       const probectl::SessionStats& stats = exporttest::sampleStats()) {
     const std::string path = testing::TempDir() + name;
     std::ofstream f(path, std::ios::binary);
     auto w = probectl::perfettoTraceWriter(f);
@@ -24,7 +25,7 @@ std::string writeTrace(const std::vector<probectl::Event>& events, const std::st
     EXPECT_TRUE(w->begin(1'000'000'000, clocks).ok());
     for (const auto& ev : events)
         EXPECT_TRUE(w->event(ev).ok());
-    EXPECT_TRUE(w->finish(exporttest::sampleStats()).ok());
+    EXPECT_TRUE(w->finish(stats).ok());
     return path;
 }
 
@@ -136,8 +137,11 @@ TEST(PerfettoWriter, StringsAreInternedOnce) {
         EXPECT_EQ(n, 1) << k;
 }
 
+// Drops, and calls that never returned (exit(): no slice) when there are any.
 TEST(PerfettoWriter, DropsAreCounterTracks) {
-    const Node t = decode(writeTrace(exporttest::sampleRun(), "/counters.pftrace"));
+    probectl::SessionStats stats = exporttest::sampleStats();
+    stats.probes[1].unreturned = 4;
+    const Node t = decode(writeTrace(exporttest::sampleRun(), "/counters.pftrace", stats));
     std::map<std::string, std::string> counter_names;  // uuid -> name
     std::map<std::string, std::vector<std::string>> values;
     for (const Node* p : t.all("packet")) {
@@ -148,6 +152,9 @@ TEST(PerfettoWriter, DropsAreCounterTracks) {
     }
     EXPECT_EQ(values["\"dropped: kprobe:do_sys_openat2\""], (std::vector<std::string>{"0", "3"}));
     EXPECT_EQ(values["\"lost records\""], (std::vector<std::string>{"0", "2"}));
+    EXPECT_EQ(values["\"unreturned: uretprobe:/bin/prog:work r=$retval:s64\""],
+              (std::vector<std::string>{"0", "4"}));
+    EXPECT_EQ(values.count("\"unreturned: kprobe:do_sys_openat2\""), 0u);
 }
 
 // 10^6 events: interning keeps each one small, and the writer holds no event.

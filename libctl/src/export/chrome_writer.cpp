@@ -1,10 +1,11 @@
 // The Chrome trace-event format ("Trace Event Format", the JSON Object Format): one object
 // per line in "traceEvents"; X (complete) for slices, i (instant, thread scope) for other
-// events, M (metadata) for process and thread names, C (counter) for drops and the
-// caller's counter tracks (one series, "value", per track name). ts and dur are
-// microseconds with three decimals, so no nanosecond is lost.
+// events, M (metadata) for process and thread names, C (counter) for drops, calls that
+// never returned and the caller's counter tracks (one series, "value", per track name). ts and dur
+// are microseconds with three decimals, so no nanosecond is lost.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <iterator>
 #include <ostream>
@@ -98,6 +99,13 @@ class ChromeWriter final : public exporter::StreamTraceWriter {
         // kernel reports drops only as totals.
         counter("dropped", t_first_, stats, false);
         counter("dropped", t_last_, stats, true);
+        // Calls that never returned (exit(), longjmp) have no slice: their count is the trace
+        // of them.
+        if (std::any_of(stats.probes.begin(), stats.probes.end(),
+                        [](const ProbeStats& p) { return p.unreturned > 0; })) {
+            unreturned(t_first_, stats, false);
+            unreturned(t_last_, stats, true);
+        }
         buf_ += "\n]}\n";
         if (auto r = write(); !r)
             return r;
@@ -129,6 +137,23 @@ class ChromeWriter final : public exporter::StreamTraceWriter {
             fmt::format_to(std::back_inserter(buf_), ":{},", totals ? p.dropped : 0);
         }
         fmt::format_to(std::back_inserter(buf_), "\"lost\":{}}}}}", totals ? stats.lost : 0);
+    }
+    void unreturned(std::uint64_t ts, const SessionStats& stats, bool totals) {
+        next();
+        buf_ += "{\"name\":\"unreturned\",\"ph\":\"C\",\"ts\":";
+        appendMicros(buf_, ts);
+        fmt::format_to(std::back_inserter(buf_), ",\"pid\":{},\"args\":{{", exporter::kCountersPid);
+        bool first = true;
+        for (const auto& p : stats.probes) {
+            if (!p.unreturned)
+                continue;
+            if (!first)
+                buf_ += ',';
+            first = false;
+            appendJsonString(buf_, p.spec);
+            fmt::format_to(std::back_inserter(buf_), ":{}", totals ? p.unreturned : 0);
+        }
+        buf_ += "}}";
     }
     void appendValue(const Field& f) {
         switch (f.kind) {

@@ -167,7 +167,12 @@ class PerfettoWriter final : public exporter::StreamTraceWriter {
         std::uint64_t n = 0;
         for (const auto& pr : stats.probes)
             counterTrack(kCounterTrack | n++, "dropped: " + pr.spec, pr.dropped);
-        counterTrack(kCounterTrack | n, "lost records", stats.lost);
+        counterTrack(kCounterTrack | n++, "lost records", stats.lost);
+        // Calls that never returned (exit(), longjmp) have no slice: their count is the trace
+        // of them.
+        for (const auto& pr : stats.probes)
+            if (pr.unreturned)
+                counterTrack(kCounterTrack | n++, "unreturned: " + pr.spec, pr.unreturned);
         if (auto r = write(); !r)
             return r;
         return flush();

@@ -80,6 +80,29 @@ TEST(ChromeWriter, ProcessesAndThreadsAreNamedOnce) {
     EXPECT_EQ(names["thread_name:200:200"], 1);
 }
 
+// A process is renamed when its main thread's comm changes (exec), as its threads are; it
+// kept its pre-exec name. A thread's own new name leaves the process's.
+TEST(ChromeWriter, AProcessIsRenamedAfterExec) {
+    std::ostringstream out;
+    auto w = probectl::chromeTraceWriter(out);
+    ASSERT_TRUE(w->begin(1'000'000'000, probectl::TraceClocks{}).ok());
+    auto ev = [&](std::uint32_t tid, std::uint64_t ts, const char* comm) {
+        probectl::Event e = exporttest::entry(100, tid, ts, "kprobe:do_sys_openat2");
+        e.comm = comm;
+        ASSERT_TRUE(w->event(e).ok());
+    };
+    ev(101, 1'000'000'100, "worker");  // a thread first: names the process for now
+    ev(100, 1'000'000'200, "fe");
+    ev(101, 1'000'000'300, "pool");
+    ev(100, 1'000'000'400, "rec");
+    ASSERT_TRUE(w->finish(exporttest::sampleStats()).ok());
+    std::vector<std::string> names;
+    for (const auto& m : ofPhase(json::parse(out.str()), "M"))
+        if (m["name"] == "process_name" && m["pid"] == 100)
+            names.push_back(m["args"]["name"]);
+    EXPECT_EQ(names, (std::vector<std::string>{"worker", "fe", "rec"}));
+}
+
 // As begin/end pairs sorted by time, each thread's slices balance and nest.
 TEST(ChromeWriter, BeginEndBalancedPerThread) {
     const json t = writeSample();

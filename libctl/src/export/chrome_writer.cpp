@@ -45,7 +45,7 @@ class ChromeWriter final : public exporter::StreamTraceWriter {
     Result<void> event(const Event& ev) override {
         buf_.clear();
         const auto seen = names_.see(ev);
-        if (seen.new_process)
+        if (seen.name_process)
             metadata("process_name", ev.tgid, ev.tgid, ev.comm);
         if (seen.name_thread)
             metadata("thread_name", ev.tgid, ev.pid, ev.comm);

@@ -76,7 +76,7 @@ class PerfettoWriter final : public exporter::StreamTraceWriter {
         buf_.clear();
         ProtoEncoder p(buf_);
         const auto seen = names_.see(ev);
-        if (seen.new_process) {
+        if (seen.name_process) {
             const auto pkt = p.open(f::kTracePacket);
             const auto td = p.open(f::kTrackDescriptor);
             p.varint(f::kTdUuid, kProcessTrack | ev.tgid);

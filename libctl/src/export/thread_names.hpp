@@ -1,11 +1,11 @@
 // Which processes and threads a writer has already described, so each is named once (and
-// again when a thread's comm changes, as after exec). Memory: one entry per thread seen.
+// again when a thread's comm changes, as after exec; a process when its main thread's
+// does). Memory: one entry per thread and process seen.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "probectl/event.hpp"
 
@@ -14,12 +14,18 @@ namespace probectl::exporter {
 class ThreadNames {
   public:
     struct Seen {
-        bool new_process = false;  // first event of ev.tgid
-        bool name_thread = false;  // first event of ev.pid, or its comm changed
+        bool name_process = false;  // first event of ev.tgid, or its main thread's comm changed
+        bool name_thread = false;   // first event of ev.pid, or its comm changed
     };
     Seen see(const Event& ev) {
         Seen s;
-        s.new_process = processes_.insert(ev.tgid).second;
+        // A process is named by its first event's thread until its main thread says
+        // otherwise (it was named by its pre-exec comm for good).
+        auto [p, first] = processes_.try_emplace(ev.tgid, ev.comm);
+        if (first || (ev.pid == ev.tgid && p->second != ev.comm)) {
+            p->second = ev.comm;
+            s.name_process = true;
+        }
         auto [it, inserted] = threads_.try_emplace(ev.pid);
         if (inserted || it->second != ev.comm) {
             it->second = ev.comm;
@@ -29,7 +35,7 @@ class ThreadNames {
     }
 
   private:
-    std::unordered_set<std::uint32_t> processes_;
+    std::unordered_map<std::uint32_t, std::string> processes_;
     std::unordered_map<std::uint32_t, std::string> threads_;
 };
 

@@ -137,8 +137,14 @@ TEST(Expand, OverlappingSpecsAreSaid) {
         EXPECT_EQ(t.added, 3u);
         ASSERT_EQ(one->notes.size(), 1u);
         EXPECT_EQ(one->notes[0],
-                  "kprobe:do_sys_open n=$arg1: kprobe:do_sys_open is probed by an earlier spec "
-                  "as well: each hit there is reported once per spec");
+                  "kprobe:do_sys_open n=$arg1: an earlier spec probes kprobe:do_sys_open as well: "
+                  "each hit there is reported once per spec");
+        auto same = x.attach(t, *parseProbeSpec("kprobe:do_sys_poll"));
+        ASSERT_TRUE(same.ok());
+        ASSERT_EQ(same->notes.size(), 1u);
+        EXPECT_EQ(same->notes[0],
+                  "kprobe:do_sys_poll: an earlier spec probes it as well: each hit there is "
+                  "reported once per spec");
         auto other = x.attach(t, *parseProbeSpec("kprobe:vfs_read"));
         ASSERT_TRUE(other.ok());
         EXPECT_TRUE(other->notes.empty());

@@ -306,10 +306,9 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
         r.ids.push_back(*id);
         r.notes = tracer.takeNotes();
         if (!impl_->attached.insert(where).second)
-            r.notes.push_back(
-                fmt::format("{}: {} is probed by an earlier spec as well: each hit "
-                            "there is reported once per spec",
-                            r.spec, where));
+            r.notes.push_back(fmt::format(
+                "{}: an earlier spec probes {} as well: each hit there is reported once per spec",
+                r.spec, where == r.spec ? std::string("it") : where));
         return r;
     }
     std::optional<Error> first;

@@ -229,3 +229,17 @@ TEST(Glob, CliReportsTheSkippedAndNoneAttachedIsAnError) {
               std::string::npos)
         << none.out;
 }
+
+// Syscall metadata is data, on every kernel: 7.2 gives it the text letter ('t') in its data
+// section, and a glob called it "refused by the kernel" there and "data" on 6.12.
+TEST(Glob, SyscallMetadataIsDataOnEveryKernel) {
+    const GlobTruth truth = kernelTruth("__syscall_meta__getp*");
+    if (truth.matched() == 0)
+        GTEST_SKIP() << "no __syscall_meta__ symbols (a kernel without syscall trace events)";
+    auto r = itest::sh("probectl trace 'kprobe:__syscall_meta__getp*' --duration 1 2>&1");
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(
+        r.out.find(fmt::format("(attached 0 of {0}; {0} refused: {0} data)", truth.matched())),
+        std::string::npos)
+        << r.out;
+}

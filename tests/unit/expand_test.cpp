@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "probectl/expand.hpp"
 #include "probectl/session.hpp"
@@ -81,6 +82,32 @@ TEST(Expand, KernelGlobSkipsWhatCannotBeProbed) {
               "1 refused by the kernel");
     EXPECT_NE(r.details().find("  do_sys_open: refused by the kernel: EINVAL\n"),
               std::string::npos);
+}
+
+// 7.2 lists its syscall metadata as text ('t') in the data section: a glob skipped it as
+// "refused by the kernel" there and as "data" on 6.12. A text symbol outside the kernel's
+// text (and init text) is data on every kernel.
+TEST(Expand, TextLettersOutsideTheTextAreData) {
+    auto ks = KernelSymbols::fromText(
+        "ffffffff81000000 T _stext\n"
+        "ffffffff81000100 T do_sys_open\n"
+        "ffffffff81000a00 T _etext\n"
+        "ffffffff82000000 T _sinittext\n"
+        "ffffffff82000100 t do_sys_init\n"
+        "ffffffff82000200 T _einittext\n"
+        "ffffffff83000000 t do_sys_meta\n",
+        "");
+    ASSERT_TRUE(ks.ok());
+    SpecExpander x(0, &*ks);
+    auto e = x.expand(*parseProbeSpec("kprobe:do_sys_*"));
+    ASSERT_TRUE(e.ok()) << e.error().describe();
+    std::vector<std::string> names;
+    for (const auto& s : e->specs)
+        names.push_back(s.symbol);
+    EXPECT_EQ(names, (std::vector<std::string>{"do_sys_init", "do_sys_open"}));
+    ASSERT_EQ(e->skipped.size(), 1u);
+    EXPECT_EQ(e->skipped[0].name, "do_sys_meta");
+    EXPECT_EQ(e->skipped[0].reason, "data");
 }
 
 TEST(Expand, SyscallGlobNamesSyscalls) {

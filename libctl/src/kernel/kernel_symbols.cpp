@@ -14,6 +14,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_set>
 
@@ -592,9 +593,28 @@ std::vector<const KernelSymbol*> KernelSymbols::match(std::string_view glob) con
     return out;
 }
 
+namespace {
+
+// Whether `addr` is in [first's address, end's address); nullopt when either is unknown.
+std::optional<bool> between(const KernelSymbols& ks, std::uint64_t addr, std::string_view first,
+                            std::string_view end) {
+    const auto a = ks.lookup(first), b = ks.lookup(end);
+    if (a.empty() || b.empty() || !a.front()->addr || !b.front()->addr)
+        return std::nullopt;
+    return addr >= a.front()->addr && addr < b.front()->addr;
+}
+
+}  // namespace
+
 Probeability KernelSymbols::probeability(const KernelSymbol& sym) const {
     if (!sym.isFunction())
         return Probeability::NotText;
+    // Some vmlinux symbols carry the text letter outside the text: 7.2 lists its syscall
+    // metadata (data) as 't'. The kernel refuses those; they are data, as on older kernels.
+    if (sym.module.empty())
+        if (auto text = between(*this, sym.addr, "_stext", "_etext");
+            text && !*text && !between(*this, sym.addr, "_sinittext", "_einittext").value_or(false))
+            return Probeability::NotText;
     if (sym.name.starts_with(kPaddingPrefix))
         return Probeability::Padding;
     if (blacklisted(sym.name) || blacklistedAddr(sym.addr))

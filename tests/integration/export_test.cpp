@@ -73,6 +73,22 @@ class Export : public ::testing::TestWithParam<std::string> {
     std::string rec_;
 };
 
+// A Perfetto trace file as protoc decodes it with the project's schema (text); a failed
+// decode fails the test and gives "".
+std::string perfettoText(const std::string& file) {
+    int status = -1;
+    const std::string text =
+        sh(std::string("protoc --decode=perfetto.protos.Trace --proto_path=") + PROBECTL_DOC_DIR +
+               " " + PROBECTL_DOC_DIR + "/perfetto_trace.proto < " + file,
+           &status);
+    EXPECT_EQ(status, 0) << text;
+    return status == 0 ? text : std::string();
+}
+
+Node decodePerfetto(const std::string& file) {
+    return prototest::parseTextProto(perfettoText(file));
+}
+
 long count(const std::string& text, const std::string& re) {
     const std::regex r(re);
     return std::distance(std::sregex_iterator(text.begin(), text.end(), r), std::sregex_iterator());
@@ -161,13 +177,7 @@ TEST_P(Export, PerfettoHasTheEventsOfTheJson) {
     const auto events = recordRun();
     const std::string file = tmp("run.pftrace");
     probectl("report " + rec_ + " --format perfetto -o " + file);
-    int status = -1;
-    const std::string text =
-        sh(std::string("protoc --decode=perfetto.protos.Trace --proto_path=") + PROBECTL_DOC_DIR +
-               " " + PROBECTL_DOC_DIR + "/perfetto_trace.proto < " + file,
-           &status);
-    ASSERT_EQ(status, 0) << text;
-    const Node t = prototest::parseTextProto(text);
+    const Node t = decodePerfetto(file);
     std::map<std::string, std::string> names, tid_of_track;
     std::vector<const Node*> starts;  // SLICE_BEGIN and INSTANT packets
     std::map<std::string, int> depth;
@@ -207,11 +217,7 @@ TEST_P(Export, PerfettoHasTheEventsOfTheJson) {
     const std::string direct = tmp("direct.pftrace");
     probectl("trace" + backend() + " --format perfetto -o " + direct + " " + specs() +
              workloadCmd());
-    const std::string dtext =
-        sh(std::string("protoc --decode=perfetto.protos.Trace --proto_path=") + PROBECTL_DOC_DIR +
-               " " + PROBECTL_DOC_DIR + "/perfetto_trace.proto < " + direct,
-           &status);
-    ASSERT_EQ(status, 0) << dtext;
+    const std::string dtext = perfettoText(direct);
     EXPECT_EQ(count(dtext, "TYPE_SLICE_END"), 4);
     EXPECT_EQ(count(dtext, "TYPE_INSTANT"), 4);
 }
@@ -281,13 +287,7 @@ TEST_P(Export, TimelinesCountTheCallsThatNeverReturned) {
     const std::string pf = tmp("unreturned.pftrace");
     probectl("trace" + backend() + " " + spec + " --format perfetto -o " + pf + " -- " + w +
              " longjmp 5");
-    int status = -1;
-    const std::string text =
-        sh(std::string("protoc --decode=perfetto.protos.Trace --proto_path=") + PROBECTL_DOC_DIR +
-               " " + PROBECTL_DOC_DIR + "/perfetto_trace.proto < " + pf,
-           &status);
-    ASSERT_EQ(status, 0) << text;
-    const Node trace = prototest::parseTextProto(text);
+    const Node trace = decodePerfetto(pf);
     std::string uuid;
     std::vector<std::string> values;
     for (const Node* p : trace.all("packet")) {

@@ -122,7 +122,7 @@ deps:
 	@$(TOP)/tools/deps.sh $(DEPS_KERNELS)
 
 unit: user
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # Every kernel's suite runs even when another one failed, two VMs at once on
 # two cores (VM_JOBS=1 for one at a time); each kernel's output is printed
@@ -148,8 +148,11 @@ lint: deps
 timed_step = t=$$(date +%s); $(MAKE) --no-print-directory $(1); rc=$$?; \
 	echo "check: $(1): $$(($$(date +%s) - t)) s"; exit $$rc
 
+# check-deb's Debian 12 root (debootstrap: a few minutes, mostly waiting on the archive) is
+# made in the background while lint and the unit build run; check-deb waits for it.
 check:
 	@$(call timed_step,deps)
+	@mkdir -p $(BUILD) && { $(TOP)/tests/vm/debian-root bookworm >$(BUILD)/debian-root.log 2>&1 & }
 	@$(call timed_step,lint)
 	@$(call timed_step,unit)
 	@$(call timed_step,check-install)

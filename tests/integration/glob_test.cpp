@@ -236,8 +236,13 @@ TEST(Glob, SyscallMetadataIsDataOnEveryKernel) {
     const GlobTruth truth = kernelTruth("__syscall_meta__getp*");
     if (truth.matched() == 0)
         GTEST_SKIP() << "no __syscall_meta__ symbols (a kernel without syscall trace events)";
-    auto r = itest::sh("probectl trace 'kprobe:__syscall_meta__getp*' --duration 1 2>&1");
+    // -v lists each refused name, also when none attached (it once printed the error alone).
+    auto r = itest::sh("probectl trace -v 'kprobe:__syscall_meta__getp*' --duration 1 2>&1");
     EXPECT_NE(r.status, 0) << r.out;
+    // By its letter 7.2's metadata is text (in truth.functions), 6.12's data.
+    for (const auto* names : {&truth.functions, &truth.data})
+        for (const auto& name : *names)
+            EXPECT_NE(r.out.find("  " + name + ": data\n"), std::string::npos) << name << r.out;
     EXPECT_NE(
         r.out.find(fmt::format("(attached 0 of {0}; {0} refused: {0} data)", truth.matched())),
         std::string::npos)

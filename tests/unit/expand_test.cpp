@@ -186,3 +186,34 @@ TEST(Expand, OverlappingSpecsAreSaid) {
         EXPECT_NE(glob->summary().find("1 attached twice"), std::string::npos) << glob->summary();
     }
 }
+
+namespace {
+
+// Refuses every spec, as a kernel refuses data symbols.
+class RefusingTracer : public CountingTracer {
+  public:
+    probectl::Result<std::uint32_t> add(const probectl::ProbeSpec& s) override {
+        return probectl::makeError(EINVAL, "add " + s.symbol + ": refused");
+    }
+};
+
+}  // namespace
+
+// -v listed nothing when a glob attached none of its names: the expander keeps their
+// details for the failure too.
+TEST(Expand, AGlobThatAttachedNoneKeepsItsDetails) {
+    auto ks = KernelSymbols::fromText(kKallsyms, kBlacklist);
+    ASSERT_TRUE(ks.ok());
+    RefusingTracer t;
+    SpecExpander x(0, &*ks);
+    auto r = x.attach(t, *parseProbeSpec("kprobe:do_sys*"));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(x.failedDetails().find("  do_sys_open: refused by the kernel: add do_sys_open: "
+                                     "refused\n"),
+              std::string::npos)
+        << x.failedDetails();
+    EXPECT_NE(x.failedDetails().find("  do_syscall_64: blacklisted\n"), std::string::npos);
+    CountingTracer ok;
+    ASSERT_TRUE(x.attach(ok, *parseProbeSpec("kprobe:do_sys*")).ok());
+    EXPECT_EQ(x.failedDetails(), "");
+}

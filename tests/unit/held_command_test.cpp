@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 using probectl::HeldCommand;
 
@@ -123,6 +124,50 @@ TEST(HeldCommand, NotAnExecutableFailsBeforeFork) {
     unlink(path);
     EXPECT_TRUE(WIFEXITED(st));
     EXPECT_EQ(WEXITSTATUS(st), 5);
+}
+
+// A directory, a #! line with no interpreter, or one naming a missing or non-executable
+// interpreter fail spawn() too, naming what is wrong: they failed at release(), after the
+// tracer's header, as "No such file or directory" for a script that exists.
+TEST(HeldCommand, ScriptsWhoseInterpreterCannotRunFailBeforeFork) {
+    char dir[] = "/tmp/probectl-interp-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string script = std::string(dir) + "/s", plain = std::string(dir) + "/plain";
+    std::ofstream(plain) << "not a program\n";
+    ASSERT_EQ(chmod(plain.c_str(), 0644), 0);
+    struct Row {
+        std::string text;
+        int err;
+        std::string says;
+    };
+    for (const Row& row :
+         std::vector<Row>{{"#!/nonexistent/interp -x\necho hi\n", ENOENT,
+                           "its interpreter '/nonexistent/interp'"},
+                          {"#!  \t\n", ENOEXEC, "its #! line names no interpreter"},
+                          {"#!", ENOEXEC, "its #! line names no interpreter"},
+                          {"#!" + plain + "\n", EACCES, "its interpreter '" + plain + "'"}}) {
+        std::ofstream(script, std::ios::trunc) << row.text;
+        ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+        auto c = HeldCommand::spawn({script});
+        ASSERT_FALSE(c) << row.text;
+        EXPECT_EQ(c.error().err, row.err) << row.text;
+        EXPECT_THAT(c.error().message, ::testing::HasSubstr(row.says)) << row.text;
+        EXPECT_THAT(c.error().message, ::testing::HasSubstr("cannot run '" + script + "'"));
+    }
+    // An interpreter given with spaces after #! and arguments runs.
+    std::ofstream(script, std::ios::trunc) << "#! /bin/sh -e\nexit 6\n";
+    auto ok = HeldCommand::spawn({script});
+    ASSERT_TRUE(ok) << ok.error().describe();
+    ASSERT_TRUE(ok->release());
+    const int st = waitFor(*ok);
+    EXPECT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), 6);
+    auto d = HeldCommand::spawn({dir});
+    ASSERT_FALSE(d);
+    EXPECT_EQ(d.error().err, EACCES);
+    EXPECT_THAT(d.error().message, ::testing::HasSubstr("it is a directory"));
+    for (const std::string& f : {script, plain, std::string(dir)})
+        remove(f.c_str());
 }
 
 // What only the exec itself can find out still comes from release().

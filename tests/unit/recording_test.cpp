@@ -1,5 +1,6 @@
 // Recordings: every field of an event comes back; the summary too; a file cut anywhere
 // reads up to its last complete block with a note; a damaged block ends the reading.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -167,6 +168,28 @@ TEST(Recording, ZerosAtTheEndAreACut) {
     EXPECT_EQ(readAll(*r).size(), exporttest::sampleRun().size());
     EXPECT_FALSE(r->damaged());
     EXPECT_THAT(r->note(), HasSubstr("cut short"));
+}
+
+// Cut inside its header (1 to 47 bytes of a real one): a cut recording, said so, not "not a
+// probectl recording"; a short file of other bytes is still no recording.
+TEST(Recording, CutInsideTheHeaderIsSaid) {
+    const std::string path = record("/cut-head.rec", true);
+    std::ifstream in(path, std::ios::binary);
+    const std::string whole((std::istreambuf_iterator<char>(in)), {});
+    const std::string cut = testing::TempDir() + "/cut-head-short.rec";
+    for (std::size_t len : {1, 7, 8, 10, 47}) {
+        std::ofstream(cut, std::ios::binary | std::ios::trunc) << whole.substr(0, len);
+        auto r = probectl::RecordingReader::open(cut);
+        ASSERT_FALSE(r.ok()) << len;
+        EXPECT_EQ(r.error().err, EBADMSG);
+        EXPECT_THAT(
+            r.error().message,
+            HasSubstr(fmt::format("recording cut short in its header ({} of 48 bytes)", len)));
+    }
+    std::ofstream(cut, std::ios::binary | std::ios::trunc) << "hello";
+    auto r = probectl::RecordingReader::open(cut);
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.error().message, HasSubstr("is not a probectl recording"));
 }
 
 TEST(Recording, NotARecording) {

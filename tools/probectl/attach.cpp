@@ -10,8 +10,12 @@ Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& sp
     std::size_t n = 0;
     for (const ProbeSpec& spec : specs) {
         auto r = expander.attach(tracer, spec);
-        if (!r)
+        if (!r) {
+            // -v lists what a glob refused also when it refused everything.
+            if (verbose)
+                err << expander.failedDetails();
             return std::move(r).error();
+        }
         n += r->ids.size();
         for (const std::string& note : r->notes)
             err << "probectl: note: " << note << '\n';

@@ -77,6 +77,9 @@ class SpecExpander {
     // as tracer.add() does; a glob fails only when nothing attached (the first refusal's
     // errno and text).
     Result<AttachReport> attach(Tracer& tracer, const ProbeSpec& spec);
+    // The names the last attach() skipped when it failed because a glob attached none of
+    // them, as AttachReport::details() lists them; "" after any other attach().
+    const std::string& failedDetails() const;
 
     // The kernel symbol table (loaded on first use; null when /proc/kallsyms is unreadable).
     const KernelSymbols* symbols();

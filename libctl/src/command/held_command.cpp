@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 namespace probectl {
 
@@ -137,25 +138,51 @@ bool binfmtMiscMayRun() {
     return false;
 }
 
-// The kernel runs ELF files and #! scripts (and what binfmt_misc was given); anything else
-// fails exec with ENOEXEC, which spawn() says before a probe is armed rather than after.
-// A file this user may run but not read is left to exec.
+// A #! line's interpreter: the first word after "#!" (the kernel's rule: spaces and tabs
+// skipped, the word ends at one or at the line's end); "" when there is none.
+std::string interpreterOf(const std::string& line) {
+    const std::size_t from = line.find_first_not_of(" \t", 2);
+    if (from == std::string::npos)
+        return {};
+    return line.substr(from, line.find_first_of(" \t", from) - from);
+}
+
+// What exec would refuse, found before a probe is armed rather than after: a directory; a
+// file that is neither ELF nor a #! script (ENOEXEC) unless binfmt_misc may run it; a #!
+// line without an interpreter, or naming one that is missing or not executable. A file
+// this user may run but not read is left to exec.
 Result<void> checkExecFormat(const std::string& path, const std::string& name) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        return makeError(EACCES, fmt::format("cannot run '{}': it is a directory", name));
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return {};
-    char head[4] = {};
+    // The kernel reads at most this much of a #! line (BINPRM_BUF_SIZE).
+    char head[256] = {};
     ssize_t n;
     do
         n = ::read(fd, head, sizeof(head));
     while (n < 0 && errno == EINTR);
     ::close(fd);
-    if (n < 0 ||
-        (n == 4 && std::memcmp(head,
-                               "\x7f"
-                               "ELF",
-                               4) == 0) ||
-        (n >= 2 && head[0] == '#' && head[1] == '!') || binfmtMiscMayRun())
+    if (n < 0)
+        return {};
+    const std::string_view got(head, static_cast<std::size_t>(n));
+    static constexpr std::string_view kElfMagic = "\177ELF";
+    if (got.starts_with(kElfMagic))
+        return {};
+    if (got.starts_with("#!")) {
+        const std::string line(got.substr(0, got.find('\n')));
+        const std::string interp = interpreterOf(line);
+        if (interp.empty())
+            return makeError(
+                ENOEXEC, fmt::format("cannot run '{}': its #! line names no interpreter", name));
+        if (::access(interp.c_str(), X_OK) < 0)
+            return makeError(errno, fmt::format("cannot run '{}': its interpreter '{}' (#! line)",
+                                                name, interp));
+        return {};
+    }
+    if (binfmtMiscMayRun())
         return {};
     return makeError(ENOEXEC,
                      fmt::format("cannot run '{}': {} is neither an ELF executable nor a script "

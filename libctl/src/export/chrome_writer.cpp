@@ -97,15 +97,15 @@ class ChromeWriter final : public exporter::StreamTraceWriter {
         buf_.clear();
         // Each counter steps from 0 at the first event to its total at the last one: the
         // kernel reports drops only as totals.
-        counter("dropped", t_first_, stats, false);
-        counter("dropped", t_last_, stats, true);
+        for (const bool totals : {false, true})
+            counter("dropped", totals ? t_last_ : t_first_, stats, totals, &ProbeStats::dropped);
         // Calls that never returned (exit(), longjmp) have no slice: their count is the trace
         // of them.
         if (std::any_of(stats.probes.begin(), stats.probes.end(),
-                        [](const ProbeStats& p) { return p.unreturned > 0; })) {
-            unreturned(t_first_, stats, false);
-            unreturned(t_last_, stats, true);
-        }
+                        [](const ProbeStats& p) { return p.unreturned > 0; }))
+            for (const bool totals : {false, true})
+                counter("unreturned", totals ? t_last_ : t_first_, stats, totals,
+                        &ProbeStats::unreturned);
         buf_ += "\n]}\n";
         if (auto r = write(); !r)
             return r;
@@ -127,32 +127,26 @@ class ChromeWriter final : public exporter::StreamTraceWriter {
         appendJsonString(buf_, name);
         buf_ += "}}";
     }
-    void counter(const char* name, std::uint64_t ts, const SessionStats& stats, bool totals) {
+    // One series per probe of `field` (for unreturned, only the probes with some), and for
+    // dropped the session's lost records: zeros, or with `totals` the totals.
+    void counter(const char* name, std::uint64_t ts, const SessionStats& stats, bool totals,
+                 std::uint64_t ProbeStats::*field) {
+        const bool dropped = field == &ProbeStats::dropped;
         next();
         fmt::format_to(std::back_inserter(buf_), "{{\"name\":\"{}\",\"ph\":\"C\",\"ts\":", name);
         appendMicros(buf_, ts);
         fmt::format_to(std::back_inserter(buf_), ",\"pid\":{},\"args\":{{", exporter::kCountersPid);
+        const char* sep = "";
         for (const auto& p : stats.probes) {
-            appendJsonString(buf_, p.spec);
-            fmt::format_to(std::back_inserter(buf_), ":{},", totals ? p.dropped : 0);
-        }
-        fmt::format_to(std::back_inserter(buf_), "\"lost\":{}}}}}", totals ? stats.lost : 0);
-    }
-    void unreturned(std::uint64_t ts, const SessionStats& stats, bool totals) {
-        next();
-        buf_ += "{\"name\":\"unreturned\",\"ph\":\"C\",\"ts\":";
-        appendMicros(buf_, ts);
-        fmt::format_to(std::back_inserter(buf_), ",\"pid\":{},\"args\":{{", exporter::kCountersPid);
-        bool first = true;
-        for (const auto& p : stats.probes) {
-            if (!p.unreturned)
+            if (!dropped && !(p.*field))
                 continue;
-            if (!first)
-                buf_ += ',';
-            first = false;
+            buf_ += sep;
+            sep = ",";
             appendJsonString(buf_, p.spec);
-            fmt::format_to(std::back_inserter(buf_), ":{}", totals ? p.unreturned : 0);
+            fmt::format_to(std::back_inserter(buf_), ":{}", totals ? p.*field : 0);
         }
+        if (dropped)
+            fmt::format_to(std::back_inserter(buf_), "{}\"lost\":{}", sep, totals ? stats.lost : 0);
         buf_ += "}}";
     }
     void appendValue(const Field& f) {

@@ -227,7 +227,14 @@ Result<RecordingReader> RecordingReader::open(const std::string& path) {
         return makeError(errno ? errno : ENOENT, fmt::format("cannot read {}", path));
     char head[kHeaderBytes];
     impl->in.read(head, sizeof(head));
-    if (impl->in.gcount() != sizeof(head) || std::memcmp(head, kMagic, sizeof(kMagic) - 1) != 0)
+    const auto got = static_cast<std::size_t>(impl->in.gcount());
+    // A file that ends inside a header that starts right was cut, not some other file.
+    const std::size_t magic = std::min(got, sizeof(kMagic) - 1);
+    if (got > 0 && got < sizeof(head) && std::memcmp(head, kMagic, magic) == 0)
+        return makeError(EBADMSG, fmt::format("{}: recording cut short in its header ({} of {} "
+                                              "bytes): it holds nothing to read",
+                                              path, got, sizeof(head)));
+    if (got != sizeof(head) || std::memcmp(head, kMagic, sizeof(kMagic) - 1) != 0)
         return makeError(EBADMSG, fmt::format("{} is not a probectl recording", path));
     const int version = head[sizeof(kMagic) - 1];
     if (version < 1 || version > kMagic[sizeof(kMagic) - 1])

@@ -221,6 +221,7 @@ struct SpecExpander::Impl {
     bool symbols_tried = false;
     std::optional<Result<Tracepoints>> tps;
     std::set<std::string> attached;  // locations attach() added
+    std::string failed_details;      // failedDetails()
 };
 
 SpecExpander::SpecExpander(pid_t pid, const KernelSymbols* symbols)
@@ -288,6 +289,7 @@ std::string refusalReason(const Error& e, const std::string& otherwise) {
 }  // namespace
 
 Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec) {
+    impl_->failed_details.clear();
     auto x = expand(spec);
     if (!x)
         return std::move(x).error();
@@ -334,6 +336,7 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
             r.notes.push_back(std::move(n));
     }
     if (r.ids.empty()) {
+        impl_->failed_details = r.details();
         Error e = first ? *first : makeError(ENOENT, "");
         e.message =
             fmt::format("{}: none attached ({}){}", r.spec, r.summary().substr(r.spec.size() + 2),
@@ -341,6 +344,10 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
         return e;
     }
     return r;
+}
+
+const std::string& SpecExpander::failedDetails() const {
+    return impl_->failed_details;
 }
 
 }  // namespace probectl

@@ -228,6 +228,23 @@ static int probectl_session_oldest_cpu(struct probectl_session *s)
 	return best;
 }
 
+/*
+ * The CPU whose record the drain sends next, or -1 when it is done: the
+ * oldest unsent record, while @budget is left or it was stamped before
+ * @start: a FLUSH after the last hit then sends every record even if the
+ * ring's entry count falls short, where the rest would reach the owner
+ * from the periodic drain, after it had stopped reading.
+ */
+static int probectl_session_next(struct probectl_session *s,
+				 unsigned long budget, u64 start)
+{
+	int cpu = probectl_session_oldest_cpu(s);
+
+	if (cpu < 0 || (!budget && s->head[cpu].ts > start))
+		return -1;
+	return cpu;
+}
+
 static const struct probectl_transport *probectl_transport;
 
 /* Called once from module init, before any session can exist. */
@@ -336,10 +353,12 @@ static bool probectl_events_more(struct sock *sk, long reserve, size_t len)
 }
 
 /*
- * Move up to @budget records from the ring to the owner, oldest first
- * across CPUs, in batches of up to PROBECTL_BATCH_BYTES. The budget (the
- * number of records present at the start) keeps a busy probe from holding
- * the drain forever. A failed send ends the round: the receiver is full (or
+ * Move the records present at the start from the ring to the owner, oldest
+ * first across CPUs, in batches of up to PROBECTL_BATCH_BYTES: @budget of
+ * them (the ring's count at the start) and, whatever that count says, every
+ * record stamped before the start, so that a FLUSH after the last hit
+ * leaves nothing behind. Both bounds keep a busy probe from holding the
+ * drain forever. A failed send ends the round: the receiver is full (or
  * gone), and records left in the ring wait for the next round instead of
  * being dropped too. Batches are sized to what the owner's socket can
  * still take while keeping @reserve bytes free, and the drain stops early
@@ -357,18 +376,19 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 	unsigned int n;
 	size_t len, cap;
 	void *recs;
-	u64 lost;
+	u64 lost, start;
 	int cpu, err;
 	bool full;
 
 	probectl_session_wake_rearm(s);
+	start = ktime_get_mono_fast_ns();
 	budget = ring_buffer_entries(s->ring) + probectl_session_unsent(s);
 	for (;;) {
 		for_each_possible_cpu(cpu)
 			probectl_session_peek(s, cpu);
 		cap = probectl_batch_cap(s->sk, reserve);
 		if (!cap) {
-			if ((budget && probectl_session_oldest_cpu(s) >= 0) ||
+			if (probectl_session_next(s, budget, start) >= 0 ||
 			    atomic64_read(&s->lost))
 				return -EAGAIN;
 			return 0;
@@ -377,8 +397,8 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 		len = 0;
 		n = 0;
 		full = false;
-		while (budget) {
-			cpu = probectl_session_oldest_cpu(s);
+		for (;;) {
+			cpu = probectl_session_next(s, budget, start);
 			if (cpu < 0)
 				break;
 			if (!msg) {
@@ -389,8 +409,9 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 				 * message early and starts the next.
 				 */
 				cap = min_t(size_t, cap,
-					    max_t(size_t, budget * s->head[cpu].size,
-						  s->head[cpu].size));
+					    max_t(size_t, s->head[cpu].size,
+						  budget ? budget * s->head[cpu].size :
+						  PROBECTL_BATCH_BYTES / 4));
 				msg = probectl_transport->open(cap, &recs);
 				if (!msg)
 					return -ENOMEM;	/* they wait in the ring */
@@ -402,7 +423,7 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 			memcpy(recs + len, s->head[cpu].page.rec, s->head[cpu].size);
 			s->batch_ids[n++] = s->head[cpu].probe_id;
 			len += s->head[cpu].size;
-			budget--;
+			budget -= !!budget;
 			probectl_ring_page_consume(&s->head[cpu].page);
 			probectl_session_peek(s, cpu);
 		}

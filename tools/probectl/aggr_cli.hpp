@@ -43,8 +43,8 @@ struct AggrCliOptions {
     // --pid --tid --uid --comm (task_filters.hpp)
     std::vector<std::uint32_t> match_pids, match_tids, match_uids;
     std::string match_comm;
-    // Not options of count/hist/latency: what trace -c passes on from trace's options.
-    std::uint32_t maxactive = 0;
+    std::uint32_t maxactive = 0;  // --maxactive N (1..4096), 0: the kernel's default
+    // Not an option of count/hist/latency: what trace -c passes on from trace's options.
     bool seccomp = false;  // ptrace backend: --seccomp-bpf
     bool help = false;
 };

@@ -30,8 +30,9 @@ Result<RecordedAggregation> aggregateRecording(const std::string& file, const Ag
     std::map<std::uint32_t, EventAggregator> by_id;
     std::map<std::uint32_t, std::uint64_t> events;
     std::map<std::uint32_t, std::string> specs;
-    // With no globs, a probe the aggregation does not apply to is left out, not fatal: a
-    // recording of entries and returns answers latency from its returns.
+    // A probe the aggregation does not apply to is left out, not fatal: a recording of
+    // entries and returns answers latency from its returns. As with a live glob, only a
+    // glob whose every probe was left out is an error.
     std::map<std::uint32_t, Error> refused;
     auto aggregatorFor = [&](std::uint32_t id,
                              const std::string& text) -> Result<EventAggregator*> {
@@ -40,12 +41,10 @@ Result<RecordedAggregation> aggregateRecording(const std::string& file, const Ag
         if (refused.count(id))
             return nullptr;
         auto a = EventAggregator::create(spec, text);
-        if (!a && only.empty()) {
+        if (!a) {
             refused.emplace(id, std::move(a).error());
             return nullptr;
         }
-        if (!a)
-            return a.error();
         return &by_id.emplace(id, std::move(*a)).first->second;
     };
     Event ev;
@@ -79,6 +78,12 @@ Result<RecordedAggregation> aggregateRecording(const std::string& file, const Ag
     }
     if (by_id.empty() && !refused.empty())
         return refused.begin()->second;
+    for (const auto& g : only) {
+        auto matches = [&](const auto& entry) { return globMatch(g, specs[entry.first]); };
+        auto left_out = std::find_if(refused.begin(), refused.end(), matches);
+        if (left_out != refused.end() && std::none_of(by_id.begin(), by_id.end(), matches))
+            return left_out->second;
+    }
     for (const auto& [id, why] : refused)
         out.skipped.push_back(why.message);
     if (by_id.empty()) {

@@ -3,6 +3,8 @@
 #include "spec_hints.hpp"
 #include "subcommands.hpp"
 
+#include "probectl/probe_kinds.hpp"
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -209,6 +211,18 @@ Parsed<std::uint32_t> parseProbeId(const std::string& s) {
     if (s.empty() || ec != std::errc() || p != s.data() + s.size())
         return UsageError{fmt::format("'{}' is not a probe id (a number from 'probectl list')", s)};
     return v;
+}
+
+std::optional<UsageError> maxactiveError(const std::vector<ProbeSpec>& specs,
+                                         std::string_view backend) {
+    if (backend == "ptrace")
+        return UsageError{kNoMaxactiveWithPtrace};
+    for (const auto& s : specs)
+        if (kindInfo(s.kind).maxactive)
+            return std::nullopt;
+    return UsageError{
+        "--maxactive sizes the table of calls in flight of kretprobe: and syscall: probes, "
+        "and no spec given is one: drop --maxactive"};
 }
 
 Parsed<ProbeSpec> parseSpecArgument(const std::string& text, bool command_allowed) {

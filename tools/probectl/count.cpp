@@ -541,6 +541,11 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
         ("force", po::bool_switch(o ? &o->force : nullptr),
          "add kernel uretprobes in files that unwind C++ exceptions (refused by default: "
          "an exception thrown through a probed call ends the program)")
+        ("maxactive", bounded<std::uint32_t>(o ? &o->maxactive : nullptr, "maxactive", 1,
+                                             PROBECTL_MAXACTIVE_MAX)->value_name("N"),
+         "calls in flight each kretprobe: and syscall: probe can pair with its return "
+         "(1..4096; default: the kernel's); raise it when the header counts NMISSED; kernel "
+         "backend only")
         ("from", po::value<std::string>(o ? &o->from : nullptr)->value_name("FILE"),
          "aggregate the events of recording FILE (probectl record) instead of tracing; "
          "SPECs, if given, choose its probes (globs of their spec text)");
@@ -600,10 +605,11 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     if (from) {
         if (!o.pids.empty() || o.follow || vm.count("duration") || vm.count("interval") ||
             !o.command.empty() || vm.count("pid") || vm.count("tid") || vm.count("uid") ||
-            vm.count("comm"))
+            vm.count("comm") || vm.count("maxactive"))
             return UsageError{
                 "--from reads a recording: -p, -f, --pid, --tid, --uid, --comm, --duration, "
-                "--interval and -- CMD belong to the recording run (probectl record)"};
+                "--interval, --maxactive and -- CMD belong to the recording run (probectl "
+                "record)"};
         o.only = specs;
     } else if (specs.empty()) {
         return UsageError{fmt::format("no probe spec given (e.g. probectl {} syscall:openat -- ls)",
@@ -616,6 +622,9 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
             return std::move(spec).error();
         o.specs.push_back(std::move(*spec));
     }
+    if (!from && vm.count("maxactive"))
+        if (auto e = maxactiveError(o.specs, o.backend))
+            return *e;
     if (vm.count("by"))
         for (const auto& list : vm["by"].as<std::vector<std::string>>())
             for (const auto& k : splitList(list)) {
@@ -755,7 +764,7 @@ const char* const kCountHelp =
                       [--interval TIME [--cumulative]] [--top N] [--zeros]
                       [--max-entries N]
                       [--format json|folded|svg|perfetto|chrome] [-o FILE] [--stack-depth N]
-                      [--ustack fp|dwarf [--stack-size BYTES]]
+                      [--ustack fp|dwarf [--stack-size BYTES]] [--maxactive N]
                       [--backend kernel|ptrace] [--force] [-v] [-- CMD [ARGS...]]
        probectl count --from FILE [SPEC-GLOB...] [--by KEY,...] [--top N] [--format json]
 
@@ -815,7 +824,9 @@ ends at its time (or the total so far with --cumulative). The tables still print
 
 --from FILE computes the same tables from a recording (probectl record) in user
 space, with the kernel map's rules; SPEC-GLOBs choose its probes by their spec
-text. Records the recording lost are not in the counts (the loss is shown).
+text. Probes the aggregation does not apply to are left out with a note; only a
+glob whose every probe is left out fails. Records the recording lost are not in
+the counts (the loss is shown).
 
 Examples:
   sudo probectl count 'kprobe:vfs_*' --duration 5
@@ -838,7 +849,7 @@ const char* const kHistHelp =
                      [--pid|--tid|--uid LIST] [--comm GLOB]
                      [--format json|perfetto|chrome] [-o FILE]
                      [--interval TIME [--cumulative]] [--backend kernel|ptrace]
-                     [--force] [-v] [-- CMD [ARGS...]]
+                     [--maxactive N] [--force] [-v] [-- CMD [ARGS...]]
        probectl hist --from FILE [SPEC-GLOB...] FIELD [--by KEY,...] [--linear ...]
 
 A histogram of the integer fetch argument FIELD of SPEC, kept in the kernel: log2
@@ -861,15 +872,18 @@ const char* const kLatencyHelp =
                         [--pid|--tid|--uid LIST] [--comm GLOB]
                         [--format json|perfetto|chrome] [-o FILE]
                         [--interval TIME [--cumulative]] [-v]
-                        [--backend kernel|ptrace] [--force] [-- CMD [ARGS...]]
+                        [--backend kernel|ptrace] [--maxactive N] [--force]
+                        [-- CMD [ARGS...]]
        probectl latency --from FILE [SPEC-GLOB...] [--by KEY,...] [--linear ...]
 
 The time from entry to return of kretprobe:, uretprobe: and syscall: probes, as a
 log2 histogram in the kernel (bounds shown in ns, us, ms), one per probe (and per
 key with --by). Calls whose entry and return the kernel cannot pair (too few
-kretprobe instances) are not counted: the header's nmissed shows them. Entries that
-never returned (longjmp or a C++ exception past the frame, the thread's exit, still
-inside at the end) are in no bucket: the header's "never returned" counts them.
+kretprobe instances) are not counted: the header's nmissed shows them, and
+--maxactive N (kretprobe: and syscall: probes, up to 4096) gives more instances.
+Entries that never returned (longjmp or a C++ exception past the frame, the
+thread's exit, still inside at the end) are in no bucket: the header's "never
+returned" counts them.
 --interval, globs, --pid/--tid/--uid/--comm, --format perfetto|chrome -o FILE (count
 and average latency in ns as counter tracks), --backend, --force and --from FILE (a
 recording's return events) as for count.

@@ -213,6 +213,11 @@ Parsed<BenchOptions> parseBenchOptions(const std::vector<std::string>& args);
 boost::program_options::options_description benchOptionsDescription(BenchOptions* o = nullptr);
 int runBench(const std::vector<std::string>& args, Io& io);
 
+// --maxactive where it sizes nothing: on the ptrace backend (kNoMaxactiveWithPtrace), or
+// when no spec is of a kind with kretprobe instances (kretprobe:, syscall:). nullopt when
+// it applies.
+std::optional<UsageError> maxactiveError(const std::vector<ProbeSpec>& specs,
+                                         std::string_view backend);
 // Parses a spec argument; a bad spec is a usage error carrying the caret rendering, or
 // what the word most likely was (spec_hints.hpp; `command_allowed`: trace's `-- CMD`).
 Parsed<ProbeSpec> parseSpecArgument(const std::string& text, bool command_allowed = false);

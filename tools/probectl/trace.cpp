@@ -384,8 +384,9 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
             if (s.kind == SpecKind::Syscall)
                 return UsageError{syscallUserStackRefusal("--ustack", s.text, s.symbol, o.backend)};
     }
-    if (vm.count("maxactive") && o.backend == "ptrace")
-        return UsageError{kNoMaxactiveWithPtrace};
+    if (vm.count("maxactive"))
+        if (auto e = maxactiveError(o.specs, o.backend))
+            return *e;
     if (o.kstack) {
         if (o.backend != "kernel")
             return UsageError{fmt::format("--kstack: {}", kNoKernelStacksWithPtrace)};

@@ -44,6 +44,16 @@ CmdRun run(const std::string& name, const std::vector<std::string>& args) {
     return {rc, out.str(), err.str()};
 }
 
+// Command lines that are usage errors (exit 2) whose message holds the row's text.
+using UsageRows = std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>;
+void expectUsageErrors(const UsageRows& rows) {
+    for (const auto& [command, args, text] : rows) {
+        CmdRun r = run(command, args);
+        EXPECT_EQ(r.rc, kExitUsage) << command << ": " << r.err;
+        EXPECT_THAT(r.err, HasSubstr(text)) << r.err;
+    }
+}
+
 std::vector<std::string> withFixtures(std::vector<std::string> args) {
     const std::string dir = PROBECTL_FIXTURES;
     args.insert(args.end(),
@@ -358,32 +368,27 @@ TEST(CommandUsage, NegativeNumbersAreUsageErrors) {
 // --maxactive, --stack-size and --stack-depth past their type's range got Boost's bare "is
 // invalid": every value outside the range names the range.
 TEST(CommandUsage, StackAndMaxactiveOptionsNameTheirRange) {
-    for (const auto& [command, args, text] :
-         std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>{
-             {"trace",
-              {"kretprobe:vfs_read", "--maxactive", "99999999999"},
-              "--maxactive must be 1..4096; got '99999999999'"},
-             {"trace", {"kretprobe:vfs_read", "--maxactive", "0"}, "--maxactive must be 1..4096"},
-             {"add", {"kretprobe:vfs_read", "--maxactive", "-1"}, "--maxactive must be 1..4096"},
-             {"record",
-              {"syscall:openat", "-o", "x.rec", "--maxactive", "-1"},
-              "--maxactive must be 1..4096; got '-1'"},
-             {"trace",
-              {"kretprobe:vfs_read", "--ustack=dwarf", "--stack-size", "5000000000"},
-              "--stack-size must be 1..3584; got '5000000000'"},
-             {"count",
-              {"kretprobe:vfs_read", "--by", "ustack", "--stack-size", "1e3"},
-              "--stack-size must be 1..3584; got '1e3'"},
-             {"trace",
-              {"kretprobe:vfs_read", "--kstack", "--stack-depth", "99999999999999999999"},
-              "--stack-depth must be 1..127"},
-             {"count",
-              {"kretprobe:vfs_read", "--by", "kstack", "--stack-depth", "128"},
-              "--stack-depth must be 1..127; got '128'"}}) {
-        CmdRun r = run(command, args);
-        EXPECT_EQ(r.rc, kExitUsage) << r.err;
-        EXPECT_THAT(r.err, HasSubstr(text)) << r.err;
-    }
+    expectUsageErrors(
+        {{"trace",
+          {"kretprobe:vfs_read", "--maxactive", "99999999999"},
+          "--maxactive must be 1..4096; got '99999999999'"},
+         {"trace", {"kretprobe:vfs_read", "--maxactive", "0"}, "--maxactive must be 1..4096"},
+         {"add", {"kretprobe:vfs_read", "--maxactive", "-1"}, "--maxactive must be 1..4096"},
+         {"record",
+          {"syscall:openat", "-o", "x.rec", "--maxactive", "-1"},
+          "--maxactive must be 1..4096; got '-1'"},
+         {"trace",
+          {"kretprobe:vfs_read", "--ustack=dwarf", "--stack-size", "5000000000"},
+          "--stack-size must be 1..3584; got '5000000000'"},
+         {"count",
+          {"kretprobe:vfs_read", "--by", "ustack", "--stack-size", "1e3"},
+          "--stack-size must be 1..3584; got '1e3'"},
+         {"trace",
+          {"kretprobe:vfs_read", "--kstack", "--stack-depth", "99999999999999999999"},
+          "--stack-depth must be 1..127"},
+         {"count",
+          {"kretprobe:vfs_read", "--by", "kstack", "--stack-depth", "128"},
+          "--stack-depth must be 1..127; got '128'"}});
 }
 
 // latency's help and the NMISSED note told users to raise --maxactive, which count, hist and
@@ -399,30 +404,24 @@ TEST(CommandUsage, MaxactiveWhereItSizesKretprobesOnly) {
                               {"syscall:read n=$arg3", "n", "--maxactive", "4096", "--", "true"});
     ASSERT_TRUE(h) << h.error().message;
     EXPECT_EQ(h->maxactive, 4096u);
-    for (const auto& [command, args, text] :
-         std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>{
-             {"count",
-              {"uprobe:/bin/true:main", "--maxactive", "8", "--", "true"},
-              "and no spec given is one: drop --maxactive"},
-             {"latency",
-              {"uretprobe:/bin/true:main", "--maxactive", "8", "--", "true"},
-              "and no spec given is one"},
-             {"trace",
-              {"kprobe:vfs_read", "tracepoint:sched:sched_switch", "--maxactive", "8"},
-              "and no spec given is one"},
-             {"latency",
-              {"syscall:openat", "--backend=ptrace", "--maxactive", "5", "--", "true"},
-              "the ptrace backend has no kretprobes"},
-             {"count",
-              {"--from", "x.prb", "--maxactive", "5"},
-              "--maxactive and -- CMD belong to the recording run"},
-             {"latency",
-              {"kretprobe:vfs_read", "--maxactive", "0"},
-              "--maxactive must be 1..4096; got '0'"}}) {
-        CmdRun r = run(command, args);
-        EXPECT_EQ(r.rc, kExitUsage) << command << ": " << r.err;
-        EXPECT_THAT(r.err, HasSubstr(text)) << r.err;
-    }
+    expectUsageErrors({{"count",
+                        {"uprobe:/bin/true:main", "--maxactive", "8", "--", "true"},
+                        "and no spec given is one: drop --maxactive"},
+                       {"latency",
+                        {"uretprobe:/bin/true:main", "--maxactive", "8", "--", "true"},
+                        "and no spec given is one"},
+                       {"trace",
+                        {"kprobe:vfs_read", "tracepoint:sched:sched_switch", "--maxactive", "8"},
+                        "and no spec given is one"},
+                       {"latency",
+                        {"syscall:openat", "--backend=ptrace", "--maxactive", "5", "--", "true"},
+                        "the ptrace backend has no kretprobes"},
+                       {"count",
+                        {"--from", "x.prb", "--maxactive", "5"},
+                        "--maxactive and -- CMD belong to the recording run"},
+                       {"latency",
+                        {"kretprobe:vfs_read", "--maxactive", "0"},
+                        "--maxactive must be 1..4096; got '0'"}});
 }
 
 // --top -1 once said "a number of 0 or more" though 0 is refused too, and --max-entries

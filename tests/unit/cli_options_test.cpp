@@ -183,7 +183,11 @@ TEST(AddOptions, SpecPersistMaxactive) {
     EXPECT_FALSE(parseAddOptions({"kprobe:a", "kprobe:b"}));
     auto ma = parseAddOptions({"kprobe:vfs_read", "--maxactive", "8"});
     ASSERT_FALSE(ma);
-    EXPECT_THAT(ma.error().message, HasSubstr("only applies to kretprobe"));
+    EXPECT_THAT(ma.error().message, HasSubstr("kretprobe: and syscall: probes"));
+    // A syscall: probe is a kretprobe too: add took its --maxactive as a mistake.
+    auto sys = parseAddOptions({"syscall:openat", "--maxactive", "8"});
+    ASSERT_TRUE(sys) << sys.error().message;
+    EXPECT_EQ(sys->spec.maxactive, 8u);
 }
 
 // add sends no fetch program or predicate: refused with the reason, not dropped in silence.

@@ -49,8 +49,8 @@ Parsed<AddOptions> parseAddOptions(const std::vector<std::string>& args) {
             o->spec.text, o->spec.locationStr())};
     if (!vm.count("maxactive"))
         return o;
-    if (o->spec.kind != SpecKind::Kretprobe)
-        return UsageError{"--maxactive only applies to kretprobe: specs"};
+    if (auto e = maxactiveError({o->spec}, "kernel"))
+        return *e;
     o->spec.maxactive = o->maxactive;
     return o;
 }

@@ -76,6 +76,8 @@ TEST(TraceOptions, Help) {
     EXPECT_TRUE(h->help);
 }
 
+namespace {
+
 struct UsageCase {
     Args args;
     const char* message_part;
@@ -89,6 +91,8 @@ void PrintTo(const UsageCase& c, std::ostream* os) {
 }
 
 class TraceUsageErrors : public ::testing::TestWithParam<UsageCase> {};
+
+}  // namespace
 
 TEST_P(TraceUsageErrors, AreUsageErrors) {
     auto o = parseTraceOptions(GetParam().args);

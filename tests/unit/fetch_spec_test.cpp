@@ -151,11 +151,15 @@ TEST(FetchSpec, ListNamesByPosition) {
 }
 
 // Errors: each checks the message and that the column points at the fault.
+namespace {
+
 struct BadCase {
     std::string text;
     std::size_t column;
     std::string message;
 };
+
+}  // namespace
 
 TEST(FetchSpec, ErrorsPointAtTheFault) {
     const std::vector<BadCase> cases = {

@@ -88,11 +88,15 @@ TEST(FilterExpr, ParsesAndPrintsCanonically) {
     EXPECT_EQ(good("fd >= -2147483648"), "(fd >= -2147483648)");
 }
 
+namespace {
+
 struct BadCase {
     std::string text;
     std::size_t column;
     std::string message;
 };
+
+}  // namespace
 
 TEST(FilterExpr, ErrorsPointAtTheFault) {
     const std::vector<BadCase> cases = {

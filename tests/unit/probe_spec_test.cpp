@@ -70,6 +70,8 @@ TEST(ProbeSpec, FtraceShorthands) {
     EXPECT_EQ(good("r:vfs_read").kind, SpecKind::Kretprobe);
 }
 
+namespace {
+
 struct BadCase {
     const char* text;
     std::size_t column;
@@ -82,6 +84,8 @@ void PrintTo(const BadCase& c, std::ostream* os) {
 }
 
 class ProbeSpecErrors : public ::testing::TestWithParam<BadCase> {};
+
+}  // namespace
 
 TEST_P(ProbeSpecErrors, PointAtTheColumn) {
     const BadCase& c = GetParam();

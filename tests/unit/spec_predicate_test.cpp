@@ -107,6 +107,8 @@ TEST(SpecFilter, OnlyTheWordIf) {
     EXPECT_EQ(s.predicate, "if2 == 3");
 }
 
+namespace {
+
 struct FilterBad {
     const char* text;
     std::size_t column;
@@ -118,6 +120,8 @@ void PrintTo(const FilterBad& c, std::ostream* os) {
 }
 
 class SpecFilterErrors : public ::testing::TestWithParam<FilterBad> {};
+
+}  // namespace
 
 TEST_P(SpecFilterErrors, PointAtTheColumn) {
     const FilterBad& c = GetParam();

@@ -74,9 +74,12 @@ probectl::Result<Session> sessionOn(const Workload& w, const std::string& spec,
 
 // 8 KiB per CPU holds about 90 records; the workload commits 16 every millisecond or so, for
 // 4000 in all, while the poll comes once a second: without a wake-up the ring is full within
-// ten milliseconds and nearly every record is dropped. With it, each one arrives.
+// ten milliseconds and nearly every record is dropped (the next test). With it, all but a few
+// arrive: the drain must run within about four milliseconds of its wake-up, which a loaded
+// TCG host does not always grant, so up to 1% may be dropped, each one counted.
 TEST(Drain, RecordPathWakesTheDrainBeforeASmallRingFills) {
     constexpr int kCalls = 4000;
+    constexpr std::uint64_t kMostDropped = kCalls / 100;
     Param kb("buffer_kb", "8");
     Param interval("drain_interval_ms", "1000");
     ASSERT_TRUE(kb.ok() && interval.ok());
@@ -91,22 +94,27 @@ TEST(Drain, RecordPathWakesTheDrainBeforeASmallRingFills) {
     // for the records that have not added up to a wake-up.
     ASSERT_TRUE(readUntilHits(*s, 0, kCalls, count));
     const auto last_poll = Clock::now() + std::chrono::milliseconds(1500);
-    while (got < kCalls && Clock::now() < last_poll) {
+    for (;;) {
+        auto st = s->stats();
+        ASSERT_TRUE(st.ok()) << why(st);
+        if (got + st->probes.at(0).dropped >= kCalls || Clock::now() > last_poll)
+            break;
         auto n = s->poll(50, count);
         ASSERT_TRUE(n.ok()) << why(n);
     }
     // Delivered by the drain itself, not by stop()'s flush.
-    EXPECT_EQ(got, static_cast<std::size_t>(kCalls));
+    const std::size_t before_stop = got;
     EXPECT_EQ(w.wait(), 0);
     auto st = s->stop(count);
     ASSERT_TRUE(st.ok()) << why(st);
-    EXPECT_EQ(got, static_cast<std::size_t>(kCalls));
-    EXPECT_EQ(st->probes.at(0).hits, static_cast<std::uint64_t>(kCalls));
-    EXPECT_EQ(st->probes.at(0).delivered, static_cast<std::uint64_t>(kCalls));
-    EXPECT_EQ(st->probes.at(0).dropped, 0u);
-    EXPECT_EQ(st->probes.at(0).nmissed, 0u);
-    EXPECT_EQ(st->lost, 0u);
-    EXPECT_FALSE(st->anyLoss());
+    const auto& p = st->probes.at(0);
+    EXPECT_EQ(got, before_stop) << "records left for stop()'s flush: the drain did not send them";
+    EXPECT_EQ(p.hits, static_cast<std::uint64_t>(kCalls));
+    EXPECT_EQ(p.delivered, got);
+    EXPECT_EQ(p.delivered + p.dropped, p.hits) << "a hit neither delivered nor counted as dropped";
+    EXPECT_LE(p.dropped, kMostDropped) << "the wake-up did not keep the small ring drained";
+    EXPECT_EQ(p.nmissed, 0u);
+    EXPECT_EQ(st->lost + st->overruns, 0u);
 }
 
 // wake_percent 100 leaves the drain to its poll: the same burst then overruns the 8 KiB

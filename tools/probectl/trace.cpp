@@ -19,6 +19,7 @@
 
 #include "open_tracer.hpp"
 #include "probectl/kernel_stacks.hpp"
+#include "probectl/probe_kinds.hpp"
 #include "probectl/syscall_probe.hpp"
 #include "record_parts.hpp"
 #include "run_loop.hpp"
@@ -323,7 +324,7 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
         o.specs.push_back(std::move(*spec));
     }
     for (auto& s : o.specs)
-        if (s.kind == SpecKind::Kretprobe || s.kind == SpecKind::Syscall)
+        if (kindInfo(s.kind).maxactive)
             s.maxactive = o.maxactive;
     if (auto e =
             parseTaskFilters(vm, o.backend, o.match_pids, o.match_tids, o.match_uids, o.match_comm))

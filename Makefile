@@ -35,14 +35,15 @@ kmod:
 
 # One module per test kernel, each in its own build folder so objects of
 # different kernels never mix: build/kmod/NAME/probectl.ko. tools/kmake
-# builds inside the unstable root for kernels that need it.
+# builds inside the unstable root for kernels that need it. W=1 as in lint,
+# which builds in the same folders, so that check-vm reuses lint's objects.
 kmod-all: deps
 	@set -e; for k in $(KERNELS); do \
 		d=$(BUILD)/kmod/$$k; mkdir -p $$d; \
 		cp -u $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/Kbuild $$d/ 2>/dev/null || true; \
 		mkdir -p $$d/uapi; cp -u $(TOP)/kmod/uapi/*.h $$d/uapi/; \
 		echo "kmod: building for $$k"; \
-		$(TOP)/tools/kmake $$k $$d -s -j$$(nproc) modules; \
+		$(TOP)/tools/kmake $$k $$d -s -j$$(nproc) W=1 modules; \
 	done
 
 # Builds and installs the CLI and both libraries (not the tests); the module only when
@@ -141,7 +142,7 @@ check-debug: user
 # Kernel-side static checks: generated protocol files fresh, version tests only in
 # compat.h, W=1 builds, checkpatch --strict (fetched from linux-source).
 lint: deps
-	CHECKPATCH=$$($(TOP)/tools/fetch-checkpatch.sh) $(TOP)/tools/lint-kmod.sh
+	CHECKPATCH=$$($(TOP)/tools/fetch-checkpatch.sh) BUILD=$(BUILD) $(TOP)/tools/lint-kmod.sh
 
 # Each step prints "check: STEP: N s" when it ends, so a slow CI run shows where the time
 # went (.ci/run lists them).

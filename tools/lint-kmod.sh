@@ -6,12 +6,14 @@
 #     are what the spec gives;
 #  2. no LINUX_VERSION_CODE outside kmod/compat.h;
 #  3. the module builds with W=1, sparse-clean (C=2), for every kernel in tests/vm/kernels.list
-#     whose headers are in the cache ($PROBECTL_CACHE, default .cache; skipped otherwise, with a note);
+#     whose headers are in the cache ($PROBECTL_CACHE, default .cache; skipped otherwise, with a note),
+#     in $BUILD/kmod/NAME (default build/), where `make kmod-all` reuses the objects;
 #  4. checkpatch.pl --strict, when $CHECKPATCH points at it.
 # Usage: tools/lint-kmod.sh   (from anywhere; exit status 1 on any failure)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+build=${BUILD:-$top/build}
 fail=0
 
 echo "lint-kmod: generated protocol files up to date"
@@ -30,16 +32,18 @@ for k in $kernels; do
 		continue
 	fi
 	echo "lint-kmod: W=1 build with sparse (C=2) for $k"
-	d=$(mktemp -d)
+	# From scratch, so every file's warnings are seen, in the folder `make kmod-all` (also
+	# W=1) then finds up to date.
+	d=$build/kmod/$k
+	rm -rf "$d" && mkdir -p "$d/uapi"
 	cp kmod/*.c kmod/*.h kmod/Kbuild "$d/"
-	mkdir "$d/uapi" && cp kmod/uapi/*.h "$d/uapi/"
-	log=$d/build.log
+	cp kmod/uapi/*.h "$d/uapi/"
+	log=$build/kmod/lint-$k.log
 	if ! "$top/tools/kmake" "$k" "$d" -s -j"$(nproc)" W=1 C=2 modules >"$log" 2>&1; then
 		cat "$log"; fail=1
 	elif grep -v 'Skipping BTF generation' "$log" | grep -q .; then
 		grep -v 'Skipping BTF generation' "$log"; fail=1
 	fi
-	rm -rf "$d"
 done
 
 if [ -n "${CHECKPATCH:-}" ]; then

@@ -55,9 +55,9 @@ TEST(PtraceSession, AttachToThreadsAndDetachLeavesCodeUnchanged) {
             EXPECT_EQ(e.ip, text.spin_addr);
             ++n;
         };
-        // Every hit stops the whole process for its step: about 200 ms each on 6.1 under TCG,
-        // where 2000 hits took 389 s (35 s on 6.12), so 200 hits, from all four threads.
-        while (tids.size() < 4 || n < 200) {
+        // Every hit stops the whole process for its step: about 130 ms each on 6.1 under TCG,
+        // where 2000 hits took 389 s (35 s on 6.12), so 100 hits, from all four threads.
+        while (tids.size() < 4 || n < 100) {
             auto r = s->poll(1000, cb);
             ASSERT_TRUE(r) << r.error().describe();
         }

@@ -300,5 +300,19 @@ TEST(TraceDriver, AWriteErrorOfTheTraceFileIsARuntimeError) {
     EXPECT_THAT(r.err, HasSubstr("HITS")) << "the counters are still shown";
 }
 
+// Text and JSON name the file and the write's own error (it once said "cannot write the trace
+// output (Input/output error)" for a full disk).
+TEST(TraceDriver, AWriteErrorOfTextOrJsonNamesTheFileAndTheReason) {
+    for (const char* format : {"text", "json"}) {
+        SCOPED_TRACE(format);
+        FakeTracer t;
+        t.events = {event(1, "syscall:getppid")};
+        t.polls_to_exit = 2;
+        auto r = drive(t, {"syscall:getppid", "--format", format, "-o", "/dev/full", "--", "true"});
+        EXPECT_EQ(r.rc, kExitRuntime);
+        EXPECT_THAT(r.err, HasSubstr("cannot write /dev/full (No space left on device)")) << r.err;
+    }
+}
+
 }  // namespace
 }  // namespace probectl::cli

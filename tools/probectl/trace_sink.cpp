@@ -24,7 +24,10 @@ std::uint32_t recordingFlags(const TraceLayout& layout) {
 class PrinterSink : public TraceSink {
   public:
     PrinterSink(const TraceLayout& layout, Io& io)
-        : layout_(layout), io_(io), out_(layout.on_stderr ? &io.err : &io.out) {}
+        : layout_(layout),
+          io_(io),
+          out_(layout.on_stderr ? &io.err : &io.out),
+          name_(layout.on_stderr ? "standard error" : "standard output") {}
 
     Result<void> open(const std::string& path) {
         const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -34,6 +37,7 @@ class PrinterSink : public TraceSink {
         filebuf_.emplace(fd, std::ios::out, kFileBuffer);
         file_.emplace(&*filebuf_);
         out_ = &*file_;
+        name_ = path;
         return {};
     }
     void begin(std::uint64_t t0_ns, const TraceClocks&) override {
@@ -53,28 +57,40 @@ class PrinterSink : public TraceSink {
     }
     void event(const Event& ev) override { printer_->event(ev); }
     void flush() override {
+        errno = 0;
         if (printer_)
             printer_->flush();
+        noteWriteError();
     }
     Result<void> finish(const SessionStats* stats) override {
         if (!printer_)
             begin(0, {});
         if (stats)
             printer_->summary(*stats);
+        errno = 0;
         printer_->flush();
         out_->flush();
-        if (!*out_)
-            return makeError(EIO, "cannot write the trace output");
+        noteWriteError();
+        if (write_errno_)
+            return makeError(write_errno_, fmt::format("cannot write {}", name_));
         return {};
     }
 
   private:
+    // The errno of the write that first failed, taken at once: by the end it is long gone.
+    void noteWriteError() {
+        if (!*out_ && !write_errno_)
+            write_errno_ = errno ? errno : EIO;
+    }
+
     TraceLayout layout_;
     Io& io_;
     std::optional<__gnu_cxx::stdio_filebuf<char>> filebuf_;
     std::optional<std::ostream> file_;
     std::ostream* out_;
     std::optional<TracePrinter> printer_;
+    std::string name_;
+    int write_errno_ = 0;
     std::function<const std::vector<std::string>*(std::uint32_t, std::uint32_t)> kernel_stack_;
     decltype(EventFormat::user_snapshot) user_snapshot_;
 };

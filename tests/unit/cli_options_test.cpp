@@ -208,6 +208,22 @@ TEST(AddOptions, FetchArgumentsAndPredicatesAreRefused) {
     EXPECT_THAT(o.error().message, HasSubstr("add 'uprobe:libc:malloc' to count hits"));
 }
 
+// A glob is refused by the CLI with what a user can do (it once named a C++ class).
+TEST(AddOptions, AGlobIsRefusedWithTheCommandThatListsItsMatches) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"kprobe:vfs_*", "`probectl symbols 'vfs_*'` lists its matches"},
+        {"uretprobe:/bin/true:ma?n", "`probectl symbols '/bin/true:ma?n'` lists its matches"},
+        {"syscall:read*", "add them one at a time"},
+    };
+    for (const auto& [spec, part] : cases) {
+        auto o = parseAddOptions({spec, "--persist"});
+        ASSERT_FALSE(o) << spec;
+        EXPECT_THAT(o.error().message, HasSubstr("add takes one probe, not a glob")) << spec;
+        EXPECT_THAT(o.error().message, HasSubstr(part)) << spec;
+        EXPECT_THAT(o.error().message, Not(HasSubstr("SpecExpander"))) << spec;
+    }
+}
+
 TEST(RemoveOptions, IdsOrAll) {
     auto o = parseRemoveOptions({"3", "5"});
     ASSERT_TRUE(o);

@@ -47,6 +47,19 @@ Parsed<AddOptions> parseAddOptions(const std::vector<std::string>& args) {
             "counts hits and delivers no records, so values have nowhere to go; use probectl "
             "trace, count or hist for them, and add '{}' to count hits",
             o->spec.text, o->spec.locationStr())};
+    if (hasGlob(o->spec)) {
+        const SpecKind k = o->spec.kind;
+        std::string list;
+        if (k == SpecKind::Kprobe || k == SpecKind::Kretprobe)
+            list = fmt::format("`probectl symbols '{}'` lists its matches; ", o->spec.symbol);
+        else if (k == SpecKind::Uprobe || k == SpecKind::Uretprobe)
+            list = fmt::format("`probectl symbols '{}:{}'` lists its matches; ", o->spec.path,
+                               o->spec.symbol);
+        return UsageError{fmt::format(
+            "'{}': add takes one probe, not a glob: {}add them one at a time, or give the glob "
+            "to trace, count, hist or latency",
+            o->spec.text, list)};
+    }
     if (!vm.count("maxactive"))
         return o;
     if (auto e = maxactiveError({o->spec}, "kernel"))

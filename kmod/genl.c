@@ -407,9 +407,17 @@ int probectl_nl_flush_doit(struct sk_buff *skb, struct genl_info *info)
 
 /*
  * PROBE_GET dump. cb->args[0]: next id to visit; args[1]: 0 = all probes,
- * 1 = only id args[0], 2 = that one sent; args[2]: refusal deferred to
- * dumpit (see start).
+ * 1 = only id args[0], 2 = that one sent, 3 = only id args[0], which
+ * another client removed; args[2]: refusal deferred to dumpit (see start);
+ * args[3]: all probes: 1 once the registered ones are sent; args[4]: how
+ * many of the caller's removed probes are sent.
  */
+enum {
+	PROBECTL_GET_ALL,
+	PROBECTL_GET_ONE,
+	PROBECTL_GET_SENT,
+	PROBECTL_GET_ONE_REMOVED,
+};
 static int probectl_nl_probe_get_check(struct netlink_callback *cb)
 {
 	struct nlattr **attrs = kapi_dump_attrs(cb);
@@ -423,20 +431,27 @@ static int probectl_nl_probe_get_check(struct netlink_callback *cb)
 	if (err)
 		return err;
 	cb->args[0] = 0;
-	cb->args[1] = 0;
+	cb->args[1] = PROBECTL_GET_ALL;
+	cb->args[3] = 0;
+	cb->args[4] = 0;
 	if (attrs && attrs[PROBECTL_A_PROBE_ID]) {
 		id = nla_get_u32(attrs[PROBECTL_A_PROBE_ID]);
+		cb->args[0] = id;
 		cursor = id;
 		found = probectl_probe_info_next(&cursor, &info);
 		/* the next probe's snapshot when @id is gone: its path too */
 		if (found)
 			kfree(info.path);
-		if (!found || info.id != id) {
-			kapi_set_err_msg_fmt_mod(cb->extack, "probe id %u not found", id);
-			return -ENOENT;
+		if (found && info.id == id) {
+			cb->args[1] = PROBECTL_GET_ONE;
+			return 0;
 		}
-		cb->args[0] = id;
-		cb->args[1] = 1;
+		if (probectl_removed_find(NETLINK_CB(cb->skb).portid, id)) {
+			cb->args[1] = PROBECTL_GET_ONE_REMOVED;
+			return 0;
+		}
+		kapi_set_err_msg_fmt_mod(cb->extack, "probe id %u not found", id);
+		return -ENOENT;
 	}
 	return 0;
 }
@@ -500,6 +515,8 @@ static int probectl_nl_fill_probe(struct sk_buff *skb,
 	    probectl_nl_put_counters(skb, info) ||
 	    (info->label[0] &&
 	     nla_put_string(skb, PROBECTL_A_PROBE_LABEL, info->label)) ||
+	    (info->removed_by &&
+	     nla_put_u32(skb, PROBECTL_A_PROBE_REMOVED_BY, info->removed_by)) ||
 	    (info->path &&
 	     (nla_put_string(skb, PROBECTL_A_PROBE_PATH, info->path) ||
 	      nla_put_u64_64bit(skb, PROBECTL_A_PROBE_FILE_OFFSET,
@@ -511,6 +528,39 @@ static int probectl_nl_fill_probe(struct sk_buff *skb,
 	}
 	genlmsg_end(skb, hdr);
 	return 0;
+}
+
+/*
+ * The caller's own probes that another client removed: all of them after
+ * the registered ones, or the one asked for by id.
+ */
+static int probectl_nl_probe_get_removed(struct sk_buff *skb,
+					 struct netlink_callback *cb)
+{
+	u32 portid = NETLINK_CB(cb->skb).portid;
+	struct probectl_probe_info info;
+	unsigned long pos = cb->args[4];
+	int err;
+
+	while (probectl_removed_next(portid, &pos, &info)) {
+		if (cb->args[1] == PROBECTL_GET_ONE_REMOVED &&
+		    info.id != cb->args[0]) {
+			kfree(info.path);
+			cb->args[4] = pos;
+			continue;
+		}
+		err = probectl_nl_fill_probe(skb, cb, &info);
+		kfree(info.path);
+		if (err)
+			break;	/* resume at this one in the next message */
+		cb->args[4] = pos;
+		if (cb->args[1] == PROBECTL_GET_ONE_REMOVED) {
+			cb->args[1] = PROBECTL_GET_SENT;
+			cb->args[3] = 0;
+			break;
+		}
+	}
+	return skb->len;
 }
 
 int probectl_nl_probe_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
@@ -525,24 +575,32 @@ int probectl_nl_probe_get_dumpit(struct sk_buff *skb, struct netlink_callback *c
 		if (err)
 			return err;
 	}
+	if (cb->args[1] == PROBECTL_GET_ONE_REMOVED || cb->args[3])
+		return probectl_nl_probe_get_removed(skb, cb);
 	cursor = cb->args[0];
-	while (cb->args[1] != 2 && probectl_probe_info_next(&cursor, &info)) {
-		if (cb->args[1] == 1 && info.id != cb->args[0]) {
+	while (cb->args[1] != PROBECTL_GET_SENT &&
+	       probectl_probe_info_next(&cursor, &info)) {
+		if (cb->args[1] == PROBECTL_GET_ONE && info.id != cb->args[0]) {
 			kfree(info.path);
 			break;		/* deleted since start() */
 		}
 		/* Full: resume at this probe in the next dump message. */
 		err = probectl_nl_fill_probe(skb, cb, &info);
 		kfree(info.path);
-		if (err)
-			break;
+		if (err) {
+			if (cb->args[1] == PROBECTL_GET_ALL)
+				cb->args[0] = cursor;
+			return skb->len;
+		}
 		cursor = (unsigned long)info.id + 1;
-		if (cb->args[1] == 1)
-			cb->args[1] = 2;
+		if (cb->args[1] == PROBECTL_GET_ONE)
+			cb->args[1] = PROBECTL_GET_SENT;
 	}
-	if (cb->args[1] == 0)
-		cb->args[0] = cursor;
-	return skb->len;
+	if (cb->args[1] != PROBECTL_GET_ALL)
+		return skb->len;
+	cb->args[0] = cursor;
+	cb->args[3] = 1;
+	return probectl_nl_probe_get_removed(skb, cb);
 }
 
 /*

@@ -410,15 +410,18 @@ static int probectl_may_change(const struct probectl_probe *p,
  * @extack: receives the reason for a refusal (may be NULL)
  *
  * Records of the probe still buffered in its session are delivered
- * normally.
+ * normally. When @caller is not the probe's session, the session keeps
+ * the final counters for its owner (removed.c).
  *
  * Context: process context, may sleep. Takes probectl_lock.
  * Return: 0, -ENOENT when no probe has this id, -EPERM when @caller may
- * not change it.
+ * not change it, -ENOMEM when the owner's copy of the counters could not
+ * be allocated (the probe stays).
  */
 int probectl_probe_del(u32 id, const struct probectl_caller *caller,
 		       struct netlink_ext_ack *extack)
 {
+	struct probectl_removed *gone = NULL;
 	struct probectl_probe *p;
 	int err;
 
@@ -438,8 +441,18 @@ int probectl_probe_del(u32 id, const struct probectl_caller *caller,
 		mutex_unlock(&probectl_lock);
 		return err;
 	}
+	/* before anything changes: without it the owner would lose the counters */
+	if (caller && p->session && caller->portid != p->owner) {
+		gone = probectl_removed_alloc(extack);
+		if (!gone) {
+			mutex_unlock(&probectl_lock);
+			return -ENOMEM;
+		}
+	}
 	xa_erase(&probectl_probes, id);
 	probectl_ops(p)->disarm(&p, 1);
+	if (gone)
+		probectl_removed_keep(p->session, gone, p, caller->portid);
 	if (p->session)
 		probectl_session_probe_removed(p->session);
 	probectl_limits_charge(p, p->session, -1);
@@ -545,30 +558,21 @@ out:
 }
 
 /**
- * probectl_probe_info_next() - snapshot the probe with the lowest id >= cursor.
- * @cursor: in: first id to consider; out: the id found
- * @info: filled with the probe's state and summed counters; info->path is
- *	a copy the caller kfree()s (NULL when the probe has no path, or when
- *	there was no memory for the copy)
+ * probectl_probe_snapshot() - a probe's state and summed counters.
+ * @p: the probe (registered, or disarmed and not yet freed)
+ * @info: filled; info->path is a copy the caller kfree()s (NULL when the
+ *	probe has no path, or when there was no memory for the copy)
  *
- * Context: process context. Takes probectl_lock.
- * Return: true if a probe was found.
+ * Context: process context; caller holds probectl_lock.
  */
-bool probectl_probe_info_next(unsigned long *cursor,
-			      struct probectl_probe_info *info)
+void probectl_probe_snapshot(struct probectl_probe *p,
+			     struct probectl_probe_info *info)
 {
-	const struct probectl_kind_ops *ops;
-	struct probectl_probe *p;
+	const struct probectl_kind_ops *ops = probectl_ops(p);
 	u64 returned = 0;
 	int cpu;
 
-	mutex_lock(&probectl_lock);
-	p = xa_find(&probectl_probes, cursor, U32_MAX, XA_PRESENT);
-	if (!p) {
-		mutex_unlock(&probectl_lock);
-		return false;
-	}
-	ops = probectl_ops(p);
+	lockdep_assert_held(&probectl_lock);
 	memset(info, 0, sizeof(*info));
 	info->id = p->id;
 	info->kind = p->kind;
@@ -601,8 +605,27 @@ bool probectl_probe_info_next(unsigned long *cursor,
 	if (p->session && probectl_kind_returns(p->kind) && returned < info->hits)
 		info->unreturned = info->hits - returned;
 	info->dropped += atomic64_read(&p->undelivered);
+}
+
+/**
+ * probectl_probe_info_next() - snapshot the probe with the lowest id >= cursor.
+ * @cursor: in: first id to consider; out: the id found
+ * @info: see probectl_probe_snapshot()
+ *
+ * Context: process context. Takes probectl_lock.
+ * Return: true if a probe was found.
+ */
+bool probectl_probe_info_next(unsigned long *cursor,
+			      struct probectl_probe_info *info)
+{
+	struct probectl_probe *p;
+
+	mutex_lock(&probectl_lock);
+	p = xa_find(&probectl_probes, cursor, U32_MAX, XA_PRESENT);
+	if (p)
+		probectl_probe_snapshot(p, info);
 	mutex_unlock(&probectl_lock);
-	return true;
+	return p;
 }
 
 /**

@@ -170,6 +170,8 @@ struct probectl_session {
 	 */
 	struct probectl_mm_pins *pins;
 	u64 map_bytes;			/* their aggregation maps (limits.c), same lock */
+	/* removed.c: its probes another client removed, under probectl_lock */
+	struct list_head removed;
 };
 
 /* Per-CPU so the handler only ever does this_cpu_inc(). */
@@ -318,6 +320,7 @@ struct probectl_probe_info {
 	char label[PROBECTL_LABEL_MAX];
 	u64 file_offset;
 	u64 ref_ctr_offset;
+	u32 removed_by;	/* portid of the remover; 0 while registered */
 };
 
 /* probe.c */
@@ -338,6 +341,8 @@ int probectl_probe_set_enabled(u32 id, bool enable,
 			       const struct probectl_caller *caller,
 			       struct netlink_ext_ack *extack);
 int probectl_session_disable(u32 portid, struct netlink_ext_ack *extack);
+void probectl_probe_snapshot(struct probectl_probe *p,
+			     struct probectl_probe_info *info);
 bool probectl_probe_info_next(unsigned long *cursor,
 			      struct probectl_probe_info *info);
 bool probectl_probe_charge_undelivered(u32 id, u64 n);
@@ -369,6 +374,16 @@ int probectl_session_replace_filter(struct probectl_session *s,
 				    const u32 *tgids, unsigned int n, u32 flags);
 void probectl_session_probe_added(struct probectl_session *s);
 void probectl_session_probe_removed(struct probectl_session *s);
+
+/* removed.c */
+struct probectl_removed;
+struct probectl_removed *probectl_removed_alloc(struct netlink_ext_ack *extack);
+void probectl_removed_keep(struct probectl_session *s, struct probectl_removed *r,
+			   struct probectl_probe *p, u32 by);
+bool probectl_removed_next(u32 portid, unsigned long *pos,
+			   struct probectl_probe_info *info);
+bool probectl_removed_find(u32 portid, u32 id);
+void probectl_removed_free_all(struct probectl_session *s);
 int probectl_session_flush(struct probectl_session *s, struct sock *sk);
 struct probectl_record *probectl_record_reserve(struct probectl_probe *p, u32 bytes,
 						struct ring_buffer_event **evp);

@@ -674,6 +674,7 @@ struct probectl_session *probectl_session_create(u32 portid,
 	INIT_LIST_HEAD(&s->track_node);
 	INIT_LIST_HEAD(&s->released);
 	INIT_LIST_HEAD(&s->reap);
+	INIT_LIST_HEAD(&s->removed);
 	INIT_DELAYED_WORK(&s->drain_work, probectl_session_drain_work);
 	init_irq_work(&s->wake_work, probectl_session_wake_fn);
 	/*
@@ -832,6 +833,7 @@ void probectl_session_destroy(struct probectl_session *s)
 	probectl_match_free(s);
 	probectl_stack_map_free(s);
 	probectl_mm_pins_free(s);
+	probectl_removed_free_all(s);
 	kfree(s->head);
 	kfree(s->batch_ids);
 	mutex_destroy(&s->drain_lock);

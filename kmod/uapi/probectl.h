@@ -114,11 +114,15 @@ enum probectl_cmd {
 	PROBECTL_CMD_PROBE_ADD,
 	/*
 	 * do: Unregister and remove a probe by id (any owner, or persistent).
+	 * When the caller is not the owner, the owner's session keeps the
+	 * probe's final counters for probe-get (flag removed).
 	 */
 	PROBECTL_CMD_PROBE_DEL,
 	/*
 	 * dump: List probes, one message per probe, with summed counters. With
-	 * probe-id, only that probe (ENOENT if absent).
+	 * probe-id, only that probe (ENOENT if absent). The caller's own probes
+	 * that another client removed follow the registered ones (flag
+	 * removed).
 	 */
 	PROBECTL_CMD_PROBE_GET,
 	PROBECTL_CMD_PROBE_ENABLE,	/* do: Re-arm a disabled probe (enable_kprobe). */
@@ -399,6 +403,11 @@ enum probectl_attr {
 	 * not needed) to have them now; meanwhile the ring can fill.
 	 */
 	PROBECTL_A_EVENTS_MORE,
+	/*
+	 * u32: probe-get: the Netlink portid of the client that removed this
+	 * probe (flag removed); absent for a probe still registered.
+	 */
+	PROBECTL_A_PROBE_REMOVED_BY,
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)
@@ -700,6 +709,13 @@ enum probectl_probe_flags {
 	 */
 	PROBECTL_PROBE_F_SYSCALL = 1U << 1,
 	PROBECTL_PROBE_F_ENABLED = 1U << 2,	/* Set in probe-get replies only. */
+	/*
+	 * Set in probe-get replies only: another client removed this probe
+	 * (probe-removed-by) while its session was open. Such a probe is listed
+	 * to its owner alone, with its counters as they were at the removal,
+	 * until the owner's socket closes.
+	 */
+	PROBECTL_PROBE_F_REMOVED = 1U << 3,
 };
 
 enum probectl_session_flags {

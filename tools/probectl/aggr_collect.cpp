@@ -1,6 +1,8 @@
 // AggrCollector: the kernel's maps, or events aggregated here (ptrace backend, --ustack=dwarf).
 #include "aggr_collect.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "open_tracer.hpp"
@@ -84,12 +86,28 @@ EventCallback AggrCollector::callback() {
     };
 }
 
+namespace {
+
+bool removedByAnother(Session& session, std::uint32_t id) {
+    auto info = session.client().getProbe(id);
+    return info && info->removed_by;
+}
+
+}  // namespace
+
 Result<std::vector<AggrTable>> AggrCollector::tables(bool clear) {
     std::vector<AggrTable> out;
     if (auto* session = kernelMaps() ? dynamic_cast<Session*>(tracer_) : nullptr) {
         for (const SessionProbe& p : session->probes()) {
             auto t =
                 readAggregation(session->client(), p.id, p.resolution.request, p.fetch_args, clear);
+            // Removed by another client: its map went with it; stats() notes it.
+            if (!t && t.error().err == ENOENT && removedByAnother(*session, p.id)) {
+                if (std::find_if(removed_.begin(), removed_.end(),
+                                 [&](const auto& r) { return r.first == p.id; }) == removed_.end())
+                    removed_.emplace_back(p.id, p.spec);
+                continue;
+            }
             if (!t)
                 return std::move(t).error();
             t->spec = p.spec;
@@ -122,6 +140,16 @@ Result<SessionStats> AggrCollector::stats() {
         s.probes.push_back(std::move(ps));
     }
     return s;
+}
+
+std::vector<std::string> AggrCollector::missingTables() const {
+    std::vector<std::string> out;
+    for (const auto& [id, spec] : removed_)
+        out.push_back(
+            fmt::format("probe {} ({}) has no table: its map was freed when another "
+                        "client removed the probe",
+                        id, spec));
+    return out;
 }
 
 }  // namespace probectl::cli

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "aggr_cli.hpp"
@@ -34,6 +35,9 @@ class AggrCollector {
     Result<std::vector<AggrTable>> tables(bool clear);
     // The counters now (between intervals), in the same order.
     Result<SessionStats> stats();
+    // One warning per probe whose table tables() left out: another client removed the probe,
+    // and its map with it.
+    std::vector<std::string> missingTables() const;
 
   private:
     AggrCollector(Tracer& tracer, const AggrSpec& spec, SnapshotStacks* snapshots)
@@ -46,6 +50,7 @@ class AggrCollector {
     AggrSpec spec_;
     SnapshotStacks* snapshots_;
     std::vector<std::pair<std::uint32_t, EventAggregator>> events_;  // by probe id
+    std::vector<std::pair<std::uint32_t, std::string>> removed_;     // id, spec
 };
 
 }  // namespace probectl::cli

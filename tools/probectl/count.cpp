@@ -452,6 +452,8 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
             rc = runtimeError(io, cmd, r.error());
     for (const auto& note : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);
+    for (const auto& note : collector->missingTables())
+        io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);
     return loop.finish(io, rc);
 }
 

@@ -1,8 +1,11 @@
 // probectl remove: remove probes by id (persistent ones, typically), or --all.
 #include <fmt/format.h>
 
+#include <fstream>
+#include <iterator>
 #include <ostream>
 
+#include "owners.hpp"
 #include "probectl/client.hpp"
 #include "subcommands.hpp"
 
@@ -12,7 +15,18 @@ namespace probectl::cli {
 
 namespace {
 constexpr const char* kCmd = "remove";
+
+// "pid 1234 (probectl)", or the netlink port when the process cannot be found.
+std::string ownerName(std::uint32_t portid) {
+    std::ifstream in("/proc/net/netlink");
+    const std::string table((std::istreambuf_iterator<char>(in)), {});
+    const auto owners = probeOwners(genlSocketInodes(table));
+    if (auto it = owners.find(portid); it != owners.end())
+        return fmt::format("pid {} ({})", it->second.pid, it->second.comm);
+    return fmt::format("netlink port {}", portid);
 }
+
+}  // namespace
 
 po::options_description removeOptionsDescription(RemoveOptions* o) {
     po::options_description d("Options");
@@ -63,8 +77,14 @@ int runRemove(const std::vector<std::string>& args, Io& io) {
         }
         int rc = kExitOk;
         for (auto id : ids) {
+            auto info = client.getProbe(id);
             if (auto r = client.removeProbe(id); !r)
                 rc = runtimeError(io, kCmd, r.error());
+            else if (info && info->owner && info->owner != client.portid())
+                io.out << fmt::format(
+                    "removed probe {}, which {} was tracing: its trace keeps "
+                    "the probe's counters up to now\n",
+                    id, ownerName(info->owner));
             else
                 io.out << fmt::format("removed probe {}\n", id);
         }

@@ -133,6 +133,9 @@ struct ProbeInfo {
     std::uint64_t file_offset = 0;     // user kinds: file offset of the probed instruction
     std::uint64_t ref_ctr_offset = 0;  // USDT semaphore file offset, 0 = none
     std::string label;                 // the spec as its adder wrote it ("" if not given)
+    // Netlink portid of the client that removed this probe of the caller's session; 0 while
+    // registered. Such a probe is listed to its owner only, its counters final at the removal.
+    std::uint32_t removed_by = 0;
 
     bool persistent() const { return flags & kProbeFlagPersistent; }
     bool enabled() const { return flags & kProbeFlagEnabled; }
@@ -183,10 +186,15 @@ class Client {
     // or unknown location, ENOENT, EPERM without CAP_SYS_ADMIN/CAP_PERFMON, ...).
     Result<AddedProbe> addProbe(const ProbeRequest& req);
     // PROBE_DEL. ENOENT for an unknown id; EPERM for a probe the caller does not own (another
-    // socket's, or a persistent probe another euid added) without CAP_SYS_ADMIN.
+    // socket's, or a persistent probe another euid added) without CAP_SYS_ADMIN. Removing
+    // another socket's probe leaves that socket its final counters (ProbeInfo::removed_by).
     Result<void> removeProbe(std::uint32_t id);
-    // PROBE_GET dump: every probe of every owner, in kernel order.
+    // PROBE_GET dump: every probe of every owner, in kernel order, then this socket's probes
+    // that another client removed (ProbeInfo::removed_by set).
     Result<std::vector<ProbeInfo>> listProbes();
+    // PROBE_GET of one id: a registered probe, or one of this socket's that another client
+    // removed. ENOENT when neither.
+    Result<ProbeInfo> getProbe(std::uint32_t id);
     // PROBE_ENABLE / PROBE_DISABLE: arm or disarm without removing (counters are kept).
     // ENOENT, EPERM as for removeProbe().
     Result<void> enable(std::uint32_t id);

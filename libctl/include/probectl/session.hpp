@@ -99,6 +99,9 @@ struct ProbeStats {
     // hits, delivered, dropped, nmissed, filtered, rejected, unreturned (counters.hpp):
     // hits = delivered + dropped + rejected + unreturned.
     PROBECTL_TRACE_COUNTERS(PROBECTL_COUNTER_MEMBER)
+    // Netlink portid of another client that removed the probe during the session (its
+    // counters are those at the removal, its aggregation map is gone); 0 when it was not.
+    std::uint32_t removed_by = 0;
 };
 
 struct SessionStats {
@@ -106,7 +109,8 @@ struct SessionStats {
     std::uint64_t lost = 0;          // sum of PROBECTL_A_LOST over the session
     std::uint64_t overruns = 0;      // socket receive-buffer overruns (ENOBUFS)
     // What makes the counts incomplete beyond loss: a probed file replaced on disk while
-    // traced (processes started from the new file were not traced). One sentence each.
+    // traced (processes started from the new file were not traced), a probe removed by
+    // another client. One sentence each.
     std::vector<std::string> notes;
     // Anything lost anywhere: lost, overruns, or any probe's dropped/nmissed.
     bool anyLoss() const;

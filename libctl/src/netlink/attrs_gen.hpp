@@ -30,7 +30,8 @@ inline constexpr auto kProbeGetReply = std::make_tuple(
                       &ProbeInfo::ref_ctr_offset),
     attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "probe-rejected", &ProbeInfo::rejected),
     attr<NlType::U64>(PROBECTL_A_PROBE_UNRETURNED, "probe-unreturned", &ProbeInfo::unreturned),
-    attr<NlType::String>(PROBECTL_A_PROBE_LABEL, "probe-label", &ProbeInfo::label));
+    attr<NlType::String>(PROBECTL_A_PROBE_LABEL, "probe-label", &ProbeInfo::label),
+    attr<NlType::U32>(PROBECTL_A_PROBE_REMOVED_BY, "probe-removed-by", &ProbeInfo::removed_by));
 
 inline constexpr auto kAggrGetReply = std::make_tuple(
     attr<NlType::U32>(PROBECTL_A_PROBE_ID, "probe-id", &AggrReply::id),

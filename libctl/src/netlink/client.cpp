@@ -450,6 +450,9 @@ struct Client::Impl {
                                          version, PROBECTL_GENL_VERSION));
         return {};
     }
+
+    Result<std::vector<ProbeInfo>> probeGet(std::optional<std::uint32_t> id,
+                                            const std::string& what);
 };
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -676,15 +679,17 @@ Result<void> Client::flush() {
     }
 }
 
-Result<std::vector<ProbeInfo>> Client::listProbes() {
-    MsgPtr m = impl_->newCommand(PROBECTL_CMD_PROBE_GET, NLM_F_DUMP);
-    if (!m)
-        return makeError(ENOMEM, "list probes: cannot build message");
+// PROBE_GET dump of every probe, or of one id.
+Result<std::vector<ProbeInfo>> Client::Impl::probeGet(std::optional<std::uint32_t> id,
+                                                      const std::string& what) {
+    MsgPtr m = newCommand(PROBECTL_CMD_PROBE_GET, NLM_F_DUMP);
+    if (!m || (id && nla_put_u32(m.get(), PROBECTL_A_PROBE_ID, *id) < 0))
+        return makeError(ENOMEM, what + ": cannot build message");
     std::vector<ProbeInfo> out;
-    auto r = impl_->transact(m.get(), "list probes", [&](const nlmsghdr* h) -> Result<void> {
+    auto r = transact(m.get(), what, [&](const nlmsghdr* h) -> Result<void> {
         nlattr* tb[PROBECTL_A_MAX + 1] = {};
         if (genlmsg_parse(const_cast<nlmsghdr*>(h), 0, tb, PROBECTL_A_MAX, nullptr) < 0)
-            return makeError(EBADMSG, "list probes: malformed reply");
+            return makeError(EBADMSG, what + ": malformed reply");
         ProbeInfo p;
         decodeAll(detail::kProbeGetReply, tb, p);
         out.push_back(std::move(p));
@@ -693,6 +698,20 @@ Result<std::vector<ProbeInfo>> Client::listProbes() {
     if (!r)
         return r.error();
     return out;
+}
+
+Result<std::vector<ProbeInfo>> Client::listProbes() {
+    return impl_->probeGet(std::nullopt, "list probes");
+}
+
+Result<ProbeInfo> Client::getProbe(std::uint32_t id) {
+    const std::string what = fmt::format("get probe {}", id);
+    auto r = impl_->probeGet(id, what);
+    if (!r)
+        return std::move(r).error();
+    if (r->size() != 1 || r->front().id != id)
+        return makeError(ENOENT, what + ": not in the reply");
+    return std::move(r->front());
 }
 
 Result<void> Client::dumpAggregation(std::uint32_t id,

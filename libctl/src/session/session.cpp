@@ -18,6 +18,7 @@
 #include "probectl/proc_maps.hpp"
 #include "probectl/tracepoints.hpp"
 #include "probectl/user_target.hpp"
+#include "session/removed_notes.hpp"
 #include "session/resolve_spec.hpp"
 #include "target/file_identity.hpp"
 #include "target/process_tree.hpp"
@@ -572,10 +573,13 @@ Result<SessionStats> Session::stats() {
 #define PROBECTL_COPY_COUNTER(name) ps.name = it->second->name;
             PROBECTL_PROBE_COUNTERS(PROBECTL_COPY_COUNTER)
 #undef PROBECTL_COPY_COUNTER
+            ps.removed_by = it->second->removed_by;
         }
         s.probes.push_back(std::move(ps));
     }
-    s.notes = replacedFileNotes(impl_->files);
+    s.notes = removedProbeNotes(s.probes);
+    auto replaced = replacedFileNotes(impl_->files);
+    s.notes.insert(s.notes.end(), replaced.begin(), replaced.end());
     s.notes.insert(s.notes.end(), impl_->start_notes.begin(), impl_->start_notes.end());
     return s;
 }

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A session's probes that another client removed (CAP_SYS_ADMIN may remove
+ * any probe): the session keeps each one's final counters, listed to its
+ * owner by probe-get with PROBECTL_PROBE_F_REMOVED. Without them the
+ * owner's summary would read zero hits and zero drops for a probe that
+ * fired and lost records.
+ */
+#include <linux/list.h>
+#include <linux/slab.h>
+
+#include "probectl.h"
+
+struct probectl_removed {
+	struct list_head node;
+	struct probectl_probe_info info;
+};
+
+/**
+ * probectl_removed_alloc() - room for one removed probe's counters.
+ * @extack: receives the reason for a failure
+ *
+ * Allocated before the probe is removed, so the removal can be refused
+ * rather than lose the counters.
+ *
+ * Context: process context.
+ * Return: the entry, or NULL when out of memory.
+ */
+struct probectl_removed *probectl_removed_alloc(struct netlink_ext_ack *extack)
+{
+	struct probectl_removed *r = kzalloc(sizeof(*r), GFP_KERNEL);
+
+	if (!r)
+		NL_SET_ERR_MSG_MOD(extack,
+				   "out of memory for the owner's copy of the counters; probe not removed");
+	return r;
+}
+
+/**
+ * probectl_removed_keep() - keep a removed probe's final counters.
+ * @s: the probe's session
+ * @r: from probectl_removed_alloc(); owned by @s from now on
+ * @p: the probe, disarmed (no handler runs, its counters are final)
+ * @by: the remover's portid
+ *
+ * Context: process context; caller holds probectl_lock.
+ */
+void probectl_removed_keep(struct probectl_session *s, struct probectl_removed *r,
+			   struct probectl_probe *p, u32 by)
+{
+	lockdep_assert_held(&probectl_lock);
+	probectl_probe_snapshot(p, &r->info);
+	r->info.flags &= ~PROBECTL_PROBE_F_ENABLED;
+	r->info.flags |= PROBECTL_PROBE_F_REMOVED;
+	r->info.removed_by = by;
+	list_add_tail(&r->node, &s->removed);
+}
+
+/**
+ * probectl_removed_next() - the next removed probe of a portid's session.
+ * @portid: the session's owner (only the owner is shown them)
+ * @pos: in: how many to skip; out: advanced past the one returned
+ * @info: a copy; info->path is the caller's to kfree()
+ *
+ * Context: process context. Takes probectl_lock.
+ * Return: true if there was one.
+ */
+bool probectl_removed_next(u32 portid, unsigned long *pos,
+			   struct probectl_probe_info *info)
+{
+	struct probectl_session *s;
+	struct probectl_removed *r;
+	unsigned long i = 0;
+	bool found = false;
+
+	mutex_lock(&probectl_lock);
+	s = probectl_session_lookup(portid);
+	if (s) {
+		list_for_each_entry(r, &s->removed, node) {
+			if (i++ < *pos)
+				continue;
+			*info = r->info;
+			info->path = r->info.path ? kstrdup(r->info.path, GFP_KERNEL) : NULL;
+			found = true;
+			(*pos)++;
+			break;
+		}
+	}
+	mutex_unlock(&probectl_lock);
+	return found;
+}
+
+/**
+ * probectl_removed_find() - did another client remove this probe of portid's?
+ * @portid: the session's owner
+ * @id: the probe id
+ *
+ * Context: process context. Takes probectl_lock.
+ * Return: true if @portid's session keeps @id's counters.
+ */
+bool probectl_removed_find(u32 portid, u32 id)
+{
+	struct probectl_session *s;
+	struct probectl_removed *r;
+	bool found = false;
+
+	mutex_lock(&probectl_lock);
+	s = probectl_session_lookup(portid);
+	if (s) {
+		list_for_each_entry(r, &s->removed, node) {
+			if (r->info.id == id) {
+				found = true;
+				break;
+			}
+		}
+	}
+	mutex_unlock(&probectl_lock);
+	return found;
+}
+
+/**
+ * probectl_removed_free_all() - free a session's removed probes.
+ * @s: the session, being destroyed
+ *
+ * Context: caller holds probectl_lock.
+ */
+void probectl_removed_free_all(struct probectl_session *s)
+{
+	struct probectl_removed *r, *tmp;
+
+	lockdep_assert_held(&probectl_lock);
+	list_for_each_entry_safe(r, tmp, &s->removed, node) {
+		list_del(&r->node);
+		kfree(r->info.path);
+		kfree(r);
+	}
+}

@@ -1,0 +1,15 @@
+// Notes for the probes another client removed while a session traced them.
+#pragma once
+
+#include "probectl/session.hpp"
+
+#include <string>
+#include <vector>
+
+namespace probectl {
+
+// One sentence per probe with ProbeStats::removed_by set, in the probes' order, naming the
+// probe, the remover's netlink portid and what the counters and tables then mean.
+std::vector<std::string> removedProbeNotes(const std::vector<ProbeStats>& probes);
+
+}  // namespace probectl

@@ -828,6 +828,12 @@ text. Probes the aggregation does not apply to are left out with a note; only a
 glob whose every probe is left out fails. Records the recording lost are not in
 the counts (the loss is shown).
 
+Exit status: with -- CMD, CMD's own status when it ended by itself (128+N when
+killed by signal N); 128+N when signal N ended the run first (Ctrl-C 130, SIGTERM
+143, as trace; the tables are printed first); 0 when --duration ended it, and when
+Ctrl-C or SIGTERM ends a run without CMD (-p, or system-wide); 2 on a usage error;
+1 when the system refused.
+
 Examples:
   sudo probectl count 'kprobe:vfs_*' --duration 5
   sudo probectl count 'tracepoint:sched:sched_process_*' --interval 1 --duration 5
@@ -859,6 +865,8 @@ negative signed values), or with --linear MIN,MAX,STEP buckets of STEP from MIN
 each followed by its count, average, minimum and maximum. --interval, globs,
 --pid/--tid/--uid/--comm, --format perfetto|chrome -o FILE (count and average as
 counter tracks), --backend, --force and --from FILE (a recording's events) as for count.
+Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM) ended the
+run of a command first, 0 when --duration ended it.
 
 Examples:
   sudo probectl hist 'uretprobe:libc:malloc size=$arg1:u64' size -- ls -l /usr
@@ -887,6 +895,8 @@ returned" counts them.
 --interval, globs, --pid/--tid/--uid/--comm, --format perfetto|chrome -o FILE (count
 and average latency in ns as counter tracks), --backend, --force and --from FILE (a
 recording's return events) as for count.
+Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM) ended the
+run of a command first, 0 when --duration ended it.
 
 Examples:
   sudo probectl latency kretprobe:vfs_read --by comm --duration 5

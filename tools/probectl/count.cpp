@@ -190,11 +190,22 @@ AggrCliOptions textOptions(const AggrCliOptions& o) {
     return t;
 }
 
-const char* const kStdout = "standard output";
-
 // What the tables are written to, for its write error.
 std::string outputName(const AggrCliOptions& o) {
-    return o.output.empty() ? kStdout : o.output;
+    switch (tablesTo(o)) {
+        case TablesTo::File:
+            return o.output;
+        case TablesTo::Stderr:
+            return "standard error";
+        case TablesTo::Stdout:
+            break;
+    }
+    return "standard output";
+}
+
+// The stream of the tables but -o FILE's.
+std::ostream& tablesStream(const AggrCliOptions& o, Io& io) {
+    return tablesTo(o) == TablesTo::Stderr ? io.err : io.out;
 }
 
 // --from FILE: the same tables from a recording's events.
@@ -220,8 +231,8 @@ int runFromRecording(const AggrCliOptions& o, Io& io) {
     return kExitOk;
 }
 
-// --format perfetto|chrome: the tables as text on stdout, and each read-out as counter
-// samples in o.output.
+// --format perfetto|chrome: the tables as text (on stdout, or stderr with -- CMD), and each
+// read-out as counter samples in o.output.
 int runWithTimeline(const AggrCliOptions& o, const char* cmd, Io& io) {
     std::optional<AggrTimeline> timeline;
     std::optional<Error> failed;
@@ -235,7 +246,7 @@ int runWithTimeline(const AggrCliOptions& o, const char* cmd, Io& io) {
     const int rc = runAggregation(
         o, cmd, io,
         [&](const AggrReadout& r) -> Result<void> {
-            if (auto w = printAggrReadout(text, r, io.out, io.err, kStdout); !w)
+            if (auto w = printAggrReadout(text, r, tablesStream(o, io), io.err, outputName(o)); !w)
                 return w;
             last = r.total;
             keep(timeline->readout(r.tables, monotonicNs(), cleared));
@@ -321,8 +332,9 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
             return runtimeError(io, cmd,
                                 makeError(errno, fmt::format("cannot write {}", o.output)));
     }
-    Io out{o.output.empty() ? io.out : file, io.err, io.err_is_tty,
-           o.output.empty() && io.out_is_tty};
+    const TablesTo to = tablesTo(o);
+    Io out{to == TablesTo::File ? file : tablesStream(o, io), io.err, io.err_is_tty,
+           to == TablesTo::Stdout ? io.out_is_tty : to == TablesTo::Stderr && io.err_is_tty};
     if (!o.from.empty())
         return runFromRecording(o, out);
     // --by ustack --ustack=dwarf: the events' snapshots, unwound here.
@@ -357,6 +369,12 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
 }
 
 }  // namespace
+
+TablesTo tablesTo(const AggrCliOptions& o) {
+    if (!o.output.empty() && !isTraceExportFormat(o.format))
+        return TablesTo::File;
+    return o.command.empty() ? TablesTo::Stdout : TablesTo::Stderr;
+}
 
 int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrTablesPrinter& print,
                    const std::function<Result<void>(std::uint64_t t0_ns)>& started,
@@ -521,8 +539,8 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "the tables still print as text, and every read-out (each --interval and the end) "
          "goes to FILE as counter tracks for a timeline viewer")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
-         "write to FILE instead of standard output (perfetto, chrome: the timeline; svg: the "
-         "flame graph)")
+         "write to FILE instead of standard output, or standard error with -- CMD "
+         "(perfetto, chrome: the timeline; svg: the flame graph)")
         ("interval,i", po::value<std::string>(o ? &o->interval_text : nullptr)
              ->value_name("TIME"),
          "print the tables every TIME (as --duration, at least 100ms), each under the time "
@@ -828,6 +846,11 @@ text. Probes the aggregation does not apply to are left out with a note; only a
 glob whose every probe is left out fails. Records the recording lost are not in
 the counts (the loss is shown).
 
+Where the tables go (text, json, folded): with -- CMD and no -o on stderr, as strace
+-c's (CMD's own output stays on stdout); without a command on stdout; with -o in FILE.
+With --format perfetto|chrome, -o FILE is the timeline and the tables print by the
+same rule on stderr or stdout.
+
 Exit status: with -- CMD, CMD's own status when it ended by itself (128+N when
 killed by signal N); 128+N when signal N ended the run first (Ctrl-C 130, SIGTERM
 143, as trace; the tables are printed first); 0 when --duration ended it, and when
@@ -865,6 +888,8 @@ negative signed values), or with --linear MIN,MAX,STEP buckets of STEP from MIN
 each followed by its count, average, minimum and maximum. --interval, globs,
 --pid/--tid/--uid/--comm, --format perfetto|chrome -o FILE (count and average as
 counter tracks), --backend, --force and --from FILE (a recording's events) as for count.
+Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
+stays on stdout), without a command on stdout, with -o in FILE.
 Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM) ended the
 run of a command first, 0 when --duration ended it.
 
@@ -895,6 +920,8 @@ returned" counts them.
 --interval, globs, --pid/--tid/--uid/--comm, --format perfetto|chrome -o FILE (count
 and average latency in ns as counter tracks), --backend, --force and --from FILE (a
 recording's return events) as for count.
+Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
+stays on stdout), without a command on stdout, with -o in FILE.
 Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM) ended the
 run of a command first, 0 when --duration ended it.
 

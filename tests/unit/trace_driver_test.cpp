@@ -243,6 +243,24 @@ TEST(TraceDriver, WithoutDurationCtrlCEndsIt) {
     EXPECT_THAT(r.err, HasSubstr("Ends when the command exits, after 2m or on Ctrl-C.\n"));
 }
 
+// 300 copies of one spec are traced once with one note (once 299 identical notes, and
+// every hit reported 300 times); the same location with other arguments is a spec of its own.
+TEST(TraceDriver, ARepeatedSpecIsTracedOnceWithOneNote) {
+    FakeTracer t;
+    std::vector<std::string> args(300, "syscall:getppid");
+    args.insert(args.begin() + 100, "syscall:getppid if $pid == 1");
+    args.insert(args.end(), {"--duration", "0.05"});
+    auto r = drive(t, args);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(t.specs,
+              (std::vector<std::string>{"syscall:getppid", "syscall:getppid if $pid == 1"}));
+    EXPECT_THAT(r.err, HasSubstr("probectl: note: syscall:getppid given 300 times; traced once\n"));
+    std::size_t notes = 0;
+    for (std::size_t at = 0; (at = r.err.find("note:", at)) != std::string::npos; ++at)
+        ++notes;
+    EXPECT_EQ(notes, 2u) << r.err;  // and the one on the second spec's shared location
+}
+
 TEST(TraceDriver, AddErrorIsARuntimeErrorBeforeAnythingStarts) {
     FakeTracer t;
     t.add_error = "no such symbol";

@@ -1,7 +1,8 @@
 // Adding a command's specs to its Tracer with globs expanded (expand.hpp): one line per
 // glob on `err` saying how many of its names attached and why the rest did not, and with
 // `verbose` each skipped name; and every note the tracer has on what it attached
-// ("probectl: note: ...", Tracer::takeNotes).
+// ("probectl: note: ...", Tracer::takeNotes). A spec given more than once, word for word, is
+// added once, with one note saying how many times it was given.
 #pragma once
 
 #include <sys/types.h>

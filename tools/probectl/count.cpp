@@ -389,7 +389,9 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
                             kernel ? privilegeError(opened.error(), cmd, true) : opened.error());
     Tracer& tracer = **opened;
     const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
-    auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err);
+    // trace -c runs here too: it has no --max-entries.
+    auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err,
+                         std::string_view(cmd) != "trace");
     if (!n)
         return runtimeError(io, cmd, kernel ? privilegeError(n.error(), cmd, true) : n.error());
     auto collector = AggrCollector::create(tracer, o.aggr, snapshots);
@@ -824,6 +826,9 @@ uprobe:PATH:GLOB, uretprobe:PATH:GLOB) adds one probe per matching name, each wi
 its own map. Names that cannot be probed (blacklisted, data, duplicate, refused by
 the kernel) are skipped and summed up in one line on stderr ("attached 8 of 9; 1
 refused: 1 blacklisted"); -v lists them. Only a glob that attaches nothing fails.
+Names refused over a limit (each map counts against the module's max_map_kb) end
+that line with what to change: the module parameter to raise, or --max-entries to
+lower.
 
 On a kretprobe or uretprobe a hit counts at the return: the entries that never
 returned (longjmp, a C++ exception, the thread's exit, still inside at the end) are

@@ -111,6 +111,17 @@ TEST(CommandUsage, BadCommandLinesExitWithTwo) {
     }
 }
 
+// "probe id 1 not found" once left the user to guess where the ids are.
+TEST(ProbeIdError, AnUnknownIdSaysWhereTheIdsAre) {
+    const probectl::Error e = probeIdError(probectl::makeError(
+        ENOENT, "disable probe 1: probe id 1 not found", "probectl: probe id 1 not found"));
+    EXPECT_EQ(e.describe(),
+              "disable probe 1: probe id 1 not found; 'probectl list' shows the probes");
+    const probectl::Error other =
+        probeIdError(probectl::makeError(EPERM, "remove probe 2: not yours", "not yours"));
+    EXPECT_EQ(other.message, "remove probe 2: not yours");
+}
+
 TEST(CommandUsage, ExactlyOneArgumentMessages) {
     for (const auto& [name, message] : std::vector<std::pair<std::string, std::string>>{
              {"add", "probectl add: add takes exactly one probe spec\n"},

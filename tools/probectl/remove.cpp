@@ -64,7 +64,7 @@ int runRemove(const std::vector<std::string>& args, Io& io) {
         int rc = kExitOk;
         for (auto id : ids) {
             if (auto r = client.removeProbe(id); !r)
-                rc = runtimeError(io, kCmd, r.error());
+                rc = runtimeError(io, kCmd, probeIdError(r.error()));
             else
                 io.out << fmt::format("removed probe {}\n", id);
         }

@@ -280,6 +280,17 @@ TEST(ResolveAndSymbolsOptions, Parse) {
     EXPECT_NE(bad.error().message.find("unterminated '['"), std::string::npos);
 }
 
+// `symbols ''` once listed every kernel symbol (an empty word matches as a substring).
+TEST(ResolveAndSymbolsOptions, AnEmptyPatternIsRefused) {
+    auto o = parseSymbolsOptions({""});
+    ASSERT_FALSE(o);
+    EXPECT_EQ(o.error().message,
+              "the pattern is empty (an unset shell variable?): give a GLOB such as 'vfs_*', or "
+              "'*' for every symbol");
+    EXPECT_TRUE(parseSymbolsOptions({"*"}));
+    EXPECT_TRUE(parseSymbolsOptions({"/bin/true:"})) << "PATH: lists a binary's functions";
+}
+
 // `symbols /bin/true 'ma*'` (PATH and GLOB as two words) once got the quoting hint only.
 TEST(ResolveAndSymbolsOptions, PathAndGlobAsTwoWordsSaysPathColonGlob) {
     auto o = parseSymbolsOptions({"/bin/true", "ma*"});

@@ -155,8 +155,10 @@ TEST(AggrBackends, CountAndLatencyAgree) {
     const std::string n = std::to_string(kN);
     auto run = [&](const std::string& backend, const std::string& what, const std::string& args) {
         // sh() merges stderr (the banner) into its output: keep only the JSON.
-        itest::Ran r = itest::sh("{ probectl " + what + " --backend " + backend +
-                                 " --format json -- " + target() + " " + args + " 2>/dev/null; }");
+        itest::Ran r = itest::sh("{ " +
+                                 itest::tablesOnly("probectl " + what + " --backend " + backend +
+                                                   " --format json -- " + target() + " " + args) +
+                                 " 2>/dev/null; }");
         EXPECT_EQ(r.status, 0) << r.out;
         return r.out;
     };
@@ -212,10 +214,11 @@ TEST(AggrBackends, LatencyShowsTheNeverReturned) {
                                                  n, n - 1)))
             << r.out;
         EXPECT_THAT(r.out, HasSubstr("count 1,")) << r.out;
-        itest::Ran j = itest::sh(std::string("{ probectl latency uretprobe:") + w +
-                                 ":un_jump --format json --backend " + backend + " -- " + w +
-                                 calls + " 2>/dev/null; }");
-        // The workload's own line ("returns=1 last=N") shares stdout with the JSON.
+        itest::Ran j = itest::sh("{ " +
+                                 itest::tablesOnly(std::string("probectl latency uretprobe:") + w +
+                                                   ":un_jump --format json --backend " + backend +
+                                                   " -- " + w + calls) +
+                                 " 2>/dev/null; }");
         auto js = nlohmann::json::parse(j.out.substr(j.out.find('{')));
         EXPECT_EQ(js["unreturned"], n - 1);
         EXPECT_EQ(js["hits"], n);

@@ -575,9 +575,11 @@ TEST(Aggr, RefusedRequestsNameTheProblem) {
 
 namespace {
 
+// The tables of count, hist and latency (on stdout; without their messages).
 std::string run(const std::string& cmd) {
     std::string out;
-    FILE* p = popen((cmd + " 2>/dev/null").c_str(), "r");
+    const bool tables = !cmd.starts_with("probectl record");
+    FILE* p = popen(((tables ? itest::tablesOnly(cmd) : cmd) + " 2>/dev/null").c_str(), "r");
     if (!p)
         return out;
     char buf[4096];

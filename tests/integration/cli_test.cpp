@@ -1,5 +1,6 @@
 // The probectl CLI as a user runs it in the VM: output, summary, exit status, errors, and
 // what a killed tracer leaves behind.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -29,7 +31,81 @@ bool processAlive(pid_t pid) {
     return kill(pid, 0) == 0;
 }
 
+// `probectl ARGS...` with stdout and stderr in `log`, SIGINT and SIGTERM at their defaults
+// (as in a terminal: a shell's background job would ignore SIGINT, and so would its CMD);
+// returns once its banner is there.
+pid_t startProbectl(const std::vector<std::string>& args, const std::string& log) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        std::vector<char*> argv{const_cast<char*>("probectl")};
+        for (const auto& a : args)
+            argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execvp("probectl", argv.data());
+        _exit(127);
+    }
+    for (int i = 0; i < 3000 && pid > 0; i++) {
+        const std::string text = itest::readFile(log);
+        if (text.find("Tracing ") != std::string::npos ||
+            text.find("Aggregating ") != std::string::npos)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return pid;
+}
+
+// The exit status as a shell gives it (128+N when killed by signal N).
+int exitStatusOf(pid_t pid) {
+    int st = 0;
+    if (waitpid(pid, &st, 0) != pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 }  // namespace
+
+// Ctrl-C or SIGTERM ending `trace -- CMD` exits 128+N, as strace does (it once exited 0, as a
+// complete trace does): CMD gets the same signal and the output is complete first.
+// --duration ending it is a trace as asked: 0.
+TEST(Cli, AStopSignalEndingATraceOfACommandExits128PlusIt) {
+    const std::string loop = itest::workload("getppid_loop");
+    // 10 calls, then 10 ms asleep: it outlives the test at a modest rate of events.
+    const std::vector<std::string> cmd = {"--", loop, "1000000", "10", "10000"};
+    const std::string log = "/tmp/cli-stop-signal.log";
+    for (const std::string command : {"trace", "count"}) {
+        for (int sig : {SIGINT, SIGTERM}) {
+            SCOPED_TRACE(command + " " + std::to_string(sig));
+            std::vector<std::string> args = {command, "syscall:getppid"};
+            args.insert(args.end(), cmd.begin(), cmd.end());
+            const pid_t p = startProbectl(args, log);
+            ASSERT_GT(p, 0);
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            kill(p, sig);
+            EXPECT_EQ(exitStatusOf(p), 128 + sig);
+            const std::string out = itest::readFile(log);
+            EXPECT_THAT(out, HasSubstr(fmt::format("'{}' killed by signal {} (", loop, sig)))
+                << out;
+            // The counters (trace) or the table (count): the output is complete.
+            EXPECT_THAT(out, HasSubstr(command == "trace" ? "HITS" : "PROBE")) << out;
+        }
+    }
+    std::vector<std::string> args = {"trace", "syscall:getppid", "--duration", "1"};
+    args.insert(args.end(), cmd.begin(), cmd.end());
+    const pid_t p = startProbectl(args, log);
+    ASSERT_GT(p, 0);
+    EXPECT_EQ(exitStatusOf(p), 0);
+    const std::string out = itest::readFile(log);
+    EXPECT_THAT(out, HasSubstr(fmt::format("'{}' killed by signal 15 (", loop))) << out;
+    EXPECT_THAT(out, HasSubstr("HITS")) << out;
+}
 
 TEST(Cli, TraceKretprobePrintsEachReturnAndTheSummary) {
     Ran r = sh("probectl trace kretprobe:__x64_sys_getppid -- " + itest::workload("getppid_loop") +

@@ -134,9 +134,10 @@ TEST(Interval, RememberedKeyCountsAfreshAfterAClearingRead) {
 
 TEST(Interval, CliIntervalsAddUpToTheCalls) {
     constexpr int kCalls = 100000;
-    auto r =
-        itest::sh("probectl count syscall:getppid --interval 100ms -- " +
-                  itest::workload("getppid_loop") + " " + std::to_string(kCalls) + " 2>/dev/null");
+    auto r = itest::sh(itest::tablesOnly("probectl count syscall:getppid --interval 100ms -- " +
+                                         itest::workload("getppid_loop") + " " +
+                                         std::to_string(kCalls)) +
+                       " 2>/dev/null");
     ASSERT_EQ(r.status, 0) << r.out;
     // Each interval: "HH:MM:SS.mmm" (milliseconds: the interval is under a second),
     // "PROBE  COUNT", "syscall:getppid  N", "".
@@ -160,9 +161,11 @@ TEST(Interval, CliHeaderAndTableCountTheSameHits) {
     // A tenth on the debug kernel, where each uprobe hit is ten times slower: still dozens
     // of 100 ms intervals.
     const std::uint64_t calls = itest::debugKernel() ? 20000 : 200000;
-    auto r = itest::sh("taskset -c 0 probectl count 'uprobe:" + t +
-                       ":ag_val k=$arg1:s64' --by k --interval 100ms --format json -- " + t +
-                       " values " + std::to_string(calls) + " 2>/dev/null");
+    auto r = itest::sh(itest::tablesOnly("taskset -c 0 probectl count 'uprobe:" + t +
+                                         ":ag_val k=$arg1:s64' --by k --interval 100ms "
+                                         "--format json -- " +
+                                         t + " values " + std::to_string(calls)) +
+                       " 2>/dev/null");
     ASSERT_EQ(r.status, 0) << r.out;
     std::istringstream in(r.out);
     int intervals = 0;

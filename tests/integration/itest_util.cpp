@@ -31,6 +31,13 @@ Ran sh(const std::string& cmd) {
     return r;
 }
 
+std::string tablesOnly(const std::string& cmd) {
+    const auto dash = cmd.find(" -- ");
+    if (dash == std::string::npos)
+        return cmd;
+    return cmd.substr(0, dash) + " -o /proc/self/fd/3" + cmd.substr(dash) + " 3>&1 >/dev/null";
+}
+
 std::string workload(const std::string& name) {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);

@@ -43,6 +43,11 @@ struct Ran {
     std::string out;
 };
 Ran sh(const std::string& cmd);
+// A `probectl count|hist|latency ... -- CMD` shell command whose stdout is the tables alone:
+// with a command they go to stderr, among the messages (CMD's own output keeps stdout), so
+// -o sends them to a descriptor of stdout and stdout itself (CMD's) is discarded. Other
+// commands are returned as they are.
+std::string tablesOnly(const std::string& cmd);
 
 // Whole file as text ("" when it cannot be read).
 std::string readFile(const std::string& path);

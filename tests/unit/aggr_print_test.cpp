@@ -212,6 +212,48 @@ TEST(AggrPrint, KeyedTablesLeaveOutProbesWithoutHits) {
     EXPECT_THAT(all, HasSubstr("syscall:readv  hits 0"));
 }
 
+// --top N says how many keys, stacks or probes it left out (a keyed table once ended with
+// its N rows and nothing more), as the probes with no hits are said.
+TEST(AggrPrint, TopSaysHowManyRowsItLeftOut) {
+    AggrTable t;
+    t.spec = "syscall:read";
+    t.probe_id = 1;
+    t.key_names = {"pid"};
+    for (std::uint64_t pid = 1; pid <= 5; ++pid) {
+        FetchedValue k;
+        k.name = "pid";
+        k.type = FetchType::U32;
+        k.raw = pid;
+        t.entries.push_back({{k}, pid * 10, 0, 0, 0, {}});
+    }
+    SessionStats st;
+    st.probes = {probe(1, 150)};
+    const std::string keyed =
+        printed(options(AggrMode::Count, {"syscall:read", "--by", "pid", "--top", "2"}), {t}, st);
+    EXPECT_THAT(keyed, HasSubstr("(3 keys with fewer hits not shown; --top 2 shows the 2 with "
+                                 "the most)\n"));
+    const std::string hist = printed(
+        options(AggrMode::Hist, {"syscall:read", "pid", "--by", "pid", "--top", "4"}), {t}, st);
+    EXPECT_THAT(hist, HasSubstr("(1 key with fewer hits not shown; --top 4"));
+    const std::string all =
+        printed(options(AggrMode::Count, {"syscall:read", "--by", "pid", "--top", "5"}), {t}, st);
+    EXPECT_THAT(all, Not(HasSubstr("not shown")));
+
+    const std::string stacks =
+        printed(options(AggrMode::Count, {"uprobe:app:f", "--by", "ustack", "--top", "1"}),
+                {stackTable("uprobe:app:f", 1, {{1, 5}, {2, 3}})}, st, {}, &kStacks);
+    EXPECT_THAT(stacks, HasSubstr("(1 stack with fewer hits not shown; --top 1"));
+
+    SessionStats three;
+    three.probes = {probe(1, 5), probe(2, 3), probe(3, 1)};
+    const std::string probes = printed(
+        options(AggrMode::Count, {"syscall:read*", "--top", "1"}),
+        {table("syscall:read", 1, 5), table("syscall:readv", 2, 3), table("syscall:pread64", 3, 1)},
+        three);
+    EXPECT_THAT(probes, HasSubstr("(2 probes with fewer hits not shown; --top 1 shows the 1 "
+                                  "with the most)\n"));
+}
+
 // Keyed histograms name their keys before the first "@[...]"; a stack's count line is a row
 // of columns under a header when there are keys besides the stack.
 TEST(AggrPrint, KeyedHistogramsAndStackRowsNameTheirKeys) {

@@ -3,18 +3,42 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "aggr_cli.hpp"
 #include "subcommands.hpp"
 
 namespace probectl::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A child that waits to be killed, for -p: the ptrace backend attaches to its own child.
+struct Child {
+    Child() {
+        pid = ::fork();
+        if (pid == 0) {
+            for (;;)
+                ::pause();
+        }
+    }
+    ~Child() {
+        if (pid > 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+    }
+    pid_t pid = -1;
+};
 
 struct Ran {
     int rc = -1;
@@ -56,10 +80,13 @@ TEST(AggrRun, AWriteErrorNamesTheOutputAndFails) {
         EXPECT_THAT(r.err, HasSubstr("probectl " + name +
                                      ": cannot write /dev/full (No space left on device)"));
 
+        // Standard output holds the tables of a run without a command (here -p).
         std::ofstream full("/dev/full");
         ASSERT_TRUE(full);
+        Child child;
         args = spec;
-        args.insert(args.end(), {"--backend", "ptrace", "--", "true"});
+        args.insert(args.end(),
+                    {"--backend", "ptrace", "-p", std::to_string(child.pid), "--duration", "0.1"});
         r = runOn(full, name, args);
         EXPECT_EQ(r.rc, kExitRuntime) << name << r.err;
         EXPECT_THAT(r.err, HasSubstr("probectl " + name + ": cannot write standard output"));
@@ -67,7 +94,63 @@ TEST(AggrRun, AWriteErrorNamesTheOutputAndFails) {
     // The same run with room to write succeeds.
     Ran ok = run("count", {"syscall:getppid", "--backend", "ptrace", "--", "true"});
     EXPECT_EQ(ok.rc, 0) << ok.err;
-    EXPECT_THAT(ok.out, HasSubstr("syscall:getppid"));
+    EXPECT_THAT(ok.err, HasSubstr("syscall:getppid"));
+}
+
+// The tables go where trace's events go: with -- CMD and no -o on stderr (CMD's own output
+// keeps stdout: `count ... --format json -- CMD | jq` once failed on the mix); with -o in the
+// file; without a command on stdout.
+TEST(AggrRun, TheTablesOfACommandGoToStderrUnlessGivenAFile) {
+    for (const std::string name : {"count", "hist", "latency"}) {
+        SCOPED_TRACE(name);
+        std::vector<std::string> spec = {"syscall:getppid"};
+        if (name == "hist")
+            spec.push_back("pid");
+        std::vector<std::string> args = spec;
+        args.insert(args.end(), {"--format", "json", "--backend", "ptrace", "--", "true"});
+        Ran r = run(name, args);
+        EXPECT_EQ(r.rc, 0) << r.err;
+        EXPECT_EQ(r.out, "");
+        EXPECT_THAT(r.err, HasSubstr("\"probe\":\"syscall:getppid\""));
+
+        const std::string path = ::testing::TempDir() + "aggr-tables-" + name + ".json";
+        args = spec;
+        args.insert(args.end(),
+                    {"--format", "json", "-o", path, "--backend", "ptrace", "--", "true"});
+        r = run(name, args);
+        EXPECT_EQ(r.rc, 0) << r.err;
+        EXPECT_EQ(r.out, "");
+        EXPECT_THAT(r.err, Not(HasSubstr("\"probe\":")));
+        std::ifstream in(path);
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        EXPECT_THAT(text, HasSubstr("\"probe\":\"syscall:getppid\""));
+
+        Child child;
+        args = spec;
+        args.insert(args.end(), {"--format", "json", "--backend", "ptrace", "-p",
+                                 std::to_string(child.pid), "--duration", "0.1"});
+        r = run(name, args);
+        EXPECT_EQ(r.rc, 0) << r.err;
+        EXPECT_THAT(r.out, HasSubstr("\"probe\":\"syscall:getppid\""));
+        EXPECT_THAT(r.err, Not(HasSubstr("\"probe\":")));
+    }
+}
+
+TEST(AggrRun, WhereTheTablesGo) {
+    auto to = [](const std::vector<std::string>& args) {
+        auto o = parseAggrOptions(AggrMode::Count, args);
+        EXPECT_TRUE(o);
+        return o ? tablesTo(*o) : TablesTo::Stdout;
+    };
+    EXPECT_EQ(to({"syscall:getppid", "--", "true"}), TablesTo::Stderr);
+    EXPECT_EQ(to({"syscall:getppid", "-o", "t.txt", "--", "true"}), TablesTo::File);
+    EXPECT_EQ(to({"syscall:getppid", "--duration", "1"}), TablesTo::Stdout);
+    EXPECT_EQ(to({"syscall:getppid", "-o", "t.txt", "--duration", "1"}), TablesTo::File);
+    // perfetto|chrome: FILE is the timeline; the text tables follow the rule without -o.
+    EXPECT_EQ(to({"syscall:getppid", "--format", "perfetto", "-o", "t.pftrace", "--", "true"}),
+              TablesTo::Stderr);
+    EXPECT_EQ(to({"syscall:getppid", "--format", "chrome", "-o", "t.json", "--duration", "1"}),
+              TablesTo::Stdout);
 }
 
 // A write error at an --interval ends the run there, not at --duration.
@@ -93,14 +176,14 @@ TEST(AggrRun, CountOfAUretprobeSaysTheEntriesThatNeverReturned) {
     };
     Ran keyed = run("count", with({"--by", "comm"}));
     ASSERT_EQ(keyed.rc, 0) << keyed.err;
-    EXPECT_THAT(keyed.out,
+    EXPECT_THAT(keyed.err,
                 HasSubstr("hits 5, filtered 0, rejected 0, nmissed 0, never returned 4\n"));
     Ran plain = run("count", with({}));
     ASSERT_EQ(plain.rc, 0) << plain.err;
-    EXPECT_THAT(plain.out, HasSubstr(spec + ": never returned 4 (not counted)\n"));
+    EXPECT_THAT(plain.err, HasSubstr(spec + ": never returned 4 (not counted)\n"));
     Ran latency = run("latency", with({}));
     ASSERT_EQ(latency.rc, 0) << latency.err;
-    EXPECT_THAT(latency.out, HasSubstr("never returned 4\n"));
+    EXPECT_THAT(latency.err, HasSubstr("never returned 4\n"));
 }
 
 }  // namespace

@@ -41,6 +41,33 @@ TEST(BenchOptions, DefaultsAndLimits) {
     ASSERT_FALSE(empty_dir);
     EXPECT_EQ(empty_dir.error().message,
               "-o '': give a directory name (leave -o out to write to ./probectl-bench)");
+}
+
+// -n -1 once said "0 or more" while -n 0 said 1..100000000: every refusal names the range
+// that is accepted.
+TEST(BenchOptions, EveryRefusedNumberNamesTheAcceptedRange) {
+    for (const auto& [args, text] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"-n", "-1"}, "--count must be 1..100000000; got '-1'"},
+             {{"-n", "0"}, "--count must be 1..100000000; got '0'"},
+             {{"-n", "100000001"}, "--count must be 1..100000000; got '100000001'"},
+             {{"-n", "x"}, "--count must be 1..100000000; got 'x'"},
+             {{"--threads", "-2"}, "--threads must be 1..64; got '-2'"},
+             {{"--repeat", "101"}, "--repeat must be 1..100; got '101'"},
+             {{"--throughput", "-1"}, "--throughput must be 0..100000000 records per run"},
+             {{"--throughput-ring", "4"}, "--throughput-ring must be 8..65536 KiB"}}) {
+        auto o = parseBenchOptions(args);
+        ASSERT_FALSE(o) << args.front();
+        EXPECT_THAT(o.error().message, HasSubstr(text));
+    }
+    EXPECT_EQ(parseBenchOptions({"-n", "1"})->count, 1u);
+    EXPECT_EQ(parseBenchOptions({"-n", "100000000"})->count, 100000000u);
+}
+
+TEST(BenchOptions, EmptyOutputDirectoryAndTracerNames) {
+    auto empty_dir = parseBenchOptions({"-o", ""});
+    ASSERT_FALSE(empty_dir);
+    EXPECT_EQ(empty_dir.error().message,
+              "-o '': give a directory name (leave -o out to write to ./probectl-bench)");
     auto bad = parseBenchOptions({"--tracers", "ptrace,dtrace"});
     ASSERT_FALSE(bad);
     EXPECT_THAT(bad.error().message, HasSubstr("unknown tracer 'dtrace'"));

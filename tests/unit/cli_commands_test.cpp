@@ -111,6 +111,17 @@ TEST(CommandUsage, BadCommandLinesExitWithTwo) {
     }
 }
 
+// "probe id 1 not found" once left the user to guess where the ids are.
+TEST(ProbeIdError, AnUnknownIdSaysWhereTheIdsAre) {
+    const probectl::Error e = probeIdError(probectl::makeError(
+        ENOENT, "disable probe 1: probe id 1 not found", "probectl: probe id 1 not found"));
+    EXPECT_EQ(e.describe(),
+              "disable probe 1: probe id 1 not found; 'probectl list' shows the probes");
+    const probectl::Error other =
+        probeIdError(probectl::makeError(EPERM, "remove probe 2: not yours", "not yours"));
+    EXPECT_EQ(other.message, "remove probe 2: not yours");
+}
+
 TEST(CommandUsage, ExactlyOneArgumentMessages) {
     for (const auto& [name, message] : std::vector<std::pair<std::string, std::string>>{
              {"add", "probectl add: add takes exactly one probe spec\n"},
@@ -354,13 +365,16 @@ TEST(CommandUsage, NegativeNumbersAreUsageErrors) {
              {"trace", {"syscall:openat", "-p", "-5"}, "'-p/--attach'"},
              {"trace", {"syscall:openat", "--attach=-5"}, "'-p/--attach'"},
              {"count", {"syscall:openat", "-p", "-1"}, "'-p/--attach'"},
-             {"bench", {"--attach", "-1"}, "'--attach'"},
-             {"bench", {"-n", "-3"}, "'-n/--count'"}}) {
+             {"bench", {"--attach", "-1"}, "'--attach'"}}) {
         CmdRun r = run(cmd, args);
         EXPECT_EQ(r.rc, kExitUsage) << cmd << " " << r.err;
         EXPECT_THAT(r.err, HasSubstr("for option " + option + " is invalid: it takes a number"))
             << r.err;
     }
+    // An option with a range names it (-n -3 once said "0 or more", -n 0 "1..100000000").
+    CmdRun n = run("bench", {"-n", "-3"});
+    EXPECT_EQ(n.rc, kExitUsage) << n.err;
+    EXPECT_THAT(n.err, HasSubstr("--count must be 1..100000000; got '-3'"));
     // --help still wins.
     EXPECT_EQ(run("trace", {"--help", "-p", "-5"}).rc, kExitOk);
 }
@@ -701,7 +715,7 @@ TEST(ExitCodes, OneRuleWhicheverLayerFindsTheMistake) {
         {"trace", {"-p", "abc", "syscall:getppid"}, kExitUsage, "for option '-p/--attach'"},
         {"count", {"--bogus"}, kExitUsage, "unrecognised option"},
         {"latency", {"kprobe:x", "--bogus"}, kExitUsage, "unrecognised option"},
-        {"bench", {"-n", "abc"}, kExitUsage, "is invalid"},
+        {"bench", {"-n", "abc"}, kExitUsage, "--count must be 1..100000000; got 'abc'"},
         {"list", {"--bogus"}, kExitUsage, "unrecognised option"},
         // the command's own checks
         {"trace", {"--duration", "1x", "syscall:getppid"}, kExitUsage, "--duration '1x'"},
@@ -779,6 +793,9 @@ TEST(CommandUsage, AggregationsTakeTheTaskFilters) {
         for (const auto& [args, text] :
              std::vector<std::pair<std::vector<std::string>, std::string>>{
                  {{"--pid", "1,x"}, "--pid: 'x' is not a number (in '1,x')"},
+                 // --pid 0 once counted nothing while -p 0 was refused.
+                 {{"--pid", "0"}, "--pid 0 is not a process id (they start at 1)"},
+                 {{"--tid", "99999999999"}, "--tid: '99999999999' is out of range"},
                  {{"--uid", "no_such_user_zz"}, "--uid: no user 'no_such_user_zz'"},
                  {{"--comm", ""}, "--comm needs a glob of 1..63 bytes"},
                  {{"--comm", "ls", "--backend", "ptrace", "--", "ls"},

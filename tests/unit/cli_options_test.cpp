@@ -109,6 +109,16 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{{"syscall:openat", "-p"}, "the required argument for option '-p/--attach'"},
         UsageCase{{"syscall:openat", "--pid", "1,x"}, "--pid: 'x' is not a number (in '1,x')"},
         UsageCase{{"syscall:openat", "--tid", "-3"}, "--tid: '-3' is not a number"},
+        // A number out of range is said to be one, with the range (it once said "is not a
+        // number"); 0 is refused as -p 0 is.
+        UsageCase{{"syscall:openat", "--tid", "99999999999"},
+                  "--tid: '99999999999' is out of range: thread ids are 1..4194304"},
+        UsageCase{{"syscall:openat", "--pid", "12,4194305"},
+                  "--pid: '4194305' is out of range: process ids are 1..4194304"},
+        UsageCase{{"syscall:openat", "--uid", "4294967295"},
+                  "--uid: '4294967295' is out of range: user ids are 0..4294967294"},
+        UsageCase{{"syscall:openat", "--pid", "0"}, "--pid 0 is not a process id"},
+        UsageCase{{"syscall:openat", "--tid", "1,0"}, "--tid 0 is not a thread id"},
         UsageCase{{"syscall:openat", "--uid", "no_such_user_zz"},
                   "--uid: no user 'no_such_user_zz'"},
         UsageCase{{"syscall:openat", "--comm", ""}, "--comm needs a glob of 1..63 bytes"},
@@ -268,6 +278,17 @@ TEST(ResolveAndSymbolsOptions, Parse) {
     auto bad = parseSymbolsOptions({"["});
     ASSERT_FALSE(bad);
     EXPECT_NE(bad.error().message.find("unterminated '['"), std::string::npos);
+}
+
+// `symbols ''` once listed every kernel symbol (an empty word matches as a substring).
+TEST(ResolveAndSymbolsOptions, AnEmptyPatternIsRefused) {
+    auto o = parseSymbolsOptions({""});
+    ASSERT_FALSE(o);
+    EXPECT_EQ(o.error().message,
+              "the pattern is empty (an unset shell variable?): give a GLOB such as 'vfs_*', or "
+              "'*' for every symbol");
+    EXPECT_TRUE(parseSymbolsOptions({"*"}));
+    EXPECT_TRUE(parseSymbolsOptions({"/bin/true:"})) << "PATH: lists a binary's functions";
 }
 
 // `symbols /bin/true 'ma*'` (PATH and GLOB as two words) once got the quoting hint only.

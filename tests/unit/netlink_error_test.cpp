@@ -136,6 +136,21 @@ TEST(NetlinkAck, KernelErrorCarriesContextExtackAndHint) {
     EXPECT_EQ(plain.describe(), "remove probe 5 (No such file or directory)");
 }
 
+// The module's "probectl: " before its text once followed "probectl disable: disable probe 1: ".
+TEST(NetlinkAck, KernelErrorDropsTheModulesNameFromTheExtack) {
+    Ack a;
+    a.extack = "probectl: probe id 1 not found";
+    Error e = kernelError(ENOENT, "disable probe 1", a);
+    EXPECT_EQ(e.message, "disable probe 1: probe id 1 not found");
+    EXPECT_EQ(e.extack, a.extack) << "the kernel's own text is kept as it came";
+    Ack only;
+    only.extack = "probectl: ";
+    EXPECT_EQ(kernelError(EINVAL, "add", only).message, "add");
+    Ack inner;
+    inner.extack = "bad value for probectl: x";
+    EXPECT_EQ(kernelError(EINVAL, "add", inner).message, "add: bad value for probectl: x");
+}
+
 TEST(NetlinkAck, KernelErrorOverALimitSaysHowToRaiseIt) {
     Ack a;
     a.extack = "probectl: session holds 4096 probes (limit: max_probes)";

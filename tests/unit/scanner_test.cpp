@@ -100,6 +100,28 @@ TEST(Scanner, SignReadByTheGrammar) {
 }
 
 // The same bad number gets the same words from the location, fetch and predicate parsers.
+// A character beyond ASCII is quoted whole, with its code point (its first byte alone, half
+// a character, was printed); a byte that starts no UTF-8 character is named as a byte.
+TEST(Scanner, NonAsciiIsQuotedWhole) {
+    auto specError = [](const std::string& text) {
+        auto r = parseProbeSpec(text);
+        EXPECT_FALSE(r.ok()) << text;
+        return r.ok() ? std::string() : r.error().message;
+    };
+    EXPECT_EQ(specError("syscall:getppid\u00e9"),
+              "unexpected '\u00e9' (U+00E9) after the location");
+    // A no-break space pasted where a space was meant.
+    EXPECT_EQ(specError("kprobe:f\u00a0x=$arg1"),
+              "unexpected '\u00a0' (U+00A0) after the location");
+    EXPECT_EQ(specError("kprobe:f if \u20ac == 1"),
+              "unexpected '\u20ac' (U+20AC) in the predicate");
+    EXPECT_EQ(specError("kprobe:f x=$arg1\U0001F600"),
+              "unexpected '\U0001F600' (U+1F600) after the fetch source");
+    EXPECT_EQ(specError("kprobe:f\xff"), "unexpected byte 0xff after the location");
+    EXPECT_EQ(specError("kprobe:f\xc3"), "unexpected byte 0xc3 after the location") << "cut short";
+    EXPECT_EQ(specError("kprobe:f\x01"), "unexpected byte 0x01 after the location");
+}
+
 TEST(Scanner, ThreeParsersOneMessage) {
     auto specError = [](const std::string& text) {
         auto r = parseProbeSpec(text);

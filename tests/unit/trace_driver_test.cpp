@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <deque>
 #include <filesystem>
@@ -14,6 +15,7 @@
 
 #include "probectl/recording.hpp"
 #include "probectl/session.hpp"
+#include "run_loop.hpp"
 #include "subcommands.hpp"
 #include "trace_sink.hpp"
 
@@ -62,7 +64,7 @@ class FakeTracer : public Tracer {
         }
         return st;
     }
-    pid_t commandPid() const override { return 4242; }
+    pid_t commandPid() const override { return pid; }
     std::optional<int> commandStatus() const override {
         if (polls_to_exit >= 0 && polls >= polls_to_exit)
             return status;
@@ -74,6 +76,7 @@ class FakeTracer : public Tracer {
     }
 
     std::string name = "kernel";
+    pid_t pid = 4242;  // not a child of this test: a forwarded stop signal is not sent
     std::string add_error;
     std::deque<Event> events;
     std::vector<Event> held;  // delivered by stop()
@@ -146,14 +149,70 @@ TEST(TraceDriver, KilledCommandExitsWith128PlusTheSignal) {
     EXPECT_THAT(r.err, HasSubstr("'crash' killed by signal 11"));
 }
 
-TEST(TraceDriver, CtrlCEndsTheTraceWithZeroAndTerminatesTheCommand) {
+// Ctrl-C or SIGTERM ending the trace of a command exits 128+N, as strace does: a script can
+// tell an interrupted trace from a complete one. The output is complete all the same.
+TEST(TraceDriver, AStopSignalEndingATraceOfACommandExitsWith128PlusIt) {
+    for (int sig : {SIGINT, SIGTERM}) {
+        SCOPED_TRACE(sig);
+        FakeTracer t;
+        t.events = {event(1, "syscall:getppid")};
+        auto r = drive(t, {"syscall:getppid", "--", "sleep", "30"}, sig);
+        EXPECT_EQ(r.rc, 128 + sig);
+        EXPECT_EQ(t.terminations, 1);
+        EXPECT_THAT(r.err, HasSubstr("'sleep' killed by signal 15"));
+        EXPECT_THAT(r.err, HasSubstr("HITS"));
+    }
+}
+
+// --duration is a time-bounded trace the user asked for: 0, though the command is terminated.
+TEST(TraceDriver, DurationEndingATraceOfACommandExitsZero) {
     FakeTracer t;
-    t.status = 0;
-    t.polls_to_exit = -1;
-    auto r = drive(t, {"syscall:getppid", "--", "sleep", "30"}, SIGINT);
+    auto r = drive(t, {"syscall:getppid", "--duration", "0.1", "--", "sleep", "30"});
     EXPECT_EQ(r.rc, 0);
     EXPECT_EQ(t.terminations, 1);
-    EXPECT_THAT(r.err, HasSubstr("'sleep' killed by signal 15"));
+}
+
+// Without a command (-p, or system-wide) Ctrl-C is how a trace ends: 0, as perf and bpftrace.
+TEST(TraceDriver, AStopSignalEndingATraceWithoutACommandExitsZero) {
+    FakeTracer t;
+    auto r = drive(t, {"syscall:getppid", "-p", std::to_string(::getpid())}, SIGINT);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(t.terminations, 0);
+}
+
+// The stop signal goes on to the command first (a terminal's Ctrl-C reaches both), so that
+// it ends as an interrupted command does, not by the SIGTERM of terminateCommand().
+TEST(TraceDriver, TheStopSignalIsForwardedToTheCommand) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        sigset_t all;
+        sigemptyset(&all);
+        ::sigprocmask(SIG_SETMASK, &all, nullptr);
+        ::signal(SIGINT, SIG_DFL);
+        for (;;)
+            ::pause();
+    }
+    FakeTracer t;
+    t.pid = child;
+    auto r = drive(t, {"syscall:getppid", "--", "sleep", "30"}, SIGINT);
+    EXPECT_EQ(r.rc, 128 + SIGINT);
+    int st = 0;
+    ::kill(child, SIGKILL);  // only if the signal did not end it
+    ASSERT_EQ(::waitpid(child, &st, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT) << st;
+}
+
+TEST(RunExitCode, TheCommandsOwnEndThenTheStopSignalThenZero) {
+    EXPECT_EQ(runExitCode(kExitOk, true, 3 << 8, 0), 3);
+    EXPECT_EQ(runExitCode(kExitOk, true, SIGKILL, 0), 128 + SIGKILL);
+    EXPECT_EQ(runExitCode(kExitOk, true, 0, SIGINT), 0) << "it ended by itself first";
+    EXPECT_EQ(runExitCode(kExitOk, true, std::nullopt, SIGINT), 130);
+    EXPECT_EQ(runExitCode(kExitOk, true, std::nullopt, SIGTERM), 143);
+    EXPECT_EQ(runExitCode(kExitOk, true, std::nullopt, 0), 0) << "--duration";
+    EXPECT_EQ(runExitCode(kExitOk, false, std::nullopt, SIGINT), 0) << "-p or system-wide";
+    EXPECT_EQ(runExitCode(kExitRuntime, true, std::nullopt, SIGINT), kExitRuntime);
+    EXPECT_EQ(runExitCode(kExitRuntime, true, 0, 0), kExitRuntime);
 }
 
 TEST(TraceDriver, DurationEndsASystemWideTrace) {
@@ -182,6 +241,24 @@ TEST(TraceDriver, WithoutDurationCtrlCEndsIt) {
     c.polls_to_exit = 1;
     r = drive(c, {"syscall:getppid", "--duration", "2m", "--", "true"});
     EXPECT_THAT(r.err, HasSubstr("Ends when the command exits, after 2m or on Ctrl-C.\n"));
+}
+
+// 300 copies of one spec are traced once with one note (once 299 identical notes, and
+// every hit reported 300 times); the same location with other arguments is a spec of its own.
+TEST(TraceDriver, ARepeatedSpecIsTracedOnceWithOneNote) {
+    FakeTracer t;
+    std::vector<std::string> args(300, "syscall:getppid");
+    args.insert(args.begin() + 100, "syscall:getppid if $pid == 1");
+    args.insert(args.end(), {"--duration", "0.05"});
+    auto r = drive(t, args);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(t.specs,
+              (std::vector<std::string>{"syscall:getppid", "syscall:getppid if $pid == 1"}));
+    EXPECT_THAT(r.err, HasSubstr("probectl: note: syscall:getppid given 300 times; traced once\n"));
+    std::size_t notes = 0;
+    for (std::size_t at = 0; (at = r.err.find("note:", at)) != std::string::npos; ++at)
+        ++notes;
+    EXPECT_EQ(notes, 2u) << r.err;  // and the one on the second spec's shared location
 }
 
 TEST(TraceDriver, AddErrorIsARuntimeErrorBeforeAnythingStarts) {

@@ -50,6 +50,11 @@ struct AggrCliOptions {
 };
 
 Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::string>& args);
+// Where the tables go, by trace's rule for its events (strace -c's too): -o FILE (not with
+// perfetto|chrome, whose FILE is the timeline); else standard error with -- CMD, so that
+// CMD's own output keeps standard output; else standard output.
+enum class TablesTo { Stdout, Stderr, File };
+TablesTo tablesTo(const AggrCliOptions& o);
 boost::program_options::options_description aggrOptionsDescription(AggrMode mode,
                                                                    AggrCliOptions* o = nullptr);
 // One read-out of the tables: at an --interval (`when`, the time of day) or the end (`when`

@@ -121,6 +121,14 @@ bool shown(const AggrCliOptions& o, const AggrReadout& r, std::size_t i) {
     return hit || !r.tables[i].entries.empty();
 }
 
+std::string topLine(std::size_t rows, std::size_t top, std::string_view what) {
+    if (!top || rows <= top)
+        return "";
+    const std::size_t left = rows - top;
+    return fmt::format("({} {}{} with fewer hits not shown; --top {} shows the {} with the most)\n",
+                       left, what, left == 1 ? "" : "s", top, top);
+}
+
 std::string hiddenLine(std::size_t hidden) {
     if (!hidden)
         return "";
@@ -190,13 +198,16 @@ std::string textTables(const AggrCliOptions& o, const AggrReadout& r, const Stac
                                dwarf ? fmt::format(", dropped {}", ps.dropped) : "",
                                unreturnedText(o, t, ps), periodText(o));
             if (stacks) {
-                out += formatStackRows(stackRows(t, *stacks), o.top, stackRowKeyNames(t));
+                const auto rows = stackRows(t, *stacks);
+                out += formatStackRows(rows, o.top, stackRowKeyNames(t));
+                out += topLine(rows.size(), o.top, "stack");
                 out += uncountedText(t);
                 if (dwarf)
                     out += droppedText(t.spec, ps);
             } else {
                 out += o.mode == AggrMode::Count ? formatAggrTable(t, o.top)
                                                  : formatAggrHist(t, o.top);
+                out += topLine(t.entries.size(), o.top, "key");
             }
         }
         out += hiddenText(o, r);
@@ -248,11 +259,13 @@ std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t 
     }
     std::stable_sort(rows.begin(), rows.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
+    const std::size_t probes = rows.size();
     if (top && rows.size() > top)
         rows.resize(top);
     std::string out = fmt::format("{:<{}}  {:>10}\n", "PROBE", w, "COUNT");
     for (const auto& [n, t] : rows)
         out += fmt::format("{:<{}}  {:>10}\n", t->spec, w, n);
+    out += topLine(probes, top, "probe");
     out += hiddenLine(hidden);
     for (std::size_t i = 0; i < tables.size(); i++) {
         const AggrTable& t = tables[i];

@@ -1,14 +1,62 @@
 #include "attach.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "probectl/expand.hpp"
 
 namespace probectl::cli {
 
+std::string attachSummary(const AttachReport& r, bool max_entries) {
+    // The limits the names were refused for, from the reasons SpecExpander gives them
+    // ("over the module's max_map_kb limit"): -v alone named them, per name.
+    constexpr std::string_view head = "over the module's ", tail = " limit";
+    std::set<std::string> limits;
+    for (const SkippedName& n : r.skipped)
+        if (n.reason.starts_with(head) && n.reason.ends_with(tail) &&
+            n.reason.size() > head.size() + tail.size())
+            limits.insert(
+                n.reason.substr(head.size(), n.reason.size() - head.size() - tail.size()));
+    std::string s = r.summary();
+    if (limits.empty())
+        return s;
+    std::vector<std::string> what;
+    for (const std::string& name : limits) {
+        std::string w = fmt::format(
+            "raise the module parameter {} (echo N > /sys/module/probectl/parameters/{})", name,
+            name);
+        if (name == "max_map_kb")
+            w += max_entries ? " or lower --max-entries (each probe's map)" : "";
+        else if (name == "max_probes")
+            w += " or narrow the glob";
+        what.push_back(std::move(w));
+    }
+    return s + fmt::format("; to attach more: {}", fmt::join(what, "; "));
+}
+
 Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& specs, pid_t pid,
-                                bool verbose, std::ostream& err) {
+                                bool verbose, std::ostream& err, bool max_entries) {
+    // A spec given again word for word (arguments and predicate too) is added once, and said
+    // once: 300 copies once gave 299 identical notes, and every hit 300 times.
+    std::map<std::string, std::size_t> given;
+    for (const ProbeSpec& spec : specs)
+        ++given[spec.str()];
+    std::set<std::string> added;
     SpecExpander expander(pid);
     std::size_t n = 0;
     for (const ProbeSpec& spec : specs) {
+        const std::string key = spec.str();
+        if (!added.insert(key).second)
+            continue;
+        if (const std::size_t times = given[key]; times > 1)
+            err << fmt::format("probectl: note: {} given {} times; traced once\n",
+                               spec.text.empty() ? key : spec.text, times);
         auto r = expander.attach(tracer, spec);
         if (!r) {
             // -v lists what a glob refused also when it refused everything.
@@ -21,7 +69,7 @@ Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& sp
             err << "probectl: note: " << note << '\n';
         if (!r->glob)
             continue;
-        err << r->summary() << '\n';
+        err << attachSummary(*r, max_entries) << '\n';
         if (verbose)
             err << r->details();
     }

@@ -1,23 +1,32 @@
 // Adding a command's specs to its Tracer with globs expanded (expand.hpp): one line per
 // glob on `err` saying how many of its names attached and why the rest did not, and with
 // `verbose` each skipped name; and every note the tracer has on what it attached
-// ("probectl: note: ...", Tracer::takeNotes).
+// ("probectl: note: ...", Tracer::takeNotes). A spec given more than once, word for word, is
+// added once, with one note saying how many times it was given.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstddef>
 #include <ostream>
+#include <string>
 #include <vector>
 
+#include "probectl/expand.hpp"
 #include "probectl/probe_spec.hpp"
 #include "probectl/result.hpp"
 #include "probectl/tracer.hpp"
 
 namespace probectl::cli {
 
-// The number of probes added. Errors: the first spec that attached nothing.
+// The number of probes added. Errors: the first spec that attached nothing. `max_entries`:
+// the command has --max-entries (count, hist, latency), which sizes each probe's map.
 Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& specs, pid_t pid,
-                                bool verbose, std::ostream& err);
+                                bool verbose, std::ostream& err, bool max_entries = false);
+
+// A glob's one-line summary (AttachReport::summary) and, for each refusal over a module
+// limit, what to change to attach more: "...; 51146 over the module's max_map_kb limit;
+// to attach more: raise the module parameter max_map_kb (...) or lower --max-entries".
+std::string attachSummary(const AttachReport& r, bool max_entries);
 
 }  // namespace probectl::cli

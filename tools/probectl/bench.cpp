@@ -32,6 +32,9 @@ std::string tracerNames() {
     return s;
 }
 
+// -n and --throughput: calls per run.
+constexpr std::uint64_t kMaxCount = 100000000;
+
 }  // namespace
 
 po::options_description benchOptionsDescription(BenchOptions* o) {
@@ -39,13 +42,14 @@ po::options_description benchOptionsDescription(BenchOptions* o) {
     // clang-format off
     d.add_options()
         ("help,h", "show this help")
-        ("count,n", po::value<std::uint64_t>(o ? &o->count : nullptr)->value_name("N"),
+        ("count,n", bounded<std::uint64_t>(o ? &o->count : nullptr, "count", 1, kMaxCount)
+             ->value_name("N"),
          "calls (calls workload) or getppid syscalls (syscalls workload) per run "
          "(default 10000)")
-        ("threads", po::value<unsigned>(o ? &o->threads : nullptr)->value_name("T"),
+        ("threads", bounded<unsigned>(o ? &o->threads : nullptr, "threads", 1, 64)->value_name("T"),
          "threads of the multithreaded variant, 2..64 (default 4); 1 runs single-threaded "
          "workloads only")
-        ("repeat", po::value<unsigned>(o ? &o->repeat : nullptr)->value_name("R"),
+        ("repeat", bounded<unsigned>(o ? &o->repeat : nullptr, "repeat", 1, 100)->value_name("R"),
          "runs per table cell; the run with the median time is reported (default 1)")
         ("tracers", po::value<std::vector<std::string>>()->multitoken()->value_name("LIST"),
          ("only these tracers, comma-separated (untraced always runs): " + tracerNames())
@@ -63,12 +67,16 @@ po::options_description benchOptionsDescription(BenchOptions* o) {
         ("startup", po::value<unsigned>(o ? &o->startup : nullptr)->value_name("R"),
          "also time whole commands around one getppid call, probectl trace against strace "
          "and the program alone, R runs each, median (default 5; 0 skips it)")
-        ("throughput", po::value<std::uint64_t>(o ? &o->throughput : nullptr)->value_name("N"),
+        ("throughput", bounded<std::uint64_t>(o ? &o->throughput : nullptr, "throughput", 0,
+                                             kMaxCount, "records per run")
+             ->value_name("N"),
          "also find the highest rate at which probectl.ko (kernel-record) and ftrace "
          "(ftrace-stream) deliver all N records of 4 threads calling getppid with none lost, "
          "pacing the threads when unpaced runs lose some (up to 9 runs each; default 0: "
          "skipped)")
-        ("throughput-ring", po::value<unsigned>(o ? &o->ring_kb : nullptr)->value_name("KB"),
+        ("throughput-ring", bounded<unsigned>(o ? &o->ring_kb : nullptr, "throughput-ring", 8,
+                                              65536, "KiB")
+             ->value_name("KB"),
          "the ring per CPU of both in that search, KiB, 8..65536 (default 64)");
     // clang-format on
     return d;
@@ -86,16 +94,6 @@ Parsed<BenchOptions> parseBenchOptions(const std::vector<std::string>& args) {
         return o;
     if (!r->values.empty())
         return UsageError{fmt::format("unexpected argument '{}'", r->values.front())};
-    if (o.count == 0 || o.count > 100000000)
-        return UsageError{"--count must be 1..100000000"};
-    if (o.threads == 0 || o.threads > 64)
-        return UsageError{"--threads must be 1..64"};
-    if (o.repeat == 0 || o.repeat > 100)
-        return UsageError{"--repeat must be 1..100"};
-    if (o.throughput > 100000000)
-        return UsageError{"--throughput must be 0..100000000 records per run"};
-    if (o.ring_kb < 8 || o.ring_kb > 65536)
-        return UsageError{"--throughput-ring must be 8..65536 KiB"};
     if (o.attach > bench::kAttachMax)
         return UsageError{fmt::format(
             "--attach must be 0..{}: one probectl session holds at most {} probes (probectl.ko's "

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <charconv>
 #include <ostream>
 
@@ -211,6 +212,12 @@ Parsed<std::uint32_t> parseProbeId(const std::string& s) {
     if (s.empty() || ec != std::errc() || p != s.data() + s.size())
         return UsageError{fmt::format("'{}' is not a probe id (a number from 'probectl list')", s)};
     return v;
+}
+
+Error probeIdError(Error e) {
+    if (e.err == ENOENT)
+        e.message += "; 'probectl list' shows the probes";
+    return e;
 }
 
 std::optional<UsageError> maxactiveError(const std::vector<ProbeSpec>& specs,

@@ -136,6 +136,9 @@ Error privilegeError(const Error& e, const char* command, bool ptrace_ok);
 
 // Parses a probe id ("12"), UsageError otherwise.
 Parsed<std::uint32_t> parseProbeId(const std::string& s);
+// The module's refusal of a probe id `e` (enable, disable, remove): an id it does not have
+// (ENOENT) gets where to find the ones it has.
+Error probeIdError(Error e);
 
 // An unsigned option whose accepted values are lo..hi. Any other value (negative, past
 // the range, past the type, not a number) is refused with that range and `note`, as

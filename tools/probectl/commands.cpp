@@ -46,8 +46,9 @@ it prints per-probe counters:
 and a warning whenever anything was lost.
 
 With -- CMD, CMD is started held before exec, the probes are added with a filter on
-its pid, then it runs; the trace ends when it exits (if the trace ends first, on
---duration or SIGTERM, CMD gets SIGTERM). CMD also dies if probectl is killed.
+its pid, then it runs; the trace ends when it exits (if the trace ends first, CMD
+gets SIGTERM on --duration, and the same signal on Ctrl-C or SIGTERM). CMD also
+dies if probectl is killed.
 With -p, exactly those processes are traced (not their children; add -f for their
 children, those running already and those forked from now on, across exec, like
 strace -f). -p and -- CMD
@@ -127,10 +128,12 @@ Quote each spec whole in single quotes: fetch arguments and `if` belong inside t
 and the shell would expand their $... otherwise. String literals take double quotes.
 
 Exit status: with -- CMD, CMD's own status when it ended by itself (its exit code,
-or 128+N when killed by signal N), like strace and perf; 0 when the trace ended it
-(--duration, Ctrl-C); 2 when the command line is wrong (whichever part of probectl
-finds it: a predicate on a USDT probe's arguments is checked once its note is read);
-1 when the system refused (kernel, module, symbols, files, processes).
+or 128+N when killed by signal N), like strace and perf; 128+N when signal N ended
+the trace first (Ctrl-C 130, SIGTERM 143, as strace; the output is complete); 0 when
+--duration ended it, and when Ctrl-C or SIGTERM ends a trace without CMD (-p, or
+system-wide); 2 when the command line is wrong (whichever part of probectl finds it:
+a predicate on a USDT probe's arguments is checked once its note is read); 1 when
+the system refused (kernel, module, symbols, files, processes).
 
 Examples:
   sudo probectl trace syscall:openat -- ls -al

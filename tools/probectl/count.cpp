@@ -190,11 +190,22 @@ AggrCliOptions textOptions(const AggrCliOptions& o) {
     return t;
 }
 
-const char* const kStdout = "standard output";
-
 // What the tables are written to, for its write error.
 std::string outputName(const AggrCliOptions& o) {
-    return o.output.empty() ? kStdout : o.output;
+    switch (tablesTo(o)) {
+        case TablesTo::File:
+            return o.output;
+        case TablesTo::Stderr:
+            return "standard error";
+        case TablesTo::Stdout:
+            break;
+    }
+    return "standard output";
+}
+
+// The stream of the tables but -o FILE's.
+std::ostream& tablesStream(const AggrCliOptions& o, Io& io) {
+    return tablesTo(o) == TablesTo::Stderr ? io.err : io.out;
 }
 
 // --from FILE: the same tables from a recording's events.
@@ -220,8 +231,8 @@ int runFromRecording(const AggrCliOptions& o, Io& io) {
     return kExitOk;
 }
 
-// --format perfetto|chrome: the tables as text on stdout, and each read-out as counter
-// samples in o.output.
+// --format perfetto|chrome: the tables as text (on stdout, or stderr with -- CMD), and each
+// read-out as counter samples in o.output.
 int runWithTimeline(const AggrCliOptions& o, const char* cmd, Io& io) {
     std::optional<AggrTimeline> timeline;
     std::optional<Error> failed;
@@ -235,7 +246,7 @@ int runWithTimeline(const AggrCliOptions& o, const char* cmd, Io& io) {
     const int rc = runAggregation(
         o, cmd, io,
         [&](const AggrReadout& r) -> Result<void> {
-            if (auto w = printAggrReadout(text, r, io.out, io.err, kStdout); !w)
+            if (auto w = printAggrReadout(text, r, tablesStream(o, io), io.err, outputName(o)); !w)
                 return w;
             last = r.total;
             keep(timeline->readout(r.tables, monotonicNs(), cleared));
@@ -321,8 +332,9 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
             return runtimeError(io, cmd,
                                 makeError(errno, fmt::format("cannot write {}", o.output)));
     }
-    Io out{o.output.empty() ? io.out : file, io.err, io.err_is_tty,
-           o.output.empty() && io.out_is_tty};
+    const TablesTo to = tablesTo(o);
+    Io out{to == TablesTo::File ? file : tablesStream(o, io), io.err, io.err_is_tty,
+           to == TablesTo::Stdout ? io.out_is_tty : to == TablesTo::Stderr && io.err_is_tty};
     if (!o.from.empty())
         return runFromRecording(o, out);
     // --by ustack --ustack=dwarf: the events' snapshots, unwound here.
@@ -358,6 +370,12 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
 
 }  // namespace
 
+TablesTo tablesTo(const AggrCliOptions& o) {
+    if (!o.output.empty() && !isTraceExportFormat(o.format))
+        return TablesTo::File;
+    return o.command.empty() ? TablesTo::Stdout : TablesTo::Stderr;
+}
+
 int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrTablesPrinter& print,
                    const std::function<Result<void>(std::uint64_t t0_ns)>& started,
                    const std::function<void(std::uint32_t probe_id)>& tick,
@@ -371,7 +389,9 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
                             kernel ? privilegeError(opened.error(), cmd, true) : opened.error());
     Tracer& tracer = **opened;
     const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
-    auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err);
+    // trace -c runs here too: it has no --max-entries.
+    auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err,
+                         std::string_view(cmd) != "trace");
     if (!n)
         return runtimeError(io, cmd, kernel ? privilegeError(n.error(), cmd, true) : n.error());
     auto collector = AggrCollector::create(tracer, o.aggr, snapshots);
@@ -523,8 +543,8 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "the tables still print as text, and every read-out (each --interval and the end) "
          "goes to FILE as counter tracks for a timeline viewer")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
-         "write to FILE instead of standard output (perfetto, chrome: the timeline; svg: the "
-         "flame graph)")
+         "write to FILE instead of standard output, or standard error with -- CMD "
+         "(perfetto, chrome: the timeline; svg: the flame graph)")
         ("interval,i", po::value<std::string>(o ? &o->interval_text : nullptr)
              ->value_name("TIME"),
          "print the tables every TIME (as --duration, at least 100ms), each under the time "
@@ -808,6 +828,9 @@ uprobe:PATH:GLOB, uretprobe:PATH:GLOB) adds one probe per matching name, each wi
 its own map. Names that cannot be probed (blacklisted, data, duplicate, refused by
 the kernel) are skipped and summed up in one line on stderr ("attached 8 of 9; 1
 refused: 1 blacklisted"); -v lists them. Only a glob that attaches nothing fails.
+Names refused over a limit (each map counts against the module's max_map_kb) end
+that line with what to change: the module parameter to raise, or --max-entries to
+lower.
 
 On a kretprobe or uretprobe a hit counts at the return: the entries that never
 returned (longjmp, a C++ exception, the thread's exit, still inside at the end) are
@@ -829,6 +852,17 @@ space, with the kernel map's rules; SPEC-GLOBs choose its probes by their spec
 text. Probes the aggregation does not apply to are left out with a note; only a
 glob whose every probe is left out fails. Records the recording lost are not in
 the counts (the loss is shown).
+
+Where the tables go (text, json, folded): with -- CMD and no -o on stderr, as strace
+-c's (CMD's own output stays on stdout); without a command on stdout; with -o in FILE.
+With --format perfetto|chrome, -o FILE is the timeline and the tables print by the
+same rule on stderr or stdout.
+
+Exit status: with -- CMD, CMD's own status when it ended by itself (128+N when
+killed by signal N); 128+N when signal N ended the run first (Ctrl-C 130, SIGTERM
+143, as trace; the tables are printed first); 0 when --duration ended it, and when
+Ctrl-C or SIGTERM ends a run without CMD (-p, or system-wide); 2 on a usage error;
+1 when the system refused.
 
 Examples:
   sudo probectl count 'kprobe:vfs_*' --duration 5
@@ -861,6 +895,10 @@ negative signed values), or with --linear MIN,MAX,STEP buckets of STEP from MIN
 each followed by its count, average, minimum and maximum. --interval, globs,
 --pid/--tid/--uid/--comm, --format perfetto|chrome -o FILE (count and average as
 counter tracks), --backend, --force and --from FILE (a recording's events) as for count.
+Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
+stays on stdout), without a command on stdout, with -o in FILE.
+Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM) ended the
+run of a command first, 0 when --duration ended it.
 
 Examples:
   sudo probectl hist 'uretprobe:libc:malloc size=$arg1:u64' size -- ls -l /usr
@@ -889,6 +927,10 @@ returned" counts them.
 --interval, globs, --pid/--tid/--uid/--comm, --format perfetto|chrome -o FILE (count
 and average latency in ns as counter tracks), --backend, --force and --from FILE (a
 recording's return events) as for count.
+Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
+stays on stdout), without a command on stdout, with -o in FILE.
+Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM) ended the
+run of a command first, 0 when --duration ended it.
 
 Examples:
   sudo probectl latency kretprobe:vfs_read --by comm --duration 5

@@ -49,7 +49,7 @@ int runProbeIdCommand(const char* command, Result<void> (Client::*op)(std::uint3
         return *rc;
     return withClient(io, command, [&](Client& client) -> int {
         if (auto r = (client.*op)(o->id); !r)
-            return runtimeError(io, command, r.error());
+            return runtimeError(io, command, probeIdError(r.error()));
         io.out << fmt::format("{} probe {}\n", done, o->id);
         return kExitOk;
     });

@@ -79,7 +79,7 @@ int runRemove(const std::vector<std::string>& args, Io& io) {
         for (auto id : ids) {
             auto info = client.getProbe(id);
             if (auto r = client.removeProbe(id); !r)
-                rc = runtimeError(io, kCmd, r.error());
+                rc = runtimeError(io, kCmd, probeIdError(r.error()));
             else if (info && info->owner && info->owner != client.portid())
                 io.out << fmt::format(
                     "removed probe {}, which {} was tracing: its trace keeps "

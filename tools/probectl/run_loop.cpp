@@ -4,6 +4,8 @@
 
 #include <fmt/ranges.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,7 +18,7 @@
 namespace probectl::cli {
 
 RunLoop::RunLoop(Tracer& tracer, const std::vector<std::string>& command, double duration_s,
-                 std::function<bool()> caught)
+                 std::function<int()> caught)
     : tracer_(tracer), command_(command), caught_(std::move(caught)), t0_(monotonicNs()) {
     if (duration_s > 0)
         deadline_ = t0_ + static_cast<std::uint64_t>(duration_s * 1e9);
@@ -37,10 +39,31 @@ bool exited(std::uint32_t pid) {
            (stat[paren + 2] == 'Z' || stat[paren + 2] == 'X');
 }
 
+// Our child `pid` exists and has not ended (waitid fails for anyone else's process, so a
+// pid that is not the command's own is never signalled).
+bool runningChild(pid_t pid) {
+    siginfo_t info{};
+    return pid > 0 &&
+           ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           info.si_pid == 0;
+}
+
+// The stop signal goes on to the command, as a terminal's Ctrl-C reaches both, so that it
+// ends as an interrupted command does (and may clean up); up to grace_ms for it to end,
+// before terminateCommand()'s SIGTERM. Nothing is reaped here: the tracer reaps its command.
+void forwardSignal(pid_t pid, int sig, int grace_ms) {
+    if (sig == SIGTERM || !runningChild(pid) || ::kill(pid, sig) != 0)
+        return;
+    for (int waited = 0; waited < grace_ms && runningChild(pid); waited += 10)
+        ::usleep(10000);
+}
+
 }  // namespace
 
 bool RunLoop::shouldStop() {
-    if (caught_())
+    if (!signal_)
+        signal_ = caught_();
+    if (signal_)
         return true;
     const std::uint64_t now = monotonicNs();
     if (deadline_ && now >= deadline_)
@@ -55,18 +78,28 @@ bool RunLoop::shouldStop() {
 }
 
 int RunLoop::finish(Io& io, int rc) {
-    const bool ended_itself = status_.has_value();
     std::optional<int> status = status_;
-    if (!command_.empty() && !status)
+    if (!command_.empty() && !status) {
+        if (signal_)
+            forwardSignal(tracer_.commandPid(), signal_, 1000);
         status = tracer_.terminateCommand();
+    }
     if (status)
         io.err << fmt::format("'{}' {}\n", command_[0], HeldCommand::describeStatus(*status));
     if (pids_gone_)
         io.err << fmt::format("{} {} exited\n", pids_.size() == 1 ? "pid" : "pids",
                               fmt::join(pids_, ", "));
-    if (rc == kExitOk && ended_itself)
-        return HeldCommand::exitCode(*status);
-    return rc;
+    return runExitCode(rc, !command_.empty(), status_, signal_);
+}
+
+int runExitCode(int rc, bool has_command, std::optional<int> ended_itself, int stop_signal) {
+    if (rc != kExitOk)
+        return rc;
+    if (ended_itself)
+        return HeldCommand::exitCode(*ended_itself);
+    if (has_command && stop_signal > 0)
+        return 128 + stop_signal;
+    return kExitOk;
 }
 
 std::optional<UsageError> splitCommand(const std::vector<std::string>& args,

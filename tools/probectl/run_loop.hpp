@@ -1,6 +1,7 @@
 // How every command that runs a Tracer (trace, count, hist, latency) decides to end and what
 // it exits with: a --duration deadline counted from when the probes are armed, a stop signal,
-// or the held command's exit; then the command's own status as the exit code.
+// or the held command's exit; then the command's own status, or 128+N for the stop signal N
+// that ended a run of a command, as the exit code.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +17,10 @@ namespace probectl::cli {
 
 class RunLoop {
   public:
-    // duration_s <= 0: no deadline. `caught` says whether a stop signal arrived.
+    // duration_s <= 0: no deadline. `caught` gives the stop signal (SIGINT, SIGTERM) that
+    // arrived, 0 for none; the first one is kept.
     RunLoop(Tracer& tracer, const std::vector<std::string>& command, double duration_s,
-            std::function<bool()> caught);
+            std::function<int()> caught);
 
     // CLOCK_MONOTONIC ns when the loop was made (time 0 of the trace), and the deadline
     // (0 without --duration).
@@ -34,16 +36,19 @@ class RunLoop {
     // every watched process exited.
     bool shouldStop();
 
-    // After tracer.stop(): a command still running is terminated; its end is described on
-    // io.err ("'ls' exited with status 0"), as is the exit of every watched process. Returns the
-    // command's exit code when it ended on its own and rc is kExitOk, else rc (strace and perf do
-    // the same).
+    // The stop signal that ended the run, 0 for none.
+    int stopSignal() const { return signal_; }
+
+    // After tracer.stop(): a command still running is sent the stop signal that ended the run
+    // (strace does the same), then terminated; its end is described on io.err ("'ls' exited
+    // with status 0"), as is the exit of every watched process. Returns runExitCode().
     int finish(Io& io, int rc);
 
   private:
     Tracer& tracer_;
     const std::vector<std::string>& command_;
-    std::function<bool()> caught_;
+    std::function<int()> caught_;
+    int signal_ = 0;
     std::uint64_t t0_ = 0;
     std::uint64_t deadline_ = 0;
     std::optional<int> status_;
@@ -51,6 +56,13 @@ class RunLoop {
     std::uint64_t next_pid_check_ = 0;
     bool pids_gone_ = false;
 };
+
+// The exit code of a run that ended with `rc` (kExitOk unless something failed, which wins):
+// the command's own code when it ended by itself (`ended_itself`, its wait status `status`);
+// 128+N when the stop signal N ended the run of a command, as strace exits (the trace is
+// complete, but a script must be able to tell it was cut short); otherwise 0: --duration, or
+// Ctrl-C ending a trace of -p PIDs or of the whole system (as perf and bpftrace exit).
+int runExitCode(int rc, bool has_command, std::optional<int> ended_itself, int stop_signal);
 
 // Splits a command line at the first "--": what comes before goes to `mine`, what comes after
 // (the command to run, its own options untouched) to `command`. A "--" with nothing after it

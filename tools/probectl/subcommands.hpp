@@ -71,7 +71,8 @@ int runTraceAs(const std::vector<std::string>& args, Io& io, const char* cmd);
 // leaves an existing -o FILE as it was), prints the banner, events to the sink until
 // --duration, caught_signal() (the SIGINT/SIGTERM caught so far, 0 for none) or the
 // command's exit, then the summary. Returns the exit code: the command's (128+N for a
-// signal N) when it ended on its own, else 0, or 1 after a runtime error.
+// signal N) when it ended on its own, 128+N when the stop signal N ended a run of a command,
+// else 0, or 1 after a runtime error (runExitCode).
 class TraceSink;  // trace_sink.hpp
 using SinkOpener = std::function<Result<std::unique_ptr<TraceSink>>()>;
 int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& open_sink,

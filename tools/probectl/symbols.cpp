@@ -167,6 +167,12 @@ Parsed<SymbolsOptions> parseSymbolsOptions(const std::vector<std::string>& args)
     if (o.help)
         return o;
     o.glob = std::move(**glob);
+    // '' matched every symbol (a bare word matches as a substring): most likely an empty
+    // shell variable, not a wish for the whole table.
+    if (o.glob.empty())
+        return UsageError{
+            "the pattern is empty (an unset shell variable?): give a GLOB such as "
+            "'vfs_*', or '*' for every symbol"};
     if (o.glob.starts_with("tracepoint:") || o.glob.starts_with("t:")) {
         if (vm.count("pid"))
             return UsageError{"-p applies to PATH[:GLOB] (user-space binaries)"};

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <string_view>
 
 #include "uapi/probectl.h"
 
@@ -14,11 +15,20 @@ namespace probectl::cli {
 
 namespace {
 
-// "12,34" (and repeated options) -> ids; `names` allows user names (getpwnam).
+// The largest pid_max the kernel allows (PID_MAX_LIMIT on 64-bit): no process or thread id
+// is above it.
+constexpr unsigned long kMaxPid = 4UL * 1024 * 1024;
+// uid_t's largest valid value ((uid_t)-1 means "no uid").
+constexpr unsigned long kMaxUid = UINT32_MAX - 1;
+
+// "12,34" (and repeated options) -> ids; `names` allows user names (getpwnam), and says the
+// list is of user ids (0..kMaxUid) rather than process or thread ids (1..kMaxPid).
 std::optional<UsageError> parseIdList(const po::variables_map& vm, const char* opt, bool names,
                                       std::vector<std::uint32_t>& out) {
     if (!vm.count(opt))
         return std::nullopt;
+    const unsigned long lo = names ? 0 : 1, hi = names ? kMaxUid : kMaxPid;
+    const char* const what = names ? "user" : std::string_view(opt) == "tid" ? "thread" : "process";
     for (const auto& arg : vm[opt].as<std::vector<std::string>>()) {
         std::size_t b = 0;
         while (b <= arg.size()) {
@@ -29,7 +39,17 @@ std::optional<UsageError> parseIdList(const po::variables_map& vm, const char* o
             char* end = nullptr;
             errno = 0;
             const unsigned long v = std::strtoul(item.c_str(), &end, 10);
-            if (!item.empty() && *end == '\0' && item[0] != '-' && errno == 0 && v <= UINT32_MAX) {
+            const bool digits =
+                !item.empty() && item.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && (errno == ERANGE || v < lo || v > hi)) {
+                // The same words as -p 0's refusal for 0; else the range, since it was a number.
+                if (v == 0 && errno == 0)
+                    return UsageError{
+                        fmt::format("--{} 0 is not a {} id (they start at 1)", opt, what)};
+                return UsageError{fmt::format("--{}: '{}' is out of range: {} ids are {}..{}", opt,
+                                              item, what, lo, hi)};
+            }
+            if (digits) {
                 out.push_back(static_cast<std::uint32_t>(v));
             } else if (names && !item.empty()) {
                 const passwd* pw = ::getpwnam(item.c_str());

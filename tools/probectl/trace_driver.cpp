@@ -1,7 +1,7 @@
 // The trace driver: what `probectl trace` does with a Tracer, whichever backend it is. Adds
 // the specs, prints the banner, lets the command go, hands every event to the sink (printer
 // or trace file, trace_sink.hpp) until --duration, Ctrl-C/SIGTERM or the command's exit, then
-// the summary; exits with the command's status.
+// the summary; exits with the command's status (run_loop.hpp).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -68,7 +68,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     }
     // Time 0 and --duration count from when every probe is armed (symbol loading before it
     // can take a while), just before the command is released.
-    RunLoop loop(tracer, o.command, o.duration, [&] { return caught_signal() != 0; });
+    RunLoop loop(tracer, o.command, o.duration, caught_signal);
     if (!o.follow)
         loop.watchPids(o.pids);
     const std::uint64_t t0 = loop.t0();
@@ -125,8 +125,8 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     }
     for (const auto& note : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", kCmd, note);
-    // CMD ended on its own: its status (strace/perf style). Ended by us (--duration,
-    // Ctrl-C, SIGTERM): 0, the trace did what was asked.
+    // CMD ended on its own: its status (strace/perf style); Ctrl-C or SIGTERM ended it: 128+N
+    // (strace); --duration, or a signal without CMD: 0.
     return loop.finish(io, rc);
 }
 

@@ -153,7 +153,7 @@ class ArgParser : Scanner {
             }
         }
         if (!atEnd())
-            return fail(pos_, fmt::format("unexpected '{}' after the fetch source", peek()));
+            return fail(pos_, fmt::format("unexpected {} after the fetch source", peekQuoted()));
 
         if (auto err = check(arg, type_col))
             return std::move(*err);

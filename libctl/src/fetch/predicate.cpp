@@ -135,7 +135,7 @@ class Parser : Scanner {
             }
             t.text = s_.substr(start, pos_ - start);
         } else {
-            return fail(pos_, fmt::format("unexpected '{}' in the predicate", c));
+            return fail(pos_, fmt::format("unexpected {} in the predicate", peekQuoted()));
         }
         tok_ = std::move(t);
         return {};

@@ -25,6 +25,29 @@ int hexDigit(char c) {
     return -1;
 }
 
+std::string Scanner::quotedAt(std::size_t index) const {
+    const auto lead = static_cast<unsigned char>(s_[index]);
+    if (lead >= 0x20 && lead < 0x7f)
+        return fmt::format("'{}'", s_[index]);
+    // A UTF-8 sequence: its length from the lead byte, then continuation bytes 10xxxxxx.
+    const std::size_t len = (lead & 0xe0) == 0xc0   ? 2
+                            : (lead & 0xf0) == 0xe0 ? 3
+                            : (lead & 0xf8) == 0xf0 ? 4
+                                                    : 0;
+    std::uint32_t cp = len == 2 ? lead & 0x1f : len == 3 ? lead & 0x0f : lead & 0x07;
+    bool whole = len > 0 && index + len <= std::min(end_, s_.size());
+    for (std::size_t k = 1; whole && k < len; ++k) {
+        const auto b = static_cast<unsigned char>(s_[index + k]);
+        whole = (b & 0xc0) == 0x80;
+        cp = cp << 6 | (b & 0x3f);
+    }
+    if (whole && cp >= 0xa0 && cp <= 0x10ffff)
+        return fmt::format("'{}' (U+{:04X})", s_.substr(index, len), cp);
+    if (whole)  // a C1 control character, or an overlong form
+        return fmt::format("U+{:04X}", cp);
+    return fmt::format("byte 0x{:02x}", lead);
+}
+
 Scanner::Scanner(std::string_view input, std::size_t begin, std::size_t end)
     : s_(input), pos_(begin), end_(std::min(end, input.size())) {}
 
@@ -71,14 +94,15 @@ Result<ScannedNumber, SpecError> Scanner::number(std::string_view what, NumberRa
     }
     if (pos_ == digits && hex)
         return fail(pos_, fmt::format("expected hex digits for the {}{}", what,
-                                      atEnd() ? "" : fmt::format(", got '{}'", peek())));
+                                      atEnd() ? "" : fmt::format(", got {}", peekQuoted())));
     // Say what the grammar takes here: both bases, and whether a sign is allowed at all.
     if (pos_ == digits)
         return fail(pos_, fmt::format("expected the {} as {}decimal digits or 0x hex{}", what,
                                       range.neg_max > 0 || sign_at ? "" : "unsigned ",
-                                      atEnd() ? "" : fmt::format(", got '{}'", peek())));
+                                      atEnd() ? "" : fmt::format(", got {}", peekQuoted())));
     if (!atEnd() && isIdentChar(peek()))
-        return fail(pos_, fmt::format("invalid digit '{}' in {} {}", peek(), digits_name, what));
+        return fail(pos_,
+                    fmt::format("invalid digit {} in {} {}", peekQuoted(), digits_name, what));
     n.text += s_.substr(number_start, pos_ - number_start);
     const std::uint64_t limit = n.negative ? range.neg_max : range.max;
     if (overflow || n.magnitude > limit || (n.negative && range.neg_max == 0)) {

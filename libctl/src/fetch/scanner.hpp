@@ -45,6 +45,11 @@ class Scanner {
 
     bool atEnd() const { return pos_ >= end_; }
     char peek() const { return s_[pos_]; }
+    // The character at pos_ quoted for a message: 'x'; a whole UTF-8 character with its code
+    // point, 'é' (U+00E9) (not its first byte alone, half a character); byte 0xNN for one
+    // that starts none, or a control character.
+    std::string peekQuoted() const { return quotedAt(pos_); }
+    std::string quotedAt(std::size_t index) const;
     bool atHexPrefix() const;
     // A digit, or '-' and a digit.
     bool atNumber() const;

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 namespace probectl::detail {
 
@@ -91,8 +92,13 @@ std::string_view moduleLimit(std::string_view text) {
 
 Error kernelError(int err, std::string_view context, const Ack& ack) {
     std::string msg(context);
-    if (!ack.extack.empty())
-        msg += fmt::format(": {}", ack.extack);
+    // The module's texts start with its name (NL_SET_ERR_MSG_MOD): shown after probectl's
+    // own "probectl CMD: CONTEXT: ", it would say probectl twice.
+    std::string_view said = ack.extack;
+    if (constexpr std::string_view mod = "probectl: "; said.starts_with(mod))
+        said.remove_prefix(mod.size());
+    if (!said.empty())
+        msg += fmt::format(": {}", said);
     if (ack.has_missing_attr)
         msg += fmt::format(" (missing attribute {})", ack.missing_attr);
     switch (err) {

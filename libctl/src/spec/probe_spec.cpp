@@ -183,10 +183,10 @@ class Parser : Scanner {
                 return fail(start, fmt::format("syscall: takes the bare syscall name: syscall:{}",
                                                spec.symbol.substr(4)));
         } else {
-            return fail(pos_, fmt::format("expected a {} after '{}:', got '{}'",
+            return fail(pos_, fmt::format("expected a {} after '{}:', got {}",
                                           spec.kind == SpecKind::Syscall ? "syscall name"
                                                                          : "symbol or 0xADDRESS",
-                                          kind, peek()));
+                                          kind, peekQuoted()));
         }
 
         if (!atEnd() && peek() == '+') {
@@ -221,7 +221,7 @@ class Parser : Scanner {
             return {};
         const char c = peek();
         if (c != ' ' && c != '\t')
-            return fail(pos_, fmt::format("unexpected '{}' after the location", c));
+            return fail(pos_, fmt::format("unexpected {} after the location", peekQuoted()));
         std::size_t i = pos_;
         while (i < s_.size() && (s_[i] == ' ' || s_[i] == '\t'))
             ++i;
@@ -298,8 +298,9 @@ class Parser : Scanner {
             while (!atEnd() && (isSymbolChar(peek()) && peek() != '$' && peek() != '.'))
                 ++pos_;
             if (pos_ == start)
-                return fail(pos_, fmt::format("expected the tracepoint's {} ([A-Za-z0-9_]){}", what,
-                                              atEnd() ? "" : fmt::format(", got '{}'", peek())));
+                return fail(pos_,
+                            fmt::format("expected the tracepoint's {} ([A-Za-z0-9_]){}", what,
+                                        atEnd() ? "" : fmt::format(", got {}", peekQuoted())));
             return std::string(s_.substr(start, pos_ - start));
         };
         if (!atEnd() && peek() == '*') {
@@ -321,10 +322,10 @@ class Parser : Scanner {
             return std::move(g).error();
         if (pos_ == ev_start)
             return fail(pos_, fmt::format("expected the tracepoint's EVENT name ([A-Za-z0-9_]){}",
-                                          atEnd() ? "" : fmt::format(", got '{}'", peek())));
+                                          atEnd() ? "" : fmt::format(", got {}", peekQuoted())));
         spec.symbol = std::string(s_.substr(ev_start, pos_ - ev_start));
         if (!atEnd() && peek() != ' ' && peek() != '\t')
-            return fail(pos_, fmt::format("unexpected '{}' in the tracepoint name", peek()));
+            return fail(pos_, fmt::format("unexpected {} in the tracepoint name", peekQuoted()));
         return {};
     }
 
@@ -349,7 +350,7 @@ class Parser : Scanner {
         if (atEnd())
             return fail(pos_, fmt::format("expected ':' and {} after {}", expected, after));
         if (peek() != ':')
-            return fail(pos_, fmt::format("expected ':' after {}, got '{}'", after, peek()));
+            return fail(pos_, fmt::format("expected ':' after {}, got {}", after, peekQuoted()));
         ++pos_;
         if (atEnd())
             return fail(pos_, fmt::format("expected {} after ':'", expected));
@@ -397,8 +398,8 @@ class Parser : Scanner {
             while (!atEnd() && (isSymbolChar(peek()) && peek() != '$'))
                 ++pos_;
             if (pos_ == start)
-                return fail(pos_, fmt::format("expected a USDT {} ([A-Za-z0-9_.]), got '{}'", what,
-                                              peek()));
+                return fail(pos_, fmt::format("expected a USDT {} ([A-Za-z0-9_.]), got {}", what,
+                                              peekQuoted()));
             return std::string(s_.substr(start, pos_ - start));
         };
         auto first = ident("provider or name");
@@ -447,8 +448,8 @@ class Parser : Scanner {
         } else {
             if (!isSymbolStart(peek()) && peek() != '$' && !isGlobChar(peek()))
                 return fail(pos_, fmt::format("expected a symbol, 0xFILEOFFSET, off=N, elf=N or "
-                                              "va=N, got '{}'",
-                                              peek()));
+                                              "va=N, got {}",
+                                              peekQuoted()));
             if (auto g = name(isUserSymbolChar); !g.ok())
                 return std::move(g).error();
             if (!atEnd() && (peek() == ':' || peek() == '(' || peek() == '<'))

@@ -35,6 +35,8 @@ bool processAlive(pid_t pid) {
 // (as in a terminal: a shell's background job would ignore SIGINT, and so would its CMD);
 // returns once its banner is there.
 pid_t startProbectl(const std::vector<std::string>& args, const std::string& log) {
+    // Not the child's O_TRUNC alone: until it ran, the previous run's banner was still there.
+    ::unlink(log.c_str());
     const pid_t pid = fork();
     if (pid == 0) {
         const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -1,5 +1,6 @@
 // The trace driver against a scripted Tracer: what `probectl trace` prints and exits with,
 // for any backend, without a kernel module or a traced process.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -91,7 +92,8 @@ struct Run {
     std::string out, err;
 };
 
-Run drive(FakeTracer& t, const std::vector<std::string>& args, int signal = 0) {
+// `signal` arrives once the tracer started, or before (`early`), while the probes were added.
+Run drive(FakeTracer& t, const std::vector<std::string>& args, int signal = 0, bool early = false) {
     auto o = parseTraceOptions(args);
     EXPECT_TRUE(o);
     std::ostringstream out, err;
@@ -99,7 +101,7 @@ Run drive(FakeTracer& t, const std::vector<std::string>& args, int signal = 0) {
     Run r;
     r.rc = runTrace(
         t, *o, io, [&] { return openTraceSink(o->format, o->output, o->layout(), io, &io.err); },
-        [&] { return signal; });
+        [&] { return early || t.starts ? signal : 0; });
     r.out = out.str();
     r.err = err.str();
     return r;
@@ -162,6 +164,26 @@ TEST(TraceDriver, AStopSignalEndingATraceOfACommandExitsWith128PlusIt) {
         EXPECT_THAT(r.err, HasSubstr("'sleep' killed by signal 15"));
         EXPECT_THAT(r.err, HasSubstr("HITS"));
     }
+}
+
+// A stop signal while the probes were still being added: the command is not released to run
+// untraced (it was, and ran to its end while stop() disabled the probes), and the run says so.
+TEST(TraceDriver, AStopSignalBeforeTheTraceBeganDoesNotRunTheCommand) {
+    for (int sig : {SIGINT, SIGTERM}) {
+        SCOPED_TRACE(sig);
+        FakeTracer t;
+        auto r = drive(t, {"syscall:getppid", "--", "sleep", "30"}, sig, true);
+        EXPECT_EQ(r.rc, 128 + sig);
+        EXPECT_EQ(t.starts, 0);
+        EXPECT_THAT(r.err, HasSubstr(fmt::format("probectl trace: SIG{} before the trace began: "
+                                                 "'sleep' was not run",
+                                                 sig == SIGINT ? "INT" : "TERM")));
+    }
+    // Without a command there is nothing to hold back: the trace starts and ends at once.
+    FakeTracer t;
+    auto r = drive(t, {"syscall:getppid", "-p", std::to_string(::getpid())}, SIGINT, true);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(t.starts, 1);
 }
 
 // --duration is a time-bounded trace the user asked for: 0, though the command is terminated.

@@ -413,6 +413,8 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
                           kernel ? "" : " with ptrace",
                           endsWhen(o.duration > 0 ? o.duration_text : std::string(), has_command,
                                    o.follow ? 0 : o.pids.size()));
+    if (has_command && loop.signalBeforeStart())
+        return loop.notStarted(io, cmd);
     if (auto r = tracer.start(); !r)
         return runtimeError(io, cmd, r.error());
     std::uint64_t next_tick = 0;

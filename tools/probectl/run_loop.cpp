@@ -48,21 +48,31 @@ bool runningChild(pid_t pid) {
            info.si_pid == 0;
 }
 
-// The stop signal goes on to the command, as a terminal's Ctrl-C reaches both, so that it
-// ends as an interrupted command does (and may clean up); up to grace_ms for it to end,
-// before terminateCommand()'s SIGTERM. Nothing is reaped here: the tracer reaps its command.
-void forwardSignal(pid_t pid, int sig, int grace_ms) {
-    if (sig == SIGTERM || !runningChild(pid) || ::kill(pid, sig) != 0)
-        return;
+// Up to grace_ms for the command to end after the forwarded stop signal, before
+// terminateCommand()'s SIGTERM. Nothing is reaped here: the tracer reaps its command.
+void awaitEnd(pid_t pid, int grace_ms) {
     for (int waited = 0; waited < grace_ms && runningChild(pid); waited += 10)
         ::usleep(10000);
 }
 
 }  // namespace
 
-bool RunLoop::shouldStop() {
+int RunLoop::signalBeforeStart() {
     if (!signal_)
         signal_ = caught_();
+    return signal_;
+}
+
+bool RunLoop::shouldStop() {
+    if (!signal_) {
+        signal_ = caught_();
+        // On to the command at once, as a terminal's Ctrl-C reaches both: it ends as an
+        // interrupted command does (and may clean up). Sent after stop() instead, it ran on
+        // untraced while the probes were disabled and drained.
+        const pid_t pid = command_.empty() ? 0 : tracer_.commandPid();
+        if (signal_ && runningChild(pid))
+            ::kill(pid, signal_);
+    }
     if (signal_)
         return true;
     const std::uint64_t now = monotonicNs();
@@ -81,7 +91,7 @@ int RunLoop::finish(Io& io, int rc) {
     std::optional<int> status = status_;
     if (!command_.empty() && !status) {
         if (signal_)
-            forwardSignal(tracer_.commandPid(), signal_, 1000);
+            awaitEnd(tracer_.commandPid(), 1000);
         status = tracer_.terminateCommand();
     }
     if (status)
@@ -90,6 +100,14 @@ int RunLoop::finish(Io& io, int rc) {
         io.err << fmt::format("{} {} exited\n", pids_.size() == 1 ? "pid" : "pids",
                               fmt::join(pids_, ", "));
     return runExitCode(rc, !command_.empty(), status_, signal_);
+}
+
+int RunLoop::notStarted(Io& io, const char* cmd) const {
+    io.err << fmt::format("probectl {}: {} before the trace began: '{}' was not run\n", cmd,
+                          sigabbrev_np(signal_) ? fmt::format("SIG{}", sigabbrev_np(signal_))
+                                                : fmt::format("signal {}", signal_),
+                          command_.empty() ? std::string() : command_[0]);
+    return 128 + signal_;
 }
 
 int runExitCode(int rc, bool has_command, std::optional<int> ended_itself, int stop_signal) {

@@ -39,10 +39,19 @@ class RunLoop {
     // The stop signal that ended the run, 0 for none.
     int stopSignal() const { return signal_; }
 
-    // After tracer.stop(): a command still running is sent the stop signal that ended the run
-    // (strace does the same), then terminated; its end is described on io.err ("'ls' exited
-    // with status 0"), as is the exit of every watched process. Returns runExitCode().
+    // Before tracer.start(): a stop signal that came while the probes were attached (kept, 0
+    // for none). A run of a command should then not start: the command was never released.
+    int signalBeforeStart();
+
+    // After tracer.stop(): a command still running (shouldStop() sent it the stop signal that
+    // ended the run, as strace does) gets a second to end, then is terminated; its end is
+    // described on io.err ("'ls' exited with status 0"), as is the exit of every watched
+    // process. Returns runExitCode().
     int finish(Io& io, int rc);
+
+    // The message and exit code of a run of a command that a stop signal ended before it
+    // began (signalBeforeStart()): the command is not run; 128+N.
+    int notStarted(Io& io, const char* cmd) const;
 
   private:
     Tracer& tracer_;

@@ -93,6 +93,8 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         }
         sink.event(ev);
     };
+    if (has_command && loop.signalBeforeStart())
+        return loop.notStarted(io, kCmd);
     if (auto r = tracer.start(); !r)
         return runtimeError(io, kCmd, r.error());
 

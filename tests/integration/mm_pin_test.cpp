@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "itest_util.hpp"
+#include "stack_text.hpp"
 #include "uapi/probectl.h"
 
 using itest::Ran;
@@ -22,6 +23,9 @@ using itest::sh;
 using Param = itest::ModuleParam;
 
 namespace {
+
+using itest::frameName;
+using itest::kChain;
 
 std::vector<nlohmann::json> events(const std::string& text) {
     std::vector<nlohmann::json> out;
@@ -32,12 +36,6 @@ std::vector<nlohmann::json> events(const std::string& text) {
     }
     return out;
 }
-
-std::string frameName(const std::string& frame) {
-    return frame.substr(0, frame.find_first_of("+ "));
-}
-
-const std::vector<std::string> kChain = {"leaf", "mid", "top", "main"};
 
 // The chain's functions among the frames in the workload's file, in their order (DWARF
 // also reaches _start, frame pointers stop at main).

@@ -14,6 +14,7 @@
 #include "itest_util.hpp"
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/session.hpp"
+#include "stack_text.hpp"
 
 using itest::Ran;
 using itest::sh;
@@ -22,23 +23,15 @@ using itest::Workload;
 
 namespace {
 
+using itest::jsonLines;
+
 bool hasFrame(const std::vector<std::string>& frames, const std::string& prefix) {
     return std::any_of(frames.begin(), frames.end(),
                        [&](const std::string& f) { return f.starts_with(prefix); });
 }
 
-std::vector<nlohmann::json> jsonLines(const std::string& text, const std::string& type) {
-    std::vector<nlohmann::json> out;
-    for (std::size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) {
-        auto j = nlohmann::json::parse(text.substr(at, nl - at), nullptr, false);
-        if (!j.is_discarded() && j.value("type", "") == type)
-            out.push_back(std::move(j));
-    }
-    return out;
-}
-
 // `probectl count ... --by kstack --format folded` lines: (frames root first, count).
-std::vector<std::pair<std::string, std::uint64_t>> foldedLines(const std::string& text) {
+std::vector<std::pair<std::string, std::uint64_t>> kstackFoldedLines(const std::string& text) {
     std::vector<std::pair<std::string, std::uint64_t>> out;
     for (std::size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) {
         const std::string line = text.substr(at, nl - at);
@@ -207,7 +200,7 @@ TEST(KernelStacks, CountByStackAddsUpToTheCalls) {
            run);
     ASSERT_EQ(r.status, 0) << r.out;
     const std::string folded = itest::readFile("/tmp/kstack.folded");
-    const auto lines = foldedLines(folded);
+    const auto lines = kstackFoldedLines(folded);
     ASSERT_FALSE(lines.empty()) << folded;
     std::uint64_t total = 0;
     for (const auto& [frames, count] : lines) {
@@ -379,7 +372,7 @@ TEST(KernelStacks, CountSyscallByStackAddsUpToTheHits) {
     Ran f = sh("probectl count syscall:openat --by kstack --format folded -o /tmp/sys.folded -- " +
                itest::workload("open_file") + " /etc/hostname");
     ASSERT_EQ(f.status, 0) << f.out;
-    const auto lines = foldedLines(itest::readFile("/tmp/sys.folded"));
+    const auto lines = kstackFoldedLines(itest::readFile("/tmp/sys.folded"));
     ASSERT_FALSE(lines.empty()) << itest::readFile("/tmp/sys.folded");
     for (const auto& [frames, count] : lines)
         EXPECT_TRUE(frames.substr(frames.rfind(';') + 1).starts_with("__x64_sys_openat")) << frames;

@@ -13,11 +13,14 @@
 #include <nlohmann/json.hpp>
 
 #include "itest_util.hpp"
+#include "stack_text.hpp"
 
 using itest::Ran;
 using itest::sh;
 
 namespace {
+
+using itest::frameName;
 
 const std::vector<std::string> kChainRootFirst = {"main", "top", "mid", "leaf"};
 
@@ -25,15 +28,10 @@ const std::vector<std::string> kChainRootFirst = {"main", "top", "mid", "leaf"};
 // a 3 KiB snapshot takes a ring page of its own.
 constexpr int kCalls = 40;
 
-// The function of a frame: "mid+0x9 (/path)" -> "mid", "leaf (/path)" -> "leaf".
-std::string frameName(const std::string& frame) {
-    return frame.substr(0, frame.find_first_of("+ "));
-}
-
 // The frames of the workload `w` (root first stays root first), the C library's left out:
 // their addresses move with ASLR from run to run.
-std::vector<std::string> workloadFrames(const std::vector<std::string>& frames,
-                                        const std::string& w) {
+std::vector<std::string> workloadFrameTexts(const std::vector<std::string>& frames,
+                                            const std::string& w) {
     std::vector<std::string> out;
     for (const auto& f : frames)
         if (f.ends_with("(" + w + ")"))
@@ -44,7 +42,7 @@ std::vector<std::string> workloadFrames(const std::vector<std::string>& frames,
 // The chain's functions among `frames`, in their order.
 std::vector<std::string> chainNames(const std::vector<std::string>& frames, const std::string& w) {
     std::vector<std::string> out;
-    for (const auto& f : workloadFrames(frames, w))
+    for (const auto& f : workloadFrameTexts(frames, w))
         if (std::find(kChainRootFirst.begin(), kChainRootFirst.end(), frameName(f)) !=
             kChainRootFirst.end())
             out.push_back(frameName(f));
@@ -123,7 +121,7 @@ TEST(UstackCount, OneStackOfTheWholeChainOnBothBackends) {
             std::string::npos)
             << r.out;
         EXPECT_EQ(r.out.find("not counted"), std::string::npos) << r.out;
-        by_backend.push_back(workloadFrames(lines[0].frames, w));
+        by_backend.push_back(workloadFrameTexts(lines[0].frames, w));
     }
     EXPECT_EQ(by_backend[0], by_backend[1]);
 }

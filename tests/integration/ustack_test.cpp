@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "itest_util.hpp"
+#include "stack_text.hpp"
 #include "uapi/probectl.h"
 
 using itest::Ran;
@@ -20,20 +21,9 @@ using itest::sh;
 
 namespace {
 
-std::vector<nlohmann::json> jsonLines(const std::string& text, const std::string& type) {
-    std::vector<nlohmann::json> out;
-    for (std::size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) {
-        auto j = nlohmann::json::parse(text.substr(at, nl - at), nullptr, false);
-        if (!j.is_discarded() && j.value("type", "") == type)
-            out.push_back(std::move(j));
-    }
-    return out;
-}
-
-// The name a frame's text starts with: "mid+0x9 (/path)" -> "mid".
-std::string frameName(const std::string& frame) {
-    return frame.substr(0, frame.find_first_of("+ "));
-}
+using itest::frameName;
+using itest::jsonLines;
+using itest::kChain;
 
 // The frames of the workload, by name, in their order in `frames`.
 std::vector<std::string> workloadFrames(const std::vector<std::string>& frames,
@@ -44,8 +34,6 @@ std::vector<std::string> workloadFrames(const std::vector<std::string>& frames,
             out.push_back(frameName(f));
     return out;
 }
-
-const std::vector<std::string> kChain = {"leaf", "mid", "top", "main"};
 
 // Every frame named after a workload function is one of the chain, the names in the
 // chain's order and none twice: frames are missing at worst, never made up.

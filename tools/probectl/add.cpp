@@ -16,7 +16,7 @@ namespace po = boost::program_options;
 namespace probectl::cli {
 
 namespace {
-constexpr const char* kCmd = "add";
+constexpr const char* kAddCmd = "add";
 }
 
 po::options_description addOptionsDescription(AddOptions* o) {
@@ -37,7 +37,7 @@ po::options_description addOptionsDescription(AddOptions* o) {
 
 Parsed<AddOptions> parseAddOptions(const std::vector<std::string>& args) {
     po::variables_map vm;
-    auto o = parseSpecOptions(kCmd, args, addOptionsDescription, vm);
+    auto o = parseSpecOptions(kAddCmd, args, addOptionsDescription, vm);
     if (!o || o->help)
         return o;
     // add sends the location only: values and a predicate would be dropped in silence.
@@ -70,23 +70,23 @@ Parsed<AddOptions> parseAddOptions(const std::vector<std::string>& args) {
 
 int runAdd(const std::vector<std::string>& args, Io& io) {
     auto o = parseAddOptions(args);
-    if (auto rc = parsedExit(io, kCmd, o))
+    if (auto rc = parsedExit(io, kAddCmd, o))
         return *rc;
     SessionOptions so;
     so.uretprobe_despite_exceptions = o->force;
     auto resolved = Session::resolveRequest(o->spec, so);
     if (!resolved)
-        return runtimeError(io, kCmd, resolved.error());
+        return runtimeError(io, kAddCmd, resolved.error());
     ProbeRequest req = std::move(*resolved);
     if (o->persist)
         req.flags |= PROBECTL_PROBE_F_PERSISTENT;
 
-    return withClient(io, kCmd, [&](Client& client) -> int {
+    return withClient(io, kAddCmd, [&](Client& client) -> int {
         auto added = client.addProbe(req);
         if (!added) {
             Error e = added.error();
             e.message = fmt::format("{}: {}", o->spec.text, e.message);
-            return runtimeError(io, kCmd, e);
+            return runtimeError(io, kAddCmd, e);
         }
         io.out << added->id << '\n';
         if (!o->persist)

@@ -22,7 +22,7 @@ namespace probectl::cli {
 
 namespace {
 
-constexpr const char* kCmd = "bench";
+constexpr const char* kBenchCmd = "bench";
 
 std::string tracerNames() {
     std::string s;
@@ -174,17 +174,17 @@ std::string machine() {
 
 int runBench(const std::vector<std::string>& args, Io& io) {
     auto o = parseBenchOptions(args);
-    if (auto rc = parsedExit(io, kCmd, o))
+    if (auto rc = parsedExit(io, kBenchCmd, o))
         return *rc;
     if (::access(o->workload.c_str(), X_OK) != 0)
-        return runtimeError(io, kCmd,
+        return runtimeError(io, kBenchCmd,
                             makeError(errno, fmt::format("workload {}: not an executable "
                                                          "(--workload PATH)",
                                                          o->workload)));
     std::error_code ec;
     std::filesystem::create_directories(o->out_dir, ec);
     if (ec)
-        return runtimeError(io, kCmd, makeError(ec.value(), o->out_dir));
+        return runtimeError(io, kBenchCmd, makeError(ec.value(), o->out_dir));
 
     const auto workloads = bench::standardWorkloads(o->workload, o->count, o->threads);
     const std::string where = machine();
@@ -206,7 +206,7 @@ int runBench(const std::vector<std::string>& args, Io& io) {
             if (t.name == "untraced") {
                 if (!r.outcome.measure) {
                     bench::removeTempDir();
-                    return runtimeError(io, kCmd,
+                    return runtimeError(io, kBenchCmd,
                                         makeError(EIO, fmt::format("untraced {} run failed: {}",
                                                                    w.label(), r.outcome.error)));
                 }
@@ -276,7 +276,7 @@ int runBench(const std::vector<std::string>& args, Io& io) {
         plotted = bench::drawPlot(o->out_dir);
     io.out << fmt::format("\nWrote {}/: bench.csv, bench.dat, {}\n", o->out_dir, plotted);
     if (!none_ran.empty())
-        return runtimeError(io, kCmd, makeError(0, none_ran));
+        return runtimeError(io, kBenchCmd, makeError(0, none_ran));
     return kExitOk;
 }
 

@@ -20,7 +20,7 @@ namespace probectl::cli::bench {
 namespace {
 
 constexpr const char* kGlob = "kprobe:*_show";
-constexpr const char* kGroup = "probectl_attach";
+constexpr const char* kAttachGroup = "probectl_attach";
 
 double since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -91,17 +91,17 @@ AttachTimes ftraceTimes(const std::vector<ProbeSpec>& specs, std::size_t n) {
         if (names.size() == n)
             break;
         const std::string name = fmt::format("p{}", names.size());
-        if (append(events, fmt::format("p:{}/{} {}", kGroup, name, spec.symbol)))
+        if (append(events, fmt::format("p:{}/{} {}", kAttachGroup, name, spec.symbol)))
             names.push_back(name);
     }
-    const std::string enable = fmt::format("{}/events/{}/enable", root, kGroup);
+    const std::string enable = fmt::format("{}/events/{}/enable", root, kAttachGroup);
     (void)append(enable, "1");
     t.attach_s = since(t0);
     t.probes = names.size();
     const auto t1 = std::chrono::steady_clock::now();
     (void)append(enable, "0");
     for (const auto& name : names)
-        (void)append(events, fmt::format("-:{}/{}", kGroup, name));
+        (void)append(events, fmt::format("-:{}/{}", kAttachGroup, name));
     t.detach_s = since(t1);
     addCpu(t, c0);
     return t;

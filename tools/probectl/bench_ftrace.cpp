@@ -33,7 +33,7 @@ namespace probectl::cli::bench {
 
 namespace {
 
-constexpr const char* kGroup = "probectl_bench";
+constexpr const char* kFtraceGroup = "probectl_bench";
 
 std::string tracefs() {
     for (const char* d : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
@@ -71,11 +71,11 @@ class DynEvent {
         if (enabled_)
             (void)writeFile(eventDir() + "/enable", "0", false);
         if (defined_)
-            (void)writeFile(eventsFile(), fmt::format("-:{}/{}", kGroup, name_), true);
+            (void)writeFile(eventsFile(), fmt::format("-:{}/{}", kFtraceGroup, name_), true);
     }
     Result<void> define(const std::string& target, const std::string& args) {
-        auto r = writeFile(eventsFile(), fmt::format("p:{}/{} {} {}", kGroup, name_, target, args),
-                           true);
+        auto r = writeFile(eventsFile(),
+                           fmt::format("p:{}/{} {} {}", kFtraceGroup, name_, target, args), true);
         defined_ = r.ok();
         return r;
     }
@@ -103,12 +103,14 @@ class DynEvent {
             for (std::string s; words >> s;)
                 w.push_back(s);
             for (std::size_t i = 0; i + col < w.size(); ++i)
-                if (w[i] == name_ || w[i] == fmt::format("{}/{}", kGroup, name_))
+                if (w[i] == name_ || w[i] == fmt::format("{}/{}", kFtraceGroup, name_))
                     return std::stoull(w[i + col]);
         }
         return std::nullopt;
     }
-    std::string eventDir() const { return fmt::format("{}/events/{}/{}", root_, kGroup, name_); }
+    std::string eventDir() const {
+        return fmt::format("{}/events/{}/{}", root_, kFtraceGroup, name_);
+    }
     std::string root_, kind_, name_;
     bool defined_ = false, enabled_ = false;
 };
@@ -383,7 +385,7 @@ Outcome runFtraceHist(const Workload& w, bool log2) {
     DynEvent ev(p.root, p.kind, p.name);
     if (auto r = ev.define(p.target, fetchArg(p)); !r)
         return fail(r.error().describe());
-    const std::string dir = fmt::format("{}/events/{}/{}", p.root, kGroup, p.name);
+    const std::string dir = fmt::format("{}/events/{}/{}", p.root, kFtraceGroup, p.name);
     HistTrigger trigger(dir + "/trigger",
                         log2 ? fmt::format("hist:keys=common_pid,{}.log2", fetchName(p))
                              : std::string("hist:keys=common_pid"));

@@ -14,7 +14,7 @@ namespace po = boost::program_options;
 namespace probectl::cli {
 
 namespace {
-constexpr const char* kCmd = "list";
+constexpr const char* kListCmd = "list";
 }
 
 po::options_description listOptionsDescription(ListOptions* o) {
@@ -43,12 +43,12 @@ Parsed<ListOptions> parseListOptions(const std::vector<std::string>& args) {
 
 int runList(const std::vector<std::string>& args, Io& io) {
     auto o = parseListOptions(args);
-    if (auto rc = parsedExit(io, kCmd, o))
+    if (auto rc = parsedExit(io, kListCmd, o))
         return *rc;
-    return withClient(io, kCmd, [&](Client& client) -> int {
+    return withClient(io, kListCmd, [&](Client& client) -> int {
         auto probes = client.listProbes();
         if (!probes)
-            return runtimeError(io, kCmd, probes.error());
+            return runtimeError(io, kListCmd, probes.error());
         std::ifstream in("/proc/net/netlink");
         const std::string table((std::istreambuf_iterator<char>(in)), {});
         printProbeList(io.out, *probes, o->format == "json", probeOwners(genlSocketInodes(table)));

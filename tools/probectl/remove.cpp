@@ -14,7 +14,7 @@ namespace po = boost::program_options;
 namespace probectl::cli {
 
 namespace {
-constexpr const char* kCmd = "remove";
+constexpr const char* kRemoveCmd = "remove";
 
 // "pid 1234 (probectl)", or the netlink port when the process cannot be found.
 std::string ownerName(std::uint32_t portid) {
@@ -64,14 +64,14 @@ Parsed<RemoveOptions> parseRemoveOptions(const std::vector<std::string>& args) {
 
 int runRemove(const std::vector<std::string>& args, Io& io) {
     auto o = parseRemoveOptions(args);
-    if (auto rc = parsedExit(io, kCmd, o))
+    if (auto rc = parsedExit(io, kRemoveCmd, o))
         return *rc;
-    return withClient(io, kCmd, [&](Client& client) -> int {
+    return withClient(io, kRemoveCmd, [&](Client& client) -> int {
         std::vector<std::uint32_t> ids = o->ids;
         if (o->all) {
             auto list = client.listProbes();
             if (!list)
-                return runtimeError(io, kCmd, list.error());
+                return runtimeError(io, kRemoveCmd, list.error());
             for (const auto& p : *list)
                 ids.push_back(p.id);
         }
@@ -79,7 +79,7 @@ int runRemove(const std::vector<std::string>& args, Io& io) {
         for (auto id : ids) {
             auto info = client.getProbe(id);
             if (auto r = client.removeProbe(id); !r)
-                rc = runtimeError(io, kCmd, probeIdError(r.error()));
+                rc = runtimeError(io, kRemoveCmd, probeIdError(r.error()));
             else if (info && info->owner && info->owner != client.portid())
                 io.out << fmt::format(
                     "removed probe {}, which {} was tracing: its trace keeps "

@@ -16,7 +16,7 @@ namespace po = boost::program_options;
 namespace probectl::cli {
 
 namespace {
-constexpr const char* kCmd = "report";
+constexpr const char* kReportCmd = "report";
 
 // A conversion's progress on a terminal: one line rewritten in place whenever another
 // percent of the file is read, erased at the end so that only the report's own output and
@@ -78,40 +78,40 @@ int runReport(const std::vector<std::string>& args, Io& io) {
     auto r = parseOnePositional(args, desc, "file", "recording",
                                 "give one recording (probectl report FILE)", vm);
     if (!r)
-        return usageError(io, kCmd, r.error());
+        return usageError(io, kReportCmd, r.error());
     if (!*r) {
-        printHelp(*findCommand(kCmd), io.out);
+        printHelp(*findCommand(kReportCmd), io.out);
         return kExitOk;
     }
     o.file = **r;
     const bool known = o.format == "text" || o.format == "json";
     if (!known && (!isFileFormat(o.format) || o.format == "record"))
-        return usageError(io, kCmd,
+        return usageError(io, kReportCmd,
                           UsageError{fmt::format("--format must be text, json, chrome, "
                                                  "perfetto or ctf, not '{}'",
                                                  o.format)});
     if (!known && o.output.empty())
-        return usageError(io, kCmd,
+        return usageError(io, kReportCmd,
                           UsageError{fmt::format("--format {} writes a file: give -o", o.format)});
     if (auto e = emptyOutputError(vm))
-        return usageError(io, kCmd, *e);
+        return usageError(io, kReportCmd, *e);
 
     // Opening the output truncates it: never the recording being read.
     struct stat in {
     }, out{};
     if (!o.output.empty() && ::stat(o.file.c_str(), &in) == 0 &&
         ::stat(o.output.c_str(), &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-        return usageError(io, kCmd,
+        return usageError(io, kReportCmd,
                           UsageError{fmt::format("-o {} is the recording being read: write the "
                                                  "report to another file",
                                                  o.output)});
     auto rec = RecordingReader::open(o.file);
     if (!rec)
-        return runtimeError(io, kCmd, rec.error());
+        return runtimeError(io, kReportCmd, rec.error());
     const RecordingInfo& info = rec->info();
     auto sink = openTraceSink(o.format, o.output, recordingLayout(info.flags), io, nullptr);
     if (!sink)
-        return runtimeError(io, kCmd, sink.error());
+        return runtimeError(io, kReportCmd, sink.error());
 
     (*sink)->begin(info.t0_ns, info.clocks);
     // Not over the report itself when both go to the terminal: there it is its own progress.
@@ -132,12 +132,12 @@ int runReport(const std::vector<std::string>& args, Io& io) {
     auto done = (*sink)->finish(stats ? &*stats : nullptr);
     // Damage is an error; a recording cut short (the tracer was killed) is what there is.
     if (rec->damaged())
-        return runtimeError(io, kCmd,
+        return runtimeError(io, kReportCmd,
                             makeError(EBADMSG, fmt::format("{}: {}", o.file, rec->note())));
     if (!rec->note().empty())
         io.err << fmt::format("note: {}: {}\n", o.file, rec->note());
     if (!done)
-        return runtimeError(io, kCmd, done.error());
+        return runtimeError(io, kReportCmd, done.error());
     if (stats)
         if (auto w = lossWarning(*stats); !w.empty())
             io.err << w << '\n';

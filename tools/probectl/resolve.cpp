@@ -16,7 +16,7 @@ namespace po = boost::program_options;
 namespace probectl::cli {
 
 namespace {
-constexpr const char* kCmd = "resolve";
+constexpr const char* kResolveCmd = "resolve";
 
 // A text of several lines as rows: the key on the first only.
 template <typename Row>
@@ -92,7 +92,7 @@ int resolveTracepoint(const ResolveOptions& o, Io& io) {
     src.kallsyms = o.kallsyms;
     auto tps = Tracepoints::load(src);
     if (!tps)
-        return runtimeError(io, kCmd, tps.error());
+        return runtimeError(io, kResolveCmd, tps.error());
     row("spec:", o.spec.text);
     row("kind:", "tracepoint");
     auto tp = tps->find(o.spec);
@@ -154,7 +154,7 @@ po::options_description resolveOptionsDescription(ResolveOptions* o) {
 
 Parsed<ResolveOptions> parseResolveOptions(const std::vector<std::string>& args) {
     po::variables_map vm;
-    auto o = parseSpecOptions(kCmd, args, resolveOptionsDescription, vm);
+    auto o = parseSpecOptions(kResolveCmd, args, resolveOptionsDescription, vm);
     if (o && !o->help && vm.count("pid")) {
         if (o->pid == 0)
             return UsageError{"-p takes a process id (> 0)"};
@@ -166,7 +166,7 @@ Parsed<ResolveOptions> parseResolveOptions(const std::vector<std::string>& args)
 
 int runResolve(const std::vector<std::string>& args, Io& io) {
     auto o = parseResolveOptions(args);
-    if (auto rc = parsedExit(io, kCmd, o))
+    if (auto rc = parsedExit(io, kResolveCmd, o))
         return *rc;
     if (isUserSpace(o->spec.kind))
         return resolveUser(*o, io);
@@ -174,7 +174,7 @@ int runResolve(const std::vector<std::string>& args, Io& io) {
         return resolveTracepoint(*o, io);
     auto ks = KernelSymbols::load(o->kallsyms, o->blacklist);
     if (!ks)
-        return runtimeError(io, kCmd, ks.error());
+        return runtimeError(io, kResolveCmd, ks.error());
 
     auto row = [&](std::string_view k, const std::string& v) {
         io.out << fmt::format("{:<12}{}\n", k, v);

@@ -19,7 +19,7 @@ namespace po = boost::program_options;
 namespace probectl::cli {
 
 namespace {
-constexpr const char* kCmd = "symbols";
+constexpr const char* kSymbolsCmd = "symbols";
 
 // A bare word means "contains", as grep would.
 std::string globOf(const std::string& word) {
@@ -33,12 +33,12 @@ int userSymbols(const SymbolsOptions& o, Io& io) {
     uo.pid = static_cast<pid_t>(o.pid);
     auto file = findUserFile(o.elf_path, uo);
     if (!file)
-        return runtimeError(io, kCmd, file.error());
+        return runtimeError(io, kSymbolsCmd, file.error());
     ElfOpenOptions eo;
     eo.debug_dir = file->root + uo.debug_dir;
     auto elf = ElfResolver::open(file->path, eo);
     if (!elf)
-        return runtimeError(io, kCmd, elf.error());
+        return runtimeError(io, kSymbolsCmd, elf.error());
     const std::string glob = o.glob.empty() ? "*" : globOf(o.glob);
     io.out << fmt::format("file: {} ({}{}; symbols from {})\n", file->path, toString(elf->type()),
                           elf->buildId().empty() ? "" : ", build-id " + elf->buildId(),
@@ -77,8 +77,8 @@ int userSymbols(const SymbolsOptions& o, Io& io) {
                                     : "? " + p.args_error});
     }
     if (t.rows() == 0 && u.rows() == 0) {
-        io.err << fmt::format("probectl {}: no function or USDT probe of {} matches '{}'\n", kCmd,
-                              file->path, glob);
+        io.err << fmt::format("probectl {}: no function or USDT probe of {} matches '{}'\n",
+                              kSymbolsCmd, file->path, glob);
         return kExitRuntime;
     }
     if (t.rows())
@@ -98,7 +98,7 @@ int tracepointSymbols(const SymbolsOptions& o, Io& io) {
     src.kallsyms = o.kallsyms;
     auto tps = Tracepoints::load(src);
     if (!tps)
-        return runtimeError(io, kCmd, tps.error());
+        return runtimeError(io, kSymbolsCmd, tps.error());
     using A = Table::Align;
     Table t({{"TRACEPOINT", A::Left}, {"MODULE", A::Left}, {"ARGS", A::Left}});
     for (const auto* tp : tps->match(o.tp_subsys, o.tp_event))
@@ -108,14 +108,14 @@ int tracepointSymbols(const SymbolsOptions& o, Io& io) {
         // "no match" would be wrong.
         if (!tps->hasTracefs() && o.tp_subsys != "*")
             return runtimeError(
-                io, kCmd,
+                io, kSymbolsCmd,
                 makeError(EACCES, fmt::format("cannot tell which tracepoints are in '{}': "
                                               "tracefs (/sys/kernel/tracing) is not readable; "
                                               "run as root (sudo), or give the subsystem as "
                                               "'*' ('tracepoint:*:{}')",
                                               o.tp_subsys, o.tp_event)));
-        io.err << fmt::format("probectl {}: no tracepoint matches 'tracepoint:{}:{}'\n", kCmd,
-                              o.tp_subsys, o.tp_event);
+        io.err << fmt::format("probectl {}: no tracepoint matches 'tracepoint:{}:{}'\n",
+                              kSymbolsCmd, o.tp_subsys, o.tp_event);
         return kExitRuntime;
     }
     t.print(io.out);
@@ -209,7 +209,7 @@ Parsed<SymbolsOptions> parseSymbolsOptions(const std::vector<std::string>& args)
 
 int runSymbols(const std::vector<std::string>& args, Io& io) {
     auto o = parseSymbolsOptions(args);
-    if (auto rc = parsedExit(io, kCmd, o))
+    if (auto rc = parsedExit(io, kSymbolsCmd, o))
         return *rc;
     if (o->tracepoints)
         return tracepointSymbols(*o, io);
@@ -217,7 +217,7 @@ int runSymbols(const std::vector<std::string>& args, Io& io) {
         return userSymbols(*o, io);
     auto ks = KernelSymbols::load(o->kallsyms, o->blacklist);
     if (!ks)
-        return runtimeError(io, kCmd, ks.error());
+        return runtimeError(io, kSymbolsCmd, ks.error());
     const std::string glob = globOf(o->glob);
 
     using A = Table::Align;
@@ -236,7 +236,7 @@ int runSymbols(const std::vector<std::string>& args, Io& io) {
                std::string(toString(ks->probeability(*s))), s->name});
     }
     if (t.rows() == 0) {
-        io.err << fmt::format("probectl {}: no symbol matches '{}'\n", kCmd, glob);
+        io.err << fmt::format("probectl {}: no symbol matches '{}'\n", kSymbolsCmd, glob);
         return kExitRuntime;
     }
     t.print(io.out);

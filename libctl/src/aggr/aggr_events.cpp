@@ -48,10 +48,6 @@ bool isReturnHit(const Event& e) {
     return e.is_return || (e.syscall && e.syscall_returned);
 }
 
-bool lessRaw(bool is_signed, std::uint64_t a, std::uint64_t b) {
-    return is_signed ? static_cast<std::int64_t>(a) < static_cast<std::int64_t>(b) : a < b;
-}
-
 std::size_t bucketCount(const AggrTable& t) {
     if (t.hist == AggrHist::Log2)
         return kAggrLog2Buckets;
@@ -245,9 +241,9 @@ void EventAggregator::add(const Event& e) {
     }
     AggrEntry& entry = t.entries[it->second];
     if (t.value != AggrValue::None) {
-        if (entry.count == 0 || lessRaw(t.is_signed, value, entry.min))
+        if (entry.count == 0 || detail::lessRaw(t.is_signed, value, entry.min))
             entry.min = value;
-        if (entry.count == 0 || lessRaw(t.is_signed, entry.max, value))
+        if (entry.count == 0 || detail::lessRaw(t.is_signed, entry.max, value))
             entry.max = value;
         entry.sum += value;
         if (m.nbuckets)

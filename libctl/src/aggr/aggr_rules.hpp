@@ -17,6 +17,11 @@ inline bool isErrno(std::uint64_t retval) {
     return retval >= static_cast<std::uint64_t>(-4095);
 }
 
+// Values are kept as their raw 64 bits; signed ones compare as signed (min, max, buckets).
+inline bool lessRaw(bool is_signed, std::uint64_t a, std::uint64_t b) {
+    return is_signed ? static_cast<std::int64_t>(a) < static_cast<std::int64_t>(b) : a < b;
+}
+
 // Steps of STEP from MIN to MAX (MIN < MAX, STEP > 0), the last one possibly short
 // (kmod/aggr.c's rule). MAX - MIN always fits in 64 unsigned bits, but rounding up by
 // adding STEP - 1 could wrap it to a small count (and a histogram too few buckets).

@@ -16,16 +16,12 @@ namespace probectl {
 
 namespace {
 
-bool lessRaw(bool is_signed, std::uint64_t a, std::uint64_t b) {
-    return is_signed ? static_cast<std::int64_t>(a) < static_cast<std::int64_t>(b) : a < b;
-}
-
 void mergeInto(const AggrTable& t, AggrEntry& into, const AggrEntry& e) {
     if (e.count == 0)
         return;
-    if (into.count == 0 || lessRaw(t.is_signed, e.min, into.min))
+    if (into.count == 0 || detail::lessRaw(t.is_signed, e.min, into.min))
         into.min = e.min;
-    if (into.count == 0 || lessRaw(t.is_signed, into.max, e.max))
+    if (into.count == 0 || detail::lessRaw(t.is_signed, into.max, e.max))
         into.max = e.max;
     into.count += e.count;
     into.sum += e.sum;
@@ -215,9 +211,9 @@ std::size_t bucketOf(const AggrTable& t, std::uint64_t v) {
     }
     const std::size_t n =
         static_cast<std::size_t>(detail::linearSteps(t.lin_min, t.lin_max, t.lin_step));
-    if (lessRaw(t.is_signed, v, static_cast<std::uint64_t>(t.lin_min)))
+    if (detail::lessRaw(t.is_signed, v, static_cast<std::uint64_t>(t.lin_min)))
         return 0;
-    if (!lessRaw(t.is_signed, v, static_cast<std::uint64_t>(t.lin_max)))
+    if (!detail::lessRaw(t.is_signed, v, static_cast<std::uint64_t>(t.lin_max)))
         return n + 1;
     return 1 + static_cast<std::size_t>((v - static_cast<std::uint64_t>(t.lin_min)) /
                                         static_cast<std::uint64_t>(t.lin_step));

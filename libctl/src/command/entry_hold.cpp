@@ -12,13 +12,12 @@
 #include <cstdint>
 #include <optional>
 
+#include "core/x86.hpp"
 #include "ptrace/ptrace_ops.hpp"
 
 namespace probectl {
 
 namespace {
-
-constexpr std::uint8_t kInt3 = 0xcc;
 
 // AT_ENTRY of /proc/PID/auxv (pairs of 64-bit words; proc(5)).
 Result<std::uint64_t> entryPoint(pid_t pid) {

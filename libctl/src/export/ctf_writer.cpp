@@ -34,10 +34,10 @@ namespace {
 using exporter::Field;
 
 constexpr std::size_t kPacketBytes = 64 * 1024;
-constexpr std::size_t kHeaderBytes = 4 + 16 + 4;              // magic, uuid, stream_id
-constexpr std::size_t kContextBytes = 8 * 5 + 4;              // see the packet context above
-constexpr std::size_t kContentOffset = kHeaderBytes + 2 * 8;  // content_size's offset
-constexpr std::uint32_t kMagic = 0xc1fc1fc1;
+constexpr std::size_t kPacketHeaderBytes = 4 + 16 + 4;              // magic, uuid, stream_id
+constexpr std::size_t kContextBytes = 8 * 5 + 4;                    // see the packet context above
+constexpr std::size_t kContentOffset = kPacketHeaderBytes + 2 * 8;  // content_size's offset
+constexpr std::uint32_t kCtfMagic = 0xc1fc1fc1;
 
 void put(std::vector<std::uint8_t>& b, const void* p, std::size_t n) {
     const auto* c = static_cast<const std::uint8_t*>(p);
@@ -230,16 +230,16 @@ class CtfWriter final : public TraceWriter {
     void openPacket(Stream& st) {
         st.buf.clear();
         st.events = 0;
-        putInt(st.buf, kMagic);
+        putInt(st.buf, kCtfMagic);
         put(st.buf, uuid_, sizeof(uuid_));
         putInt(st.buf, std::uint32_t{0});
-        st.buf.resize(kHeaderBytes + kContextBytes);  // filled by flushPacket
+        st.buf.resize(kPacketHeaderBytes + kContextBytes);  // filled by flushPacket
     }
 
     Result<void> flushPacket(Stream& st, std::uint64_t discarded) {
         const std::uint64_t bits = st.buf.size() * 8;
-        patch(st.buf, kHeaderBytes, st.first_ts);
-        patch(st.buf, kHeaderBytes + 8, st.last_ts);
+        patch(st.buf, kPacketHeaderBytes, st.first_ts);
+        patch(st.buf, kPacketHeaderBytes + 8, st.last_ts);
         patch(st.buf, kContentOffset, bits);
         patch(st.buf, kContentOffset + 8, bits);
         patch(st.buf, kContentOffset + 16, discarded ? discarded : discarded_so_far_);

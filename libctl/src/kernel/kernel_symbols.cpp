@@ -19,6 +19,7 @@
 #include <unordered_set>
 
 #include "core/step_timing.hpp"
+#include "core/trim.hpp"
 #include "kernel/symbol_cache.hpp"
 #include "probectl/syscall_meta.hpp"
 
@@ -93,14 +94,6 @@ namespace {
 // Function padding symbols (CONFIG_FUNCTION_PADDING_ALIGNMENT, >= 6.2) share the text type
 // letter but mark NOPs in front of the function they name.
 constexpr std::string_view kPaddingPrefix = "__pfx_";
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-        s.remove_suffix(1);
-    return s;
-}
 
 // Up to five fields split on spaces and tabs (empty ones dropped); `count` says how many
 // were found, up to 5 even if there are more. Fixed storage: this runs once per kallsyms
@@ -184,7 +177,7 @@ Result<KernelSymbols> KernelSymbols::fromText(std::string_view kallsyms,
         static_cast<std::size_t>(std::count(kallsyms.begin(), kallsyms.end(), '\n')) + 1);
     bool any_line = false;
     forEachLine(kallsyms, [&](std::string_view line) {
-        line = trim(line);
+        line = trimBlanks(line);
         if (line.empty())
             return;
         any_line = true;
@@ -218,7 +211,7 @@ Result<KernelSymbols> KernelSymbols::fromText(std::string_view kallsyms,
 
 void KernelSymbols::addBlacklist(std::string_view text) {
     forEachLine(text, [&](std::string_view line) {
-        line = trim(line);
+        line = trimBlanks(line);
         if (line.empty())
             return;
         has_blacklist_ = true;

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "core/step_timing.hpp"
+#include "core/trim.hpp"
 
 namespace probectl {
 
@@ -24,17 +25,9 @@ constexpr SyscallName kBuiltinNames[] = {
 #include "syscall_names.inc"
 };
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-        s.remove_suffix(1);
-    return s;
-}
-
 template <class T>
 bool parseNumber(std::string_view s, T& out) {
-    s = trim(s);
+    s = trimBlanks(s);
     const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
     return ec == std::errc() && p == s.data() + s.size();
 }
@@ -46,7 +39,7 @@ Error badLine(std::size_t line, std::string what) {
 // "\tfield:const char * filename;\toffset:24;\tsize:8;\tsigned:0;"
 Result<TraceField> parseField(std::string_view line, std::size_t lineno) {
     TraceField f;
-    std::string_view rest = trim(line);
+    std::string_view rest = trimBlanks(line);
     auto take = [&](std::string_view key, std::string_view& value) -> bool {
         if (!rest.starts_with(key))
             return false;
@@ -54,7 +47,7 @@ Result<TraceField> parseField(std::string_view line, std::size_t lineno) {
         if (semi == std::string_view::npos)
             return false;
         value = rest.substr(key.size(), semi - key.size());
-        rest = trim(rest.substr(semi + 1));
+        rest = trimBlanks(rest.substr(semi + 1));
         return true;
     };
     std::string_view decl, off, size, sign;
@@ -70,13 +63,13 @@ Result<TraceField> parseField(std::string_view line, std::size_t lineno) {
         return badLine(lineno, "expected 'signed:0;' or 'signed:1;'");
     f.is_signed = s == 1;
 
-    decl = trim(decl);
+    decl = trimBlanks(decl);
     // Dynamic fields ("__data_loc char[] __filename_val", kernel 6.19+'s syscall events with
     // user strings) hold a 4-byte offset/length word; their "[]" has no length.
     for (std::string_view loc : {"__data_loc ", "__rel_loc "})
         if (decl.starts_with(loc)) {
             f.dynamic = true;
-            decl = trim(decl.substr(loc.size()));
+            decl = trimBlanks(decl.substr(loc.size()));
         }
     if (decl.ends_with(']')) {
         const auto open = decl.rfind('[');
@@ -85,7 +78,7 @@ Result<TraceField> parseField(std::string_view line, std::size_t lineno) {
         if (open == std::string_view::npos ||
             (!(len.empty() && f.dynamic) && !parseNumber(len, f.array_len)))
             return badLine(lineno, "bad array declaration");
-        decl = trim(decl.substr(0, open));
+        decl = trimBlanks(decl.substr(0, open));
     }
     // "char[] name": the array brackets follow the type, not the name.
     if (f.dynamic && decl.find("[]") != std::string_view::npos) {
@@ -95,14 +88,14 @@ Result<TraceField> parseField(std::string_view line, std::size_t lineno) {
         if (sp == std::string::npos || sp + 1 == d.size())
             return badLine(lineno, "expected 'TYPE NAME' after field:");
         f.name = d.substr(sp + 1);
-        f.type = std::string(trim(std::string_view(d).substr(0, sp + 1))) + "[]";
+        f.type = std::string(trimBlanks(std::string_view(d).substr(0, sp + 1))) + "[]";
         return f;
     }
     const auto space = decl.find_last_of(" *");
     if (space == std::string_view::npos || space + 1 == decl.size())
         return badLine(lineno, "expected 'TYPE NAME' after field:");
     f.name = std::string(decl.substr(space + 1));
-    f.type = std::string(trim(decl.substr(0, space + 1)));
+    f.type = std::string(trimBlanks(decl.substr(0, space + 1)));
     return f;
 }
 
@@ -125,9 +118,9 @@ Result<TraceEventFormat> parseEventFormat(std::string_view text) {
         std::string_view line = text.substr(0, nl);
         text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
         ++lineno;
-        const std::string_view t = trim(line);
+        const std::string_view t = trimBlanks(line);
         if (t.starts_with("print fmt:")) {
-            ev.print_fmt = std::string(trim(t.substr(10)));
+            ev.print_fmt = std::string(trimBlanks(t.substr(10)));
             in_format = false;
             continue;
         }
@@ -147,7 +140,7 @@ Result<TraceEventFormat> parseEventFormat(std::string_view text) {
         if (t.empty())
             continue;
         if (t.starts_with("name:")) {
-            ev.name = std::string(trim(t.substr(5)));
+            ev.name = std::string(trimBlanks(t.substr(5)));
             have_name = !ev.name.empty();
         } else if (t.starts_with("ID:")) {
             if (!parseNumber(t.substr(3), ev.id))

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/x86.hpp"
 #include "ptrace/engine.hpp"
 #include "ptrace/site_fetch.hpp"
 #include "uapi/probectl.h"
@@ -14,8 +15,6 @@
 namespace probectl::ptrace {
 
 namespace {
-
-constexpr std::uint8_t kInt3 = 0xCC;
 
 std::array<std::uint64_t, kEventArgs> argRegs(const user_regs_struct& r) {
     return {r.rdi, r.rsi, r.rdx, r.rcx, r.r8, r.r9};

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "core/x86.hpp"
 #include "probectl/predicate.hpp"
 #include "probectl/proc_maps.hpp"
 #include "ptrace/engine.hpp"
@@ -15,8 +16,6 @@
 namespace probectl::ptrace {
 
 namespace {
-
-constexpr std::uint8_t kInt3 = 0xCC;
 
 // maps names the device as major:minor of the inode's superblock, as stat's st_dev does;
 // the path is compared too because some filesystems (overlayfs) show another device.

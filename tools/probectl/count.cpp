@@ -538,7 +538,8 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
              ->value_name("N"), "distinct keys each probe's map holds (default 1024, at most "
          "65536); hits with new keys beyond it are counted as map full")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
-         "text (default); json: one object per probe; folded (count --by kstack or ustack): "
+         "text (default); json: one object per probe (a key string that is not UTF-8 also "
+         "has NAME_bytes, its bytes in hex); folded (count --by kstack or ustack): "
          "one 'frame;frame;... COUNT' line per stack, root first, flame-graph input; svg "
          "(count --by kstack or ustack, with -o FILE): a flame graph; perfetto "
          "or chrome (with -o FILE): "

@@ -403,6 +403,32 @@ TEST(AggrFormat, StringKeysWithControlAndNonUtf8Bytes) {
     EXPECT_NE(line.find("\xef\xbf\xbd"), std::string::npos) << line;  // U+FFFD
 }
 
+// --by comm of tasks named g\xff and g\xfe: two keys that JSON wrote as the same
+// {"comm":"g\ufffd"} (a reader summing by key got one task). Each keeps its bytes.
+TEST(AggrFormat, KeysDifferingOnlyInInvalidBytesStayTwoInJson) {
+    AggrTable t;
+    t.key_names = {"comm"};
+    auto key = [](const std::string& s) {
+        FetchedValue v;
+        v.type = FetchType::String;
+        v.str = s;
+        return std::vector<FetchedValue>{v};
+    };
+    t.entries.push_back({key("g\xff"), 3, 0, 0, 0, {}});
+    t.entries.push_back({key("g\xfe"), 2, 0, 0, 0, {}});
+    const auto j = nlohmann::json::parse(toJsonLine(aggrJson(t, 0)));
+    ASSERT_EQ(j["entries"].size(), 2u);
+    const auto& a = j["entries"][0];
+    const auto& b = j["entries"][1];
+    EXPECT_NE(a["key"], b["key"]);
+    EXPECT_EQ(a["key"]["comm"], "g\xef\xbf\xbd");
+    EXPECT_EQ(a["key"]["comm_bytes"], "67ff");
+    EXPECT_EQ(a["count"], 3);
+    EXPECT_EQ(b["key"]["comm"], "g\xef\xbf\xbd");
+    EXPECT_EQ(b["key"]["comm_bytes"], "67fe");
+    EXPECT_EQ(b["count"], 2);
+}
+
 // --by retval showed an int function's -6 as 4294967290 only, --by errno a syscall's
 // ENOENT as -2: each also reads as the trace line reads it.
 TEST(AggrFormat, RetvalAndErrnoKeysReadAsIntAndErrnoName) {

@@ -159,3 +159,35 @@ TEST(ChromeWriter, UnreturnedCallsAreACounter) {
     EXPECT_EQ(u[0]["args"], json({{"uretprobe:/bin/prog:work r=$retval:s64", 0}}));
     EXPECT_EQ(u[1]["args"], json({{"uretprobe:/bin/prog:work r=$retval:s64", 4}}));
 }
+
+// Thread names and string values that are not UTF-8 keep their bytes beside the U+FFFD
+// text (name_bytes, path_bytes): threads g\xff and g\xfe were otherwise named the same.
+TEST(ChromeWriter, NonUtf8NamesAndStringsKeepTheirBytes) {
+    std::ostringstream out;
+    auto w = probectl::chromeTraceWriter(out);
+    ASSERT_TRUE(w->begin(1'000'000'000, probectl::TraceClocks{}).ok());
+    for (const auto& [tid, comm] : {std::pair{100u, "g\xff"}, std::pair{200u, "g\xfe"}}) {
+        probectl::Event e = exporttest::entry(tid, tid, 1'000'000'000 + tid,
+                                              "uprobe:/bin/prog:open path=+0($arg1):string");
+        e.comm = comm;
+        probectl::FetchedValue v;
+        v.name = "path";
+        v.type = probectl::FetchType::String;
+        v.str = comm;
+        e.values.push_back(v);
+        ASSERT_TRUE(w->event(e).ok());
+    }
+    ASSERT_TRUE(w->finish(exporttest::sampleStats()).ok());
+    const json t = json::parse(out.str());
+    std::map<int, std::string> names;
+    for (const auto& m : ofPhase(t, "M"))
+        if (m["name"] == "thread_name") {
+            EXPECT_EQ(m["args"]["name"], "g\xef\xbf\xbd");
+            names[m["tid"]] = m["args"]["name_bytes"];
+        }
+    EXPECT_EQ(names, (std::map<int, std::string>{{100, "67ff"}, {200, "67fe"}}));
+    std::map<int, std::string> paths;
+    for (const auto& i : ofPhase(t, "i"))
+        paths[i["tid"]] = i["args"]["path_bytes"];
+    EXPECT_EQ(paths, (std::map<int, std::string>{{100, "67ff"}, {200, "67fe"}}));
+}

@@ -137,6 +137,46 @@ TEST(EventJson, InvalidUtf8IsReplacedNotThrown) {
                                               "b\""));
 }
 
+// Two tasks named g\xff and g\xfe, reading the same string path: as U+FFFD alone their
+// events were the same; comm_bytes and path_bytes keep the bytes apart.
+TEST(EventJson, NonUtf8StringsKeepTheirBytes) {
+    auto event = [](const char* comm, const char* path) {
+        Event e = openatEvent();
+        e.comm = comm;
+        e.values[1].str = path;
+        return eventToJson(e);
+    };
+    const json a = event("g\xff", "/tmp/\xfe"), b = event("g\xfe", "/tmp/\xff");
+    EXPECT_EQ(a["comm"], "g\xef\xbf\xbd");
+    EXPECT_EQ(a["comm"], b["comm"]);
+    EXPECT_EQ(a["comm_bytes"], "67ff");
+    EXPECT_EQ(b["comm_bytes"], "67fe");
+    EXPECT_EQ(a["args"]["path_bytes"], "2f746d702ffe");
+    EXPECT_EQ(b["args"]["path_bytes"], "2f746d702fff");
+    // Right after its string; none for valid UTF-8.
+    const std::string l = line(openatEvent());
+    EXPECT_EQ(l.find("_bytes"), std::string::npos) << l;
+    Event e = openatEvent();
+    e.comm = "g\xff";
+    EXPECT_THAT(line(e), ::testing::HasSubstr("\"comm\":\"g\xef\xbf\xbd\",\"comm_bytes\":\"67ff\","
+                                              "\"probe\""));
+}
+
+// A tree (aggregations, stacks): each object's NAME_bytes right after NAME; for an array
+// of strings, an array of the same length with null for the valid ones.
+TEST(EventJson, TreesGetBytesMembersAtEveryLevel) {
+    nlohmann::ordered_json j;
+    j["key"] = {{"comm", "g\xff"}, {"n", 3}};
+    j["kstack"] = {"ok", "bad\xfe"};
+    j["entries"] = nlohmann::ordered_json::array({{{"s", "\xc0"}}});
+    j["fine"] = "caf\xc3\xa9";
+    EXPECT_EQ(toJsonLine(j),
+              "{\"key\":{\"comm\":\"g\xef\xbf\xbd\",\"comm_bytes\":\"67ff\",\"n\":3},"
+              "\"kstack\":[\"ok\",\"bad\xef\xbf\xbd\"],\"kstack_bytes\":[null,\"626164fe\"],"
+              "\"entries\":[{\"s\":\"\xef\xbf\xbd\",\"s_bytes\":\"c0\"}],"
+              "\"fine\":\"caf\xc3\xa9\"}");
+}
+
 TEST(EventJson, Summary) {
     std::ostringstream os;
     printSummary(*makeJsonPrinter(os),

@@ -339,10 +339,39 @@ TEST(PrinterJson, LinesAreNlohmannsCompactDump) {
     }
     const json j = object(k);
     EXPECT_EQ(j["args"]["path"], "a\"b\\c\n\t\x01 é \xef\xbf\xbd end");
+    EXPECT_EQ(j["args"]["path_bytes"], "6122625c630a090120c3a920ff20656e64");
     EXPECT_EQ(j["args"]["words"], json::array({1, -1, 7}));
     EXPECT_EQ(j["args"]["flags"], "0x8000");
     EXPECT_TRUE(j["args"]["gone"].is_null());
     EXPECT_EQ(j["args"]["neg"], -5);
     EXPECT_EQ(j["faults"], json::array({"gone"}));
     EXPECT_EQ(j["truncated"], json::array({"path"}));
+}
+
+// A string array (stack frames) with strings that are not UTF-8: NAME_bytes after the
+// array, the same length, null for the valid ones; none inside an unnamed array.
+TEST(PrinterJson, ArrayStringsKeepTheirBytes) {
+    std::ostringstream os;
+    auto p = makeJsonPrinter(os);
+    p->beginRecord("t");
+    p->beginArray("ustack");
+    p->str(Show::Json, {}, {}, "main");
+    p->str(Show::Json, {}, {}, "f\xfe");
+    p->str(Show::Json, {}, {}, "g");
+    p->end();
+    p->beginArray("rows");
+    p->beginArray({});
+    p->str(Show::Json, {}, {}, "\xff");
+    p->end();
+    p->beginObject({});
+    p->str(Show::Json, "name", {}, "\xff");
+    p->end();
+    p->end();
+    p->endRecord();
+    const std::string line = os.str();
+    EXPECT_EQ(line,
+              "{\"type\":\"t\",\"ustack\":[\"main\",\"f\xef\xbf\xbd\",\"g\"],"
+              "\"ustack_bytes\":[null,\"66fe\",null],\"rows\":[[\"\xef\xbf\xbd\"],"
+              "{\"name\":\"\xef\xbf\xbd\",\"name_bytes\":\"ff\"}]}\n");
+    EXPECT_EQ(toJsonLine(nlohmann::ordered_json::parse(line)) + '\n', line);
 }

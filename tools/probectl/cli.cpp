@@ -56,6 +56,7 @@ void printMainHelp(std::ostream& os) {
           "a spec the backend cannot run), whichever part of probectl finds it; 1 when the\n"
           "system refused (kernel, module, files, processes), a well-formed spec's symbol,\n"
           "file or process not found included. trace -- CMD exits with CMD's status.\n"
+          "A failed write to stdout or stderr (a full disk) makes 0 into 1; stdout's is said.\n"
           "Most commands need root (CAP_SYS_ADMIN or CAP_PERFMON) and probectl.ko loaded.\n";
 }
 
@@ -187,6 +188,8 @@ int runtimeError(Io& io, const char* command, const Error& e) {
     // One rule whichever layer finds the mistake: the command line's are usage errors.
     if (e.usage)
         return usageError(io, command, UsageError{e.describe()});
+    if (e.message == fmt::format("cannot write {}", kStandardOutput))
+        io.out_error_told = true;
     io.err << fmt::format("probectl {}: {}\n", command, e.describe());
     return kExitRuntime;
 }

@@ -47,7 +47,13 @@ struct Io {
     // `err` is a terminal: long work may show its progress there (a line rewritten in place).
     bool err_is_tty = false;
     bool out_is_tty = false;  // `out` is a terminal
+    // runtimeError() has said "cannot write standard output": main() does not say it again.
+    bool out_error_told = false;
 };
+
+// What errors call the streams ("cannot write standard output").
+inline constexpr const char* kStandardOutput = "standard output";
+inline constexpr const char* kStandardError = "standard error";
 
 // One subcommand: one file each, listed in commands.cpp.
 struct Command {

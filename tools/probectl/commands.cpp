@@ -133,7 +133,8 @@ the trace first (Ctrl-C 130, SIGTERM 143, as strace; the output is complete); 0 
 --duration ended it, and when Ctrl-C or SIGTERM ends a trace without CMD (-p, or
 system-wide); 2 when the command line is wrong (whichever part of probectl finds it:
 a predicate on a USDT probe's arguments is checked once its note is read); 1 when
-the system refused (kernel, module, symbols, files, processes).
+the system refused (kernel, module, symbols, files, processes). A failed write to
+stdout or stderr (a full disk) makes 0 into 1 (stdout's is said on stderr).
 
 Examples:
   sudo probectl trace syscall:openat -- ls -al

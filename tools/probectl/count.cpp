@@ -196,11 +196,11 @@ std::string outputName(const AggrCliOptions& o) {
         case TablesTo::File:
             return o.output;
         case TablesTo::Stderr:
-            return "standard error";
+            return kStandardError;
         case TablesTo::Stdout:
             break;
     }
-    return "standard output";
+    return kStandardOutput;
 }
 
 // The stream of the tables but -o FILE's.
@@ -538,7 +538,8 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
              ->value_name("N"), "distinct keys each probe's map holds (default 1024, at most "
          "65536); hits with new keys beyond it are counted as map full")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
-         "text (default); json: one object per probe; folded (count --by kstack or ustack): "
+         "text (default); json: one object per probe (a key string that is not UTF-8 also "
+         "has NAME_bytes, its bytes in hex); folded (count --by kstack or ustack): "
          "one 'frame;frame;... COUNT' line per stack, root first, flame-graph input; svg "
          "(count --by kstack or ustack, with -o FILE): a flame graph; perfetto "
          "or chrome (with -o FILE): "
@@ -864,7 +865,8 @@ Exit status: with -- CMD, CMD's own status when it ended by itself (128+N when
 killed by signal N); 128+N when signal N ended the run first (Ctrl-C 130, SIGTERM
 143, as trace; the tables are printed first); 0 when --duration ended it, and when
 Ctrl-C or SIGTERM ends a run without CMD (-p, or system-wide); 2 on a usage error;
-1 when the system refused.
+1 when the system refused. A failed write to stdout or stderr (a full disk) makes 0
+into 1 (stdout's is said on stderr).
 
 Examples:
   sudo probectl count 'kprobe:vfs_*' --duration 5

@@ -1,19 +1,23 @@
 // probectl: dispatches argv[1] through the command table. Exceptions are programming
-// errors or out-of-memory; they are caught once here.
+// errors or out-of-memory; they are caught once here. Every command's writes to stdout and
+// stderr are checked once here too, at exit (std_streams.hpp).
 #include <fmt/format.h>
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <exception>
 #include <iostream>
 
 #include "cli.hpp"
+#include "std_streams.hpp"
 #include "version.hpp"
 
 using namespace probectl::cli;
 
-int main(int argc, char** argv) {
-    Io io{std::cout, std::cerr, ::isatty(STDERR_FILENO) == 1, ::isatty(STDOUT_FILENO) == 1};
+namespace {
+
+int run(int argc, char** argv, Io& io) {
     try {
         if (argc < 2) {
             printMainHelp(std::cerr);
@@ -53,4 +57,22 @@ int main(int argc, char** argv) {
         std::cerr << "probectl: internal error: " << e.what() << '\n';
         return kExitRuntime;
     }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Io io{std::cout, std::cerr, ::isatty(STDERR_FILENO) == 1, ::isatty(STDOUT_FILENO) == 1};
+    FdOutBuf out(STDOUT_FILENO);
+    std::cout.rdbuf(&out);
+    // On a terminal each write shows at once, as stdio's line buffering did.
+    if (io.out_is_tty)
+        std::cout << std::unitbuf;
+    const int code = run(argc, argv, io);
+    const std::string who =
+        argc >= 2 && findCommand(argv[1]) ? fmt::format("probectl {}", argv[1]) : "probectl";
+    const int rc =
+        finishStreams(code, who, std::cout, stdout, std::cerr, stderr, io.out_error_told);
+    std::cout.rdbuf(nullptr);  // `out` ends here; std::cout is flushed again at exit
+    return rc;
 }

@@ -205,7 +205,8 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "list each name a glob (kprobe:vfs_*) matched but did not attach, and why")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
          "text (default) or json: JSON Lines, one object per event and a final summary "
-         "object, the same fields as the text; with -o, a trace file for viewers: chrome "
+         "object, the same fields as the text (a string that is not UTF-8 also has "
+         "NAME_bytes, its bytes in hex); with -o, a trace file for viewers: chrome "
          "(Chrome trace-event JSON), perfetto (Perfetto protobuf, for ui.perfetto.dev), "
          "ctf (a CTF 1.8 directory, for babeltrace2), record (probectl report's input)")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),

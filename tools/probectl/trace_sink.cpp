@@ -27,7 +27,7 @@ class PrinterSink : public TraceSink {
         : layout_(layout),
           io_(io),
           out_(layout.on_stderr ? &io.err : &io.out),
-          name_(layout.on_stderr ? "standard error" : "standard output") {}
+          name_(layout.on_stderr ? kStandardError : kStandardOutput) {}
 
     Result<void> open(const std::string& path) {
         const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

@@ -43,7 +43,11 @@
 //
 // Objects are nlohmann::ordered_json so keys print in the order above and args in fetch
 // order. Strings are bytes from the traced program; bytes that are not valid UTF-8 are written as
-// U+FFFD by toJsonLine (JSON text must be UTF-8).
+// U+FFFD (JSON text must be UTF-8), and so that distinct byte strings stay distinct the
+// member NAME whose string has such bytes gets a sibling NAME_bytes right after it: the exact
+// bytes as lowercase hex ("comm":"g\ufffd","comm_bytes":"67ff"). For an array of strings
+// NAME_bytes is an array of the same length, hex for such strings and null for the others.
+// Present only when needed; the same in every JSON probectl writes (aggregations too).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -62,7 +66,8 @@ namespace probectl {
 // The JSON value of one fetched value (null when faulted), per the table above.
 nlohmann::ordered_json fetchedValueToJson(const FetchedValue& v);
 
-// One line of JSON Lines: compact, no trailing newline, invalid UTF-8 replaced.
+// One line of JSON Lines: compact, no trailing newline, invalid UTF-8 replaced, with the
+// NAME_bytes siblings above added to objects.
 std::string toJsonLine(const nlohmann::ordered_json& j);
 
 }  // namespace probectl

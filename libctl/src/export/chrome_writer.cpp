@@ -11,17 +11,18 @@
 #include <ostream>
 
 #include "export/export_fields.hpp"
-#include "export/json_text.hpp"
 #include "export/stream_writer.hpp"
 #include "export/thread_names.hpp"
+#include "output/json_text.hpp"
 #include "probectl/trace_export.hpp"
 
 namespace probectl {
 
 namespace {
 
-using exporter::appendJsonString;
 using exporter::Field;
+using json::appendJsonMember;
+using json::appendJsonString;
 
 void appendMicros(std::string& out, std::uint64_t ns) {
     fmt::format_to(std::back_inserter(out), "{}.{:03}", ns / 1000, ns % 1000);
@@ -72,6 +73,10 @@ class ChromeWriter final : public exporter::StreamTraceWriter {
             if (!first)
                 buf_ += ',';
             first = false;
+            if (f.kind == Field::Kind::String) {
+                appendJsonMember(buf_, f.name, f.str);
+                return;
+            }
             appendJsonString(buf_, f.name);
             buf_ += ':';
             appendValue(f);
@@ -122,9 +127,9 @@ class ChromeWriter final : public exporter::StreamTraceWriter {
             next();
         opened_ = true;
         fmt::format_to(std::back_inserter(buf_),
-                       "{{\"name\":\"{}\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":",
-                       what, pid, tid);
-        appendJsonString(buf_, name);
+                       "{{\"name\":\"{}\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{", what,
+                       pid, tid);
+        appendJsonMember(buf_, "name", name);
         buf_ += "}}";
     }
     // One series per probe of `field` (for unreturned, only the probes with some), and for

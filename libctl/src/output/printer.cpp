@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "output/append_text.hpp"
+#include "output/json_text.hpp"
 #include "probectl/event_json.hpp"
 
 namespace probectl {
@@ -98,23 +99,39 @@ class JsonPrinter final : public Printer {
     void beginRecord(std::string_view type) override {
         buf_.clear();
         buf_.push_back('{');
-        first_.assign(1, true);
-        array_.assign(1, false);
+        frames_.assign(1, Frame{});
         str(Show::Json, "type", {}, type);
     }
     void endRecord() override {
         buf_.append(std::string_view("}\n"));
         os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
         buf_.clear();
-        first_.clear();
-        array_.clear();
+        frames_.clear();
     }
     void beginObject(std::string_view key) override { open(key, '{', false); }
     void beginArray(std::string_view key) override { open(key, '[', true); }
     void end() override {
-        buf_.push_back(array_.back() ? ']' : '}');
-        first_.pop_back();
-        array_.pop_back();
+        Frame f = std::move(frames_.back());
+        frames_.pop_back();
+        buf_.push_back(f.array ? ']' : '}');
+        if (f.bytes.empty())
+            return;
+        // The array's strings that are not UTF-8, as hex at their index, null elsewhere.
+        bytesKey(std::string(buf_.data() + f.key_at, f.key_len));
+        buf_.push_back('[');
+        std::size_t next = 0;
+        for (std::size_t i = 0; i < f.elements; ++i) {
+            if (i)
+                buf_.push_back(',');
+            if (next < f.bytes.size() && f.bytes[next].first == i) {
+                buf_.push_back('"');
+                buf_.append(f.bytes[next++].second);
+                buf_.push_back('"');
+            } else {
+                buf_.append(std::string_view("null"));
+            }
+        }
+        buf_.push_back(']');
     }
     void beginTable(std::string_view key, std::vector<Table::Column>) override { beginArray(key); }
     void beginRow() override { beginObject({}); }
@@ -138,8 +155,23 @@ class JsonPrinter final : public Printer {
         buf_.push_back('"');
     }
     void str(Show s, std::string_view k, std::string_view, std::string_view v) override {
-        if (field(s, k))
-            quote(v);
+        if (!field(s, k))
+            return;
+        if (quote(v) || json::isUtf8(v))
+            return;
+        // The exact bytes beside the U+FFFD text (json_text.hpp): after the member in an
+        // object, after the array (at the element's index) in an array.
+        Frame& f = frames_.back();
+        if (f.array) {
+            if (f.key_len)
+                f.bytes.emplace_back(f.elements - 1, json::hexBytes(v));
+            return;
+        }
+        bytesKey(std::string(buf_.data() + key_at_, key_len_));
+        buf_.push_back('"');
+        const std::string hex = json::hexBytes(v);
+        buf_.append(hex);
+        buf_.push_back('"');
     }
     void boolean(Show s, std::string_view k, bool v) override {
         if (field(s, k))
@@ -150,6 +182,8 @@ class JsonPrinter final : public Printer {
             buf_.append(std::string_view("null"));
     }
     void value(std::string_view k, nlohmann::ordered_json v) override {
+        if (v.is_string())
+            return str(Show::Json, k, {}, v.get_ref<const std::string&>());
         if (field(Show::Json, k))
             buf_.append(toJsonLine(v));
     }
@@ -160,40 +194,64 @@ class JsonPrinter final : public Printer {
     bool field(Show s, std::string_view key) {
         if (s == Show::Text)
             return false;
-        if (!first_.back())
+        Frame& f = frames_.back();
+        if (f.elements)
             buf_.push_back(',');
-        first_.back() = false;
-        if (!array_.back()) {
+        ++f.elements;
+        key_len_ = 0;
+        if (!f.array) {
+            key_at_ = buf_.size();
             quote(key);
+            key_len_ = buf_.size() - key_at_;
             buf_.push_back(':');
         }
         return true;
     }
+    // ,"key_bytes": from the key as written, `quoted` ("key", escaped); a sibling is never
+    // the first member. A copy of buf_'s text: appending may move buf_'s data.
+    void bytesKey(std::string quoted) {
+        buf_.push_back(',');
+        quoted.pop_back();
+        buf_.append(quoted);
+        buf_.append(json::kBytesSuffix);
+        buf_.append(std::string_view("\":"));
+    }
     void open(std::string_view key, char bracket, bool array) {
         field(Show::Json, key);
         buf_.push_back(bracket);
-        first_.push_back(true);
-        array_.push_back(array);
+        frames_.push_back(Frame{array, key_at_, key_len_, 0, {}});
     }
     // Printable ASCII is copied as is; anything else (escapes, UTF-8 and its replacement of
     // invalid bytes) is left to nlohmann so the text stays exactly what it prints.
-    void quote(std::string_view s) {
+    // True when s was plain ASCII.
+    bool quote(std::string_view s) {
         const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
             return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
         });
         if (!plain) {
             buf_.append(toJsonLine(nlohmann::ordered_json(std::string(s))));
-            return;
+            return false;
         }
         buf_.push_back('"');
         buf_.append(s);
         buf_.push_back('"');
+        return true;
     }
 
     std::ostream& os_;
     fmt::memory_buffer buf_;
-    std::vector<bool> first_;  // per open object/array: no member written yet
-    std::vector<bool> array_;  // per open object/array: an array
+    // An open object or array.
+    struct Frame {
+        bool array = false;
+        // Where its key is in buf_, quoted (key_len 0 inside an array: no sibling); not a
+        // copy, so a long key costs no allocation per record.
+        std::size_t key_at = 0, key_len = 0;
+        std::size_t elements = 0;  // members written so far
+        // An array's elements that are not UTF-8: index, hex bytes.
+        std::vector<std::pair<std::size_t, std::string>> bytes;
+    };
+    std::vector<Frame> frames_;
+    std::size_t key_at_ = 0, key_len_ = 0;  // the last member's key in buf_, quoted
 };
 
 }  // namespace

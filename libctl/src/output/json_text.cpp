@@ -1,8 +1,8 @@
-#include "export/json_text.hpp"
+#include "output/json_text.hpp"
 
 #include <cstdint>
 
-namespace probectl::exporter {
+namespace probectl::json {
 
 namespace {
 
@@ -39,6 +39,49 @@ std::size_t utf8Length(std::string_view s, std::size_t i) {
 }
 
 }  // namespace
+
+bool isUtf8(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        if (static_cast<unsigned char>(s[i]) < 0x80) {
+            ++i;
+            continue;
+        }
+        const std::size_t n = utf8Length(s, i);
+        if (!n)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
+void appendHexBytes(std::string& out, std::string_view s) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+    }
+}
+
+std::string hexBytes(std::string_view s) {
+    std::string out;
+    out.reserve(s.size() * 2);
+    appendHexBytes(out, s);
+    return out;
+}
+
+void appendJsonMember(std::string& out, std::string_view key, std::string_view s) {
+    appendJsonString(out, key);
+    out += ':';
+    appendJsonString(out, s);
+    if (isUtf8(s))
+        return;
+    out += ',';
+    appendJsonString(out, std::string(key) + std::string(kBytesSuffix));
+    out += ":\"";
+    appendHexBytes(out, s);
+    out += '"';
+}
 
 void appendJsonString(std::string& out, std::string_view s) {
     static constexpr char kHex[] = "0123456789abcdef";
@@ -85,4 +128,4 @@ void appendJsonString(std::string& out, std::string_view s) {
     out += '"';
 }
 
-}  // namespace probectl::exporter
+}  // namespace probectl::json

@@ -1,0 +1,227 @@
+// Failed writes to stdout and stderr: said on stderr (stdout's), and the exit status is
+// non-zero, as coreutils do. `probectl --help >/dev/full` used to exit 0 with nothing said.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <ext/stdio_sync_filebuf.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "probectl/recording.hpp"
+#include "std_streams.hpp"
+
+using namespace probectl::cli;
+using ::testing::HasSubstr;
+
+namespace {
+
+// An ostream over a FILE, as std::cout is over stdout.
+struct FileStream {
+    explicit FileStream(const char* path) : file(std::fopen(path, "w")), buf(file), os(&buf) {}
+    ~FileStream() {
+        if (file)
+            std::fclose(file);
+    }
+    std::FILE* file;
+    __gnu_cxx::stdio_sync_filebuf<char> buf;
+    std::ostream os;
+};
+
+struct CliRun {
+    int status = -1;
+    std::string other;  // what the command wrote on the stream not sent to /dev/full
+};
+
+// The built CLI with `full_fd` (1 or 2) on /dev/full and the other stream read back.
+CliRun runCli(const std::vector<std::string>& args, int full_fd) {
+    int p[2];
+    EXPECT_EQ(pipe(p), 0);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int full = open("/dev/full", O_WRONLY);
+        dup2(full, full_fd);
+        dup2(p[1], full_fd == 1 ? 2 : 1);
+        close(p[0]);
+        std::vector<char*> argv{const_cast<char*>("probectl")};
+        for (const auto& a : args)
+            argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(PROBECTL_BIN, argv.data());
+        _exit(127);
+    }
+    close(p[1]);
+    CliRun r;
+    std::array<char, 4096> buf;
+    for (ssize_t n; (n = read(p[0], buf.data(), buf.size())) != 0;) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        r.other.append(buf.data(), static_cast<std::size_t>(n));
+    }
+    close(p[0]);
+    EXPECT_EQ(waitpid(pid, &r.status, 0), pid);
+    return r;
+}
+
+std::vector<std::string> withFixtures(std::vector<std::string> args) {
+    const std::string dir = PROBECTL_FIXTURES;
+    args.insert(args.end(),
+                {"--kallsyms", dir + "/kallsyms.txt", "--blacklist", dir + "/blacklist.txt"});
+    return args;
+}
+
+}  // namespace
+
+TEST(StdStreams, WrittenWholeLeavesTheStatus) {
+    std::ostringstream out, err;
+    out << "fine\n";
+    EXPECT_EQ(finishStreams(0, "probectl x", out, nullptr, err, nullptr, false), 0);
+    EXPECT_EQ(finishStreams(3, "probectl x", out, nullptr, err, nullptr, false), 3);
+    EXPECT_EQ(err.str(), "");
+}
+
+// stdout's buffer reaches /dev/full only at the flush: ENOSPC then.
+TEST(StdStreams, FailedStdoutIsSaidAndFails) {
+    FileStream full("/dev/full");
+    ASSERT_NE(full.file, nullptr);
+    full.os << "a line\n";
+    std::ostringstream err;
+    EXPECT_EQ(finishStreams(0, "probectl list", full.os, full.file, err, nullptr, false),
+              kExitRuntime);
+    EXPECT_EQ(err.str(), "probectl list: cannot write standard output (No space left on device)\n");
+}
+
+// Through stdio a write past its buffer lost its errno ("Input/output error"); FdOutBuf,
+// std::cout's buffer, keeps it however much was written.
+TEST(StdStreams, FdOutBufKeepsTheErrnoOfALongOutput) {
+    const int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    FdOutBuf buf(fd);
+    std::ostream os(&buf);
+    os << std::string(100000, 'x') << "\n";
+    std::ostringstream err;
+    EXPECT_EQ(finishStreams(0, "probectl", os, nullptr, err, nullptr, false), kExitRuntime);
+    EXPECT_EQ(err.str(), "probectl: cannot write standard output (No space left on device)\n");
+    close(fd);
+}
+
+// FdOutBuf writes what it is given, in order, when the writes go through.
+TEST(StdStreams, FdOutBufWritesEverything) {
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    std::string text;
+    for (int i = 0; i < 3000; ++i)
+        text += std::to_string(i) + '\n';
+    ASSERT_LT(text.size(), 65536u);  // fits in the pipe: no reader needed
+    {
+        FdOutBuf buf(p[1]);
+        std::ostream os(&buf);
+        for (char c : text.substr(0, 100))
+            os << c;
+        os << text.substr(100);
+        std::ostringstream err;
+        EXPECT_EQ(finishStreams(0, "probectl", os, nullptr, err, nullptr, false), 0);
+        EXPECT_EQ(buf.error(), 0);
+    }
+    close(p[1]);
+    std::string got;
+    std::array<char, 4096> b;
+    for (ssize_t n; (n = read(p[0], b.data(), b.size())) > 0;)
+        got.append(b.data(), static_cast<std::size_t>(n));
+    close(p[0]);
+    EXPECT_EQ(got, text);
+}
+
+// A status already non-zero (an earlier failure, CMD's own with -- CMD) is kept; a
+// failure the command already reported is not said twice.
+TEST(StdStreams, NonZeroStatusKeptAndNoSecondMessage) {
+    FileStream full("/dev/full");
+    ASSERT_NE(full.file, nullptr);
+    full.os << "a line\n";
+    std::ostringstream err;
+    EXPECT_EQ(finishStreams(42, "probectl trace", full.os, full.file, err, nullptr, true), 42);
+    EXPECT_EQ(err.str(), "");
+}
+
+// Nothing can be said of stderr failing; the status says it.
+TEST(StdStreams, FailedStderrFailsSilently) {
+    FileStream full("/dev/full");
+    ASSERT_NE(full.file, nullptr);
+    std::setvbuf(full.file, nullptr, _IONBF, 0);  // as stderr
+    full.os << "a note\n";
+    std::ostringstream out;
+    EXPECT_EQ(finishStreams(0, "probectl trace", out, nullptr, full.os, full.file, false),
+              kExitRuntime);
+    EXPECT_EQ(finishStreams(7, "probectl trace", out, nullptr, full.os, full.file, false), 7);
+}
+
+// The built CLI, commands that need no kernel: each exited 0 with its output lost.
+TEST(CliWriteErrors, StdoutOnDevFullFails) {
+    const std::vector<std::pair<std::string, std::vector<std::string>>> runs = {
+        {"probectl", {"--help"}},
+        {"probectl", {"help", "trace"}},
+        {"probectl trace", {"trace", "--help"}},
+        {"probectl symbols", withFixtures({"symbols", "vfs_*"})},
+        {"probectl resolve", withFixtures({"resolve", "syscall:getppid"})},
+        {"probectl resolve", {"resolve", std::string("uprobe:") + FX_NOPIE_PATH + ":fx_work"}},
+    };
+    for (const auto& [who, args] : runs) {
+        const CliRun r = runCli(args, STDOUT_FILENO);
+        const std::string line = args.front() + " " + args.back();
+        EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitRuntime)
+            << line << ": status " << r.status << ", stderr: " << r.other;
+        EXPECT_EQ(r.other, who + ": cannot write standard output (No space left on device)\n")
+            << line;
+    }
+}
+
+// With stderr on /dev/full: a usage error keeps its 2; a run that wrote nothing there
+// keeps its 0.
+TEST(CliWriteErrors, StderrOnDevFull) {
+    CliRun r = runCli({"nosuchcommand"}, STDERR_FILENO);
+    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitUsage) << r.status;
+    r = runCli({"--help"}, STDERR_FILENO);
+    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitOk) << r.status;
+    EXPECT_THAT(r.other, HasSubstr("Usage: probectl"));
+}
+
+// report's loss warning goes to stderr beside -o FILE: lost, it exited 0.
+TEST(CliWriteErrors, ReportWarningOnFullStderrFails) {
+    const std::string path = ::testing::TempDir() + "/write-errors.rec";
+    const std::string out = ::testing::TempDir() + "/write-errors.txt";
+    {
+        auto w = probectl::recordingWriter(path, 0);
+        ASSERT_TRUE(w);
+        ASSERT_TRUE((*w)->begin(1, {}));
+        probectl::Event ev;
+        ev.probe_id = 1;
+        ev.spec = "syscall:getppid";
+        ASSERT_TRUE((*w)->event(ev));
+        probectl::SessionStats stats;
+        stats.probes.push_back({});
+        stats.probes.back().id = 1;
+        stats.probes.back().spec = "syscall:getppid";
+        stats.probes.back().hits = 6;
+        stats.probes.back().delivered = 1;
+        stats.probes.back().dropped = 5;
+        ASSERT_TRUE((*w)->finish(stats));
+    }
+    const std::vector<std::string> args = {"report", path, "-o", out};
+    CliRun r = runCli(args, STDOUT_FILENO);  // nothing on stdout: -o
+    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitOk) << r.other;
+    EXPECT_THAT(r.other, HasSubstr("warning: events were lost: 5 dropped"));
+    r = runCli(args, STDERR_FILENO);
+    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitRuntime) << r.status;
+    unlink(path.c_str());
+    unlink(out.c_str());
+}

@@ -131,6 +131,26 @@ SessionStats countersSince(const SessionStats& now, const SessionStats& before) 
     return d;
 }
 
+// The printers pair stats.probes with the tables by index: once a removed probe's table is
+// left out of clearing reads (AggrCollector::tables), its counters must go too.
+void pairWithTables(SessionStats& stats, const std::vector<AggrTable>& tables) {
+    if (stats.probes.size() == tables.size())
+        return;
+    std::vector<ProbeStats> paired;
+    for (const AggrTable& t : tables) {
+        auto it = std::find_if(stats.probes.begin(), stats.probes.end(),
+                               [&](const ProbeStats& p) { return p.id == t.probe_id; });
+        if (it != stats.probes.end()) {
+            paired.push_back(*it);
+            continue;
+        }
+        paired.emplace_back();
+        paired.back().id = t.probe_id;
+        paired.back().spec = t.spec;
+    }
+    stats.probes = std::move(paired);
+}
+
 // A kernel map's counters at its last read, per probe id.
 struct MapCounters {
     AggrTable::ProbeCounts probe;
@@ -437,13 +457,20 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     SessionStats before;  // the counters at the last read-out, when each interval is cleared
     std::map<std::uint32_t, MapCounters> last_read;
     auto printNow = [&](const SessionStats& total, const std::string& when) -> Result<void> {
-        auto tables = collector->tables(clear);
+        auto tables = collector->tables(clear, total);
         if (!tables)
             return std::move(tables).error();
         SessionStats shown = clear ? countersSince(total, before) : total;
         before = total;
+        pairWithTables(shown, *tables);
         countersOfTheRead(*tables, shown, last_read, clear);
-        return print(AggrReadout{*tables, shown, total, when});
+        auto printed = print(AggrReadout{*tables, shown, total, when});
+        // Without --interval the end's note on the removal says it all.
+        for (const auto& note : collector->takeRemovedNotes(clear))
+            if (o.interval > 0)
+                io.err << fmt::format("probectl {}: warning: {}{}\n", cmd,
+                                      when.empty() ? "" : when + ": ", note);
+        return printed;
     };
     int rc = kExitOk;
     bool unwritten = false;  // the output failed: the run ends, with nothing more to print
@@ -473,8 +500,6 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         if (auto r = printNow(*stats, o.interval > 0 ? wallClock(o.interval) : std::string()); !r)
             rc = runtimeError(io, cmd, r.error());
     for (const auto& note : stats->notes)
-        io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);
-    for (const auto& note : collector->missingTables())
         io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);
     return loop.finish(io, rc);
 }

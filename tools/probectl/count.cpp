@@ -1,5 +1,5 @@
 // probectl count / hist / latency: add the specs with an aggregation, run until the command
-// exits (or --duration, Ctrl-C, SIGTERM), then read every probe's map and print it.
+// exits (or --duration, Ctrl-C, SIGTERM, SIGHUP), then read every probe's map and print it.
 #include <fmt/format.h>
 #include <signal.h>
 
@@ -77,30 +77,38 @@ std::string intervalError(const std::string& text) {
         text, static_cast<long>(kMaxDurationSec));
 }
 
-// Signals arrive as pending (blocked here, after the child is spawned so it does not
-// inherit the mask) and are picked up each tick.
+// The stop signals (stopSignals()) arrive as pending (blocked here, after the child is
+// spawned so it does not inherit the mask, and before the probes are attached, which takes
+// seconds for a big glob) and are picked up each tick. caught() keeps the first.
 class BlockedStopSignals {
   public:
     BlockedStopSignals() {
         sigemptyset(&set_);
-        sigaddset(&set_, SIGINT);
-        sigaddset(&set_, SIGTERM);
+        for (int sig : stopSignals())
+            sigaddset(&set_, sig);
         pthread_sigmask(SIG_BLOCK, &set_, &old_);
     }
     ~BlockedStopSignals() {
-        while (caught())
+        while (take())
             ;
         pthread_sigmask(SIG_SETMASK, &old_, nullptr);
     }
     int caught() {
+        if (!first_)
+            first_ = take();
+        return first_;
+    }
+
+  private:
+    int take() {
         const timespec zero{};
         const int s = sigtimedwait(&set_, nullptr, &zero);
         return s > 0 ? s : 0;
     }
 
-  private:
     sigset_t set_{};
     sigset_t old_{};
+    int first_ = 0;
 };
 
 // The time of day above an interval's tables (intervalClock).
@@ -408,17 +416,17 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         return runtimeError(io, cmd,
                             kernel ? privilegeError(opened.error(), cmd, true) : opened.error());
     Tracer& tracer = **opened;
+    BlockedStopSignals signals;
     const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
     // trace -c runs here too: it has no --max-entries.
     auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err,
-                         std::string_view(cmd) != "trace");
+                         std::string_view(cmd) != "trace", [&] { return signals.caught() != 0; });
     if (!n)
         return runtimeError(io, cmd, kernel ? privilegeError(n.error(), cmd, true) : n.error());
     auto collector = AggrCollector::create(tracer, o.aggr, snapshots);
     if (!collector)
         return runtimeError(io, cmd, collector.error());
     const EventCallback onEvent = collector->callback();
-    BlockedStopSignals signals;
     RunLoop loop(tracer, o.command, o.duration, [&] { return signals.caught(); });
     if (!o.follow)
         loop.watchPids(o.pids);
@@ -886,10 +894,13 @@ With --format perfetto|chrome, -o FILE is the timeline and the tables print by t
 same rule on stderr or stdout.
 
 Exit status: with -- CMD, CMD's own status when it ended by itself (128+N when
-killed by signal N); 128+N when signal N ended the run first (Ctrl-C 130, SIGTERM
-143, as trace; the tables are printed first); 0 when --duration ended it, and when
-Ctrl-C or SIGTERM ends a run without CMD (-p, or system-wide); 2 on a usage error;
-1 when the system refused.
+killed by signal N); 128+N when signal N ended the run first (Ctrl-C 130, SIGHUP
+129, SIGTERM 143, as trace; the tables are printed first: a closed terminal loses
+nothing); 0 when --duration ended it, and when Ctrl-C, SIGHUP or SIGTERM ends a run
+without CMD (-p, or system-wide); 2 on a usage error; 1 when the system refused.
+A stop signal while the probes are still being attached ends the attaching: with
+-- CMD, CMD is not run (128+N); without, the run ends at once. SIGHUP is left alone
+when it is ignored already (nohup).
 
 Examples:
   sudo probectl count 'kprobe:vfs_*' --duration 5
@@ -924,8 +935,8 @@ each followed by its count, average, minimum and maximum. --interval, globs,
 counter tracks), --backend, --force and --from FILE (a recording's events) as for count.
 Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
 stays on stdout), without a command on stdout, with -o in FILE.
-Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM) ended the
-run of a command first, 0 when --duration ended it.
+Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM,
+SIGHUP) ended the run of a command first, 0 when --duration ended it.
 
 Examples:
   sudo probectl hist 'uretprobe:libc:malloc size=$arg1:u64' size -- ls -l /usr
@@ -956,8 +967,8 @@ and average latency in ns as counter tracks), --backend, --force and --from FILE
 recording's return events) as for count.
 Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
 stays on stdout), without a command on stdout, with -o in FILE.
-Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM) ended the
-run of a command first, 0 when --duration ended it.
+Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM,
+SIGHUP) ended the run of a command first, 0 when --duration ended it.
 
 Examples:
   sudo probectl latency kretprobe:vfs_read --by comm --duration 5

@@ -104,7 +104,7 @@ struct ProbeStats {
     // 0 when it was not. The remover's pid and comm when it removed it.
     std::uint32_t removed_by = 0;
     std::uint32_t removed_by_pid = 0;
-    std::string removed_by_comm;
+    std::string removed_by_comm{};
 };
 
 struct SessionStats {

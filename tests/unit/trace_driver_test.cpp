@@ -222,7 +222,7 @@ TEST(TraceDriver, AStopSignalWhileAttachingEndsTheAttaching) {
                 EXPECT_EQ(rc, 0);
                 EXPECT_EQ(t.starts, 1);
                 EXPECT_EQ(t.stops, 1);
-                EXPECT_THAT(err.str(), HasSubstr("HITS")) << "the summary of what was attached";
+                EXPECT_THAT(out.str(), HasSubstr("HITS")) << "the summary of what was attached";
             }
         }
     }

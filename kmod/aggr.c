@@ -103,6 +103,12 @@ struct probectl_aggr {
 	u8 **bank[2];		/* per possible CPU: max_entries * val_size; [1] once cleared */
 	u8 **cur;		/* the bank handlers write */
 	struct probectl_aggr_pcpu __percpu *pcpu;
+	/*
+	 * Set by probectl_aggr_take(): the probe is gone, no handler writes
+	 * the map any more, and these are its final hit counters.
+	 */
+	bool kept;
+	u64 kept_hits, kept_filtered, kept_rejected;
 };
 
 /* Whether fetch argument i stores a string (else an integer); false for arrays. */
@@ -216,15 +222,13 @@ static u8 **probectl_aggr_alloc_bank(const struct probectl_aggr *a)
 }
 
 /**
- * probectl_aggr_free() - free a probe's map (no-op without one).
- * @p: the probe, no handler running any more
+ * probectl_aggr_destroy() - free a map (no-op for NULL).
+ * @a: the map, no handler running on it any more
  *
  * Context: process context or RCU callback.
  */
-void probectl_aggr_free(struct probectl_probe *p)
+void probectl_aggr_destroy(struct probectl_aggr *a)
 {
-	struct probectl_aggr *a = p->aggr;
-
 	if (!a)
 		return;
 	probectl_aggr_free_bank(a->bank[0]);
@@ -233,7 +237,62 @@ void probectl_aggr_free(struct probectl_probe *p)
 	kvfree(a->slot);
 	free_percpu(a->pcpu);
 	kfree(a);
+}
+
+/**
+ * probectl_aggr_free() - free a probe's map (no-op without one).
+ * @p: the probe, no handler running any more
+ *
+ * Context: process context or RCU callback.
+ */
+void probectl_aggr_free(struct probectl_probe *p)
+{
+	probectl_aggr_destroy(p->aggr);
 	p->aggr = NULL;
+}
+
+/**
+ * probectl_aggr_take() - move a disarmed probe's map out of it.
+ * @p: the probe, disarmed: none of its handlers runs or can start (its
+ *	kind's disarm() waited for them, return probes' pending returns
+ *	included), so nothing writes the map's values or per-CPU parts
+ *
+ * The map keeps the probe's final hit counters, which live in the probe:
+ * a read of the map reports them. @p is left without a map, so freeing it
+ * (and uncharging it, limits.c) leaves the map alone.
+ *
+ * Context: process context; caller holds probectl_lock.
+ * Return: the map, NULL when @p has none.
+ */
+struct probectl_aggr *probectl_aggr_take(struct probectl_probe *p)
+{
+	struct probectl_aggr *a = p->aggr;
+	int cpu;
+
+	lockdep_assert_held(&probectl_lock);
+	if (!a)
+		return NULL;
+	for_each_possible_cpu(cpu) {
+		const struct probectl_counters *c = per_cpu_ptr(p->stats, cpu);
+
+		a->kept_hits += READ_ONCE(c->hits);
+		a->kept_filtered += READ_ONCE(c->filtered);
+		a->kept_rejected += READ_ONCE(c->rejected);
+	}
+	a->kept = true;
+	p->aggr = NULL;
+	return a;
+}
+
+/**
+ * probectl_aggr_map_bytes() - the memory a map holds, for limits.c.
+ * @a: a map, or NULL
+ *
+ * Return: bytes, 0 for NULL.
+ */
+u64 probectl_aggr_map_bytes(const struct probectl_aggr *a)
+{
+	return a ? a->bytes : 0;
 }
 
 /**
@@ -244,7 +303,7 @@ void probectl_aggr_free(struct probectl_probe *p)
  */
 u64 probectl_aggr_bytes(const struct probectl_probe *p)
 {
-	return p->aggr ? p->aggr->bytes : 0;
+	return probectl_aggr_map_bytes(p->aggr);
 }
 
 /* Where each fetch argument's program starts, and the value's width. */
@@ -783,8 +842,9 @@ bool probectl_aggr_hit_kprobe(struct probectl_probe *p, struct pt_regs *regs)
 NOKPROBE_SYMBOL(probectl_aggr_hit_kprobe);
 
 /*
- * Sums every CPU's value of dense index @idx in @vals into @out (val_size
- * bytes), zeroing them when @clear (no handler writes @vals then).
+ * Adds every CPU's value of dense index @idx in @vals to @out (val_size
+ * bytes, zeroed by the caller first), zeroing them when @clear (no handler
+ * writes @vals then).
  */
 static void probectl_aggr_merge(const struct probectl_aggr *a, u8 **vals, u32 idx,
 				bool clear, struct probectl_aggr_value *out)
@@ -793,7 +853,6 @@ static void probectl_aggr_merge(const struct probectl_aggr *a, u8 **vals, u32 id
 	unsigned int b;
 	int cpu;
 
-	memset(out, 0, a->val_size);
 	for_each_possible_cpu(cpu) {
 		struct probectl_aggr_value *v =
 			(void *)(vals[cpu] + (size_t)idx * a->val_size);
@@ -821,18 +880,29 @@ struct probectl_aggr_counts {
 	u64 overflow, nested, faulted;
 };
 
-static void probectl_aggr_count(const struct probectl_probe *p, struct probectl_aggr_counts *n)
+/* @stats: the probe's counters; NULL for a kept map, which has their final values */
+static void probectl_aggr_count(const struct probectl_aggr *a,
+				const struct probectl_counters __percpu *stats,
+				struct probectl_aggr_counts *n)
 {
 	int cpu;
 
 	memset(n, 0, sizeof(*n));
+	if (!stats) {
+		n->hits = a->kept_hits;
+		n->filtered = a->kept_filtered;
+		n->rejected = a->kept_rejected;
+	}
 	for_each_possible_cpu(cpu) {
-		const struct probectl_aggr_pcpu *c = per_cpu_ptr(p->aggr->pcpu, cpu);
-		const struct probectl_counters *pc = per_cpu_ptr(p->stats, cpu);
+		const struct probectl_aggr_pcpu *c = per_cpu_ptr(a->pcpu, cpu);
 
-		n->hits += READ_ONCE(pc->hits);
-		n->filtered += READ_ONCE(pc->filtered);
-		n->rejected += READ_ONCE(pc->rejected);
+		if (stats) {
+			const struct probectl_counters *pc = per_cpu_ptr(stats, cpu);
+
+			n->hits += READ_ONCE(pc->hits);
+			n->filtered += READ_ONCE(pc->filtered);
+			n->rejected += READ_ONCE(pc->rejected);
+		}
 		n->overflow += READ_ONCE(c->overflow);
 		n->nested += READ_ONCE(c->nested);
 		n->faulted += READ_ONCE(c->faulted);
@@ -857,7 +927,7 @@ static int probectl_aggr_switch(struct probectl_probe *p, struct probectl_aggr_c
 	}
 	/* no handler of this CPU between the read and the switch */
 	preempt_disable();
-	probectl_aggr_count(p, n);
+	probectl_aggr_count(a, p->stats, n);
 	WRITE_ONCE(a->cur, old == a->bank[0] ? a->bank[1] : a->bank[0]);
 	preempt_enable();
 	synchronize_rcu();
@@ -865,22 +935,14 @@ static int probectl_aggr_switch(struct probectl_probe *p, struct probectl_aggr_c
 	return 0;
 }
 
-/**
- * probectl_aggr_fill() - put the next entries of @p's map into a dump message.
- * @p: the probe (probectl_lock held: it cannot go away)
- * @skb: the dump message, header already put
- * @cursor: in: first slot to visit; out: first slot not yet sent
- * @how: PROBECTL_AGGR_READ_CLEAR: zero what is read; with
- *	PROBECTL_AGGR_READ_BEGIN (the dump's first message, which also carries
- *	the probe's hit counters) switch banks first
- *
- * Return: 0 when every slot was sent, 1 when more remain, -EMSGSIZE when
- * not even the counters fit, -ENOMEM when the second bank cannot be had.
+/*
+ * The next entries of map @a, probe @id's, into a dump message; @p: the
+ * probe, or NULL for a kept map (probectl_aggr_take()). See
+ * probectl_aggr_fill().
  */
-int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor,
-		       unsigned int how)
+static int probectl_aggr_fill_map(struct probectl_aggr *a, struct probectl_probe *p, u32 id,
+				  struct sk_buff *skb, unsigned long *cursor, unsigned int how)
 {
-	struct probectl_aggr *a = p->aggr;
 	u32 esize = a->key_size + a->val_size;
 	unsigned long s, n = 0, room;
 	struct probectl_aggr_counts c;
@@ -890,17 +952,18 @@ int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned l
 	u8 **vals = a->cur;
 	u8 *dst;
 
-	if (clear && begin) {
+	if (p && clear && begin) {
 		int err = probectl_aggr_switch(p, &c);
 
 		if (err)
 			return err;
 	} else {
-		probectl_aggr_count(p, &c);
+		probectl_aggr_count(a, p ? p->stats : NULL, &c);
 	}
-	if (clear)
+	/* a kept map has no handler to switch away from: read (and zeroed) as is */
+	if (p && clear)
 		vals = a->vals;
-	if (nla_put_u32(skb, PROBECTL_A_PROBE_ID, p->id) ||
+	if (nla_put_u32(skb, PROBECTL_A_PROBE_ID, id) ||
 	    nla_put_u32(skb, PROBECTL_A_AGGR_KEY_SIZE, a->key_size) ||
 	    nla_put_u32(skb, PROBECTL_A_AGGR_BUCKETS, a->nbuckets) ||
 	    nla_put_u32(skb, PROBECTL_A_AGGR_KEYS,
@@ -935,10 +998,52 @@ int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned l
 		if (!v || v == PROBECTL_AGGR_CLAIMED)
 			continue;
 		memcpy(dst, a->keys + (size_t)(v - 1) * a->key_size, a->key_size);
+		memset(dst + a->key_size, 0, a->val_size);
 		probectl_aggr_merge(a, vals, v - 1, clear, (void *)(dst + a->key_size));
+		/*
+		 * A kept map sums both banks: a clearing dump the removal cut
+		 * short left part of the older one unread.
+		 */
+		if (!p && a->bank[1])
+			probectl_aggr_merge(a, a->bank[0] == vals ? a->bank[1] : a->bank[0], v - 1,
+					    clear, (void *)(dst + a->key_size));
 		dst += esize;
 		n--;
 	}
 	*cursor = s;
 	return s < a->nslots;
+}
+
+/**
+ * probectl_aggr_fill() - put the next entries of @p's map into a dump message.
+ * @p: the probe (probectl_lock held: it cannot go away)
+ * @skb: the dump message, header already put
+ * @cursor: in: first slot to visit; out: first slot not yet sent
+ * @how: PROBECTL_AGGR_READ_CLEAR: zero what is read; with
+ *	PROBECTL_AGGR_READ_BEGIN (the dump's first message, which also carries
+ *	the probe's hit counters) switch banks first
+ *
+ * Return: 0 when every slot was sent, 1 when more remain, -EMSGSIZE when
+ * not even the counters fit, -ENOMEM when the second bank cannot be had.
+ */
+int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor,
+		       unsigned int how)
+{
+	return probectl_aggr_fill_map(p->aggr, p, p->id, skb, cursor, how);
+}
+
+/**
+ * probectl_aggr_fill_kept() - as probectl_aggr_fill(), for a kept map.
+ * @a: from probectl_aggr_take() (probectl_lock held: it cannot go away)
+ * @id: the removed probe's id
+ * @skb: see probectl_aggr_fill()
+ * @cursor: see probectl_aggr_fill()
+ * @how: see probectl_aggr_fill()
+ *
+ * Return: see probectl_aggr_fill().
+ */
+int probectl_aggr_fill_kept(struct probectl_aggr *a, u32 id, struct sk_buff *skb,
+			    unsigned long *cursor, unsigned int how)
+{
+	return probectl_aggr_fill_map(a, NULL, id, skb, cursor, how);
 }

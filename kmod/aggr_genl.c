@@ -43,7 +43,8 @@ int probectl_nl_aggr_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb
 			  &probectl_genl_family, NLM_F_MULTI, PROBECTL_CMD_AGGR_GET);
 	if (!hdr)
 		return -EMSGSIZE;
-	err = probectl_probe_aggr_fill(cb->args[2], skb, &cursor, how, cb->extack);
+	err = probectl_probe_aggr_fill(cb->args[2], NETLINK_CB(cb->skb).portid, skb, &cursor,
+				       how, cb->extack);
 	if (err < 0) {
 		genlmsg_cancel(skb, hdr);
 		return err;

@@ -516,7 +516,10 @@ static int probectl_nl_fill_probe(struct sk_buff *skb,
 	    (info->label[0] &&
 	     nla_put_string(skb, PROBECTL_A_PROBE_LABEL, info->label)) ||
 	    (info->removed_by &&
-	     nla_put_u32(skb, PROBECTL_A_PROBE_REMOVED_BY, info->removed_by)) ||
+	     (nla_put_u32(skb, PROBECTL_A_PROBE_REMOVED_BY, info->removed_by) ||
+	      nla_put_u32(skb, PROBECTL_A_PROBE_REMOVED_BY_PID, info->removed_by_pid) ||
+	      nla_put_string(skb, PROBECTL_A_PROBE_REMOVED_BY_COMM,
+			     info->removed_by_comm))) ||
 	    (info->path &&
 	     (nla_put_string(skb, PROBECTL_A_PROBE_PATH, info->path) ||
 	      nla_put_u64_64bit(skb, PROBECTL_A_PROBE_FILE_OFFSET,

@@ -411,7 +411,7 @@ static int probectl_may_change(const struct probectl_probe *p,
  *
  * Records of the probe still buffered in its session are delivered
  * normally. When @caller is not the probe's session, the session keeps
- * the final counters for its owner (removed.c).
+ * the final counters and the aggregation map for its owner (removed.c).
  *
  * Context: process context, may sleep. Takes probectl_lock.
  * Return: 0, -ENOENT when no probe has this id, -EPERM when @caller may
@@ -451,6 +451,7 @@ int probectl_probe_del(u32 id, const struct probectl_caller *caller,
 	}
 	xa_erase(&probectl_probes, id);
 	probectl_ops(p)->disarm(&p, 1);
+	/* before the uncharge: a map kept for the owner stays charged */
 	if (gone)
 		probectl_removed_keep(p->session, gone, p, caller->portid);
 	if (p->session)
@@ -631,6 +632,8 @@ bool probectl_probe_info_next(unsigned long *cursor,
 /**
  * probectl_probe_aggr_fill() - the next entries of a probe's map into a dump message.
  * @id: the probe
+ * @portid: the reader; another client's removal of one of its probes left
+ *	the map with its session (removed.c), readable by it alone
  * @skb: the message, header put
  * @cursor: slot cursor kept by the dump (see probectl_aggr_fill())
  * @how: PROBECTL_AGGR_READ_* (see probectl_aggr_fill())
@@ -641,21 +644,27 @@ bool probectl_probe_info_next(unsigned long *cursor,
  * Return: as probectl_aggr_fill(), or -ENOENT / -EINVAL (no such probe, or
  * one without a map).
  */
-int probectl_probe_aggr_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
+int probectl_probe_aggr_fill(u32 id, u32 portid, struct sk_buff *skb, unsigned long *cursor,
 			     unsigned int how, struct netlink_ext_ack *extack)
 {
+	struct probectl_aggr *kept;
 	struct probectl_probe *p;
 	int ret;
 
 	mutex_lock(&probectl_lock);
 	p = xa_load(&probectl_probes, id);
-	if (!p || !p->aggr) {
+	if (!p) {
+		kept = probectl_removed_aggr(portid, id);
+		ret = kept ? probectl_aggr_fill_kept(kept, id, skb, cursor, how) : -ENOENT;
 		mutex_unlock(&probectl_lock);
-		if (p)
-			kapi_set_err_msg_fmt_mod(extack, "probe id %u does not aggregate", id);
-		else
+		if (!kept)
 			kapi_set_err_msg_fmt_mod(extack, "probe id %u not found", id);
-		return p ? -EINVAL : -ENOENT;
+		return ret;
+	}
+	if (!p->aggr) {
+		mutex_unlock(&probectl_lock);
+		kapi_set_err_msg_fmt_mod(extack, "probe id %u does not aggregate", id);
+		return -EINVAL;
 	}
 	ret = probectl_aggr_fill(p, skb, cursor, how);
 	mutex_unlock(&probectl_lock);

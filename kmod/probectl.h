@@ -321,6 +321,8 @@ struct probectl_probe_info {
 	u64 file_offset;
 	u64 ref_ctr_offset;
 	u32 removed_by;	/* portid of the remover; 0 while registered */
+	u32 removed_by_pid;	/* the remover's tgid */
+	char removed_by_comm[PROBECTL_COMM_LEN];	/* and its comm */
 };
 
 /* probe.c */
@@ -380,6 +382,7 @@ struct probectl_removed;
 struct probectl_removed *probectl_removed_alloc(struct netlink_ext_ack *extack);
 void probectl_removed_keep(struct probectl_session *s, struct probectl_removed *r,
 			   struct probectl_probe *p, u32 by);
+struct probectl_aggr *probectl_removed_aggr(u32 portid, u32 id);
 bool probectl_removed_next(u32 portid, unsigned long *pos,
 			   struct probectl_probe_info *info);
 bool probectl_removed_find(u32 portid, u32 id);
@@ -482,7 +485,10 @@ struct probectl_aggr;
 int probectl_aggr_create(struct probectl_probe *p, const struct probectl_aggr_spec *sp,
 			 struct netlink_ext_ack *extack);
 void probectl_aggr_free(struct probectl_probe *p);
+void probectl_aggr_destroy(struct probectl_aggr *a);
+struct probectl_aggr *probectl_aggr_take(struct probectl_probe *p);
 u64 probectl_aggr_bytes(const struct probectl_probe *p);
+u64 probectl_aggr_map_bytes(const struct probectl_aggr *a);
 void probectl_aggr_hit(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx,
 		       void *vals);
 bool probectl_aggr_hit_direct(struct probectl_probe *p, const struct probectl_fetch_ctx *ctx);
@@ -491,7 +497,9 @@ bool probectl_aggr_hit_kprobe(struct probectl_probe *p, struct pt_regs *regs);
 #define PROBECTL_AGGR_READ_BEGIN	BIT(1)	/* the dump's first message */
 int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor,
 		       unsigned int how);
-int probectl_probe_aggr_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
+int probectl_aggr_fill_kept(struct probectl_aggr *a, u32 id, struct sk_buff *skb,
+			    unsigned long *cursor, unsigned int how);
+int probectl_probe_aggr_fill(u32 id, u32 portid, struct sk_buff *skb, unsigned long *cursor,
 			     unsigned int how, struct netlink_ext_ack *extack);
 
 /* stack.c: the session's stack map; kernel stacks (load-kstack) */

@@ -7,6 +7,7 @@
  * fired and lost records.
  */
 #include <linux/list.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "probectl.h"
@@ -14,6 +15,7 @@
 struct probectl_removed {
 	struct list_head node;
 	struct probectl_probe_info info;
+	struct probectl_aggr *aggr;	/* the probe's map, NULL if it had none */
 };
 
 /**
@@ -40,10 +42,12 @@ struct probectl_removed *probectl_removed_alloc(struct netlink_ext_ack *extack)
  * probectl_removed_keep() - keep a removed probe's final counters.
  * @s: the probe's session
  * @r: from probectl_removed_alloc(); owned by @s from now on
- * @p: the probe, disarmed (no handler runs, its counters are final)
+ * @p: the probe, disarmed (no handler runs, its counters are final); its
+ *	map, if any, moves to @r (so the probe's uncharge leaves it charged)
  * @by: the remover's portid
  *
- * Context: process context; caller holds probectl_lock.
+ * Context: the remover's PROBE_DEL (current is the remover); caller holds
+ * probectl_lock.
  */
 void probectl_removed_keep(struct probectl_session *s, struct probectl_removed *r,
 			   struct probectl_probe *p, u32 by)
@@ -53,6 +57,9 @@ void probectl_removed_keep(struct probectl_session *s, struct probectl_removed *
 	r->info.flags &= ~PROBECTL_PROBE_F_ENABLED;
 	r->info.flags |= PROBECTL_PROBE_F_REMOVED;
 	r->info.removed_by = by;
+	r->info.removed_by_pid = task_tgid_nr(current);
+	get_task_comm(r->info.removed_by_comm, current);
+	r->aggr = probectl_aggr_take(p);
 	list_add_tail(&r->node, &s->removed);
 }
 
@@ -119,6 +126,30 @@ bool probectl_removed_find(u32 portid, u32 id)
 }
 
 /**
+ * probectl_removed_aggr() - the kept map of a probe of portid's that another
+ *	client removed.
+ * @portid: the session's owner (only the owner may read it)
+ * @id: the probe id
+ *
+ * Context: caller holds probectl_lock (the map lives until the session ends).
+ * Return: the map, or NULL (no such removed probe, or it did not aggregate).
+ */
+struct probectl_aggr *probectl_removed_aggr(u32 portid, u32 id)
+{
+	struct probectl_session *s;
+	struct probectl_removed *r;
+
+	lockdep_assert_held(&probectl_lock);
+	s = probectl_session_lookup(portid);
+	if (!s)
+		return NULL;
+	list_for_each_entry(r, &s->removed, node)
+		if (r->info.id == id)
+			return r->aggr;
+	return NULL;
+}
+
+/**
  * probectl_removed_free_all() - free a session's removed probes.
  * @s: the session, being destroyed
  *
@@ -131,6 +162,8 @@ void probectl_removed_free_all(struct probectl_session *s)
 	lockdep_assert_held(&probectl_lock);
 	list_for_each_entry_safe(r, tmp, &s->removed, node) {
 		list_del(&r->node);
+		s->map_bytes -= probectl_aggr_map_bytes(r->aggr);
+		probectl_aggr_destroy(r->aggr);
 		kfree(r->info.path);
 		kfree(r);
 	}

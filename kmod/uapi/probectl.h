@@ -174,7 +174,10 @@ enum probectl_cmd {
 	 * its entries hold, but for hits in flight at that moment (at most one
 	 * per thread; on other CPUs, those in the few instructions between the
 	 * read and the switch). EINVAL for a probe without a map, ENOENT for an
-	 * unknown id.
+	 * unknown id. The map of a probe that another client removed (probe-get
+	 * flag removed) stays with its session, holding the hits up to the
+	 * removal: its owner alone reads (and clears) it by the probe's id
+	 * until the owner's socket closes.
 	 */
 	PROBECTL_CMD_AGGR_GET,
 	/*
@@ -408,6 +411,13 @@ enum probectl_attr {
 	 * probe (flag removed); absent for a probe still registered.
 	 */
 	PROBECTL_A_PROBE_REMOVED_BY,
+	/*
+	 * u32: probe-get: the thread-group id of the process that removed this
+	 * probe (flag removed), as it was when it sent probe-del.
+	 */
+	PROBECTL_A_PROBE_REMOVED_BY_PID,
+	/* NUL string: probe-get: that process's comm when it sent probe-del. */
+	PROBECTL_A_PROBE_REMOVED_BY_COMM,
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)

@@ -31,10 +31,11 @@ bool processAlive(pid_t pid) {
     return kill(pid, 0) == 0;
 }
 
-// `probectl ARGS...` with stdout and stderr in `log`, SIGINT and SIGTERM at their defaults
-// (as in a terminal: a shell's background job would ignore SIGINT, and so would its CMD);
-// returns once its banner is there.
-pid_t startProbectl(const std::vector<std::string>& args, const std::string& log) {
+// `probectl ARGS...` with stdout and stderr in `log`, SIGINT, SIGTERM and SIGHUP at their
+// defaults (as in a terminal: a shell's background job would ignore SIGINT, and so would its
+// CMD); returns once its banner is there, or at once without `banner`.
+pid_t startProbectl(const std::vector<std::string>& args, const std::string& log,
+                    bool banner = true) {
     // Not the child's O_TRUNC alone: until it ran, the previous run's banner was still there.
     ::unlink(log.c_str());
     const pid_t pid = fork();
@@ -44,6 +45,7 @@ pid_t startProbectl(const std::vector<std::string>& args, const std::string& log
         dup2(fd, STDERR_FILENO);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -54,7 +56,7 @@ pid_t startProbectl(const std::vector<std::string>& args, const std::string& log
         execvp("probectl", argv.data());
         _exit(127);
     }
-    for (int i = 0; i < 3000 && pid > 0; i++) {
+    for (int i = 0; i < 3000 && pid > 0 && banner; i++) {
         const std::string text = itest::readFile(log);
         if (text.find("Tracing ") != std::string::npos ||
             text.find("Aggregating ") != std::string::npos)
@@ -74,16 +76,17 @@ int exitStatusOf(pid_t pid) {
 
 }  // namespace
 
-// Ctrl-C or SIGTERM ending `trace -- CMD` exits 128+N, as strace does (it once exited 0, as a
-// complete trace does): CMD gets the same signal and the output is complete first.
-// --duration ending it is a trace as asked: 0.
+// Ctrl-C, SIGTERM or SIGHUP ending `trace -- CMD` exits 128+N, as strace does (it once exited
+// 0, as a complete trace does): CMD gets the same signal and the output is complete first.
+// SIGHUP (a closed terminal or ssh session) once killed count with no table. --duration
+// ending it is a trace as asked: 0.
 TEST(Cli, AStopSignalEndingATraceOfACommandExits128PlusIt) {
     const std::string loop = itest::workload("getppid_loop");
     // 10 calls, then 10 ms asleep: it outlives the test at a modest rate of events.
     const std::vector<std::string> cmd = {"--", loop, "1000000", "10", "10000"};
     const std::string log = "/tmp/cli-stop-signal.log";
     for (const std::string command : {"trace", "count"}) {
-        for (int sig : {SIGINT, SIGTERM}) {
+        for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
             SCOPED_TRACE(command + " " + std::to_string(sig));
             std::vector<std::string> args = {command, "syscall:getppid"};
             args.insert(args.end(), cmd.begin(), cmd.end());
@@ -107,6 +110,32 @@ TEST(Cli, AStopSignalEndingATraceOfACommandExits128PlusIt) {
     const std::string out = itest::readFile(log);
     EXPECT_THAT(out, HasSubstr(fmt::format("'{}' killed by signal 15 (", loop))) << out;
     EXPECT_THAT(out, HasSubstr("HITS")) << out;
+}
+
+// A stop signal while a big glob is still attaching (seconds of kprobe registrations): the
+// attaching ends with a note, CMD is not run, the exit is 128+N, and no probe is left. count
+// once had no handler yet and died silently there (the module cleaned up after it).
+TEST(Cli, AStopSignalWhileAGlobAttachesEndsTheRun) {
+    const std::string loop = itest::workload("getppid_loop");
+    const std::string log = "/tmp/cli-attach-signal.log";
+    const std::string kprobes = "probectl list | awk '$2 == \"kprobe\"' | wc -l";
+    for (const std::string command : {"count", "trace"}) {
+        SCOPED_TRACE(command);
+        const pid_t p = startProbectl({command, "kprobe:tcp_*", "--", loop, "10"}, log, false);
+        ASSERT_GT(p, 0);
+        // As soon as its first probes are listed: the glob has hundreds more to go.
+        for (int i = 0; i < 600 && std::stoi(itest::sh(kprobes).out) == 0; i++)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        kill(p, SIGINT);
+        EXPECT_EQ(exitStatusOf(p), 128 + SIGINT);
+        const std::string out = itest::readFile(log);
+        EXPECT_THAT(out, HasSubstr("probectl: note: a stop signal ended the attaching: ")) << out;
+        EXPECT_THAT(out, HasSubstr("; stopped: ")) << out;
+        EXPECT_THAT(out,
+                    HasSubstr(fmt::format("SIGINT before the trace began: '{}' was not run", loop)))
+            << out;
+        EXPECT_EQ(std::stoi(itest::sh(kprobes).out), 0) << "probes left behind";
+    }
 }
 
 TEST(Cli, TraceKretprobePrintsEachReturnAndTheSummary) {

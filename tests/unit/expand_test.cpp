@@ -217,3 +217,41 @@ TEST(Expand, AGlobThatAttachedNoneKeepsItsDetails) {
     ASSERT_TRUE(x.attach(ok, *parseProbeSpec("kprobe:do_sys*")).ok());
     EXPECT_EQ(x.failedDetails(), "");
 }
+
+// A stop signal while a glob of thousands of names attaches ends it there: the names not
+// tried are said, and stopping before the first one is no "none attached" failure.
+TEST(Expand, StopWhenEndsAGlobBetweenItsNames) {
+    auto ks = KernelSymbols::fromText(kKallsyms, kBlacklist);
+    ASSERT_TRUE(ks.ok());
+    {
+        CountingTracer t;
+        SpecExpander x(0, &*ks);
+        x.stopWhen([&] { return t.added >= 1; });
+        auto r = x.attach(t, *parseProbeSpec("kprobe:do_sys*"));
+        ASSERT_TRUE(r.ok()) << r.error().describe();
+        EXPECT_TRUE(r->stopped);
+        EXPECT_EQ(t.added, 1u);
+        EXPECT_EQ(r->ids.size(), 1u);
+        EXPECT_NE(r->summary().find("kprobe:do_sys*: attached 1 of 5; stopped: 1 not tried"),
+                  std::string::npos)
+            << r->summary();
+    }
+    {
+        CountingTracer t;
+        SpecExpander x(0, &*ks);
+        x.stopWhen([] { return true; });
+        auto r = x.attach(t, *parseProbeSpec("kprobe:do_sys*"));
+        ASSERT_TRUE(r.ok()) << r.error().describe();
+        EXPECT_TRUE(r->stopped);
+        EXPECT_EQ(t.added, 0u);
+        EXPECT_EQ(x.failedDetails(), "");
+    }
+    {
+        CountingTracer t;
+        SpecExpander x(0, &*ks);
+        auto r = x.attach(t, *parseProbeSpec("kprobe:do_sys*"));
+        ASSERT_TRUE(r.ok());
+        EXPECT_FALSE(r->stopped);
+        EXPECT_EQ(r->summary().find("stopped"), std::string::npos);
+    }
+}

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -154,7 +155,7 @@ TEST(TraceDriver, KilledCommandExitsWith128PlusTheSignal) {
 // Ctrl-C or SIGTERM ending the trace of a command exits 128+N, as strace does: a script can
 // tell an interrupted trace from a complete one. The output is complete all the same.
 TEST(TraceDriver, AStopSignalEndingATraceOfACommandExitsWith128PlusIt) {
-    for (int sig : {SIGINT, SIGTERM}) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
         SCOPED_TRACE(sig);
         FakeTracer t;
         t.events = {event(1, "syscall:getppid")};
@@ -169,7 +170,7 @@ TEST(TraceDriver, AStopSignalEndingATraceOfACommandExitsWith128PlusIt) {
 // A stop signal while the probes were still being added: the command is not released to run
 // untraced (it was, and ran to its end while stop() disabled the probes), and the run says so.
 TEST(TraceDriver, AStopSignalBeforeTheTraceBeganDoesNotRunTheCommand) {
-    for (int sig : {SIGINT, SIGTERM}) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
         SCOPED_TRACE(sig);
         FakeTracer t;
         auto r = drive(t, {"syscall:getppid", "--", "sleep", "30"}, sig, true);
@@ -177,13 +178,70 @@ TEST(TraceDriver, AStopSignalBeforeTheTraceBeganDoesNotRunTheCommand) {
         EXPECT_EQ(t.starts, 0);
         EXPECT_THAT(r.err, HasSubstr(fmt::format("probectl trace: SIG{} before the trace began: "
                                                  "'sleep' was not run",
-                                                 sig == SIGINT ? "INT" : "TERM")));
+                                                 sigabbrev_np(sig))));
     }
     // Without a command there is nothing to hold back: the trace starts and ends at once.
     FakeTracer t;
     auto r = drive(t, {"syscall:getppid", "-p", std::to_string(::getpid())}, SIGINT, true);
     EXPECT_EQ(r.rc, 0);
     EXPECT_EQ(t.starts, 1);
+}
+
+// A stop signal while the specs are still attaching (a big glob takes seconds): the attaching
+// ends there, with a note, and the run ends by the signal's rule. Before, the signal found no
+// handler yet and killed probectl silently.
+TEST(TraceDriver, AStopSignalWhileAttachingEndsTheAttaching) {
+    const std::vector<std::string> specs{"syscall:getppid", "syscall:getpid", "syscall:read"};
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        SCOPED_TRACE(sig);
+        for (bool command : {true, false}) {
+            SCOPED_TRACE(command);
+            FakeTracer t;
+            std::vector<std::string> args = specs;
+            if (command)
+                args.insert(args.end(), {"--", "sleep", "30"});
+            else
+                args.insert(args.end(), {"-p", std::to_string(::getpid())});
+            auto o = parseTraceOptions(args);
+            ASSERT_TRUE(o);
+            std::ostringstream out, err;
+            Io io{out, err};
+            // The signal comes once the first spec is added.
+            const int rc = runTrace(
+                t, *o, io,
+                [&] { return openTraceSink(o->format, o->output, o->layout(), io, &io.err); },
+                [&] { return t.specs.empty() ? 0 : sig; });
+            EXPECT_EQ(t.specs, std::vector<std::string>{"syscall:getppid"});
+            EXPECT_THAT(err.str(), HasSubstr("probectl: note: a stop signal ended the attaching: "
+                                             "1 probe attached\n"));
+            if (command) {
+                EXPECT_EQ(rc, 128 + sig);
+                EXPECT_EQ(t.starts, 0);
+                EXPECT_THAT(err.str(), HasSubstr("'sleep' was not run"));
+            } else {
+                EXPECT_EQ(rc, 0);
+                EXPECT_EQ(t.starts, 1);
+                EXPECT_EQ(t.stops, 1);
+                EXPECT_THAT(out.str(), HasSubstr("HITS")) << "the summary of what was attached";
+            }
+        }
+    }
+}
+
+// SIGHUP ends a run as Ctrl-C does (a closed terminal must not lose the count), unless it is
+// ignored already: nohup asked for the run to outlive the terminal.
+TEST(StopSignals, SighupUnlessIgnored) {
+    struct sigaction old {};
+    ASSERT_EQ(::sigaction(SIGHUP, nullptr, &old), 0);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ASSERT_EQ(::sigaction(SIGHUP, &dfl, nullptr), 0);
+    EXPECT_EQ(stopSignals(), (std::vector<int>{SIGINT, SIGTERM, SIGHUP}));
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    ASSERT_EQ(::sigaction(SIGHUP, &ign, nullptr), 0);
+    EXPECT_EQ(stopSignals(), (std::vector<int>{SIGINT, SIGTERM}));
+    ::sigaction(SIGHUP, &old, nullptr);
 }
 
 // --duration is a time-bounded trace the user asked for: 0, though the command is terminated.
@@ -231,6 +289,7 @@ TEST(RunExitCode, TheCommandsOwnEndThenTheStopSignalThenZero) {
     EXPECT_EQ(runExitCode(kExitOk, true, 0, SIGINT), 0) << "it ended by itself first";
     EXPECT_EQ(runExitCode(kExitOk, true, std::nullopt, SIGINT), 130);
     EXPECT_EQ(runExitCode(kExitOk, true, std::nullopt, SIGTERM), 143);
+    EXPECT_EQ(runExitCode(kExitOk, true, std::nullopt, SIGHUP), 129) << "a closed terminal";
     EXPECT_EQ(runExitCode(kExitOk, true, std::nullopt, 0), 0) << "--duration";
     EXPECT_EQ(runExitCode(kExitOk, false, std::nullopt, SIGINT), 0) << "-p or system-wide";
     EXPECT_EQ(runExitCode(kExitRuntime, true, std::nullopt, SIGINT), kExitRuntime);

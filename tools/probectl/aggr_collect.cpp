@@ -86,32 +86,26 @@ EventCallback AggrCollector::callback() {
     };
 }
 
-namespace {
-
-bool removedByAnother(Session& session, std::uint32_t id) {
-    auto info = session.client().getProbe(id);
-    return info && info->removed_by;
-}
-
-}  // namespace
-
-Result<std::vector<AggrTable>> AggrCollector::tables(bool clear) {
+Result<std::vector<AggrTable>> AggrCollector::tables(bool clear, const SessionStats& now) {
     std::vector<AggrTable> out;
     if (auto* session = kernelMaps() ? dynamic_cast<Session*>(tracer_) : nullptr) {
         for (const SessionProbe& p : session->probes()) {
+            const bool shown = std::find(removed_shown_.begin(), removed_shown_.end(), p.id) !=
+                               removed_shown_.end();
+            if (shown && clear)
+                continue;
             auto t =
                 readAggregation(session->client(), p.id, p.resolution.request, p.fetch_args, clear);
-            // Removed by another client: its map went with it; stats() notes it.
-            if (!t && t.error().err == ENOENT && removedByAnother(*session, p.id)) {
-                if (std::find_if(removed_.begin(), removed_.end(),
-                                 [&](const auto& r) { return r.first == p.id; }) == removed_.end())
-                    removed_.emplace_back(p.id, p.spec);
-                continue;
-            }
             if (!t)
                 return std::move(t).error();
             t->spec = p.spec;
             out.push_back(std::move(*t));
+            const auto ps = std::find_if(now.probes.begin(), now.probes.end(),
+                                         [&](const ProbeStats& s) { return s.id == p.id; });
+            if (!shown && ps != now.probes.end() && ps->removed_by) {
+                removed_shown_.push_back(p.id);
+                removed_new_.emplace_back(p.id, p.spec);
+            }
         }
         return out;
     }
@@ -142,13 +136,13 @@ Result<SessionStats> AggrCollector::stats() {
     return s;
 }
 
-std::vector<std::string> AggrCollector::missingTables() const {
+std::vector<std::string> AggrCollector::takeRemovedNotes(bool clear) {
     std::vector<std::string> out;
-    for (const auto& [id, spec] : removed_)
-        out.push_back(
-            fmt::format("probe {} ({}) has no table: its map was freed when another "
-                        "client removed the probe",
-                        id, spec));
+    for (const auto& [id, spec] : removed_new_)
+        out.push_back(fmt::format(
+            "probe {} ({}) was removed by another client: its table above ends at the removal{}",
+            id, spec, clear ? "; the next read-outs leave it out" : ""));
+    removed_new_.clear();
     return out;
 }
 

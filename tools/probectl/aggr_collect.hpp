@@ -31,13 +31,16 @@ class AggrCollector {
     // What the tracer's run() and stop() deliver: events into their probe's aggregator (the
     // kernel backend's aggregating probes deliver none).
     EventCallback callback();
-    // Every probe's table, in the order added; `clear` starts the next one from zero.
-    Result<std::vector<AggrTable>> tables(bool clear);
+    // Every probe's table, in the order added; `clear` starts the next one from zero. `now`:
+    // the counters just read (stats()), which say what probes another client removed. The
+    // session keeps such a probe's map, so its table ends at the removal; once a read has
+    // shown it, clearing reads leave it out (it could only be empty from then on).
+    Result<std::vector<AggrTable>> tables(bool clear, const SessionStats& now);
     // The counters now (between intervals), in the same order.
     Result<SessionStats> stats();
-    // One warning per probe whose table tables() left out: another client removed the probe,
-    // and its map with it.
-    std::vector<std::string> missingTables() const;
+    // One warning for each removed probe whose last table tables() has just shown (each said
+    // once): with `clear`, that the next read-outs leave it out.
+    std::vector<std::string> takeRemovedNotes(bool clear);
 
   private:
     AggrCollector(Tracer& tracer, const AggrSpec& spec, SnapshotStacks* snapshots)
@@ -49,8 +52,9 @@ class AggrCollector {
     Tracer* tracer_;
     AggrSpec spec_;
     SnapshotStacks* snapshots_;
-    std::vector<std::pair<std::uint32_t, EventAggregator>> events_;  // by probe id
-    std::vector<std::pair<std::uint32_t, std::string>> removed_;     // id, spec
+    std::vector<std::pair<std::uint32_t, EventAggregator>> events_;   // by probe id
+    std::vector<std::uint32_t> removed_shown_;                        // ids
+    std::vector<std::pair<std::uint32_t, std::string>> removed_new_;  // id, spec: not said yet
 };
 
 }  // namespace probectl::cli

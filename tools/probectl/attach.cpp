@@ -41,7 +41,8 @@ std::string attachSummary(const AttachReport& r, bool max_entries) {
 }
 
 Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& specs, pid_t pid,
-                                bool verbose, std::ostream& err, bool max_entries) {
+                                bool verbose, std::ostream& err, bool max_entries,
+                                const std::function<bool()>& stop) {
     // A spec given again word for word (arguments and predicate too) is added once, and said
     // once: 300 copies once gave 299 identical notes, and every hit 300 times.
     std::map<std::string, std::size_t> given;
@@ -49,8 +50,15 @@ Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& sp
         ++given[spec.str()];
     std::set<std::string> added;
     SpecExpander expander(pid);
+    if (stop)
+        expander.stopWhen(stop);
     std::size_t n = 0;
+    bool stopped = false;
     for (const ProbeSpec& spec : specs) {
+        if (stop && stop()) {
+            stopped = true;
+            break;
+        }
         const std::string key = spec.str();
         if (!added.insert(key).second)
             continue;
@@ -67,12 +75,20 @@ Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& sp
         n += r->ids.size();
         for (const std::string& note : r->notes)
             err << "probectl: note: " << note << '\n';
-        if (!r->glob)
-            continue;
-        err << attachSummary(*r, max_entries) << '\n';
-        if (verbose)
-            err << r->details();
+        stopped = r->stopped;
+        if (r->glob) {
+            err << attachSummary(*r, max_entries) << '\n';
+            if (verbose)
+                err << r->details();
+        }
+        if (stopped)
+            break;
     }
+    if (stopped)
+        err << fmt::format(
+            "probectl: note: a stop signal ended the attaching: {} probe{} "
+            "attached\n",
+            n, n == 1 ? "" : "s");
     return n;
 }
 

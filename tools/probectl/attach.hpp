@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -21,8 +22,12 @@ namespace probectl::cli {
 
 // The number of probes added. Errors: the first spec that attached nothing. `max_entries`:
 // the command has --max-entries (count, hist, latency), which sizes each probe's map.
+// `stop`, asked before each spec and between a glob's names: true (a stop signal came) ends
+// the attaching there, with a note; the probes added so far are counted, and the caller ends
+// the run as the signal says.
 Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& specs, pid_t pid,
-                                bool verbose, std::ostream& err, bool max_entries = false);
+                                bool verbose, std::ostream& err, bool max_entries = false,
+                                const std::function<bool()>& stop = {});
 
 // A glob's one-line summary (AttachReport::summary) and, for each refusal over a module
 // limit, what to change to attach more: "...; 51146 over the module's max_map_kb limit;

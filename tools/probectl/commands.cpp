@@ -30,7 +30,7 @@ registers (arg1..arg6, hex: what $arg1..$arg6 fetch) or, for return probes, the
 return value and the time spent in the function. A syscall:NAME probe prints the
 call as strace does, one line per call with its arguments (paths and buffers read
 by the kernel) and its return value: openat(AT_FDCWD, "/etc/passwd",
-O_RDONLY|O_CLOEXEC) = 3. At the end (command exit, Ctrl-C, SIGTERM or --duration)
+O_RDONLY|O_CLOEXEC) = 3. At the end (command exit, Ctrl-C, SIGTERM, SIGHUP or --duration)
 it prints per-probe counters:
   HITS       the probe ran (and passed the process filter)
   DELIVERED  records this command received
@@ -47,7 +47,7 @@ and a warning whenever anything was lost.
 
 With -- CMD, CMD is started held before exec, the probes are added with a filter on
 its pid, then it runs; the trace ends when it exits (if the trace ends first, CMD
-gets SIGTERM on --duration, and the same signal on Ctrl-C or SIGTERM). CMD also
+gets SIGTERM on --duration, and the same signal on Ctrl-C, SIGTERM or SIGHUP). CMD also
 dies if probectl is killed.
 With -p, exactly those processes are traced (not their children; add -f for their
 children, those running already and those forked from now on, across exec, like
@@ -129,11 +129,15 @@ and the shell would expand their $... otherwise. String literals take double quo
 
 Exit status: with -- CMD, CMD's own status when it ended by itself (its exit code,
 or 128+N when killed by signal N), like strace and perf; 128+N when signal N ended
-the trace first (Ctrl-C 130, SIGTERM 143, as strace; the output is complete); 0 when
---duration ended it, and when Ctrl-C or SIGTERM ends a trace without CMD (-p, or
-system-wide); 2 when the command line is wrong (whichever part of probectl finds it:
-a predicate on a USDT probe's arguments is checked once its note is read); 1 when
-the system refused (kernel, module, symbols, files, processes). A failed write to
+the trace first (Ctrl-C 130, SIGHUP 129, SIGTERM 143, as strace; the output is
+complete); 0 when --duration ended it, and when Ctrl-C, SIGHUP or SIGTERM ends a trace
+without CMD (-p, or system-wide); 2 when the command line is wrong (whichever part of
+probectl finds it: a predicate on a USDT probe's arguments is checked once its note is
+read); 1 when the system refused (kernel, module, symbols, files, processes).
+A stop signal while the probes are still being attached ends the attaching: with
+-- CMD, CMD is not run (128+N); without, the run ends at once. SIGHUP is left alone
+when it is ignored already (nohup).
+A failed write to
 stdout or stderr (a full disk) makes 0 into 1 (stdout's is said on stderr).
 
 Examples:

@@ -1,5 +1,5 @@
 // probectl count / hist / latency: add the specs with an aggregation, run until the command
-// exits (or --duration, Ctrl-C, SIGTERM), then read every probe's map and print it.
+// exits (or --duration, Ctrl-C, SIGTERM, SIGHUP), then read every probe's map and print it.
 #include <fmt/format.h>
 #include <signal.h>
 
@@ -77,30 +77,38 @@ std::string intervalError(const std::string& text) {
         text, static_cast<long>(kMaxDurationSec));
 }
 
-// Signals arrive as pending (blocked here, after the child is spawned so it does not
-// inherit the mask) and are picked up each tick.
+// The stop signals (stopSignals()) arrive as pending (blocked here, after the child is
+// spawned so it does not inherit the mask, and before the probes are attached, which takes
+// seconds for a big glob) and are picked up each tick. caught() keeps the first.
 class BlockedStopSignals {
   public:
     BlockedStopSignals() {
         sigemptyset(&set_);
-        sigaddset(&set_, SIGINT);
-        sigaddset(&set_, SIGTERM);
+        for (int sig : stopSignals())
+            sigaddset(&set_, sig);
         pthread_sigmask(SIG_BLOCK, &set_, &old_);
     }
     ~BlockedStopSignals() {
-        while (caught())
+        while (take())
             ;
         pthread_sigmask(SIG_SETMASK, &old_, nullptr);
     }
     int caught() {
+        if (!first_)
+            first_ = take();
+        return first_;
+    }
+
+  private:
+    int take() {
         const timespec zero{};
         const int s = sigtimedwait(&set_, nullptr, &zero);
         return s > 0 ? s : 0;
     }
 
-  private:
     sigset_t set_{};
     sigset_t old_{};
+    int first_ = 0;
 };
 
 // The time of day above an interval's tables (intervalClock).
@@ -129,6 +137,26 @@ SessionStats countersSince(const SessionStats& now, const SessionStats& before) 
     d.lost = less(now.lost, before.lost);
     d.overruns = less(now.overruns, before.overruns);
     return d;
+}
+
+// The printers pair stats.probes with the tables by index: once a removed probe's table is
+// left out of clearing reads (AggrCollector::tables), its counters must go too.
+void pairWithTables(SessionStats& stats, const std::vector<AggrTable>& tables) {
+    if (stats.probes.size() == tables.size())
+        return;
+    std::vector<ProbeStats> paired;
+    for (const AggrTable& t : tables) {
+        auto it = std::find_if(stats.probes.begin(), stats.probes.end(),
+                               [&](const ProbeStats& p) { return p.id == t.probe_id; });
+        if (it != stats.probes.end()) {
+            paired.push_back(*it);
+            continue;
+        }
+        paired.emplace_back();
+        paired.back().id = t.probe_id;
+        paired.back().spec = t.spec;
+    }
+    stats.probes = std::move(paired);
 }
 
 // A kernel map's counters at its last read, per probe id.
@@ -388,17 +416,17 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         return runtimeError(io, cmd,
                             kernel ? privilegeError(opened.error(), cmd, true) : opened.error());
     Tracer& tracer = **opened;
+    BlockedStopSignals signals;
     const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
     // trace -c runs here too: it has no --max-entries.
     auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err,
-                         std::string_view(cmd) != "trace");
+                         std::string_view(cmd) != "trace", [&] { return signals.caught() != 0; });
     if (!n)
         return runtimeError(io, cmd, kernel ? privilegeError(n.error(), cmd, true) : n.error());
     auto collector = AggrCollector::create(tracer, o.aggr, snapshots);
     if (!collector)
         return runtimeError(io, cmd, collector.error());
     const EventCallback onEvent = collector->callback();
-    BlockedStopSignals signals;
     RunLoop loop(tracer, o.command, o.duration, [&] { return signals.caught(); });
     if (!o.follow)
         loop.watchPids(o.pids);
@@ -437,13 +465,20 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     SessionStats before;  // the counters at the last read-out, when each interval is cleared
     std::map<std::uint32_t, MapCounters> last_read;
     auto printNow = [&](const SessionStats& total, const std::string& when) -> Result<void> {
-        auto tables = collector->tables(clear);
+        auto tables = collector->tables(clear, total);
         if (!tables)
             return std::move(tables).error();
         SessionStats shown = clear ? countersSince(total, before) : total;
         before = total;
+        pairWithTables(shown, *tables);
         countersOfTheRead(*tables, shown, last_read, clear);
-        return print(AggrReadout{*tables, shown, total, when});
+        auto printed = print(AggrReadout{*tables, shown, total, when});
+        // Without --interval the end's note on the removal says it all.
+        for (const auto& note : collector->takeRemovedNotes(clear))
+            if (o.interval > 0)
+                io.err << fmt::format("probectl {}: warning: {}{}\n", cmd,
+                                      when.empty() ? "" : when + ": ", note);
+        return printed;
     };
     int rc = kExitOk;
     bool unwritten = false;  // the output failed: the run ends, with nothing more to print
@@ -473,8 +508,6 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         if (auto r = printNow(*stats, o.interval > 0 ? wallClock(o.interval) : std::string()); !r)
             rc = runtimeError(io, cmd, r.error());
     for (const auto& note : stats->notes)
-        io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);
-    for (const auto& note : collector->missingTables())
         io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);
     return loop.finish(io, rc);
 }
@@ -862,10 +895,14 @@ With --format perfetto|chrome, -o FILE is the timeline and the tables print by t
 same rule on stderr or stdout.
 
 Exit status: with -- CMD, CMD's own status when it ended by itself (128+N when
-killed by signal N); 128+N when signal N ended the run first (Ctrl-C 130, SIGTERM
-143, as trace; the tables are printed first); 0 when --duration ended it, and when
-Ctrl-C or SIGTERM ends a run without CMD (-p, or system-wide); 2 on a usage error;
-1 when the system refused. A failed write to stdout or stderr (a full disk) makes 0
+killed by signal N); 128+N when signal N ended the run first (Ctrl-C 130, SIGHUP
+129, SIGTERM 143, as trace; the tables are printed first: a closed terminal loses
+nothing); 0 when --duration ended it, and when Ctrl-C, SIGHUP or SIGTERM ends a run
+without CMD (-p, or system-wide); 2 on a usage error; 1 when the system refused.
+A stop signal while the probes are still being attached ends the attaching: with
+-- CMD, CMD is not run (128+N); without, the run ends at once. SIGHUP is left alone
+when it is ignored already (nohup).
+A failed write to stdout or stderr (a full disk) makes 0
 into 1 (stdout's is said on stderr).
 
 Examples:
@@ -901,8 +938,8 @@ each followed by its count, average, minimum and maximum. --interval, globs,
 counter tracks), --backend, --force and --from FILE (a recording's events) as for count.
 Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
 stays on stdout), without a command on stdout, with -o in FILE.
-Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM) ended the
-run of a command first, 0 when --duration ended it.
+Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM,
+SIGHUP) ended the run of a command first, 0 when --duration ended it.
 
 Examples:
   sudo probectl hist 'uretprobe:libc:malloc size=$arg1:u64' size -- ls -l /usr
@@ -933,8 +970,8 @@ and average latency in ns as counter tracks), --backend, --force and --from FILE
 recording's return events) as for count.
 Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
 stays on stdout), without a command on stdout, with -o in FILE.
-Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM) ended the
-run of a command first, 0 when --duration ended it.
+Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM,
+SIGHUP) ended the run of a command first, 0 when --duration ended it.
 
 Examples:
   sudo probectl latency kretprobe:vfs_read --by comm --duration 5

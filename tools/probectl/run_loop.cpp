@@ -120,6 +120,14 @@ int runExitCode(int rc, bool has_command, std::optional<int> ended_itself, int s
     return kExitOk;
 }
 
+std::vector<int> stopSignals() {
+    std::vector<int> out{SIGINT, SIGTERM};
+    struct sigaction hup {};
+    if (::sigaction(SIGHUP, nullptr, &hup) != 0 || hup.sa_handler != SIG_IGN)
+        out.push_back(SIGHUP);
+    return out;
+}
+
 std::optional<UsageError> splitCommand(const std::vector<std::string>& args,
                                        std::vector<std::string>& mine,
                                        std::vector<std::string>& command) {

@@ -17,7 +17,7 @@ namespace probectl::cli {
 
 class RunLoop {
   public:
-    // duration_s <= 0: no deadline. `caught` gives the stop signal (SIGINT, SIGTERM) that
+    // duration_s <= 0: no deadline. `caught` gives the stop signal (stopSignals()) that
     // arrived, 0 for none; the first one is kept.
     RunLoop(Tracer& tracer, const std::vector<std::string>& command, double duration_s,
             std::function<int()> caught);
@@ -72,6 +72,13 @@ class RunLoop {
 // complete, but a script must be able to tell it was cut short); otherwise 0: --duration, or
 // Ctrl-C ending a trace of -p PIDs or of the whole system (as perf and bpftrace exit).
 int runExitCode(int rc, bool has_command, std::optional<int> ended_itself, int stop_signal);
+
+// The signals that end a run as Ctrl-C does (SIGINT, SIGTERM, SIGHUP): the probes stop, the
+// tables or summary are printed, CMD gets the same signal and the exit code is 128+N
+// (runExitCode). A closed terminal or ssh session (SIGHUP) must not lose the count. SIGHUP
+// is left out when it is ignored already (nohup): the user asked for the run to outlive
+// the terminal.
+std::vector<int> stopSignals();
 
 // Splits a command line at the first "--": what comes before goes to `mine`, what comes after
 // (the command to run, its own options untouched) to `command`. A "--" with nothing after it

@@ -39,30 +39,32 @@ namespace {
 volatile sig_atomic_t g_stop_signal = 0;
 
 extern "C" void onStopSignal(int sig) {
-    g_stop_signal = sig;
+    if (!g_stop_signal)
+        g_stop_signal = sig;
 }
 
-// SIGINT/SIGTERM end the trace (summary still printed); installed without SA_RESTART so
-// a blocked poll() returns at once. Previous handlers come back on scope exit.
+// The stop signals (stopSignals(): SIGINT, SIGTERM, SIGHUP) end the trace (summary still
+// printed); installed without SA_RESTART so a blocked poll() returns at once. The first one
+// is kept. Previous handlers come back on scope exit.
 class StopSignals {
   public:
-    StopSignals() {
+    StopSignals() : signals_(stopSignals()), old_(signals_.size()) {
         g_stop_signal = 0;
         struct sigaction sa {};
         sa.sa_handler = onStopSignal;
         sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, &old_int_);
-        sigaction(SIGTERM, &sa, &old_term_);
+        for (std::size_t i = 0; i < signals_.size(); i++)
+            sigaction(signals_[i], &sa, &old_[i]);
     }
     ~StopSignals() {
-        sigaction(SIGINT, &old_int_, nullptr);
-        sigaction(SIGTERM, &old_term_, nullptr);
+        for (std::size_t i = 0; i < signals_.size(); i++)
+            sigaction(signals_[i], &old_[i], nullptr);
     }
     int caught() const { return g_stop_signal; }
 
   private:
-    struct sigaction old_int_ {};
-    struct sigaction old_term_ {};
+    std::vector<int> signals_;
+    std::vector<struct sigaction> old_;
 };
 
 // Whether command-line word `word` is an option that takes the next word as its value

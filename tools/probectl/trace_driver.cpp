@@ -23,7 +23,8 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     const char* const kCmd = o.cmd;
     const bool kernel = tracer.backend() == "kernel";
     const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
-    auto probes = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err);
+    auto probes = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err, false,
+                              [&] { return caught_signal() != 0; });
     if (!probes)
         return runtimeError(io, kCmd,
                             kernel ? privilegeError(probes.error(), kCmd, true) : probes.error());

@@ -136,6 +136,9 @@ struct ProbeInfo {
     // Netlink portid of the client that removed this probe of the caller's session; 0 while
     // registered. Such a probe is listed to its owner only, its counters final at the removal.
     std::uint32_t removed_by = 0;
+    // The process that removed it (its tgid and comm when it did), with removed_by.
+    std::uint32_t removed_by_pid = 0;
+    std::string removed_by_comm;
 
     bool persistent() const { return flags & kProbeFlagPersistent; }
     bool enabled() const { return flags & kProbeFlagEnabled; }

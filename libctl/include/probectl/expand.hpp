@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -52,7 +53,11 @@ struct AttachReport {
     std::vector<SkippedName> skipped;  // before the kernel was asked, and refused by it
     // The tracer's notes on what it attached (Tracer::takeNotes), for the user to read.
     std::vector<std::string> notes;
+    // SpecExpander::stopWhen() ended the attaching before every name was tried (those left
+    // are in neither ids nor skipped).
+    bool stopped = false;
     // "SPEC: attached A of M; R refused: 12 blacklisted, 3 data, 1 refused by the kernel"
+    // (and "; stopped: N not tried" when stopped).
     std::string summary() const;
     // One line per skipped name: "  NAME: REASON[: DETAIL]".
     std::string details() const;
@@ -80,6 +85,9 @@ class SpecExpander {
     // The names the last attach() skipped when it failed because a glob attached none of
     // them, as AttachReport::details() lists them; "" after any other attach().
     const std::string& failedDetails() const;
+    // Asked between the names of a glob: true ends attach() there (AttachReport::stopped), as
+    // a stop signal must, for a glob of thousands of names takes seconds to attach.
+    void stopWhen(std::function<bool()> stop);
 
     // The kernel symbol table (loaded on first use; null when /proc/kallsyms is unreadable).
     const KernelSymbols* symbols();

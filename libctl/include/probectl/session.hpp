@@ -100,8 +100,11 @@ struct ProbeStats {
     // hits = delivered + dropped + rejected + unreturned.
     PROBECTL_TRACE_COUNTERS(PROBECTL_COUNTER_MEMBER)
     // Netlink portid of another client that removed the probe during the session (its
-    // counters are those at the removal, its aggregation map is gone); 0 when it was not.
+    // counters are those at the removal, as is its aggregation map, which the session keeps);
+    // 0 when it was not. The remover's pid and comm when it removed it.
     std::uint32_t removed_by = 0;
+    std::uint32_t removed_by_pid = 0;
+    std::string removed_by_comm{};
 };
 
 struct SessionStats {

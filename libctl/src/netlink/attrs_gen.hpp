@@ -31,7 +31,11 @@ inline constexpr auto kProbeGetReply = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "probe-rejected", &ProbeInfo::rejected),
     attr<NlType::U64>(PROBECTL_A_PROBE_UNRETURNED, "probe-unreturned", &ProbeInfo::unreturned),
     attr<NlType::String>(PROBECTL_A_PROBE_LABEL, "probe-label", &ProbeInfo::label),
-    attr<NlType::U32>(PROBECTL_A_PROBE_REMOVED_BY, "probe-removed-by", &ProbeInfo::removed_by));
+    attr<NlType::U32>(PROBECTL_A_PROBE_REMOVED_BY, "probe-removed-by", &ProbeInfo::removed_by),
+    attr<NlType::U32>(PROBECTL_A_PROBE_REMOVED_BY_PID, "probe-removed-by-pid",
+                      &ProbeInfo::removed_by_pid),
+    attr<NlType::String>(PROBECTL_A_PROBE_REMOVED_BY_COMM, "probe-removed-by-comm",
+                         &ProbeInfo::removed_by_comm));
 
 inline constexpr auto kAggrGetReply = std::make_tuple(
     attr<NlType::U32>(PROBECTL_A_PROBE_ID, "probe-id", &AggrReply::id),

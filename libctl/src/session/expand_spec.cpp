@@ -190,6 +190,8 @@ Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
 
 std::string AttachReport::summary() const {
     std::string s = fmt::format("{}: attached {} of {}", spec, ids.size(), matched);
+    if (stopped)
+        s += fmt::format("; stopped: {} not tried", matched - ids.size() - skipped.size());
     if (skipped.empty())
         return s;
     std::map<std::string, std::size_t> by_reason;
@@ -222,6 +224,7 @@ struct SpecExpander::Impl {
     std::optional<Result<Tracepoints>> tps;
     std::set<std::string> attached;  // locations attach() added
     std::string failed_details;      // failedDetails()
+    std::function<bool()> stop;      // stopWhen()
 };
 
 SpecExpander::SpecExpander(pid_t pid, const KernelSymbols* symbols)
@@ -318,6 +321,10 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
         fmt::format("refused by {}", tracer.backend() == "kernel" ? std::string("the kernel")
                                                                   : std::string(tracer.backend()));
     for (const ProbeSpec& s : x->specs) {
+        if (impl_->stop && impl_->stop()) {
+            r.stopped = true;
+            break;
+        }
         const std::string where = s.locationStr();
         if (impl_->attached.count(where)) {
             r.skipped.push_back({s.symbol, "attached twice", ""});
@@ -335,7 +342,8 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
         for (std::string& n : tracer.takeNotes())
             r.notes.push_back(std::move(n));
     }
-    if (r.ids.empty()) {
+    // Stopped: nothing is wrong with the glob, the run is ending.
+    if (r.ids.empty() && !r.stopped) {
         impl_->failed_details = r.details();
         Error e = first ? *first : makeError(ENOENT, "");
         e.message =
@@ -344,6 +352,10 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
         return e;
     }
     return r;
+}
+
+void SpecExpander::stopWhen(std::function<bool()> stop) {
+    impl_->stop = std::move(stop);
 }
 
 const std::string& SpecExpander::failedDetails() const {

@@ -9,7 +9,8 @@
 namespace probectl {
 
 // One sentence per probe with ProbeStats::removed_by set, in the probes' order, naming the
-// probe, the remover's netlink portid and what the counters and tables then mean.
+// probe, the remover (its pid and comm; its netlink portid from a module that does not
+// report them) and what the counters and tables then mean.
 std::vector<std::string> removedProbeNotes(const std::vector<ProbeStats>& probes);
 
 }  // namespace probectl

@@ -574,6 +574,8 @@ Result<SessionStats> Session::stats() {
             PROBECTL_PROBE_COUNTERS(PROBECTL_COPY_COUNTER)
 #undef PROBECTL_COPY_COUNTER
             ps.removed_by = it->second->removed_by;
+            ps.removed_by_pid = it->second->removed_by_pid;
+            ps.removed_by_comm = it->second->removed_by_comm;
         }
         s.probes.push_back(std::move(ps));
     }

@@ -337,3 +337,25 @@ TEST(Cli, ListShowsOwnerAndTheSpecAsWritten) {
     EXPECT_EQ(add.status, 2) << add.out;
     EXPECT_THAT(add.out, HasSubstr("delivers no records")) << add.out;
 }
+
+// KIND says how the spec was written: a kprobe on a syscall's wrapper (its arguments read as
+// the syscall's) is a kprobe; it was listed as a syscall.
+TEST(Cli, ListNamesTheKindAsWritten) {
+    Ran k = sh("probectl add --persist kprobe:__x64_sys_getppid");
+    Ran s = sh("probectl add --persist syscall:getppid");
+    Ran list = sh("probectl list --format json");
+    for (const Ran* added : {&k, &s})
+        if (added->status == 0)
+            sh("probectl remove " + added->out.substr(0, added->out.find('\n')));
+    ASSERT_EQ(k.status, 0) << k.out;
+    ASSERT_EQ(s.status, 0) << s.out;
+    ASSERT_EQ(list.status, 0) << list.out;
+    auto kindOf = [&](const Ran& added) {
+        const std::string id = added.out.substr(0, added.out.find('\n'));
+        const std::regex row("\\{\"id\":" + id + ",\"kind\":\"([a-z]+)\"");
+        std::smatch m;
+        return std::regex_search(list.out, m, row) ? m[1].str() : std::string("(not listed)");
+    };
+    EXPECT_EQ(kindOf(k), "kprobe") << list.out;
+    EXPECT_EQ(kindOf(s), "syscall") << list.out;
+}

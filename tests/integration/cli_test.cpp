@@ -359,3 +359,16 @@ TEST(Cli, ListNamesTheKindAsWritten) {
     EXPECT_EQ(kindOf(k), "kprobe") << list.out;
     EXPECT_EQ(kindOf(s), "syscall") << list.out;
 }
+
+// remove --all with nothing to remove said nothing at all.
+TEST(Cli, RemoveAllSaysWhenThereIsNothingToRemove) {
+    Ran added = sh("probectl add --persist kprobe:vfs_read");
+    ASSERT_EQ(added.status, 0) << added.out;
+    Ran first = sh("probectl remove --all");
+    EXPECT_EQ(first.status, 0) << first.out;
+    EXPECT_THAT(first.out, HasSubstr("removed probe " + added.out.substr(0, added.out.find('\n'))))
+        << first.out;
+    Ran again = sh("probectl remove --all");
+    EXPECT_EQ(again.status, 0) << again.out;
+    EXPECT_EQ(again.out, "no probes to remove\n");
+}

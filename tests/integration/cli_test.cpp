@@ -372,3 +372,18 @@ TEST(Cli, RemoveAllSaysWhenThereIsNothingToRemove) {
     EXPECT_EQ(again.status, 0) << again.out;
     EXPECT_EQ(again.out, "no probes to remove\n");
 }
+
+// count --uid N printed "0" alone when the filter skipped every hit: the skipped hits are
+// shown beside it (FILTERED), as trace's summary shows them.
+TEST(Cli, CountShowsTheHitsTheProcessFilterSkipped) {
+    Ran r = sh("probectl count syscall:getppid --uid 54321 -- " + itest::workload("getppid_loop") +
+               " 5");
+    ASSERT_EQ(r.status, 0) << r.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m,
+                                  std::regex("PROBE +COUNT +FILTERED\n"
+                                             "syscall:getppid +0 +([0-9]+)\n")))
+        << r.out;
+    EXPECT_GE(std::stoull(m[1].str()), 5u) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("FILTERED: hits the process filter skipped")) << r.out;
+}

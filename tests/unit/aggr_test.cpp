@@ -692,6 +692,29 @@ TEST(AggrFormat, ProbeCountsWithoutKeys) {
               "kprobe:vfs_read            5\n");
 }
 
+// count --uid N printed a bare 0 when the process filter skipped every hit: the skipped
+// hits are shown beside COUNT, as trace's summary and the keyed tables' headers show them.
+TEST(AggrFormat, ProbeCountsShowWhatTheProcessFilterSkipped) {
+    AggrTable a;
+    a.spec = "syscall:getppid";
+    a.entries.push_back({{}, 0, 0, 0, 0, {}});
+    SessionStats stats;
+    stats.probes.resize(1);
+    EXPECT_EQ(cli::formatProbeCounts({a}, 0, &stats),
+              "PROBE                 COUNT\n"
+              "syscall:getppid           0\n");
+    // A run with a process filter (-- CMD, -p, --uid...) has the column, as trace's summary.
+    EXPECT_EQ(cli::formatProbeCounts({a}, 0, &stats, false, true),
+              "PROBE                 COUNT    FILTERED\n"
+              "syscall:getppid           0           0\n");
+    stats.probes[0].filtered = 5;
+    EXPECT_EQ(cli::formatProbeCounts({a}, 0, &stats),
+              "PROBE                 COUNT    FILTERED\n"
+              "syscall:getppid           0           5\n"
+              "FILTERED: hits the process filter skipped (-p, -- CMD, --pid, --tid, --uid, "
+              "--comm), not in COUNT\n");
+}
+
 // count 'kprobe:vfs_*' once printed a row for every function that never ran.
 TEST(AggrFormat, ProbeCountsHideZeroRowsOfSeveral) {
     AggrTable a, b, c;

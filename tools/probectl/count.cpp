@@ -819,7 +819,8 @@ says how the walks went ("user stacks (dwarf): ...").
 
 Which processes: as for trace (-- CMD, -p PID, -f; neither: every process).
 --pid, --tid, --uid and --comm keep only some of their tasks' hits, in the kernel: the
-others are not counted and show as FILTERED in the header (kernel backend).
+others are not counted and show as FILTERED (in the header, or beside COUNT without
+--by; kernel backend).
 Predicates (SPEC ... if EXPR) run first: rejected hits are not counted.
 --backend ptrace needs no module: every hit stops the traced process and is counted
 here with the kernel map's rules (same tables; uprobe, uretprobe, usdt and syscall

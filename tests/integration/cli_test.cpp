@@ -296,10 +296,10 @@ TEST(Cli, CommandsPathSearchIsNotInItsTrace) {
     EXPECT_THAT(r.out, ::testing::Not(HasSubstr("ENOENT"))) << r.out;
 }
 
-// A trace that fails before it starts keeps an existing -o file, for trace and record, and
-// record's errors are record's.
+// A trace that fails before it starts keeps an existing -o file, for trace, record and count
+// (count truncated it), and record's errors are record's.
 TEST(Cli, RefusedSpecKeepsTheOutputFile) {
-    for (const std::string cmd : {"trace", "record"}) {
+    for (const std::string cmd : {"trace", "record", "count"}) {
         sh("echo precious > /tmp/keep.out");
         Ran r = sh("probectl " + cmd + " kprobe:no_such_function_zz -o /tmp/keep.out -- true");
         EXPECT_EQ(r.status, 1) << r.out;
@@ -386,4 +386,23 @@ TEST(Cli, CountShowsTheHitsTheProcessFilterSkipped) {
         << r.out;
     EXPECT_GE(std::stoull(m[1].str()), 5u) << r.out;
     EXPECT_THAT(r.out, HasSubstr("FILTERED: hits the process filter skipped")) << r.out;
+}
+
+// count -o FILE -- CMD created an empty FILE when CMD could not be run; trace creates its
+// -o FILE only once the run can begin, and so does count now.
+TEST(Cli, ACommandThatCannotRunLeavesNoOutputFile) {
+    for (const std::string cmd : {"trace syscall:getppid", "count syscall:getppid",
+                                  "latency syscall:getppid", "record syscall:getppid"}) {
+        ::unlink("/tmp/never.out");
+        Ran r = sh("probectl " + cmd + " -o /tmp/never.out -- /nonexistent/command");
+        EXPECT_EQ(r.status, 1) << cmd << ": " << r.out;
+        EXPECT_THAT(r.out, HasSubstr("cannot run '/nonexistent/command'")) << r.out;
+        EXPECT_NE(::access("/tmp/never.out", F_OK), 0) << cmd << " left /tmp/never.out";
+    }
+    // A command that runs gets its tables in the file.
+    Ran ok = sh("probectl count syscall:getppid -o /tmp/never.out -- " +
+                itest::workload("getppid_loop") + " 3");
+    EXPECT_EQ(ok.status, 0) << ok.out;
+    EXPECT_THAT(itest::readFile("/tmp/never.out"), HasSubstr("syscall:getppid")) << ok.out;
+    ::unlink("/tmp/never.out");
 }

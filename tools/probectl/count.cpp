@@ -31,6 +31,9 @@ namespace probectl::cli {
 
 namespace {
 
+// Opens -o FILE once the run can begin (t0: when its time starts; 0 for a recording).
+using OutputOpener = std::function<Result<void>(std::uint64_t t0_ns)>;
+
 const char* modeName(AggrMode m) {
     return m == AggrMode::Count ? "count" : m == AggrMode::Hist ? "hist" : "latency";
 }
@@ -209,11 +212,13 @@ std::ostream& tablesStream(const AggrCliOptions& o, Io& io) {
 }
 
 // --from FILE: the same tables from a recording's events.
-int runFromRecording(const AggrCliOptions& o, Io& io) {
+int runFromRecording(const AggrCliOptions& o, Io& io, const OutputOpener& open_output) {
     const char* cmd = modeName(o.mode);
     auto r = aggregateRecording(o.from, o.aggr, o.only);
     if (!r)
         return runtimeError(io, cmd, r.error());
+    if (auto opened = open_output(0); !opened)
+        return runtimeError(io, cmd, opened.error());
     for (const auto& why : r->skipped)
         io.err << fmt::format("note: {}: left out, {}\n", o.from, why);
     if (auto w = printAggrReadout(o, {r->tables, r->stats, r->stats, std::string()}, io.out, io.err,
@@ -268,7 +273,8 @@ int runWithTimeline(const AggrCliOptions& o, const char* cmd, Io& io) {
 
 // --ustack=dwarf: the probes record every hit with its snapshot, aggregated here by the
 // unwound stack; the end line says how the walks went, as trace's.
-int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out) {
+int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out,
+             const OutputOpener& open_output) {
     SnapshotStacks snapshots(o.aggr.stack_depth ? o.aggr.stack_depth : kStackDefaultDepth);
     const StackLines lines = stackLines(snapshots);
     // Kernel backend: the maps of the address space the kernel kept for a process (it may
@@ -288,7 +294,7 @@ int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out) {
             last = r.total;
             return printAggrReadout(o, r, out.out, out.err, outputName(o), &lines);
         },
-        {}, {}, &snapshots);
+        open_output, {}, &snapshots);
     if (!last)
         return rc;
     if (auto w = lossWarning(*last); !w.empty())
@@ -325,21 +331,26 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     noteTaskNamesTaken(o, cmd, io);
     if (isTraceExportFormat(o.format))
         return runWithTimeline(o, cmd, io);
+    // -o FILE is created once the run can begin, as trace's and the timelines' are: a
+    // command that cannot run or a refused spec leaves no empty FILE behind (and an
+    // existing one as it was).
     std::ofstream file;
-    if (!o.output.empty()) {
+    const OutputOpener openOutput = [&](std::uint64_t) -> Result<void> {
+        if (o.output.empty())
+            return {};
         file.open(o.output, std::ios::out | std::ios::trunc);
         if (!file)
-            return runtimeError(io, cmd,
-                                makeError(errno, fmt::format("cannot write {}", o.output)));
-    }
+            return makeError(errno, fmt::format("cannot write {}", o.output));
+        return {};
+    };
     const TablesTo to = tablesTo(o);
     Io out{to == TablesTo::File ? file : tablesStream(o, io), io.err, io.err_is_tty,
            to == TablesTo::Stdout ? io.out_is_tty : to == TablesTo::Stderr && io.err_is_tty};
     if (!o.from.empty())
-        return runFromRecording(o, out);
+        return runFromRecording(o, out, openOutput);
     // --by ustack --ustack=dwarf: the events' snapshots, unwound here.
     if (o.ustack == "dwarf")
-        return runDwarf(o, cmd, io, out);
+        return runDwarf(o, cmd, io, out, openOutput);
     // --by kstack, ustack: the stacks are read by id from the session's map, on a socket of
     // their own.
     std::optional<KernelStacks> stacks;
@@ -356,7 +367,7 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
             return printAggrReadout(o, r, out.out, out.err, outputName(o),
                                     stacks ? &lines : nullptr);
         },
-        {},
+        openOutput,
         // --by ustack: a process's maps are kept from when its first stack is
         // seen; a process that lived less than a tick is not symbolized.
         [&](std::uint32_t probe_id) {

@@ -403,6 +403,25 @@ TEST(AggrFormat, StringKeysWithControlAndNonUtf8Bytes) {
     EXPECT_NE(line.find("\xef\xbf\xbd"), std::string::npos) << line;  // U+FFFD
 }
 
+// --top N in JSON did not say how many keys it left out (the text tables do).
+TEST(AggrFormat, JsonSaysHowManyKeysTopLeftOut) {
+    AggrTable t;
+    t.key_names = {"n"};
+    for (std::uint64_t i = 1; i <= 5; i++) {
+        AggrEntry e;
+        e.key.resize(1);
+        e.key[0].type = FetchType::U64;
+        e.key[0].raw = i;
+        e.count = i;
+        t.entries.push_back(e);
+    }
+    auto top = aggrJson(t, 2);
+    EXPECT_EQ(top["entries"].size(), 2u);
+    EXPECT_EQ(top["omitted"], 3);
+    EXPECT_EQ(aggrJson(t, 0)["omitted"], 0);
+    EXPECT_EQ(aggrJson(t, 9)["omitted"], 0);
+}
+
 // --by retval showed an int function's -6 as 4294967290 only, --by errno a syscall's
 // ENOENT as -2: each also reads as the trace line reads it.
 TEST(AggrFormat, RetvalAndErrnoKeysReadAsIntAndErrnoName) {

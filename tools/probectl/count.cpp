@@ -539,8 +539,8 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "stop after TIME: seconds (2.5), or with a unit: 500ms, 10s, 2m, 1h")
         ("top", bounded<std::size_t>(o ? &o->top : nullptr, "top", 1, kAggrMaxEntries,
                                      "(leave it out for every key)")->value_name("N"),
-         "print only the N keys with the most hits (folded and svg: the N heaviest stacks "
-         "of each probe)")
+         "print only the N keys with the most hits (a line, or JSON's \"omitted\", counts "
+         "the others; folded and svg: the N heaviest stacks of each probe)")
         ("zeros", po::bool_switch(o ? &o->zeros : nullptr),
          "without --by: also list the probes with no hits (of several probes, e.g. a glob's, "
          "they are left out and counted in one line)")

@@ -64,20 +64,22 @@ pid_t startProbectl(const std::vector<std::string>& args, const std::string& log
     return pid;
 }
 
-// The exit status as a shell gives it (128+N when killed by signal N).
-int exitStatusOf(pid_t pid) {
+// How `pid` ended, as waitpid(2) tells it.
+std::string endOf(pid_t pid) {
     int st = 0;
     if (waitpid(pid, &st, 0) != pid)
-        return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        return "not waited for";
+    if (WIFSIGNALED(st))
+        return fmt::format("killed by signal {}{}", WTERMSIG(st), WCOREDUMP(st) ? " (core)" : "");
+    return fmt::format("exited with status {}", WEXITSTATUS(st));
 }
 
 }  // namespace
 
-// Ctrl-C or SIGTERM ending `trace -- CMD` exits 128+N, as strace does (it once exited 0, as a
-// complete trace does): CMD gets the same signal and the output is complete first.
-// --duration ending it is a trace as asked: 0.
-TEST(Cli, AStopSignalEndingATraceOfACommandExits128PlusIt) {
+// Ctrl-C or SIGTERM ending `trace -- CMD` goes on to CMD; CMD killed by it kills probectl
+// the same way, as strace ends (it exited 128+N, so bash went on with a script's loop), and
+// the output is complete first. --duration ending it is a trace as asked: 0.
+TEST(Cli, AStopSignalKillingTheCommandKillsProbectl) {
     const std::string loop = itest::workload("getppid_loop");
     // 10 calls, then 10 ms asleep: it outlives the test at a modest rate of events.
     const std::vector<std::string> cmd = {"--", loop, "1000000", "10", "10000"};
@@ -91,7 +93,7 @@ TEST(Cli, AStopSignalEndingATraceOfACommandExits128PlusIt) {
             ASSERT_GT(p, 0);
             std::this_thread::sleep_for(std::chrono::milliseconds(300));
             kill(p, sig);
-            EXPECT_EQ(exitStatusOf(p), 128 + sig);
+            EXPECT_EQ(endOf(p), fmt::format("killed by signal {}", sig));
             const std::string out = itest::readFile(log);
             EXPECT_THAT(out, HasSubstr(fmt::format("'{}' killed by signal {} (", loop, sig)))
                 << out;
@@ -103,10 +105,29 @@ TEST(Cli, AStopSignalEndingATraceOfACommandExits128PlusIt) {
     args.insert(args.end(), cmd.begin(), cmd.end());
     const pid_t p = startProbectl(args, log);
     ASSERT_GT(p, 0);
-    EXPECT_EQ(exitStatusOf(p), 0);
+    EXPECT_EQ(endOf(p), "exited with status 0");
     const std::string out = itest::readFile(log);
     EXPECT_THAT(out, HasSubstr(fmt::format("'{}' killed by signal 15 (", loop))) << out;
     EXPECT_THAT(out, HasSubstr("HITS")) << out;
+}
+
+// A command that catches the stop signal and exits gives the run its own status: it was
+// 128+N whatever the command did.
+TEST(Cli, ACommandThatCatchesTheStopSignalGivesItsOwnStatus) {
+    const std::string log = "/tmp/cli-caught-signal.log";
+    for (const std::string command : {"trace", "count"}) {
+        for (int sig : {SIGINT, SIGTERM}) {
+            SCOPED_TRACE(command + " " + std::to_string(sig));
+            const pid_t p = startProbectl({command, "syscall:getppid", "--", "sh", "-c",
+                                           "trap 'exit 3' INT TERM; while :; do :; done"},
+                                          log);
+            ASSERT_GT(p, 0);
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            kill(p, sig);
+            EXPECT_EQ(endOf(p), "exited with status 3") << itest::readFile(log);
+            EXPECT_THAT(itest::readFile(log), HasSubstr("'sh' exited with status 3"));
+        }
+    }
 }
 
 TEST(Cli, TraceKretprobePrintsEachReturnAndTheSummary) {
@@ -163,9 +184,17 @@ TEST(Cli, RawRegistersAreNumberedLikeArgN) {
     EXPECT_THAT(r.out, ::testing::Not(HasSubstr(" arg0="))) << r.out;
 }
 
+// CMD's exit code, or killed by CMD's signal (as strace), without a core of probectl's own.
 TEST(Cli, TraceExitsWithTheCommandsStatus) {
     EXPECT_EQ(sh("probectl trace syscall:getppid -- sh -c 'exit 7'").status, 7);
-    EXPECT_EQ(sh("probectl trace syscall:getppid -- sh -c 'kill -SEGV $$'").status, 128 + SIGSEGV);
+    for (const std::string command : {"trace", "count"}) {
+        const pid_t p = startProbectl(
+            {command, "syscall:getppid", "--", "sh", "-c", "sleep 0.3; kill -SEGV $$"},
+            "/tmp/cli-segv.log");
+        ASSERT_GT(p, 0);
+        EXPECT_EQ(endOf(p), "killed by signal 11") << command;
+        EXPECT_THAT(itest::readFile("/tmp/cli-segv.log"), HasSubstr("'sh' killed by signal 11"));
+    }
 }
 
 TEST(Cli, UnknownSymbolFailsNamingItAndSuggesting) {

@@ -872,11 +872,12 @@ Where the tables go (text, json, folded): with -- CMD and no -o on stderr, as st
 With --format perfetto|chrome, -o FILE is the timeline and the tables print by the
 same rule on stderr or stdout.
 
-Exit status: with -- CMD, CMD's own status when it ended by itself (128+N when
-killed by signal N); 128+N when signal N ended the run first (Ctrl-C 130, SIGTERM
-143, as trace; the tables are printed first); 0 when --duration ended it, and when
-Ctrl-C or SIGTERM ends a run without CMD (-p, or system-wide); 2 on a usage error;
-1 when the system refused.
+Exit status: with -- CMD, as trace (and strace): CMD's exit code when it exits,
+whatever ended the run (Ctrl-C and SIGTERM go on to CMD); when signal N kills CMD,
+or CMD outlives a Ctrl-C or SIGTERM N by a second, probectl dies of N once the tables
+are printed (a shell says 128+N: 130 for Ctrl-C); 0 when --duration ended it, and
+when Ctrl-C or SIGTERM ends a run without CMD (-p, or system-wide); 2 on a usage
+error; 1 when the system refused.
 
 Examples:
   sudo probectl count 'kprobe:vfs_*' --duration 5
@@ -911,8 +912,8 @@ each followed by its count, average, minimum and maximum. --interval, globs,
 counter tracks), --backend, --force and --from FILE (a recording's events) as for count.
 Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
 stays on stdout), without a command on stdout, with -o in FILE.
-Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM) ended the
-run of a command first, 0 when --duration ended it.
+Exit status as for count: CMD's exit code, or killed by the signal that killed CMD
+(or by a Ctrl-C or SIGTERM CMD outlived), 0 when --duration ended it.
 
 Examples:
   sudo probectl hist 'uretprobe:libc:malloc size=$arg1:u64' size -- ls -l /usr
@@ -943,8 +944,8 @@ and average latency in ns as counter tracks), --backend, --force and --from FILE
 recording's return events) as for count.
 Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
 stays on stdout), without a command on stdout, with -o in FILE.
-Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM) ended the
-run of a command first, 0 when --duration ended it.
+Exit status as for count: CMD's exit code, or killed by the signal that killed CMD
+(or by a Ctrl-C or SIGTERM CMD outlived), 0 when --duration ended it.
 
 Examples:
   sudo probectl latency kretprobe:vfs_read --by comm --duration 5

@@ -4,10 +4,12 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <exception>
 #include <iostream>
 
 #include "cli.hpp"
+#include "run_loop.hpp"
 #include "version.hpp"
 
 using namespace probectl::cli;
@@ -48,7 +50,16 @@ int main(int argc, char** argv) {
                                      name);
             return kExitUsage;
         }
-        return cmd->run(std::vector<std::string>(argv + 2, argv + argc), io);
+        const int rc = cmd->run(std::vector<std::string>(argv + 2, argv + argc), io);
+        // The command a run traced was killed by a signal: so is probectl, once its output
+        // is out (strace's rule), so that a shell sees the interrupt.
+        if (const int sig = takeExitSignal()) {
+            std::cout.flush();
+            std::cerr.flush();
+            std::fflush(nullptr);
+            dieOf(sig);
+        }
+        return rc;
     } catch (const std::exception& e) {
         std::cerr << "probectl: internal error: " << e.what() << '\n';
         return kExitRuntime;

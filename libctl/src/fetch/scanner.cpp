@@ -110,7 +110,9 @@ Result<ScannedNumber, SpecError> Scanner::number(std::string_view what, NumberRa
         const auto bound = [&](std::uint64_t v) {
             return hex ? fmt::format("{:#x}", v) : fmt::format("{}", v);
         };
-        const std::string low = range.neg_max ? "-" + bound(range.neg_max) : bound(range.min);
+        const std::string low = range.neg_max ? "-" + bound(range.neg_max)
+                                : range.min   ? bound(range.min)
+                                              : "0";
         return fail(n.begin, fmt::format("{} {} is out of range ({}..{})", what, n.text, low,
                                          bound(range.max)));
     }

@@ -274,7 +274,8 @@ TEST(ProbeList, AKprobeOnASyscallWrapperIsListedAsAKprobe) {
     std::ostringstream os;
     printProbeList(os, {k, s, e, o}, true);
     std::vector<std::string> kinds;
-    for (const auto& row : nlohmann::json::parse(os.str())["probes"])
+    const auto listed = nlohmann::json::parse(os.str());
+    for (const auto& row : listed["probes"])
         kinds.push_back(row["kind"].get<std::string>());
     EXPECT_THAT(kinds, ElementsAre("kprobe", "syscall", "syscall", "syscall"));
 }

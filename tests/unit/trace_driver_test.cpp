@@ -202,17 +202,23 @@ TEST(TraceDriver, ACommandThatCatchesTheStopSignalGivesItsOwnStatus) {
 // A command that outlives the stop signal by a second is ended by probectl's SIGTERM: the
 // run still ends as the interrupt asked, killed by the stop signal, not by that SIGTERM.
 TEST(TraceDriver, ACommandThatOutlivesTheStopSignalEndsTheRunByIt) {
+    // SIGINT blocked across the fork: the forwarded one must find the child ignoring it.
+    sigset_t intr, old;
+    sigemptyset(&intr);
+    sigaddset(&intr, SIGINT);
+    ::sigprocmask(SIG_BLOCK, &intr, &old);
     const pid_t child = ::fork();
-    ASSERT_GE(child, 0);
     if (child == 0) {
+        ::signal(SIGINT, SIG_IGN);
+        ::signal(SIGTERM, SIG_DFL);
         sigset_t all;
         sigemptyset(&all);
         ::sigprocmask(SIG_SETMASK, &all, nullptr);
-        ::signal(SIGINT, SIG_IGN);
-        ::signal(SIGTERM, SIG_DFL);
         for (;;)
             ::pause();
     }
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    ASSERT_GE(child, 0);
     FakeTracer t;
     t.pid = child;
     t.child = true;

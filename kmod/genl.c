@@ -272,6 +272,12 @@ int probectl_nl_probe_add_doit(struct sk_buff *skb, struct genl_info *info)
 				    "the SYSCALL flag applies to kprobes only");
 		return -EINVAL;
 	}
+	if ((req.flags & PROBECTL_PROBE_F_SYSCALL_SPEC) &&
+	    req.kind != PROBECTL_KIND_KPROBE && req.kind != PROBECTL_KIND_KRETPROBE) {
+		NL_SET_ERR_MSG_ATTR(extack, a[PROBECTL_A_PROBE_FLAGS],
+				    "the SYSCALL_SPEC flag applies to kprobes and kretprobes only");
+		return -EINVAL;
+	}
 
 	/* Allocated first: once the probe is armed, replying must not fail
 	 * for lack of memory.

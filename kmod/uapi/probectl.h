@@ -226,8 +226,8 @@ enum probectl_attr {
 	/* u32: kretprobe instances in flight; 0 is the kernel default. */
 	PROBECTL_A_PROBE_MAXACTIVE,
 	/*
-	 * u32, enum probectl_probe_flags: Requests may set persistent and
-	 * syscall only.
+	 * u32, enum probectl_probe_flags: Requests may set persistent, syscall
+	 * and syscall-spec only.
 	 */
 	PROBECTL_A_PROBE_FLAGS,
 	PROBECTL_A_PROBE_OWNER,	/* u32: Netlink portid of the owner; 0 when persistent. */
@@ -726,6 +726,16 @@ enum probectl_probe_flags {
 	 * until the owner's socket closes.
 	 */
 	PROBECTL_PROBE_F_REMOVED = 1U << 3,
+	/*
+	 * The probe was written as syscall:NAME (one record per call), not as a
+	 * kprobe or kretprobe on the syscall's function: kept and reported by
+	 * probe-get so that a listing names the kind the user asked for.
+	 * Kprobes and kretprobes only. Independent of syscall, which says where
+	 * the arguments are read from (a kprobe on __x64_sys_NAME has syscall
+	 * without syscall-spec; a syscall whose function is not a pt_regs
+	 * wrapper has syscall-spec alone).
+	 */
+	PROBECTL_PROBE_F_SYSCALL_SPEC = 1U << 4,
 };
 
 enum probectl_session_flags {

@@ -66,21 +66,23 @@ pid_t startProbectl(const std::vector<std::string>& args, const std::string& log
     return pid;
 }
 
-// The exit status as a shell gives it (128+N when killed by signal N).
-int exitStatusOf(pid_t pid) {
+// How `pid` ended, as waitpid(2) tells it.
+std::string endOf(pid_t pid) {
     int st = 0;
     if (waitpid(pid, &st, 0) != pid)
-        return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        return "not waited for";
+    if (WIFSIGNALED(st))
+        return fmt::format("killed by signal {}{}", WTERMSIG(st), WCOREDUMP(st) ? " (core)" : "");
+    return fmt::format("exited with status {}", WEXITSTATUS(st));
 }
 
 }  // namespace
 
-// Ctrl-C, SIGTERM or SIGHUP ending `trace -- CMD` exits 128+N, as strace does (it once exited
-// 0, as a complete trace does): CMD gets the same signal and the output is complete first.
-// SIGHUP (a closed terminal or ssh session) once killed count with no table. --duration
-// ending it is a trace as asked: 0.
-TEST(Cli, AStopSignalEndingATraceOfACommandExits128PlusIt) {
+// Ctrl-C, SIGTERM or SIGHUP ending `trace -- CMD` goes on to CMD; CMD killed by it kills
+// probectl the same way, as strace ends (it exited 128+N, so bash went on with a script's
+// loop), and the output is complete first. SIGHUP (a closed terminal or ssh session) once
+// killed count with no table. --duration ending it is a trace as asked: 0.
+TEST(Cli, AStopSignalKillingTheCommandKillsProbectl) {
     const std::string loop = itest::workload("getppid_loop");
     // 10 calls, then 10 ms asleep: it outlives the test at a modest rate of events.
     const std::vector<std::string> cmd = {"--", loop, "1000000", "10", "10000"};
@@ -94,7 +96,7 @@ TEST(Cli, AStopSignalEndingATraceOfACommandExits128PlusIt) {
             ASSERT_GT(p, 0);
             std::this_thread::sleep_for(std::chrono::milliseconds(300));
             kill(p, sig);
-            EXPECT_EQ(exitStatusOf(p), 128 + sig);
+            EXPECT_EQ(endOf(p), fmt::format("killed by signal {}", sig));
             const std::string out = itest::readFile(log);
             EXPECT_THAT(out, HasSubstr(fmt::format("'{}' killed by signal {} (", loop, sig)))
                 << out;
@@ -106,14 +108,15 @@ TEST(Cli, AStopSignalEndingATraceOfACommandExits128PlusIt) {
     args.insert(args.end(), cmd.begin(), cmd.end());
     const pid_t p = startProbectl(args, log);
     ASSERT_GT(p, 0);
-    EXPECT_EQ(exitStatusOf(p), 0);
+    EXPECT_EQ(endOf(p), "exited with status 0");
     const std::string out = itest::readFile(log);
     EXPECT_THAT(out, HasSubstr(fmt::format("'{}' killed by signal 15 (", loop))) << out;
     EXPECT_THAT(out, HasSubstr("HITS")) << out;
 }
 
 // A stop signal while a big glob is still attaching (seconds of kprobe registrations): the
-// attaching ends with a note, CMD is not run, the exit is 128+N, and no probe is left. count
+// attaching ends with a note, CMD is not run, probectl dies of the signal, and no probe is
+// left. count
 // once had no handler yet and died silently there (the module cleaned up after it).
 TEST(Cli, AStopSignalWhileAGlobAttachesEndsTheRun) {
     const std::string loop = itest::workload("getppid_loop");
@@ -127,7 +130,7 @@ TEST(Cli, AStopSignalWhileAGlobAttachesEndsTheRun) {
         for (int i = 0; i < 600 && std::stoi(itest::sh(kprobes).out) == 0; i++)
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         kill(p, SIGINT);
-        EXPECT_EQ(exitStatusOf(p), 128 + SIGINT);
+        EXPECT_EQ(endOf(p), fmt::format("killed by signal {}", SIGINT));
         const std::string out = itest::readFile(log);
         EXPECT_THAT(out, HasSubstr("probectl: note: a stop signal ended the attaching: ")) << out;
         EXPECT_THAT(out, HasSubstr("; stopped: ")) << out;
@@ -135,6 +138,25 @@ TEST(Cli, AStopSignalWhileAGlobAttachesEndsTheRun) {
                     HasSubstr(fmt::format("SIGINT before the trace began: '{}' was not run", loop)))
             << out;
         EXPECT_EQ(std::stoi(itest::sh(kprobes).out), 0) << "probes left behind";
+    }
+}
+
+// A command that catches the stop signal and exits gives the run its own status: it was
+// 128+N whatever the command did.
+TEST(Cli, ACommandThatCatchesTheStopSignalGivesItsOwnStatus) {
+    const std::string log = "/tmp/cli-caught-signal.log";
+    for (const std::string command : {"trace", "count"}) {
+        for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+            SCOPED_TRACE(command + " " + std::to_string(sig));
+            const pid_t p = startProbectl({command, "syscall:getppid", "--", "sh", "-c",
+                                           "trap 'exit 3' INT TERM HUP; while :; do :; done"},
+                                          log);
+            ASSERT_GT(p, 0);
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            kill(p, sig);
+            EXPECT_EQ(endOf(p), "exited with status 3") << itest::readFile(log);
+            EXPECT_THAT(itest::readFile(log), HasSubstr("'sh' exited with status 3"));
+        }
     }
 }
 
@@ -192,9 +214,17 @@ TEST(Cli, RawRegistersAreNumberedLikeArgN) {
     EXPECT_THAT(r.out, ::testing::Not(HasSubstr(" arg0="))) << r.out;
 }
 
+// CMD's exit code, or killed by CMD's signal (as strace), without a core of probectl's own.
 TEST(Cli, TraceExitsWithTheCommandsStatus) {
     EXPECT_EQ(sh("probectl trace syscall:getppid -- sh -c 'exit 7'").status, 7);
-    EXPECT_EQ(sh("probectl trace syscall:getppid -- sh -c 'kill -SEGV $$'").status, 128 + SIGSEGV);
+    for (const std::string command : {"trace", "count"}) {
+        const pid_t p = startProbectl(
+            {command, "syscall:getppid", "--", "sh", "-c", "sleep 0.3; kill -SEGV $$"},
+            "/tmp/cli-segv.log");
+        ASSERT_GT(p, 0);
+        EXPECT_EQ(endOf(p), "killed by signal 11") << command;
+        EXPECT_THAT(itest::readFile("/tmp/cli-segv.log"), HasSubstr("'sh' killed by signal 11"));
+    }
 }
 
 TEST(Cli, UnknownSymbolFailsNamingItAndSuggesting) {
@@ -325,10 +355,10 @@ TEST(Cli, CommandsPathSearchIsNotInItsTrace) {
     EXPECT_THAT(r.out, ::testing::Not(HasSubstr("ENOENT"))) << r.out;
 }
 
-// A trace that fails before it starts keeps an existing -o file, for trace and record, and
-// record's errors are record's.
+// A trace that fails before it starts keeps an existing -o file, for trace, record and count
+// (count truncated it), and record's errors are record's.
 TEST(Cli, RefusedSpecKeepsTheOutputFile) {
-    for (const std::string cmd : {"trace", "record"}) {
+    for (const std::string cmd : {"trace", "record", "count"}) {
         sh("echo precious > /tmp/keep.out");
         Ran r = sh("probectl " + cmd + " kprobe:no_such_function_zz -o /tmp/keep.out -- true");
         EXPECT_EQ(r.status, 1) << r.out;
@@ -365,4 +395,73 @@ TEST(Cli, ListShowsOwnerAndTheSpecAsWritten) {
     Ran add = sh("probectl add --persist 'kprobe:vfs_read n=$arg3'");
     EXPECT_EQ(add.status, 2) << add.out;
     EXPECT_THAT(add.out, HasSubstr("delivers no records")) << add.out;
+}
+
+// KIND says how the spec was written: a kprobe on a syscall's wrapper (its arguments read as
+// the syscall's) is a kprobe; it was listed as a syscall.
+TEST(Cli, ListNamesTheKindAsWritten) {
+    Ran k = sh("probectl add --persist kprobe:__x64_sys_getppid");
+    Ran s = sh("probectl add --persist syscall:getppid");
+    Ran list = sh("probectl list --format json");
+    for (const Ran* added : {&k, &s})
+        if (added->status == 0)
+            sh("probectl remove " + added->out.substr(0, added->out.find('\n')));
+    ASSERT_EQ(k.status, 0) << k.out;
+    ASSERT_EQ(s.status, 0) << s.out;
+    ASSERT_EQ(list.status, 0) << list.out;
+    auto kindOf = [&](const Ran& added) {
+        const std::string id = added.out.substr(0, added.out.find('\n'));
+        const std::regex row("\\{\"id\":" + id + ",\"kind\":\"([a-z]+)\"");
+        std::smatch m;
+        return std::regex_search(list.out, m, row) ? m[1].str() : std::string("(not listed)");
+    };
+    EXPECT_EQ(kindOf(k), "kprobe") << list.out;
+    EXPECT_EQ(kindOf(s), "syscall") << list.out;
+}
+
+// remove --all with nothing to remove said nothing at all.
+TEST(Cli, RemoveAllSaysWhenThereIsNothingToRemove) {
+    Ran added = sh("probectl add --persist kprobe:vfs_read");
+    ASSERT_EQ(added.status, 0) << added.out;
+    Ran first = sh("probectl remove --all");
+    EXPECT_EQ(first.status, 0) << first.out;
+    EXPECT_THAT(first.out, HasSubstr("removed probe " + added.out.substr(0, added.out.find('\n'))))
+        << first.out;
+    Ran again = sh("probectl remove --all");
+    EXPECT_EQ(again.status, 0) << again.out;
+    EXPECT_EQ(again.out, "no probes to remove\n");
+}
+
+// count --uid N printed "0" alone when the filter skipped every hit: the skipped hits are
+// shown beside it (FILTERED), as trace's summary shows them.
+TEST(Cli, CountShowsTheHitsTheProcessFilterSkipped) {
+    Ran r = sh("probectl count syscall:getppid --uid 54321 -- " + itest::workload("getppid_loop") +
+               " 5");
+    ASSERT_EQ(r.status, 0) << r.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m,
+                                  std::regex("PROBE +COUNT +FILTERED\n"
+                                             "syscall:getppid +0 +([0-9]+)\n")))
+        << r.out;
+    EXPECT_GE(std::stoull(m[1].str()), 5u) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("FILTERED: hits the process filter skipped")) << r.out;
+}
+
+// count -o FILE -- CMD created an empty FILE when CMD could not be run; trace creates its
+// -o FILE only once the run can begin, and so does count now.
+TEST(Cli, ACommandThatCannotRunLeavesNoOutputFile) {
+    for (const std::string cmd : {"trace syscall:getppid", "count syscall:getppid",
+                                  "latency syscall:getppid", "record syscall:getppid"}) {
+        ::unlink("/tmp/never.out");
+        Ran r = sh("probectl " + cmd + " -o /tmp/never.out -- /nonexistent/command");
+        EXPECT_EQ(r.status, 1) << cmd << ": " << r.out;
+        EXPECT_THAT(r.out, HasSubstr("cannot run '/nonexistent/command'")) << r.out;
+        EXPECT_NE(::access("/tmp/never.out", F_OK), 0) << cmd << " left /tmp/never.out";
+    }
+    // A command that runs gets its tables in the file.
+    Ran ok = sh("probectl count syscall:getppid -o /tmp/never.out -- " +
+                itest::workload("getppid_loop") + " 3");
+    EXPECT_EQ(ok.status, 0) << ok.out;
+    EXPECT_THAT(itest::readFile("/tmp/never.out"), HasSubstr("syscall:getppid")) << ok.out;
+    ::unlink("/tmp/never.out");
 }

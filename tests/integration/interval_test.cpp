@@ -140,15 +140,20 @@ TEST(Interval, CliIntervalsAddUpToTheCalls) {
                        " 2>/dev/null");
     ASSERT_EQ(r.status, 0) << r.out;
     // Each interval: "HH:MM:SS.mmm" (milliseconds: the interval is under a second),
-    // "PROBE  COUNT", "syscall:getppid  N", "".
+    // "PROBE  COUNT[  FILTERED]", "syscall:getppid  N[  F]", "".
     std::istringstream in(r.out);
     std::uint64_t sum = 0;
     int headers = 0;
     for (std::string line; std::getline(in, line);) {
         if (line.size() == 12 && line[2] == ':' && line[5] == ':' && line[8] == '.')
             headers++;
-        if (line.rfind("syscall:getppid ", 0) == 0)
-            sum += std::stoull(line.substr(line.find_last_of(' ') + 1));
+        if (line.rfind("syscall:getppid ", 0) == 0) {
+            std::istringstream row(line);
+            std::string spec;
+            std::uint64_t count = 0;
+            row >> spec >> count;
+            sum += count;
+        }
     }
     EXPECT_GE(headers, 2) << r.out;
     EXPECT_EQ(sum, static_cast<std::uint64_t>(kCalls)) << r.out;

@@ -429,6 +429,25 @@ TEST(AggrFormat, KeysDifferingOnlyInInvalidBytesStayTwoInJson) {
     EXPECT_EQ(b["count"], 2);
 }
 
+// --top N in JSON did not say how many keys it left out (the text tables do).
+TEST(AggrFormat, JsonSaysHowManyKeysTopLeftOut) {
+    AggrTable t;
+    t.key_names = {"n"};
+    for (std::uint64_t i = 1; i <= 5; i++) {
+        AggrEntry e;
+        e.key.resize(1);
+        e.key[0].type = FetchType::U64;
+        e.key[0].raw = i;
+        e.count = i;
+        t.entries.push_back(e);
+    }
+    auto top = aggrJson(t, 2);
+    EXPECT_EQ(top["entries"].size(), 2u);
+    EXPECT_EQ(top["omitted"], 3);
+    EXPECT_EQ(aggrJson(t, 0)["omitted"], 0);
+    EXPECT_EQ(aggrJson(t, 9)["omitted"], 0);
+}
+
 // --by retval showed an int function's -6 as 4294967290 only, --by errno a syscall's
 // ENOENT as -2: each also reads as the trace line reads it.
 TEST(AggrFormat, RetvalAndErrnoKeysReadAsIntAndErrnoName) {
@@ -716,6 +735,29 @@ TEST(AggrFormat, ProbeCountsWithoutKeys) {
               "PROBE                  COUNT\n"
               "kprobe:vfs_write           9\n"
               "kprobe:vfs_read            5\n");
+}
+
+// count --uid N printed a bare 0 when the process filter skipped every hit: the skipped
+// hits are shown beside COUNT, as trace's summary and the keyed tables' headers show them.
+TEST(AggrFormat, ProbeCountsShowWhatTheProcessFilterSkipped) {
+    AggrTable a;
+    a.spec = "syscall:getppid";
+    a.entries.push_back({{}, 0, 0, 0, 0, {}});
+    SessionStats stats;
+    stats.probes.resize(1);
+    EXPECT_EQ(cli::formatProbeCounts({a}, 0, &stats),
+              "PROBE                 COUNT\n"
+              "syscall:getppid           0\n");
+    // A run with a process filter (-- CMD, -p, --uid...) has the column, as trace's summary.
+    EXPECT_EQ(cli::formatProbeCounts({a}, 0, &stats, false, true),
+              "PROBE                 COUNT    FILTERED\n"
+              "syscall:getppid           0           0\n");
+    stats.probes[0].filtered = 5;
+    EXPECT_EQ(cli::formatProbeCounts({a}, 0, &stats),
+              "PROBE                 COUNT    FILTERED\n"
+              "syscall:getppid           0           5\n"
+              "FILTERED: hits the process filter skipped (-p, -- CMD, --pid, --tid, --uid, "
+              "--comm), not in COUNT\n");
 }
 
 // count 'kprobe:vfs_*' once printed a row for every function that never ran.

@@ -358,19 +358,26 @@ TEST(CommandUsage, SyscallUserStackAdviceFitsTheBackend) {
 }
 
 // Boost wraps "-5" into an unsigned option: -p -5 once looked for process 4294967291, and
-// bench --attach -1 would have timed 2^64-1 kprobes.
+// bench --attach -1 would have timed 2^64-1 kprobes. Each refusal states the range taken:
+// -p -5 said "0 or more" though -p 0 is refused.
 TEST(CommandUsage, NegativeNumbersAreUsageErrors) {
-    for (const auto& [cmd, args, option] :
+    const std::string pid = "it takes a process id (1 or more)";
+    for (const auto& [cmd, args, text] :
          std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>{
-             {"trace", {"syscall:openat", "-p", "-5"}, "'-p/--attach'"},
-             {"trace", {"syscall:openat", "--attach=-5"}, "'-p/--attach'"},
-             {"count", {"syscall:openat", "-p", "-1"}, "'-p/--attach'"},
-             {"bench", {"--attach", "-1"}, "'--attach'"}}) {
+             {"trace", {"syscall:openat", "-p", "-5"}, "'-p/--attach' is invalid: " + pid},
+             {"trace", {"syscall:openat", "--attach=-5"}, "'-p/--attach' is invalid: " + pid},
+             {"count", {"syscall:openat", "-p", "-1"}, "'-p/--attach' is invalid: " + pid},
+             {"resolve", {"uprobe:/bin/true:main", "-p", "-1"}, "'-p/--pid' is invalid: " + pid},
+             {"bench",
+              {"--attach", "-1"},
+              "'--attach' is invalid: it takes a number of 0 or more"}}) {
         CmdRun r = run(cmd, args);
         EXPECT_EQ(r.rc, kExitUsage) << cmd << " " << r.err;
-        EXPECT_THAT(r.err, HasSubstr("for option " + option + " is invalid: it takes a number"))
-            << r.err;
+        EXPECT_THAT(r.err, HasSubstr("for option " + text)) << r.err;
     }
+    // The range stated is the one enforced.
+    EXPECT_THAT(run("trace", {"syscall:openat", "-p", "0"}).err,
+                HasSubstr("-p 0 is not a process id"));
     // An option with a range names it (-n -3 once said "0 or more", -n 0 "1..100000000").
     CmdRun n = run("bench", {"-n", "-3"});
     EXPECT_EQ(n.rc, kExitUsage) << n.err;

@@ -12,6 +12,7 @@
 
 using namespace probectl;
 using namespace probectl::cli;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -216,10 +217,10 @@ TEST(ProbeList, OwnerIsPidAndComm) {
 TEST(ProbeList, Columns) {
     ProbeInfo a;
     a.id = 1;
-    a.kind = ProbeKind::Kprobe;
+    a.kind = ProbeKind::Kretprobe;
     a.symbol = "__x64_sys_getppid";
     a.addr = 0xffffffff81001000ull;
-    a.flags = PROBECTL_PROBE_F_SYSCALL | PROBECTL_PROBE_F_ENABLED;
+    a.flags = PROBECTL_PROBE_F_SYSCALL | PROBECTL_PROBE_F_SYSCALL_SPEC | PROBECTL_PROBE_F_ENABLED;
     a.owner = 1234;
     a.hits = 7;
     a.rejected = 2;
@@ -246,4 +247,35 @@ TEST(ProbeList, Columns) {
         "no          0        0        3         0         0           0  -\n"
         "13  kprobe     vfs_read+0x4        -                            -  no          "
         "no          0        0        0         0         0           0  kprobe:vfs_read+4\n");
+}
+
+// KIND is how the spec was written: a kprobe on a syscall's wrapper reads the syscall's
+// arguments (flag SYSCALL) but is no syscall: spec (it was listed as one).
+TEST(ProbeList, AKprobeOnASyscallWrapperIsListedAsAKprobe) {
+    ProbeInfo k;
+    k.id = 1;
+    k.kind = ProbeKind::Kprobe;
+    k.symbol = "__x64_sys_getppid";
+    k.flags = PROBECTL_PROBE_F_SYSCALL;
+    ProbeInfo s = k;
+    s.id = 2;
+    s.kind = ProbeKind::Kretprobe;
+    s.flags = PROBECTL_PROBE_F_SYSCALL | PROBECTL_PROBE_F_SYSCALL_SPEC;
+    // syscall:exit_group is a kprobe; a syscall resolved to a function that is not a
+    // pt_regs wrapper has no SYSCALL: both are still syscall: specs.
+    ProbeInfo e = k;
+    e.id = 3;
+    e.symbol = "__x64_sys_exit_group";
+    e.flags = PROBECTL_PROBE_F_SYSCALL | PROBECTL_PROBE_F_SYSCALL_SPEC;
+    ProbeInfo o = s;
+    o.id = 4;
+    o.symbol = "__se_sys_oldcall";
+    o.flags = PROBECTL_PROBE_F_SYSCALL_SPEC;
+    std::ostringstream os;
+    printProbeList(os, {k, s, e, o}, true);
+    std::vector<std::string> kinds;
+    const auto listed = nlohmann::json::parse(os.str());
+    for (const auto& row : listed["probes"])
+        kinds.push_back(row["kind"].get<std::string>());
+    EXPECT_THAT(kinds, ElementsAre("kprobe", "syscall", "syscall", "syscall"));
 }

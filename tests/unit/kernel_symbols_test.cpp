@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kernel/resolve_by_name.hpp"
 #include "uapi/probectl.h"
 
 using namespace probectl;
@@ -232,12 +233,27 @@ TEST_F(KernelSymbolsTest, ResolveSyscallSetsTheSyscallFlag) {
     auto r = ks.resolve(spec("syscall:getppid"));
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_EQ(r->request.symbol, "__x64_sys_getppid");
-    EXPECT_EQ(r->request.flags, static_cast<std::uint32_t>(PROBECTL_PROBE_F_SYSCALL));
-    // A fallback symbol is not a pt_regs wrapper: no flag.
+    EXPECT_EQ(r->request.flags,
+              static_cast<std::uint32_t>(PROBECTL_PROBE_F_SYSCALL | PROBECTL_PROBE_F_SYSCALL_SPEC));
+    // A fallback symbol is not a pt_regs wrapper: no SYSCALL, still written as a syscall.
     auto old = ks.resolve(spec("syscall:oldcall"));
     ASSERT_TRUE(old);
     EXPECT_EQ(old->request.symbol, "__se_sys_oldcall");
-    EXPECT_EQ(old->request.flags, 0u);
+    EXPECT_EQ(old->request.flags, static_cast<std::uint32_t>(PROBECTL_PROBE_F_SYSCALL_SPEC));
+}
+
+// A kprobe on the wrapper reads the syscall's arguments (SYSCALL) but is a kprobe as the
+// user wrote it: `probectl list` showed it as a syscall when one flag meant both.
+TEST_F(KernelSymbolsTest, AKprobeOnASyscallWrapperIsNotWrittenAsASyscall) {
+    for (const char* text : {"kprobe:__x64_sys_getppid", "kretprobe:__x64_sys_getppid"}) {
+        auto r = ks.resolve(spec(text));
+        ASSERT_TRUE(r) << r.error().message;
+        EXPECT_EQ(r->request.flags, static_cast<std::uint32_t>(PROBECTL_PROBE_F_SYSCALL)) << text;
+        auto fast = resolveByName(spec(text));
+        ASSERT_TRUE(fast) << text;
+        EXPECT_EQ(fast->request.flags, static_cast<std::uint32_t>(PROBECTL_PROBE_F_SYSCALL))
+            << text;
+    }
 }
 
 // A real x86-64 syscall missing from this kernel's symbols is not "unknown".

@@ -271,10 +271,10 @@ TEST(PrinterSummary, ColumnsFollowTheCounterList) {
 TEST(PrinterList, JsonRowsMatchTheTable) {
     ProbeInfo a;
     a.id = 1;
-    a.kind = ProbeKind::Kprobe;
+    a.kind = ProbeKind::Kretprobe;
     a.symbol = "__x64_sys_getppid";
     a.addr = 0xffffffff81001000ull;
-    a.flags = PROBECTL_PROBE_F_SYSCALL | PROBECTL_PROBE_F_ENABLED;
+    a.flags = PROBECTL_PROBE_F_SYSCALL | PROBECTL_PROBE_F_SYSCALL_SPEC | PROBECTL_PROBE_F_ENABLED;
     a.owner = 1234;
     a.hits = 7;
     a.rejected = 2;

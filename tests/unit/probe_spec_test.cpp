@@ -190,6 +190,17 @@ TEST(ProbeSpec, RenderDrawsACaretUnderTheColumn) {
     EXPECT_THAT(err.message, HasSubstr("^"));
 }
 
+// The caret counted bytes: after "é" (two bytes) it stood one column right of the fault.
+TEST(ProbeSpec, RenderCountsCharactersNotBytes) {
+    SpecError e{"unexpected 'x'", 15, "kprobe:\xc3\xa9t\xe2\x82\xac+x"};
+    EXPECT_EQ(e.render(),
+              "error: unexpected 'x' (column 12)\n"
+              "  kprobe:\xc3\xa9t\xe2\x82\xac+x\n"
+              "             ^");
+    SpecError end{"unexpected end", 10, "kprobe:\xc3\xa9"};
+    EXPECT_THAT(end.render(), ::testing::EndsWith("\n  kprobe:\xc3\xa9\n          ^"));
+}
+
 TEST(ProbeSpec, RenderAtEndOfInput) {
     SpecError e = bad("kprobe:");
     EXPECT_THAT(e.render(), ::testing::EndsWith("\n  kprobe:\n         ^"));

@@ -78,6 +78,12 @@ TEST(Scanner, ErrorsAndTheirColumns) {
     e = err("a 0x100", NumberRange{0xff}, 2);
     EXPECT_EQ(e.message, "offset 0x100 is out of range (0..0xff)");
     EXPECT_EQ(e.column, 3u);
+    // A range from 1 says so, above it and below it.
+    e = err("7", NumberRange{.max = 6, .min = 1});
+    EXPECT_EQ(e.message, "offset 7 is out of range (1..6)");
+    e = err("0", NumberRange{.max = 6, .min = 1});
+    EXPECT_EQ(e.message, "offset 0 is out of range (1..6)");
+    EXPECT_EQ(e.column, 1u);
     e = err("-9223372036854775809", kS64);
     EXPECT_EQ(e.message,
               "offset -9223372036854775809 is out of range "

@@ -74,11 +74,22 @@ class FakeTracer : public Tracer {
     }
     std::optional<int> terminateCommand(int) override {
         ++terminations;
-        return SIGTERM;  // "killed by signal 15"
+        // A real child of the test: ended as HeldCommand::terminate ends it.
+        if (child) {
+            int st = 0;
+            ::kill(pid, SIGTERM);
+            ::waitpid(pid, &st, 0);
+            return st;
+        }
+        return terminated;
     }
 
     std::string name = "kernel";
-    pid_t pid = 4242;  // not a child of this test: a forwarded stop signal is not sent
+    pid_t pid = 4242;    // not a child of this test: a forwarded stop signal is not sent
+    bool child = false;  // `pid` is a child of the test's
+    // The status terminateCommand() gives: how the command ended, after the forwarded stop
+    // signal (pid 4242 is never seen running) or terminateCommand()'s SIGTERM.
+    int terminated = SIGTERM;  // "killed by signal 15"
     std::string add_error;
     std::deque<Event> events;
     std::vector<Event> held;  // delivered by stop()
@@ -91,6 +102,7 @@ class FakeTracer : public Tracer {
 struct Run {
     int rc = -1;
     std::string out, err;
+    int dies_of = 0;  // the signal main() would die of (takeExitSignal())
 };
 
 // `signal` arrives once the tracer started, or before (`early`), while the probes were added.
@@ -105,6 +117,7 @@ Run drive(FakeTracer& t, const std::vector<std::string>& args, int signal = 0, b
         [&] { return early || t.starts ? signal : 0; });
     r.out = out.str();
     r.err = err.str();
+    r.dies_of = takeExitSignal();
     return r;
 }
 
@@ -141,30 +154,79 @@ TEST(TraceDriver, CommandStatusIsTheExitCode) {
     EXPECT_EQ(n, 3u + 1u) << r.out;  // three events + the summary row
 }
 
-TEST(TraceDriver, KilledCommandExitsWith128PlusTheSignal) {
+// A command a signal killed kills probectl the same way (strace's rule), once the output is
+// complete; 128+N is the code if dying fails.
+TEST(TraceDriver, KilledCommandKillsProbectlWithTheSameSignal) {
     FakeTracer t;
     t.name = "ptrace";
     t.status = SIGSEGV;
     t.polls_to_exit = 1;
     auto r = drive(t, {"syscall:getppid", "--", "crash"});
     EXPECT_EQ(r.rc, 128 + SIGSEGV);
+    EXPECT_EQ(r.dies_of, SIGSEGV);
     EXPECT_THAT(r.err, HasSubstr("Tracing 1 probe in 'crash' (pid 4242) with ptrace."));
     EXPECT_THAT(r.err, HasSubstr("'crash' killed by signal 11"));
 }
 
-// Ctrl-C or SIGTERM ending the trace of a command exits 128+N, as strace does: a script can
-// tell an interrupted trace from a complete one. The output is complete all the same.
-TEST(TraceDriver, AStopSignalEndingATraceOfACommandExitsWith128PlusIt) {
+// Ctrl-C, SIGTERM or SIGHUP ending the trace of a command goes on to it: what it then ends with is
+// the run's end. Killed by it: probectl dies of it too (it exited 128+N, so a shell's loop
+// went on after Ctrl-C). The output is complete all the same.
+TEST(TraceDriver, AStopSignalThatKillsTheCommandKillsProbectl) {
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
         SCOPED_TRACE(sig);
         FakeTracer t;
+        t.terminated = sig;
         t.events = {event(1, "syscall:getppid")};
         auto r = drive(t, {"syscall:getppid", "--", "sleep", "30"}, sig);
         EXPECT_EQ(r.rc, 128 + sig);
+        EXPECT_EQ(r.dies_of, sig);
         EXPECT_EQ(t.terminations, 1);
-        EXPECT_THAT(r.err, HasSubstr("'sleep' killed by signal 15"));
+        EXPECT_THAT(r.err, HasSubstr(fmt::format("'sleep' killed by signal {}", sig)));
         EXPECT_THAT(r.err, HasSubstr("HITS"));
     }
+}
+
+// A command that catches the stop signal and exits ends the run with its own code: it
+// exited 130 or 143 whatever the command did.
+TEST(TraceDriver, ACommandThatCatchesTheStopSignalGivesItsOwnStatus) {
+    for (int code : {0, 3}) {
+        SCOPED_TRACE(code);
+        FakeTracer t;
+        t.terminated = code << 8;
+        auto r = drive(t, {"syscall:getppid", "--", "handler"}, SIGINT);
+        EXPECT_EQ(r.rc, code);
+        EXPECT_EQ(r.dies_of, 0);
+        EXPECT_THAT(r.err, HasSubstr(fmt::format("'handler' exited with status {}", code)));
+    }
+}
+
+// A command that outlives the stop signal by a second is ended by probectl's SIGTERM: the
+// run still ends as the interrupt asked, killed by the stop signal, not by that SIGTERM.
+TEST(TraceDriver, ACommandThatOutlivesTheStopSignalEndsTheRunByIt) {
+    // SIGINT blocked across the fork: the forwarded one must find the child ignoring it.
+    sigset_t intr, old;
+    sigemptyset(&intr);
+    sigaddset(&intr, SIGINT);
+    ::sigprocmask(SIG_BLOCK, &intr, &old);
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::signal(SIGINT, SIG_IGN);
+        ::signal(SIGTERM, SIG_DFL);
+        sigset_t all;
+        sigemptyset(&all);
+        ::sigprocmask(SIG_SETMASK, &all, nullptr);
+        for (;;)
+            ::pause();
+    }
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    ASSERT_GE(child, 0);
+    FakeTracer t;
+    t.pid = child;
+    t.child = true;
+    auto r = drive(t, {"syscall:getppid", "--", "stubborn"}, SIGINT);
+    EXPECT_EQ(r.rc, 128 + SIGINT);
+    EXPECT_EQ(r.dies_of, SIGINT);
+    EXPECT_THAT(r.err, HasSubstr("'stubborn' killed by signal 15"));
 }
 
 // A stop signal while the probes were still being added: the command is not released to run
@@ -175,6 +237,7 @@ TEST(TraceDriver, AStopSignalBeforeTheTraceBeganDoesNotRunTheCommand) {
         FakeTracer t;
         auto r = drive(t, {"syscall:getppid", "--", "sleep", "30"}, sig, true);
         EXPECT_EQ(r.rc, 128 + sig);
+        EXPECT_EQ(r.dies_of, sig);
         EXPECT_EQ(t.starts, 0);
         EXPECT_THAT(r.err, HasSubstr(fmt::format("probectl trace: SIG{} before the trace began: "
                                                  "'sleep' was not run",
@@ -184,6 +247,7 @@ TEST(TraceDriver, AStopSignalBeforeTheTraceBeganDoesNotRunTheCommand) {
     FakeTracer t;
     auto r = drive(t, {"syscall:getppid", "-p", std::to_string(::getpid())}, SIGINT, true);
     EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(r.dies_of, 0);
     EXPECT_EQ(t.starts, 1);
 }
 
@@ -249,6 +313,7 @@ TEST(TraceDriver, DurationEndingATraceOfACommandExitsZero) {
     FakeTracer t;
     auto r = drive(t, {"syscall:getppid", "--duration", "0.1", "--", "sleep", "30"});
     EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(r.dies_of, 0);
     EXPECT_EQ(t.terminations, 1);
 }
 
@@ -257,6 +322,7 @@ TEST(TraceDriver, AStopSignalEndingATraceWithoutACommandExitsZero) {
     FakeTracer t;
     auto r = drive(t, {"syscall:getppid", "-p", std::to_string(::getpid())}, SIGINT);
     EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(r.dies_of, 0);
     EXPECT_EQ(t.terminations, 0);
 }
 
@@ -275,25 +341,54 @@ TEST(TraceDriver, TheStopSignalIsForwardedToTheCommand) {
     }
     FakeTracer t;
     t.pid = child;
+    t.child = true;  // reaped by terminateCommand(), with the status the signal left
     auto r = drive(t, {"syscall:getppid", "--", "sleep", "30"}, SIGINT);
     EXPECT_EQ(r.rc, 128 + SIGINT);
-    int st = 0;
-    ::kill(child, SIGKILL);  // only if the signal did not end it
-    ASSERT_EQ(::waitpid(child, &st, 0), child);
-    EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT) << st;
+    EXPECT_EQ(r.dies_of, SIGINT);
+    EXPECT_THAT(r.err, HasSubstr("'sleep' killed by signal 2 ("));
 }
 
-TEST(RunExitCode, TheCommandsOwnEndThenTheStopSignalThenZero) {
-    EXPECT_EQ(runExitCode(kExitOk, true, 3 << 8, 0), 3);
-    EXPECT_EQ(runExitCode(kExitOk, true, SIGKILL, 0), 128 + SIGKILL);
-    EXPECT_EQ(runExitCode(kExitOk, true, 0, SIGINT), 0) << "it ended by itself first";
-    EXPECT_EQ(runExitCode(kExitOk, true, std::nullopt, SIGINT), 130);
-    EXPECT_EQ(runExitCode(kExitOk, true, std::nullopt, SIGTERM), 143);
-    EXPECT_EQ(runExitCode(kExitOk, true, std::nullopt, SIGHUP), 129) << "a closed terminal";
-    EXPECT_EQ(runExitCode(kExitOk, true, std::nullopt, 0), 0) << "--duration";
-    EXPECT_EQ(runExitCode(kExitOk, false, std::nullopt, SIGINT), 0) << "-p or system-wide";
-    EXPECT_EQ(runExitCode(kExitRuntime, true, std::nullopt, SIGINT), kExitRuntime);
-    EXPECT_EQ(runExitCode(kExitRuntime, true, 0, 0), kExitRuntime);
+bool same(RunEnd a, RunEnd b) {
+    return a.code == b.code && a.signal == b.signal;
+}
+
+TEST(RunEnd, TheCommandsOwnEndThenTheStopSignalThenZero) {
+    EXPECT_TRUE(same(runEnd(kExitOk, true, 3 << 8, 0), {3, 0}));
+    EXPECT_TRUE(same(runEnd(kExitOk, true, SIGKILL, 0), {128 + SIGKILL, SIGKILL}));
+    EXPECT_TRUE(same(runEnd(kExitOk, true, 0, SIGINT), {0, 0})) << "it exited, whatever came";
+    EXPECT_TRUE(same(runEnd(kExitOk, true, SIGINT, SIGINT), {130, SIGINT}));
+    EXPECT_TRUE(same(runEnd(kExitOk, true, SIGTERM, SIGINT), {143, SIGTERM}));
+    EXPECT_TRUE(same(runEnd(kExitOk, true, std::nullopt, SIGINT), {130, SIGINT}))
+        << "probectl ended a command that outlived Ctrl-C";
+    EXPECT_TRUE(same(runEnd(kExitOk, true, std::nullopt, SIGHUP), {129, SIGHUP}))
+        << "a closed terminal the command outlived";
+    EXPECT_TRUE(same(runEnd(kExitOk, true, std::nullopt, 0), {0, 0})) << "--duration";
+    EXPECT_TRUE(same(runEnd(kExitOk, false, std::nullopt, SIGINT), {0, 0})) << "-p or system-wide";
+    EXPECT_TRUE(same(runEnd(kExitRuntime, true, std::nullopt, SIGINT), {kExitRuntime, 0}));
+    EXPECT_TRUE(same(runEnd(kExitRuntime, true, SIGKILL, 0), {kExitRuntime, 0}));
+}
+
+// main()'s end: killed by the signal, with no core dump, after the output.
+TEST(RunEnd, DieOfKillsWithTheSignalAndNoCore) {
+    for (int sig : {SIGINT, SIGSEGV}) {
+        SCOPED_TRACE(sig);
+        const pid_t child = ::fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+            ::signal(sig, SIG_IGN);  // as a handler or an ignored signal would leave it
+            sigset_t blocked;
+            sigemptyset(&blocked);
+            sigaddset(&blocked, sig);
+            ::sigprocmask(SIG_BLOCK, &blocked, nullptr);
+            dieOf(sig);
+            _exit(99);
+        }
+        int st = 0;
+        ASSERT_EQ(::waitpid(child, &st, 0), child);
+        EXPECT_TRUE(WIFSIGNALED(st)) << st;
+        EXPECT_EQ(WTERMSIG(st), sig);
+        EXPECT_FALSE(WCOREDUMP(st));
+    }
 }
 
 TEST(TraceDriver, DurationEndsASystemWideTrace) {

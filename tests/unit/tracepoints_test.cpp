@@ -269,6 +269,37 @@ TEST(Tracepoints, FindRefusesWithTheReason) {
     EXPECT_THAT(e.error().message, HasSubstr("write tracepoint:*:seven"));
 }
 
+// A subsystem that does not exist is what is wrong (a tracepoint was suggested instead):
+// close subsystem names, and where to list them.
+TEST(Tracepoints, FindSaysASubsystemDoesNotExist) {
+    Fixture fx;
+    auto t = Tracepoints::load(fx.src);
+    ASSERT_TRUE(t.ok());
+    auto e = t->find(spec("tracepoint:nosuch:x"));
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().err, ENOENT);
+    EXPECT_EQ(e.error().message,
+              "tracepoint:nosuch:x: no tracepoint subsystem 'nosuch' (list them with probectl "
+              "symbols 'tracepoint:*')");
+    e = t->find(spec("tracepoint:dmeo:demo_evnt"));
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().message,
+              "tracepoint:dmeo:demo_evnt: no tracepoint subsystem 'dmeo'; did you mean demo "
+              "(list them with probectl symbols 'tracepoint:*')");
+    e = t->find(spec("tracepoint:sycalls:sys_enter_read"));
+    ASSERT_FALSE(e.ok());
+    EXPECT_THAT(e.error().message, HasSubstr("did you mean syscalls"));
+    fs::remove_all(fx.dir / "events/syscalls");  // a kernel without syscall events
+    e = t->find(spec("tracepoint:syscalls:sys_enter_read"));
+    ASSERT_FALSE(e.ok());
+    EXPECT_THAT(e.error().message, HasSubstr("no tracepoint subsystem 'syscalls'"));
+    EXPECT_THAT(e.error().message, HasSubstr("; for the syscall use syscall:read"));
+    // A known subsystem still gets the close tracepoint names.
+    e = t->find(spec("tracepoint:demo:x"));
+    ASSERT_FALSE(e.ok());
+    EXPECT_THAT(e.error().message, HasSubstr("unknown tracepoint 'x'"));
+}
+
 TEST(Tracepoints, MatchGlobs) {
     Fixture fx;
     auto t = Tracepoints::load(fx.src);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
 
@@ -182,7 +183,13 @@ std::string textTables(const AggrCliOptions& o, const AggrReadout& r, const Stac
     if (!r.when.empty())
         out += r.when + '\n';
     if (o.mode == AggrMode::Count && o.aggr.keys.empty()) {
-        out += formatProbeCounts(r.tables, o.top, &r.stats, o.zeros);
+        // The kernel's process filter (ptrace traces its processes alone): FILTERED is a
+        // column of every such run, as of trace's summary.
+        const bool filter =
+            o.from.empty() && o.backend != "ptrace" &&
+            (!o.command.empty() || !o.pids.empty() || !o.match_pids.empty() ||
+             !o.match_tids.empty() || !o.match_uids.empty() || !o.match_comm.empty());
+        out += formatProbeCounts(r.tables, o.top, &r.stats, o.zeros, filter);
     } else {
         bool first = true;
         for (std::size_t i = 0; i < r.tables.size(); i++) {
@@ -245,28 +252,46 @@ Result<void> printAggrReadout(const AggrCliOptions& o, const AggrReadout& r, std
 }
 
 std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top,
-                              const SessionStats* stats, bool zeros) {
-    std::vector<std::pair<std::uint64_t, const AggrTable*>> rows;
+                              const SessionStats* stats, bool zeros, bool process_filter) {
+    struct Row {
+        std::uint64_t count;
+        std::uint64_t filtered;
+        const AggrTable* table;
+    };
+    std::vector<Row> rows;
     std::size_t w = 5, hidden = 0;
-    for (const auto& t : tables) {
+    for (std::size_t i = 0; i < tables.size(); i++) {
+        const AggrTable& t = tables[i];
         // A glob's hundreds of probes that never fired would bury the ones that did.
         if (!zeros && tables.size() > 1 && t.totalCount() == 0) {
             hidden++;
             continue;
         }
-        rows.emplace_back(t.totalCount(), &t);
+        const bool known = stats && i < stats->probes.size();
+        rows.push_back({t.totalCount(), known ? stats->probes[i].filtered : 0, &t});
         w = std::max(w, t.spec.size());
     }
     std::stable_sort(rows.begin(), rows.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
+                     [](const Row& a, const Row& b) { return a.count > b.count; });
     const std::size_t probes = rows.size();
     if (top && rows.size() > top)
         rows.resize(top);
-    std::string out = fmt::format("{:<{}}  {:>10}\n", "PROBE", w, "COUNT");
-    for (const auto& [n, t] : rows)
-        out += fmt::format("{:<{}}  {:>10}\n", t->spec, w, n);
+    // Hits the process filter skipped, as trace's summary and the keyed tables' headers
+    // show them: without them a 0 under --uid read as "the code never ran".
+    const bool filtered =
+        std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.filtered; });
+    const bool column = filtered || process_filter;
+    std::string out = fmt::format("{:<{}}  {:>10}{}\n", "PROBE", w, "COUNT",
+                                  column ? fmt::format("  {:>10}", "FILTERED") : "");
+    for (const Row& r : rows)
+        out += fmt::format("{:<{}}  {:>10}{}\n", r.table->spec, w, r.count,
+                           column ? fmt::format("  {:>10}", r.filtered) : "");
     out += topLine(probes, top, "probe");
     out += hiddenLine(hidden);
+    if (filtered)
+        out +=
+            "FILTERED: hits the process filter skipped (-p, -- CMD, --pid, --tid, --uid, "
+            "--comm), not in COUNT\n";
     for (std::size_t i = 0; i < tables.size(); i++) {
         const AggrTable& t = tables[i];
         if (t.overflow || t.nested)

@@ -27,9 +27,12 @@ Result<void> printAggrReadout(const AggrCliOptions& o, const AggrReadout& r, std
 
 // The text `count` prints when no --by keys are given: one row per probe, PROBE COUNT,
 // highest first, then a line for each probe that lost hits, and with `stats` (aligned with
-// the tables) for each whose entries never returned. Of several probes, those with no hits
-// are left out and counted in one line unless `zeros` (JSON always has every probe).
+// the tables) a FILTERED column, with `process_filter` (the run has one) or when the
+// process filter skipped any shown probe's hits, and a line for each whose entries never
+// returned. Of several probes, those with no hits are left out and counted in one line
+// unless `zeros` (JSON always has every probe).
 std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top = 0,
-                              const SessionStats* stats = nullptr, bool zeros = false);
+                              const SessionStats* stats = nullptr, bool zeros = false,
+                              bool process_filter = false);
 
 }  // namespace probectl::cli

@@ -95,13 +95,14 @@ std::string negativeUnsigned(const po::parsed_options& parsed) {
         if (!takes<unsigned char>(v) && !takes<unsigned short>(v) && !takes<unsigned>(v) &&
             !takes<unsigned long>(v) && !takes<unsigned long long>(v))
             continue;
+        // A process id starts at 1 (-p 0 is refused): "0 or more" would contradict that.
+        const bool pid = v->name() == "PID";
         for (const auto& value : opt.value)
             if (value.find_first_not_of(" \t") != std::string::npos &&
                 value[value.find_first_not_of(" \t")] == '-')
-                return fmt::format(
-                    "the argument ('{}') for option '--{}' is invalid: it takes a number of 0 "
-                    "or more",
-                    value, d->long_name());
+                return fmt::format("the argument ('{}') for option '--{}' is invalid: it takes {}",
+                                   value, d->long_name(),
+                                   pid ? "a process id (1 or more)" : "a number of 0 or more");
     }
     return {};
 }

@@ -127,18 +127,20 @@ $comm $retval there: it has no fetch arguments) and refuses the session filters.
 Quote each spec whole in single quotes: fetch arguments and `if` belong inside them,
 and the shell would expand their $... otherwise. String literals take double quotes.
 
-Exit status: with -- CMD, CMD's own status when it ended by itself (its exit code,
-or 128+N when killed by signal N), like strace and perf; 128+N when signal N ended
-the trace first (Ctrl-C 130, SIGHUP 129, SIGTERM 143, as strace; the output is
-complete); 0 when --duration ended it, and when Ctrl-C, SIGHUP or SIGTERM ends a trace
-without CMD (-p, or system-wide); 2 when the command line is wrong (whichever part of
-probectl finds it: a predicate on a USDT probe's arguments is checked once its note is
-read); 1 when the system refused (kernel, module, symbols, files, processes).
+Exit status: with -- CMD, as strace: CMD's exit code when it exits, whatever ended
+the trace (Ctrl-C, SIGTERM and SIGHUP go on to CMD: one that catches them and exits 0
+gives 0); when signal N kills CMD, probectl dies of N too once the output is complete
+(a shell says 128+N: 130 for Ctrl-C; no core dump), as it does of a stop signal that
+CMD outlives by a second (probectl then ends CMD); 0 when --duration ended the trace,
+and when Ctrl-C, SIGTERM or SIGHUP ends a trace without CMD (-p, or system-wide); 2
+when the command line is wrong (whichever part of probectl finds it: a predicate on a
+USDT probe's arguments is checked once its note is read); 1 when the system refused
+(kernel, module, symbols, files, processes).
 A stop signal while the probes are still being attached ends the attaching: with
--- CMD, CMD is not run (128+N); without, the run ends at once. SIGHUP is left alone
-when it is ignored already (nohup).
-A failed write to
-stdout or stderr (a full disk) makes 0 into 1 (stdout's is said on stderr).
+-- CMD, CMD is not run and probectl dies of the signal; without, the run ends at once.
+SIGHUP is left alone when it is ignored already (nohup).
+A failed write to stdout or stderr (a full disk) makes 0 into 1 (stdout's is said on
+stderr).
 
 Examples:
   sudo probectl trace syscall:openat -- ls -al

@@ -31,6 +31,9 @@ namespace probectl::cli {
 
 namespace {
 
+// Opens -o FILE once the run can begin (t0: when its time starts; 0 for a recording).
+using OutputOpener = std::function<Result<void>(std::uint64_t t0_ns)>;
+
 const char* modeName(AggrMode m) {
     return m == AggrMode::Count ? "count" : m == AggrMode::Hist ? "hist" : "latency";
 }
@@ -237,11 +240,13 @@ std::ostream& tablesStream(const AggrCliOptions& o, Io& io) {
 }
 
 // --from FILE: the same tables from a recording's events.
-int runFromRecording(const AggrCliOptions& o, Io& io) {
+int runFromRecording(const AggrCliOptions& o, Io& io, const OutputOpener& open_output) {
     const char* cmd = modeName(o.mode);
     auto r = aggregateRecording(o.from, o.aggr, o.only);
     if (!r)
         return runtimeError(io, cmd, r.error());
+    if (auto opened = open_output(0); !opened)
+        return runtimeError(io, cmd, opened.error());
     for (const auto& why : r->skipped)
         io.err << fmt::format("note: {}: left out, {}\n", o.from, why);
     if (auto w = printAggrReadout(o, {r->tables, r->stats, r->stats, std::string()}, io.out, io.err,
@@ -296,7 +301,8 @@ int runWithTimeline(const AggrCliOptions& o, const char* cmd, Io& io) {
 
 // --ustack=dwarf: the probes record every hit with its snapshot, aggregated here by the
 // unwound stack; the end line says how the walks went, as trace's.
-int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out) {
+int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out,
+             const OutputOpener& open_output) {
     SnapshotStacks snapshots(o.aggr.stack_depth ? o.aggr.stack_depth : kStackDefaultDepth);
     const StackLines lines = stackLines(snapshots);
     // Kernel backend: the maps of the address space the kernel kept for a process (it may
@@ -316,7 +322,7 @@ int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out) {
             last = r.total;
             return printAggrReadout(o, r, out.out, out.err, outputName(o), &lines);
         },
-        {}, {}, &snapshots);
+        open_output, {}, &snapshots);
     if (!last)
         return rc;
     if (auto w = lossWarning(*last); !w.empty())
@@ -353,21 +359,26 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     noteTaskNamesTaken(o, cmd, io);
     if (isTraceExportFormat(o.format))
         return runWithTimeline(o, cmd, io);
+    // -o FILE is created once the run can begin, as trace's and the timelines' are: a
+    // command that cannot run or a refused spec leaves no empty FILE behind (and an
+    // existing one as it was).
     std::ofstream file;
-    if (!o.output.empty()) {
+    const OutputOpener openOutput = [&](std::uint64_t) -> Result<void> {
+        if (o.output.empty())
+            return {};
         file.open(o.output, std::ios::out | std::ios::trunc);
         if (!file)
-            return runtimeError(io, cmd,
-                                makeError(errno, fmt::format("cannot write {}", o.output)));
-    }
+            return makeError(errno, fmt::format("cannot write {}", o.output));
+        return {};
+    };
     const TablesTo to = tablesTo(o);
     Io out{to == TablesTo::File ? file : tablesStream(o, io), io.err, io.err_is_tty,
            to == TablesTo::Stdout ? io.out_is_tty : to == TablesTo::Stderr && io.err_is_tty};
     if (!o.from.empty())
-        return runFromRecording(o, out);
+        return runFromRecording(o, out, openOutput);
     // --by ustack --ustack=dwarf: the events' snapshots, unwound here.
     if (o.ustack == "dwarf")
-        return runDwarf(o, cmd, io, out);
+        return runDwarf(o, cmd, io, out, openOutput);
     // --by kstack, ustack: the stacks are read by id from the session's map, on a socket of
     // their own.
     std::optional<KernelStacks> stacks;
@@ -384,7 +395,7 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
             return printAggrReadout(o, r, out.out, out.err, outputName(o),
                                     stacks ? &lines : nullptr);
         },
-        {},
+        openOutput,
         // --by ustack: a process's maps are kept from when its first stack is
         // seen; a process that lived less than a tick is not symbolized.
         [&](std::uint32_t probe_id) {
@@ -561,8 +572,8 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "stop after TIME: seconds (2.5), or with a unit: 500ms, 10s, 2m, 1h")
         ("top", bounded<std::size_t>(o ? &o->top : nullptr, "top", 1, kAggrMaxEntries,
                                      "(leave it out for every key)")->value_name("N"),
-         "print only the N keys with the most hits (folded and svg: the N heaviest stacks "
-         "of each probe)")
+         "print only the N keys with the most hits (a line, or JSON's \"omitted\", counts "
+         "the others; folded and svg: the N heaviest stacks of each probe)")
         ("zeros", po::bool_switch(o ? &o->zeros : nullptr),
          "without --by: also list the probes with no hits (of several probes, e.g. a glob's, "
          "they are left out and counted in one line)")
@@ -853,7 +864,8 @@ says how the walks went ("user stacks (dwarf): ...").
 
 Which processes: as for trace (-- CMD, -p PID, -f; neither: every process).
 --pid, --tid, --uid and --comm keep only some of their tasks' hits, in the kernel: the
-others are not counted and show as FILTERED in the header (kernel backend).
+others are not counted and show as FILTERED (in the header, or beside COUNT without
+--by; kernel backend).
 Predicates (SPEC ... if EXPR) run first: rejected hits are not counted.
 --backend ptrace needs no module: every hit stops the traced process and is counted
 here with the kernel map's rules (same tables; uprobe, uretprobe, usdt and syscall
@@ -894,14 +906,15 @@ Where the tables go (text, json, folded): with -- CMD and no -o on stderr, as st
 With --format perfetto|chrome, -o FILE is the timeline and the tables print by the
 same rule on stderr or stdout.
 
-Exit status: with -- CMD, CMD's own status when it ended by itself (128+N when
-killed by signal N); 128+N when signal N ended the run first (Ctrl-C 130, SIGHUP
-129, SIGTERM 143, as trace; the tables are printed first: a closed terminal loses
-nothing); 0 when --duration ended it, and when Ctrl-C, SIGHUP or SIGTERM ends a run
-without CMD (-p, or system-wide); 2 on a usage error; 1 when the system refused.
+Exit status: with -- CMD, as trace (and strace): CMD's exit code when it exits,
+whatever ended the run (Ctrl-C, SIGTERM and SIGHUP go on to CMD); when signal N kills
+CMD, or CMD outlives a stop signal N by a second, probectl dies of N once the tables
+are printed (a shell says 128+N: 130 for Ctrl-C; a closed terminal loses nothing); 0
+when --duration ended it, and when Ctrl-C, SIGTERM or SIGHUP ends a run without CMD
+(-p, or system-wide); 2 on a usage error; 1 when the system refused.
 A stop signal while the probes are still being attached ends the attaching: with
--- CMD, CMD is not run (128+N); without, the run ends at once. SIGHUP is left alone
-when it is ignored already (nohup).
+-- CMD, CMD is not run and probectl dies of the signal; without, the run ends at once.
+SIGHUP is left alone when it is ignored already (nohup).
 A failed write to stdout or stderr (a full disk) makes 0
 into 1 (stdout's is said on stderr).
 
@@ -938,8 +951,8 @@ each followed by its count, average, minimum and maximum. --interval, globs,
 counter tracks), --backend, --force and --from FILE (a recording's events) as for count.
 Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
 stays on stdout), without a command on stdout, with -o in FILE.
-Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM,
-SIGHUP) ended the run of a command first, 0 when --duration ended it.
+Exit status as for count: CMD's exit code, or killed by the signal that killed CMD
+(or by a stop signal CMD outlived: Ctrl-C, SIGTERM, SIGHUP), 0 when --duration ended it.
 
 Examples:
   sudo probectl hist 'uretprobe:libc:malloc size=$arg1:u64' size -- ls -l /usr
@@ -970,8 +983,8 @@ and average latency in ns as counter tracks), --backend, --force and --from FILE
 recording's return events) as for count.
 Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
 stays on stdout), without a command on stdout, with -o in FILE.
-Exit status as for count: CMD's own, 128+N when signal N (Ctrl-C, SIGTERM,
-SIGHUP) ended the run of a command first, 0 when --duration ended it.
+Exit status as for count: CMD's exit code, or killed by the signal that killed CMD
+(or by a stop signal CMD outlived: Ctrl-C, SIGTERM, SIGHUP), 0 when --duration ended it.
 
 Examples:
   sudo probectl latency kretprobe:vfs_read --by comm --duration 5

@@ -97,7 +97,7 @@ void printProbeList(Printer& p, const std::vector<ProbeInfo>& probes, const Prob
     for (const auto& probe : probes) {
         p.beginRow();
         p.u64(Show::Any, "id", "{}", probe.id);
-        p.str(Show::Any, "kind", "{}", probe.syscall() ? "syscall" : toString(probe.kind));
+        p.str(Show::Any, "kind", "{}", probe.syscallSpec() ? "syscall" : toString(probe.kind));
         p.str(Show::Any, "location", "{}", probe.location());
         if (probe.addr)
             p.hex(Show::Any, "address", "{:#018x}", probe.addr);

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "run_loop.hpp"
 #include "std_streams.hpp"
 #include "version.hpp"
 
@@ -73,6 +74,12 @@ int main(int argc, char** argv) {
         argc >= 2 && findCommand(argv[1]) ? fmt::format("probectl {}", argv[1]) : "probectl";
     const int rc =
         finishStreams(code, who, std::cout, stdout, std::cerr, stderr, io.out_error_told);
+    // The command a run traced was killed by a signal: so is probectl, once its output is
+    // out and checked (strace's rule), so that a shell sees the interrupt.
+    if (const int sig = takeExitSignal()) {
+        std::fflush(nullptr);
+        dieOf(sig);
+    }
     std::cout.rdbuf(nullptr);  // `out` ends here; std::cout is flushed again at exit
     return rc;
 }

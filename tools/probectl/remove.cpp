@@ -74,6 +74,9 @@ int runRemove(const std::vector<std::string>& args, Io& io) {
                 return runtimeError(io, kRemoveCmd, list.error());
             for (const auto& p : *list)
                 ids.push_back(p.id);
+            // Silence would not tell "nothing there" from "nothing done".
+            if (ids.empty())
+                io.out << "no probes to remove\n";
         }
         int rc = kExitOk;
         for (auto id : ids) {

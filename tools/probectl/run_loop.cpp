@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <fmt/ranges.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 #include <cerrno>
 #include <fstream>
 #include <ostream>
+#include <utility>
 
 #include "format.hpp"
 #include "probectl/held_command.hpp"
@@ -49,13 +53,38 @@ bool runningChild(pid_t pid) {
 }
 
 // Up to grace_ms for the command to end after the forwarded stop signal, before
-// terminateCommand()'s SIGTERM. Nothing is reaped here: the tracer reaps its command.
-void awaitEnd(pid_t pid, int grace_ms) {
+// terminateCommand()'s SIGTERM. Nothing is reaped here: the tracer reaps its command. True
+// when it is still running.
+bool outlives(pid_t pid, int grace_ms) {
     for (int waited = 0; waited < grace_ms && runningChild(pid); waited += 10)
         ::usleep(10000);
+    return runningChild(pid);
 }
 
+int g_exit_signal = 0;
+
 }  // namespace
+
+void setExitSignal(int sig) {
+    g_exit_signal = sig;
+}
+
+int takeExitSignal() {
+    return std::exchange(g_exit_signal, 0);
+}
+
+void dieOf(int sig) {
+    // Not dumpable: no core for any core_pattern (a pipe's helper ignores RLIMIT_CORE).
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    const rlimit none{0, 0};
+    ::setrlimit(RLIMIT_CORE, &none);
+    ::signal(sig, SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    ::pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+    ::raise(sig);
+}
 
 int RunLoop::signalBeforeStart() {
     if (!signal_)
@@ -89,17 +118,22 @@ bool RunLoop::shouldStop() {
 
 int RunLoop::finish(Io& io, int rc) {
     std::optional<int> status = status_;
+    std::optional<int> own = status_;  // how it ended unless probectl had to end it
     if (!command_.empty() && !status) {
-        if (signal_)
-            awaitEnd(tracer_.commandPid(), 1000);
+        // --duration ends it as asked; a stop signal gives it up to a second to end by it.
+        const bool outlived = !signal_ || outlives(tracer_.commandPid(), 1000);
         status = tracer_.terminateCommand();
+        if (!outlived)
+            own = status;
     }
     if (status)
         io.err << fmt::format("'{}' {}\n", command_[0], HeldCommand::describeStatus(*status));
     if (pids_gone_)
         io.err << fmt::format("{} {} exited\n", pids_.size() == 1 ? "pid" : "pids",
                               fmt::join(pids_, ", "));
-    return runExitCode(rc, !command_.empty(), status_, signal_);
+    const RunEnd end = runEnd(rc, !command_.empty(), own, signal_);
+    setExitSignal(end.signal);
+    return end.code;
 }
 
 int RunLoop::notStarted(Io& io, const char* cmd) const {
@@ -107,17 +141,22 @@ int RunLoop::notStarted(Io& io, const char* cmd) const {
                           sigabbrev_np(signal_) ? fmt::format("SIG{}", sigabbrev_np(signal_))
                                                 : fmt::format("signal {}", signal_),
                           command_.empty() ? std::string() : command_[0]);
+    setExitSignal(signal_);
     return 128 + signal_;
 }
 
-int runExitCode(int rc, bool has_command, std::optional<int> ended_itself, int stop_signal) {
+RunEnd runEnd(int rc, bool has_command, std::optional<int> status, int stop_signal) {
     if (rc != kExitOk)
-        return rc;
-    if (ended_itself)
-        return HeldCommand::exitCode(*ended_itself);
-    if (has_command && stop_signal > 0)
-        return 128 + stop_signal;
-    return kExitOk;
+        return {rc, 0};
+    if (!has_command)
+        return {};
+    if (status && WIFSIGNALED(*status))
+        return {128 + WTERMSIG(*status), WTERMSIG(*status)};
+    if (status)
+        return {HeldCommand::exitCode(*status), 0};
+    if (stop_signal > 0)
+        return {128 + stop_signal, stop_signal};
+    return {};
 }
 
 std::vector<int> stopSignals() {

@@ -1,7 +1,7 @@
-// How every command that runs a Tracer (trace, count, hist, latency) decides to end and what
-// it exits with: a --duration deadline counted from when the probes are armed, a stop signal,
-// or the held command's exit; then the command's own status, or 128+N for the stop signal N
-// that ended a run of a command, as the exit code.
+// How every command that runs a Tracer (trace, count, hist, latency) decides to end and how
+// it ends: a --duration deadline counted from when the probes are armed, a stop signal, or
+// the held command's exit; then, as strace ends, with the command's own exit code, or
+// killed by the signal that killed the command (runEnd()).
 #pragma once
 
 #include <cstdint>
@@ -46,11 +46,12 @@ class RunLoop {
     // After tracer.stop(): a command still running (shouldStop() sent it the stop signal that
     // ended the run, as strace does) gets a second to end, then is terminated; its end is
     // described on io.err ("'ls' exited with status 0"), as is the exit of every watched
-    // process. Returns runExitCode().
+    // process. Returns runEnd()'s code, and leaves its signal to setExitSignal().
     int finish(Io& io, int rc);
 
     // The message and exit code of a run of a command that a stop signal ended before it
-    // began (signalBeforeStart()): the command is not run; 128+N.
+    // began (signalBeforeStart()): the command is not run; probectl dies of the signal
+    // (setExitSignal(N); 128+N is returned).
     int notStarted(Io& io, const char* cmd) const;
 
   private:
@@ -66,12 +67,30 @@ class RunLoop {
     bool pids_gone_ = false;
 };
 
-// The exit code of a run that ended with `rc` (kExitOk unless something failed, which wins):
-// the command's own code when it ended by itself (`ended_itself`, its wait status `status`);
-// 128+N when the stop signal N ended the run of a command, as strace exits (the trace is
-// complete, but a script must be able to tell it was cut short); otherwise 0: --duration, or
-// Ctrl-C ending a trace of -p PIDs or of the whole system (as perf and bpftrace exit).
-int runExitCode(int rc, bool has_command, std::optional<int> ended_itself, int stop_signal);
+// How a run ends: its exit code, and the signal probectl is to die of (0: none; the code is
+// then 128+N, for when it cannot).
+struct RunEnd {
+    int code = kExitOk;
+    int signal = 0;
+};
+
+// The end of a run that ended with `rc` (kExitOk unless something failed, which wins), by
+// strace's rule. With a command: `status` is its wait status, whatever stopped the run (a
+// command that catches Ctrl-C and exits 0 ends the run with 0); a command a signal killed
+// kills probectl the same way, so that a shell sees the interrupt (bash stops a loop on
+// SIGINT). nullopt: probectl had to end the command itself, which --duration asks for (0),
+// and a stop signal N it outlived by a second does not (killed by N). Without a command: 0
+// (--duration, or Ctrl-C ending a trace of -p PIDs or of the whole system, as perf and
+// bpftrace exit).
+RunEnd runEnd(int rc, bool has_command, std::optional<int> status, int stop_signal);
+
+// The signal a run's end asks probectl to die of (RunEnd::signal), kept for main(), which
+// raises it once every output is complete: takeExitSignal() gives it (0: none) and clears it.
+void setExitSignal(int sig);
+int takeExitSignal();
+// Dies of `sig` with its default action restored and unblocked, without a core dump (a
+// killed command's SIGSEGV is not probectl's crash). Returns only if the signal did not kill.
+void dieOf(int sig);
 
 // The signals that end a run as Ctrl-C does (SIGINT, SIGTERM, SIGHUP): the probes stop, the
 // tables or summary are printed, CMD gets the same signal and the exit code is 128+N

@@ -70,9 +70,9 @@ int runTraceAs(const std::vector<std::string>& args, Io& io, const char* cmd);
 // `tracer` opened with o's target): adds o.specs, opens the sink (only then: a refused spec
 // leaves an existing -o FILE as it was), prints the banner, events to the sink until
 // --duration, caught_signal() (the SIGINT/SIGTERM caught so far, 0 for none) or the
-// command's exit, then the summary. Returns the exit code: the command's (128+N for a
-// signal N) when it ended on its own, 128+N when the stop signal N ended a run of a command,
-// else 0, or 1 after a runtime error (runExitCode).
+// command's exit, then the summary. Returns the exit code of runEnd() (run_loop.hpp): the
+// command's own, 128+N when a signal N killed it or a stop signal N ended a command that
+// outlived it (main then dies of N: takeExitSignal()), else 0, or 1 after a runtime error.
 class TraceSink;  // trace_sink.hpp
 using SinkOpener = std::function<Result<std::unique_ptr<TraceSink>>()>;
 int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& open_sink,

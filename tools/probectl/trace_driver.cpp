@@ -128,8 +128,8 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     }
     for (const auto& note : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", kCmd, note);
-    // CMD ended on its own: its status (strace/perf style); Ctrl-C or SIGTERM ended it: 128+N
-    // (strace); --duration, or a signal without CMD: 0.
+    // CMD's own status, or killed by the signal that killed it (strace); --duration, or a
+    // signal without CMD: 0.
     return loop.finish(io, rc);
 }
 

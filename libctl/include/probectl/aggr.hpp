@@ -168,9 +168,10 @@ std::string formatAggrTable(const AggrTable& t, std::size_t top = 0);
 // with keys, a first line names them ("keys: comm, pid").
 std::string formatAggrHist(const AggrTable& t, std::size_t top = 0);
 // {"type":"aggregation","probe":..,"keys":[..],"value":..,"entries":[{"key":{..},"count":..,
-// "sum","min","max","avg", "hist":[{"min":..,"max":..,"count":..}]}], "keys_held",
-// "capacity", "overflow", "nested", "faulted"}. Buckets follow bpftrace's hist JSON: the
-// open-ended ones lack "min" (below) or "max" (above); empty buckets are left out.
+// "sum","min","max","avg", "hist":[{"min":..,"max":..,"count":..}]}], "omitted" (the keys
+// `top` left out of entries), "keys_held", "capacity", "overflow", "nested", "faulted"}. Buckets
+// follow bpftrace's hist JSON: the open-ended ones lack "min" (below) or "max" (above); empty
+// buckets are left out.
 nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top = 0);
 
 }  // namespace probectl

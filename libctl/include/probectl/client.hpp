@@ -50,6 +50,9 @@ enum class ProbeKind : std::uint32_t {
 inline constexpr std::uint32_t kProbeFlagPersistent = 1u << 0;
 inline constexpr std::uint32_t kProbeFlagSyscall = 1u << 1;
 inline constexpr std::uint32_t kProbeFlagEnabled = 1u << 2;
+// Written as syscall:NAME: what `probectl list` calls the probe's kind. kProbeFlagSyscall
+// says where its arguments come from, true of a kprobe on __x64_sys_NAME too.
+inline constexpr std::uint32_t kProbeFlagSyscallSpec = 1u << 4;
 
 // "kprobe", "kretprobe", "uprobe", "uretprobe", "tracepoint", "unknown"
 const char* toString(ProbeKind kind);
@@ -142,7 +145,7 @@ struct ProbeInfo {
 
     bool persistent() const { return flags & kProbeFlagPersistent; }
     bool enabled() const { return flags & kProbeFlagEnabled; }
-    bool syscall() const { return flags & kProbeFlagSyscall; }
+    bool syscallSpec() const { return flags & kProbeFlagSyscallSpec; }
     // "do_sys_openat2+0x10", "0xffffffff81234560", or for user kinds "/bin/busybox:0x1234"
     // (file offset) with " (semaphore 0x...)" for USDT probes
     std::string location() const;

@@ -12,7 +12,8 @@
 namespace probectl {
 
 // A parse error pointing into the input.
-//  column: 1-based column of the offending character (input.size()+1 for "unexpected end").
+//  column: 1-based byte position of the offending character (input.size()+1 for "unexpected
+//  end"); render() names and marks it by characters (UTF-8 code points) instead.
 struct SpecError {
     std::string message;
     std::size_t column = 0;

@@ -360,7 +360,8 @@ nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top) {
     j["value"] = t.value_name.empty() ? nlohmann::ordered_json(nullptr)
                                       : nlohmann::ordered_json(t.value_name);
     auto entries = nlohmann::ordered_json::array();
-    for (const AggrEntry* e : sortedEntries(t, top)) {
+    const auto shown = sortedEntries(t, top);
+    for (const AggrEntry* e : shown) {
         nlohmann::ordered_json o;
         auto key = nlohmann::ordered_json::object();
         for (std::size_t i = 0; i < e->key.size() && i < t.key_names.size(); i++)
@@ -417,6 +418,8 @@ nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top) {
         entries.push_back(o);
     }
     j["entries"] = entries;
+    // --top's cut, which the text tables say in a line: entries is not every key.
+    j["omitted"] = t.entries.size() - shown.size();
     j["keys_held"] = t.keys;
     j["capacity"] = t.capacity;
     j["overflow"] = t.overflow;

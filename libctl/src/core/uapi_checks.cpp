@@ -20,6 +20,7 @@ static_assert(static_cast<int>(ProbeKind::Tracepoint) == PROBECTL_KIND_TRACEPOIN
 static_assert(kProbeFlagPersistent == PROBECTL_PROBE_F_PERSISTENT);
 static_assert(kProbeFlagSyscall == PROBECTL_PROBE_F_SYSCALL);
 static_assert(kProbeFlagEnabled == PROBECTL_PROBE_F_ENABLED);
+static_assert(kProbeFlagSyscallSpec == PROBECTL_PROBE_F_SYSCALL_SPEC);
 
 static_assert(static_cast<int>(FetchOpcode::LoadArg) == PROBECTL_FETCH_LOAD_ARG);
 static_assert(static_cast<int>(FetchOpcode::LoadReg) == PROBECTL_FETCH_LOAD_REG);

@@ -139,13 +139,10 @@ class ArgParser : Scanner {
                                                t));
             arg.type_given = true;
             if (!atEnd() && peek() == '[') {
-                const std::size_t bracket = pos_;
                 ++pos_;
-                auto n = number(kFetchMaxArray, "array length");
+                auto n = number(1, kFetchMaxArray, "array length");
                 if (!n.ok())
                     return std::move(n).error();
-                if (*n == 0)
-                    return fail(bracket + 1, "array length must be at least 1");
                 if (atEnd() || peek() != ']')
                     return fail(pos_, "expected ']' after the array length");
                 ++pos_;
@@ -161,9 +158,10 @@ class ArgParser : Scanner {
     }
 
   private:
-    // A number at pos_ up to `max`, never negative.
-    Result<std::uint64_t, SpecError> number(std::uint64_t max, std::string_view what) {
-        auto n = Scanner::number(what, {max});
+    // A number at pos_ in min..max, never negative.
+    Result<std::uint64_t, SpecError> number(std::uint64_t min, std::uint64_t max,
+                                            std::string_view what) {
+        auto n = Scanner::number(what, {.max = max, .min = min});
         if (!n.ok())
             return std::move(n).error();
         return n->magnitude;
@@ -279,13 +277,10 @@ class ArgParser : Scanner {
             const bool kernel = word == "kstack";
             node.kind = kernel ? K::KStack : K::UStack;
             if (!atEnd() && peek() >= '0' && peek() <= '9') {
-                const std::size_t num = pos_;
-                auto n = number(kStackMaxDepth, kernel ? "kernel stack depth" : "user stack depth");
+                auto n =
+                    number(1, kStackMaxDepth, kernel ? "kernel stack depth" : "user stack depth");
                 if (!n.ok())
                     return std::move(n).error();
-                if (*n == 0)
-                    return fail(num, fmt::format("a {} stack keeps 1..{} frames",
-                                                 kernel ? "kernel" : "user", kStackMaxDepth));
                 node.index = static_cast<std::uint32_t>(*n);
             }
             return std::make_shared<const FetchSource>(std::move(node));
@@ -302,15 +297,15 @@ class ArgParser : Scanner {
                 }
                 return fail(pos_, "expected the argument number after $arg (1..6)");
             }
-            const std::size_t num = pos_;
-            auto n = number(is_arg ? kFetchMaxArgN : kFetchMaxStackN,
-                            is_arg ? "argument number" : "stack slot");
-            if (!n.ok())
-                return std::move(n).error();
-            if (is_arg && *n == 0)
-                return fail(num,
+            // $arg0 is a slip worth its own words; $arg00 and up get the range.
+            if (is_arg && peek() == '0' && (pos_ + 1 >= end_ || !isIdentChar(s_[pos_ + 1])))
+                return fail(pos_,
                             "$argN counts from 1, as in kprobe_events: $arg1 is the first "
                             "argument");
+            auto n = is_arg ? number(1, kFetchMaxArgN, "argument number")
+                            : number(0, kFetchMaxStackN, "stack slot");
+            if (!n.ok())
+                return std::move(n).error();
             if (is_arg && !opts_.at_function_entry)
                 return fail(dollar, opts_.is_return
                                         ? "$argN is not available in a return probe: the "

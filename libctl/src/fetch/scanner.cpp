@@ -105,11 +105,14 @@ Result<ScannedNumber, SpecError> Scanner::number(std::string_view what, NumberRa
                     fmt::format("invalid digit {} in {} {}", peekQuoted(), digits_name, what));
     n.text += s_.substr(number_start, pos_ - number_start);
     const std::uint64_t limit = n.negative ? range.neg_max : range.max;
-    if (overflow || n.magnitude > limit || (n.negative && range.neg_max == 0)) {
+    const bool below = !n.negative && !range.neg_max && n.magnitude < range.min;
+    if (overflow || below || n.magnitude > limit || (n.negative && range.neg_max == 0)) {
         const auto bound = [&](std::uint64_t v) {
             return hex ? fmt::format("{:#x}", v) : fmt::format("{}", v);
         };
-        const std::string low = range.neg_max ? "-" + bound(range.neg_max) : "0";
+        const std::string low = range.neg_max ? "-" + bound(range.neg_max)
+                                : range.min   ? bound(range.min)
+                                              : "0";
         return fail(n.begin, fmt::format("{} {} is out of range ({}..{})", what, n.text, low,
                                          bound(range.max)));
     }

@@ -22,10 +22,12 @@ bool isIdentStart(char c);  // [A-Za-z_]
 bool isIdentChar(char c);   // [A-Za-z0-9_]
 int hexDigit(char c);       // 0..15, -1 when not a hex digit
 
-// What a number may be: at most `max`; down to -`neg_max` when neg_max > 0.
+// What a number may be: at most `max`; down to -`neg_max` when neg_max > 0, else at least
+// `min` (the range an error states: a count from 1 is not "0..N").
 struct NumberRange {
     std::uint64_t max;
     std::uint64_t neg_max = 0;
+    std::uint64_t min = 0;
 };
 
 struct ScannedNumber {

@@ -32,11 +32,12 @@ std::uint64_t functionSize(const KernelSymbols& ks, const KernelSymbol& sym) {
     return next ? next - sym.addr : 0;
 }
 
-// A syscall's probe on its entry symbol `name`: the flag means "arg0 is the user's
-// pt_regs", true only of the __x64_sys_ wrappers. One record per call, entry arguments
-// with the return value: a kretprobe, except for the calls that never return (their
-// kretprobe would never fire).
+// A syscall's probe on its entry symbol `name`: SYSCALL_SPEC keeps how it was written for
+// `probectl list`; SYSCALL means "arg0 is the user's pt_regs", true only of the
+// __x64_sys_ wrappers. One record per call, entry arguments with the return value: a
+// kretprobe, except for the calls that never return (their kretprobe would never fire).
 void syscallRequest(std::string_view syscall, std::string_view name, Resolution& r) {
+    r.request.flags |= PROBECTL_PROBE_F_SYSCALL_SPEC;
     if (name.starts_with(kSyscallWrapperPrefix))
         r.request.flags |= PROBECTL_PROBE_F_SYSCALL;
     if (syscallNeverReturns(syscall)) {

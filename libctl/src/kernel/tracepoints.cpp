@@ -3,6 +3,7 @@
 
 #include <bpf/btf.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 
@@ -281,6 +282,21 @@ FetchSourcePtr makeSource(FetchSource node) {
     return std::make_shared<const FetchSource>(std::move(node));
 }
 
+// tracefs's subsystems (events/ folders) within 2 edits of `subsys`, closest first.
+std::vector<std::string> closeSubsystems(const std::string& tracefs, std::string_view subsys) {
+    std::vector<std::pair<std::size_t, std::string>> close;
+    std::error_code ec;
+    for (const auto& sub : fs::directory_iterator(tracefs + "/events", ec))
+        if (sub.is_directory(ec))
+            if (auto d = editDistance(sub.path().filename().string(), subsys); d <= 2)
+                close.emplace_back(d, sub.path().filename().string());
+    std::sort(close.begin(), close.end());
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < close.size() && i < 3; i++)
+        out.push_back(close[i].second);
+    return out;
+}
+
 }  // namespace
 
 std::string TracepointInfo::spec() const {
@@ -414,6 +430,25 @@ Result<const TracepointInfo*> Tracepoints::find(const ProbeSpec& spec) const {
                                                  "tracepoint of that name (a kprobe, synthetic "
                                                  "or syscall event)",
                                                  where, spec.subsystem, name));
+        }
+        // A subsystem that does not exist: a tracepoint of the same name elsewhere would
+        // not be what was meant, so say what is wrong with the subsystem.
+        if (!tracefs_.empty() && spec.subsystem != "*" &&
+            !isDir(fmt::format("{}/events/{}", tracefs_, spec.subsystem))) {
+            const auto subs = closeSubsystems(tracefs_, spec.subsystem);
+            // A kernel without syscall events (FTRACE_SYSCALLS) has no syscalls/ at all.
+            const bool syscall = spec.subsystem == "syscalls" &&
+                                 (name.starts_with("sys_enter_") || name.starts_with("sys_exit_"));
+            return makeError(
+                ENOENT,
+                fmt::format("{}: no tracepoint subsystem '{}'{} (list them with probectl "
+                            "symbols 'tracepoint:*'){}",
+                            where, spec.subsystem,
+                            subs.empty() ? std::string()
+                                         : fmt::format("; did you mean {}", fmt::join(subs, ", ")),
+                            syscall ? fmt::format("; for the syscall use syscall:{}",
+                                                  name.substr(name.find('_', 4) + 1))
+                                    : std::string()));
         }
         std::vector<std::pair<std::size_t, std::string>> close;
         for (const auto& tp : list_)

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <limits>
 #include <optional>
@@ -98,10 +99,16 @@ std::string ProbeSpec::locationStr() const {
 }
 
 std::string SpecError::render() const {
+    // `column` counts bytes; a terminal shows a UTF-8 character's bytes as one column, so
+    // the caret and the number count characters (each byte but a continuation byte).
+    const std::size_t bytes = std::min(column > 0 ? column - 1 : 0, input.size());
+    std::size_t shown = column > input.size() + 1 ? column - 1 - input.size() : 0;
+    for (std::size_t i = 0; i < bytes; i++)
+        shown += (static_cast<unsigned char>(input[i]) & 0xc0) != 0x80;
     // The caret line lines up with the echoed input because both carry the same indent.
-    std::string out = fmt::format("error: {} (column {})\n", message, column);
+    std::string out = fmt::format("error: {} (column {})\n", message, shown + 1);
     out += "  " + input + "\n";
-    out += "  " + std::string(column > 0 ? column - 1 : 0, ' ') + "^";
+    out += "  " + std::string(shown, ' ') + "^";
     return out;
 }
 

@@ -241,6 +241,18 @@ TEST(FetchSpec, ListErrorsCarryTheWholeInput) {
     // An auto name clashing with a written one is a duplicate too.
     EXPECT_FALSE(parseFetchArgs("arg2=$arg1 $arg2").ok());
 
+    // s_bytes beside a string s: JSON would hold "s_bytes" twice when s is not UTF-8.
+    for (const char* clash :
+         {"s=+0($arg1):string s_bytes=$arg2", "s_bytes=$arg2 s=+0($arg1):ustring"}) {
+        SCOPED_TRACE(clash);
+        auto c = parseFetchArgs(clash);
+        ASSERT_FALSE(c.ok());
+        EXPECT_THAT(c.error().message,
+                    HasSubstr("argument name 's_bytes' clashes with the JSON field 's_bytes' that "
+                              "carries the bytes of string 's'"));
+    }
+    EXPECT_TRUE(parseFetchArgs("n=$arg1 n_bytes=$arg2").ok()) << "an integer has no _bytes field";
+
     std::string many;
     for (std::size_t i = 0; i <= kFetchMaxArgs; ++i)
         many += " $pid";

@@ -36,9 +36,6 @@ class RunLoop {
     // every watched process exited.
     bool shouldStop();
 
-    // The stop signal that ended the run, 0 for none.
-    int stopSignal() const { return signal_; }
-
     // Before tracer.start(): a stop signal that came while the probes were attached (kept, 0
     // for none). A run of a command should then not start: the command was never released.
     int signalBeforeStart();

@@ -2,6 +2,7 @@
 #include "probectl/fetch_spec.hpp"
 
 #include "fetch/scanner.hpp"
+#include "output/json_text.hpp"
 #include "probectl/fetch_program.hpp"
 
 #include <fmt/format.h>
@@ -513,6 +514,32 @@ bool FetchArg::readsUserMemory() const {
     return false;
 }
 
+namespace {
+
+// JSON output gives a string that is not valid UTF-8 a sibling NAME_bytes with its exact bytes
+// (output/json_text.hpp): an argument of that name beside it would make one object hold the
+// key twice, and readers keep only one of the two.
+std::optional<std::string> bytesFieldClash(const std::vector<FetchArg>& args, const FetchArg& arg) {
+    const std::string_view kSuffix = json::kBytesSuffix;
+    for (const auto& prev : args) {
+        const FetchArg* str = isStringType(prev.type) ? &prev : nullptr;
+        const FetchArg* other = &arg;
+        if (!str || arg.name != prev.name + std::string(kSuffix)) {
+            str = isStringType(arg.type) ? &arg : nullptr;
+            other = &prev;
+            if (!str || prev.name != arg.name + std::string(kSuffix))
+                continue;
+        }
+        return fmt::format(
+            "argument name '{}' clashes with the JSON field '{}' that carries the bytes of "
+            "string '{}' when they are not UTF-8; rename one of them",
+            other->name, other->name, str->name);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 Result<std::vector<FetchArg>, SpecError> parseFetchArgs(std::string_view input, std::size_t begin,
                                                         const FetchOptions& opts) {
     std::vector<FetchArg> args;
@@ -536,6 +563,8 @@ Result<std::vector<FetchArg>, SpecError> parseFetchArgs(std::string_view input, 
                 return SpecError{fmt::format("duplicate argument name '{}' (first at column {})",
                                              arg->name, prev.column),
                                  arg->column, std::string(input)};
+        if (auto clash = bytesFieldClash(args, *arg))
+            return SpecError{*clash, arg->column, std::string(input)};
         args.push_back(std::move(*arg));
         i = end;
     }

@@ -364,6 +364,7 @@ void probectl_shutdown(void);
 
 /* session.c: callers hold probectl_lock unless noted */
 struct probectl_session *probectl_session_lookup(u32 portid);
+struct probectl_session *probectl_session_find(unsigned long *portid);
 struct probectl_session *probectl_session_create(u32 portid,
 						 struct sock *sk,
 						 struct netlink_ext_ack *extack);
@@ -386,6 +387,7 @@ struct probectl_aggr *probectl_removed_aggr(u32 portid, u32 id);
 bool probectl_removed_next(u32 portid, unsigned long *pos,
 			   struct probectl_probe_info *info);
 bool probectl_removed_find(u32 portid, u32 id);
+struct probectl_session *probectl_removed_session(u32 id);
 void probectl_removed_free_all(struct probectl_session *s);
 int probectl_session_flush(struct probectl_session *s, struct sock *sk);
 struct probectl_record *probectl_record_reserve(struct probectl_probe *p, u32 bytes,

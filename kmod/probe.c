@@ -647,6 +647,7 @@ bool probectl_probe_info_next(unsigned long *cursor,
 int probectl_probe_aggr_fill(u32 id, u32 portid, struct sk_buff *skb, unsigned long *cursor,
 			     unsigned int how, struct netlink_ext_ack *extack)
 {
+	const struct probectl_probe_info *final = NULL;
 	struct probectl_aggr *kept;
 	struct probectl_probe *p;
 	int ret;
@@ -654,8 +655,8 @@ int probectl_probe_aggr_fill(u32 id, u32 portid, struct sk_buff *skb, unsigned l
 	mutex_lock(&probectl_lock);
 	p = xa_load(&probectl_probes, id);
 	if (!p) {
-		kept = probectl_removed_aggr(portid, id);
-		ret = kept ? probectl_aggr_fill_kept(kept, id, skb, cursor, how) : -ENOENT;
+		kept = probectl_removed_aggr(portid, id, &final);
+		ret = kept ? probectl_aggr_fill_kept(kept, final, skb, cursor, how) : -ENOENT;
 		mutex_unlock(&probectl_lock);
 		if (!kept)
 			kapi_set_err_msg_fmt_mod(extack, "probe id %u not found", id);

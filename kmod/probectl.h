@@ -383,7 +383,8 @@ struct probectl_removed;
 struct probectl_removed *probectl_removed_alloc(struct netlink_ext_ack *extack);
 void probectl_removed_keep(struct probectl_session *s, struct probectl_removed *r,
 			   struct probectl_probe *p, u32 by);
-struct probectl_aggr *probectl_removed_aggr(u32 portid, u32 id);
+struct probectl_aggr *probectl_removed_aggr(u32 portid, u32 id,
+					    const struct probectl_probe_info **final);
 bool probectl_removed_next(u32 portid, unsigned long *pos,
 			   struct probectl_probe_info *info);
 bool probectl_removed_find(u32 portid, u32 id);
@@ -499,8 +500,8 @@ bool probectl_aggr_hit_kprobe(struct probectl_probe *p, struct pt_regs *regs);
 #define PROBECTL_AGGR_READ_BEGIN	BIT(1)	/* the dump's first message */
 int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor,
 		       unsigned int how);
-int probectl_aggr_fill_kept(struct probectl_aggr *a, u32 id, struct sk_buff *skb,
-			    unsigned long *cursor, unsigned int how);
+int probectl_aggr_fill_kept(struct probectl_aggr *a, const struct probectl_probe_info *final,
+			    struct sk_buff *skb, unsigned long *cursor, unsigned int how);
 int probectl_probe_aggr_fill(u32 id, u32 portid, struct sk_buff *skb, unsigned long *cursor,
 			     unsigned int how, struct netlink_ext_ack *extack);
 

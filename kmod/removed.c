@@ -141,15 +141,21 @@ bool probectl_removed_find(u32 portid, u32 id)
  *	client removed.
  * @portid: the session's owner (only the owner may read it)
  * @id: the probe id
+ * @final: receives the probe's final counters, for probectl_aggr_fill_kept()
  *
- * Context: caller holds probectl_lock (the map lives until the session ends).
+ * Context: caller holds probectl_lock (the map and the counters live until
+ * the session ends).
  * Return: the map, or NULL (no such removed probe, or it did not aggregate).
  */
-struct probectl_aggr *probectl_removed_aggr(u32 portid, u32 id)
+struct probectl_aggr *probectl_removed_aggr(u32 portid, u32 id,
+					    const struct probectl_probe_info **final)
 {
 	struct probectl_removed *r = probectl_removed_lookup(portid, id);
 
-	return r ? r->aggr : NULL;
+	if (!r || !r->aggr)
+		return NULL;
+	*final = &r->info;
+	return r->aggr;
 }
 
 /**

@@ -103,12 +103,6 @@ struct probectl_aggr {
 	u8 **bank[2];		/* per possible CPU: max_entries * val_size; [1] once cleared */
 	u8 **cur;		/* the bank handlers write */
 	struct probectl_aggr_pcpu __percpu *pcpu;
-	/*
-	 * Set by probectl_aggr_take(): the probe is gone, no handler writes
-	 * the map any more, and these are its final hit counters.
-	 */
-	bool kept;
-	u64 kept_hits, kept_filtered, kept_rejected;
 };
 
 /* Whether fetch argument i stores a string (else an integer); false for arrays. */
@@ -257,9 +251,9 @@ void probectl_aggr_free(struct probectl_probe *p)
  *	kind's disarm() waited for them, return probes' pending returns
  *	included), so nothing writes the map's values or per-CPU parts
  *
- * The map keeps the probe's final hit counters, which live in the probe:
- * a read of the map reports them. @p is left without a map, so freeing it
- * (and uncharging it, limits.c) leaves the map alone.
+ * A read of the map reports the probe's final hit counters, which the
+ * caller keeps (probectl_aggr_fill_kept()). @p is left without a map, so
+ * freeing it (and uncharging it, limits.c) leaves the map alone.
  *
  * Context: process context; caller holds probectl_lock.
  * Return: the map, NULL when @p has none.
@@ -267,19 +261,8 @@ void probectl_aggr_free(struct probectl_probe *p)
 struct probectl_aggr *probectl_aggr_take(struct probectl_probe *p)
 {
 	struct probectl_aggr *a = p->aggr;
-	int cpu;
 
 	lockdep_assert_held(&probectl_lock);
-	if (!a)
-		return NULL;
-	for_each_possible_cpu(cpu) {
-		const struct probectl_counters *c = per_cpu_ptr(p->stats, cpu);
-
-		a->kept_hits += READ_ONCE(c->hits);
-		a->kept_filtered += READ_ONCE(c->filtered);
-		a->kept_rejected += READ_ONCE(c->rejected);
-	}
-	a->kept = true;
 	p->aggr = NULL;
 	return a;
 }
@@ -880,18 +863,22 @@ struct probectl_aggr_counts {
 	u64 overflow, nested, faulted;
 };
 
-/* @stats: the probe's counters; NULL for a kept map, which has their final values */
+/*
+ * @stats: the probe's counters; NULL for a kept map, whose probe's final
+ * ones are @final's
+ */
 static void probectl_aggr_count(const struct probectl_aggr *a,
 				const struct probectl_counters __percpu *stats,
+				const struct probectl_probe_info *final,
 				struct probectl_aggr_counts *n)
 {
 	int cpu;
 
 	memset(n, 0, sizeof(*n));
 	if (!stats) {
-		n->hits = a->kept_hits;
-		n->filtered = a->kept_filtered;
-		n->rejected = a->kept_rejected;
+		n->hits = final->hits;
+		n->filtered = final->filtered;
+		n->rejected = final->rejected;
 	}
 	for_each_possible_cpu(cpu) {
 		const struct probectl_aggr_pcpu *c = per_cpu_ptr(a->pcpu, cpu);
@@ -927,7 +914,7 @@ static int probectl_aggr_switch(struct probectl_probe *p, struct probectl_aggr_c
 	}
 	/* no handler of this CPU between the read and the switch */
 	preempt_disable();
-	probectl_aggr_count(a, p->stats, n);
+	probectl_aggr_count(a, p->stats, NULL, n);
 	WRITE_ONCE(a->cur, old == a->bank[0] ? a->bank[1] : a->bank[0]);
 	preempt_enable();
 	synchronize_rcu();
@@ -936,11 +923,12 @@ static int probectl_aggr_switch(struct probectl_probe *p, struct probectl_aggr_c
 }
 
 /*
- * The next entries of map @a, probe @id's, into a dump message; @p: the
- * probe, or NULL for a kept map (probectl_aggr_take()). See
- * probectl_aggr_fill().
+ * The next entries of map @a into a dump message: @p's, or with @p NULL a
+ * kept map (probectl_aggr_take()) whose probe's final counters are @final.
+ * See probectl_aggr_fill().
  */
-static int probectl_aggr_fill_map(struct probectl_aggr *a, struct probectl_probe *p, u32 id,
+static int probectl_aggr_fill_map(struct probectl_aggr *a, struct probectl_probe *p,
+				  const struct probectl_probe_info *final,
 				  struct sk_buff *skb, unsigned long *cursor, unsigned int how)
 {
 	u32 esize = a->key_size + a->val_size;
@@ -958,12 +946,12 @@ static int probectl_aggr_fill_map(struct probectl_aggr *a, struct probectl_probe
 		if (err)
 			return err;
 	} else {
-		probectl_aggr_count(a, p ? p->stats : NULL, &c);
+		probectl_aggr_count(a, p ? p->stats : NULL, final, &c);
 	}
 	/* a kept map has no handler to switch away from: read (and zeroed) as is */
 	if (p && clear)
 		vals = a->vals;
-	if (nla_put_u32(skb, PROBECTL_A_PROBE_ID, id) ||
+	if (nla_put_u32(skb, PROBECTL_A_PROBE_ID, p ? p->id : final->id) ||
 	    nla_put_u32(skb, PROBECTL_A_AGGR_KEY_SIZE, a->key_size) ||
 	    nla_put_u32(skb, PROBECTL_A_AGGR_BUCKETS, a->nbuckets) ||
 	    nla_put_u32(skb, PROBECTL_A_AGGR_KEYS,
@@ -1029,21 +1017,21 @@ static int probectl_aggr_fill_map(struct probectl_aggr *a, struct probectl_probe
 int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor,
 		       unsigned int how)
 {
-	return probectl_aggr_fill_map(p->aggr, p, p->id, skb, cursor, how);
+	return probectl_aggr_fill_map(p->aggr, p, NULL, skb, cursor, how);
 }
 
 /**
  * probectl_aggr_fill_kept() - as probectl_aggr_fill(), for a kept map.
  * @a: from probectl_aggr_take() (probectl_lock held: it cannot go away)
- * @id: the removed probe's id
+ * @final: the removed probe's id and final counters (removed.c)
  * @skb: see probectl_aggr_fill()
  * @cursor: see probectl_aggr_fill()
  * @how: see probectl_aggr_fill()
  *
  * Return: see probectl_aggr_fill().
  */
-int probectl_aggr_fill_kept(struct probectl_aggr *a, u32 id, struct sk_buff *skb,
-			    unsigned long *cursor, unsigned int how)
+int probectl_aggr_fill_kept(struct probectl_aggr *a, const struct probectl_probe_info *final,
+			    struct sk_buff *skb, unsigned long *cursor, unsigned int how)
 {
-	return probectl_aggr_fill_map(a, NULL, id, skb, cursor, how);
+	return probectl_aggr_fill_map(a, NULL, final, skb, cursor, how);
 }

@@ -647,6 +647,7 @@ bool probectl_probe_info_next(unsigned long *cursor,
 int probectl_probe_aggr_fill(u32 id, u32 portid, struct sk_buff *skb, unsigned long *cursor,
 			     unsigned int how, struct netlink_ext_ack *extack)
 {
+	const struct probectl_probe_info *final = NULL;
 	struct probectl_aggr *kept;
 	struct probectl_probe *p;
 	int ret;
@@ -654,8 +655,8 @@ int probectl_probe_aggr_fill(u32 id, u32 portid, struct sk_buff *skb, unsigned l
 	mutex_lock(&probectl_lock);
 	p = xa_load(&probectl_probes, id);
 	if (!p) {
-		kept = probectl_removed_aggr(portid, id);
-		ret = kept ? probectl_aggr_fill_kept(kept, id, skb, cursor, how) : -ENOENT;
+		kept = probectl_removed_aggr(portid, id, &final);
+		ret = kept ? probectl_aggr_fill_kept(kept, final, skb, cursor, how) : -ENOENT;
 		mutex_unlock(&probectl_lock);
 		if (!kept)
 			kapi_set_err_msg_fmt_mod(extack, "probe id %u not found", id);
@@ -671,9 +672,24 @@ int probectl_probe_aggr_fill(u32 id, u32 portid, struct sk_buff *skb, unsigned l
 	return ret;
 }
 
+/*
+ * The session of probe @id, or of the probe @id another client removed
+ * (its session keeps the stacks and address spaces the probe captured).
+ * Return: 0 with *@s (NULL for a probe without a session), or -ENOENT.
+ */
+static int probectl_id_session(u32 id, struct probectl_session **s)
+{
+	struct probectl_probe *p;
+
+	lockdep_assert_held(&probectl_lock);
+	p = xa_load(&probectl_probes, id);
+	*s = p ? p->session : probectl_removed_session(id);
+	return p || *s ? 0 : -ENOENT;
+}
+
 /**
  * probectl_probe_stack_fill() - the next stacks of a probe's session map.
- * @id: the probe
+ * @id: the probe, or one another client removed (probectl_removed_session())
  * @skb: the message, header put
  * @cursor: slot cursor kept by the dump (see probectl_stack_fill())
  * @extack: receives the reason for a refusal
@@ -686,30 +702,32 @@ int probectl_probe_aggr_fill(u32 id, u32 portid, struct sk_buff *skb, unsigned l
 int probectl_probe_stack_fill(u32 id, struct sk_buff *skb, unsigned long *cursor,
 			      struct netlink_ext_ack *extack)
 {
-	struct probectl_probe *p;
+	struct probectl_session *s;
 	int ret;
 
 	mutex_lock(&probectl_lock);
-	p = xa_load(&probectl_probes, id);
-	if (!p || !p->session || !p->session->stacks) {
+	ret = probectl_id_session(id, &s);
+	if (!ret && (!s || !s->stacks))
+		ret = -EINVAL;
+	if (ret) {
 		mutex_unlock(&probectl_lock);
-		if (p)
+		if (ret == -EINVAL)
 			kapi_set_err_msg_fmt_mod(extack, "probe id %u: no stack map", id);
 		else
 			kapi_set_err_msg_fmt_mod(extack, "probe id %u not found", id);
-		return p ? -EINVAL : -ENOENT;
+		return ret;
 	}
 	if (nla_put_u32(skb, PROBECTL_A_PROBE_ID, id))
 		ret = -EMSGSIZE;
 	else
-		ret = probectl_stack_fill(p->session->stacks, skb, cursor);
+		ret = probectl_stack_fill(s->stacks, skb, cursor);
 	mutex_unlock(&probectl_lock);
 	return ret;
 }
 
 /**
  * probectl_probe_maps_read() - the mappings a probe's session kept for a process.
- * @id: the probe
+ * @id: the probe, or one another client removed (probectl_removed_session())
  * @tgid: the process; 0 reads only the counter
  * @text: receives the kvmalloc'ed maps text (caller frees), NULL when none
  * @len: receives its length
@@ -724,24 +742,26 @@ int probectl_probe_stack_fill(u32 id, struct sk_buff *skb, unsigned long *cursor
 int probectl_probe_maps_read(u32 id, u32 tgid, char **text, size_t *len, u64 *unpinned,
 			     struct netlink_ext_ack *extack)
 {
-	struct probectl_probe *p;
-	int ret = 0;
+	struct probectl_session *s;
+	int ret;
 
 	*text = NULL;
 	*len = 0;
 	mutex_lock(&probectl_lock);
-	p = xa_load(&probectl_probes, id);
-	if (!p || !p->session || !p->session->pins) {
+	ret = probectl_id_session(id, &s);
+	if (!ret && (!s || !s->pins))
+		ret = -EINVAL;
+	if (ret) {
 		mutex_unlock(&probectl_lock);
-		if (p)
+		if (ret == -EINVAL)
 			kapi_set_err_msg_fmt_mod(extack, "probe id %u: no user stacks kept", id);
 		else
 			kapi_set_err_msg_fmt_mod(extack, "probe id %u not found", id);
-		return p ? -EINVAL : -ENOENT;
+		return ret;
 	}
-	*unpinned = probectl_mm_pins_unpinned(p->session->pins);
+	*unpinned = probectl_mm_pins_unpinned(s->pins);
 	if (tgid) {
-		ret = probectl_mm_pins_read(p->session->pins, tgid, text, len);
+		ret = probectl_mm_pins_read(s->pins, tgid, text, len);
 		if (ret == -ENOENT)
 			kapi_set_err_msg_fmt_mod(extack,
 						 "nothing kept for process %u: read /proc/%u/maps",

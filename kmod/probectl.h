@@ -364,6 +364,7 @@ void probectl_shutdown(void);
 
 /* session.c: callers hold probectl_lock unless noted */
 struct probectl_session *probectl_session_lookup(u32 portid);
+struct probectl_session *probectl_session_find(unsigned long *portid);
 struct probectl_session *probectl_session_create(u32 portid,
 						 struct sock *sk,
 						 struct netlink_ext_ack *extack);
@@ -382,10 +383,12 @@ struct probectl_removed;
 struct probectl_removed *probectl_removed_alloc(struct netlink_ext_ack *extack);
 void probectl_removed_keep(struct probectl_session *s, struct probectl_removed *r,
 			   struct probectl_probe *p, u32 by);
-struct probectl_aggr *probectl_removed_aggr(u32 portid, u32 id);
+struct probectl_aggr *probectl_removed_aggr(u32 portid, u32 id,
+					    const struct probectl_probe_info **final);
 bool probectl_removed_next(u32 portid, unsigned long *pos,
 			   struct probectl_probe_info *info);
 bool probectl_removed_find(u32 portid, u32 id);
+struct probectl_session *probectl_removed_session(u32 id);
 void probectl_removed_free_all(struct probectl_session *s);
 int probectl_session_flush(struct probectl_session *s, struct sock *sk);
 struct probectl_record *probectl_record_reserve(struct probectl_probe *p, u32 bytes,
@@ -497,8 +500,8 @@ bool probectl_aggr_hit_kprobe(struct probectl_probe *p, struct pt_regs *regs);
 #define PROBECTL_AGGR_READ_BEGIN	BIT(1)	/* the dump's first message */
 int probectl_aggr_fill(struct probectl_probe *p, struct sk_buff *skb, unsigned long *cursor,
 		       unsigned int how);
-int probectl_aggr_fill_kept(struct probectl_aggr *a, u32 id, struct sk_buff *skb,
-			    unsigned long *cursor, unsigned int how);
+int probectl_aggr_fill_kept(struct probectl_aggr *a, const struct probectl_probe_info *final,
+			    struct sk_buff *skb, unsigned long *cursor, unsigned int how);
 int probectl_probe_aggr_fill(u32 id, u32 portid, struct sk_buff *skb, unsigned long *cursor,
 			     unsigned int how, struct netlink_ext_ack *extack);
 

@@ -97,6 +97,27 @@ bool probectl_removed_next(u32 portid, unsigned long *pos,
 	return found;
 }
 
+/* @s's entry for probe @id, or NULL. Caller holds probectl_lock. */
+static struct probectl_removed *probectl_removed_in(struct probectl_session *s, u32 id)
+{
+	struct probectl_removed *r;
+
+	list_for_each_entry(r, &s->removed, node)
+		if (r->info.id == id)
+			return r;
+	return NULL;
+}
+
+/* The entry of probe @id in @portid's session, or NULL. Caller holds probectl_lock. */
+static struct probectl_removed *probectl_removed_lookup(u32 portid, u32 id)
+{
+	struct probectl_session *s;
+
+	lockdep_assert_held(&probectl_lock);
+	s = probectl_session_lookup(portid);
+	return s ? probectl_removed_in(s, id) : NULL;
+}
+
 /**
  * probectl_removed_find() - did another client remove this probe of portid's?
  * @portid: the session's owner
@@ -107,20 +128,10 @@ bool probectl_removed_next(u32 portid, unsigned long *pos,
  */
 bool probectl_removed_find(u32 portid, u32 id)
 {
-	struct probectl_session *s;
-	struct probectl_removed *r;
-	bool found = false;
+	bool found;
 
 	mutex_lock(&probectl_lock);
-	s = probectl_session_lookup(portid);
-	if (s) {
-		list_for_each_entry(r, &s->removed, node) {
-			if (r->info.id == id) {
-				found = true;
-				break;
-			}
-		}
-	}
+	found = probectl_removed_lookup(portid, id);
 	mutex_unlock(&probectl_lock);
 	return found;
 }
@@ -130,22 +141,43 @@ bool probectl_removed_find(u32 portid, u32 id)
  *	client removed.
  * @portid: the session's owner (only the owner may read it)
  * @id: the probe id
+ * @final: receives the probe's final counters, for probectl_aggr_fill_kept()
  *
- * Context: caller holds probectl_lock (the map lives until the session ends).
+ * Context: caller holds probectl_lock (the map and the counters live until
+ * the session ends).
  * Return: the map, or NULL (no such removed probe, or it did not aggregate).
  */
-struct probectl_aggr *probectl_removed_aggr(u32 portid, u32 id)
+struct probectl_aggr *probectl_removed_aggr(u32 portid, u32 id,
+					    const struct probectl_probe_info **final)
+{
+	struct probectl_removed *r = probectl_removed_lookup(portid, id);
+
+	if (!r || !r->aggr)
+		return NULL;
+	*final = &r->info;
+	return r->aggr;
+}
+
+/**
+ * probectl_removed_session() - the session that keeps a removed probe.
+ * @id: the probe id
+ *
+ * Its stacks and kept address spaces are the session's and stay with it;
+ * as with a probe that exists, whoever may trace reads them through the id
+ * (libctl reads them on a socket of its own, not the owner's).
+ *
+ * Context: caller holds probectl_lock.
+ * Return: the session, or NULL when no session keeps @id.
+ */
+struct probectl_session *probectl_removed_session(u32 id)
 {
 	struct probectl_session *s;
-	struct probectl_removed *r;
+	unsigned long portid = 0;
 
 	lockdep_assert_held(&probectl_lock);
-	s = probectl_session_lookup(portid);
-	if (!s)
-		return NULL;
-	list_for_each_entry(r, &s->removed, node)
-		if (r->info.id == id)
-			return r->aggr;
+	for (; (s = probectl_session_find(&portid)); portid++)
+		if (probectl_removed_in(s, id))
+			return s;
 	return NULL;
 }
 

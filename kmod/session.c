@@ -577,6 +577,19 @@ struct probectl_session *probectl_session_lookup(u32 portid)
 }
 
 /**
+ * probectl_session_find() - the session of the lowest portid >= @portid.
+ * @portid: in: where to start; out: the session's portid
+ *
+ * Context: caller holds probectl_lock.
+ * Return: the session, or NULL when there is none from @portid on.
+ */
+struct probectl_session *probectl_session_find(unsigned long *portid)
+{
+	lockdep_assert_held(&probectl_lock);
+	return xa_find(&probectl_sessions, portid, U32_MAX, XA_PRESENT);
+}
+
+/**
  * probectl_session_exists() - cheap test used by the release notifier.
  * @portid: a released netlink port
  *

@@ -183,7 +183,9 @@ enum probectl_cmd {
 	/*
 	 * dump: Read the stack map of the session a probe belongs to (the
 	 * stacks its load-kstack fetches captured): messages with the map's
-	 * counters and as many whole stacks as fit. EINVAL for a probe whose
+	 * counters and as many whole stacks as fit. The id of a probe another
+	 * client removed still reads the map of the session that keeps it (the
+	 * map is the session's, until it ends). EINVAL for a probe whose
 	 * session has no stack map (or no session), ENOENT for an unknown id.
 	 */
 	PROBECTL_CMD_STACK_GET,
@@ -196,9 +198,10 @@ enum probectl_cmd {
 	 * reply's maps-text messages hold its mappings as /proc/PID/maps lines;
 	 * a later hit of the same, still living process keeps it again only
 	 * once its slot was reused. Without maps-tgid: one message with the
-	 * counter. ENOENT for an unknown probe id or when nothing is kept for
-	 * the tgid (read /proc/PID/maps then), EINVAL for a probe whose session
-	 * captures no user stacks.
+	 * counter. The id of a probe another client removed reads the session
+	 * that keeps it, as stack-get does. ENOENT for an unknown probe id or
+	 * when nothing is kept for the tgid (read /proc/PID/maps then), EINVAL
+	 * for a probe whose session captures no user stacks.
 	 */
 	PROBECTL_CMD_MAPS_GET,
 	__PROBECTL_CMD_MAX,

@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "probectl/aggr.hpp"
+
 namespace itest {
 
 Ran sh(const std::string& cmd) {
@@ -175,6 +177,19 @@ probectl::Client connectOrDie() {
     if (!c)
         throw std::runtime_error("connect: " + c.error().describe());
     return std::move(*c);
+}
+
+probectl::ProbeRequest pidMapProbe(std::uint32_t entries) {
+    probectl::ProbeRequest req;
+    req.kind = probectl::ProbeKind::Kprobe;
+    req.symbol = "vfs_read";
+    std::vector<probectl::FetchArg> args;
+    probectl::AggrSpec a;
+    a.keys = {"pid"};
+    a.max_entries = entries;
+    auto r = probectl::prepareAggregation(a, req, args);
+    EXPECT_TRUE(r.ok()) << why(r);
+    return req;
 }
 
 std::vector<probectl::ProbeInfo> listOrDie(probectl::Client& c) {

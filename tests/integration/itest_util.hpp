@@ -81,6 +81,9 @@ probectl::Client connectOrDie();
 // Probes currently registered by the module, by id.
 std::vector<probectl::ProbeInfo> listOrDie(probectl::Client& c);
 bool hasProbe(const std::vector<probectl::ProbeInfo>& probes, std::uint32_t id);
+// A kprobe on vfs_read counting into a map keyed by pid, of `entries` keys (the map-size
+// tests: each such map is charged to max_map_kb).
+probectl::ProbeRequest pidMapProbe(std::uint32_t entries);
 // Formats a Result's error for an assertion message.
 template <class R>
 std::string why(const R& r) {

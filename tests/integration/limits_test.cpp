@@ -13,7 +13,6 @@
 #include <gtest/gtest.h>
 
 #include "itest_util.hpp"
-#include "probectl/aggr.hpp"
 #include "uapi/probectl.h"
 
 using itest::why;
@@ -54,18 +53,6 @@ probectl::ProbeRequest kprobe(const std::string& sym) {
     probectl::ProbeRequest req;
     req.kind = probectl::ProbeKind::Kprobe;
     req.symbol = sym;
-    return req;
-}
-
-// A kprobe on vfs_read counting into a map keyed by pid, of `entries` keys.
-probectl::ProbeRequest mapProbe(std::uint32_t entries) {
-    probectl::ProbeRequest req = kprobe("vfs_read");
-    std::vector<probectl::FetchArg> args;
-    probectl::AggrSpec a;
-    a.keys = {"pid"};
-    a.max_entries = entries;
-    auto r = probectl::prepareAggregation(a, req, args);
-    EXPECT_TRUE(r.ok()) << why(r);
     return req;
 }
 
@@ -131,7 +118,7 @@ TEST(Limits, MaxMapKbRefusesAnOversizedMapAndTheSessionsTotal) {
     Lowered lim("max_map_kb", 1024);
     auto c = itest::connectOrDie();
     // One map alone over the limit: refused before anything is allocated.
-    auto big = c.addProbe(mapProbe(65536));
+    auto big = c.addProbe(itest::pidMapProbe(65536));
     expectLimit(big, "max_map_kb");
     EXPECT_THAT(big.error().extack, HasSubstr("map of "));
     EXPECT_TRUE(kprobesNowListed("vfs_read").empty());
@@ -139,7 +126,7 @@ TEST(Limits, MaxMapKbRefusesAnOversizedMapAndTheSessionsTotal) {
     std::vector<std::uint32_t> ids;
     std::optional<probectl::Result<probectl::AddedProbe>> refused;
     for (int i = 0; i < 64 && !refused; i++) {
-        auto r = c.addProbe(mapProbe(512));
+        auto r = c.addProbe(itest::pidMapProbe(512));
         if (r.ok())
             ids.push_back(r->id);
         else
@@ -151,7 +138,7 @@ TEST(Limits, MaxMapKbRefusesAnOversizedMapAndTheSessionsTotal) {
     EXPECT_THAT(refused->error().extack, HasSubstr("maps need "));
     // Removing one gives its memory back.
     ASSERT_TRUE(c.removeProbe(ids.back()).ok());
-    auto again = c.addProbe(mapProbe(512));
+    auto again = c.addProbe(itest::pidMapProbe(512));
     EXPECT_TRUE(again.ok()) << why(again);
 }
 
@@ -197,4 +184,3 @@ TEST(Limits, AGlobOverALimitSaysWhichInItsSummary) {
                              "the module's max_probes limit"))
         << ran.out;
 }
-

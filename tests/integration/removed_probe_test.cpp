@@ -3,6 +3,7 @@
 // hits and zero drops for a probe that fired.
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -13,11 +14,13 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "itest_util.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/client.hpp"
 #include "probectl/session.hpp"
+#include "stack_text.hpp"
 #include "uapi/probectl.h"
 
 using itest::why;
@@ -78,20 +81,6 @@ struct Lowered {
     }
     ~Lowered() { std::ofstream(paramPath(name)) << std::stoull(old) << std::flush; }
 };
-
-// A kprobe on vfs_read counting into a map keyed by pid, of `entries` keys.
-ProbeRequest mapProbe(std::uint32_t entries) {
-    ProbeRequest req;
-    req.kind = probectl::ProbeKind::Kprobe;
-    req.symbol = "vfs_read";
-    std::vector<probectl::FetchArg> args;
-    probectl::AggrSpec a;
-    a.keys = {"pid"};
-    a.max_entries = entries;
-    auto r = probectl::prepareAggregation(a, req, args);
-    EXPECT_TRUE(r.ok()) << why(r);
-    return req;
-}
 
 }  // namespace
 
@@ -262,7 +251,7 @@ TEST(RemovedProbe, AKeptMapStaysChargedToItsSession) {
     std::vector<std::uint32_t> ids;
     bool full = false;
     for (int i = 0; i < 64 && !full; i++) {
-        auto r = owner.addProbe(mapProbe(512));
+        auto r = owner.addProbe(itest::pidMapProbe(512));
         if (r.ok())
             ids.push_back(r->id);
         else
@@ -272,12 +261,12 @@ TEST(RemovedProbe, AKeptMapStaysChargedToItsSession) {
     ASSERT_GE(ids.size(), 2u);
     Client admin = itest::connectOrDie();
     ASSERT_TRUE(admin.removeProbe(ids.back()).ok());
-    auto still = owner.addProbe(mapProbe(512));
+    auto still = owner.addProbe(itest::pidMapProbe(512));
     ASSERT_FALSE(still.ok()) << "the removed probe's kept map was uncharged";
     EXPECT_EQ(still.error().err, ENOSPC);
     // Its own removal frees its map, and the budget with it.
     ASSERT_TRUE(owner.removeProbe(ids.front()).ok());
-    auto again = owner.addProbe(mapProbe(512));
+    auto again = owner.addProbe(itest::pidMapProbe(512));
     EXPECT_TRUE(again.ok()) << why(again);
 }
 
@@ -347,4 +336,115 @@ TEST(RemovedProbe, CountIntervalsSayOnceThatTheProbeWasRemoved) {
     const auto last = out.rfind("PROBE");
     ASSERT_NE(last, std::string::npos);
     EXPECT_EQ(out.find(row, last), std::string::npos) << out.substr(last);
+}
+
+namespace {
+
+// `probectl count SPECS OPTIONS --format json` system-wide, with `before` run once both probes
+// are attached, then the first probe (the one whose list line matches `first`, an awk
+// pattern) removed by `probectl remove`, then `after`, then SIGTERM: the JSON lines, then
+// "STDERR" and count's stderr.
+std::string countRemovingTheFirst(const std::string& specs, const std::string& first,
+                                  const std::string& before, const std::string& after) {
+    const std::string script =
+        "rm -f /tmp/kept-stacks.err; probectl count " + specs +
+        " --format json -o /tmp/kept-stacks.json 2>/tmp/kept-stacks.err & t=$!; id=; i=0; "
+        "while { [ -z \"$id\" ] || ! grep -q Aggregating /tmp/kept-stacks.err; } && "
+        "[ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); "
+        "id=$(probectl list | awk '" +
+        first + " { print $1; exit }'); done; " + before +
+        " >/dev/null; probectl remove \"$id\" || echo REMOVE FAILED; " + after +
+        " >/dev/null; kill $t; wait $t; echo status $?; cat /tmp/kept-stacks.json; "
+        "echo STDERR; cat /tmp/kept-stacks.err";
+    return itest::sh(script).out;
+}
+
+// The table of probe `spec` among count's JSON lines; null when there is none.
+nlohmann::json tableOf(const std::string& out, const std::string& spec) {
+    for (auto& t : itest::jsonLines(out, "aggregation"))
+        if (t.value("probe", "") == spec)
+            return t;
+    return nullptr;
+}
+
+// Every entry's `key` stack (kstack, ustack) as frame texts; the counts add up to `calls`.
+std::vector<std::vector<std::string>> stacksOf(const nlohmann::json& table, const std::string& key,
+                                               std::uint64_t calls) {
+    std::vector<std::vector<std::string>> out;
+    std::uint64_t sum = 0;
+    for (const auto& e : table["entries"]) {
+        sum += e["count"].get<std::uint64_t>();
+        EXPECT_TRUE(e[key].is_array()) << e.dump();
+        out.push_back(e[key].is_array() ? e[key].get<std::vector<std::string>>()
+                                        : std::vector<std::string>{});
+    }
+    EXPECT_EQ(sum, calls) << table.dump();
+    return out;
+}
+
+// A kernel stack's innermost frame is one of `leaf` and it has the syscall entry.
+void expectSyscallStack(const std::vector<std::string>& frames,
+                        const std::vector<std::string>& leaf) {
+    ASSERT_FALSE(frames.empty());
+    const std::string inner = itest::frameName(frames.front());
+    EXPECT_NE(std::find(leaf.begin(), leaf.end(), inner), leaf.end()) << inner;
+    EXPECT_TRUE(std::any_of(frames.begin(), frames.end(), [](const std::string& f) {
+        return itest::frameName(f) == "do_syscall_64";
+    }));
+}
+
+}  // namespace
+
+// count --by kstack: the stacks of a probe another client removed are named like the
+// others, read through its id from the session's stack map, which stays with the session;
+// calls after the removal are not in its table. Before, its rows read "[stack not kept:
+// stack map full]" (text) or null (JSON): the stack read-out by its id was refused.
+TEST(RemovedProbe, CountByKstackNamesTheStacksOfARemovedProbe) {
+    const int n = itest::debugKernel() ? 20 : 300;
+    const std::string loop = itest::workload("getppid_loop") + " " + std::to_string(n);
+    const std::string out = countRemovingTheFirst(
+        "kprobe:__x64_sys_getppid kprobe:__x64_sys_exit_group --by kstack --comm getppid_loop",
+        "$1 ~ /^[0-9]/ && /getppid/", loop, loop);
+    SCOPED_TRACE(out);
+    EXPECT_EQ(out.find("REMOVE FAILED"), std::string::npos);
+    EXPECT_NE(out.find("status 0"), std::string::npos) << "SIGTERM of a system-wide count";
+    EXPECT_NE(out.find("was removed by another client, pid "), std::string::npos);
+    EXPECT_EQ(out.find("[stack"), std::string::npos) << "a stack not named";
+
+    const auto removed = tableOf(out, "kprobe:__x64_sys_getppid");
+    ASSERT_TRUE(removed.is_object());
+    for (const auto& frames : stacksOf(removed, "kstack", static_cast<std::uint64_t>(n)))
+        expectSyscallStack(frames, {"__x64_sys_getppid", "__do_sys_getppid"});
+    // The probe that stayed: both runs' exits.
+    const auto kept = tableOf(out, "kprobe:__x64_sys_exit_group");
+    ASSERT_TRUE(kept.is_object());
+    for (const auto& frames : stacksOf(kept, "kstack", 2))
+        expectSyscallStack(frames, {"__x64_sys_exit_group", "__do_sys_exit_group"});
+}
+
+// count --by ustack of uprobes: the removed probe's user stacks are named from the address
+// space the session kept for the process (read through the removed probe's id too), after
+// the process has exited.
+TEST(RemovedProbe, CountByUstackNamesTheStacksOfARemovedProbe) {
+    const int n = itest::debugKernel() ? 10 : 100;
+    const std::string w = itest::workload("ustack_fp");
+    const std::string run = w + " " + std::to_string(n) + " now";
+    const std::string out =
+        countRemovingTheFirst("uprobe:" + w + ":leaf uprobe:" + w + ":mid --by ustack",
+                              "$2 == \"uprobe\" && /:leaf/", run, run);
+    SCOPED_TRACE(out);
+    EXPECT_EQ(out.find("REMOVE FAILED"), std::string::npos);
+    EXPECT_NE(out.find("status 0"), std::string::npos);
+    EXPECT_NE(out.find("was removed by another client, pid "), std::string::npos);
+    EXPECT_EQ(out.find("[stack"), std::string::npos) << "a stack not named";
+
+    const auto removed = tableOf(out, "uprobe:" + w + ":leaf");
+    ASSERT_TRUE(removed.is_object());
+    for (const auto& frames : stacksOf(removed, "ustack", static_cast<std::uint64_t>(n)))
+        EXPECT_EQ(itest::workloadFrames(frames, w), itest::kChain);
+    const auto kept = tableOf(out, "uprobe:" + w + ":mid");
+    ASSERT_TRUE(kept.is_object());
+    const std::vector<std::string> from_mid(itest::kChain.begin() + 1, itest::kChain.end());
+    for (const auto& frames : stacksOf(kept, "ustack", 2u * static_cast<std::uint64_t>(n)))
+        EXPECT_EQ(itest::workloadFrames(frames, w), from_mid);
 }

@@ -28,4 +28,14 @@ inline std::string frameName(const std::string& frame) {
 // The unwind workloads' call chain, leaf first.
 inline const std::vector<std::string> kChain = {"leaf", "mid", "top", "main"};
 
+// The frames of the workload at `path`, by name, in their order in `frames`.
+inline std::vector<std::string> workloadFrames(const std::vector<std::string>& frames,
+                                               const std::string& path) {
+    std::vector<std::string> out;
+    for (const auto& f : frames)
+        if (f.ends_with("(" + path + ")") && !f.starts_with("0x"))
+            out.push_back(frameName(f));
+    return out;
+}
+
 }  // namespace itest

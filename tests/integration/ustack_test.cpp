@@ -24,16 +24,7 @@ namespace {
 using itest::frameName;
 using itest::jsonLines;
 using itest::kChain;
-
-// The frames of the workload, by name, in their order in `frames`.
-std::vector<std::string> workloadFrames(const std::vector<std::string>& frames,
-                                        const std::string& path) {
-    std::vector<std::string> out;
-    for (const auto& f : frames)
-        if (f.ends_with("(" + path + ")") && !f.starts_with("0x"))
-            out.push_back(frameName(f));
-    return out;
-}
+using itest::workloadFrames;
 
 // Every frame named after a workload function is one of the chain, the names in the
 // chain's order and none twice: frames are missing at worst, never made up.

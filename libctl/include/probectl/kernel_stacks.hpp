@@ -137,7 +137,8 @@ class KernelStacks {
     // adds the stacks not seen yet. Errors: the kernel's (EINVAL: no stack map).
     Result<void> read(std::uint32_t probe_id);
     // The lines of stack `id` (kernelStackLines), reading the map once more when `id` is
-    // new; nullptr for id 0 or an id the kernel does not have.
+    // new; nullptr for id 0 (the map did not keep the stack). An id the map could not be read
+    // for has one line saying so and why ("[stack ID not read: REASON]").
     const std::vector<std::string>* lines(std::uint32_t probe_id, std::uint32_t id);
     // The stack itself, once read; nullptr when unknown.
     const KernelStack* stack(std::uint32_t id) const;

@@ -264,6 +264,7 @@ struct KernelStacks::Impl {
     bool tried_load = false;
     std::unordered_map<std::uint32_t, KernelStack> stacks;
     std::unordered_map<std::uint32_t, std::vector<std::string>> lines;
+    std::unordered_map<std::uint32_t, std::vector<std::string>> unnamed;  // ids not read: why
     UserSymbolizer user_symbols;
     bool has_user = false;
     std::uint32_t count = 0;
@@ -342,11 +343,18 @@ const std::vector<std::string>* KernelStacks::lines(std::uint32_t probe_id, std:
         return nullptr;
     if (auto it = impl_->lines.find(id); it != impl_->lines.end())
         return &it->second;
+    Result<void> r;
     if (!impl_->stacks.contains(id))
-        (void)read(probe_id);  // an id is only ever new once: a failure shows as unknown
+        r = read(probe_id);
     auto st = impl_->stacks.find(id);
-    if (st == impl_->stacks.end())
-        return nullptr;
+    if (st == impl_->stacks.end()) {
+        // Said in place of the frames, so that it does not pass for a stack the map did
+        // not keep (id 0); not kept, so that a later read may still name it.
+        auto& why = impl_->unnamed[id];
+        why = {r ? fmt::format("[stack {} not in the session's stack map]", id)
+                 : fmt::format("[stack {} not read: {}]", id, r.error().describe())};
+        return &why;
+    }
     const KernelStack& s = st->second;
     return &impl_->lines
                 .emplace(id, s.user ? userStackLines(impl_->user_symbols, s)

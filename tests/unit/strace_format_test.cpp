@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 
 #include "probectl/errno_names.hpp"
@@ -209,6 +210,51 @@ TEST(StraceFormat, GenericSyscallsUseMetadata) {
     r.args = {1, 0, 0xff, 0, 0, 0};
     r.retval = 0;
     EXPECT_EQ(formatSyscall(r, nullptr, {32, false}), "mystery(0x1, 0, 0xff, 0, 0, 0) = 0");
+}
+
+// The lines Debian 12's strace 6.1 printed for these calls (a workload calling both
+// syscalls directly); they were printed with raw hex arguments before.
+TEST(StraceFormat, SleepsShowTheirClockFlagsAndTimespec) {
+    auto ts = [](std::int64_t sec, std::int64_t nsec) {
+        std::string b(16, '\0');
+        std::memcpy(b.data(), &sec, 8);
+        std::memcpy(b.data() + 8, &nsec, 8);
+        return b;
+    };
+    constexpr std::uint64_t kRem = 0x7ffce7596150;
+    const std::vector<std::pair<Call, std::string>> cases = {
+        {{"nanosleep", {0x5000, 0}, 0, 0, ts(0, 1000000)},
+         "nanosleep({tv_sec=0, tv_nsec=1000000}, NULL) = 0"},
+        {{"nanosleep", {0x5000, kRem}, 0, 0, ts(0, 1000000)},
+         "nanosleep({tv_sec=0, tv_nsec=1000000}, 0x7ffce7596150) = 0"},
+        {{"clock_nanosleep", {1, 0, 0x5000, kRem}, 0, 2, ts(0, 1000000)},
+         "clock_nanosleep(CLOCK_MONOTONIC, 0, {tv_sec=0, tv_nsec=1000000}, 0x7ffce7596150) = 0"},
+        {{"clock_nanosleep", {0, 1, 0x5000, 0}, 0, 2, ts(1, 5)},
+         "clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, {tv_sec=1, tv_nsec=5}, NULL) = 0"},
+        {{"clock_nanosleep", {42, 0, 0x5000, 0}, -22, 2, ts(0, 1000000)},
+         "clock_nanosleep(0x2a /* CLOCK_??? */, 0, {tv_sec=0, tv_nsec=1000000}, NULL) = -1 EINVAL "
+         "(Invalid argument)"},
+        {{"clock_nanosleep", {7, 3, 0x5000, 0}, 0, 2, ts(0, 1000000)},
+         "clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME|0x2, {tv_sec=0, tv_nsec=1000000}, NULL) = "
+         "0"},
+        {{"clock_nanosleep", {11, 0, 1, 0}, -14, 2, "", false, true},
+         "clock_nanosleep(CLOCK_TAI, 0, 0x1, NULL) = -1 EFAULT (Bad address)"},
+        {{"nanosleep", {0, 0}, -14},
+         "nanosleep(NULL, NULL)                   = -1 EFAULT (Bad address)"},
+        {{"nanosleep", {0x5000, 0}, -22, 0, ts(0, 2000000000)},
+         "nanosleep({tv_sec=0, tv_nsec=2000000000}, NULL) = -1 EINVAL (Invalid argument)"},
+        {{"clock_nanosleep", {static_cast<std::uint64_t>(-6), 0, 0x5000, 0}, 0, 2, ts(0, 1000000)},
+         "clock_nanosleep(0xfffffffa /* CLOCK_??? */, 0, {tv_sec=0, tv_nsec=1000000}, NULL) = 0"},
+    };
+    for (const auto& [call, line] : cases) {
+        SCOPED_TRACE(line);
+        EXPECT_EQ(formatSyscall(record(call), nullptr), line);
+    }
+    // Read only in part (the bound of a page): the address, not half a struct.
+    SyscallRecord part = record({"nanosleep", {0x5000, 0}, 0, 0, ts(0, 1).substr(0, 8), true});
+    EXPECT_EQ(formatSyscall(part, nullptr), "nanosleep(0x5000, NULL)                 = 0");
+    EXPECT_EQ(syscallMemHints("clock_nanosleep", nullptr).at(0).arg, 2u);
+    EXPECT_EQ(syscallMemHints("nanosleep", nullptr).at(0).kind, SyscallMemHint::Kind::Timespec);
 }
 
 TEST(StraceFormat, MemHints) {

@@ -99,6 +99,7 @@ struct SyscallMemHint {
         OutBuffer,    // return-value bytes at exit (read's buf)
         PtrArray,     // `len_arg` pointers at entry (execve's argv and envp: NULL ends them)
         ArrayString,  // the string the `len_arg`-th pointer of the array at `arg` points to
+        Timespec,     // a struct timespec (two 64-bit words) the call reads (nanosleep's)
     };
     std::size_t arg = 0;  // 0-based argument index
     Kind kind = Kind::Path;

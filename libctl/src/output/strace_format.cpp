@@ -7,9 +7,12 @@
 #include <linux/mman.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <time.h>
 
 #include <cerrno>
+#include <cstring>
 #include <limits>
+#include <utility>
 
 #include "output/append_text.hpp"
 #include "probectl/errno_names.hpp"
@@ -163,6 +166,49 @@ std::string outBuffer(const SyscallRecord& r, std::size_t i, const StraceOptions
     return memArg(r, i, o.string_limit);
 }
 
+// clock_gettime(2)'s clock ids; others as strace 6.1 prints them, "0x2a /* CLOCK_??? */"
+// (CPU-time clocks of a process or thread, negative, too).
+std::string clockName(std::uint64_t v) {
+    static constexpr std::pair<int, const char*> kClocks[] = {
+        {CLOCK_REALTIME, "CLOCK_REALTIME"},
+        {CLOCK_MONOTONIC, "CLOCK_MONOTONIC"},
+        {CLOCK_PROCESS_CPUTIME_ID, "CLOCK_PROCESS_CPUTIME_ID"},
+        {CLOCK_THREAD_CPUTIME_ID, "CLOCK_THREAD_CPUTIME_ID"},
+        {CLOCK_MONOTONIC_RAW, "CLOCK_MONOTONIC_RAW"},
+        {CLOCK_REALTIME_COARSE, "CLOCK_REALTIME_COARSE"},
+        {CLOCK_MONOTONIC_COARSE, "CLOCK_MONOTONIC_COARSE"},
+        {CLOCK_BOOTTIME, "CLOCK_BOOTTIME"},
+        {CLOCK_REALTIME_ALARM, "CLOCK_REALTIME_ALARM"},
+        {CLOCK_BOOTTIME_ALARM, "CLOCK_BOOTTIME_ALARM"},
+        {CLOCK_TAI, "CLOCK_TAI"},
+    };
+    const std::int32_t id = asInt(v);
+    for (const auto& [n, name] : kClocks)
+        if (n == id)
+            return name;
+    return fmt::format("{:#x} /* CLOCK_??? */", static_cast<std::uint32_t>(id));
+}
+
+std::string clockFlags(std::uint64_t v) {
+    std::string s;
+    constexpr FlagName kTimerFlags[] = {{TIMER_ABSTIME, "TIMER_ABSTIME"}};
+    appendRest(s, appendFlags(s, v & 0xffffffff, kTimerFlags));
+    return s.empty() ? "0" : s;
+}
+
+// {tv_sec=1, tv_nsec=500000000}, as strace prints a struct timespec the call read; the
+// address when it could not be read whole.
+std::string timespecArg(const SyscallRecord& r, std::size_t i) {
+    const auto& m = r.mem[i];
+    if (r.args[i] == 0)
+        return "NULL";
+    if (!m || m->faulted || m->bytes.size() != 16)
+        return stracePointer(r.args[i]);
+    std::int64_t ts[2];
+    std::memcpy(ts, m->bytes.data(), sizeof(ts));
+    return fmt::format("{{tv_sec={}, tv_nsec={}}}", ts[0], ts[1]);
+}
+
 using Args = std::vector<StraceArg>;
 
 // Arguments 0, 1, 2... in order, as most calls print them.
@@ -310,6 +356,12 @@ std::vector<StraceArg> straceArgs(const SyscallRecord& r, const SyscallInfo* inf
         return inOrder({stracePointer(a[0]), ulong(a[1]), straceMmapProt(a[2])});
     if (n == "clone")
         return cloneArgs(r);
+    // The remaining time (the last argument) is written only when a signal cut the sleep
+    // short; its address prints, as strace prints it after a full sleep.
+    if (n == "nanosleep")
+        return inOrder({timespecArg(r, 0), stracePointer(a[1])});
+    if (n == "clock_nanosleep")
+        return inOrder({clockName(a[0]), clockFlags(a[1]), timespecArg(r, 2), stracePointer(a[3])});
     if (n == "execve")
         return execveArgs(r, o);
     if (!info && isArgumentless(n))
@@ -500,6 +552,10 @@ std::vector<SyscallMemHint> syscallMemHints(std::string_view n, const SyscallInf
         return {{1, K::OutBuffer, 0}};
     if (n == "write" || n == "pwrite64")
         return {{1, K::InBuffer, 2}};
+    if (n == "nanosleep")
+        return {{0, K::Timespec, 0}};
+    if (n == "clock_nanosleep")
+        return {{2, K::Timespec, 0}};
     if (n == "close" || n == "mmap" || n == "munmap" || n == "mprotect" || n == "clone")
         return {};
     std::vector<SyscallMemHint> hints;

@@ -125,6 +125,8 @@ Event::RawValue readPlanValue(pid_t tid, const SyscallMemHint& h,
     }
     if (h.kind == K::PtrArray)
         return readArray(tid, addr, 8 * h.len_arg, 8);
+    if (h.kind == K::Timespec)
+        return readArray(tid, addr, 16, 8);
     return readArray(tid, addr, kSyscallBufferMax, 1);
 }
 

@@ -145,14 +145,20 @@ TEST(Cli, AStopSignalWhileAGlobAttachesEndsTheRun) {
 // 128+N whatever the command did.
 TEST(Cli, ACommandThatCatchesTheStopSignalGivesItsOwnStatus) {
     const std::string log = "/tmp/cli-caught-signal.log";
+    const std::string ready = "/tmp/cli-caught-signal.ready";
     for (const std::string command : {"trace", "count"}) {
         for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
             SCOPED_TRACE(command + " " + std::to_string(sig));
-            const pid_t p = startProbectl({command, "syscall:getppid", "--", "sh", "-c",
-                                           "trap 'exit 3' INT TERM HUP; while :; do :; done"},
-                                          log);
+            ::unlink(ready.c_str());
+            const pid_t p =
+                startProbectl({command, "syscall:getppid", "--", "sh", "-c",
+                               "trap 'exit 3' INT TERM HUP; : >" + ready + "; while :; do :; done"},
+                              log);
             ASSERT_GT(p, 0);
-            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            // Once the trap is set: a fixed wait lost the race on the debug kernel, and the
+            // shell died of the signal it had not caught yet.
+            for (int i = 0; i < 3000 && ::access(ready.c_str(), F_OK) != 0; i++)
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
             kill(p, sig);
             EXPECT_EQ(endOf(p), "exited with status 3") << itest::readFile(log);
             EXPECT_THAT(itest::readFile(log), HasSubstr("'sh' exited with status 3"));

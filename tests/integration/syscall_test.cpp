@@ -22,7 +22,7 @@ using ::testing::HasSubstr;
 
 namespace {
 
-constexpr const char* kCalls = "openat,read,write,close,exit_group";
+constexpr const char* kCalls = "openat,read,write,close,nanosleep,clock_nanosleep,exit_group";
 constexpr const char* kIn = "/tmp/sys-workload.in";
 constexpr const char* kOut = "/tmp/sys-workload.out";
 // The workload's first call; what comes before it is the tracer's and ld.so's business.
@@ -70,8 +70,8 @@ TEST(Syscalls, SameLinesAsStrace) {
     ASSERT_EQ(pc.status, 0) << pc.out;
     auto want = workloadLines("/tmp/sys-strace.txt");
     auto got = workloadLines("/tmp/sys-kernel.txt");
-    // The marker, 3 opens, 2 reads, 1 write, 4 closes (one EBADF) and exit_group.
-    ASSERT_EQ(want.size(), 13u) << itest::readFile("/tmp/sys-strace.txt");
+    // The marker, 3 opens, 2 reads, 1 write, 4 closes (one EBADF), 4 sleeps and exit_group.
+    ASSERT_EQ(want.size(), 17u) << itest::readFile("/tmp/sys-strace.txt");
     EXPECT_EQ(got, want) << "probectl:\n"
                          << itest::readFile("/tmp/sys-kernel.txt") << "strace:\n"
                          << itest::readFile("/tmp/sys-strace.txt") << pc.out;
@@ -89,7 +89,7 @@ TEST(Syscalls, PtraceBackendSameLinesAsKernel) {
                kCalls + " -- " + workloadCmd());
     ASSERT_EQ(p.status, 0) << p.out;
     auto kl = workloadLines("/tmp/sys-k.txt");
-    ASSERT_EQ(kl.size(), 13u) << itest::readFile("/tmp/sys-k.txt");
+    ASSERT_EQ(kl.size(), 17u) << itest::readFile("/tmp/sys-k.txt");
     EXPECT_EQ(workloadLines("/tmp/sys-p.txt"), kl) << itest::readFile("/tmp/sys-p.txt");
 }
 

@@ -56,13 +56,9 @@ std::map<std::string, SyscallCount> straceTable(const std::string& out) {
     return rows;
 }
 
-std::string target() {
-    return itest::workload("aggr_target");
-}
-
 std::string summaryOf(const std::string& backend, const std::string& syscalls) {
     itest::Ran r = itest::sh("probectl trace --backend " + backend + " --syscalls=" + syscalls +
-                             " -c -- " + target() + " syscalls " + std::to_string(kN));
+                             " -c -- " + itest::aggrTarget() + " syscalls " + std::to_string(kN));
     EXPECT_EQ(r.status, 0) << r.out;
     return r.out;
 }
@@ -102,8 +98,8 @@ TEST(SyscallSummary, CallsAndErrorsExactOnBothBackends) {
 TEST(SyscallSummary, MatchesStrace) {
     if (access("/usr/bin/strace", X_OK) != 0)
         GTEST_SKIP() << "no strace in this root";
-    itest::Ran s = itest::sh("strace -c -e trace=getppid,chdir,openat " + target() + " syscalls " +
-                             std::to_string(kN));
+    itest::Ran s = itest::sh("strace -c -e trace=getppid,chdir,openat " + itest::aggrTarget() +
+                             " syscalls " + std::to_string(kN));
     ASSERT_EQ(s.status, 0) << s.out;
     const std::string ours = summaryOf("kernel", "getppid,chdir,openat");
     const auto theirs = straceTable(s.out), mine = straceTable(ours);
@@ -127,9 +123,9 @@ TEST(SyscallSummary, RefusesWhatIsNoSyscall) {
 TEST(AggrBackends, UnknownKeyIsRefusedOnBothBackends) {
     for (const char* backend : {"kernel", "ptrace"}) {
         SCOPED_TRACE(backend);
-        itest::Ran r = itest::sh(std::string("probectl count uprobe:") + target() +
+        itest::Ran r = itest::sh(std::string("probectl count uprobe:") + itest::aggrTarget() +
                                  ":ag_val --by comm,nosuch --backend " + backend + " -- " +
-                                 target() + " values 3");
+                                 itest::aggrTarget() + " values 3");
         EXPECT_EQ(r.status, 2) << r.out;
         EXPECT_THAT(r.out, HasSubstr("no key or value named 'nosuch' (there are: comm, pid"))
             << r.out;
@@ -142,9 +138,9 @@ TEST(AggrBackends, UnknownKeyIsRefusedOnBothBackends) {
 TEST(AggrBackends, RetvalAtAnEntryIsRefusedOnBothBackends) {
     for (const char* backend : {"kernel", "ptrace"}) {
         SCOPED_TRACE(backend);
-        itest::Ran r =
-            itest::sh(std::string("probectl count uprobe:") + target() +
-                      ":ag_val --by retval --backend " + backend + " -- " + target() + " values 3");
+        itest::Ran r = itest::sh(std::string("probectl count uprobe:") + itest::aggrTarget() +
+                                 ":ag_val --by retval --backend " + backend + " -- " +
+                                 itest::aggrTarget() + " values 3");
         EXPECT_EQ(r.status, 2) << r.out;
         EXPECT_THAT(r.out, HasSubstr("$retval needs a return probe")) << r.out;
     }
@@ -155,10 +151,11 @@ TEST(AggrBackends, CountAndLatencyAgree) {
     const std::string n = std::to_string(kN);
     auto run = [&](const std::string& backend, const std::string& what, const std::string& args) {
         // sh() merges stderr (the banner) into its output: keep only the JSON.
-        itest::Ran r = itest::sh("{ " +
-                                 itest::tablesOnly("probectl " + what + " --backend " + backend +
-                                                   " --format json -- " + target() + " " + args) +
-                                 " 2>/dev/null; }");
+        itest::Ran r =
+            itest::sh("{ " +
+                      itest::tablesOnly("probectl " + what + " --backend " + backend +
+                                        " --format json -- " + itest::aggrTarget() + " " + args) +
+                      " 2>/dev/null; }");
         EXPECT_EQ(r.status, 0) << r.out;
         return r.out;
     };
@@ -166,8 +163,8 @@ TEST(AggrBackends, CountAndLatencyAgree) {
         {"count syscall:getppid syscall:chdir --by comm", "syscalls " + n},
         {"latency syscall:chdir --by errno", "syscalls " + n},
         {"hist syscall:openat retval --by errno", "syscalls " + n},
-        {"count uprobe:" + target() + ":ag_val --by comm", "values " + n},
-        {"latency uretprobe:" + target() + ":ag_val --by retval --top 5", "values 8"},
+        {"count uprobe:" + itest::aggrTarget() + ":ag_val --by comm", "values " + n},
+        {"latency uretprobe:" + itest::aggrTarget() + ":ag_val --by retval --top 5", "values 8"},
     };
     for (const auto& [what, args] : cases) {
         SCOPED_TRACE(what);

@@ -68,10 +68,6 @@ Aggregated aggregate(const std::string& spec, const AggrSpec& a, std::vector<std
     return {std::move(*t), st->probes.at(0), out};
 }
 
-std::string target() {
-    return itest::workload("aggr_target");
-}
-
 // Entries by their first key (an integer).
 std::map<std::int64_t, const AggrEntry*> byKey(const AggrTable& t) {
     std::map<std::int64_t, const AggrEntry*> m;
@@ -101,14 +97,14 @@ std::vector<std::uint64_t> log2Buckets(const std::vector<std::int64_t>& values) 
     return b;
 }
 
-void expectBalanced(const Aggregated& r) {
+void expectAggrBalanced(const Aggregated& r) {
     EXPECT_EQ(r.stats.hits, r.table.totalCount() + r.table.overflow + r.table.nested +
                                 r.table.faulted + r.stats.rejected);
     EXPECT_EQ(r.stats.dropped, 0u);
 }
 
 std::string valSpec() {
-    return "uprobe:" + target() + ":ag_val k=$arg1:s64 v=$arg2:s64";
+    return "uprobe:" + itest::aggrTarget() + ":ag_val k=$arg1:s64 v=$arg2:s64";
 }
 
 }  // namespace
@@ -119,8 +115,8 @@ TEST(Aggr, CountsSumsAndLog2BucketsPerKey) {
     a.value = AggrValue::Arg;
     a.value_arg = "v";
     a.hist = AggrHist::Log2;
-    auto r = aggregate(valSpec(), a, {target(), "values", "100"});
-    expectBalanced(r);
+    auto r = aggregate(valSpec(), a, {itest::aggrTarget(), "values", "100"});
+    expectAggrBalanced(r);
     EXPECT_EQ(r.stats.hits, 100u);
     ASSERT_EQ(r.table.entries.size(), 4u);
     EXPECT_EQ(r.table.keys, 4u);
@@ -144,8 +140,8 @@ TEST(Aggr, SignedValuesHaveANegativeBucket) {
     a.value = AggrValue::Arg;
     a.value_arg = "v";
     a.hist = AggrHist::Log2;
-    auto r = aggregate(valSpec(), a, {target(), "signed"});
-    expectBalanced(r);
+    auto r = aggregate(valSpec(), a, {itest::aggrTarget(), "signed"});
+    expectAggrBalanced(r);
     ASSERT_EQ(r.table.entries.size(), 1u);
     const AggrEntry& e = r.table.entries[0];
     EXPECT_EQ(e.count, 7u);
@@ -164,9 +160,9 @@ TEST(Aggr, NarrowSignedValueIsSignExtended) {
     a.value = AggrValue::Arg;
     a.value_arg = "v";
     a.hist = AggrHist::Log2;
-    auto r =
-        aggregate("uprobe:" + target() + ":ag_val k=$arg1:u8 v=$arg2:s32", a, {target(), "signed"});
-    expectBalanced(r);
+    auto r = aggregate("uprobe:" + itest::aggrTarget() + ":ag_val k=$arg1:u8 v=$arg2:s32", a,
+                       {itest::aggrTarget(), "signed"});
+    expectAggrBalanced(r);
     ASSERT_EQ(r.table.entries.size(), 1u);
     const AggrEntry& e = r.table.entries[0];
     EXPECT_EQ(e.key.at(0).raw, 0u);
@@ -183,9 +179,9 @@ TEST(Aggr, NarrowSignedValueIsSignExtended) {
 TEST(Aggr, FaultedKeysAndValuesAreKeptApart) {
     AggrSpec by_two;
     by_two.keys = {"bad", "k"};
-    auto r = aggregate("uprobe:" + target() + ":ag_val bad=+0($arg1):s64 k=$arg1:s64", by_two,
-                       {target(), "values", "8"});
-    expectBalanced(r);
+    auto r = aggregate("uprobe:" + itest::aggrTarget() + ":ag_val bad=+0($arg1):s64 k=$arg1:s64",
+                       by_two, {itest::aggrTarget(), "values", "8"});
+    expectAggrBalanced(r);
     EXPECT_EQ(r.table.faulted, 0u);
     ASSERT_EQ(r.table.entries.size(), 4u);
     for (const auto& e : r.table.entries) {
@@ -198,9 +194,9 @@ TEST(Aggr, FaultedKeysAndValuesAreKeptApart) {
     val.keys = {"k"};
     val.value = AggrValue::Arg;
     val.value_arg = "v";
-    r = aggregate("uprobe:" + target() + ":ag_val k=$arg1:s64 v=+0($arg2):s64", val,
-                  {target(), "values", "8"});
-    expectBalanced(r);
+    r = aggregate("uprobe:" + itest::aggrTarget() + ":ag_val k=$arg1:s64 v=+0($arg2):s64", val,
+                  {itest::aggrTarget(), "values", "8"});
+    expectAggrBalanced(r);
     EXPECT_EQ(r.table.faulted, 8u);
     EXPECT_TRUE(r.table.entries.empty());
 }
@@ -211,9 +207,9 @@ TEST(Aggr, FaultedKeysAndValuesAreKeptApart) {
 TEST(Aggr, ACutStringKeyIsMarkedAndKeptApartFromAWholeOne) {
     AggrSpec by_s;
     by_s.keys = {"s"};
-    auto r = aggregate("uprobe:" + target() + ":ag_str s=+0($arg1):ustring", by_s,
-                       {target(), "strings"});
-    expectBalanced(r);
+    auto r = aggregate("uprobe:" + itest::aggrTarget() + ":ag_str s=+0($arg1):ustring", by_s,
+                       {itest::aggrTarget(), "strings"});
+    expectAggrBalanced(r);
     EXPECT_EQ(r.stats.hits, 8u);
     const std::string a31(31, 'a');
     std::map<std::pair<std::string, bool>, std::uint64_t> rows;
@@ -233,8 +229,9 @@ TEST(Aggr, AnUnsignedValuesTopBucketHasItsOwnBounds) {
     h.value = AggrValue::Arg;
     h.value_arg = "v";
     h.hist = AggrHist::Log2;
-    auto r = aggregate("uprobe:" + target() + ":ag_val v=$arg2:u64", h, {target(), "big"});
-    expectBalanced(r);
+    auto r = aggregate("uprobe:" + itest::aggrTarget() + ":ag_val v=$arg2:u64", h,
+                       {itest::aggrTarget(), "big"});
+    expectAggrBalanced(r);
     ASSERT_EQ(r.table.entries.size(), 1u);
     const AggrEntry& e = r.table.entries[0];
     EXPECT_EQ(e.buckets.at(1), 1u);   // 0
@@ -256,18 +253,21 @@ TEST(Aggr, SumsPast64BitsAreRecoveredOrSaidUnknown) {
     h.value_arg = "v";
     h.hist = AggrHist::Log2;
     const __int128 two63 = static_cast<__int128>(1) << 63;
-    auto u = aggregate("uprobe:" + target() + ":ag_val v=$arg2:u64", h, {target(), "wrap"});
+    auto u = aggregate("uprobe:" + itest::aggrTarget() + ":ag_val v=$arg2:u64", h,
+                       {itest::aggrTarget(), "wrap"});
     ASSERT_EQ(u.table.entries.size(), 1u);
     auto sum = probectl::aggrSum(u.table, u.table.entries[0]);
     ASSERT_TRUE(sum);
     EXPECT_TRUE(*sum == 3 * (two63 + 1));
-    auto s = aggregate("uprobe:" + target() + ":ag_val v=$arg2:s64", h, {target(), "wrap"});
+    auto s = aggregate("uprobe:" + itest::aggrTarget() + ":ag_val v=$arg2:s64", h,
+                       {itest::aggrTarget(), "wrap"});
     ASSERT_EQ(s.table.entries.size(), 1u);
     sum = probectl::aggrSum(s.table, s.table.entries[0]);
     ASSERT_TRUE(sum);
     EXPECT_TRUE(*sum == -3 * (two63 - 1));
     EXPECT_DOUBLE_EQ(*probectl::aggrAvg(s.table, s.table.entries[0]), -9223372036854775807.0);
-    auto far = aggregate("uprobe:" + target() + ":ag_val v=$arg2:u64", h, {target(), "big"});
+    auto far = aggregate("uprobe:" + itest::aggrTarget() + ":ag_val v=$arg2:u64", h,
+                         {itest::aggrTarget(), "big"});
     ASSERT_EQ(far.table.entries.size(), 1u);
     EXPECT_FALSE(probectl::aggrSum(far.table, far.table.entries[0]));
     EXPECT_NE(probectl::formatAggrHist(far.table).find("avg ?"), std::string::npos);
@@ -281,8 +281,8 @@ TEST(Aggr, LinearBucketsWithUnderAndOver) {
     a.lin_min = 10;
     a.lin_max = 50;
     a.lin_step = 10;
-    auto r = aggregate(valSpec(), a, {target(), "values", "100"});
-    expectBalanced(r);
+    auto r = aggregate(valSpec(), a, {itest::aggrTarget(), "values", "100"});
+    expectAggrBalanced(r);
     ASSERT_EQ(r.table.entries.size(), 1u);
     // below 10: 0..9; four steps of 10; 50 and above: 50..99
     EXPECT_EQ(r.table.entries[0].buckets, (std::vector<std::uint64_t>{10, 10, 10, 10, 10, 50}));
@@ -299,8 +299,8 @@ TEST(Aggr, LinearOverAllOfS64KeepsEveryHitInItsBucket) {
     a.lin_min = std::numeric_limits<std::int64_t>::min();
     a.lin_max = std::numeric_limits<std::int64_t>::max();
     a.lin_step = a.lin_max;  // [MIN, -1) [-1, MAX - 1) [MAX - 1, MAX)
-    auto r = aggregate(valSpec(), a, {target(), "values", "100"});
-    expectBalanced(r);
+    auto r = aggregate(valSpec(), a, {itest::aggrTarget(), "values", "100"});
+    expectAggrBalanced(r);
     ASSERT_EQ(r.table.entries.size(), 4u);
     for (const auto& e : r.table.entries)
         EXPECT_EQ(e.buckets, (std::vector<std::uint64_t>{0, 0, 25, 0, 0}));
@@ -316,7 +316,7 @@ TEST(Aggr, KernelRefusesALinearStepCountThatWraps) {
     a.lin_min = std::numeric_limits<std::int64_t>::min();
     a.lin_max = std::numeric_limits<std::int64_t>::max();
     a.lin_step = std::int64_t{1} << 62;
-    Workload w({target(), "values", "1"});
+    Workload w({itest::aggrTarget(), "values", "1"});
     SessionOptions o;
     o.tgids = {static_cast<std::uint32_t>(w.pid())};
     o.prepare = [&a](probectl::ProbeRequest& req, std::vector<probectl::FetchArg>& args) {
@@ -340,8 +340,8 @@ TEST(Aggr, MapFullCountsTheExcess) {
     AggrSpec a;
     a.keys = {"k"};
     a.max_entries = 8;
-    auto r = aggregate(valSpec(), a, {target(), "keys", "20"});
-    expectBalanced(r);
+    auto r = aggregate(valSpec(), a, {itest::aggrTarget(), "keys", "20"});
+    expectAggrBalanced(r);
     EXPECT_EQ(r.stats.hits, 21u);
     EXPECT_EQ(r.table.keys, 8u);
     ASSERT_EQ(r.table.entries.size(), 8u);
@@ -354,8 +354,8 @@ TEST(Aggr, MapFullCountsTheExcess) {
 
 TEST(Aggr, PredicateRunsBeforeTheMap) {
     AggrSpec a;
-    auto r = aggregate(valSpec() + " if v >= 60", a, {target(), "values", "100"});
-    expectBalanced(r);
+    auto r = aggregate(valSpec() + " if v >= 60", a, {itest::aggrTarget(), "values", "100"});
+    expectAggrBalanced(r);
     ASSERT_EQ(r.table.entries.size(), 1u);
     EXPECT_EQ(r.table.entries[0].count, 40u);
     EXPECT_EQ(r.stats.rejected, 60u);
@@ -364,7 +364,7 @@ TEST(Aggr, PredicateRunsBeforeTheMap) {
 TEST(Aggr, TaskKeysComeFromTheKernel) {
     AggrSpec a;
     a.keys = {"comm", "pid"};
-    Workload w({target(), "values", "10"});
+    Workload w({itest::aggrTarget(), "values", "10"});
     const auto pid = static_cast<std::uint32_t>(w.pid());
     SessionOptions o;
     o.tgids = {pid};
@@ -373,7 +373,7 @@ TEST(Aggr, TaskKeysComeFromTheKernel) {
     };
     auto s = Session::open(o);
     ASSERT_TRUE(s) << why(s);
-    ASSERT_TRUE(s->add("uprobe:" + target() + ":ag_val")) << "add";
+    ASSERT_TRUE(s->add("uprobe:" + itest::aggrTarget() + ":ag_val")) << "add";
     w.release();
     EXPECT_EQ(w.wait(), 0);
     ASSERT_TRUE(s->stop({}));
@@ -394,11 +394,11 @@ TEST(Aggr, TaskKeysComeFromTheKernel) {
 TEST(Aggr, DirectTaskKeysAreTheThreadsOwn) {
     constexpr long kN = 20;
     for (const std::string& spec :
-         {std::string("kprobe:__x64_sys_getppid"), "uprobe:" + target() + ":ag_val"}) {
+         {std::string("kprobe:__x64_sys_getppid"), "uprobe:" + itest::aggrTarget() + ":ag_val"}) {
         SCOPED_TRACE(spec);
         AggrSpec a;
         a.keys = {"pid", "tid"};
-        Workload w({target(), "threads", std::to_string(kN)});
+        Workload w({itest::aggrTarget(), "threads", std::to_string(kN)});
         const auto pid = static_cast<std::uint64_t>(w.pid());
         SessionOptions o;
         o.tgids = {static_cast<std::uint32_t>(pid)};
@@ -452,7 +452,7 @@ TEST(Aggr, DirectTaskKeysAreTheThreadsOwn) {
 // count, nothing below the shortest sleep's bucket, the 70 ms call at or above its own, and
 // the sum between the sleeps and the workload's own total.
 void expectSleeps(const Aggregated& r, const std::vector<std::uint64_t>& ms) {
-    expectBalanced(r);
+    expectAggrBalanced(r);
     ASSERT_EQ(r.table.entries.size(), 1u);
     const AggrEntry& e = r.table.entries[0];
     EXPECT_EQ(e.count, ms.size());
@@ -480,8 +480,8 @@ TEST(Aggr, UretprobeLatencyLandsInItsLog2Buckets) {
     AggrSpec a;
     a.value = AggrValue::Latency;
     a.hist = AggrHist::Log2;
-    auto r =
-        aggregate("uretprobe:" + target() + ":ag_sleep", a, {target(), "sleep", "20", "20", "70"});
+    auto r = aggregate("uretprobe:" + itest::aggrTarget() + ":ag_sleep", a,
+                       {itest::aggrTarget(), "sleep", "20", "20", "70"});
     expectSleeps(r, {20, 20, 70});
 }
 
@@ -490,7 +490,7 @@ TEST(Aggr, SyscallLatencyByRetval) {
     a.keys = {"retval"};
     a.value = AggrValue::Latency;
     a.hist = AggrHist::Log2;
-    auto r = aggregate("syscall:clock_nanosleep", a, {target(), "sleep", "20", "70"});
+    auto r = aggregate("syscall:clock_nanosleep", a, {itest::aggrTarget(), "sleep", "20", "70"});
     expectSleeps(r, {20, 70});
     ASSERT_EQ(r.table.entries.size(), 1u);
     EXPECT_EQ(r.table.entries[0].key.at(0).raw, 0u);  // both returned 0
@@ -510,7 +510,7 @@ TEST(Aggr, SyscallWrapperKeysAreTheSyscallsArguments) {
         auto r = aggregate(std::string(kind) + ":__x64_sys_lseek off=$arg2:s64 whence=$arg3:s32",
                            by_args, argv);
         std::filesystem::remove(dir);
-        expectBalanced(r);
+        expectAggrBalanced(r);
         ASSERT_EQ(r.table.entries.size(), 1u);
         EXPECT_EQ(r.table.entries[0].key.at(0).raw, 5u);
         EXPECT_EQ(r.table.entries[0].key.at(1).raw, static_cast<std::uint64_t>(SEEK_SET));
@@ -518,7 +518,7 @@ TEST(Aggr, SyscallWrapperKeysAreTheSyscallsArguments) {
     }
     auto r = aggregate("kprobe:__x64_sys_lseek", AggrSpec{}, argv);
     std::filesystem::remove(dir);
-    expectBalanced(r);
+    expectAggrBalanced(r);
     ASSERT_EQ(r.table.entries.size(), 1u);
     EXPECT_EQ(r.table.entries[0].count, 1u);
 }
@@ -538,7 +538,7 @@ TEST(Aggr, KprobeMapWithoutArgsReadsRegistersAndMemory) {
     auto r = aggregate(
         "kprobe:__x64_sys_lseek off=+104(%di):s64 whence=+96(%di):s32 low=+104(%di):u8", a, argv);
     std::filesystem::remove(dir);
-    expectBalanced(r);
+    expectAggrBalanced(r);
     EXPECT_EQ(r.table.faulted, 0u);
     ASSERT_EQ(r.table.entries.size(), 1u);
     const AggrEntry& e = r.table.entries[0];
@@ -592,15 +592,15 @@ std::string run(const std::string& cmd) {
 }  // namespace
 
 TEST(AggrCli, CountTableAndJsonAgree) {
-    const std::string spec = "'uprobe:" + target() + ":ag_val k=$arg1:s64'";
+    const std::string spec = "'uprobe:" + itest::aggrTarget() + ":ag_val k=$arg1:s64'";
     const std::string text =
-        run("probectl count " + spec + " --by k -- " + target() + " values 40");
+        run("probectl count " + spec + " --by k -- " + itest::aggrTarget() + " values 40");
     EXPECT_NE(text.find("K  COUNT"), std::string::npos) << text;
     for (int k = 0; k < 4; k++)
         EXPECT_NE(text.find(std::to_string(k) + "     10"), std::string::npos) << text;
     EXPECT_NE(text.find("4 keys (capacity 1024)"), std::string::npos) << text;
-    const std::string js =
-        run("probectl count " + spec + " --by k --format json -- " + target() + " values 40");
+    const std::string js = run("probectl count " + spec + " --by k --format json -- " +
+                               itest::aggrTarget() + " values 40");
     auto j = nlohmann::json::parse(js);
     EXPECT_EQ(j["hits"], 40);
     ASSERT_EQ(j["entries"].size(), 4u);
@@ -609,8 +609,8 @@ TEST(AggrCli, CountTableAndJsonAgree) {
 }
 
 TEST(AggrCli, HistPrintsBpftraceBuckets) {
-    const std::string out = run("probectl hist 'uprobe:" + target() + ":ag_val v=$arg2:u64' v -- " +
-                                target() + " values 8");
+    const std::string out = run("probectl hist 'uprobe:" + itest::aggrTarget() +
+                                ":ag_val v=$arg2:u64' v -- " + itest::aggrTarget() + " values 8");
     // 0..7: [0] 1, [1] 1, [2, 4) 2, [4, 8) 4 (the longest bar, 52 wide)
     auto line = [](const std::string& label, std::uint64_t n, std::size_t bar) {
         std::string c = std::to_string(n);
@@ -622,8 +622,9 @@ TEST(AggrCli, HistPrintsBpftraceBuckets) {
               std::string::npos)
         << out;
     EXPECT_NE(out.find("count 8, avg 4, min 0, max 7"), std::string::npos) << out;
-    const std::string js = run("probectl hist 'uprobe:" + target() +
-                               ":ag_val v=$arg2:u64' v --format json -- " + target() + " values 8");
+    const std::string js =
+        run("probectl hist 'uprobe:" + itest::aggrTarget() +
+            ":ag_val v=$arg2:u64' v --format json -- " + itest::aggrTarget() + " values 8");
     auto j = nlohmann::json::parse(js);
     const auto& h = j["entries"][0]["hist"];
     ASSERT_EQ(h.size(), 4u);
@@ -636,14 +637,14 @@ TEST(AggrCli, HistPrintsBpftraceBuckets) {
 // printable are quoted in the text, and bytes that are not UTF-8 no longer abort the JSON
 // ("invalid UTF-8 byte"); a recording aggregated in user space gives the same rows.
 TEST(AggrCli, StringKeysCutOrNotPrintableInTextAndJson) {
-    const std::string spec = "'uprobe:" + target() + ":ag_str s=+0($arg1):ustring'";
+    const std::string spec = "'uprobe:" + itest::aggrTarget() + ":ag_str s=+0($arg1):ustring'";
     const std::string a31(31, 'a');
     const std::string rec = "/tmp/aggr-strings.prb";
-    run("probectl record " + spec + " -o " + rec + " -- " + target() + " strings");
+    run("probectl record " + spec + " -o " + rec + " -- " + itest::aggrTarget() + " strings");
     for (const std::string& from : {std::string(), " --from " + rec}) {
         SCOPED_TRACE(from);
         const std::string cmd = "probectl count" + (from.empty() ? " " + spec : from) + " --by s";
-        const std::string tail = from.empty() ? " -- " + target() + " strings" : "";
+        const std::string tail = from.empty() ? " -- " + itest::aggrTarget() + " strings" : "";
         const std::string text = run(cmd + tail);
         EXPECT_TRUE(std::regex_search(text, std::regex("\n" + a31 + "\\.\\.\\. +5\n"))) << text;
         EXPECT_TRUE(std::regex_search(text, std::regex("\n" + a31 + " +1\n"))) << text;
@@ -673,7 +674,7 @@ TEST(AggrCli, RetvalAndErrnoKeysReadAsTheTraceLineDoes) {
     EXPECT_TRUE(std::regex_search(rv, std::regex("\n4294967295 \\(int -1\\) +1\n"))) << rv;
     EXPECT_TRUE(std::regex_search(rv, std::regex("\n4294967294 \\(int -2\\) +1\n"))) << rv;
     const std::string en =
-        run("probectl count syscall:chdir --by errno -- " + target() + " syscalls 3");
+        run("probectl count syscall:chdir --by errno -- " + itest::aggrTarget() + " syscalls 3");
     EXPECT_TRUE(std::regex_search(en, std::regex("\n-2 \\(ENOENT\\) +3\n"))) << en;
 }
 
@@ -691,10 +692,11 @@ TEST(AggrCli, TaskFiltersKeepOnlyTheirTasksHits) {
     EXPECT_EQ(j["entries"][0]["key"]["comm"], "getppid_loop") << j.dump();
     EXPECT_EQ(j["entries"][0]["count"], 30) << j.dump();
     EXPECT_GE(j["filtered"], 20) << j.dump();
-    const std::string spec = "'uprobe:" + target() + ":ag_val v=$arg2:u64'";
-    const std::string hist = run(
-        "probectl hist " + spec + " v --uid probe --format json -f -- sh -c '" + target() +
-        " values 8 >/dev/null; su -s /bin/sh probe -c \"" + target() + " values 4 >/dev/null\"'");
+    const std::string spec = "'uprobe:" + itest::aggrTarget() + ":ag_val v=$arg2:u64'";
+    const std::string hist =
+        run("probectl hist " + spec + " v --uid probe --format json -f -- sh -c '" +
+            itest::aggrTarget() + " values 8 >/dev/null; su -s /bin/sh probe -c \"" +
+            itest::aggrTarget() + " values 4 >/dev/null\"'");
     auto h = nlohmann::json::parse(hist);
     ASSERT_EQ(h["entries"].size(), 1u) << hist;
     EXPECT_EQ(h["entries"][0]["count"], 4) << hist;
@@ -704,11 +706,11 @@ TEST(AggrCli, TaskFiltersKeepOnlyTheirTasksHits) {
 // A spec's own argument named like a task field is the key, live and from a recording
 // alike (a recording counted by the task's pid), and probectl says so.
 TEST(AggrCli, AnArgumentNamedLikeATaskFieldIsTheKeyAndSaidSo) {
-    const std::string spec = "'uprobe:" + target() + ":ag_val pid=$arg1:s64'";
+    const std::string spec = "'uprobe:" + itest::aggrTarget() + ":ag_val pid=$arg1:s64'";
     const std::string rec = "/tmp/aggr-pid-arg.prb";
-    run("probectl record " + spec + " -o " + rec + " -- " + target() + " values 8");
+    run("probectl record " + spec + " -o " + rec + " -- " + itest::aggrTarget() + " values 8");
     for (const std::string& cmd :
-         {"probectl count " + spec + " --by pid -- " + target() + " values 8",
+         {"probectl count " + spec + " --by pid -- " + itest::aggrTarget() + " values 8",
           "probectl count --from " + rec + " --by pid"}) {
         auto r = itest::sh(cmd + " 2>&1");
         ASSERT_EQ(r.status, 0) << cmd << "\n" << r.out;
@@ -727,11 +729,11 @@ TEST(AggrCli, AnArgumentNamedLikeATaskFieldIsTheKeyAndSaidSo) {
 
 // count/hist --from a recording of the same workload gives the kernel map's numbers.
 TEST(AggrCli, FromRecordingGivesTheKernelsAnswer) {
-    const std::string spec = "'uprobe:" + target() + ":ag_val k=$arg1:s64 v=$arg2:s64'";
+    const std::string spec = "'uprobe:" + itest::aggrTarget() + ":ag_val k=$arg1:s64 v=$arg2:s64'";
     const std::string rec = "/tmp/aggr-from.prb";
-    const std::string live =
-        run("probectl hist " + spec + " v --by k --format json -- " + target() + " values 100");
-    run("probectl record " + spec + " -o " + rec + " -- " + target() + " values 100");
+    const std::string live = run("probectl hist " + spec + " v --by k --format json -- " +
+                                 itest::aggrTarget() + " values 100");
+    run("probectl record " + spec + " -o " + rec + " -- " + itest::aggrTarget() + " values 100");
     const std::string from = run("probectl hist --from " + rec + " v --by k --format json");
     auto byK = [](const std::string& js) {
         std::map<std::int64_t, nlohmann::json> m;

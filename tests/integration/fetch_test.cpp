@@ -23,8 +23,8 @@ using probectl::Session;
 
 namespace {
 
-std::vector<Event> trace(const std::string& spec, std::vector<std::string> argv,
-                         std::string* out = nullptr) {
+std::vector<Event> traceFetch(const std::string& spec, std::vector<std::string> argv,
+                              std::string* out = nullptr) {
     Workload w(std::move(argv));
     probectl::SessionOptions o;
     o.tgids = {static_cast<std::uint32_t>(w.pid())};
@@ -44,17 +44,13 @@ std::vector<Event> trace(const std::string& spec, std::vector<std::string> argv,
     return events;
 }
 
-std::string target() {
-    return itest::workload("uprobe_target");
-}
-
 }  // namespace
 
 // The path string is read from the process's memory: it equals what the workload opened.
 TEST(Fetch, UserStringOfASyscallArgument) {
     const std::string path = "/proc/self/status";
-    auto ev = trace("syscall:openat path=+0($arg2):ustring flags=$arg3:x32",
-                    {itest::workload("open_file"), path});
+    auto ev = traceFetch("syscall:openat path=+0($arg2):ustring flags=$arg3:x32",
+                         {itest::workload("open_file"), path});
     auto it = std::find_if(ev.begin(), ev.end(), [&](const Event& e) {
         return !e.values.empty() && e.values[0].str == path;
     });
@@ -75,8 +71,8 @@ TEST(Fetch, NestedDereferenceThroughAKernelStruct) {
         itest::readFile("/proc/kallsyms").find(" do_filp_open\n") != std::string::npos
             ? "do_filp_open"
             : "do_file_open";
-    auto ev = trace("kprobe:" + fn + " dfd=$arg1:s32 path=+0(+0($arg2)):string",
-                    {itest::workload("open_file"), path});
+    auto ev = traceFetch("kprobe:" + fn + " dfd=$arg1:s32 path=+0(+0($arg2)):string",
+                         {itest::workload("open_file"), path});
     auto it = std::find_if(ev.begin(), ev.end(), [&](const Event& e) {
         return e.values.size() == 2 && e.values[1].str == path;
     });
@@ -89,10 +85,10 @@ TEST(Fetch, NestedDereferenceThroughAKernelStruct) {
 TEST(Fetch, SyscallWrapperArgumentsAreTheSyscalls) {
     const std::string path = "/proc/self/stat";
     for (const char* kind : {"kprobe", "kretprobe"}) {
-        auto ev = trace(std::string(kind) +
-                            ":__x64_sys_openat dfd=$arg1:s32 path=+0($arg2):ustring "
-                            "flags=$arg3:u32",
-                        {itest::workload("open_file"), path});
+        auto ev = traceFetch(std::string(kind) +
+                                 ":__x64_sys_openat dfd=$arg1:s32 path=+0($arg2):ustring "
+                                 "flags=$arg3:u32",
+                             {itest::workload("open_file"), path});
         auto it = std::find_if(ev.begin(), ev.end(), [&](const Event& e) {
             return e.values.size() == 3 && e.values[1].str == path;
         });
@@ -108,7 +104,7 @@ TEST(Fetch, SyscallWrapperArgumentsAreTheSyscalls) {
 // value reads $argN.
 TEST(Fetch, IntegerValuesWidthsFaultsAndTheArgsPart) {
     const std::string path = "/proc/self/stat";
-    auto ev = trace(
+    auto ev = traceFetch(
         "kprobe:__x64_sys_openat flags=$arg3:u32 bad=+0($arg2):u64 fd8=$arg1:u8 "
         "r15=+0(%di):x64",
         {itest::workload("open_file"), path});
@@ -126,7 +122,7 @@ TEST(Fetch, IntegerValuesWidthsFaultsAndTheArgsPart) {
     EXPECT_FALSE(it->values[3].faulted);
 
     auto noarg =
-        trace("kprobe:__x64_sys_openat r15=+0(%di):x64", {itest::workload("open_file"), path});
+        traceFetch("kprobe:__x64_sys_openat r15=+0(%di):x64", {itest::workload("open_file"), path});
     auto hit = std::find_if(noarg.begin(), noarg.end(), [&](const Event& e) {
         return static_cast<std::int32_t>(e.args[0]) == AT_FDCWD;
     });
@@ -138,8 +134,9 @@ TEST(Fetch, IntegerValuesWidthsFaultsAndTheArgsPart) {
 // pc_add's first argument is a small integer: reading it as a pointer faults, and the
 // value says so instead of showing an empty or stale string.
 TEST(Fetch, BadPointerIsAFaultNotAnEmptyString) {
-    auto ev = trace("uprobe:" + target() + ":pc_add bad=+0($arg1):ustring n=$arg1:s64",
-                    {target(), "calls", "5"});
+    auto ev =
+        traceFetch("uprobe:" + itest::uprobeTarget() + ":pc_add bad=+0($arg1):ustring n=$arg1:s64",
+                   {itest::uprobeTarget(), "calls", "5"});
     ASSERT_EQ(ev.size(), 5u);
     for (std::size_t i = 0; i < ev.size(); i++) {
         ASSERT_EQ(ev[i].values.size(), 2u);
@@ -151,8 +148,9 @@ TEST(Fetch, BadPointerIsAFaultNotAnEmptyString) {
 }
 
 TEST(Fetch, ReturnValueAndSavedEntryArguments) {
-    auto ev = trace("uretprobe:" + target() + ":pc_add a=$arg1:s64 b=$arg2:s64 r=$retval:s64",
-                    {target(), "calls", "50"});
+    auto ev = traceFetch(
+        "uretprobe:" + itest::uprobeTarget() + ":pc_add a=$arg1:s64 b=$arg2:s64 r=$retval:s64",
+        {itest::uprobeTarget(), "calls", "50"});
     ASSERT_EQ(ev.size(), 50u);
     for (std::size_t i = 1; i <= ev.size(); i++) {
         const auto& v = ev[i - 1].values;
@@ -165,7 +163,8 @@ TEST(Fetch, ReturnValueAndSavedEntryArguments) {
 
 // DTRACE_PROBE2(pc, tick, i, i * i): the note's argument specs become arg1, arg2.
 TEST(Fetch, UsdtArgumentsFromTheNote) {
-    auto ev = trace("usdt:" + target() + ":pc:tick", {target(), "usdt", "20"});
+    auto ev = traceFetch("usdt:" + itest::uprobeTarget() + ":pc:tick",
+                         {itest::uprobeTarget(), "usdt", "20"});
     ASSERT_EQ(ev.size(), 20u);
     for (std::size_t i = 1; i <= ev.size(); i++) {
         const auto& v = ev[i - 1].values;
@@ -177,8 +176,8 @@ TEST(Fetch, UsdtArgumentsFromTheNote) {
 }
 
 TEST(Fetch, CommPidAndStringBound) {
-    auto ev = trace("syscall:openat c=$comm p=$pid path=+0($arg2):ustring",
-                    {itest::workload("open_file"), "/proc/self/cmdline"});
+    auto ev = traceFetch("syscall:openat c=$comm p=$pid path=+0($arg2):ustring",
+                         {itest::workload("open_file"), "/proc/self/cmdline"});
     auto it = std::find_if(ev.begin(), ev.end(), [](const Event& e) {
         return e.values.size() == 3 && e.values[2].str == "/proc/self/cmdline";
     });

@@ -27,15 +27,15 @@ using probectl::SessionOptions;
 
 namespace {
 
-struct Traced {
+struct FilterTraced {
     std::vector<Event> events;
     ProbeStats stats;  // of the first probe
 };
 
 // Runs argv held at its gate under a session filtered on its pid (plus `o`), with `spec`;
 // argv must exit with `status`.
-Traced trace(const std::string& spec, std::vector<std::string> argv, SessionOptions o = {},
-             bool filter_on_pid = true, int status = 0) {
+FilterTraced traceFiltered(const std::string& spec, std::vector<std::string> argv,
+                           SessionOptions o = {}, bool filter_on_pid = true, int status = 0) {
     Workload w(std::move(argv));
     const auto pid = static_cast<std::uint32_t>(w.pid());  // wait() forgets it
     if (filter_on_pid)
@@ -47,7 +47,7 @@ Traced trace(const std::string& spec, std::vector<std::string> argv, SessionOpti
         throw std::runtime_error("add " + spec + ": " + why(id));
     w.release();
     EXPECT_EQ(w.wait(), status);
-    Traced t;
+    FilterTraced t;
     auto st = s->stop([&](const Event& e) {
         if (e.tgid == pid || !filter_on_pid)
             t.events.push_back(e);
@@ -61,76 +61,75 @@ Traced trace(const std::string& spec, std::vector<std::string> argv, SessionOpti
 }
 
 // Every hit is accounted for: delivered, dropped (none expected) or rejected.
-void expectBalanced(const ProbeStats& s) {
+void expectFilterBalanced(const ProbeStats& s) {
     EXPECT_EQ(s.dropped, 0u);
     EXPECT_EQ(s.delivered + s.dropped + s.rejected, s.hits)
         << "hits " << s.hits << " delivered " << s.delivered << " rejected " << s.rejected;
-}
-
-std::string target() {
-    return itest::workload("uprobe_target");
 }
 
 }  // namespace
 
 // uprobe, integer predicate: pc_add(i, 2i+1) for i = 1..10 keeps i in 4..6 only.
 TEST(Filter, UprobeKeepsExactlyTheMatchingCalls) {
-    auto t = trace("uprobe:" + target() + ":pc_add a=$arg1:s64 if a >= 4 && a <= 6",
-                   {target(), "calls", "10"});
+    auto t =
+        traceFiltered("uprobe:" + itest::uprobeTarget() + ":pc_add a=$arg1:s64 if a >= 4 && a <= 6",
+                      {itest::uprobeTarget(), "calls", "10"});
     ASSERT_EQ(t.events.size(), 3u);
     for (std::size_t i = 0; i < 3; i++)
         EXPECT_EQ(t.events[i].values.at(0).raw, 4 + i);
     EXPECT_EQ(t.stats.hits, 10u);
     EXPECT_EQ(t.stats.rejected, 7u);
-    expectBalanced(t.stats);
+    expectFilterBalanced(t.stats);
 }
 
 // A string read from user memory, glob-matched in the kernel.
 TEST(Filter, UprobeGlobOnAUserString) {
-    auto t = trace(
-        "uprobe:" + target() + R"(:pc_path p=+0($arg1):string if p ~ "/etc/*")",
-        {target(), "paths", "/etc/passwd", "/tmp/etc/x", "/etc/hostname", "/usr/etc", "/etc"});
+    auto t = traceFiltered(
+        "uprobe:" + itest::uprobeTarget() + R"(:pc_path p=+0($arg1):string if p ~ "/etc/*")",
+        {itest::uprobeTarget(), "paths", "/etc/passwd", "/tmp/etc/x", "/etc/hostname", "/usr/etc",
+         "/etc"});
     ASSERT_EQ(t.events.size(), 2u);
     EXPECT_EQ(t.events[0].values.at(0).str, "/etc/passwd");
     EXPECT_EQ(t.events[1].values.at(0).str, "/etc/hostname");
     EXPECT_EQ(t.stats.hits, 5u);
     EXPECT_EQ(t.stats.rejected, 3u);
-    expectBalanced(t.stats);
+    expectFilterBalanced(t.stats);
 }
 
 // uretprobe on $retval: pc_path returns strlen, so keeps the paths longer than 6 bytes; `!=`
 // on the string in the same predicate (exact compare, no glob characters).
 TEST(Filter, UretprobeRetvalAndStringInequality) {
-    auto t = trace("uretprobe:" + target() +
-                       R"(:pc_path n=$retval:s64 p=+0($arg1):string if n > 6 && p != "/a/b/c/d")",
-                   {target(), "paths", "/a", "/a/b/c/d", "/abcdefgh", "/x/y/z/w/v"});
+    auto t = traceFiltered(
+        "uretprobe:" + itest::uprobeTarget() +
+            R"(:pc_path n=$retval:s64 p=+0($arg1):string if n > 6 && p != "/a/b/c/d")",
+        {itest::uprobeTarget(), "paths", "/a", "/a/b/c/d", "/abcdefgh", "/x/y/z/w/v"});
     ASSERT_EQ(t.events.size(), 2u);
     EXPECT_EQ(t.events[0].values.at(1).str, "/abcdefgh");
     EXPECT_EQ(t.events[1].values.at(1).str, "/x/y/z/w/v");
     EXPECT_EQ(t.stats.rejected, 2u);
-    expectBalanced(t.stats);
+    expectFilterBalanced(t.stats);
 }
 
 // USDT: the predicate names the probe's own arguments (arg1 = i, arg2 = i*i for i = 1..5).
 TEST(Filter, UsdtOnItsOwnArguments) {
-    auto t =
-        trace("usdt:" + target() + ":pc:tick if arg2 > 4 && arg2 != 16", {target(), "usdt", "5"});
+    auto t = traceFiltered("usdt:" + itest::uprobeTarget() + ":pc:tick if arg2 > 4 && arg2 != 16",
+                           {itest::uprobeTarget(), "usdt", "5"});
     ASSERT_EQ(t.events.size(), 2u);
     EXPECT_EQ(t.events[0].values.at(0).raw, 3u);
     EXPECT_EQ(t.events[1].values.at(0).raw, 5u);
     EXPECT_EQ(t.stats.hits, 5u);
     EXPECT_EQ(t.stats.rejected, 3u);
-    expectBalanced(t.stats);
+    expectFilterBalanced(t.stats);
 }
 
 // kprobe (syscall wrapper) on a user string: open_file opens exactly its argument once.
 TEST(Filter, SyscallGlobKeepsTheOneOpen) {
-    auto t = trace(R"(syscall:openat path=+0($arg2):ustring if path ~ "/proc/self/st*")",
-                   {itest::workload("open_file"), "/proc/self/status"});
+    auto t = traceFiltered(R"(syscall:openat path=+0($arg2):ustring if path ~ "/proc/self/st*")",
+                           {itest::workload("open_file"), "/proc/self/status"});
     ASSERT_EQ(t.events.size(), 1u);
     EXPECT_EQ(t.events[0].values.at(0).str, "/proc/self/status");
     EXPECT_EQ(t.stats.rejected, t.stats.hits - 1) << "the loader's own opens, if any";
-    expectBalanced(t.stats);
+    expectFilterBalanced(t.stats);
 }
 
 // kretprobe on $retval with a signed compare: opening a missing file returns -ENOENT.
@@ -153,59 +152,60 @@ TEST(Filter, KretprobeNegativeRetval) {
     ASSERT_TRUE(st) << why(st);
     ASSERT_EQ(ev.size(), 1u);
     EXPECT_EQ(static_cast<std::int64_t>(ev[0].values.at(0).raw), -2);
-    expectBalanced(st->probes.at(0));
+    expectFilterBalanced(st->probes.at(0));
 }
 
 // $retval directly in the predicate of every return probe, without fetching it.
 TEST(Filter, RetvalInReturnProbesWithoutFetchingIt) {
     // pc_add(i, 2i+1) returns 3i+1: 4 7 10 13 for i = 1..4.
-    auto u = trace("uretprobe:" + target() + ":pc_add if $retval > 7", {target(), "calls", "4"});
+    auto u = traceFiltered("uretprobe:" + itest::uprobeTarget() + ":pc_add if $retval > 7",
+                           {itest::uprobeTarget(), "calls", "4"});
     ASSERT_EQ(u.events.size(), 2u);
     EXPECT_EQ(u.events[0].retval, 10u);
     EXPECT_EQ(u.events[1].retval, 13u);
     EXPECT_TRUE(u.events[0].values.empty()) << "nothing fetched";
     EXPECT_EQ(u.stats.rejected, 2u);
-    expectBalanced(u.stats);
+    expectFilterBalanced(u.stats);
     // Signed: opening a missing file returns -ENOENT. The loader's own misses may add more.
     for (const char* spec :
          {"kretprobe:__x64_sys_openat if $retval == -2", "syscall:openat if $retval < 0"}) {
         // open_file exits 1 when its open fails.
-        auto k =
-            trace(spec, {itest::workload("open_file"), "/nonexistent/filter-test"}, {}, true, 1);
+        auto k = traceFiltered(spec, {itest::workload("open_file"), "/nonexistent/filter-test"}, {},
+                               true, 1);
         ASSERT_GE(k.events.size(), 1u) << spec;
         for (const Event& e : k.events)
             EXPECT_EQ(static_cast<std::int64_t>(e.retval), -2) << spec;
         EXPECT_EQ(k.stats.rejected, k.stats.hits - k.events.size()) << spec;
-        expectBalanced(k.stats);
+        expectFilterBalanced(k.stats);
     }
 }
 
 // An int function's -3 is 4294967293 in the 64-bit return register: `$retval < -2` keeps
 // none of pc_neg's returns, `$retval:s32 < -2` compares its low 32 bits as signed.
 TEST(Filter, RetvalTakesTheFunctionsIntType) {
-    const std::string spec = "uretprobe:" + target() + ":pc_neg if $retval";
-    auto typed = trace(spec + ":s32 < -2", {target(), "neg", "4"});
+    const std::string spec = "uretprobe:" + itest::uprobeTarget() + ":pc_neg if $retval";
+    auto typed = traceFiltered(spec + ":s32 < -2", {itest::uprobeTarget(), "neg", "4"});
     ASSERT_EQ(typed.events.size(), 2u);
     EXPECT_EQ(static_cast<std::int32_t>(typed.events[0].retval), -3);
     EXPECT_EQ(static_cast<std::int32_t>(typed.events[1].retval), -4);
     EXPECT_EQ(typed.stats.rejected, 2u);
-    expectBalanced(typed.stats);
-    auto wide = trace(spec + " < -2", {target(), "neg", "4"});
+    expectFilterBalanced(typed.stats);
+    auto wide = traceFiltered(spec + " < -2", {itest::uprobeTarget(), "neg", "4"});
     EXPECT_EQ(wide.events.size(), 0u);
     EXPECT_EQ(wide.stats.rejected, 4u);
 }
 
 // $comm and $tid in a predicate need no fetch arguments.
 TEST(Filter, SpecialsWithoutFetchArguments) {
-    auto keep = trace(R"(syscall:getppid if $comm == "getppid_loop" && $tid != 0)",
-                      {itest::workload("getppid_loop"), "20"});
+    auto keep = traceFiltered(R"(syscall:getppid if $comm == "getppid_loop" && $tid != 0)",
+                              {itest::workload("getppid_loop"), "20"});
     EXPECT_EQ(keep.events.size(), 20u);
     EXPECT_EQ(keep.stats.rejected, 0u);
-    auto none =
-        trace(R"(syscall:getppid if $comm ~ "zz*")", {itest::workload("getppid_loop"), "20"});
+    auto none = traceFiltered(R"(syscall:getppid if $comm ~ "zz*")",
+                              {itest::workload("getppid_loop"), "20"});
     EXPECT_EQ(none.events.size(), 0u);
     EXPECT_EQ(none.stats.rejected, 20u);
-    expectBalanced(none.stats);
+    expectFilterBalanced(none.stats);
 }
 
 // Session task match: --comm, --uid, --tid keep or skip every hit, counted as filtered.
@@ -213,29 +213,29 @@ TEST(SessionMatch, CommUidTid) {
     const std::vector<std::string> argv = {itest::workload("getppid_loop"), "15"};
     SessionOptions o;
     o.match_comm = "getppid_l*";
-    auto t = trace("syscall:getppid", argv, o);
+    auto t = traceFiltered("syscall:getppid", argv, o);
     EXPECT_EQ(t.events.size(), 15u);
     EXPECT_EQ(t.stats.filtered, 0u);
 
     o = {};
     o.match_comm = "[!g]*";
-    t = trace("syscall:getppid", argv, o);
+    t = traceFiltered("syscall:getppid", argv, o);
     EXPECT_EQ(t.events.size(), 0u);
     EXPECT_EQ(t.stats.filtered, 15u);
     EXPECT_EQ(t.stats.hits, 0u) << "filtered hits are not in HITS";
 
     o = {};
     o.match_uids = {static_cast<std::uint32_t>(::getuid())};
-    t = trace("syscall:getppid", argv, o);
+    t = traceFiltered("syscall:getppid", argv, o);
     EXPECT_EQ(t.events.size(), 15u);
     o.match_uids = {54321};
-    t = trace("syscall:getppid", argv, o);
+    t = traceFiltered("syscall:getppid", argv, o);
     EXPECT_EQ(t.events.size(), 0u);
     EXPECT_EQ(t.stats.filtered, 15u);
 
     o = {};
     o.match_tids = {1};  // init's thread: never the workload
-    t = trace("syscall:getppid", argv, o);
+    t = traceFiltered("syscall:getppid", argv, o);
     EXPECT_EQ(t.events.size(), 0u);
     EXPECT_EQ(t.stats.filtered, 15u);
 }
@@ -263,7 +263,8 @@ TEST(SessionMatch, PidListIsAPureFilter) {
 
     SessionOptions other;
     other.match_pids = {1};
-    auto t = trace("uprobe:" + target() + ":pc_add", {target(), "calls", "5"}, other, false);
+    auto t = traceFiltered("uprobe:" + itest::uprobeTarget() + ":pc_add",
+                           {itest::uprobeTarget(), "calls", "5"}, other, false);
     EXPECT_EQ(t.events.size(), 0u);
     EXPECT_EQ(t.stats.filtered, 5u);
 }

@@ -19,12 +19,12 @@ using ::testing::HasSubstr;
 
 namespace {
 
-std::string target() {
+std::string insnTarget() {
     return itest::workload("insn_target");
 }
 
 std::string spec(const std::string& location) {
-    return "uprobe:" + target() + ":" + location;
+    return "uprobe:" + insnTarget() + ":" + location;
 }
 
 probectl::Session openSession() {
@@ -83,7 +83,7 @@ TEST(InsnBoundary, SizeZeroSymbolsAreCheckedUpToTheNextSymbol) {
 }
 
 TEST(InsnBoundary, ProbesOnBoundariesCountEveryCallAndTheProgramRunsOn) {
-    itest::Workload w({target(), "7"});
+    itest::Workload w({insnTarget(), "7"});
     probectl::SessionOptions o;
     o.tgids = {static_cast<std::uint32_t>(w.pid())};
     auto s = probectl::Session::open(o);
@@ -107,7 +107,7 @@ TEST(InsnBoundary, ProbesOnBoundariesCountEveryCallAndTheProgramRunsOn) {
 TEST(InsnBoundary, BothBackendsRefuseBeforeTheProgramRuns) {
     for (const char* backend : {"kernel", "ptrace"}) {
         itest::Ran r = itest::sh(std::string("probectl trace --backend=") + backend + " " +
-                                 spec("pc_insn+1") + " -- " + target() + " 3");
+                                 spec("pc_insn+1") + " -- " + insnTarget() + " 3");
         EXPECT_NE(r.status, 0) << backend << ": " << r.out;
         EXPECT_THAT(r.out, HasSubstr("inside the 10-byte instruction")) << backend;
         EXPECT_THAT(r.out, ::testing::Not(HasSubstr("sum="))) << backend;

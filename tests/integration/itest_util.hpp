@@ -15,6 +15,13 @@ namespace itest {
 
 // Path of a workload program built beside the test binary (tests/integration/workloads).
 std::string workload(const std::string& name);
+// The workloads that several test files probe.
+inline std::string uprobeTarget() {
+    return workload("uprobe_target");
+}
+inline std::string aggrTarget() {
+    return workload("aggr_target");
+}
 
 // A child process forked now and held before exec until release(), so its pid can be put
 // in a session filter first. Its stdout is captured. A non-zero `pid` is the pid the child

@@ -24,8 +24,8 @@ using namespace probectl;
 namespace {
 
 // Traces `spec` in `argv` with every site asking for `parts` (nullopt: the default).
-std::vector<Event> trace(const std::string& spec, std::vector<std::string> argv,
-                         std::optional<std::uint32_t> parts) {
+std::vector<Event> traceParts(const std::string& spec, std::vector<std::string> argv,
+                              std::optional<std::uint32_t> parts) {
     Workload w(std::move(argv));
     SessionOptions o;
     o.tgids = {static_cast<std::uint32_t>(w.pid())};
@@ -50,17 +50,14 @@ std::vector<Event> trace(const std::string& spec, std::vector<std::string> argv,
     return events;
 }
 
-std::string target() {
-    return itest::workload("uprobe_target");
-}
-
 }  // namespace
 
 // uretprobe with comm and retval only: no ip, no args, no latency; the values fetched after
 // the parts still decode (pc_add(i, 2i+1) returns 3i+1).
 TEST(RecordParts, UretprobeCommAndRetvalOnly) {
-    auto ev = trace("uretprobe:" + target() + ":pc_add a=$arg1:s64", {target(), "calls", "20"},
-                    kRecordPartComm | kRecordPartRetval);
+    auto ev =
+        traceParts("uretprobe:" + itest::uprobeTarget() + ":pc_add a=$arg1:s64",
+                   {itest::uprobeTarget(), "calls", "20"}, kRecordPartComm | kRecordPartRetval);
     ASSERT_EQ(ev.size(), 20u);
     for (std::size_t i = 1; i <= ev.size(); i++) {
         const Event& e = ev[i - 1];
@@ -78,7 +75,8 @@ TEST(RecordParts, UretprobeCommAndRetvalOnly) {
 
 // An entry probe asked for every part carries comm, ip and args, never retval or latency.
 TEST(RecordParts, UprobeEntryLeavesOutReturnParts) {
-    auto ev = trace("uprobe:" + target() + ":pc_add", {target(), "calls", "10"}, kRecordPartsAll);
+    auto ev = traceParts("uprobe:" + itest::uprobeTarget() + ":pc_add",
+                         {itest::uprobeTarget(), "calls", "10"}, kRecordPartsAll);
     ASSERT_EQ(ev.size(), 10u);
     for (std::size_t i = 1; i <= ev.size(); i++) {
         const Event& e = ev[i - 1];
@@ -95,8 +93,8 @@ TEST(RecordParts, UprobeEntryLeavesOutReturnParts) {
 // values getppid returned.
 TEST(RecordParts, KretprobeIpOnlyThenTheDefault) {
     const std::string ppid = std::to_string(getpid());
-    auto only =
-        trace("kretprobe:__x64_sys_getppid", {itest::workload("getppid_loop"), "5"}, kRecordPartIp);
+    auto only = traceParts("kretprobe:__x64_sys_getppid", {itest::workload("getppid_loop"), "5"},
+                           kRecordPartIp);
     ASSERT_EQ(only.size(), 5u);
     for (const Event& e : only) {
         EXPECT_EQ(e.parts, kRecordPartIp);
@@ -105,8 +103,8 @@ TEST(RecordParts, KretprobeIpOnlyThenTheDefault) {
         EXPECT_EQ(e.comm, "");
         EXPECT_EQ(e.retval, 0u);
     }
-    auto all =
-        trace("kretprobe:__x64_sys_getppid", {itest::workload("getppid_loop"), "5"}, std::nullopt);
+    auto all = traceParts("kretprobe:__x64_sys_getppid", {itest::workload("getppid_loop"), "5"},
+                          std::nullopt);
     ASSERT_EQ(all.size(), 5u);
     for (const Event& e : all) {
         EXPECT_EQ(e.parts, kRecordPartsAll);

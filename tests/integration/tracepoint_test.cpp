@@ -29,7 +29,7 @@ using ::testing::HasSubstr;
 
 namespace {
 
-struct Traced {
+struct TpTraced {
     std::vector<Event> events;
     // events[i]'s spec: Event::spec views the session's own copy, gone with the session.
     std::vector<std::string> specs;
@@ -38,7 +38,7 @@ struct Traced {
 };
 
 // Runs `argv` held at its gate, with every spec added to a session filtered on it.
-Traced trace(const std::vector<std::string>& specs, std::vector<std::string> argv) {
+TpTraced traceTp(const std::vector<std::string>& specs, std::vector<std::string> argv) {
     Workload w(std::move(argv));
     probectl::SessionOptions o;
     o.tgids = {static_cast<std::uint32_t>(w.pid())};
@@ -48,7 +48,7 @@ Traced trace(const std::vector<std::string>& specs, std::vector<std::string> arg
     for (const auto& spec : specs)
         if (auto id = s->add(spec); !id)
             throw std::runtime_error("add " + spec + ": " + why(id));
-    Traced t;
+    TpTraced t;
     w.release();
     EXPECT_EQ(w.wait(&t.out), 0);
     auto st = s->stop([&](const Event& e) { t.events.push_back(e); });
@@ -64,7 +64,7 @@ Traced trace(const std::vector<std::string>& specs, std::vector<std::string> arg
     return t;
 }
 
-std::vector<Event> of(const Traced& t, std::string_view spec_prefix) {
+std::vector<Event> of(const TpTraced& t, std::string_view spec_prefix) {
     std::vector<Event> out;
     for (std::size_t i = 0; i < t.events.size(); i++)
         if (t.specs[i].starts_with(spec_prefix))
@@ -82,8 +82,8 @@ bool haveBtf() {
 // second argument is the name the workload set; exec's own rename comes first. Needs no
 // BTF, so it runs on every kernel.
 TEST(Tracepoint, RawArgumentsAndTheStringBehindOne) {
-    auto t = trace({"tracepoint:task:task_rename name=+0($arg2):string"},
-                   {itest::workload("tp_workload"), "rename", "5"});
+    auto t = traceTp({"tracepoint:task:task_rename name=+0($arg2):string"},
+                     {itest::workload("tp_workload"), "rename", "5"});
     ASSERT_EQ(t.events.size(), 6u);
     EXPECT_EQ(t.events[0].values.at(0).str, "tp_workload");  // exec names the task
     for (std::size_t i = 1; i <= 5; i++) {
@@ -106,9 +106,9 @@ TEST(Tracepoint, RawArgumentsAndTheStringBehindOne) {
 // exit signal is not part of them); exactly N of each.
 TEST(Tracepoint, ForkArgumentsAndExactCounts) {
     constexpr int kForks = 4;
-    auto t = trace({"tracepoint:task:task_rename", "tracepoint:sched:sched_process_fork",
-                    "tracepoint:task:task_newtask flags=$arg2:x64"},
-                   {itest::workload("tp_workload"), "fork", std::to_string(kForks)});
+    auto t = traceTp({"tracepoint:task:task_rename", "tracepoint:sched:sched_process_fork",
+                      "tracepoint:task:task_newtask flags=$arg2:x64"},
+                     {itest::workload("tp_workload"), "fork", std::to_string(kForks)});
     const auto renames = of(t, "tracepoint:task:task_rename");
     const auto forks = of(t, "tracepoint:sched:sched_process_fork");
     const auto news = of(t, "tracepoint:task:task_newtask");
@@ -128,9 +128,9 @@ TEST(Tracepoint, ForkArgumentsAndExactCounts) {
 TEST(Tracepoint, BtfNamesAndMembersGiveTheChildPids) {
     if (!haveBtf())
         GTEST_SKIP() << "no /sys/kernel/btf/vmlinux (the debug kernel is built without BTF)";
-    auto t = trace({"tracepoint:sched:sched_process_fork child_pid=args.child->pid "
-                    "parent_pid=args.parent->tgid comm=args.child->comm"},
-                   {itest::workload("tp_workload"), "fork", "3"});
+    auto t = traceTp({"tracepoint:sched:sched_process_fork child_pid=args.child->pid "
+                      "parent_pid=args.parent->tgid comm=args.child->comm"},
+                     {itest::workload("tp_workload"), "fork", "3"});
     std::vector<std::string> pids;
     std::istringstream in(t.out);
     for (std::string line; std::getline(in, line);)
@@ -152,7 +152,7 @@ TEST(Tracepoint, DefaultArgumentsAreTheNamedParameters) {
     if (!haveBtf())
         GTEST_SKIP() << "no /sys/kernel/btf/vmlinux (the debug kernel is built without BTF)";
     auto t =
-        trace({"tracepoint:task:task_rename"}, {itest::workload("tp_workload"), "rename", "1"});
+        traceTp({"tracepoint:task:task_rename"}, {itest::workload("tp_workload"), "rename", "1"});
     ASSERT_EQ(t.events.size(), 2u);
     ASSERT_EQ(t.events[1].values.size(), 2u);
     EXPECT_EQ(t.events[1].values[0].name, "task");

@@ -24,20 +24,20 @@ using ::testing::HasSubstr;
 
 namespace {
 
-struct Traced {
+struct UnreturnedTraced {
     ProbeStats stats;
     std::vector<Event> events;
     int status = -1;
     std::optional<std::string> out;  // the command's stdout (not captured by the ptrace runs)
 };
 
-void expectBalanced(const ProbeStats& p) {
+void expectUnreturnedBalanced(const ProbeStats& p) {
     EXPECT_EQ(p.hits, p.delivered + p.dropped + p.rejected + p.unreturned)
         << "hits " << p.hits << " delivered " << p.delivered << " dropped " << p.dropped
         << " rejected " << p.rejected << " unreturned " << p.unreturned;
 }
 
-Traced kernelRun(const std::string& spec, std::vector<std::string> argv) {
+UnreturnedTraced kernelRun(const std::string& spec, std::vector<std::string> argv) {
     itest::Workload w(std::move(argv));
     probectl::SessionOptions o;
     o.tgids = {static_cast<std::uint32_t>(w.pid())};
@@ -46,7 +46,7 @@ Traced kernelRun(const std::string& spec, std::vector<std::string> argv) {
         throw std::runtime_error("session: " + why(s));
     if (auto id = s->add(spec); !id)
         throw std::runtime_error("add " + spec + ": " + why(id));
-    Traced r;
+    UnreturnedTraced r;
     w.release();
     r.out.emplace();
     r.status = w.wait(&*r.out);
@@ -57,7 +57,7 @@ Traced kernelRun(const std::string& spec, std::vector<std::string> argv) {
     return r;
 }
 
-Traced ptraceRun(const std::string& spec, std::vector<std::string> argv) {
+UnreturnedTraced ptraceRun(const std::string& spec, std::vector<std::string> argv) {
     probectl::PtraceSessionOptions o;
     o.command = std::move(argv);
     auto s = probectl::PtraceSession::open(o);
@@ -65,7 +65,7 @@ Traced ptraceRun(const std::string& spec, std::vector<std::string> argv) {
         throw std::runtime_error("ptrace session: " + why(s));
     if (auto id = s->add(spec); !id)
         throw std::runtime_error("add " + spec + ": " + why(id));
-    Traced r;
+    UnreturnedTraced r;
     auto cb = [&](const Event& e) { r.events.push_back(e); };
     EXPECT_TRUE(s->release());
     auto ran = s->run(
@@ -120,7 +120,7 @@ std::vector<std::string> jumpArgv() {
     return {itest::workload("unwind_target"), "longjmp", std::to_string(jumpCalls())};
 }
 
-void expectOneReturnOfAll(const Traced& r) {
+void expectOneReturnOfAll(const UnreturnedTraced& r) {
     const std::uint64_t n = jumpCalls();
     EXPECT_EQ(r.status, 0);
     if (r.out) {
@@ -128,7 +128,7 @@ void expectOneReturnOfAll(const Traced& r) {
     }
     EXPECT_EQ(r.stats.hits, n);
     EXPECT_EQ(r.stats.unreturned, n - 1);
-    expectBalanced(r.stats);
+    expectUnreturnedBalanced(r.stats);
     ASSERT_EQ(r.events.size(), 1u) << "the calls left by longjmp never returned";
     EXPECT_EQ(r.events[0].args[0], n) << "the return is the last call's";
     EXPECT_EQ(r.events[0].retval, n);
@@ -152,11 +152,11 @@ TEST(Unreturned, EntryProbesHaveNone) {
     for (const std::string& spec :
          {std::string("kprobe:__x64_sys_getppid"), "uprobe:" + argv[0] + ":main"}) {
         SCOPED_TRACE(spec);
-        Traced r = kernelRun(spec, argv);
+        UnreturnedTraced r = kernelRun(spec, argv);
         EXPECT_EQ(r.status, 0);
         EXPECT_GE(r.stats.hits, 1u);
         EXPECT_EQ(r.stats.unreturned, 0u);
-        expectBalanced(r.stats);
+        expectUnreturnedBalanced(r.stats);
     }
 }
 
@@ -165,7 +165,7 @@ TEST(Unreturned, ThreadExitInsideUretprobe) {
     for (bool ptrace : {false, true}) {
         SCOPED_TRACE(ptrace ? "ptrace" : "kernel");
         const std::vector<std::string> argv = {itest::workload("unwind_target"), "texit"};
-        Traced r = ptrace ? ptraceRun(spec, argv) : kernelRun(spec, argv);
+        UnreturnedTraced r = ptrace ? ptraceRun(spec, argv) : kernelRun(spec, argv);
         EXPECT_EQ(r.status, 0);
         if (r.out) {
             EXPECT_EQ(*r.out, "joined\n");
@@ -173,7 +173,7 @@ TEST(Unreturned, ThreadExitInsideUretprobe) {
         EXPECT_EQ(r.stats.hits, 1u);
         EXPECT_EQ(r.stats.unreturned, 1u);
         EXPECT_TRUE(r.events.empty());
-        expectBalanced(r.stats);
+        expectUnreturnedBalanced(r.stats);
     }
 }
 
@@ -193,7 +193,7 @@ TEST(Unreturned, UretprobeStillInsideAtStop) {
     ASSERT_EQ(st->probes.size(), 1u);
     EXPECT_EQ(st->probes[0].hits, 1u);
     EXPECT_EQ(st->probes[0].unreturned, 1u);
-    expectBalanced(st->probes[0]);
+    expectUnreturnedBalanced(st->probes[0]);
 }
 
 // 16 blocked calls, 10 kretprobe instances: 10 hits still inside, 6 calls never counted.
@@ -216,19 +216,19 @@ TEST(Unreturned, KretprobesInFlightAtStopAndMaxactiveMisses) {
     EXPECT_EQ(p.nmissed, 7u) << "17 calls, 10 instances";
     EXPECT_EQ(p.delivered, 0u);
     EXPECT_EQ(p.unreturned, 10u);
-    expectBalanced(p);
+    expectUnreturnedBalanced(p);
 }
 
 TEST(Unreturned, CxxExceptionsThroughUretprobePtrace) {
-    Traced r = ptraceRun("uretprobe:" + itest::workload("unwind_cxx") + ":un_throw",
-                         {itest::workload("unwind_cxx"), "10"});
+    UnreturnedTraced r = ptraceRun("uretprobe:" + itest::workload("unwind_cxx") + ":un_throw",
+                                   {itest::workload("unwind_cxx"), "10"});
     EXPECT_EQ(r.status, 0) << "the program ran as untraced";
     EXPECT_EQ(r.stats.hits, 10u);
     EXPECT_EQ(r.stats.unreturned, 5u);
     ASSERT_EQ(r.events.size(), 5u);
     for (std::size_t i = 0; i < r.events.size(); ++i)
         EXPECT_EQ(r.events[i].retval, 2 * (i + 1)) << "the even calls return";
-    expectBalanced(r.stats);
+    expectUnreturnedBalanced(r.stats);
 }
 
 // The kernel's return trampoline has no unwind information: a throw through it would end

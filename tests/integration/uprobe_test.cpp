@@ -30,10 +30,6 @@ using probectl::Session;
 
 namespace {
 
-std::string target() {
-    return itest::workload("uprobe_target");
-}
-
 // uprobe_target linked by clang + lld: a USDT semaphore in a file page that the RELRO
 // segment maps too.
 std::string lldTarget() {
@@ -49,7 +45,7 @@ struct Run {
 // Runs uprobe_target with `args`, filtered on its pid (plus follow), with `specs` added.
 Run traceTarget(const std::vector<std::string>& specs, std::vector<std::string> args,
                 bool follow = false) {
-    args.insert(args.begin(), target());
+    args.insert(args.begin(), itest::uprobeTarget());
     Workload w(std::move(args));
     probectl::SessionOptions o;
     o.tgids = {static_cast<std::uint32_t>(w.pid())};
@@ -120,7 +116,8 @@ std::string waitForFile(const std::string& path) {
 
 TEST(Uprobe, EveryCallRecordedWithItsArguments) {
     constexpr int kCalls = 500;
-    auto r = traceTarget({"uprobe:" + target() + ":pc_add"}, {"calls", std::to_string(kCalls)});
+    auto r = traceTarget({"uprobe:" + itest::uprobeTarget() + ":pc_add"},
+                         {"calls", std::to_string(kCalls)});
     ASSERT_EQ(r.stats.probes.size(), 1u);
     const auto& p = r.stats.probes[0];
     EXPECT_EQ(p.hits, kCalls);
@@ -140,7 +137,8 @@ TEST(Uprobe, EveryCallRecordedWithItsArguments) {
 
 TEST(Uretprobe, ReturnValueArgumentsAndLatencyOfEveryCall) {
     constexpr int kCalls = 300;
-    auto r = traceTarget({"uretprobe:" + target() + ":pc_add"}, {"calls", std::to_string(kCalls)});
+    auto r = traceTarget({"uretprobe:" + itest::uprobeTarget() + ":pc_add"},
+                         {"calls", std::to_string(kCalls)});
     ASSERT_EQ(r.stats.probes.size(), 1u);
     EXPECT_EQ(r.stats.probes[0].hits, kCalls);
     EXPECT_EQ(r.stats.probes[0].nmissed, 0u) << "every return paired with its entry";
@@ -158,7 +156,8 @@ TEST(Uretprobe, ReturnValueArgumentsAndLatencyOfEveryCall) {
 // Returns come innermost first; each must pair with its own entry (argument n, result n!).
 TEST(Uretprobe, RecursionPairsEveryReturn) {
     constexpr int kDepth = 20;  // 20! fits in a signed 64-bit long
-    auto r = traceTarget({"uretprobe:" + target() + ":pc_fact"}, {"fact", std::to_string(kDepth)});
+    auto r = traceTarget({"uretprobe:" + itest::uprobeTarget() + ":pc_fact"},
+                         {"fact", std::to_string(kDepth)});
     ASSERT_EQ(r.stats.probes.size(), 1u);
     EXPECT_EQ(r.stats.probes[0].hits, kDepth);
     EXPECT_EQ(r.stats.probes[0].nmissed, 0u);
@@ -179,8 +178,8 @@ TEST(Uretprobe, RecursionPairsEveryReturn) {
 // filter keeps the breakpoint out of the other one altogether (no filtered hits).
 TEST(Uprobe, LibraryFunctionOnlyInTheFilteredProcess) {
     constexpr int kCalls = 1000;
-    Workload traced({target(), "libc", std::to_string(kCalls)});
-    Workload other({target(), "libc", std::to_string(kCalls)});
+    Workload traced({itest::uprobeTarget(), "libc", std::to_string(kCalls)});
+    Workload other({itest::uprobeTarget(), "libc", std::to_string(kCalls)});
     const auto traced_pid = static_cast<std::uint32_t>(traced.pid());
     probectl::SessionOptions o;
     o.tgids = {traced_pid};
@@ -205,7 +204,8 @@ TEST(Uprobe, LibraryFunctionOnlyInTheFilteredProcess) {
 
 TEST(Uprobe, FollowRecordsChildrenForkedAfterTheStart) {
     constexpr int kCalls = 100;
-    auto r = traceTarget({"uprobe:" + target() + ":pc_add"}, {"fork", std::to_string(kCalls)},
+    auto r = traceTarget({"uprobe:" + itest::uprobeTarget() + ":pc_add"},
+                         {"fork", std::to_string(kCalls)},
                          /*follow=*/true);
     std::set<std::uint32_t> tgids;
     for (const auto& e : r.events)
@@ -217,7 +217,8 @@ TEST(Uprobe, FollowRecordsChildrenForkedAfterTheStart) {
 
 TEST(Uprobe, WithoutFollowChildrenAreNotRecorded) {
     constexpr int kCalls = 100;
-    auto r = traceTarget({"uprobe:" + target() + ":pc_add"}, {"fork", std::to_string(kCalls)});
+    auto r = traceTarget({"uprobe:" + itest::uprobeTarget() + ":pc_add"},
+                         {"fork", std::to_string(kCalls)});
     EXPECT_EQ(r.stats.probes[0].hits, kCalls) << r.out;
     for (const auto& e : r.events)
         EXPECT_EQ(e.comm, std::string("uprobe_target"));
@@ -230,7 +231,8 @@ TEST(Uprobe, WithoutFollowChildrenAreNotRecorded) {
 // The semaphore is raised while the probe exists, so the program's is-enabled check sees it.
 TEST(Usdt, EveryProbeFiresAndTheSemaphoreIsRaised) {
     constexpr int kTicks = 50;
-    auto r = traceTarget({"usdt:" + target() + ":pc:tick"}, {"usdt", std::to_string(kTicks)});
+    auto r = traceTarget({"usdt:" + itest::uprobeTarget() + ":pc:tick"},
+                         {"usdt", std::to_string(kTicks)});
     ASSERT_EQ(r.stats.probes.size(), 1u);
     EXPECT_EQ(r.stats.probes[0].hits, kTicks);
     EXPECT_EQ(r.events.size(), static_cast<std::size_t>(kTicks));
@@ -242,12 +244,12 @@ TEST(Usdt, EveryProbeFiresAndTheSemaphoreIsRaised) {
 TEST(Usdt, SemaphoreAndCodeRestoredAfterDetachAndAfterSigkill) {
     const std::string file = "/tmp/uprobe_target.hold";
     ::unlink(file.c_str());
-    Workload w({target(), "hold", "60", file});
+    Workload w({itest::uprobeTarget(), "hold", "60", file});
     w.release();
     std::string addr_text = waitForFile(file);
     ASSERT_FALSE(addr_text.empty()) << "workload did not start";
     const std::uint64_t sem = std::stoull(addr_text, nullptr, 16);
-    const std::string spec = "usdt:" + target() + ":pc:hold";
+    const std::string spec = "usdt:" + itest::uprobeTarget() + ":pc:hold";
     auto parsed = probectl::parseProbeSpec(spec);
     ASSERT_TRUE(parsed);
     auto t = probectl::resolveUserSpec(*parsed);
@@ -295,7 +297,8 @@ TEST(Usdt, SemaphoreAndCodeRestoredAfterDetachAndAfterSigkill) {
 // command execs (delayed ref_ctr update at mmap, before the dynamic loader makes RELRO
 // read-only): probectl sees the layout, and for `-- CMD` raises it itself at the entry point.
 TEST(UsdtLld, TheSharedSemaphorePageIsSeen) {
-    for (const auto& [file, shared] : {std::pair{lldTarget(), true}, std::pair{target(), false}}) {
+    for (const auto& [file, shared] :
+         {std::pair{lldTarget(), true}, std::pair{itest::uprobeTarget(), false}}) {
         auto spec = probectl::parseProbeSpec("usdt:" + file + ":pc:tick");
         ASSERT_TRUE(spec);
         auto t = probectl::resolveUserSpec(*spec);
@@ -309,7 +312,7 @@ TEST(UsdtLld, TheCommandSeesItsSemaphoreRaisedOnBothBackends) {
     constexpr int kTicks = 40;
     const std::string want = "enabled=" + std::to_string(kTicks) + " semaphore=1";
     for (const std::string backend : {"kernel", "ptrace"}) {
-        for (const std::string& file : {lldTarget(), target()}) {
+        for (const std::string& file : {lldTarget(), itest::uprobeTarget()}) {
             const std::string log = "/tmp/usdt_lld.trace";
             auto r =
                 itest::sh("probectl trace --backend=" + backend + " usdt:" + file + ":pc:tick -o " +
@@ -363,13 +366,13 @@ TEST(UsdtLld, ARunningProcessSeesItsSemaphoreUntilTheTracerGoes) {
 
 // Where nothing can fix it (a process exec'd later, not the command), a note says so.
 TEST(UsdtLld, LaterExecsAreNamedInANote) {
-    for (const std::string& file : {lldTarget(), target()}) {
+    for (const std::string& file : {lldTarget(), itest::uprobeTarget()}) {
         auto s = Session::open();
         ASSERT_TRUE(s) << why(s);
         auto id = s->add("usdt:" + file + ":pc:tick");
         ASSERT_TRUE(id) << why(id);
         const auto notes = s->takeNotes();
-        if (file == target()) {
+        if (file == itest::uprobeTarget()) {
             EXPECT_TRUE(notes.empty());
             continue;
         }
@@ -390,7 +393,7 @@ TEST(UprobeErrors, KernelNamesTheFileAndTheFault) {
     EXPECT_NE(r.error().extack.find("'/tmp' is not a regular file"), std::string::npos)
         << r.error().extack;
 
-    req.path = target();
+    req.path = itest::uprobeTarget();
     req.file_offset = 1ull << 40;
     r = c.addProbe(req);
     ASSERT_FALSE(r);
@@ -405,7 +408,7 @@ TEST(UprobeErrors, KernelNamesTheFileAndTheFault) {
     EXPECT_NE(r.error().extack.find("cannot open '/no/such/file'"), std::string::npos)
         << r.error().extack;
 
-    req.path = target();
+    req.path = itest::uprobeTarget();
     req.file_offset = 0x1000;
     req.ref_ctr_offset = 0x1001;
     r = c.addProbe(req);
@@ -417,8 +420,8 @@ TEST(UprobeErrors, ListShowsPathAndFileOffset) {
     auto c = itest::connectOrDie();
     probectl::ProbeRequest req;
     req.kind = probectl::ProbeKind::Uprobe;
-    req.path = target();
-    auto parsed = probectl::parseProbeSpec("uprobe:" + target() + ":pc_add");
+    req.path = itest::uprobeTarget();
+    auto parsed = probectl::parseProbeSpec("uprobe:" + itest::uprobeTarget() + ":pc_add");
     ASSERT_TRUE(parsed);
     auto t = probectl::resolveUserSpec(*parsed);
     ASSERT_TRUE(t) << why(t);
@@ -430,7 +433,7 @@ TEST(UprobeErrors, ListShowsPathAndFileOffset) {
         std::find_if(list.begin(), list.end(), [&](const auto& p) { return p.id == added->id; });
     ASSERT_NE(it, list.end());
     EXPECT_EQ(it->kind, probectl::ProbeKind::Uprobe);
-    EXPECT_EQ(it->path, target());
+    EXPECT_EQ(it->path, itest::uprobeTarget());
     EXPECT_EQ(it->file_offset, t->file_offset);
     EXPECT_EQ(it->addr, 0u);
 }

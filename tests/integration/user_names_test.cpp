@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 
 namespace {
 
-std::string target() {
+std::string cloneTarget() {
     return itest::workload("clone_target");
 }
 
@@ -26,7 +26,7 @@ std::string target() {
 TEST(UserNames, AFunctionOnlyClonedNamesItsClones) {
     auto s = probectl::Session::open({});
     ASSERT_TRUE(s) << why(s);
-    auto r = s->add("uprobe:" + target() + ":use");
+    auto r = s->add("uprobe:" + cloneTarget() + ":use");
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().err, ENOENT) << why(r);
     EXPECT_THAT(r.error().message, HasSubstr("only compiler clones of it"));
@@ -34,12 +34,12 @@ TEST(UserNames, AFunctionOnlyClonedNamesItsClones) {
 }
 
 TEST(UserNames, TheCloneSeesEveryCall) {
-    itest::Workload w({target(), "9"});
+    itest::Workload w({cloneTarget(), "9"});
     probectl::SessionOptions o;
     o.tgids = {static_cast<std::uint32_t>(w.pid())};
     auto s = probectl::Session::open(o);
     ASSERT_TRUE(s) << why(s);
-    auto id = s->add("uprobe:" + target() + ":use.constprop.0.isra.0");
+    auto id = s->add("uprobe:" + cloneTarget() + ":use.constprop.0.isra.0");
     ASSERT_TRUE(id) << why(id);
     w.release();
     std::string out;

@@ -7,12 +7,13 @@
 #include <vector>
 
 #include "aggr_cli.hpp"
+#include "pt_fixtures.hpp"
 #include "subcommands.hpp"
 
 namespace probectl::cli {
 namespace {
 
-const std::string kWorkload = PT_WORKLOAD_PATH;
+using ptfx::kWorkload;
 
 struct Run {
     int rc = -1;

@@ -19,6 +19,9 @@
 
 namespace probectl::ptfx {
 
+// pt_workload as this build made it for the binary that includes this file.
+inline const std::string kWorkload = PT_WORKLOAD_PATH;
+
 // A running multithreaded workload for the attach tests: pt_workload spin 4
 // (tests/ptrace/pt_workload.c), its stdout a pipe that receives a byte every 4096 calls of thread
 // 0. Not our child's child: the test process is its parent, so its exit status is ours to collect.

@@ -26,7 +26,7 @@ using ptfx::readMem;
 using ptfx::Spinner;
 using ptfx::Text;
 
-const std::string kWorkload = PT_WORKLOAD_PATH;
+using ptfx::kWorkload;
 
 TEST(PtraceSession, AttachToThreadsAndDetachLeavesCodeUnchanged) {
     Spinner w(kWorkload);

@@ -17,11 +17,12 @@
 #include "probectl/proc_maps.hpp"
 #include "probectl/ptrace_session.hpp"
 #include "probectl/user_target.hpp"
+#include "pt_fixtures.hpp"
 
 namespace probectl {
 namespace {
 
-const std::string kWorkload = PT_WORKLOAD_PATH;
+using ptfx::kWorkload;
 
 std::string spec(const char* kind, const std::string& path, const char* sym) {
     return std::string(kind) + ":" + path + ":" + sym;

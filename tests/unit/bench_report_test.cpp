@@ -207,9 +207,6 @@ TEST(BenchReport, CsvHasEveryRowAndQuotesText) {
     EXPECT_THAT(csv, HasSubstr("calls,1,ltrace,1000,,,,,,,,,\"no \"\"ltrace\"\" in PATH\",\"\""));
 }
 
-namespace probectl::cli {
-namespace {
-
 // kernel-aggregate against kernel-count (aim 1.3) and the hist triggers (aim 1.0), per
 // workload, from overheads known in advance.
 TEST(BenchReport, AggregateFiguresCompareWithCountAndHistTriggers) {
@@ -370,9 +367,6 @@ TEST(BenchAttach, RatioIsPerProbeAttached) {
     EXPECT_THAT(skipped.str(), HasSubstr("ftrace     skipped: no writable"));
     EXPECT_THAT(skipped.str(), testing::Not(HasSubstr("per probe")));
 }
-
-}  // namespace
-}  // namespace probectl::cli
 
 // The deferred record row is compared with ftrace, which also reads only after the run;
 // the live row keeps its own figures. A bench without the row gives no ratio.

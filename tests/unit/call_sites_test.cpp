@@ -20,7 +20,7 @@ using namespace probectl;
 
 namespace {
 
-constexpr std::uint64_t kBase = 0x555555554000;
+constexpr std::uint64_t kCallSitesBase = 0x555555554000;
 const std::string kSource = std::string(PROBECTL_WORKLOADS) + "/tail_call.c";
 
 struct Workload {
@@ -59,14 +59,14 @@ Workload open(const char* path) {
     return {path, std::move(*e)};
 }
 
-// Maps for the file loaded at kBase, one line per PT_LOAD.
+// Maps for the file loaded at kCallSitesBase, one line per PT_LOAD.
 ProcMaps mapsOf(const Workload& w) {
     std::string text;
     for (const auto& s : w.elf.loadSegments())
-        text +=
-            fmt::format("{:x}-{:x} r{}{}p {:08x} fd:01 4242 {}\n", kBase + (s.vaddr & ~0xfffULL),
-                        kBase + ((s.vaddr + s.memsz + 0xfff) & ~0xfffULL), s.writable() ? 'w' : '-',
-                        s.executable() ? 'x' : '-', s.offset & ~0xfffULL, w.path);
+        text += fmt::format(
+            "{:x}-{:x} r{}{}p {:08x} fd:01 4242 {}\n", kCallSitesBase + (s.vaddr & ~0xfffULL),
+            kCallSitesBase + ((s.vaddr + s.memsz + 0xfff) & ~0xfffULL), s.writable() ? 'w' : '-',
+            s.executable() ? 'x' : '-', s.offset & ~0xfffULL, w.path);
     auto m = ProcMaps::parse(text);
     EXPECT_TRUE(m);
     return std::move(*m);
@@ -152,7 +152,8 @@ TEST_P(TailCalls, StackLinesShowTheFramesTheJumpsRemoved) {
     st.tgid = 100;
     const std::string in = fmt::format(" ({}) at ", w.path);
     auto stack = [&](const char* fn, const char* caller, const char* callee) {
-        st.frames = {kBase + w.entry(fn), kBase + w.branchEnd(caller, "call", callee)};
+        st.frames = {kCallSitesBase + w.entry(fn),
+                     kCallSitesBase + w.branchEnd(caller, "call", callee)};
         return userStackLines(sym, st);
     };
 

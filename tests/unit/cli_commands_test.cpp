@@ -18,47 +18,29 @@
 #include <tuple>
 
 #include "aggr_cli.hpp"
+#include "command_run.hpp"
 #include "probectl/probe_kinds.hpp"
 #include "probectl/recording.hpp"
 #include "subcommands.hpp"
 #include "trace_export_events.hpp"
 
 using namespace probectl::cli;
+using probectl::test::CmdRun;
+using probectl::test::runCommand;
+using probectl::test::withFixtures;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 namespace {
 
-struct CmdRun {
-    int rc;
-    std::string out;
-    std::string err;
-};
-
-CmdRun run(const std::string& name, const std::vector<std::string>& args) {
-    std::ostringstream out, err;
-    Io io{out, err};
-    const Command* c = findCommand(name);
-    EXPECT_NE(c, nullptr) << name;
-    const int rc = c ? c->run(args, io) : -1;
-    return {rc, out.str(), err.str()};
-}
-
 // Command lines that are usage errors (exit 2) whose message holds the row's text.
 using UsageRows = std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>;
 void expectUsageErrors(const UsageRows& rows) {
     for (const auto& [command, args, text] : rows) {
-        CmdRun r = run(command, args);
+        CmdRun r = runCommand(command, args);
         EXPECT_EQ(r.rc, kExitUsage) << command << ": " << r.err;
         EXPECT_THAT(r.err, HasSubstr(text)) << r.err;
     }
-}
-
-std::vector<std::string> withFixtures(std::vector<std::string> args) {
-    const std::string dir = PROBECTL_FIXTURES;
-    args.insert(args.end(),
-                {"--kallsyms", dir + "/kallsyms.txt", "--blacklist", dir + "/blacklist.txt"});
-    return args;
 }
 
 }  // namespace
@@ -69,7 +51,7 @@ TEST(CommandTable, EveryCommandHasHelpWithExamples) {
                                                "disable", "resolve", "symbols", "bench"};
     ASSERT_EQ(commands().size(), expected.size());
     for (const auto& name : expected) {
-        CmdRun r = run(name, {"--help"});
+        CmdRun r = runCommand(name, {"--help"});
         EXPECT_EQ(r.rc, kExitOk) << name;
         EXPECT_THAT(r.out, HasSubstr("Usage: probectl " + name)) << name;
         EXPECT_THAT(r.out, HasSubstr("Example")) << name;
@@ -104,7 +86,7 @@ TEST(CommandUsage, BadCommandLinesExitWithTwo) {
              {"disable", {}},
              {"resolve", {"kprobe:"}},
              {"symbols", {}}}) {
-        CmdRun r = run(name, args);
+        CmdRun r = runCommand(name, args);
         EXPECT_EQ(r.rc, kExitUsage) << name;
         EXPECT_THAT(r.err, HasSubstr("probectl " + name + ": ")) << name;
         EXPECT_THAT(r.err, HasSubstr("Try 'probectl " + name + " --help'.")) << name;
@@ -134,7 +116,7 @@ TEST(CommandUsage, ExactlyOneArgumentMessages) {
               "probectl disable: disable takes exactly one probe id (see 'probectl list')\n"}}) {
         for (const std::vector<std::string>& args :
              {std::vector<std::string>{}, std::vector<std::string>{"a", "b"}}) {
-            CmdRun r = run(name, args);
+            CmdRun r = runCommand(name, args);
             EXPECT_EQ(r.rc, kExitUsage) << name;
             EXPECT_EQ(r.err, message + "Try 'probectl " + name + " --help'.\n") << name;
             EXPECT_EQ(r.out, "") << name;
@@ -173,7 +155,7 @@ TEST(CommandTable, HelpOptionsOfEachCommand) {
         "  --blacklist FILE (=/sys/kernel/debug/kprobes/blacklist)\n"
         "                                        kprobes blacklist to read (\"\" for none)\n";
     auto options = [](const std::string& name) {
-        CmdRun r = run(name, {"--help"});
+        CmdRun r = runCommand(name, {"--help"});
         EXPECT_EQ(r.rc, kExitOk) << name;
         return r.out.substr(r.out.find("Options:\n"));
     };
@@ -199,7 +181,7 @@ TEST(CommandTable, HelpOptionsOfEachCommand) {
 }
 
 TEST(ResolveCommand, ProbeableSyscall) {
-    CmdRun r = run("resolve", withFixtures({"syscall:getppid"}));
+    CmdRun r = runCommand("resolve", withFixtures({"syscall:getppid"}));
     EXPECT_EQ(r.rc, kExitOk) << r.err;
     EXPECT_THAT(r.out, HasSubstr("symbol:     __x64_sys_getppid\n"));
     EXPECT_THAT(r.out, HasSubstr("module:     vmlinux\n"));
@@ -209,10 +191,10 @@ TEST(ResolveCommand, ProbeableSyscall) {
 }
 
 TEST(ResolveCommand, ModuleSymbolWithOffsetAndAddress) {
-    CmdRun m = run("resolve", withFixtures({"kprobe:vfs_write+8"}));
+    CmdRun m = runCommand("resolve", withFixtures({"kprobe:vfs_write+8"}));
     EXPECT_EQ(m.rc, kExitOk) << m.err;
     EXPECT_THAT(m.out, HasSubstr("address:    0xffffffff81001488"));
-    CmdRun a = run("resolve", withFixtures({"kprobe:0xffffffffc0a01100"}));
+    CmdRun a = runCommand("resolve", withFixtures({"kprobe:0xffffffffc0a01100"}));
     EXPECT_EQ(a.rc, kExitOk) << a.err;
     EXPECT_THAT(a.out, HasSubstr("symbol:     cleanup_module_list\n"));
     EXPECT_THAT(a.out, HasSubstr("module:     other_module\n"));
@@ -220,7 +202,7 @@ TEST(ResolveCommand, ModuleSymbolWithOffsetAndAddress) {
 
 TEST(ResolveCommand, OffsetInsideAFunctionIsNotAYes) {
     for (const char* text : {"kprobe:do_sys_openat2+1", "kprobe:0xffffffff810011c1"}) {
-        CmdRun r = run("resolve", withFixtures({text}));
+        CmdRun r = runCommand("resolve", withFixtures({text}));
         EXPECT_EQ(r.rc, kExitOk) << r.err;
         EXPECT_THAT(r.out, HasSubstr("symbol:     do_sys_openat2+0x1\n"));
         EXPECT_THAT(r.out, HasSubstr("probe-able: unknown until the kernel tries (offset inside "
@@ -231,48 +213,48 @@ TEST(ResolveCommand, OffsetInsideAFunctionIsNotAYes) {
 TEST(ResolveCommand, AddressInDataOrOutsideFunctionsIsNo) {
     for (const char* text : {"kprobe:0xffffffff82000000", "kretprobe:0x1234",
                              "kprobe:0xffffffffffffffff", "kretprobe:0xffffffff81001410"}) {
-        CmdRun r = run("resolve", withFixtures({text}));
+        CmdRun r = runCommand("resolve", withFixtures({text}));
         EXPECT_EQ(r.rc, kExitRuntime) << text;
         EXPECT_THAT(r.out, HasSubstr("probe-able: no\n")) << text;
     }
 }
 
 TEST(ResolveCommand, NotProbeableSaysWhyAndExitsOne) {
-    CmdRun bl = run("resolve", withFixtures({"kprobe:do_int3"}));
+    CmdRun bl = runCommand("resolve", withFixtures({"kprobe:do_int3"}));
     EXPECT_EQ(bl.rc, kExitRuntime);
     EXPECT_THAT(bl.out, HasSubstr("probe-able: no\n"));
     EXPECT_THAT(bl.out, HasSubstr("blacklist"));
-    CmdRun dup = run("resolve", withFixtures({"kprobe:cleanup_module_list"}));
+    CmdRun dup = runCommand("resolve", withFixtures({"kprobe:cleanup_module_list"}));
     EXPECT_EQ(dup.rc, kExitRuntime);
     EXPECT_THAT(dup.out, HasSubstr("names 3 functions"));
-    CmdRun unknown = run("resolve", withFixtures({"kprobe:vfs_reed"}));
+    CmdRun unknown = runCommand("resolve", withFixtures({"kprobe:vfs_reed"}));
     EXPECT_EQ(unknown.rc, kExitRuntime);
     EXPECT_THAT(unknown.out, HasSubstr("did you mean: vfs_read"));
 }
 
 TEST(ResolveCommand, MissingKallsymsIsARuntimeError) {
-    CmdRun r = run("resolve", {"kprobe:vfs_read", "--kallsyms", "/nonexistent"});
+    CmdRun r = runCommand("resolve", {"kprobe:vfs_read", "--kallsyms", "/nonexistent"});
     EXPECT_EQ(r.rc, kExitRuntime);
     EXPECT_THAT(r.err, HasSubstr("/nonexistent"));
 }
 
 TEST(SymbolsCommand, GlobTableWithKindModuleAndProbeability) {
-    CmdRun r = run("symbols", withFixtures({"cleanup_module_list"}));
+    CmdRun r = runCommand("symbols", withFixtures({"cleanup_module_list"}));
     EXPECT_EQ(r.rc, kExitOk) << r.err;
     EXPECT_THAT(r.out, HasSubstr("ADDRESS           TYPE  KIND      MODULE        PROBE"));
     EXPECT_THAT(r.out, HasSubstr("ffffffffc0a01100  t     function  other_module  no: duplicate"));
-    CmdRun f = run("symbols", withFixtures({"*int3", "--functions"}));
+    CmdRun f = runCommand("symbols", withFixtures({"*int3", "--functions"}));
     EXPECT_EQ(f.rc, kExitOk);
     EXPECT_THAT(f.out, HasSubstr("no: kprobes blacklist  do_int3"));
-    CmdRun data = run("symbols", withFixtures({"mod_*"}));
+    CmdRun data = runCommand("symbols", withFixtures({"mod_*"}));
     EXPECT_THAT(data.out,
                 ::testing::ContainsRegex("d +data +my_module +no: not a function +mod_data"));
-    CmdRun fonly = run("symbols", withFixtures({"mod_*", "--functions"}));
+    CmdRun fonly = runCommand("symbols", withFixtures({"mod_*", "--functions"}));
     EXPECT_THAT(fonly.out, Not(HasSubstr("mod_data")));
 }
 
 TEST(SymbolsCommand, NoMatchIsARuntimeError) {
-    CmdRun r = run("symbols", withFixtures({"zzz_nothing"}));
+    CmdRun r = runCommand("symbols", withFixtures({"zzz_nothing"}));
     EXPECT_EQ(r.rc, kExitRuntime);
     EXPECT_THAT(r.err, HasSubstr("no symbol matches '*zzz_nothing*'"));
 }
@@ -284,7 +266,7 @@ TEST(CommandTable, ReportRefusesToOverwriteItsInput) {
     ASSERT_GE(fd, 0);
     ASSERT_EQ(write(fd, "precious", 8), 8);
     close(fd);
-    CmdRun r = run("report", {path, "-o", path});
+    CmdRun r = runCommand("report", {path, "-o", path});
     EXPECT_EQ(r.rc, 2) << r.err;
     EXPECT_THAT(r.err, HasSubstr("is the recording being read"));
     std::ifstream in(path);
@@ -299,14 +281,14 @@ TEST(CommandUsage, RecordErrorsNameRecord) {
          {std::vector<std::string>{"syscall:getppid"},
           {"kprobe:foo+bar", "-o", "x.rec"},
           {"syscall:getppid", "-o", "x.rec", "--duration", "0"}}) {
-        CmdRun r = run("record", args);
+        CmdRun r = runCommand("record", args);
         EXPECT_EQ(r.rc, kExitUsage) << args[0];
         EXPECT_THAT(r.err, HasSubstr("probectl record: ")) << r.err;
         EXPECT_THAT(r.err, HasSubstr("Try 'probectl record --help'.")) << r.err;
         EXPECT_THAT(r.err, Not(HasSubstr("probectl trace"))) << r.err;
         EXPECT_THAT(r.err, Not(HasSubstr("--format"))) << r.err;
     }
-    EXPECT_THAT(run("record", {"syscall:getppid"}).err,
+    EXPECT_THAT(runCommand("record", {"syscall:getppid"}).err,
                 HasSubstr("record writes a recording: give -o FILE"));
 }
 
@@ -322,7 +304,7 @@ TEST(CommandUsage, RecordRefusesStacksAndSummaryInItsOwnWords) {
         std::vector<std::string> args = {"syscall:openat", "-o", "x.rec", "--backend=ptrace"};
         args.insert(args.end(), extra.begin(), extra.end());
         args.insert(args.end(), {"--", "true"});
-        CmdRun r = run("record", args);
+        CmdRun r = runCommand("record", args);
         EXPECT_EQ(r.rc, kExitUsage) << extra[0];
         EXPECT_THAT(r.err, HasSubstr(extra[0].starts_with("-c") || extra[0] == "-vc"
                                          ? "record stores events: run probectl trace -c"
@@ -371,19 +353,19 @@ TEST(CommandUsage, NegativeNumbersAreUsageErrors) {
              {"bench",
               {"--attach", "-1"},
               "'--attach' is invalid: it takes a number of 0 or more"}}) {
-        CmdRun r = run(cmd, args);
+        CmdRun r = runCommand(cmd, args);
         EXPECT_EQ(r.rc, kExitUsage) << cmd << " " << r.err;
         EXPECT_THAT(r.err, HasSubstr("for option " + text)) << r.err;
     }
     // The range stated is the one enforced.
-    EXPECT_THAT(run("trace", {"syscall:openat", "-p", "0"}).err,
+    EXPECT_THAT(runCommand("trace", {"syscall:openat", "-p", "0"}).err,
                 HasSubstr("-p 0 is not a process id"));
     // An option with a range names it (-n -3 once said "0 or more", -n 0 "1..100000000").
-    CmdRun n = run("bench", {"-n", "-3"});
+    CmdRun n = runCommand("bench", {"-n", "-3"});
     EXPECT_EQ(n.rc, kExitUsage) << n.err;
     EXPECT_THAT(n.err, HasSubstr("--count must be 1..100000000; got '-3'"));
     // --help still wins.
-    EXPECT_EQ(run("trace", {"--help", "-p", "-5"}).rc, kExitOk);
+    EXPECT_EQ(runCommand("trace", {"--help", "-p", "-5"}).rc, kExitOk);
 }
 
 // --maxactive, --stack-size and --stack-depth past their type's range got Boost's bare "is
@@ -460,7 +442,7 @@ TEST(CommandUsage, BoundedOptionsNameTheirRange) {
              {{"--max-entries", ""}, "--max-entries must be 1..65536; got ''"}}) {
         std::vector<std::string> a{"syscall:openat"};
         a.insert(a.end(), args.begin(), args.end());
-        CmdRun r = run("count", a);
+        CmdRun r = runCommand("count", a);
         EXPECT_EQ(r.rc, kExitUsage) << r.err;
         EXPECT_THAT(r.err, HasSubstr(text)) << r.err;
         EXPECT_THAT(r.err, Not(HasSubstr("0 or more"))) << r.err;
@@ -518,7 +500,7 @@ TEST(CommandUsage, PtraceWithoutAProcessIsAUsageError) {
              {"record", {"--backend=ptrace", "syscall:openat", "-o", "x.rec"}},
              {"count", {"--backend=ptrace", "uprobe:libc:malloc"}},
              {"hist", {"--backend=ptrace", "uprobe:libc:malloc n=$arg1", "n"}}}) {
-        CmdRun r = run(cmd, args);
+        CmdRun r = runCommand(cmd, args);
         EXPECT_EQ(r.rc, kExitUsage) << cmd;
         EXPECT_THAT(r.err, HasSubstr("give -p PID or -- CMD")) << r.err;
         EXPECT_THAT(r.err, Not(HasSubstr("Invalid argument"))) << r.err;
@@ -528,7 +510,7 @@ TEST(CommandUsage, PtraceWithoutAProcessIsAUsageError) {
 // An empty spec once listed kprobe, kretprobe and syscall only.
 TEST(CommandUsage, EmptySpecListsEveryKind) {
     for (const char* cmd : {"trace", "count", "record"}) {
-        CmdRun r = run(cmd, {"", "-o", "x"});
+        CmdRun r = runCommand(cmd, {"", "-o", "x"});
         EXPECT_EQ(r.rc, kExitUsage) << cmd;
         EXPECT_THAT(r.err, HasSubstr("empty probe spec")) << cmd << ": " << r.err;
         for (const auto& k : probectl::probeKinds())
@@ -558,7 +540,7 @@ TEST(CommandUsage, CountSvgNeedsStacksAndAFile) {
               {"kprobe:vfs_read", "--by", "kstack", "--format", "svg", "-o", "x.svg", "--interval",
                "1"},
               "--interval goes with text, json or folded"}}) {
-        CmdRun r = run(name, args);
+        CmdRun r = runCommand(name, args);
         EXPECT_EQ(r.rc, kExitUsage) << fmt::format("{}", fmt::join(args, " "));
         EXPECT_THAT(r.err, HasSubstr("probectl " + name + ": " + "--format svg")) << r.err;
         EXPECT_THAT(r.err, HasSubstr(says)) << r.err;
@@ -590,7 +572,7 @@ TEST(CommandTable, ReportOfADamagedRecordingExitsOne) {
         f.seekp(static_cast<std::streamoff>(at));
         f.write("XXXX", 4);
         f.close();
-        CmdRun r = run("report", {path});
+        CmdRun r = runCommand("report", {path});
         EXPECT_EQ(r.rc, kExitRuntime) << at << r.err;
         EXPECT_THAT(r.err, HasSubstr(at == 8   ? "damaged in its header"
                                      : at < 64 ? "damaged in bytes 48 to 63"
@@ -619,7 +601,7 @@ TEST(CommandErrors, PrivilegeErrorSaysSudoOrPtrace) {
 
 // count -p of a process that does not exist fails as trace -p does, before the kernel.
 TEST(CommandTable, CountOfAMissingProcessFails) {
-    CmdRun r = run("count", {"kprobe:vfs_read", "-p", "4194303", "--duration", "1"});
+    CmdRun r = runCommand("count", {"kprobe:vfs_read", "-p", "4194303", "--duration", "1"});
     EXPECT_EQ(r.rc, 1) << r.err;
     EXPECT_THAT(r.err, HasSubstr("no process 4194303"));
 }
@@ -673,7 +655,7 @@ TEST(CommandTable, LatencyFromARecordingLeavesOutEntryProbes) {
         ASSERT_TRUE((*w)->finish(stats));
     };
     write(exporttest::sampleRun(), exporttest::sampleStats());
-    CmdRun r = run("latency", {"--from", path, "--format", "json"});
+    CmdRun r = runCommand("latency", {"--from", path, "--format", "json"});
     EXPECT_EQ(r.rc, kExitOk) << r.err;
     EXPECT_THAT(r.out, HasSubstr("uretprobe:/bin/prog:work")) << r.out;
     EXPECT_THAT(r.out, Not(HasSubstr("kprobe:do_sys_openat2"))) << r.out;
@@ -682,23 +664,23 @@ TEST(CommandTable, LatencyFromARecordingLeavesOutEntryProbes) {
     // The three returns of the run: 600 ns, 1300 ns and 900 ns.
     EXPECT_THAT(r.out, HasSubstr("\"count\":3,\"sum\":2800")) << r.out;
 
-    r = run("latency", {"--from", path, "kprobe:*"});
+    r = runCommand("latency", {"--from", path, "kprobe:*"});
     EXPECT_EQ(r.rc, kExitUsage) << r.err;
     EXPECT_THAT(r.err, HasSubstr("kprobe:do_sys_openat2: ")) << r.err;
     // A glob that also matches a return probe leaves the others out, as with no glob; it
     // once failed on the first entry probe it matched.
-    r = run("latency", {"--from", path, "*", "--format", "json"});
+    r = runCommand("latency", {"--from", path, "*", "--format", "json"});
     EXPECT_EQ(r.rc, kExitOk) << r.err;
     EXPECT_THAT(r.out, HasSubstr("\"count\":3,\"sum\":2800")) << r.out;
     EXPECT_THAT(r.err, HasSubstr("left out, kprobe:do_sys_openat2: ")) << r.err;
-    r = run("latency", {"--from", path, "uretprobe:*", "kprobe:*"});
+    r = runCommand("latency", {"--from", path, "uretprobe:*", "kprobe:*"});
     EXPECT_EQ(r.rc, kExitUsage) << r.err;
     EXPECT_THAT(r.err, HasSubstr("kprobe:do_sys_openat2: ")) << r.err;
 
     probectl::SessionStats entries = exporttest::sampleStats();
     entries.probes.resize(1);
     write({exporttest::entry(100, 100, 1'000'000'100, "kprobe:do_sys_openat2")}, entries);
-    r = run("latency", {"--from", path});
+    r = runCommand("latency", {"--from", path});
     EXPECT_EQ(r.rc, kExitUsage) << r.err;
     EXPECT_THAT(r.err, HasSubstr("kprobe:do_sys_openat2: ")) << r.err;
     EXPECT_THAT(r.err, Not(HasSubstr("left out"))) << r.err;
@@ -762,7 +744,7 @@ TEST(ExitCodes, OneRuleWhicheverLayerFindsTheMistake) {
     };
     for (const auto& row : rows) {
         const std::string what = row.command + " " + fmt::format("{}", fmt::join(row.args, " "));
-        CmdRun r = run(row.command, row.args);
+        CmdRun r = runCommand(row.command, row.args);
         EXPECT_EQ(r.rc, row.rc) << what << "\n" << r.err;
         EXPECT_THAT(r.err, HasSubstr(row.says)) << what;
         EXPECT_THAT(r.err, HasSubstr("probectl " + row.command + ": ")) << what;

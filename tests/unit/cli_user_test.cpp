@@ -7,6 +7,7 @@
 
 #include <sstream>
 
+#include "command_run.hpp"
 #include "readelf_util.hpp"
 #include "subcommands.hpp"
 
@@ -16,21 +17,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 namespace {
-
-struct CmdRun {
-    int rc;
-    std::string out;
-    std::string err;
-};
-
-CmdRun run(const std::string& name, const std::vector<std::string>& args) {
-    std::ostringstream out, err;
-    Io io{out, err};
-    const Command* c = findCommand(name);
-    EXPECT_NE(c, nullptr) << name;
-    const int rc = c ? c->run(args, io) : -1;
-    return {rc, out.str(), err.str()};
-}
 
 std::uint64_t readelfOffset(const std::string& file, const std::string& name) {
     for (const auto& s : readelfSymbols(file))
@@ -44,7 +30,7 @@ std::uint64_t readelfOffset(const std::string& file, const std::string& name) {
 
 TEST(CliUser, ResolveUprobeShowsFileOffsetAndSteps) {
     const std::string p = FX_NOPIE_PATH;
-    CmdRun r = run("resolve", {"uprobe:" + p + ":fx_work"});
+    CmdRun r = runCommand("resolve", {"uprobe:" + p + ":fx_work"});
     ASSERT_EQ(r.rc, kExitOk) << r.err << r.out;
     EXPECT_THAT(r.out,
                 HasSubstr(fmt::format("file offset:  {:#x}\n", readelfOffset(p, "fx_work"))));
@@ -56,7 +42,7 @@ TEST(CliUser, ResolveUprobeShowsFileOffsetAndSteps) {
 
 TEST(CliUser, ResolveUsdtShowsSemaphoreAndArgs) {
     const std::string p = FX_USDT_PATH;
-    CmdRun r = run("resolve", {"usdt:" + p + ":fx:sem"});
+    CmdRun r = runCommand("resolve", {"usdt:" + p + ":fx:sem"});
     ASSERT_EQ(r.rc, kExitOk) << r.err << r.out;
     std::uint64_t sem = 0;
     for (const auto& n : readelfStapsdt(p))
@@ -69,55 +55,55 @@ TEST(CliUser, ResolveUsdtShowsSemaphoreAndArgs) {
 }
 
 TEST(CliUser, ResolveRefusalsExitOne) {
-    CmdRun dup = run("resolve", {std::string("uprobe:") + FX_DUP_PATH + ":helper"});
+    CmdRun dup = runCommand("resolve", {std::string("uprobe:") + FX_DUP_PATH + ":helper"});
     EXPECT_EQ(dup.rc, kExitRuntime);
     EXPECT_THAT(dup.out, HasSubstr("probe-able:   no"));
     EXPECT_THAT(dup.out, HasSubstr(":off=0x"));
     EXPECT_THAT(dup.out, Not(HasSubstr("C++ signature"))) << "C names have no signature";
-    CmdRun ifunc = run("resolve", {std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc"});
+    CmdRun ifunc = runCommand("resolve", {std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc"});
     EXPECT_EQ(ifunc.rc, kExitRuntime);
     EXPECT_THAT(ifunc.out, HasSubstr("IFUNC"));
 }
 
 TEST(CliUser, PidOptionUsage) {
-    CmdRun k = run("resolve", {"kprobe:vfs_read", "-p", "1"});
+    CmdRun k = runCommand("resolve", {"kprobe:vfs_read", "-p", "1"});
     EXPECT_EQ(k.rc, kExitUsage);
     EXPECT_THAT(k.err, HasSubstr("-p applies to uprobe:"));
-    CmdRun amb = run("resolve", {std::string("uprobe:") + FX_PIE_PATH + ":0x1000", "-p",
-                                 std::to_string(::getpid())});
+    CmdRun amb = runCommand("resolve", {std::string("uprobe:") + FX_PIE_PATH + ":0x1000", "-p",
+                                        std::to_string(::getpid())});
     EXPECT_EQ(amb.rc, kExitRuntime);
     EXPECT_THAT(amb.out, HasSubstr("ambiguous"));
-    CmdRun s = run("symbols", {"vfs_*", "-p", "1"});
+    CmdRun s = runCommand("symbols", {"vfs_*", "-p", "1"});
     EXPECT_EQ(s.rc, kExitUsage);
 }
 
 TEST(CliUser, SymbolsListsFunctionsDemangledAndUsdt) {
     const std::string cxx = FX_CXX_PATH;
-    CmdRun c = run("symbols", {cxx + ":fx::*"});
+    CmdRun c = runCommand("symbols", {cxx + ":fx::*"});
     ASSERT_EQ(c.rc, kExitOk) << c.err;
     EXPECT_THAT(c.out, HasSubstr("fx::twice(int)"));
     EXPECT_THAT(c.out, HasSubstr("fx::twice(double)"));
     EXPECT_THAT(c.out, HasSubstr(fmt::format("{:#x}", readelfOffset(cxx, "_ZN2fx5twiceEi"))));
     // Match the NAME column, not the path in the header (a clone may live under .../main/).
     EXPECT_THAT(c.out, Not(HasSubstr("global  main")));
-    CmdRun all = run("symbols", {cxx});
+    CmdRun all = runCommand("symbols", {cxx});
     ASSERT_EQ(all.rc, kExitOk) << all.err;
     EXPECT_THAT(all.out, HasSubstr("global  main\n"));
 
-    CmdRun u = run("symbols", {std::string(FX_USDT_PATH) + ":"});
+    CmdRun u = runCommand("symbols", {std::string(FX_USDT_PATH) + ":"});
     ASSERT_EQ(u.rc, kExitOk) << u.err;
     EXPECT_THAT(u.out, HasSubstr("fx:plain"));
     EXPECT_THAT(u.out, HasSubstr("fx:sem"));
     EXPECT_THAT(u.out, HasSubstr("s32 %rdi, s32 $5"));
 
-    CmdRun d = run("symbols", {std::string(FX_DUP_PATH) + ":helper"});
+    CmdRun d = runCommand("symbols", {std::string(FX_DUP_PATH) + ":helper"});
     ASSERT_EQ(d.rc, kExitOk);
     EXPECT_THAT(d.out, HasSubstr("dup_a.c"));
     EXPECT_THAT(d.out, HasSubstr("dup_b.c"));
 
-    CmdRun none = run("symbols", {std::string(FX_PIE_PATH) + ":zzz_nothing"});
+    CmdRun none = runCommand("symbols", {std::string(FX_PIE_PATH) + ":zzz_nothing"});
     EXPECT_EQ(none.rc, kExitRuntime);
-    CmdRun lib = run("symbols", {"libc:malloc"});
+    CmdRun lib = runCommand("symbols", {"libc:malloc"});
     EXPECT_EQ(lib.rc, kExitOk) << lib.err;
     EXPECT_THAT(lib.out, HasSubstr("libc.so.6"));
 }

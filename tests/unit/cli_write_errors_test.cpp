@@ -16,10 +16,12 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "command_run.hpp"
 #include "probectl/recording.hpp"
 #include "std_streams.hpp"
 
 using namespace probectl::cli;
+using probectl::test::withFixtures;
 using ::testing::HasSubstr;
 
 namespace {
@@ -71,13 +73,6 @@ CliRun runCli(const std::vector<std::string>& args, int full_fd) {
     close(p[0]);
     EXPECT_EQ(waitpid(pid, &r.status, 0), pid);
     return r;
-}
-
-std::vector<std::string> withFixtures(std::vector<std::string> args) {
-    const std::string dir = PROBECTL_FIXTURES;
-    args.insert(args.end(),
-                {"--kallsyms", dir + "/kallsyms.txt", "--blacklist", dir + "/blacklist.txt"});
-    return args;
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ FetchArg arg(const char* name, FetchType t, std::uint32_t array_len = 0) {
     return a;
 }
 
-std::uint8_t op(FetchOpcode o) {
+std::uint8_t opByte(FetchOpcode o) {
     return static_cast<std::uint8_t>(o);
 }
 
@@ -88,13 +88,13 @@ TEST(UsdtFetch, RegisterMemoryAndConstantArguments) {
     EXPECT_EQ(r->args[1].type, FetchType::S32);
     EXPECT_EQ(r->args[2].type, FetchType::U32);
     const std::vector<FetchInsn> want = {
-        {op(FetchOpcode::LoadReg), 8, 0, 0, static_cast<std::uint32_t>(X86Reg::Ax)},
-        {op(FetchOpcode::StoreInt), 8, 0, 0, 0},
-        {op(FetchOpcode::LoadReg), 8, 0, 0, static_cast<std::uint32_t>(X86Reg::Bp)},
-        {op(FetchOpcode::Deref), 4, kFetchFlagUser, -8, 0},
-        {op(FetchOpcode::StoreInt), 4, 0, 0, 0},
-        {op(FetchOpcode::LoadImm), 8, 0, 0, 5},
-        {op(FetchOpcode::StoreInt), 4, 0, 0, 0},
+        {opByte(FetchOpcode::LoadReg), 8, 0, 0, static_cast<std::uint32_t>(X86Reg::Ax)},
+        {opByte(FetchOpcode::StoreInt), 8, 0, 0, 0},
+        {opByte(FetchOpcode::LoadReg), 8, 0, 0, static_cast<std::uint32_t>(X86Reg::Bp)},
+        {opByte(FetchOpcode::Deref), 4, kFetchFlagUser, -8, 0},
+        {opByte(FetchOpcode::StoreInt), 4, 0, 0, 0},
+        {opByte(FetchOpcode::LoadImm), 8, 0, 0, 5},
+        {opByte(FetchOpcode::StoreInt), 4, 0, 0, 0},
     };
     EXPECT_EQ(r->insns, want);
     // Each argument's program is one the kernel accepts.

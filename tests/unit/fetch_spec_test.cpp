@@ -9,13 +9,13 @@ using K = FetchSource::Kind;
 
 namespace {
 
-FetchArg good(std::string_view text, FetchOptions opts = {}) {
+FetchArg goodFetch(std::string_view text, FetchOptions opts = {}) {
     auto r = parseFetchArg(text, 1, opts);
     EXPECT_TRUE(r.ok()) << text << ": " << (r ? "" : r.error().render());
     return r ? *r : FetchArg{};
 }
 
-SpecError bad(std::string_view text, FetchOptions opts = {}) {
+SpecError badFetch(std::string_view text, FetchOptions opts = {}) {
     auto r = parseFetchArg(text, 1, opts);
     EXPECT_FALSE(r.ok()) << text << " parsed as " << (r ? r->str() : "");
     return r ? SpecError{} : r.error();
@@ -31,7 +31,7 @@ FetchOptions ret() {
 }  // namespace
 
 TEST(FetchSpec, ArgDefaultsToX64AndAutoName) {
-    auto a = good("$arg1");
+    auto a = goodFetch("$arg1");
     EXPECT_EQ(a.name, "arg1");
     EXPECT_TRUE(a.auto_named);
     EXPECT_EQ(a.source->kind, K::Arg);
@@ -42,12 +42,12 @@ TEST(FetchSpec, ArgDefaultsToX64AndAutoName) {
 }
 
 TEST(FetchSpec, NamedTypedArguments) {
-    auto a = good("flags=$arg3:x32");
+    auto a = goodFetch("flags=$arg3:x32");
     EXPECT_EQ(a.name, "flags");
     EXPECT_FALSE(a.auto_named);
     EXPECT_EQ(a.type, FetchType::X32);
-    EXPECT_EQ(good("n=$arg6:s64").type, FetchType::S64);
-    EXPECT_EQ(good("_x1=$arg2:u8").type, FetchType::U8);
+    EXPECT_EQ(goodFetch("n=$arg6:s64").type, FetchType::S64);
+    EXPECT_EQ(goodFetch("_x1=$arg2:u8").type, FetchType::U8);
 }
 
 TEST(FetchSpec, EveryType) {
@@ -66,42 +66,42 @@ TEST(FetchSpec, EveryType) {
                                                         {"x64", FetchType::X64},
                                                         {"string", FetchType::String},
                                                         {"ustring", FetchType::Ustring}}) {
-        auto a = good("+0($arg1):" + t);
+        auto a = goodFetch("+0($arg1):" + t);
         EXPECT_EQ(a.type, want) << t;
         EXPECT_EQ(toString(a.type), t);
     }
 }
 
 TEST(FetchSpec, Specials) {
-    EXPECT_EQ(good("$comm").type, FetchType::String);
-    EXPECT_EQ(good("c=$comm:string").source->kind, K::Comm);
-    EXPECT_EQ(good("$pid").type, FetchType::U32);
-    EXPECT_EQ(good("$tid").source->kind, K::Tid);
-    EXPECT_EQ(good("$uid:x32").type, FetchType::X32);
-    EXPECT_EQ(good("$cpu").source->kind, K::Cpu);
-    EXPECT_EQ(good("$stack0").source->kind, K::Stack);
-    EXPECT_EQ(good("$stack3").source->index, 3u);
-    EXPECT_EQ(good("$retval", ret()).source->kind, K::Retval);
+    EXPECT_EQ(goodFetch("$comm").type, FetchType::String);
+    EXPECT_EQ(goodFetch("c=$comm:string").source->kind, K::Comm);
+    EXPECT_EQ(goodFetch("$pid").type, FetchType::U32);
+    EXPECT_EQ(goodFetch("$tid").source->kind, K::Tid);
+    EXPECT_EQ(goodFetch("$uid:x32").type, FetchType::X32);
+    EXPECT_EQ(goodFetch("$cpu").source->kind, K::Cpu);
+    EXPECT_EQ(goodFetch("$stack0").source->kind, K::Stack);
+    EXPECT_EQ(goodFetch("$stack3").source->index, 3u);
+    EXPECT_EQ(goodFetch("$retval", ret()).source->kind, K::Retval);
 }
 
 TEST(FetchSpec, Registers) {
-    auto a = good("%di");
+    auto a = goodFetch("%di");
     EXPECT_EQ(a.source->kind, K::Reg);
     EXPECT_EQ(a.source->index, static_cast<std::uint32_t>(X86Reg::Di));
-    EXPECT_EQ(good("%rdi").source->index, static_cast<std::uint32_t>(X86Reg::Di));
-    EXPECT_EQ(good("%r15").source->index, 0u);
-    EXPECT_EQ(good("%orig_ax").source->index, static_cast<std::uint32_t>(X86Reg::OrigAx));
-    EXPECT_EQ(good("%ss").source->index, 20u);
-    auto e = good("%eax");
+    EXPECT_EQ(goodFetch("%rdi").source->index, static_cast<std::uint32_t>(X86Reg::Di));
+    EXPECT_EQ(goodFetch("%r15").source->index, 0u);
+    EXPECT_EQ(goodFetch("%orig_ax").source->index, static_cast<std::uint32_t>(X86Reg::OrigAx));
+    EXPECT_EQ(goodFetch("%ss").source->index, 20u);
+    auto e = goodFetch("%eax");
     EXPECT_TRUE(e.source->reg32);
     EXPECT_EQ(e.type, FetchType::X32);
     EXPECT_EQ(e.str(), "arg1=%eax:x32");
-    EXPECT_TRUE(good("%r9d").source->reg32);
-    EXPECT_EQ(good("%rip").str(), "arg1=%ip:x64");
+    EXPECT_TRUE(goodFetch("%r9d").source->reg32);
+    EXPECT_EQ(goodFetch("%rip").str(), "arg1=%ip:x64");
 }
 
 TEST(FetchSpec, DereferenceNestsAndPrintsCanonically) {
-    auto a = good("x=+0x10(-8(+u0($arg1))):u32");
+    auto a = goodFetch("x=+0x10(-8(+u0($arg1))):u32");
     const FetchSource& s = *a.source;
     EXPECT_EQ(s.kind, K::Deref);
     EXPECT_EQ(s.offset, 16);
@@ -112,30 +112,30 @@ TEST(FetchSpec, DereferenceNestsAndPrintsCanonically) {
     EXPECT_EQ(s.depth(), 3u);
     EXPECT_EQ(a.str(), "x=+0x10(-8(+u0($arg1))):u32");
     EXPECT_TRUE(a.readsUserMemory());
-    EXPECT_FALSE(good("+8(%si)").readsUserMemory());
+    EXPECT_FALSE(goodFetch("+8(%si)").readsUserMemory());
 }
 
 TEST(FetchSpec, StringsOnPointers) {
-    auto a = good("path=+0($arg2):string");
+    auto a = goodFetch("path=+0($arg2):string");
     EXPECT_EQ(a.type, FetchType::String);
-    EXPECT_EQ(good("path=$arg2:ustring").type, FetchType::Ustring);
-    EXPECT_TRUE(good("$arg2:ustring").readsUserMemory());
-    EXPECT_EQ(good("%si:string").source->kind, K::Reg);
-    EXPECT_EQ(good("$stack1:string").source->kind, K::Stack);
+    EXPECT_EQ(goodFetch("path=$arg2:ustring").type, FetchType::Ustring);
+    EXPECT_TRUE(goodFetch("$arg2:ustring").readsUserMemory());
+    EXPECT_EQ(goodFetch("%si:string").source->kind, K::Reg);
+    EXPECT_EQ(goodFetch("$stack1:string").source->kind, K::Stack);
 }
 
 TEST(FetchSpec, Arrays) {
-    auto a = good("b=+8($arg1):x8[16]");
+    auto a = goodFetch("b=+8($arg1):x8[16]");
     EXPECT_EQ(a.array_len, 16u);
     EXPECT_EQ(a.str(), "b=+8($arg1):x8[16]");
-    EXPECT_EQ(good("+0(%di):u64[64]").array_len, 64u);
+    EXPECT_EQ(goodFetch("+0(%di):u64[64]").array_len, 64u);
 }
 
 TEST(FetchSpec, Immediates) {
-    EXPECT_EQ(good("\\42").source->imm, 42u);
-    EXPECT_EQ(good("\\0xff").source->imm, 255u);
-    EXPECT_EQ(good("\\-1").source->imm, ~0ull);
-    EXPECT_EQ(good("\\-1:s64").str(), "arg1=\\0xffffffffffffffff:s64");
+    EXPECT_EQ(goodFetch("\\42").source->imm, 42u);
+    EXPECT_EQ(goodFetch("\\0xff").source->imm, 255u);
+    EXPECT_EQ(goodFetch("\\-1").source->imm, ~0ull);
+    EXPECT_EQ(goodFetch("\\-1:s64").str(), "arg1=\\0xffffffffffffffff:s64");
 }
 
 TEST(FetchSpec, ListNamesByPosition) {
@@ -153,7 +153,7 @@ TEST(FetchSpec, ListNamesByPosition) {
 // Errors: each checks the message and that the column points at the fault.
 namespace {
 
-struct BadCase {
+struct BadFetchCase {
     std::string text;
     std::size_t column;
     std::string message;
@@ -162,7 +162,7 @@ struct BadCase {
 }  // namespace
 
 TEST(FetchSpec, ErrorsPointAtTheFault) {
-    const std::vector<BadCase> cases = {
+    const std::vector<BadFetchCase> cases = {
         {"", 1, "expected a fetch source"},
         {"x=", 3, "expected a fetch source after 'x='"},
         {"$arg0", 5, "counts from 1"},
@@ -205,7 +205,7 @@ TEST(FetchSpec, ErrorsPointAtTheFault) {
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.text);
-        SpecError e = bad(c.text);
+        SpecError e = badFetch(c.text);
         EXPECT_THAT(e.message, HasSubstr(c.message));
         EXPECT_EQ(e.column, c.column) << e.render();
     }
@@ -214,17 +214,18 @@ TEST(FetchSpec, ErrorsPointAtTheFault) {
 TEST(FetchSpec, ArgNeedsFunctionEntry) {
     FetchOptions mid;
     mid.at_function_entry = false;
-    EXPECT_THAT(bad("$arg1", mid).message, HasSubstr("only available at a function entry"));
-    EXPECT_THAT(bad("x=+0($arg2)", ret()).message, HasSubstr("not available in a return probe"));
-    EXPECT_EQ(bad("x=+0($arg2)", ret()).column, 6u);
+    EXPECT_THAT(badFetch("$arg1", mid).message, HasSubstr("only available at a function entry"));
+    EXPECT_THAT(badFetch("x=+0($arg2)", ret()).message,
+                HasSubstr("not available in a return probe"));
+    EXPECT_EQ(badFetch("x=+0($arg2)", ret()).column, 6u);
 }
 
 TEST(FetchSpec, DepthLimit) {
     std::string s = "$arg1";
     for (std::size_t i = 0; i < kFetchMaxDepth; ++i)
         s = "+0(" + s + ")";
-    EXPECT_EQ(good(s).source->depth(), kFetchMaxDepth);
-    SpecError e = bad("+0(" + s + ")");
+    EXPECT_EQ(goodFetch(s).source->depth(), kFetchMaxDepth);
+    SpecError e = badFetch("+0(" + s + ")");
     EXPECT_THAT(e.message, HasSubstr("deeper than 8"));
     EXPECT_EQ(e.column, 4u + 3u * (kFetchMaxDepth - 1));
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "aggr_cli.hpp"
+#include "aggr_rows.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/event_print.hpp"
 #include "probectl/fetch_program.hpp"
@@ -19,6 +20,8 @@
 #include "uapi/probectl.h"
 
 using namespace probectl;
+using probectl::test::entry;
+using probectl::test::u32;
 
 namespace {
 
@@ -397,21 +400,6 @@ TEST(KernelStackPrint, FramesUnderTheEventAndAsAJsonArray) {
 }
 
 namespace {
-
-AggrEntry entry(std::vector<FetchedValue> key, std::uint64_t count) {
-    AggrEntry e;
-    e.key = std::move(key);
-    e.count = count;
-    return e;
-}
-
-FetchedValue u32(const char* name, std::uint64_t v) {
-    FetchedValue f;
-    f.name = name;
-    f.type = FetchType::U32;
-    f.raw = v;
-    return f;
-}
 
 FetchedValue str(const char* name, const char* s) {
     FetchedValue f;

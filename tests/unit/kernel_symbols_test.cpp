@@ -6,26 +6,21 @@
 #include <fstream>
 #include <sstream>
 
+#include "fixture_text.hpp"
 #include "kernel/resolve_by_name.hpp"
 #include "uapi/probectl.h"
 
+using probectl::test::fixtureText;
 using namespace probectl;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 namespace {
 
-std::string fixture(const std::string& name) {
-    std::ifstream in(std::string(PROBECTL_FIXTURES) + "/" + name);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 class KernelSymbolsTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        auto r = KernelSymbols::fromText(fixture("kallsyms.txt"), fixture("blacklist.txt"));
+        auto r = KernelSymbols::fromText(fixtureText("kallsyms.txt"), fixtureText("blacklist.txt"));
         ASSERT_TRUE(r.ok()) << r.error().message;
         ks = std::move(*r);
     }
@@ -326,8 +321,8 @@ TEST_F(KernelSymbolsTest, ResolveAddress) {
 }
 
 TEST(KernelSymbolsHidden, ZeroAddressesAreDetected) {
-    auto r =
-        KernelSymbols::fromText(fixture("kallsyms_hidden.txt"), fixture("blacklist_hidden.txt"));
+    auto r = KernelSymbols::fromText(fixtureText("kallsyms_hidden.txt"),
+                                     fixtureText("blacklist_hidden.txt"));
     ASSERT_TRUE(r);
     EXPECT_TRUE(r->addressesHidden());
     // Names still resolve (the kernel resolves them), blacklist by name still works.

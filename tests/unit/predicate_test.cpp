@@ -20,19 +20,19 @@ const std::vector<FetchArg>& args() {
     return a;
 }
 
-std::string good(std::string_view text) {
+std::string goodPredicate(std::string_view text) {
     auto r = parsePredicate(text, args());
     EXPECT_TRUE(r.ok()) << text << ": " << (r ? "" : r.error().render());
     return r ? (*r)->str() : "";
 }
 
-SpecError bad(std::string_view text) {
+SpecError badPredicate(std::string_view text) {
     auto r = parsePredicate(text, args());
     EXPECT_FALSE(r.ok()) << text << " parsed as " << (r ? (*r)->str() : "");
     return r ? SpecError{} : r.error();
 }
 
-FilterProgram compiled(std::string_view text) {
+FilterProgram compiledPredicate(std::string_view text) {
     auto r = parsePredicate(text, args());
     EXPECT_TRUE(r.ok()) << text << ": " << (r ? "" : r.error().render());
     if (!r)
@@ -64,33 +64,35 @@ PredicateValues values(std::int32_t fd, std::string path, std::uint32_t flags = 
 }
 
 bool eval(std::string_view text, const PredicateValues& v) {
-    return evalPredicate(compiled(text), v);
+    return evalPredicate(compiledPredicate(text), v);
 }
 
 }  // namespace
 
 TEST(FilterExpr, ParsesAndPrintsCanonically) {
-    EXPECT_EQ(good("fd == 3"), "(fd == 3)");
-    EXPECT_EQ(good("fd==-1"), "(fd == -1)");
-    EXPECT_EQ(good("flags & 0x80000"), "(flags & 0x80000)");
-    EXPECT_EQ(good("n"), "(n != 0x0)");
-    EXPECT_EQ(good("3 < fd"), "(fd > 3)");
-    EXPECT_EQ(good("path == \"/etc/passwd\""), "(path == \"/etc/passwd\")");
-    EXPECT_EQ(good("path == \"/etc/*\""), "(path ~ \"/etc/*\")");
-    EXPECT_EQ(good("path != \"*.so\""), "(path !~ \"*.so\")");
-    EXPECT_EQ(good("$comm ~ \"ba?h\""), "($comm ~ \"ba?h\")");
-    EXPECT_EQ(good("$pid == 42 && $uid != 0"), "(($pid == 0x2a) && ($uid != 0x0))");
+    EXPECT_EQ(goodPredicate("fd == 3"), "(fd == 3)");
+    EXPECT_EQ(goodPredicate("fd==-1"), "(fd == -1)");
+    EXPECT_EQ(goodPredicate("flags & 0x80000"), "(flags & 0x80000)");
+    EXPECT_EQ(goodPredicate("n"), "(n != 0x0)");
+    EXPECT_EQ(goodPredicate("3 < fd"), "(fd > 3)");
+    EXPECT_EQ(goodPredicate("path == \"/etc/passwd\""), "(path == \"/etc/passwd\")");
+    EXPECT_EQ(goodPredicate("path == \"/etc/*\""), "(path ~ \"/etc/*\")");
+    EXPECT_EQ(goodPredicate("path != \"*.so\""), "(path !~ \"*.so\")");
+    EXPECT_EQ(goodPredicate("$comm ~ \"ba?h\""), "($comm ~ \"ba?h\")");
+    EXPECT_EQ(goodPredicate("$pid == 42 && $uid != 0"), "(($pid == 0x2a) && ($uid != 0x0))");
     // && binds tighter than ||, ! tighter than both.
-    EXPECT_EQ(good("fd == 1 || fd == 2 && !n"), "((fd == 1) || ((fd == 2) && !(n != 0x0)))");
-    EXPECT_EQ(good("(fd == 1 || fd == 2) && n"), "(((fd == 1) || (fd == 2)) && (n != 0x0))");
-    EXPECT_EQ(good("path == \"a\\\"b\\\\c\\n\\x41\""), "(path == \"a\\\"b\\\\c\\nA\")");
-    EXPECT_EQ(good("big == 0xffffffffffffffff"), "(big == 0xffffffffffffffff)");
-    EXPECT_EQ(good("fd >= -2147483648"), "(fd >= -2147483648)");
+    EXPECT_EQ(goodPredicate("fd == 1 || fd == 2 && !n"),
+              "((fd == 1) || ((fd == 2) && !(n != 0x0)))");
+    EXPECT_EQ(goodPredicate("(fd == 1 || fd == 2) && n"),
+              "(((fd == 1) || (fd == 2)) && (n != 0x0))");
+    EXPECT_EQ(goodPredicate("path == \"a\\\"b\\\\c\\n\\x41\""), "(path == \"a\\\"b\\\\c\\nA\")");
+    EXPECT_EQ(goodPredicate("big == 0xffffffffffffffff"), "(big == 0xffffffffffffffff)");
+    EXPECT_EQ(goodPredicate("fd >= -2147483648"), "(fd >= -2147483648)");
 }
 
 namespace {
 
-struct BadCase {
+struct BadPredicateCase {
     std::string text;
     std::size_t column;
     std::string message;
@@ -99,7 +101,7 @@ struct BadCase {
 }  // namespace
 
 TEST(FilterExpr, ErrorsPointAtTheFault) {
-    const std::vector<BadCase> cases = {
+    const std::vector<BadPredicateCase> cases = {
         {"", 1, "empty filter"},
         {"fd = 3", 4, "compare with '=='"},
         {"fd == 3 | n", 9, "did you mean '||'"},
@@ -143,7 +145,7 @@ TEST(FilterExpr, ErrorsPointAtTheFault) {
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.text);
-        SpecError e = bad(c.text);
+        SpecError e = badPredicate(c.text);
         EXPECT_THAT(e.message, HasSubstr(c.message));
         EXPECT_EQ(e.column, c.column) << e.render();
     }
@@ -169,15 +171,15 @@ TEST(FilterExpr, NestingIsBounded) {
     std::string s = "fd == 1";
     for (int i = 0; i < 16; ++i)
         s = "(" + s + ")";
-    good(s);
-    SpecError e = bad("(" + s + ")");
+    goodPredicate(s);
+    SpecError e = badPredicate("(" + s + ")");
     EXPECT_THAT(e.message, HasSubstr("deeper than 16"));
     EXPECT_EQ(e.column, 17u);
-    EXPECT_THAT(bad(std::string(17, '!') + "n").message, HasSubstr("deeper than 16"));
+    EXPECT_THAT(badPredicate(std::string(17, '!') + "n").message, HasSubstr("deeper than 16"));
 }
 
 TEST(FilterExpr, CompilesToPostfix) {
-    auto p = compiled("fd == 3 && (path ~ \"/etc/*\" || !n)");
+    auto p = compiledPredicate("fd == 3 && (path ~ \"/etc/*\" || !n)");
     ASSERT_EQ(p.insns.size(), 6u);
     EXPECT_EQ(p.insns[0].op, static_cast<std::uint8_t>(PredicateOpcode::Test));
     EXPECT_EQ(p.insns[0].cmp, static_cast<std::uint8_t>(PredicateCmp::Eq));
@@ -193,7 +195,7 @@ TEST(FilterExpr, CompilesToPostfix) {
     EXPECT_EQ(p.insns[4].op, static_cast<std::uint8_t>(PredicateOpcode::Or));
     EXPECT_EQ(p.insns[5].op, static_cast<std::uint8_t>(PredicateOpcode::And));
 
-    auto c = compiled("$comm == \"sh\"");
+    auto c = compiledPredicate("$comm == \"sh\"");
     EXPECT_EQ(c.insns[0].field_kind, static_cast<std::uint8_t>(PredicateFieldKind::Comm));
 }
 
@@ -202,7 +204,7 @@ TEST(FilterExpr, CompileLimits) {
     std::string chain = "n";
     for (int i = 0; i < 15; ++i)
         chain += " && n";
-    EXPECT_EQ(compiled(chain).insns.size(), 31u);
+    EXPECT_EQ(compiledPredicate(chain).insns.size(), 31u);
     auto r = parsePredicate(chain + " && n", args());
     ASSERT_TRUE(r.ok());
     EXPECT_THAT(compilePredicate(**r).error().message, HasSubstr("more than 32 instructions"));

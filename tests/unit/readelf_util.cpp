@@ -49,7 +49,7 @@ std::uint64_t num(const std::string& s, int base) {
     return std::stoull(s, nullptr, base);
 }
 
-std::vector<std::string> words(const std::string& line) {
+std::vector<std::string> readelfWords(const std::string& line) {
     std::istringstream in(line);
     std::vector<std::string> w;
     for (std::string s; in >> s;)
@@ -64,7 +64,7 @@ std::vector<ReadelfSymbol> readelfSymbols(const std::string& file) {
     std::istringstream in(run("readelf -Ws '" + file + "' 2>/dev/null"));
     for (std::string line; std::getline(in, line);) {
         //    Num:    Value          Size Type    Bind   Vis      Ndx Name
-        auto w = words(line);
+        auto w = readelfWords(line);
         if (w.size() < 8 || w[0].back() != ':' || w[0] == "Num:")
             continue;
         ReadelfSymbol s;
@@ -85,7 +85,7 @@ std::vector<ReadelfLoad> readelfLoads(const std::string& file) {
     std::istringstream in(run("readelf -lW '" + file + "'"));
     for (std::string line; std::getline(in, line);) {
         // LOAD 0x000000 0x0000000000400000 0x0000000000400000 0x000578 0x000578 R E 0x1000
-        auto w = words(line);
+        auto w = readelfWords(line);
         if (w.size() < 8 || w[0] != "LOAD")
             continue;
         ReadelfLoad l;
@@ -112,7 +112,7 @@ std::vector<ReadelfStapsdt> readelfStapsdt(const std::string& file) {
     std::vector<ReadelfStapsdt> out;
     std::istringstream in(run("readelf -n '" + file + "'"));
     for (std::string line; std::getline(in, line);) {
-        auto w = words(line);
+        auto w = readelfWords(line);
         if (w.empty())
             continue;
         if (w[0] == "stapsdt") {
@@ -143,7 +143,7 @@ std::optional<std::uint64_t> readelfSectionAddr(const std::string& file, const s
         const auto close = line.find(']');
         if (close == std::string::npos)
             continue;
-        auto w = words(line.substr(close + 1));
+        auto w = readelfWords(line.substr(close + 1));
         if (w.size() >= 3 && w[0] == name)
             return num(w[2], 16);
     }

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "fixture_text.hpp"
 #include "kernel/resolve_by_name.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/session.hpp"
@@ -19,14 +20,8 @@
 namespace probectl {
 namespace {
 
+using probectl::test::fixtureText;
 using ::testing::HasSubstr;
-
-std::string fixture(const std::string& name) {
-    std::ifstream in(std::string(PROBECTL_FIXTURES) + "/" + name);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 ProbeSpec spec(const std::string& text) {
     auto s = parseProbeSpec(text);
@@ -42,7 +37,7 @@ std::string selfPath() {
 }
 
 TEST(ResolveRequest, KprobeFromTheSymbolTableWithItsLabel) {
-    auto ks = KernelSymbols::fromText(fixture("kallsyms.txt"), fixture("blacklist.txt"));
+    auto ks = KernelSymbols::fromText(fixtureText("kallsyms.txt"), fixtureText("blacklist.txt"));
     ASSERT_TRUE(ks);
     SessionOptions o;
     o.symbols = &*ks;
@@ -135,7 +130,7 @@ namespace {
 // Start-up: the specs the kernel resolves by name alone get the request kallsyms would give
 // them, without reading it; every other spec still needs the table.
 TEST(ResolveByName, SyscallWrappersAsKallsymsWouldResolveThem) {
-    auto ks = KernelSymbols::fromText(fixture("kallsyms.txt"), fixture("blacklist.txt"));
+    auto ks = KernelSymbols::fromText(fixtureText("kallsyms.txt"), fixtureText("blacklist.txt"));
     ASSERT_TRUE(ks);
     for (const char* text : {"syscall:getppid", "syscall:exit_group", "kprobe:__x64_sys_openat",
                              "kretprobe:__x64_sys_execve", "kretprobe:__x64_sys_openat2"}) {

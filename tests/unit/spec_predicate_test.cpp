@@ -8,26 +8,16 @@
 
 #include "probectl/predicate.hpp"
 #include "probectl/probe_spec.hpp"
+#include "spec_parse.hpp"
 #include "uapi/probectl.h"
 
 using namespace probectl;
+using namespace probectl::test;
 using ::testing::HasSubstr;
 
 namespace {
 
-ProbeSpec good(std::string_view text) {
-    auto r = parseProbeSpec(text);
-    EXPECT_TRUE(r.ok()) << text << ": " << (r.ok() ? "" : r.error().render());
-    return r.ok() ? *r : ProbeSpec{};
-}
-
-SpecError bad(std::string_view text) {
-    auto r = parseProbeSpec(text);
-    EXPECT_FALSE(r.ok()) << text;
-    return r.ok() ? SpecError{} : r.error();
-}
-
-FilterProgram compiled(const ProbeSpec& s) {
+FilterProgram compiledSpec(const ProbeSpec& s) {
     auto node = parsePredicate(s.text, s.fetch_args, s.predicate_begin);
     EXPECT_TRUE(node.ok());
     auto prog = compilePredicate(**node);
@@ -40,7 +30,7 @@ FilterProgram compiled(const ProbeSpec& s) {
 TEST(SpecFilter, PredicateAfterFetchArguments) {
     const char* text =
         R"(syscall:openat path=+0($arg2):ustring flags=$arg3:x32 if path ~ "/etc/*")";
-    ProbeSpec s = good(text);
+    ProbeSpec s = goodSpec(text);
     ASSERT_EQ(s.fetch_args.size(), 2u);
     EXPECT_EQ(s.predicate, R"(path ~ "/etc/*")");
     EXPECT_EQ(s.predicate_begin, std::string_view(text).find("path ~"));
@@ -49,9 +39,9 @@ TEST(SpecFilter, PredicateAfterFetchArguments) {
 }
 
 TEST(SpecFilter, PredicateWithoutFetchArgumentsUsesSpecials) {
-    ProbeSpec s = good(R"(kprobe:vfs_read if $comm == "ls" && $pid != 1)");
+    ProbeSpec s = goodSpec(R"(kprobe:vfs_read if $comm == "ls" && $pid != 1)");
     EXPECT_TRUE(s.fetch_args.empty());
-    FilterProgram p = compiled(s);
+    FilterProgram p = compiledSpec(s);
     ASSERT_EQ(p.insns.size(), 3u);
     EXPECT_EQ(p.insns[0].field_kind, PROBECTL_FILTER_FIELD_COMM);
     EXPECT_EQ(p.insns[0].flags, PROBECTL_FILTER_F_STRING);
@@ -68,7 +58,7 @@ TEST(SpecFilter, RetvalInEveryReturnProbe) {
          {"kretprobe:do_sys_openat2 if $retval < 0", "uretprobe:libc:malloc if $retval == 0",
           "syscall:openat if $retval < 0",
           "syscall:openat fd=$retval:s32 p=+0($arg2):ustring if $retval < 0"}) {
-        ProbeSpec s = good(text);
+        ProbeSpec s = goodSpec(text);
         ASSERT_TRUE(firesAtReturn(s)) << text;
         auto node = parsePredicate(s.text, s.fetch_args, s.predicate_begin,
                                    PredicateOptions{firesAtReturn(s)});
@@ -83,7 +73,7 @@ TEST(SpecFilter, RetvalInEveryReturnProbe) {
     for (const char* text :
          {"kprobe:do_sys_openat2 if $retval < 0", "uprobe:libc:malloc if $retval == 0",
           "syscall:exit_group if $retval != 0", "kprobe:do_sys_openat2 r=$retval"}) {
-        SpecError e = bad(text);
+        SpecError e = badSpec(text);
         EXPECT_THAT(e.message, HasSubstr("$retval is only available in return probes")) << text;
         EXPECT_EQ(e.column, std::string_view(text).find("$retval") + 1) << text;
     }
@@ -92,16 +82,16 @@ TEST(SpecFilter, RetvalInEveryReturnProbe) {
 // USDT arguments come from the probe's note, so the predicate is kept as text and
 // type-checked once the probe is resolved (Session::add).
 TEST(SpecFilter, UsdtPredicateIsDeferred) {
-    ProbeSpec s = good("usdt:/bin/app:pc:tick if arg1 >= 2");
+    ProbeSpec s = goodSpec("usdt:/bin/app:pc:tick if arg1 >= 2");
     EXPECT_EQ(s.predicate, "arg1 >= 2");
     EXPECT_TRUE(s.fetch_args.empty());
-    EXPECT_EQ(bad("usdt:/bin/app:pc:tick n=$arg1 if n > 1").column, 23u)
+    EXPECT_EQ(badSpec("usdt:/bin/app:pc:tick n=$arg1 if n > 1").column, 23u)
         << "usdt still takes no fetch arguments";
 }
 
 // A fetch argument may be named "if2" or contain "if": only the word `if` starts a predicate.
 TEST(SpecFilter, OnlyTheWordIf) {
-    ProbeSpec s = good("kprobe:vfs_read if2=$arg1 if if2 == 3");
+    ProbeSpec s = goodSpec("kprobe:vfs_read if2=$arg1 if if2 == 3");
     ASSERT_EQ(s.fetch_args.size(), 1u);
     EXPECT_EQ(s.fetch_args[0].name, "if2");
     EXPECT_EQ(s.predicate, "if2 == 3");
@@ -125,7 +115,7 @@ class SpecFilterErrors : public ::testing::TestWithParam<FilterBad> {};
 
 TEST_P(SpecFilterErrors, PointAtTheColumn) {
     const FilterBad& c = GetParam();
-    SpecError e = bad(c.text);
+    SpecError e = badSpec(c.text);
     EXPECT_EQ(e.column, c.column) << c.text << ": " << e.message;
     EXPECT_THAT(e.message, HasSubstr(c.message_part)) << c.text;
     EXPECT_EQ(e.input, c.text) << "the caret line shows the whole spec";
@@ -148,8 +138,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The bytes libctl sends are the uapi struct, field for field.
 TEST(SpecFilter, WireLayoutIsTheUapiStruct) {
-    ProbeSpec s = good("kprobe:vfs_read n=$arg3:s32 if n < -1");
-    FilterProgram p = compiled(s);
+    ProbeSpec s = goodSpec("kprobe:vfs_read n=$arg3:s32 if n < -1");
+    FilterProgram p = compiledSpec(s);
     ASSERT_EQ(p.insns.size(), 1u);
     probectl_filter_insn w{};
     static_assert(sizeof(w) == sizeof(FilterInsn));
@@ -164,8 +154,8 @@ TEST(SpecFilter, WireLayoutIsTheUapiStruct) {
 }
 
 TEST(SpecFilter, StringsBlobIsNulSeparated) {
-    ProbeSpec s = good(R"(kprobe:vfs_read if $comm ~ "ba*" || $comm == "ls")");
-    auto blob = encodeFilterStrings(compiled(s));
+    ProbeSpec s = goodSpec(R"(kprobe:vfs_read if $comm ~ "ba*" || $comm == "ls")");
+    auto blob = encodeFilterStrings(compiledSpec(s));
     ASSERT_TRUE(blob.ok());
     EXPECT_EQ(*blob, std::string("ba*\0ls\0", 7));
     FilterProgram nul;

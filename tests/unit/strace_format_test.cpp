@@ -45,7 +45,7 @@ struct Call {
     bool faulted;
 };
 
-SyscallRecord record(const Call& c) {
+SyscallRecord syscallRecord(const Call& c) {
     SyscallRecord r;
     r.name = c.name;
     for (std::size_t i = 0; i < c.args.size(); ++i)
@@ -122,7 +122,7 @@ TEST(StraceFormat, MatchesStraceLineByLine) {
     };
     for (std::size_t i = 0; i < calls.size(); ++i) {
         SCOPED_TRACE("fixture line " + std::to_string(i + 1));
-        EXPECT_EQ(formatSyscall(record(calls[i]), nullptr), lines[i]);
+        EXPECT_EQ(formatSyscall(syscallRecord(calls[i]), nullptr), lines[i]);
     }
 
     SyscallRecord ex;
@@ -135,7 +135,7 @@ TEST(StraceFormat, MatchesStraceLineByLine) {
     EXPECT_EQ(formatSyscall(ex, nullptr), lines[43]);
     ex.args = {0x5000, 0, 0};
     EXPECT_EQ(formatSyscall(ex, nullptr), lines[44]);
-    EXPECT_EQ(formatSyscall(record({"getppid", {}, 542}), nullptr), lines[45]);
+    EXPECT_EQ(formatSyscall(syscallRecord({"getppid", {}, 542}), nullptr), lines[45]);
     ex.args = {0x5000, 0x6000, 0x7ffed59ec480};
     ex.mem[0] = FetchedBytes{"./prog"};
     ex.argv = std::vector<std::string>{"./prog"};

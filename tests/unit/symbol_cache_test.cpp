@@ -2,6 +2,7 @@
 // address visibility; a file is used only when it is the uid's own, safe, intact and under
 // the same key; a round trip gives back the table the text parse gave.
 #include "kernel/symbol_cache.hpp"
+#include "fixture_text.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,18 +14,12 @@
 #include <fstream>
 #include <sstream>
 
+using probectl::test::fixtureText;
 using namespace probectl;
 using namespace probectl::detail;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string fixture(const std::string& name) {
-    std::ifstream in(std::string(PROBECTL_FIXTURES) + "/" + name);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 void writeText(const fs::path& p, const std::string& text) {
     fs::create_directories(p.parent_path());
@@ -63,7 +58,7 @@ class SymbolCacheTest : public ::testing::Test {
                                             20));
         setBuildId("other", std::string("\x05\x06\x07\x08", 4));
         dir = (root / "cache").string();
-        auto t = KernelSymbols::fromText(fixture("kallsyms.txt"), fixture("blacklist.txt"));
+        auto t = KernelSymbols::fromText(fixtureText("kallsyms.txt"), fixtureText("blacklist.txt"));
         ASSERT_TRUE(t.ok()) << t.error().message;
         table = std::move(*t);
     }
@@ -108,7 +103,7 @@ TEST_F(SymbolCacheTest, RoundTripGivesTheParsedTable) {
     }
     // The rebuilt table answers as the parsed one: lookups, modules, blacklist, resolution.
     KernelSymbols again = KernelSymbols::fromSymbols(std::move(got->symbols),
-                                                     fixture("blacklist.txt"), got->malformed);
+                                                     fixtureText("blacklist.txt"), got->malformed);
     for (const KernelSymbol& s : table.symbols()) {
         EXPECT_EQ(again.lookup(s.name).size(), table.lookup(s.name).size()) << s.name;
         EXPECT_EQ(again.probeability(s), table.probeability(s)) << s.name;
@@ -150,7 +145,7 @@ TEST_F(SymbolCacheTest, MappedIndexAnswersAsTheParsedTable) {
     EXPECT_EQ(map->addressesHidden(), table.addressesHidden());
     // A fresh table for each pass, so the name lookups run before anything builds the whole.
     auto mapped =
-        KernelSymbols::fromCacheFile(file(), k, fixture("blacklist.txt"), kFixtureKallsyms);
+        KernelSymbols::fromCacheFile(file(), k, fixtureText("blacklist.txt"), kFixtureKallsyms);
     ASSERT_TRUE(mapped.has_value());
     EXPECT_FALSE(mapped->complete());
     std::vector<std::string> names = {"no_such_symbol", "vfs_raed", ""};
@@ -174,7 +169,7 @@ TEST_F(SymbolCacheTest, MappedIndexAnswersAsTheParsedTable) {
     }
     // Every address, and what needs the whole table.
     auto again =
-        KernelSymbols::fromCacheFile(file(), k, fixture("blacklist.txt"), kFixtureKallsyms);
+        KernelSymbols::fromCacheFile(file(), k, fixtureText("blacklist.txt"), kFixtureKallsyms);
     ASSERT_TRUE(again.has_value());
     for (const KernelSymbol& s : table.symbols()) {
         for (std::uint64_t a : {s.addr, s.addr + 1}) {
@@ -206,7 +201,7 @@ TEST_F(SymbolCacheTest, DamagedIndexFallsBackToKallsyms) {
     EXPECT_FALSE(map->find(table.symbols().front().name).has_value());
     EXPECT_FALSE(map->all().has_value());
     auto mapped =
-        KernelSymbols::fromCacheFile(file(), k, fixture("blacklist.txt"), kFixtureKallsyms);
+        KernelSymbols::fromCacheFile(file(), k, fixtureText("blacklist.txt"), kFixtureKallsyms);
     ASSERT_TRUE(mapped.has_value());
     for (const KernelSymbol& s : table.symbols()) {
         const auto want = table.lookup(s.name);

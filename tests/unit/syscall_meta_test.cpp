@@ -21,7 +21,7 @@ namespace {
 
 const std::string kTracefs = std::string(PROBECTL_FIXTURES) + "/syscalls";
 
-std::string fixture(const std::string& event) {
+std::string formatFile(const std::string& event) {
     std::ifstream in(kTracefs + "/events/syscalls/" + event + "/format");
     EXPECT_TRUE(in) << event;
     std::ostringstream ss;
@@ -30,7 +30,7 @@ std::string fixture(const std::string& event) {
 }
 
 TraceEventFormat parsed(const std::string& event) {
-    auto r = parseEventFormat(fixture(event));
+    auto r = parseEventFormat(formatFile(event));
     EXPECT_TRUE(r.ok()) << event << ": " << (r ? "" : r.error().message);
     return r ? *r : TraceEventFormat{};
 }

@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 
 namespace {
 
-constexpr std::uint64_t kAtFdcwd = static_cast<std::uint64_t>(-100);
+constexpr std::uint64_t kPlanAtFdcwd = static_cast<std::uint64_t>(-100);
 
 Event::RawValue bytes(std::string_view s, std::uint8_t flags = 0) {
     Event::RawValue v;
@@ -35,8 +35,8 @@ Event::RawValue cstring(std::string_view s, std::uint8_t flags = 0) {
     return v;
 }
 
-Event event(const SyscallPlan& plan, std::array<std::uint64_t, 6> args, std::int64_t ret,
-            std::vector<Event::RawValue> fetched) {
+Event planEvent(const SyscallPlan& plan, std::array<std::uint64_t, 6> args, std::int64_t ret,
+                std::vector<Event::RawValue> fetched) {
     Event ev;
     ev.args = args;
     ev.retval = static_cast<std::uint64_t>(ret);
@@ -142,27 +142,29 @@ TEST(SyscallRecord, ExecveArgvAndEnvironmentLikeStrace) {
         return f;
     };
     const std::array<std::uint64_t, 6> args = {0x1000, 0x7ffd0000, 0x7ffd0100, 0, 0, 0};
-    Event ev = event(p, args, 0, fetched({1, 2, 0}, {5, 6, 7, 0}, {"ls", "-al"}));
+    Event ev = planEvent(p, args, 0, fetched({1, 2, 0}, {5, 6, 7, 0}, {"ls", "-al"}));
     EXPECT_EQ(formatSyscallEvent(ev, false),
               "execve(\"/bin/ls\", [\"ls\", \"-al\"], 0x7ffd0100 /* 3 vars */) = 0");
     // More than kExecArgvMax arguments and kExecEnvMax variables: "..." and "64+".
     std::vector<std::uint64_t> many(kExecArgvMax + 1, 1), env(kExecEnvMax, 1);
-    Event big = event(p, args, 0, fetched(many, env, {"a", "b", "c", "d", "e", "f", "g", "h"}));
+    Event big = planEvent(p, args, 0, fetched(many, env, {"a", "b", "c", "d", "e", "f", "g", "h"}));
     EXPECT_EQ(formatSyscallEvent(big, false),
               "execve(\"/bin/ls\", [\"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\", \"h\", "
               "...], 0x7ffd0100 /* 64+ vars */) = 0");
     // A string that could not be read: the pointer, as strace prints unreadable memory.
-    Event bad = event(p, args, 0, fetched({1, 2, 0}, {0}, {"ls"}));
+    Event bad = planEvent(p, args, 0, fetched({1, 2, 0}, {0}, {"ls"}));
     EXPECT_EQ(formatSyscallEvent(bad, false),
               "execve(\"/bin/ls\", 0x7ffd0000, 0x7ffd0100 /* 0 vars */) = 0");
 }
 
 TEST(SyscallRecord, PathsLoseTheirNulAndPrintLikeStrace) {
     SyscallPlan p = syscallPlan("openat", nullptr);
-    Event ev = event(p, {kAtFdcwd, 0x7ffc0000, 02000000, 0, 0, 0}, 3, {cstring("/etc/passwd")});
+    Event ev =
+        planEvent(p, {kPlanAtFdcwd, 0x7ffc0000, 02000000, 0, 0, 0}, 3, {cstring("/etc/passwd")});
     EXPECT_EQ(formatSyscallEvent(ev, false),
               "openat(AT_FDCWD, \"/etc/passwd\", O_RDONLY|O_CLOEXEC) = 3");
-    Event missing = event(p, {kAtFdcwd, 0x7ffc0000, 0, 0, 0, 0}, -2, {cstring("/nonexistent")});
+    Event missing =
+        planEvent(p, {kPlanAtFdcwd, 0x7ffc0000, 0, 0, 0, 0}, -2, {cstring("/nonexistent")});
     EXPECT_EQ(formatSyscallEvent(missing, true),
               "openat(AT_FDCWD, \"/nonexistent\", O_RDONLY) = -1 ENOENT (No such file or "
               "directory)");
@@ -171,7 +173,8 @@ TEST(SyscallRecord, PathsLoseTheirNulAndPrintLikeStrace) {
 // A path the kernel could not read prints its address, as strace does.
 TEST(SyscallRecord, FaultedPathPrintsThePointer) {
     SyscallPlan p = syscallPlan("openat", nullptr);
-    Event ev = event(p, {kAtFdcwd, 0x1234, 0, 0, 0, 0}, -14, {bytes("", PROBECTL_FETCH_V_FAULT)});
+    Event ev =
+        planEvent(p, {kPlanAtFdcwd, 0x1234, 0, 0, 0, 0}, -14, {bytes("", PROBECTL_FETCH_V_FAULT)});
     EXPECT_EQ(formatSyscallEvent(ev, false),
               "openat(AT_FDCWD, 0x1234, O_RDONLY) = -1 EFAULT (Bad address)");
 }
@@ -182,18 +185,18 @@ TEST(SyscallRecord, BuffersCutToCountOrReturnValue) {
     SyscallPlan w = syscallPlan("write", nullptr);
     std::string data = "hi\n";
     data.resize(64, 'x');
-    Event ev = event(w, {1, 0x5000, 3, 0, 0, 0}, 3, {bytes(data)});
+    Event ev = planEvent(w, {1, 0x5000, 3, 0, 0, 0}, 3, {bytes(data)});
     EXPECT_EQ(formatSyscallEvent(ev, false), "write(1, \"hi\\n\", 3) = 3");
 
     std::string long_data(64, 'a');
-    Event lw = event(w, {1, 0x5000, 100, 0, 0, 0}, 100, {bytes(long_data)});
+    Event lw = planEvent(w, {1, 0x5000, 100, 0, 0, 0}, 100, {bytes(long_data)});
     EXPECT_EQ(formatSyscallEvent(lw, false),
               "write(1, \"" + std::string(32, 'a') + "\"..., 100) = 100");
 
     SyscallPlan r = syscallPlan("read", nullptr);
-    Event rd = event(r, {3, 0x6000, 64, 0, 0, 0}, 5, {bytes("root:" + std::string(59, 'z'))});
+    Event rd = planEvent(r, {3, 0x6000, 64, 0, 0, 0}, 5, {bytes("root:" + std::string(59, 'z'))});
     EXPECT_EQ(formatSyscallEvent(rd, false), "read(3, \"root:\", 64) = 5");
-    Event bad = event(r, {3, 0, 16, 0, 0, 0}, -14, {bytes("", PROBECTL_FETCH_V_FAULT)});
+    Event bad = planEvent(r, {3, 0, 16, 0, 0, 0}, -14, {bytes("", PROBECTL_FETCH_V_FAULT)});
     EXPECT_EQ(formatSyscallEvent(bad, false), "read(3, NULL, 16) = -1 EFAULT (Bad address)");
 }
 
@@ -219,7 +222,7 @@ TEST(SyscallRecord, NeverReturningCallPrintsQuestionMark) {
 // are traced; the event layout otherwise.
 TEST(SyscallLayout, StraceLinesWithPidPrefix) {
     SyscallPlan p = syscallPlan("close", nullptr);
-    Event ev = event(p, {3, 0, 0, 0, 0, 0}, 0, {});
+    Event ev = planEvent(p, {3, 0, 0, 0, 0, 0}, 0, {});
     ev.pid = 4321;
     const std::string call = "close(3)";
     const std::string aligned = call + std::string(40 - call.size(), ' ') + "= 0";

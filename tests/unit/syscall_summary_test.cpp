@@ -11,8 +11,8 @@ using ::testing::HasSubstr;
 namespace {
 
 // One syscall's table: (errno, calls, ns) per key.
-AggrTable table(const std::string& spec,
-                std::vector<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>> keys) {
+AggrTable summaryTable(const std::string& spec,
+                       std::vector<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>> keys) {
     AggrTable t;
     t.spec = spec;
     t.key_names = {"errno"};
@@ -35,9 +35,9 @@ AggrTable table(const std::string& spec,
 
 TEST(SyscallSummary, StraceTableByTimeWithTotal) {
     std::vector<AggrTable> tables = {
-        table("syscall:getppid", {{0, 100, 50'000}}),
-        table("syscall:openat", {{0, 3, 30'000}, {-2, 7, 120'000}}),
-        table("syscall:read", {}),  // no call: no row
+        summaryTable("syscall:getppid", {{0, 100, 50'000}}),
+        summaryTable("syscall:openat", {{0, 3, 30'000}, {-2, 7, 120'000}}),
+        summaryTable("syscall:read", {}),  // no call: no row
     };
     const auto rows = syscallRows(tables);
     ASSERT_EQ(rows.size(), 2u);
@@ -55,7 +55,7 @@ TEST(SyscallSummary, StraceTableByTimeWithTotal) {
 }
 
 TEST(SyscallSummary, LossesAreSaid) {
-    std::vector<AggrTable> tables = {table("syscall:getppid", {{0, 1, 1}})};
+    std::vector<AggrTable> tables = {summaryTable("syscall:getppid", {{0, 1, 1}})};
     SessionStats st;
     st.probes.resize(1);
     EXPECT_EQ(syscallSummaryLosses(tables, st), "");

@@ -11,14 +11,14 @@ using ::testing::HasSubstr;
 
 namespace {
 
-UsdtArg good(std::string_view text) {
+UsdtArg goodUsdtArg(std::string_view text) {
     auto r = parseUsdtArg(text);
     if (!r)
         ADD_FAILURE() << text << ": " << r.error().message;
     return r ? *r : UsdtArg{};
 }
 
-std::string bad(std::string_view text) {
+std::string badUsdtArg(std::string_view text) {
     auto r = parseUsdtArg(text);
     EXPECT_FALSE(r) << text << " decoded";
     if (r)
@@ -31,7 +31,7 @@ std::string bad(std::string_view text) {
 }  // namespace
 
 TEST(UsdtArgs, Registers) {
-    auto a = good("-4@%edi");
+    auto a = goodUsdtArg("-4@%edi");
     EXPECT_EQ(a.kind, UsdtArg::Kind::Register);
     EXPECT_EQ(a.size, 4u);
     EXPECT_TRUE(a.is_signed);
@@ -39,62 +39,62 @@ TEST(UsdtArgs, Registers) {
     EXPECT_EQ(a.reg_bits, 32u);
     EXPECT_EQ(a.str(), "s32 %rdi");
 
-    auto b = good("8@%rax");
+    auto b = goodUsdtArg("8@%rax");
     EXPECT_EQ(b.reg, "rax");
     EXPECT_FALSE(b.is_signed);
     EXPECT_EQ(b.size, 8u);
     EXPECT_EQ(b.reg_bits, 64u);
 
-    EXPECT_EQ(good("2@%si").reg, "rsi");
-    EXPECT_EQ(good("1@%dil").reg, "rdi");
-    EXPECT_EQ(good("1@%al").reg_bits, 8u);
-    EXPECT_EQ(good("-4@%r9d").reg, "r9");
-    EXPECT_EQ(good("2@%r12w").reg, "r12");
-    EXPECT_EQ(good("1@%r15b").reg, "r15");
-    EXPECT_EQ(good("-2@%bp").reg, "rbp");
+    EXPECT_EQ(goodUsdtArg("2@%si").reg, "rsi");
+    EXPECT_EQ(goodUsdtArg("1@%dil").reg, "rdi");
+    EXPECT_EQ(goodUsdtArg("1@%al").reg_bits, 8u);
+    EXPECT_EQ(goodUsdtArg("-4@%r9d").reg, "r9");
+    EXPECT_EQ(goodUsdtArg("2@%r12w").reg, "r12");
+    EXPECT_EQ(goodUsdtArg("1@%r15b").reg, "r15");
+    EXPECT_EQ(goodUsdtArg("-2@%bp").reg, "rbp");
 }
 
 TEST(UsdtArgs, Memory) {
-    auto a = good("8@-8(%rbp)");
+    auto a = goodUsdtArg("8@-8(%rbp)");
     EXPECT_EQ(a.kind, UsdtArg::Kind::Memory);
     EXPECT_EQ(a.reg, "rbp");
     EXPECT_EQ(a.offset, -8);
     EXPECT_EQ(a.str(), "u64 -0x8(%rbp)");
-    auto b = good("-2@16(%rsp)");
+    auto b = goodUsdtArg("-2@16(%rsp)");
     EXPECT_EQ(b.offset, 16);
     EXPECT_TRUE(b.is_signed);
     EXPECT_EQ(b.size, 2u);
-    EXPECT_EQ(good("4@(%rdi)").offset, 0);
-    EXPECT_EQ(good("4@0x10(%r8)").offset, 16);
+    EXPECT_EQ(goodUsdtArg("4@(%rdi)").offset, 0);
+    EXPECT_EQ(goodUsdtArg("4@0x10(%r8)").offset, 16);
 }
 
 TEST(UsdtArgs, Constants) {
-    auto a = good("4@$5");
+    auto a = goodUsdtArg("4@$5");
     EXPECT_EQ(a.kind, UsdtArg::Kind::Constant);
     EXPECT_EQ(a.value, 5);
-    EXPECT_EQ(good("-4@$-3").value, -3);
-    EXPECT_EQ(good("8@$0x10").value, 16);
+    EXPECT_EQ(goodUsdtArg("-4@$-3").value, -3);
+    EXPECT_EQ(goodUsdtArg("8@$0x10").value, 16);
     EXPECT_EQ(a.str(), "u32 $5");
 }
 
 TEST(UsdtArgs, MissingSizeMeansEightBytes) {
-    auto a = good("%rdi");
+    auto a = goodUsdtArg("%rdi");
     EXPECT_EQ(a.size, 8u);
     EXPECT_FALSE(a.is_signed);
 }
 
 TEST(UsdtArgs, Refused) {
-    EXPECT_THAT(bad("8@(%rax,%rbx,8)"), HasSubstr("index registers"));
-    EXPECT_THAT(bad("8@-8(%rbp,%rcx,4)"), HasSubstr("index registers"));
-    EXPECT_THAT(bad("8@counter(%rip)"), HasSubstr("symbol-relative"));
-    EXPECT_THAT(bad("1@%ah"), HasSubstr("high-byte"));
-    EXPECT_THAT(bad("4@%xmm0"), HasSubstr("unknown x86-64 register %xmm0"));
-    EXPECT_THAT(bad("3@%eax"), HasSubstr("size '3'"));
-    EXPECT_THAT(bad("16@%rax"), HasSubstr("size '16'"));
-    EXPECT_THAT(bad("4@$sym"), HasSubstr("not a number"));
-    EXPECT_THAT(bad("4@"), HasSubstr("no operand"));
-    EXPECT_THAT(bad("4@rax"), HasSubstr("expected"));
-    EXPECT_THAT(bad("8@-8(%ebp)"), HasSubstr("not a 64-bit register"));
+    EXPECT_THAT(badUsdtArg("8@(%rax,%rbx,8)"), HasSubstr("index registers"));
+    EXPECT_THAT(badUsdtArg("8@-8(%rbp,%rcx,4)"), HasSubstr("index registers"));
+    EXPECT_THAT(badUsdtArg("8@counter(%rip)"), HasSubstr("symbol-relative"));
+    EXPECT_THAT(badUsdtArg("1@%ah"), HasSubstr("high-byte"));
+    EXPECT_THAT(badUsdtArg("4@%xmm0"), HasSubstr("unknown x86-64 register %xmm0"));
+    EXPECT_THAT(badUsdtArg("3@%eax"), HasSubstr("size '3'"));
+    EXPECT_THAT(badUsdtArg("16@%rax"), HasSubstr("size '16'"));
+    EXPECT_THAT(badUsdtArg("4@$sym"), HasSubstr("not a number"));
+    EXPECT_THAT(badUsdtArg("4@"), HasSubstr("no operand"));
+    EXPECT_THAT(badUsdtArg("4@rax"), HasSubstr("expected"));
+    EXPECT_THAT(badUsdtArg("8@-8(%ebp)"), HasSubstr("not a 64-bit register"));
 }
 
 TEST(UsdtArgs, ListNamesTheFailingArgument) {

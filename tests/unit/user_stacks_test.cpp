@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "aggr_cli.hpp"
+#include "aggr_rows.hpp"
 #include "elf/inlined_copies.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/elf_resolver.hpp"
@@ -29,6 +30,8 @@
 #include "uapi/probectl.h"
 
 using namespace probectl;
+using probectl::test::entry;
+using probectl::test::u32;
 
 namespace {
 
@@ -366,25 +369,6 @@ TEST(UserStackText, SummariesSayWhenMapsWereNotKept) {
                                     PROBECTL_MM_PIN_SLOTS)),
               std::string::npos);
 }
-
-namespace {
-
-AggrEntry entry(std::vector<FetchedValue> key, std::uint64_t count) {
-    AggrEntry e;
-    e.key = std::move(key);
-    e.count = count;
-    return e;
-}
-
-FetchedValue u32(const char* name, std::uint64_t v) {
-    FetchedValue f;
-    f.name = name;
-    f.type = FetchType::U32;
-    f.raw = v;
-    return f;
-}
-
-}  // namespace
 
 // count --by ustack: folded root first (main first, leaf last); with --by kstack,ustack the
 // kernel frames are the innermost, above the user stack.

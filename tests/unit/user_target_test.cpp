@@ -31,14 +31,14 @@ Result<UserTarget> resolve(const std::string& text, const UserResolveOptions& o 
     return resolveUserSpec(*spec, o);
 }
 
-UserTarget good(const std::string& text, const UserResolveOptions& o = {}) {
+UserTarget goodTarget(const std::string& text, const UserResolveOptions& o = {}) {
     auto r = resolve(text, o);
     if (!r)
         ADD_FAILURE() << text << ": " << r.error().message;
     return r ? *r : UserTarget{};
 }
 
-Error bad(const std::string& text, int err, const UserResolveOptions& o = {}) {
+Error badTarget(const std::string& text, int err, const UserResolveOptions& o = {}) {
     auto r = resolve(text, o);
     EXPECT_FALSE(r) << text << " resolved";
     if (r)
@@ -72,7 +72,7 @@ TEST(UserTarget, SymbolOffsetsMatchReadelfInEveryLayout) {
             continue;
         SCOPED_TRACE(name);
         auto [value, off] = readelfFunction(fx.path, "fx_work");
-        auto t = good("uprobe:" + fx.path + ":fx_work");
+        auto t = goodTarget("uprobe:" + fx.path + ":fx_work");
         EXPECT_EQ(t.file_offset, off);
         EXPECT_EQ(t.vaddr, value);
         EXPECT_EQ(t.symbol, "fx_work");
@@ -80,17 +80,17 @@ TEST(UserTarget, SymbolOffsetsMatchReadelfInEveryLayout) {
         EXPECT_FALSE(t.is_return);
         EXPECT_EQ(t.ref_ctr_offset, 0u);
         EXPECT_THAT(t.how, HasSubstr("PT_LOAD"));
-        auto r = good("uretprobe:" + fx.path + ":fx_work");
+        auto r = goodTarget("uretprobe:" + fx.path + ":fx_work");
         EXPECT_TRUE(r.is_return);
         EXPECT_EQ(r.file_offset, off);
         // +1 is inside the first instruction (every layout's is longer than a byte); the
         // refusal names the second, which resolves.
-        const std::string why = bad("uprobe:" + fx.path + ":fx_work+1", EILSEQ).message;
+        const std::string why = badTarget("uprobe:" + fx.path + ":fx_work+1", EILSEQ).message;
         const std::string lead = "boundaries are fx_work+0x0, fx_work+";
         ASSERT_NE(why.find(lead), std::string::npos) << why;
         const std::uint64_t second =
             std::stoull(why.substr(why.find(lead) + lead.size()), nullptr, 16);
-        auto plus = good(fmt::format("uprobe:{}:fx_work+{:#x}", fx.path, second));
+        auto plus = goodTarget(fmt::format("uprobe:{}:fx_work+{:#x}", fx.path, second));
         EXPECT_EQ(plus.file_offset, off + second);
         EXPECT_EQ(plus.symbol_offset, second);
     }
@@ -114,7 +114,7 @@ TEST(UserTarget, StrippedFileSuggestsTheAddressForms) {
 
 TEST(UserTarget, SharedLibraryFunction) {
     auto [value, off] = readelfFunction(FXLIB_PATH, "fx_lib_add");
-    auto t = good(std::string("uprobe:") + FXLIB_PATH + ":fx_lib_add");
+    auto t = goodTarget(std::string("uprobe:") + FXLIB_PATH + ":fx_lib_add");
     EXPECT_EQ(t.file_offset, off);
     EXPECT_EQ(t.vaddr, value);
 }
@@ -122,41 +122,41 @@ TEST(UserTarget, SharedLibraryFunction) {
 TEST(UserTarget, AddressForms) {
     const std::string p = FX_PIE_PATH;
     auto [value, off] = readelfFunction(p, "fx_work");
-    auto byOff = good(fmt::format("uprobe:{}:{:#x}", p, off));
+    auto byOff = goodTarget(fmt::format("uprobe:{}:{:#x}", p, off));
     EXPECT_EQ(byOff.file_offset, off);
     EXPECT_EQ(byOff.symbol, "fx_work");
     EXPECT_EQ(byOff.vaddr, value);
-    auto marked = good(fmt::format("uprobe:{}:off={:#x}", p, off));
+    auto marked = goodTarget(fmt::format("uprobe:{}:off={:#x}", p, off));
     EXPECT_EQ(marked.file_offset, off);
-    auto byElf = good(fmt::format("uprobe:{}:elf={:#x}", p, value + 4));
+    auto byElf = goodTarget(fmt::format("uprobe:{}:elf={:#x}", p, value + 4));
     EXPECT_EQ(byElf.file_offset, off + 4);
     EXPECT_EQ(byElf.symbol_offset, 4u);
-    EXPECT_THAT(bad(fmt::format("uprobe:{}:elf={:#x}", p, value + 2), EILSEQ).message,
+    EXPECT_THAT(badTarget(fmt::format("uprobe:{}:elf={:#x}", p, value + 2), EILSEQ).message,
                 HasSubstr("fx_work+0x0, fx_work+0x4"));
     // For the non-PIE binary the ELF address is also the runtime address, and it differs
     // from the file offset.
     const std::string np = FX_NOPIE_PATH;
     auto [nv, noff] = readelfFunction(np, "fx_work");
     EXPECT_NE(nv, noff);
-    EXPECT_EQ(good(fmt::format("uprobe:{}:elf={:#x}", np, nv)).file_offset, noff);
+    EXPECT_EQ(goodTarget(fmt::format("uprobe:{}:elf={:#x}", np, nv)).file_offset, noff);
 }
 
 TEST(UserTarget, AddressErrors) {
     const std::string p = FX_PIE_PATH;
     // The ELF header is at file offset 0: mapped, but not code.
-    EXPECT_THAT(bad("uprobe:" + p + ":0x0", EINVAL).message, HasSubstr("non-executable"));
-    EXPECT_THAT(bad("uprobe:" + p + ":0x7fffffff", EINVAL).message, HasSubstr("no PT_LOAD"));
+    EXPECT_THAT(badTarget("uprobe:" + p + ":0x0", EINVAL).message, HasSubstr("non-executable"));
+    EXPECT_THAT(badTarget("uprobe:" + p + ":0x7fffffff", EINVAL).message, HasSubstr("no PT_LOAD"));
     // An elf= address is named once, not as "ELF address N (ELF address N)".
-    const std::string elf0 = bad("uprobe:" + p + ":elf=0x40", EINVAL).message;
+    const std::string elf0 = badTarget("uprobe:" + p + ":elf=0x40", EINVAL).message;
     EXPECT_THAT(elf0, HasSubstr("non-executable"));
     EXPECT_THAT(elf0, ::testing::Not(HasSubstr("(ELF address"))) << elf0;
-    EXPECT_THAT(bad("uprobe:" + p + ":va=0x1000", EINVAL).message, HasSubstr("-p PID"));
+    EXPECT_THAT(badTarget("uprobe:" + p + ":va=0x1000", EINVAL).message, HasSubstr("-p PID"));
     UserResolveOptions self;
     self.pid = ::getpid();
-    EXPECT_THAT(bad("uprobe:" + p + ":0x1000", EINVAL, self).message,
+    EXPECT_THAT(badTarget("uprobe:" + p + ":0x1000", EINVAL, self).message,
                 HasSubstr("ambiguous: write off=0x1000 for a file offset or va=0x1000"));
     auto [value, off] = readelfFunction(p, "fx_work");
-    EXPECT_THAT(bad(fmt::format("uretprobe:{}:elf={:#x}", p, value + 4), EINVAL).message,
+    EXPECT_THAT(badTarget(fmt::format("uretprobe:{}:elf={:#x}", p, value + 4), EINVAL).message,
                 HasSubstr("must be at a function's entry"));
 }
 
@@ -166,7 +166,7 @@ TEST(UserTarget, ProcessAddressInThisProcess) {
     UserResolveOptions o;
     o.pid = ::getpid();
     const auto addr = reinterpret_cast<std::uintptr_t>(&probectl_user_target_marker);
-    auto t = good(fmt::format("uprobe:{}:va={:#x}", exe, addr), o);
+    auto t = goodTarget(fmt::format("uprobe:{}:va={:#x}", exe, addr), o);
     auto [value, off] = readelfFunction(exe, "probectl_user_target_marker");
     EXPECT_EQ(t.file_offset, off);
     EXPECT_EQ(t.vaddr, value);
@@ -175,17 +175,17 @@ TEST(UserTarget, ProcessAddressInThisProcess) {
     // Same process, same mount namespace: the plain path, no /proc/PID/root detour.
     EXPECT_EQ(t.path, exe);
     // The address is not in the named file.
-    EXPECT_THAT(bad(fmt::format("uprobe:{}:va={:#x}", FX_PIE_PATH, addr), EINVAL, o).message,
+    EXPECT_THAT(badTarget(fmt::format("uprobe:{}:va={:#x}", FX_PIE_PATH, addr), EINVAL, o).message,
                 HasSubstr("not in"));
 }
 
 TEST(UserTarget, LibraryNameWithAndWithoutPid) {
-    auto t = good("uprobe:libc:malloc");
+    auto t = goodTarget("uprobe:libc:malloc");
     EXPECT_THAT(t.path, HasSubstr("libc.so.6"));
     EXPECT_THAT(t.how, HasSubstr("ld.so.cache"));
     UserResolveOptions o;
     o.pid = ::getpid();
-    auto p = good("uprobe:libc:malloc", o);
+    auto p = goodTarget("uprobe:libc:malloc", o);
     EXPECT_EQ(p.file_offset, t.file_offset);
     EXPECT_THAT(p.how, HasSubstr("mapped by pid"));
     // Another mount namespace cannot be made here; /proc/PID/root of a process sharing ours
@@ -195,7 +195,7 @@ TEST(UserTarget, LibraryNameWithAndWithoutPid) {
 
 TEST(UserTarget, DuplicatesRefusedWithCandidates) {
     const std::string p = FX_DUP_PATH;
-    auto e = bad("uprobe:" + p + ":helper", ENOTUNIQ);
+    auto e = badTarget("uprobe:" + p + ":helper", ENOTUNIQ);
     EXPECT_THAT(e.message, HasSubstr("2 functions"));
     EXPECT_THAT(e.message, HasSubstr("dup_a.c"));
     EXPECT_THAT(e.message, HasSubstr("dup_b.c"));
@@ -207,7 +207,7 @@ TEST(UserTarget, DuplicatesRefusedWithCandidates) {
         const auto off = expectedOffset(readelfLoads(p), rs.value).value();
         const std::string pick = fmt::format("uprobe:{}:off={:#x}", p, off);
         EXPECT_THAT(e.message, HasSubstr(pick));
-        EXPECT_EQ(good(pick).symbol, "helper");
+        EXPECT_EQ(goodTarget(pick).symbol, "helper");
         ++found;
     }
     EXPECT_EQ(found, 2u);
@@ -216,46 +216,47 @@ TEST(UserTarget, DuplicatesRefusedWithCandidates) {
 TEST(UserTarget, CxxByMangledAndDemangledName) {
     const std::string p = FX_CXX_PATH;
     auto [value, off] = readelfFunction(p, "_ZN2fx5twiceEi");
-    auto a = good("uprobe:" + p + ":'fx::twice(int)'");
-    auto b = good("uprobe:" + p + ":_ZN2fx5twiceEi");
+    auto a = goodTarget("uprobe:" + p + ":'fx::twice(int)'");
+    auto b = goodTarget("uprobe:" + p + ":_ZN2fx5twiceEi");
     EXPECT_EQ(a.file_offset, off);
     EXPECT_EQ(b.file_offset, off);
     EXPECT_EQ(a.symbol, "fx::twice(int)");
     EXPECT_EQ(b.symbol, "fx::twice(int)") << "printed demangled";
-    auto e = bad("uprobe:" + p + ":'fx::twice'", ENOTUNIQ);
+    auto e = badTarget("uprobe:" + p + ":'fx::twice'", ENOTUNIQ);
     EXPECT_THAT(e.message, HasSubstr("fx::twice(int)"));
     EXPECT_THAT(e.message, HasSubstr("fx::twice(double)"));
-    EXPECT_EQ(good("uprobe:" + p + ":'fx::Counter::add'").symbol, "fx::Counter::add(long) const");
+    EXPECT_EQ(goodTarget("uprobe:" + p + ":'fx::Counter::add'").symbol,
+              "fx::Counter::add(long) const");
 }
 
 TEST(UserTarget, IfuncRefusedWithImplementations) {
-    auto e = bad(std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc", EINVAL);
+    auto e = badTarget(std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc", EINVAL);
     EXPECT_THAT(e.message, HasSubstr("IFUNC"));
     EXPECT_THAT(e.message, HasSubstr(std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc_generic"));
     EXPECT_THAT(e.message, HasSubstr(std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc_fast"));
-    EXPECT_TRUE(good(std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc_generic").file_offset);
+    EXPECT_TRUE(goodTarget(std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc_generic").file_offset);
 }
 
 TEST(UserTarget, GlibcIfuncs) {
-    auto m = bad("uprobe:libc:memcpy", EINVAL);
+    auto m = badTarget("uprobe:libc:memcpy", EINVAL);
     EXPECT_THAT(m.message, HasSubstr("IFUNC"));
-    auto s = bad("uprobe:libc:strlen", EINVAL);
+    auto s = badTarget("uprobe:libc:strlen", EINVAL);
     if (m.message.find("No implementations") != std::string::npos)
         GTEST_SKIP() << "libc debug symbols (libc6-dbg) not installed: " << m.message;
     EXPECT_THAT(m.message, HasSubstr("uprobe:libc:__memcpy_avx_unaligned"));
     EXPECT_THAT(s.message, HasSubstr("uprobe:libc:__strlen_avx2"));
     EXPECT_THAT(s.message, HasSubstr("uprobe:libc:__strlen_sse2"));
-    auto impl = good("uprobe:libc:__strlen_sse2");
+    auto impl = goodTarget("uprobe:libc:__strlen_sse2");
     EXPECT_EQ(impl.symbol, "__strlen_sse2");
     // The old memcpy ABI is reachable by its version.
-    EXPECT_EQ(good("uprobe:libc:memcpy@GLIBC_2.2.5").symbol, "memcpy@GLIBC_2.2.5");
+    EXPECT_EQ(goodTarget("uprobe:libc:memcpy@GLIBC_2.2.5").symbol, "memcpy@GLIBC_2.2.5");
 }
 
 TEST(UserTarget, NotFoundSuggests) {
-    auto e = bad(std::string("uprobe:") + FX_PIE_PATH + ":fx_wrok", ENOENT);
+    auto e = badTarget(std::string("uprobe:") + FX_PIE_PATH + ":fx_wrok", ENOENT);
     EXPECT_THAT(e.message, HasSubstr("similar: fx_work"));
-    bad("uprobe:/nonexistent/file:main", ENOENT);
-    bad("uprobe:libprobectl-nonexistent:main", ENOENT);
+    badTarget("uprobe:/nonexistent/file:main", ENOENT);
+    badTarget("uprobe:libprobectl-nonexistent:main", ENOENT);
 }
 
 TEST(UserTarget, UsdtWithAndWithoutSemaphore) {
@@ -264,8 +265,8 @@ TEST(UserTarget, UsdtWithAndWithoutSemaphore) {
     auto loads = readelfLoads(p);
     for (const auto& n : notes) {
         SCOPED_TRACE(n.name);
-        auto t = good("usdt:" + p + ":" + n.provider + ":" + n.name);
-        auto short_form = good("usdt:" + p + ":" + n.name);
+        auto t = goodTarget("usdt:" + p + ":" + n.provider + ":" + n.name);
+        auto short_form = goodTarget("usdt:" + p + ":" + n.name);
         EXPECT_EQ(short_form.file_offset, t.file_offset);
         EXPECT_EQ(t.file_offset, expectedOffset(loads, n.location).value());
         EXPECT_EQ(t.ref_ctr_offset, n.semaphore ? expectedOffset(loads, n.semaphore).value() : 0u);
@@ -274,9 +275,9 @@ TEST(UserTarget, UsdtWithAndWithoutSemaphore) {
         EXPECT_FALSE(t.usdt_args.empty());
         EXPECT_THAT(t.how, HasSubstr("semaphore"));
     }
-    auto e = bad("usdt:" + p + ":fx:nope", ENOENT);
+    auto e = badTarget("usdt:" + p + ":fx:nope", ENOENT);
     EXPECT_THAT(e.message, HasSubstr("fx:plain"));
-    bad("usdt:" + std::string(FX_PIE_PATH) + ":fx:plain", ENOENT);
+    badTarget("usdt:" + std::string(FX_PIE_PATH) + ":fx:plain", ENOENT);
 }
 
 // Without capstone an offset inside a function cannot be checked: it is refused, naming the

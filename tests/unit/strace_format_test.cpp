@@ -248,10 +248,11 @@ TEST(StraceFormat, SleepsShowTheirClockFlagsAndTimespec) {
     };
     for (const auto& [call, line] : cases) {
         SCOPED_TRACE(line);
-        EXPECT_EQ(formatSyscall(record(call), nullptr), line);
+        EXPECT_EQ(formatSyscall(syscallRecord(call), nullptr), line);
     }
     // Read only in part (the bound of a page): the address, not half a struct.
-    SyscallRecord part = record({"nanosleep", {0x5000, 0}, 0, 0, ts(0, 1).substr(0, 8), true});
+    SyscallRecord part =
+        syscallRecord({"nanosleep", {0x5000, 0}, 0, 0, ts(0, 1).substr(0, 8), true});
     EXPECT_EQ(formatSyscall(part, nullptr), "nanosleep(0x5000, NULL)                 = 0");
     EXPECT_EQ(syscallMemHints("clock_nanosleep", nullptr).at(0).arg, 2u);
     EXPECT_EQ(syscallMemHints("nanosleep", nullptr).at(0).kind, SyscallMemHint::Kind::Timespec);

@@ -14,7 +14,8 @@
 //  - flag sets as NAME|NAME|0xREST (open flags, mmap prot and flags, clone flags), file modes
 //    in octal (0644), AT_FDCWD for -100, fds as int.
 // Decoders exist for openat, open, creat, read, write, pread64, pwrite64, close, mmap,
-// munmap, mprotect, clone, execve, exit, exit_group and argument-less calls; any other syscall
+// munmap, mprotect, clone, execve, exit, exit_group, nanosleep, clock_nanosleep (clock names,
+// TIMER_ABSTIME, the requested timespec) and argument-less calls; any other syscall
 // prints its arguments from the syscall metadata (strings quoted, pointers hex, int types in
 // decimal) or, without metadata, six hex values.
 #pragma once

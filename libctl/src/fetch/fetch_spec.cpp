@@ -520,20 +520,19 @@ namespace {
 // (output/json_text.hpp): an argument of that name beside it would make one object hold the
 // key twice, and readers keep only one of the two.
 std::optional<std::string> bytesFieldClash(const std::vector<FetchArg>& args, const FetchArg& arg) {
-    const std::string_view kSuffix = json::kBytesSuffix;
+    // `other` takes the name of string `str`'s bytes field.
+    auto takes = [](const FetchArg& str, const FetchArg& other) {
+        return isStringType(str.type) && other.name == str.name + std::string(json::kBytesSuffix);
+    };
     for (const auto& prev : args) {
-        const FetchArg* str = isStringType(prev.type) ? &prev : nullptr;
-        const FetchArg* other = &arg;
-        if (!str || arg.name != prev.name + std::string(kSuffix)) {
-            str = isStringType(arg.type) ? &arg : nullptr;
-            other = &prev;
-            if (!str || prev.name != arg.name + std::string(kSuffix))
-                continue;
-        }
+        const bool prev_is_str = takes(prev, arg);
+        if (!prev_is_str && !takes(arg, prev))
+            continue;
+        const FetchArg& other = prev_is_str ? arg : prev;
         return fmt::format(
             "argument name '{}' clashes with the JSON field '{}' that carries the bytes of "
             "string '{}' when they are not UTF-8; rename one of them",
-            other->name, other->name, str->name);
+            other.name, other.name, prev_is_str ? prev.name : arg.name);
     }
     return std::nullopt;
 }

@@ -251,6 +251,40 @@ TEST(AggrRequest, NamesCheckedForEventsAggregatedInUserSpace) {
         0u);
 }
 
+// --by comm,comm_bytes: JSON writes a comm that is not UTF-8 with a sibling comm_bytes (its
+// hex bytes), so the argument's value and comm's bytes went under one name and a reader kept
+// one of them. Refused in the kernel's and in user space's aggregation alike; a spec argument
+// named comm (not the task's) has no such sibling unless it is a string, which parsing refuses.
+TEST(AggrRequest, CommBytesKeyBesideTheCommKeyIsRefused) {
+    AggrSpec a;
+    a.keys = {"comm", "comm_bytes"};
+    const std::string want =
+        "key 'comm_bytes' clashes with the JSON field 'comm_bytes' that carries the bytes of "
+        "key 'comm' when they are not UTF-8; rename the argument 'comm_bytes'";
+    auto user = checkAggrNames(a, {"comm_bytes"}, false);
+    ASSERT_FALSE(user);
+    EXPECT_TRUE(user.error().usage);
+    EXPECT_EQ(user.error().message, want);
+
+    ProbeRequest req;
+    req.kind = ProbeKind::Kprobe;
+    std::vector<FetchArg> args = {arg("comm_bytes=$arg1:u64")};
+    auto kernel = prepareAggregation(a, req, args);
+    ASSERT_FALSE(kernel);
+    EXPECT_TRUE(kernel.error().usage);
+    EXPECT_EQ(kernel.error().message, want);
+
+    // each alone, or comm as the spec's own integer argument, is fine
+    a.keys = {"comm_bytes"};
+    EXPECT_TRUE(checkAggrNames(a, {"comm_bytes"}, false));
+    a.keys = {"comm", "comm_bytes"};
+    EXPECT_TRUE(checkAggrNames(a, {"comm", "comm_bytes"}, false));
+    std::vector<FetchArg> own = {arg("comm=$arg2:u64"), arg("comm_bytes=$arg1:u64")};
+    ProbeRequest req2;
+    req2.kind = ProbeKind::Kprobe;
+    EXPECT_TRUE(prepareAggregation(a, req2, own));
+}
+
 // At an entry there is no return value: $retval, $errno and latency are refused there as
 // the kernel refuses them, unless the spec names an argument so.
 TEST(AggrRequest, ReturnNamesCheckedForEventsAtAnEntry) {

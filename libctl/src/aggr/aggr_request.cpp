@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
+#include <string>
 
 #include "aggr_rules.hpp"
 #include "kernel/entry_stack.hpp"
+#include "output/json_text.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/fetch_program.hpp"
 #include "probectl/syscall_probe.hpp"
@@ -114,6 +117,24 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
     return -1;
 }
 
+// JSON gives a key that is not UTF-8 a sibling KEY_bytes (output/json_text.hpp). The spec's own
+// arguments are checked for such a pair when parsed; the task key comm is not one of them, so
+// `--by comm,comm_bytes` would put two values under comm_bytes and a reader keeps one.
+std::optional<std::string> keyBytesClash(const std::vector<std::string>& keys,
+                                         const std::vector<std::string>& arg_names) {
+    const std::string comm = "comm";
+    const std::string bytes = comm + std::string(json::kBytesSuffix);
+    auto has = [](const std::vector<std::string>& v, const std::string& n) {
+        return std::find(v.begin(), v.end(), n) != v.end();
+    };
+    if (!has(keys, comm) || has(arg_names, comm) || !has(keys, bytes))
+        return std::nullopt;
+    return fmt::format(
+        "key '{}' clashes with the JSON field '{}' that carries the bytes of key '{}' when they "
+        "are not UTF-8; rename the argument '{}'",
+        bytes, bytes, comm, bytes);
+}
+
 }  // namespace
 
 namespace {
@@ -132,6 +153,8 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
     std::vector<std::string> own;
     for (const auto& arg : args)
         own.push_back(arg.name);
+    if (auto clash = keyBytesClash(spec.keys, own))
+        return makeError(EINVAL, *clash);
     AggrMapSpec a;
     a.max_entries = spec.max_entries;
     std::string err;
@@ -204,6 +227,8 @@ Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>
         if ((n == "retval" || n == "errno") && !at_return)
             return usage(needsReturn("$" + n));
     }
+    if (auto clash = keyBytesClash(spec.keys, arg_names))
+        return usage(*clash);
     return {};
 }
 

@@ -93,6 +93,66 @@ TEST(Syscalls, PtraceBackendSameLinesAsKernel) {
     EXPECT_EQ(workloadLines("/tmp/sys-p.txt"), kl) << itest::readFile("/tmp/sys-p.txt");
 }
 
+// The sleeps of workloads/interrupted_sleep.c, with what differs between runs made the same:
+// the remaining time (numbers that depend on when the signal came), the absolute sleep's end,
+// addresses, strace's padding and the ERESTART code's description (strace's wording is its
+// own).
+std::vector<std::string> interruptedSleeps(const std::string& file) {
+    static const std::regex rem(R"(\{tv_sec=\d+, tv_nsec=\d+\}\)\s+= \?)");
+    static const std::regex until(R"(TIMER_ABSTIME, \{tv_sec=\d+, tv_nsec=\d+\})");
+    static const std::regex addr("0x[0-9a-f]+");
+    static const std::regex pad(R"(\)\s+= )");
+    static const std::regex why(R"( \([^()]*\)$)");
+    std::vector<std::string> out;
+    for (auto l : lines(itest::readFile(file))) {
+        if (!l.starts_with("nanosleep(") && !l.starts_with("clock_nanosleep("))
+            continue;
+        l = std::regex_replace(l, rem, "{REMAINING}) = ?");
+        l = std::regex_replace(l, until, "TIMER_ABSTIME, {END}");
+        l = std::regex_replace(l, addr, "ADDR");
+        l = std::regex_replace(l, pad, ") = ");
+        out.push_back(std::regex_replace(l, why, ""));
+    }
+    return out;
+}
+
+// A sleep a signal interrupts: the kernel writes the time left into the second timespec and
+// strace prints it then (only then: an absolute sleep's, or an uninterrupted one's, is the
+// address). Both backends print the lines strace prints, and the time left is under the 60 s
+// asked for.
+TEST(Syscalls, InterruptedSleepsShowTheTimeLeftAsStrace) {
+    const std::string cmd = itest::workload("interrupted_sleep");
+    Ran st = sh("strace -o /tmp/sleep-strace.txt -e trace=nanosleep,clock_nanosleep " + cmd);
+    ASSERT_EQ(st.status, 0) << st.out;
+    const std::vector<std::string> want = {
+        "nanosleep({tv_sec=60, tv_nsec=0}, {REMAINING}) = ? ERESTART_RESTARTBLOCK",
+        "clock_nanosleep(CLOCK_MONOTONIC, 0, {tv_sec=60, tv_nsec=0}, {REMAINING}) = ? "
+        "ERESTART_RESTARTBLOCK",
+        "clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, {END}, ADDR) = ? ERESTARTNOHAND",
+        "nanosleep({tv_sec=60, tv_nsec=0}, NULL) = ? ERESTART_RESTARTBLOCK",
+    };
+    ASSERT_EQ(interruptedSleeps("/tmp/sleep-strace.txt"), want)
+        << itest::readFile("/tmp/sleep-strace.txt");
+    static const std::regex left(R"(, \{tv_sec=([0-9]+), tv_nsec=[0-9]+\}\) += \?)");
+    for (const char* backend : {"kernel", "ptrace"}) {
+        SCOPED_TRACE(backend);
+        Ran pc = sh(std::string("probectl trace --backend=") + backend +
+                    " -o /tmp/sleep-probectl.txt --syscalls=nanosleep,clock_nanosleep -- " + cmd);
+        ASSERT_EQ(pc.status, 0) << pc.out;
+        const std::string text = itest::readFile("/tmp/sleep-probectl.txt");
+        EXPECT_EQ(interruptedSleeps("/tmp/sleep-probectl.txt"), want) << text;
+        int shown = 0;
+        for (const auto& l : lines(text)) {
+            std::smatch m;
+            if (!std::regex_search(l, m, left))
+                continue;
+            shown++;
+            EXPECT_LT(std::stoi(m[1]), 60) << l;
+        }
+        EXPECT_EQ(shown, 2) << text;
+    }
+}
+
 // -f: children's calls too, each line prefixed with the thread id like strace -f -o FILE.
 TEST(Syscalls, FollowForksPrefixesPids) {
     writeInput();

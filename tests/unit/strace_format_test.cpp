@@ -254,6 +254,39 @@ TEST(StraceFormat, SleepsShowTheirClockFlagsAndTimespec) {
     SyscallRecord part =
         syscallRecord({"nanosleep", {0x5000, 0}, 0, 0, ts(0, 1).substr(0, 8), true});
     EXPECT_EQ(formatSyscall(part, nullptr), "nanosleep(0x5000, NULL)                 = 0");
+    // Interrupted by a signal: the remaining time the kernel wrote, unless the sleep was
+    // absolute (strace 6.1's lines for a SIGALRM 100 ms into 5 s sleeps, on this machine).
+    auto interrupted = [&](std::string name, std::vector<std::uint64_t> args, std::int64_t ret,
+                           std::size_t req, std::string rem) {
+        SyscallRecord r =
+            syscallRecord({std::move(name), std::move(args), ret, static_cast<int>(req), ts(5, 0)});
+        if (!rem.empty())
+            r.mem[req + 1] = FetchedBytes{std::move(rem)};
+        return formatSyscall(r, nullptr);
+    };
+    EXPECT_EQ(interrupted("nanosleep", {0x5000, kRem}, -516, 0, ts(4, 900347109)),
+              "nanosleep({tv_sec=5, tv_nsec=0}, {tv_sec=4, tv_nsec=900347109}) = ? "
+              "ERESTART_RESTARTBLOCK (Interrupted; restarted through restart_syscall)");
+    EXPECT_EQ(interrupted("clock_nanosleep", {1, 0, 0x5000, kRem}, -516, 2, ts(4, 900021549)),
+              "clock_nanosleep(CLOCK_MONOTONIC, 0, {tv_sec=5, tv_nsec=0}, {tv_sec=4, "
+              "tv_nsec=900021549}) = ? ERESTART_RESTARTBLOCK (Interrupted; restarted through "
+              "restart_syscall)");
+    EXPECT_EQ(interrupted("clock_nanosleep", {1, 1, 0x5000, kRem}, -514, 2, ts(7, 7)),
+              "clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, {tv_sec=5, tv_nsec=0}, "
+              "0x7ffce7596150) = ? ERESTARTNOHAND (Interrupted; restarted if no signal handler "
+              "ran)");
+    EXPECT_EQ(interrupted("nanosleep", {0x5000, 0}, -516, 0, ""),
+              "nanosleep({tv_sec=5, tv_nsec=0}, NULL)  = ? ERESTART_RESTARTBLOCK (Interrupted; "
+              "restarted through restart_syscall)");
+    // Not interrupted: whatever the buffer holds is not the kernel's, so the address.
+    EXPECT_EQ(interrupted("nanosleep", {0x5000, kRem}, 0, 0, ts(7, 7)),
+              "nanosleep({tv_sec=5, tv_nsec=0}, 0x7ffce7596150) = 0");
+    // Interrupted, but the remaining time could not be read: the address.
+    EXPECT_EQ(interrupted("nanosleep", {0x5000, kRem}, -516, 0, ""),
+              "nanosleep({tv_sec=5, tv_nsec=0}, 0x7ffce7596150) = ? ERESTART_RESTARTBLOCK "
+              "(Interrupted; restarted through restart_syscall)");
+    EXPECT_EQ(syscallMemHints("nanosleep", nullptr).at(1).arg, 1u);
+    EXPECT_EQ(syscallMemHints("clock_nanosleep", nullptr).at(1).arg, 3u);
     EXPECT_EQ(syscallMemHints("clock_nanosleep", nullptr).at(0).arg, 2u);
     EXPECT_EQ(syscallMemHints("nanosleep", nullptr).at(0).kind, SyscallMemHint::Kind::Timespec);
 }

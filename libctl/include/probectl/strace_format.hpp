@@ -15,7 +15,8 @@
 //    in octal (0644), AT_FDCWD for -100, fds as int.
 // Decoders exist for openat, open, creat, read, write, pread64, pwrite64, close, mmap,
 // munmap, mprotect, clone, execve, exit, exit_group, nanosleep, clock_nanosleep (clock names,
-// TIMER_ABSTIME, the requested timespec) and argument-less calls; any other syscall
+// TIMER_ABSTIME, the requested timespec, the time left when a signal interrupted a relative
+// sleep, read at the return) and argument-less calls; any other syscall
 // prints its arguments from the syscall metadata (strings quoted, pointers hex, int types in
 // decimal) or, without metadata, six hex values.
 #pragma once
@@ -100,7 +101,8 @@ struct SyscallMemHint {
         OutBuffer,    // return-value bytes at exit (read's buf)
         PtrArray,     // `len_arg` pointers at entry (execve's argv and envp: NULL ends them)
         ArrayString,  // the string the `len_arg`-th pointer of the array at `arg` points to
-        Timespec,     // a struct timespec (two 64-bit words) the call reads (nanosleep's)
+        Timespec,     // a struct timespec (two 64-bit words): the one nanosleep reads, or
+                      // the time left it writes when interrupted
     };
     std::size_t arg = 0;  // 0-based argument index
     Kind kind = Kind::Path;

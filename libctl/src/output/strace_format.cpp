@@ -209,6 +209,17 @@ std::string timespecArg(const SyscallRecord& r, std::size_t i) {
     return fmt::format("{{tv_sec={}, tv_nsec={}}}", ts[0], ts[1]);
 }
 
+// nanosleep's remaining time: the kernel writes it only when a signal interrupted the
+// sleep (the call then returns an ERESTART code at its exit), so strace shows it then and
+// the address otherwise. `relative`: clock_nanosleep without TIMER_ABSTIME (an absolute
+// sleep has no remaining time).
+std::string remainingArg(const SyscallRecord& r, std::size_t i, bool relative) {
+    const bool restart = r.retval && *r.retval <= -512 && *r.retval >= -516;
+    if (relative && restart)
+        return timespecArg(r, i);
+    return stracePointer(r.args[i]);
+}
+
 using Args = std::vector<StraceArg>;
 
 // Arguments 0, 1, 2... in order, as most calls print them.
@@ -359,9 +370,10 @@ std::vector<StraceArg> straceArgs(const SyscallRecord& r, const SyscallInfo* inf
     // The remaining time (the last argument) is written only when a signal cut the sleep
     // short; its address prints, as strace prints it after a full sleep.
     if (n == "nanosleep")
-        return inOrder({timespecArg(r, 0), stracePointer(a[1])});
+        return inOrder({timespecArg(r, 0), remainingArg(r, 1, true)});
     if (n == "clock_nanosleep")
-        return inOrder({clockName(a[0]), clockFlags(a[1]), timespecArg(r, 2), stracePointer(a[3])});
+        return inOrder({clockName(a[0]), clockFlags(a[1]), timespecArg(r, 2),
+                        remainingArg(r, 3, (a[1] & TIMER_ABSTIME) == 0)});
     if (n == "execve")
         return execveArgs(r, o);
     if (!info && isArgumentless(n))
@@ -553,9 +565,9 @@ std::vector<SyscallMemHint> syscallMemHints(std::string_view n, const SyscallInf
     if (n == "write" || n == "pwrite64")
         return {{1, K::InBuffer, 2}};
     if (n == "nanosleep")
-        return {{0, K::Timespec, 0}};
+        return {{0, K::Timespec, 0}, {1, K::Timespec, 0}};
     if (n == "clock_nanosleep")
-        return {{2, K::Timespec, 0}};
+        return {{2, K::Timespec, 0}, {3, K::Timespec, 0}};
     if (n == "close" || n == "mmap" || n == "munmap" || n == "mprotect" || n == "clone")
         return {};
     std::vector<SyscallMemHint> hints;

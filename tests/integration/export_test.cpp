@@ -33,7 +33,7 @@ std::string specs() {
     const std::string ut = itest::workload("uprobe_target");
     return "uprobe:" + ut + ":pc_add uretprobe:" + ut + ":pc_add";
 }
-std::string workloadCmd() {
+std::string exportWorkloadCmd() {
     return " -- " + itest::workload("uprobe_target") + " calls 4";
 }
 
@@ -53,7 +53,7 @@ class Export : public ::testing::TestWithParam<std::string> {
     // One recorded run, and its events as report --format json prints them.
     std::vector<json> recordRun() {
         rec_ = tmp("run.rec");
-        probectl("record" + backend() + " " + specs() + " -o " + rec_ + workloadCmd());
+        probectl("record" + backend() + " " + specs() + " -o " + rec_ + exportWorkloadCmd());
         const std::string jfile = tmp("run.json");
         probectl("report " + rec_ + " --format json -o " + jfile);
         std::vector<json> events;
@@ -105,8 +105,8 @@ std::string normalize(const std::string& text) {
 
 TEST_P(Export, ReportedRecordingIsTheLiveText) {
     const std::string live = tmp("live.txt"), rep = tmp("report.txt"), rec = tmp("text.rec");
-    probectl("trace" + backend() + " " + specs() + " -o " + live + workloadCmd());
-    probectl("record" + backend() + " " + specs() + " -o " + rec + workloadCmd());
+    probectl("trace" + backend() + " " + specs() + " -o " + live + exportWorkloadCmd());
+    probectl("record" + backend() + " " + specs() + " -o " + rec + exportWorkloadCmd());
     const std::string note = probectl("report " + rec + " -o " + rep);
     EXPECT_EQ(note, "");  // complete: no note
     const std::string a = normalize(itest::readFile(live)), b = normalize(itest::readFile(rep));
@@ -159,7 +159,8 @@ TEST_P(Export, ChromeHasTheEventsOfTheJson) {
     }
     // Straight from trace: the same shape, slices balanced on the thread.
     const std::string direct = tmp("direct.chrome.json");
-    probectl("trace" + backend() + " --format chrome -o " + direct + " " + specs() + workloadCmd());
+    probectl("trace" + backend() + " --format chrome -o " + direct + " " + specs() +
+             exportWorkloadCmd());
     const json d = json::parse(itest::readFile(direct));
     int x = 0, inst = 0;
     std::vector<std::int64_t> rets;
@@ -216,7 +217,7 @@ TEST_P(Export, PerfettoHasTheEventsOfTheJson) {
     // Straight from trace: it decodes, four slices and four instants.
     const std::string direct = tmp("direct.pftrace");
     probectl("trace" + backend() + " --format perfetto -o " + direct + " " + specs() +
-             workloadCmd());
+             exportWorkloadCmd());
     const std::string dtext = perfettoText(direct);
     EXPECT_EQ(count(dtext, "TYPE_SLICE_END"), 4);
     EXPECT_EQ(count(dtext, "TYPE_INSTANT"), 4);
@@ -259,7 +260,8 @@ TEST_P(Export, CtfHasTheEventsOfTheJson) {
     // Straight from trace.
     const std::string direct = tmp("direct-ctf");
     std::filesystem::remove_all(direct);
-    probectl("trace" + backend() + " --format ctf -o " + direct + " " + specs() + workloadCmd());
+    probectl("trace" + backend() + " --format ctf -o " + direct + " " + specs() +
+             exportWorkloadCmd());
     const std::string dout = sh("babeltrace2 " + direct, &status);
     ASSERT_EQ(status, 0) << dout;
     EXPECT_EQ(count(dout, ":pc_add: \\{ cpu_id"), 8) << dout;

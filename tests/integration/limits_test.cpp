@@ -20,16 +20,6 @@ using ::testing::HasSubstr;
 
 namespace {
 
-std::string paramPath(const std::string& name) {
-    return "/sys/module/probectl/parameters/" + name;
-}
-
-bool setParam(const std::string& name, unsigned long long v) {
-    std::ofstream f(paramPath(name));
-    f << v << std::flush;
-    return static_cast<bool>(f);
-}
-
 // Closed sessions' kprobes are unregistered by a work item that every request waits for:
 // one request, then the kprobe list is current.
 std::vector<std::string> kprobesNowListed(const std::string& symbol) {
@@ -37,17 +27,6 @@ std::vector<std::string> kprobesNowListed(const std::string& symbol) {
     itest::listOrDie(c);
     return itest::kprobesListed(symbol);
 }
-
-// Sets a parameter for one test and puts the old value back.
-struct Lowered {
-    std::string name;
-    std::string old;
-    Lowered(std::string n, unsigned long long v)
-        : name(std::move(n)), old(itest::readFile(paramPath(name))) {
-        EXPECT_TRUE(setParam(name, v)) << name;
-    }
-    ~Lowered() { setParam(name, std::stoull(old)); }
-};
 
 probectl::ProbeRequest kprobe(const std::string& sym) {
     probectl::ProbeRequest req;
@@ -66,7 +45,8 @@ void expectLimit(const probectl::Result<probectl::AddedProbe>& r, const std::str
 }  // namespace
 
 TEST(Limits, MaxProbesRefusesTheNextProbeAndRemovalGivesItBack) {
-    Lowered lim("max_probes", 3);
+    itest::ModuleParam lim("max_probes", "3");
+    ASSERT_TRUE(lim.ok()) << "max_probes";
     auto c = itest::connectOrDie();
     std::vector<std::uint32_t> ids;
     for (const char* sym : {"vfs_read", "vfs_write", "vfs_open"}) {
@@ -89,7 +69,8 @@ TEST(Limits, MaxProbesRefusesTheNextProbeAndRemovalGivesItBack) {
 }
 
 TEST(Limits, PersistentProbesShareOneBudget) {
-    Lowered lim("max_probes", 2);
+    itest::ModuleParam lim("max_probes", "2");
+    ASSERT_TRUE(lim.ok()) << "max_probes";
     std::vector<std::uint32_t> ids;
     {
         auto c = itest::connectOrDie();
@@ -115,7 +96,8 @@ TEST(Limits, PersistentProbesShareOneBudget) {
 }
 
 TEST(Limits, MaxMapKbRefusesAnOversizedMapAndTheSessionsTotal) {
-    Lowered lim("max_map_kb", 1024);
+    itest::ModuleParam lim("max_map_kb", "1024");
+    ASSERT_TRUE(lim.ok()) << "max_map_kb";
     auto c = itest::connectOrDie();
     // One map alone over the limit: refused before anything is allocated.
     auto big = c.addProbe(itest::pidMapProbe(65536));
@@ -143,7 +125,8 @@ TEST(Limits, MaxMapKbRefusesAnOversizedMapAndTheSessionsTotal) {
 }
 
 TEST(Limits, MaxSessionsRefusesTheNextSessionAndCloseGivesItBack) {
-    Lowered lim("max_sessions", 1);
+    itest::ModuleParam lim("max_sessions", "1");
+    ASSERT_TRUE(lim.ok()) << "max_sessions";
     const std::vector<std::uint32_t> me{static_cast<std::uint32_t>(getpid())};
     {
         auto first = itest::connectOrDie();
@@ -163,7 +146,8 @@ TEST(Limits, MaxSessionsRefusesTheNextSessionAndCloseGivesItBack) {
 }
 
 TEST(Limits, TheCliNamesTheParameter) {
-    Lowered lim("max_probes", 2);
+    itest::ModuleParam lim("max_probes", "2");
+    ASSERT_TRUE(lim.ok()) << "max_probes";
     auto ran = itest::sh(
         "probectl trace 'kprobe:vfs_read' 'kprobe:vfs_write' 'kprobe:vfs_open' "
         "--duration 1 2>&1");
@@ -176,7 +160,8 @@ TEST(Limits, TheCliNamesTheParameter) {
 // A glob over the limit attaches what fits, and its summary names the limit: the refusals
 // once read "N refused by the kernel", the parameter only under -v.
 TEST(Limits, AGlobOverALimitSaysWhichInItsSummary) {
-    Lowered lim("max_probes", 3);
+    itest::ModuleParam lim("max_probes", "3");
+    ASSERT_TRUE(lim.ok()) << "max_probes";
     auto ran = itest::sh("probectl count 'kprobe:vfs_*' --duration 0.5 2>&1");
     EXPECT_EQ(ran.status, 0) << ran.out;
     EXPECT_THAT(ran.out, ::testing::ContainsRegex(

@@ -67,21 +67,6 @@ std::string selfComm() {
     return comm;
 }
 
-std::string paramPath(const std::string& name) {
-    return "/sys/module/probectl/parameters/" + name;
-}
-
-// Sets a module parameter for one test and puts the old value back.
-struct Lowered {
-    std::string name;
-    std::string old;
-    Lowered(std::string n, unsigned long long v)
-        : name(std::move(n)), old(itest::readFile(paramPath(name))) {
-        std::ofstream(paramPath(name)) << v << std::flush;
-    }
-    ~Lowered() { std::ofstream(paramPath(name)) << std::stoull(old) << std::flush; }
-};
-
 }  // namespace
 
 TEST(RemovedProbe, TheOwnerKeepsTheCountersOfAProbeAnotherClientRemoved) {
@@ -247,7 +232,8 @@ TEST(RemovedProbe, TheOwnerStillReadsTheTableOfAnAggregationAnotherClientRemoved
 // The kept map still holds its memory, so it stays charged to the owner's max_map_kb until
 // the session ends: another client's removal must not let the owner exceed its budget.
 TEST(RemovedProbe, AKeptMapStaysChargedToItsSession) {
-    Lowered lim("max_map_kb", 1024);
+    itest::ModuleParam lim("max_map_kb", "1024");
+    ASSERT_TRUE(lim.ok()) << "max_map_kb";
     Client owner = itest::connectOrDie();
     std::vector<std::uint32_t> ids;
     bool full = false;

@@ -22,7 +22,7 @@ using ::testing::HasSubstr;
 
 namespace {
 
-constexpr const char* kCalls = "openat,read,write,close,nanosleep,clock_nanosleep,exit_group";
+constexpr const char* kTracedCalls = "openat,read,write,close,nanosleep,clock_nanosleep,exit_group";
 constexpr const char* kIn = "/tmp/sys-workload.in";
 constexpr const char* kOut = "/tmp/sys-workload.out";
 // The workload's first call; what comes before it is the tracer's and ld.so's business.
@@ -62,11 +62,11 @@ std::string workloadCmd() {
 TEST(Syscalls, SameLinesAsStrace) {
     ASSERT_EQ(access("/usr/bin/strace", X_OK), 0) << "strace missing from the VM image";
     writeInput();
-    Ran st =
-        sh(std::string("strace -o /tmp/sys-strace.txt -e trace=") + kCalls + " " + workloadCmd());
-    ASSERT_EQ(st.status, 0) << st.out;
-    Ran pc = sh(std::string("probectl trace -o /tmp/sys-kernel.txt --syscalls=") + kCalls + " -- " +
+    Ran st = sh(std::string("strace -o /tmp/sys-strace.txt -e trace=") + kTracedCalls + " " +
                 workloadCmd());
+    ASSERT_EQ(st.status, 0) << st.out;
+    Ran pc = sh(std::string("probectl trace -o /tmp/sys-kernel.txt --syscalls=") + kTracedCalls +
+                " -- " + workloadCmd());
     ASSERT_EQ(pc.status, 0) << pc.out;
     auto want = workloadLines("/tmp/sys-strace.txt");
     auto got = workloadLines("/tmp/sys-kernel.txt");
@@ -82,11 +82,11 @@ TEST(Syscalls, SameLinesAsStrace) {
 // The ptrace backend prints the same lines as the kernel backend.
 TEST(Syscalls, PtraceBackendSameLinesAsKernel) {
     writeInput();
-    Ran k = sh(std::string("probectl trace -o /tmp/sys-k.txt --syscalls=") + kCalls + " -- " +
+    Ran k = sh(std::string("probectl trace -o /tmp/sys-k.txt --syscalls=") + kTracedCalls + " -- " +
                workloadCmd());
     ASSERT_EQ(k.status, 0) << k.out;
     Ran p = sh(std::string("probectl trace --backend=ptrace -o /tmp/sys-p.txt --syscalls=") +
-               kCalls + " -- " + workloadCmd());
+               kTracedCalls + " -- " + workloadCmd());
     ASSERT_EQ(p.status, 0) << p.out;
     auto kl = workloadLines("/tmp/sys-k.txt");
     ASSERT_EQ(kl.size(), 17u) << itest::readFile("/tmp/sys-k.txt");

@@ -22,7 +22,7 @@ constexpr unsigned kThreads = 4;
 
 // A tracer that delivers every record once each thread's call plus gap takes at least
 // `need_ns` (a rate it keeps up with), and loses some below it; each call costs `call_ns`.
-struct FakeTracer {
+struct FakeRateTracer {
     std::uint64_t call_ns = 2000, need_ns = 0;
     std::vector<std::uint64_t> gaps;
     bench::Outcome operator()(std::uint64_t gap) {
@@ -38,13 +38,13 @@ struct FakeTracer {
     }
 };
 
-bench::RateSearch search(FakeTracer& f) {
+bench::RateSearch search(FakeRateTracer& f) {
     return bench::searchRate(
         "kernel-record", [&](std::uint64_t g) { return f(g); }, kN, kThreads);
 }
 
 TEST(BenchThroughput, UnpacedRunThatDeliversAllIsTheAnswer) {
-    FakeTracer f;
+    FakeRateTracer f;
     auto s = search(f);
     ASSERT_TRUE(s.best);
     EXPECT_EQ(s.best->gap_ns, 0u);
@@ -54,7 +54,7 @@ TEST(BenchThroughput, UnpacedRunThatDeliversAllIsTheAnswer) {
 
 TEST(BenchThroughput, SearchFindsTheThresholdWithin20PercentInFewRuns) {
     for (std::uint64_t need : {3000u, 9000u, 50000u, 2000000u}) {
-        FakeTracer f;
+        FakeRateTracer f;
         f.need_ns = need;
         auto s = search(f);
         ASSERT_TRUE(s.best) << need;
@@ -70,7 +70,7 @@ TEST(BenchThroughput, SearchFindsTheThresholdWithin20PercentInFewRuns) {
 }
 
 TEST(BenchThroughput, NoCompleteRunWithinTheBudgetIsNoRate) {
-    FakeTracer f;
+    FakeRateTracer f;
     f.need_ns = 1ull << 60;
     auto s = search(f);
     EXPECT_FALSE(s.best);
@@ -103,7 +103,7 @@ TEST(BenchThroughput, BestIsTheFastestCompleteRun) {
 }
 
 TEST(BenchThroughput, AFailedRunEndsTheSearchSayingWhere) {
-    FakeTracer f;
+    FakeRateTracer f;
     f.need_ns = 1000000;
     auto s = bench::searchRate(
         "kernel-record",

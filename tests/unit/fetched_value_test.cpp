@@ -7,7 +7,7 @@ using namespace probectl;
 
 namespace {
 
-FetchedValue value(std::string name, FetchType t, std::uint64_t raw) {
+FetchedValue fetched(std::string name, FetchType t, std::uint64_t raw) {
     FetchedValue v;
     v.name = std::move(name);
     v.type = t;
@@ -18,13 +18,13 @@ FetchedValue value(std::string name, FetchType t, std::uint64_t raw) {
 }  // namespace
 
 TEST(FetchedValue, IntegersByType) {
-    EXPECT_EQ(formatFetchedValue(value("a", FetchType::U32, 42)), "42");
-    EXPECT_EQ(formatFetchedValue(value("a", FetchType::S32, 0xffffff9c)), "-100");
-    EXPECT_EQ(formatFetchedValue(value("a", FetchType::S8, 0x80)), "-128");
-    EXPECT_EQ(formatFetchedValue(value("a", FetchType::S64, ~0ull)), "-1");
-    EXPECT_EQ(formatFetchedValue(value("a", FetchType::X64, 0xffffffff81000000)),
+    EXPECT_EQ(formatFetchedValue(fetched("a", FetchType::U32, 42)), "42");
+    EXPECT_EQ(formatFetchedValue(fetched("a", FetchType::S32, 0xffffff9c)), "-100");
+    EXPECT_EQ(formatFetchedValue(fetched("a", FetchType::S8, 0x80)), "-128");
+    EXPECT_EQ(formatFetchedValue(fetched("a", FetchType::S64, ~0ull)), "-1");
+    EXPECT_EQ(formatFetchedValue(fetched("a", FetchType::X64, 0xffffffff81000000)),
               "0xffffffff81000000");
-    EXPECT_EQ(formatFetchedValue(value("a", FetchType::X8, 0)), "0x0");
+    EXPECT_EQ(formatFetchedValue(fetched("a", FetchType::X8, 0)), "0x0");
     EXPECT_EQ(fetchedSigned(FetchType::S16, 0x8000), -32768);
 }
 
@@ -55,7 +55,7 @@ TEST(FetchedValue, NameValueList) {
     p.name = "fn";
     p.type = FetchType::String;
     p.faulted = true;
-    EXPECT_EQ(formatFetchedValues({value("fd", FetchType::S32, 3), p}), "fd=3 fn=<fault>");
+    EXPECT_EQ(formatFetchedValues({fetched("fd", FetchType::S32, 3), p}), "fd=3 fn=<fault>");
     EXPECT_EQ(formatFetchedValues({}), "");
 }
 
@@ -84,7 +84,7 @@ TEST(FetchedValue, IntegersReadAsFmtPrintsThem) {
                                      : isSignedType(type)
                                          ? fmt::format("{}", fetchedSigned(type, raw))
                                          : fmt::format("{}", raw);
-            EXPECT_EQ(formatFetchedValue(value("v", type, raw)), want)
+            EXPECT_EQ(formatFetchedValue(fetched("v", type, raw)), want)
                 << toString(type) << " " << raw;
         }
     }

@@ -73,7 +73,7 @@ std::map<std::string, Frame> byName(const std::vector<Frame>& fs) {
     return out;
 }
 
-int count(const std::string& s, const std::string& what) {
+int occurrences(const std::string& s, const std::string& what) {
     int n = 0;
     for (std::size_t at = 0; (at = s.find(what, at)) != std::string::npos; at += what.size())
         n++;
@@ -112,8 +112,8 @@ TEST(FlameSvg, OneFramePerMergedNameWidthsFromTheHits) {
     const std::string svg = flameGraphSvg(stacks, kOptions);
     expectWellFormed(svg, "merged.svg");
     const auto fs = frames(svg);
-    ASSERT_EQ(fs.size(), 6u) << svg;            // all, main, a, b, x, y
-    EXPECT_EQ(count(svg, "<rect "), 7) << svg;  // and the background
+    ASSERT_EQ(fs.size(), 6u) << svg;                  // all, main, a, b, x, y
+    EXPECT_EQ(occurrences(svg, "<rect "), 7) << svg;  // and the background
     for (const auto& f : fs)
         EXPECT_EQ(f.rects, 1) << f.title;
     const auto by = byName(fs);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -272,6 +273,40 @@ TEST(Cli, DurationEndsABusyTraceAndNothingIsLostSilently) {
     EXPECT_GT(hits, 0u);
     EXPECT_EQ(hits, delivered + dropped + unreturned) << r.out;
     EXPECT_LE(unreturned, 1u) << r.out;
+}
+
+// `-p PID` of a process already calling getppid: its calls are traced from the first probe's
+// arming on, before the trace's main loop starts. Time 0 was that loop's start, so the first
+// events printed negative times (-0.011467 on every kernel); time 0 is now the arming.
+TEST(Cli, TracingARunningPidPrintsNoTimeBeforeZero) {
+    Workload w({itest::workload("spin_getppid")});
+    w.release();
+    for (const std::string cmd : {"trace", "record"}) {
+        const std::string out = cmd == "trace" ? "/tmp/cli-p-time.txt" : "/tmp/cli-p-time.rec";
+        Ran r = sh("probectl " + cmd + " -p " + std::to_string(w.pid()) +
+                   " syscall:getppid --duration 0.5 -o " + out + " 2>&1");
+        ASSERT_EQ(r.status, 0) << r.out;
+        const std::string text =
+            sh((cmd == "trace" ? "cat " : "probectl report ") + out + " 2>/dev/null | head -n 3000")
+                .out;
+        // The first lines are those the old time 0 made negative; a spinning process gives
+        // many thousands, so only those are read.
+        std::istringstream in(text);
+        int events = 0;
+        for (std::string line; events < 2000 && std::getline(in, line);) {
+            std::istringstream fields(line);
+            double time = 0;
+            std::string cpu;
+            // TIME(s) [CPU] COMM TID PROBE ...
+            if (!(fields >> time >> cpu) || !cpu.starts_with('['))
+                continue;
+            events++;
+            EXPECT_GE(time, 0.0) << cmd << ": " << line;
+            if (time < 0)
+                break;
+        }
+        EXPECT_GT(events, 0) << cmd << ": " << text.substr(0, 2000);
+    }
 }
 
 // `-p PID` (without -f) ends once that process has exited, as strace -p does: here it is

@@ -687,6 +687,21 @@ TEST(AggrFormat, ASumPast64BitsIsRecoveredOrSaidUnknown) {
     EXPECT_EQ(aggrJson(s, 0)["entries"][0]["sum"], -10);
 }
 
+// -1 and 0 average -0.5, which printed as "avg -0".
+TEST(AggrFormat, AnAverageThatRoundsToZeroHasNoSign) {
+    using U = std::uint64_t;
+    AggrTable s = log2Table(true);
+    s.value = AggrValue::Arg;
+    s.value_name = "x";
+    AggrEntry e{{}, 2, static_cast<U>(-1), static_cast<U>(-1), 0, {}};
+    s.entries = {e};
+    const std::string text = formatAggrHist(s);
+    EXPECT_NE(text.find("count 2, avg 0, min -1, max 0"), std::string::npos) << text;
+    AggrEntry f{{}, 2, static_cast<U>(-3), static_cast<U>(-2), static_cast<U>(-1), {}};
+    s.entries = {f};
+    EXPECT_NE(formatAggrHist(s).find("avg -2,"), std::string::npos) << formatAggrHist(s);
+}
+
 TEST(AggrFormat, HistogramLinesAndUnits) {
     AggrTable t = log2Table(false);
     t.keys = 1;

@@ -23,6 +23,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     const char* const kCmd = o.cmd;
     const bool kernel = tracer.backend() == "kernel";
     const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
+    const std::uint64_t arming = monotonicNs();
     auto probes = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err, false,
                               [&] { return caught_signal() != 0; });
     if (!probes)
@@ -67,13 +68,16 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
             return lines;
         });
     }
-    // Time 0 and --duration count from when every probe is armed (symbol loading before it
-    // can take a while), just before the command is released.
+    // --duration counts from when every probe is armed (symbol loading before it can take a
+    // while), just before the command is released; so does time 0 with a command, which
+    // nothing is traced in before. A process already running (-p, --pid, every process) is
+    // traced from the first probe's arming on: time 0 is then, or its first events would
+    // print before 0.
     RunLoop loop(tracer, o.command, o.duration, caught_signal);
     if (!o.follow)
         loop.watchPids(o.pids);
-    const std::uint64_t t0 = loop.t0();
     const bool has_command = !o.command.empty();
+    const std::uint64_t t0 = has_command ? loop.t0() : arming;
     const std::string via =
         tracer.backend() == "kernel" ? std::string() : fmt::format(" with {}", tracer.backend());
     io.err << fmt::format("Tracing {} probe{}{}{}. {}\n", *probes, *probes == 1 ? "" : "s",

@@ -124,7 +124,9 @@ std::string avgText(const AggrTable& t, const AggrEntry& e) {
         return kUnknownSum;
     if (t.value == AggrValue::Latency)
         return humanTime(*a);
-    return fmt::format("{:.0f}", *a);
+    // -0.4 rounds to "-0", a sign a count of whole values cannot have
+    std::string text = fmt::format("{:.0f}", *a);
+    return text == "-0" ? "0" : text;
 }
 
 std::string int128Text(__int128 v) {

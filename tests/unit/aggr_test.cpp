@@ -428,6 +428,8 @@ TEST(AggrFormat, StringKeysWithControlAndNonUtf8Bytes) {
     t.entries.push_back({key("new\nline"), 3, 0, 0, 0, {}});
     t.entries.push_back({key("\xff\xfe bad"), 2, 0, 0, 0, {}});
     t.entries.push_back({key("plain"), 1, 0, 0, 0, {}});
+    t.entries.push_back({key(""), 1, 0, 0, 0, {}});
+    EXPECT_EQ(formatAggrKey(t, t.entries[3]), "\"\"") << "an empty key printed a blank cell";
     EXPECT_EQ(formatAggrKey(t, t.entries[0]), "\"new\\nline\"");
     EXPECT_EQ(formatAggrKey(t, t.entries[1]), "\"\\377\\376 bad\"");
     EXPECT_EQ(formatAggrKey(t, t.entries[2]), "plain");

@@ -19,9 +19,10 @@ namespace {
 constexpr int kBarWidth = 52;  // bpftrace's
 
 // A string as the key column shows it: unquoted, "..." when the key kept only its start;
-// quoted with strace's escapes when it holds a byte that is not printable ASCII.
+// quoted with strace's escapes when it holds a byte that is not printable ASCII, and when it
+// is empty (a blank cell read as a missing key).
 std::string keyString(const FetchedValue& v) {
-    const bool plain = std::all_of(v.str.begin(), v.str.end(), [](char c) {
+    const bool plain = !v.str.empty() && std::all_of(v.str.begin(), v.str.end(), [](char c) {
         return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
     });
     if (plain)

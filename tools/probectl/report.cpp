@@ -66,7 +66,8 @@ po::options_description reportOptionsDescription(ReportOptions* o) {
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
          "text (default), json, chrome, perfetto or ctf, as trace --format")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
-         "write to FILE (a directory for ctf) instead of stdout");
+         "write to FILE (a directory for ctf) instead of stdout; a write to it that fails (a "
+         "full disk) removes FILE, incomplete");
     // clang-format on
     return d;
 }

@@ -212,7 +212,8 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "(Chrome trace-event JSON), perfetto (Perfetto protobuf, for ui.perfetto.dev), "
          "ctf (a CTF 1.8 directory, for babeltrace2), record (probectl report's input)")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
-         "write events and summary to FILE instead of stdout (a directory for --format ctf)")
+         "write events and summary to FILE instead of stdout (a directory for --format ctf); "
+         "a write to it that fails (a full disk) stops the trace and removes FILE, incomplete")
         ("duration,d", po::value<std::string>(o ? &o->duration_text : nullptr)
              ->value_name("TIME"),
          "stop after TIME: seconds (2.5), or with a unit: 500ms, 10s, 2m, 1h")

@@ -85,6 +85,10 @@ int runReport(const std::vector<std::string>& args, Io& io) {
         return kExitOk;
     }
     o.file = **r;
+    if (o.file.empty())
+        return usageError(io, kReportCmd,
+                          UsageError{"'' is not a file name: give the recording (probectl report "
+                                     "FILE)"});
     const bool known = o.format == "text" || o.format == "json";
     if (!known && (!isFileFormat(o.format) || o.format == "record"))
         return usageError(io, kReportCmd,
@@ -96,6 +100,12 @@ int runReport(const std::vector<std::string>& args, Io& io) {
                           UsageError{fmt::format("--format {} writes a file: give -o", o.format)});
     if (auto e = emptyOutputError(vm))
         return usageError(io, kReportCmd, *e);
+    if (!known && o.output == "-")
+        return usageError(io, kReportCmd,
+                          UsageError{fmt::format("-o -: --format {} is written to a file, not to "
+                                                 "standard output: give a file name (./- for "
+                                                 "one named '-')",
+                                                 o.format)});
 
     // Opening the output truncates it: never the recording being read.
     struct stat in {

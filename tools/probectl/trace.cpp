@@ -357,6 +357,13 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
                                             o.format == "ctf" ? "DIR" : "FILE")};
     if (auto e = emptyOutputError(vm))
         return *e;
+    // It made a file named '-': a binary trace is for a file, not a terminal or pipe.
+    if (isFileFormat(o.format) && o.output == "-")
+        return UsageError{fmt::format(
+            "-o -: {} is written to a file, not to standard output: give a file name (./- for "
+            "one named '-')",
+            std::string_view(cmd) == "record" ? std::string("a recording")
+                                              : fmt::format("--format {}", o.format))};
     if (o.seccomp_bpf && (o.backend != "ptrace" || o.command.empty() || !o.pids.empty()))
         return UsageError{"--seccomp-bpf needs --backend=ptrace and -- CMD (and no -p)"};
     if (o.summary_only) {

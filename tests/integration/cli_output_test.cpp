@@ -2,6 +2,7 @@
 // that are not UTF-8, and writes that fail (a full disk, /dev/full) said and not exit 0.
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -92,4 +93,31 @@ TEST(CliOutput, FailedWritesAreSaidAndExitNonZero) {
     Ran seven = sh("{ probectl trace --syscalls=getppid -c -- sh -c '" + loop +
                    " 10; exit 7' 2>/dev/full; }");
     EXPECT_EQ(seven.status, 7) << seven.out;
+}
+
+// A disk that fills up while record (or trace -o) runs: said at once with the file and the
+// reason, the trace stops and the incomplete output is removed. record ran on to the
+// command's end (a summary of every event "DELIVERED", 0 lost) and only then said
+// "cannot write ... (No space left on device)", leaving a cut recording.
+TEST(CliOutput, AFullDiskStopsTheTraceAtOnce) {
+    const std::string dir = "/tmp/cli-small-disk";
+    std::filesystem::create_directories(dir);
+    ASSERT_EQ(sh("mount -t tmpfs -o size=100k tmpfs " + dir).status, 0);
+    // Runs for hours unless the trace stops it: a steady 1000 calls per millisecond at most.
+    const std::string loop = itest::workload("getppid_loop") + " 1000000000000 1000 1000";
+    for (const std::string how : {"record", "trace --format json"}) {
+        SCOPED_TRACE(how);
+        const std::string file = dir + "/out";
+        const auto start = std::chrono::steady_clock::now();
+        const Ran r = sh("probectl " + how + " syscall:getppid -o " + file + " -- " + loop);
+        const auto took = std::chrono::steady_clock::now() - start;
+        EXPECT_EQ(r.status, 1) << r.out;
+        EXPECT_THAT(r.out, HasSubstr("cannot write " + file +
+                                     " (No space left on device): stopping the trace\n"))
+            << r.out;
+        EXPECT_THAT(r.out, HasSubstr("removed " + file + ", as it was incomplete")) << r.out;
+        EXPECT_FALSE(std::filesystem::exists(file)) << r.out;
+        EXPECT_LT(took, std::chrono::seconds(60)) << r.out;
+    }
+    EXPECT_EQ(sh("umount " + dir).status, 0);
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "probectl/syscall_probe.hpp"
 #include "probectl/trace_export.hpp"
 #include "trace_export_events.hpp"
 
@@ -190,4 +191,25 @@ TEST(ChromeWriter, NonUtf8NamesAndStringsKeepTheirBytes) {
     for (const auto& i : ofPhase(t, "i"))
         paths[i["tid"]] = i["args"]["path_bytes"];
     EXPECT_EQ(paths, (std::map<int, std::string>{{100, "67ff"}, {200, "67fe"}}));
+}
+
+// A syscall's "call" is the strace line without strace's padding to column 40: it kept the
+// spaces ("getppid()                               = 169") where JSON Lines have none.
+TEST(ChromeWriter, ASyscallCallIsNotPadded) {
+    std::ostringstream out;
+    auto w = probectl::chromeTraceWriter(out);
+    ASSERT_TRUE(w->begin(1'000'000'000, probectl::TraceClocks{}).ok());
+    const probectl::SyscallPlan plan = probectl::syscallPlan("getppid", nullptr);
+    probectl::Event e = exporttest::entry(100, 100, 1'000'000'500, "syscall:getppid");
+    e.is_return = true;
+    e.syscall = &plan;
+    e.syscall_returned = true;
+    e.retval = 169;
+    e.latency_ns = 100;
+    ASSERT_TRUE(w->event(e).ok());
+    ASSERT_TRUE(w->finish(exporttest::sampleStats()).ok());
+    const json t = json::parse(out.str());
+    const auto x = ofPhase(t, "X");
+    ASSERT_EQ(x.size(), 1u) << t.dump(1);
+    EXPECT_EQ(x[0]["args"]["call"], "getppid() = 169");
 }

@@ -170,6 +170,10 @@ TEST(CommandTable, HelpOptionsOfEachCommand) {
                   symbol_sources + "\n");
     for (const char* name : {"enable", "disable"})
         EXPECT_EQ(options(name), "Options:\n  -h [ --help ]         show this help\n\n") << name;
+    // record has no --format: its -o is not "a directory for --format ctf" as trace's is.
+    const std::string record = options("record");
+    EXPECT_THAT(record, HasSubstr("the recording (created or truncated; required, a file,"));
+    EXPECT_THAT(record, Not(HasSubstr("--format ctf"))) << record;
     EXPECT_THAT(options("list"), HasSubstr("--format FMT"));
     EXPECT_THAT(options("list"), HasSubstr("text (default) or json"));
     EXPECT_TRUE(parseListOptions({"--format", "json"}));
@@ -719,6 +723,21 @@ TEST(ExitCodes, OneRuleWhicheverLayerFindsTheMistake) {
         {"report", {"x.rec", "-o", ""}, kExitUsage, "-o '': give a file name"},
         {"count", {"syscall:getppid", "-o", ""}, kExitUsage, "-o '': give a file name"},
         {"bench", {"-o", ""}, kExitUsage, "-o '': give a directory name"},
+        // '-' made a file named '-'; '' read as no FILE, or as no --from
+        {"record",
+         {"syscall:getppid", "-o", "-"},
+         kExitUsage,
+         "-o -: a recording is written to a file, not to standard output"},
+        {"trace",
+         {"syscall:getppid", "--format", "perfetto", "-o", "-"},
+         kExitUsage,
+         "-o -: --format perfetto is written to a file"},
+        {"report",
+         {"x.rec", "--format", "chrome", "-o", "-"},
+         kExitUsage,
+         "-o -: --format chrome is written to a file"},
+        {"report", {""}, kExitUsage, "'' is not a file name: give the recording"},
+        {"count", {"--from", ""}, kExitUsage, "--from '': give the recording's file name"},
         {"bench", {"--attach", "100000"}, kExitUsage, "--attach must be 0..4096"},
         // words the shell split off or that lack their kind or '--'
         {"trace", {"syscall:openat", "if"}, kExitUsage, "go inside the spec's single quotes"},

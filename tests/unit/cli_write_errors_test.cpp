@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <ext/stdio_sync_filebuf.h>
@@ -11,6 +13,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +26,7 @@
 using namespace probectl::cli;
 using probectl::test::withFixtures;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -44,7 +48,9 @@ struct CliRun {
 };
 
 // The built CLI with `full_fd` (1 or 2) on /dev/full and the other stream read back.
-CliRun runCli(const std::vector<std::string>& args, int full_fd) {
+// `file_limit` > 0: files it writes cannot grow past that many bytes (a disk that fills up:
+// writes fail with EFBIG, SIGXFSZ ignored).
+CliRun runCli(const std::vector<std::string>& args, int full_fd, rlim_t file_limit = 0) {
     int p[2];
     EXPECT_EQ(pipe(p), 0);
     const pid_t pid = fork();
@@ -52,6 +58,11 @@ CliRun runCli(const std::vector<std::string>& args, int full_fd) {
         const int full = open("/dev/full", O_WRONLY);
         dup2(full, full_fd);
         dup2(p[1], full_fd == 1 ? 2 : 1);
+        if (file_limit) {
+            signal(SIGXFSZ, SIG_IGN);
+            const rlimit lim{file_limit, file_limit};
+            setrlimit(RLIMIT_FSIZE, &lim);
+        }
         close(p[0]);
         std::vector<char*> argv{const_cast<char*>("probectl")};
         for (const auto& a : args)
@@ -219,4 +230,84 @@ TEST(CliWriteErrors, ReportWarningOnFullStderrFails) {
     EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitRuntime) << r.status;
     unlink(path.c_str());
     unlink(out.c_str());
+}
+
+namespace {
+
+// A recording of `events` getppid events, from a process whose comm is `comm`.
+void writeRecordingOfEvents(const std::string& path, int events, const std::string& comm) {
+    auto w = probectl::recordingWriter(path, 0);
+    ASSERT_TRUE(w);
+    ASSERT_TRUE((*w)->begin(1, {}));
+    probectl::Event ev;
+    ev.probe_id = 1;
+    ev.spec = "syscall:getppid";
+    ev.comm = comm;
+    for (int i = 0; i < events; ++i) {
+        ev.timestamp_ns = 1000u + static_cast<std::uint64_t>(i);
+        ASSERT_TRUE((*w)->event(ev));
+    }
+    probectl::SessionStats stats;
+    stats.probes.push_back({});
+    stats.probes.back().id = 1;
+    stats.probes.back().spec = "syscall:getppid";
+    stats.probes.back().hits = stats.probes.back().delivered = static_cast<std::uint64_t>(events);
+    ASSERT_TRUE((*w)->finish(stats));
+}
+
+}  // namespace
+
+// report -o /dev/full, and report >/dev/full: the file (or standard output) and the write's
+// own errno. Chrome and perfetto said "cannot write the trace (Input/output error)", json
+// "cannot write /dev/full (Input/output error)".
+TEST(CliWriteErrors, ReportNamesTheOutputAndTheRealErrno) {
+    const std::string rec = ::testing::TempDir() + "/write-errors-full.rec";
+    writeRecordingOfEvents(rec, 5000, "worker");
+    for (const char* format : {"text", "json", "chrome", "perfetto"}) {
+        SCOPED_TRACE(format);
+        CliRun r = runCli({"report", rec, "--format", format, "-o", "/dev/full"}, STDOUT_FILENO);
+        EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitRuntime) << r.status;
+        EXPECT_THAT(r.other,
+                    HasSubstr("probectl report: cannot write /dev/full (No space left on device)"))
+            << r.other;
+        EXPECT_THAT(r.other, Not(HasSubstr("Input/output error"))) << r.other;
+        if (std::string(format) == "chrome" || std::string(format) == "perfetto")
+            continue;
+        r = runCli({"report", rec, "--format", format}, STDOUT_FILENO);
+        EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitRuntime) << r.status;
+        EXPECT_THAT(r.other, HasSubstr("probectl report: cannot write standard output (No space "
+                                       "left on device)"))
+            << r.other;
+        EXPECT_THAT(r.other, Not(HasSubstr("Input/output error"))) << r.other;
+    }
+    EXPECT_TRUE(std::filesystem::exists("/dev/full"));
+    unlink(rec.c_str());
+}
+
+// A write that fails part-way (the disk filled up) leaves no output: an incomplete JSON does
+// not parse, a CTF directory without metadata does not open. It left a truncated file, an
+// empty perfetto file, a CTF directory with only an empty stream file.
+TEST(CliWriteErrors, ReportRemovesAnOutputItCouldNotFinish) {
+    const std::string rec = ::testing::TempDir() + "/write-errors-partial.rec";
+    writeRecordingOfEvents(rec, 5000, "worker");
+    for (const char* format : {"text", "json", "chrome", "perfetto", "ctf"}) {
+        SCOPED_TRACE(format);
+        const std::string out = ::testing::TempDir() + "/write-errors-partial." + format;
+        std::filesystem::remove_all(out);
+        const CliRun r =
+            runCli({"report", rec, "--format", format, "-o", out}, STDOUT_FILENO, 4096);
+        EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitRuntime) << r.status;
+        EXPECT_THAT(r.other, HasSubstr("probectl report: cannot write " + out)) << r.other;
+        EXPECT_THAT(r.other,
+                    HasSubstr("(File too large): removed " + out + ", as it was incomplete\n"))
+            << r.other;
+        EXPECT_FALSE(std::filesystem::exists(out)) << r.other;
+    }
+    // Written whole, it stays.
+    const std::string out = ::testing::TempDir() + "/write-errors-whole.json";
+    const CliRun r = runCli({"report", rec, "--format", "json", "-o", out}, STDOUT_FILENO);
+    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitOk) << r.status;
+    EXPECT_GT(std::filesystem::file_size(out), 4096u);
+    unlink(out.c_str());
+    unlink(rec.c_str());
 }

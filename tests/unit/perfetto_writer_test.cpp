@@ -175,3 +175,39 @@ TEST(PerfettoWriter, AMillionEventsStaySmall) {
     EXPECT_LT(per_event, 100) << "bytes per slice (begin + end packets, three annotations)";
     RecordProperty("bytes_per_slice", std::to_string(per_event));
 }
+
+// A comm or string value that is not UTF-8 went raw into protobuf string fields, which must
+// be UTF-8: now U+FFFD there, and the exact bytes in hex beside (comm_bytes, NAME_bytes), as
+// the JSON and Chrome writers keep them.
+TEST(PerfettoWriter, NonUtf8NamesAndStringsAreValidTextAndKeepTheirBytes) {
+    probectl::Event e = exporttest::fetched(100, 100, 1'000'000'000, "g\xfe");
+    e.comm = "g\xff";
+    const Node t = decode(writeTrace({e}, "/non-utf8.pftrace"));
+    std::set<std::string> names;
+    std::map<std::string, std::string> annotations;  // by interned name
+    std::map<std::string, std::string> iid_names, iid_values;
+    for (const Node* p : t.all("packet")) {
+        if (const Node* td = p->get("track_descriptor")) {
+            if (const Node* pr = td->get("process"))
+                names.insert(pr->str("process_name"));
+            if (const Node* th = td->get("thread"))
+                names.insert(th->str("thread_name"));
+        }
+        if (const Node* in = p->get("interned_data")) {
+            for (const Node* n : in->all("debug_annotation_names"))
+                iid_names[n->str("iid")] = n->str("name");
+            for (const Node* v : in->all("debug_annotation_string_values"))
+                iid_values[v->str("iid")] = v->str("str");
+        }
+        if (const Node* te = p->get("track_event"))
+            for (const Node* a : te->all("debug_annotations"))
+                annotations[iid_names[a->str("name_iid")]] =
+                    a->get("string_value_iid") ? iid_values[a->str("string_value_iid")]
+                                               : a->str("string_value");
+    }
+    // protoc prints U+FFFD as its UTF-8 bytes in octal.
+    EXPECT_EQ(names, (std::set<std::string>{"\"g\\357\\277\\275\""}));
+    EXPECT_EQ(annotations["\"comm_bytes\""], "\"67ff\"");
+    EXPECT_EQ(annotations["\"path\""], "\"g\\357\\277\\275\"");
+    EXPECT_EQ(annotations["\"path_bytes\""], "\"67fe\"");
+}

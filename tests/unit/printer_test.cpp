@@ -107,6 +107,27 @@ TEST(PrinterEvent, TextColumnsKeepTheirWidths) {
               "arg3=0x0 arg4=0x0 arg5=0x0 arg6=0x0");
 }
 
+// A comm (or a recording's spec) with control bytes or bytes that are not UTF-8 is quoted
+// with strace's escapes, as fetched strings and count --by comm are: raw, a newline split the
+// event's line in two and an escape sequence cleared the terminal of whoever read it.
+TEST(PrinterEvent, TextQuotesCommAndProbeBytesThatAreNotText) {
+    Event e = base("kprobe:vfs_read");
+    e.args = {};
+    e.comm = "g\xff\xfe\"q\\\n";
+    EXPECT_EQ(text(e),
+              "    0.250000 [001] \"g\\377\\376\\\"q\\\\\\n\"     301 kprobe:vfs_read  arg1=0x0 "
+              "arg2=0x0 arg3=0x0 arg4=0x0 arg5=0x0 arg6=0x0");
+    e.comm = "a\x1b[2J\nb";
+    EXPECT_EQ(text(e),
+              "    0.250000 [001] \"a\\33[2J\\nb\"         301 kprobe:vfs_read  arg1=0x0 "
+              "arg2=0x0 arg3=0x0 arg4=0x0 arg5=0x0 arg6=0x0");
+    e.comm = "c1\xc2\x9b";  // U+009B, the C1 control sequence introducer
+    e.spec = "kprobe:vfs\x1b[2Jread";
+    EXPECT_EQ(text(e),
+              "    0.250000 [001] \"c1\\302\\233\"         301 \"kprobe:vfs\\33[2Jread\"  "
+              "arg1=0x0 arg2=0x0 arg3=0x0 arg4=0x0 arg5=0x0 arg6=0x0");
+}
+
 TEST(PrinterEvent, UretprobeWithLatency) {
     Event e = base("uretprobe:libc:malloc");
     e.is_return = true;

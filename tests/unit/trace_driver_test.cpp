@@ -567,5 +567,27 @@ TEST(TraceDriver, AWriteErrorOfTextOrJsonNamesTheFileAndTheReason) {
     }
 }
 
+// Every format names the file and the write's own errno; the trace stops at the first failed
+// write (it ran on to the command's end with every event counted as delivered, said nothing
+// until then, and chrome and perfetto said "cannot write the trace (Input/output error)").
+TEST(TraceDriver, AFailedWriteIsSaidAtOnceAndStopsTheTrace) {
+    for (const char* format : {"text", "json", "chrome", "perfetto", "record"}) {
+        SCOPED_TRACE(format);
+        FakeTracer t;
+        for (int i = 0; i < 100; ++i)
+            t.events.push_back(event(1, "syscall:getppid"));
+        t.polls_to_exit = 1000;
+        auto r = drive(t, {"syscall:getppid", "--format", format, "-o", "/dev/full", "--", "true"});
+        EXPECT_EQ(r.rc, kExitRuntime);
+        EXPECT_THAT(r.err, HasSubstr("probectl trace: cannot write /dev/full (No space left on "
+                                     "device): stopping the trace\n"))
+            << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("Input/output error"))) << r.err;
+        EXPECT_LT(t.polls, 100) << "the trace went on after the failed write";
+        EXPECT_EQ(t.terminations, 1) << "the command is ended, as --duration ends it";
+        EXPECT_TRUE(std::filesystem::exists("/dev/full")) << "a device is never removed";
+    }
+}
+
 }  // namespace
 }  // namespace probectl::cli

@@ -302,15 +302,25 @@ Examples (make bench runs the first in the VM on every test kernel):
 
 }  // namespace
 
-// trace's options but --format: record writes its own.
+// trace's options but --format: record writes its own. Its -o is its own too: trace's
+// speaks of stdout and of --format ctf, which record has not.
 boost::program_options::options_description recordOptionsDescription() {
-    const boost::program_options::options_description trace = traceOptionsDescription();
-    boost::program_options::options_description d("Options");
-    for (const auto& opt : trace.options())
+    namespace po = boost::program_options;
+    const po::options_description trace = traceOptionsDescription();
+    po::options_description d("Options");
+    for (const auto& opt : trace.options()) {
+        if (opt->long_name() == "output") {
+            d.add_options()("output,o", po::value<std::string>()->value_name("FILE"),
+                            "the recording (created or truncated; required, a file, not '-'); "
+                            "a write to it that fails (a full disk) stops the recording and "
+                            "removes FILE, incomplete");
+            continue;
+        }
         if (opt->long_name() != "format" && opt->long_name() != "summary-only" &&
             opt->long_name() != "kstack" && opt->long_name() != "ustack" &&
             opt->long_name() != "stack-depth" && opt->long_name() != "stack-size")
             d.add(opt);
+    }
     return d;
 }
 

@@ -659,6 +659,9 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     if (o.help)
         return o;
     std::vector<std::string> specs = r->values;
+    // An empty name (an unset shell variable) read as "no --from" and asked for a spec.
+    if (vm.count("from") && o.from.empty())
+        return UsageError{"--from '': give the recording's file name"};
     const bool from = !o.from.empty();
     if (mode == AggrMode::Hist) {
         if (from ? specs.empty() : specs.size() != 2)

@@ -66,7 +66,8 @@ po::options_description reportOptionsDescription(ReportOptions* o) {
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
          "text (default), json, chrome, perfetto or ctf, as trace --format")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
-         "write to FILE (a directory for ctf) instead of stdout");
+         "write to FILE (a directory for ctf) instead of stdout; a write to it that fails (a "
+         "full disk) removes FILE, incomplete");
     // clang-format on
     return d;
 }
@@ -84,6 +85,10 @@ int runReport(const std::vector<std::string>& args, Io& io) {
         return kExitOk;
     }
     o.file = **r;
+    if (o.file.empty())
+        return usageError(io, kReportCmd,
+                          UsageError{"'' is not a file name: give the recording (probectl report "
+                                     "FILE)"});
     const bool known = o.format == "text" || o.format == "json";
     if (!known && (!isFileFormat(o.format) || o.format == "record"))
         return usageError(io, kReportCmd,
@@ -95,6 +100,12 @@ int runReport(const std::vector<std::string>& args, Io& io) {
                           UsageError{fmt::format("--format {} writes a file: give -o", o.format)});
     if (auto e = emptyOutputError(vm))
         return usageError(io, kReportCmd, *e);
+    if (!known && o.output == "-")
+        return usageError(io, kReportCmd,
+                          UsageError{fmt::format("-o -: --format {} is written to a file, not to "
+                                                 "standard output: give a file name (./- for "
+                                                 "one named '-')",
+                                                 o.format)});
 
     // Opening the output truncates it: never the recording being read.
     struct stat in {

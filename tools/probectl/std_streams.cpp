@@ -12,8 +12,14 @@
 
 namespace probectl::cli {
 
-FdOutBuf::FdOutBuf(int fd) : fd_(fd) {
+FdOutBuf::FdOutBuf(int fd, std::size_t size, bool owned) : fd_(fd), owned_(owned), buf_(size) {
     setp(buf_.data(), buf_.data() + buf_.size());
+}
+
+FdOutBuf::~FdOutBuf() {
+    sync();
+    if (owned_)
+        ::close(fd_);
 }
 
 FdOutBuf::int_type FdOutBuf::overflow(int_type c) {

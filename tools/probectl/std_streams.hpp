@@ -5,20 +5,24 @@
 // the run did not go as asked, and with `-- CMD` it is what scripts read of CMD.
 #pragma once
 
-#include <array>
 #include <cstdio>
 #include <iosfwd>
 #include <streambuf>
 #include <string_view>
+#include <vector>
 
 namespace probectl::cli {
 
-// std::cout's buffer in main(): writes the descriptor with write(2) and keeps the errno of
-// the first write that failed. Through stdio the errno was lost once stdio had dropped its
-// buffer: a `--help` longer than the buffer said only "Input/output error" on /dev/full.
+// std::cout's buffer in main(), and that of an -o FILE the printer writes: writes the
+// descriptor with write(2) and keeps the errno of the first write that failed. Through stdio
+// the errno was lost once stdio had dropped its buffer: a `--help` longer than the buffer said
+// only "Input/output error" on /dev/full, a full disk the same. `owned`: closed at the end.
 class FdOutBuf final : public std::streambuf {
   public:
-    explicit FdOutBuf(int fd);
+    explicit FdOutBuf(int fd, std::size_t size = 8192, bool owned = false);
+    ~FdOutBuf() override;
+    FdOutBuf(const FdOutBuf&) = delete;
+    FdOutBuf& operator=(const FdOutBuf&) = delete;
     int error() const { return err_; }  // 0 while every write went through
 
   protected:
@@ -27,8 +31,9 @@ class FdOutBuf final : public std::streambuf {
 
   private:
     int fd_;
+    bool owned_;
     int err_ = 0;
-    std::array<char, 8192> buf_;
+    std::vector<char> buf_;
 };
 
 // Flushes `os`, then `file` (stdout, for anything written with stdio): 0 when every write

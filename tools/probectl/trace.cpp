@@ -212,7 +212,8 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "(Chrome trace-event JSON), perfetto (Perfetto protobuf, for ui.perfetto.dev), "
          "ctf (a CTF 1.8 directory, for babeltrace2), record (probectl report's input)")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
-         "write events and summary to FILE instead of stdout (a directory for --format ctf)")
+         "write events and summary to FILE instead of stdout (a directory for --format ctf); "
+         "a write to it that fails (a full disk) stops the trace and removes FILE, incomplete")
         ("duration,d", po::value<std::string>(o ? &o->duration_text : nullptr)
              ->value_name("TIME"),
          "stop after TIME: seconds (2.5), or with a unit: 500ms, 10s, 2m, 1h")
@@ -356,6 +357,13 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
                                             o.format == "ctf" ? "DIR" : "FILE")};
     if (auto e = emptyOutputError(vm))
         return *e;
+    // It made a file named '-': a binary trace is for a file, not a terminal or pipe.
+    if (isFileFormat(o.format) && o.output == "-")
+        return UsageError{fmt::format(
+            "-o -: {} is written to a file, not to standard output: give a file name (./- for "
+            "one named '-')",
+            std::string_view(cmd) == "record" ? std::string("a recording")
+                                              : fmt::format("--format {}", o.format))};
     if (o.seccomp_bpf && (o.backend != "ptrace" || o.command.empty() || !o.pids.empty()))
         return UsageError{"--seccomp-bpf needs --backend=ptrace and -- CMD (and no -p)"};
     if (o.summary_only) {

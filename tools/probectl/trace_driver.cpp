@@ -103,9 +103,16 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     if (auto r = tracer.start(); !r)
         return runtimeError(io, kCmd, r.error());
 
+    // A failed write stops the trace at once, as perf record does: running on, every event
+    // after it would be counted as delivered and never saved.
+    bool write_failed = false;
     auto shouldStop = [&] {
         sink.flush();
-        return loop.shouldStop();
+        if (auto e = sink.writeError(); e && !write_failed) {
+            write_failed = true;
+            io.err << fmt::format("probectl {}: {}: stopping the trace\n", kCmd, e->describe());
+        }
+        return write_failed || loop.shouldStop();
     };
     int rc = kExitOk;
     if (auto r = tracer.run(onEvent, shouldStop, 50); !r)

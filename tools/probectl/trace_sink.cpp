@@ -1,13 +1,17 @@
 #include "trace_sink.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
-#include <ext/stdio_filebuf.h>
+#include <cstring>
 #include <optional>
 
 #include "probectl/recording.hpp"
+#include "std_streams.hpp"
 
 namespace probectl::cli {
 
@@ -18,6 +22,30 @@ constexpr std::size_t kFileBuffer = 256 * 1024;
 
 std::uint32_t recordingFlags(const TraceLayout& layout) {
     return (layout.strace ? kFlagStrace : 0) | (layout.pid_prefix ? kFlagPidPrefix : 0);
+}
+
+// One rule for every format: an -o output whose writing failed is removed, never left
+// incomplete (a JSON cut short does not parse, a CTF directory without its metadata does not
+// open, a recording may end inside a block). Only what probectl made: a device (/dev/full)
+// stays, and a CTF directory that existed (empty) before stays, emptied.
+Error removeIncomplete(const Error& e, const std::string& path, bool ctf, bool dir_existed) {
+    struct stat st {};
+    bool removed = false;
+    if (ctf && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (DIR* d = ::opendir(path.c_str())) {
+            while (const dirent* ent = ::readdir(d))
+                if (std::strcmp(ent->d_name, ".") != 0 && std::strcmp(ent->d_name, "..") != 0)
+                    (void)::unlink(fmt::format("{}/{}", path, ent->d_name).c_str());
+            ::closedir(d);
+        }
+        removed = dir_existed || ::rmdir(path.c_str()) == 0;
+    } else if (!ctf && ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+        removed = ::unlink(path.c_str()) == 0;
+    }
+    if (!removed)
+        return e;
+    return makeError(e.err, fmt::format("{} ({}): removed {}, as it was incomplete", e.message,
+                                        std::strerror(e.err), path));
 }
 
 // text, json: the printer, on stdout or on a file this sink owns.
@@ -34,7 +62,7 @@ class PrinterSink : public TraceSink {
         if (fd < 0)
             return makeError(errno, fmt::format("cannot write {}", path));
         // The driver flushes once per batch of events: one write each, not one per 8 KiB.
-        filebuf_.emplace(fd, std::ios::out, kFileBuffer);
+        filebuf_.emplace(fd, kFileBuffer, true);
         file_.emplace(&*filebuf_);
         out_ = &*file_;
         name_ = path;
@@ -71,21 +99,34 @@ class PrinterSink : public TraceSink {
         printer_->flush();
         out_->flush();
         noteWriteError();
-        if (write_errno_)
-            return makeError(write_errno_, fmt::format("cannot write {}", name_));
-        return {};
+        if (!write_errno_)
+            return {};
+        if (!filebuf_)
+            return *writeError();
+        printer_.reset();
+        file_.reset();
+        filebuf_.reset();  // closed before it is removed
+        return removeIncomplete(*writeError(), name_, false, false);
+    }
+    std::optional<Error> writeError() const override {
+        if (!write_errno_)
+            return std::nullopt;
+        return makeError(write_errno_, fmt::format("cannot write {}", name_));
     }
 
   private:
     // The errno of the write that first failed, taken at once: by the end it is long gone.
+    // A write through FdOutBuf (a file, std::cout) keeps its own, however long ago it was.
     void noteWriteError() {
-        if (!*out_ && !write_errno_)
-            write_errno_ = errno ? errno : EIO;
+        if (*out_ || write_errno_)
+            return;
+        const auto* fd = dynamic_cast<const FdOutBuf*>(out_->rdbuf());
+        write_errno_ = fd && fd->error() ? fd->error() : errno ? errno : EIO;
     }
 
     TraceLayout layout_;
     Io& io_;
-    std::optional<__gnu_cxx::stdio_filebuf<char>> filebuf_;
+    std::optional<FdOutBuf> filebuf_;
     std::optional<std::ostream> file_;
     std::ostream* out_;
     std::optional<TracePrinter> printer_;
@@ -98,8 +139,13 @@ class PrinterSink : public TraceSink {
 // chrome, perfetto, ctf, record: a TraceWriter; the counters table on `summary`, if any.
 class WriterSink : public TraceSink {
   public:
-    WriterSink(std::unique_ptr<TraceWriter> writer, std::ostream* summary)
-        : writer_(std::move(writer)), summary_(summary) {}
+    WriterSink(std::unique_ptr<TraceWriter> writer, std::ostream* summary, std::string path,
+               bool ctf, bool dir_existed)
+        : writer_(std::move(writer)),
+          summary_(summary),
+          path_(std::move(path)),
+          ctf_(ctf),
+          dir_existed_(dir_existed) {}
 
     void begin(std::uint64_t t0_ns, const TraceClocks& clocks) override {
         keep(writer_->begin(t0_ns, clocks));
@@ -118,10 +164,12 @@ class WriterSink : public TraceSink {
             keep(writer_->finish(stats ? *stats : none));
         if (summary_ && stats)
             printSummary(*summary_, *stats);
-        if (error_)
-            return *error_;
-        return {};
+        if (!error_)
+            return {};
+        writer_.reset();  // its files closed before they are removed
+        return removeIncomplete(*error_, path_, ctf_, dir_existed_);
     }
+    std::optional<Error> writeError() const override { return error_; }
 
   private:
     void keep(Result<void> r) {
@@ -130,6 +178,8 @@ class WriterSink : public TraceSink {
     }
     std::unique_ptr<TraceWriter> writer_;
     std::ostream* summary_;
+    std::string path_;
+    bool ctf_, dir_existed_;
     std::optional<Error> error_;
 };
 
@@ -150,11 +200,14 @@ Result<std::unique_ptr<TraceSink>> openTraceSink(std::string_view format, const 
                                                  const TraceLayout& layout, Io& io,
                                                  std::ostream* writer_summary) {
     if (isFileFormat(format)) {
+        struct stat st {};
+        const bool dir_existed = ::stat(output.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
         auto w = format == "record" ? recordingWriter(output, recordingFlags(layout))
                                     : openTraceWriter(format, output);
         if (!w)
             return std::move(w).error();
-        return std::unique_ptr<TraceSink>(new WriterSink(std::move(*w), writer_summary));
+        return std::unique_ptr<TraceSink>(
+            new WriterSink(std::move(*w), writer_summary, output, format == "ctf", dir_existed));
     }
     TraceLayout l = layout;
     l.json = format == "json";

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -35,8 +36,11 @@ class TraceSink {
     // Between polls: what is buffered goes out.
     virtual void flush() = 0;
     // The end: the counters (null when there are none, as in a recording cut short). A
-    // writer's first error (a full disk) is kept until here; events after it are dropped.
+    // writer's first error (a full disk) is kept until here; events after it are dropped, and
+    // the -o output, incomplete, is removed (the error says so).
     virtual Result<void> finish(const SessionStats* stats) = 0;
+    // The first failed write so far, naming the output: the driver stops the trace on it.
+    virtual std::optional<Error> writeError() const = 0;
 };
 
 // The formats that write a file (or, ctf, a directory) rather than lines: need -o.

@@ -18,7 +18,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <random>
 #include <vector>
@@ -289,11 +288,24 @@ class CtfWriter final : public TraceWriter {
             uuid, uuid, offset / 1000000000, offset % 1000000000);
         text += events_tsdl_;
         const std::string path = dir_ + "/metadata";
-        std::ofstream f(path, std::ios::trunc);
-        f << text;
-        f.close();
-        if (!f)
-            return makeError(EIO, fmt::format("cannot write {}", path));
+        // write(2), not a stream: a full disk's ENOSPC is said, not a stream's EIO.
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (fd < 0)
+            return makeError(errno, fmt::format("cannot write {}", path));
+        int err = 0;
+        for (std::size_t at = 0; at < text.size() && !err;) {
+            const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                err = n < 0 ? errno : EIO;
+            else
+                at += static_cast<std::size_t>(n);
+        }
+        if (::close(fd) != 0 && !err)
+            err = errno;
+        if (err)
+            return makeError(err, fmt::format("cannot write {}", path));
         return {};
     }
 

@@ -49,6 +49,7 @@ Field fetchedField(const FetchedValue& v, std::string& scratch) {
 
 std::string_view syscallText(const Event& ev, std::string& scratch) {
     StraceOptions so;
+    so.align = false;  // a field, not a column: JSON's "syscall" is unpadded too
     scratch = formatSyscall(syscallRecord(ev, *ev.syscall, ev.syscall_returned),
                             systemSyscallTable().find(ev.syscall->name), so);
     return scratch;

@@ -9,6 +9,7 @@
 #include "export/proto_encoder.hpp"
 #include "export/stream_writer.hpp"
 #include "export/thread_names.hpp"
+#include "output/json_text.hpp"
 #include "probectl/trace_export.hpp"
 
 namespace probectl {
@@ -82,7 +83,7 @@ class PerfettoWriter final : public exporter::StreamTraceWriter {
             p.varint(f::kTdUuid, kProcessTrack | ev.tgid);
             const auto pd = p.open(f::kTdProcess);
             p.varint(f::kPdPid, ev.tgid);
-            p.bytes(f::kPdName, ev.comm);
+            p.bytes(f::kPdName, json::validUtf8(ev.comm));
             p.close(pd);
             p.close(td);
             p.varint(f::kSequenceId, kSequence);
@@ -96,7 +97,7 @@ class PerfettoWriter final : public exporter::StreamTraceWriter {
             const auto th = p.open(f::kTdThread);
             p.varint(f::kThPid, ev.tgid);
             p.varint(f::kThTid, ev.pid);
-            p.bytes(f::kThName, ev.comm);
+            p.bytes(f::kThName, json::validUtf8(ev.comm));
             p.close(th);
             p.close(td);
             p.varint(f::kSequenceId, kSequence);
@@ -121,13 +122,37 @@ class PerfettoWriter final : public exporter::StreamTraceWriter {
                  internInto(in, categories_, f::kIdCategories, exporter::eventKind(ev)));
         p.varint(f::kTeNameIid,
                  internInto(in, event_names_, f::kIdNames, exporter::eventName(ev, scratch_)));
-        exporter::forEachField(ev, field_scratch_, [&](const Field& fl) {
+        auto annotate = [&](const Field& fl) {
             const auto da = p.open(f::kTeAnnotations);
             p.varint(f::kDaNameIid,
                      internInto(in, annotation_names_, f::kIdAnnotationNames, fl.name));
             annotationValue(p, in, fl);
             p.close(da);
+        };
+        // Protobuf strings must be UTF-8 (trace_processor and protoc refuse others): U+FFFD
+        // for the bytes that are not, and their exact bytes in hex beside, under NAME_bytes,
+        // as the JSON and Chrome writers keep them.
+        auto annotateBytes = [&](std::string_view name, std::string_view bytes) {
+            bytes_name_.assign(name);
+            bytes_name_ += json::kBytesSuffix;
+            bytes_hex_ = json::hexBytes(bytes);
+            annotate(Field{bytes_name_, Field::Kind::String, 0, bytes_hex_, Field::Kind::String});
+        };
+        exporter::forEachField(ev, field_scratch_, [&](const Field& fl) {
+            const bool text = fl.kind == Field::Kind::String || fl.kind == Field::Kind::Fault;
+            if (!text || json::isUtf8(fl.str)) {
+                annotate(fl);
+                return;
+            }
+            Field shown = fl;
+            const std::string valid = json::validUtf8(fl.str);
+            shown.str = valid;
+            annotate(shown);
+            annotateBytes(fl.name, fl.str);
         });
+        // The thread's name, when it is not UTF-8: its track shows it with U+FFFD.
+        if (!json::isUtf8(ev.comm))
+            annotateBytes("comm", ev.comm);
         p.close(te);
         p.varint(f::kSequenceId, kSequence);
         p.varint(f::kSequenceFlags, kSeqNeedsState);
@@ -247,6 +272,7 @@ class PerfettoWriter final : public exporter::StreamTraceWriter {
         p.close(pkt);
     }
     std::string interned_, scratch_, field_scratch_;
+    std::string bytes_name_, bytes_hex_;
     exporter::ThreadNames names_;
     exporter::Interner categories_, event_names_, annotation_names_, values_;
     std::map<std::string, std::uint64_t, std::less<>> counter_tracks_;  // name -> uuid

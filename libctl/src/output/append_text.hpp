@@ -50,4 +50,10 @@ void appendFetchedValue(std::string& out, const FetchedValue& v);
 void appendStraceQuote(std::string& out, std::string_view bytes, std::size_t limit,
                        bool truncated = false);
 
+// A name from the traced system (a comm, a recording's probe spec) in a text column: as it is
+// when it is UTF-8 without control characters, else quoted with strace's escapes. Raw, a
+// newline split the event's line and an escape sequence reached the terminal.
+bool isShownAsIs(std::string_view bytes);
+void appendShownName(std::string& out, std::string_view bytes);
+
 }  // namespace probectl

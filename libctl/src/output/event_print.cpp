@@ -56,7 +56,13 @@ void appendTextColumns(std::string& out, const Event& ev, const EventFormat& f,
     out += " [";
     appendDecimal(out, ev.cpu, 3, '0');
     out += "] ";
-    appendPadded(out, ev.comm, 16);
+    if (isShownAsIs(ev.comm)) {
+        appendPadded(out, ev.comm, 16);
+    } else {
+        std::string quoted;
+        appendShownName(quoted, ev.comm);
+        appendPadded(out, quoted, 16);
+    }
     out += ' ';
     appendDecimal(out, ev.pid, 7);
     out += ' ';
@@ -64,7 +70,7 @@ void appendTextColumns(std::string& out, const Event& ev, const EventFormat& f,
         out += "probe#";
         appendDecimal(out, ev.probe_id);
     }
-    out += probe;
+    appendShownName(out, probe);
 }
 
 void printLatency(Printer& p, std::string_view text_fmt, std::uint64_t ns) {

@@ -54,6 +54,20 @@ bool isUtf8(std::string_view s) {
     return true;
 }
 
+std::string validUtf8(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        std::size_t n = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8Length(s, i);
+        if (n)
+            out.append(s.substr(i, n));
+        else
+            out += "\xef\xbf\xbd";
+        i += n ? n : 1;
+    }
+    return out;
+}
+
 void appendHexBytes(std::string& out, std::string_view s) {
     static constexpr char kHex[] = "0123456789abcdef";
     for (const char ch : s) {

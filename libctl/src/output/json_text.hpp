@@ -17,6 +17,10 @@ inline constexpr std::string_view kBytesSuffix = "_bytes";
 
 bool isUtf8(std::string_view s);
 
+// `s` with every byte that is not part of valid UTF-8 replaced by U+FFFD, nothing escaped:
+// for formats whose strings must be UTF-8 and have their own encoding (Perfetto's protobuf).
+std::string validUtf8(std::string_view s);
+
 // "..." with the escapes above.
 void appendJsonString(std::string& out, std::string_view s);
 

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "output/append_text.hpp"
+#include "output/json_text.hpp"
 #include "probectl/errno_names.hpp"
 
 namespace probectl {
@@ -391,6 +392,24 @@ std::string callArgs(const SyscallRecord& r, const SyscallInfo* info, const Stra
 }
 
 }  // namespace
+
+bool isShownAsIs(std::string_view bytes) {
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        const auto c = static_cast<unsigned char>(bytes[i]);
+        // C0 controls, DEL, and the C1 controls (U+0080..U+009F: 0xc2 0x80..0x9f)
+        if (c < 0x20 || c == 0x7f ||
+            (c == 0xc2 && i + 1 < bytes.size() && static_cast<unsigned char>(bytes[i + 1]) < 0xa0))
+            return false;
+    }
+    return json::isUtf8(bytes);
+}
+
+void appendShownName(std::string& out, std::string_view bytes) {
+    if (isShownAsIs(bytes))
+        out += bytes;
+    else
+        appendStraceQuote(out, bytes, bytes.size());
+}
 
 void appendStraceQuote(std::string& out, std::string_view bytes, std::size_t limit,
                        bool truncated) {

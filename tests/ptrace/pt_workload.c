@@ -13,6 +13,11 @@
  *   pt_workload usdt N         USDT probe pt:tick(i, i*i, 3*i) for i = 1..N, its third
  *                              argument a stack slot whose address escaped (a memory
  *                              operand in the note)
+ *   pt_workload rename T       raw getppid() under each comm the process takes: once as
+ *                              itself, twice renamed "renamed" (PR_SET_NAME), then T threads
+ *                              one after another, thread k named "worker<k>" making k+1
+ *                              calls; then once each as "g\377", "nl\nx" and "" (any
+ *                              byte but NUL)
  *
  * noipa keeps each function a real call with its own symbol. */
 #define _GNU_SOURCE
@@ -21,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/sdt.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -62,6 +68,35 @@ static void* spinner(void* arg) {
             _exit(3);
     }
     return NULL;
+}
+
+static void* renamer(void* arg) {
+    char name[16];
+    long k = (long)arg;
+    snprintf(name, sizeof(name), "worker%ld", k);
+    pthread_setname_np(pthread_self(), name);
+    for (long j = 0; j <= k; ++j)
+        syscall(SYS_getppid);
+    return NULL;
+}
+
+static int run_renames(long t) {
+    static const char* const later[] = {"g\377", "nl\nx", ""};
+    syscall(SYS_getppid);
+    prctl(PR_SET_NAME, "renamed");
+    syscall(SYS_getppid);
+    syscall(SYS_getppid);
+    for (long k = 0; k < t; ++k) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, renamer, (void*)k) != 0)
+            return 2;
+        pthread_join(th, NULL);
+    }
+    for (unsigned i = 0; i < sizeof(later) / sizeof(later[0]); ++i) {
+        prctl(PR_SET_NAME, later[i]);
+        syscall(SYS_getppid);
+    }
+    return 0;
 }
 
 static int run_threads(long t, void* (*fn)(void*), int join) {
@@ -115,6 +150,8 @@ int main(int argc, char** argv) {
         int st = 0;
         if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
             return 4;
+    } else if (!strcmp(mode, "rename")) {
+        return run_renames(n);
     } else if (!strcmp(mode, "spin")) {
         return run_threads(n, spinner, 0);
     } else if (!strcmp(mode, "usdt")) {

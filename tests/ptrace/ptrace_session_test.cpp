@@ -281,6 +281,20 @@ TEST(PtraceSession, WithoutFollowTheChildRunsCleanUntraced) {
         EXPECT_EQ(e.args[1], 0u);
 }
 
+// Each event carries the comm the thread has at that hit, as the kernel's task->comm: a
+// process renaming itself, threads naming themselves, and comms of any byte but NUL.
+TEST(PtraceSession, CommIsTheThreadsAtEachHit) {
+    auto t = traceCommand({kWorkload, "rename", "3"}, {"syscall:getppid"});
+    ASSERT_TRUE(WIFEXITED(t.status) && WEXITSTATUS(t.status) == 0) << t.status;
+    std::map<std::string, int> by_comm;
+    for (const auto& e : t.events)
+        by_comm[e.comm]++;
+    const std::map<std::string, int> want{{"pt_workload", 1}, {"renamed", 2}, {"worker0", 1},
+                                          {"worker1", 2},     {"worker2", 3}, {"g\377", 1},
+                                          {"nl\nx", 1},       {"", 1}};
+    EXPECT_EQ(by_comm, want);
+}
+
 TEST(PtraceSession, SharedLibraryLoadedAfterExecIsProbed) {
     auto t = traceCommand({FX_LIBUSER_PATH, "9"}, {spec("uprobe", FXLIB_PATH, "fx_lib_add")});
     ASSERT_TRUE(WIFEXITED(t.status) && WEXITSTATUS(t.status) == 0) << t.status;

@@ -471,7 +471,7 @@ void Engine::onExec(Thread& reported) {
     Space* s = newSpace(tgid);
     s->threads.insert(tid);
     t.space = s;
-    t.comm = readComm(tid);
+    t.comm = readComm(tid).value_or("");
     t.rseq = 0;
     if (auto note = setidNote(tgid))
         setid_notes_.push_back(std::move(*note));

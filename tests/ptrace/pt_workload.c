@@ -18,6 +18,8 @@
  *                              one after another, thread k named "worker<k>" making k+1
  *                              calls; then once each as "g\377", "nl\nx" and "" (any
  *                              byte but NUL)
+ *   pt_workload vfork N        pt_add(i, 0) for i = 1..N here, then a vfork() child (sharing
+ *                              this memory) does the same with pt_add(i, 1) and _exits
  *
  * noipa keeps each function a real call with its own symbol. */
 #define _GNU_SOURCE
@@ -152,6 +154,20 @@ int main(int argc, char** argv) {
             return 4;
     } else if (!strcmp(mode, "rename")) {
         return run_renames(n);
+    } else if (!strcmp(mode, "vfork")) {
+        for (long i = 1; i <= n; ++i)
+            pt_add(i, 0);
+        pid_t pid = vfork();
+        if (pid < 0)
+            return 2;
+        if (pid == 0) {
+            for (long i = 1; i <= n; ++i)
+                pt_add(i, 1);
+            _exit(0);
+        }
+        int st = 0;
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            return 4;
     } else if (!strcmp(mode, "spin")) {
         return run_threads(n, spinner, 0);
     } else if (!strcmp(mode, "usdt")) {

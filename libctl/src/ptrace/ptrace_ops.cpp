@@ -40,7 +40,7 @@ Stop classify(int status) {
 
 unsigned long baseOptions() {
     return PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
-           PTRACE_O_TRACEEXEC;
+           PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE;
 }
 
 Result<void> seize(pid_t tid, unsigned long options) {

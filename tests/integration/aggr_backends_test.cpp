@@ -112,6 +112,28 @@ TEST(SyscallSummary, MatchesStrace) {
     }
 }
 
+// exit_group never returns: strace -c has no row for it, and neither backend has one; the
+// kernel backend once refused it ("latency needs a call that returns").
+TEST(SyscallSummary, ExitGroupHasNoRowOnBothBackends) {
+    const std::string kernel = summaryOf("kernel", "getppid,exit_group");
+    const std::string ptrace = summaryOf("ptrace", "getppid,exit_group");
+    for (const std::string* out : {&kernel, &ptrace}) {
+        const auto t = straceTable(*out);
+        ASSERT_EQ(t.size(), 1u) << *out;
+        ASSERT_TRUE(t.count("getppid")) << *out;
+        EXPECT_EQ(t.at("getppid").calls, static_cast<std::uint64_t>(kN)) << *out;
+    }
+    if (access("/usr/bin/strace", X_OK) == 0) {
+        itest::Ran s = itest::sh("strace -c -e trace=getppid,exit_group " + itest::aggrTarget() +
+                                 " syscalls " + std::to_string(kN));
+        ASSERT_EQ(s.status, 0) << s.out;
+        EXPECT_EQ(straceTable(s.out).size(), 1u) << s.out;
+    }
+    itest::Ran alone = itest::sh("probectl trace --syscalls=exit_group -c -- true");
+    EXPECT_EQ(alone.status, 2) << alone.out;
+    EXPECT_THAT(alone.out, HasSubstr("exit_group never returns")) << alone.out;
+}
+
 TEST(SyscallSummary, RefusesWhatIsNoSyscall) {
     itest::Ran r = itest::sh("probectl trace -c kprobe:vfs_read -- true");
     EXPECT_EQ(r.status, 2) << r.out;

@@ -104,6 +104,26 @@ TEST(CliPtrace, PredicateOnTaskFields) {
     EXPECT_NE(r.err.find("unknown field 'x'"), std::string::npos) << r.err;
 }
 
+// $comm is the thread's comm at the hit: the process renames itself after its first call.
+TEST(CliPtrace, PredicateOnCommAfterRename) {
+    auto r = trace({"--backend=ptrace", "syscall:getppid if $comm == \"renamed\"", "--", kWorkload,
+                    "rename", "3"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(countLines(r.err, "] renamed "), 2u) << r.err;
+    EXPECT_EQ(countLines(r.err, "] pt_workload "), 0u) << r.err;
+    std::ostringstream out, err;
+    Io io{out, err};
+    ASSERT_EQ(runCount({"--backend=ptrace", "syscall:getppid", "--by", "comm", "--", kWorkload,
+                        "rename", "2"},
+                       io),
+              0)
+        << err.str();
+    EXPECT_NE(err.str().find("\nrenamed          2\n"), std::string::npos) << err.str();
+    EXPECT_NE(err.str().find("\nworker1          2\n"), std::string::npos) << err.str();
+    EXPECT_NE(err.str().find("\npt_workload      1\n"), std::string::npos) << err.str();
+    EXPECT_NE(err.str().find("\n\"nl\\nx\"          1\n"), std::string::npos) << err.str();
+}
+
 // $retval in the predicate of a return probe: pt_add returns 3i+1, so > 7 keeps 10 and 13.
 TEST(CliPtrace, PredicateOnRetval) {
     auto r = trace({"--backend=ptrace", "uretprobe:" + kWorkload + ":pt_add if $retval > 7", "--",

@@ -13,6 +13,13 @@
  *   pt_workload usdt N         USDT probe pt:tick(i, i*i, 3*i) for i = 1..N, its third
  *                              argument a stack slot whose address escaped (a memory
  *                              operand in the note)
+ *   pt_workload rename T       raw getppid() under each comm the process takes: once as
+ *                              itself, twice renamed "renamed" (PR_SET_NAME), then T threads
+ *                              one after another, thread k named "worker<k>" making k+1
+ *                              calls; then once each as "g\377", "nl\nx" and "" (any
+ *                              byte but NUL)
+ *   pt_workload vfork N        pt_add(i, 0) for i = 1..N here, then a vfork() child (sharing
+ *                              this memory) does the same with pt_add(i, 1) and _exits
  *
  * noipa keeps each function a real call with its own symbol. */
 #define _GNU_SOURCE
@@ -21,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/sdt.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -64,6 +72,35 @@ static void* spinner(void* arg) {
     return NULL;
 }
 
+static void* renamer(void* arg) {
+    char name[16];
+    long k = (long)arg;
+    snprintf(name, sizeof(name), "worker%ld", k);
+    pthread_setname_np(pthread_self(), name);
+    for (long j = 0; j <= k; ++j)
+        syscall(SYS_getppid);
+    return NULL;
+}
+
+static int run_renames(long t) {
+    static const char* const later[] = {"g\377", "nl\nx", ""};
+    syscall(SYS_getppid);
+    prctl(PR_SET_NAME, "renamed");
+    syscall(SYS_getppid);
+    syscall(SYS_getppid);
+    for (long k = 0; k < t; ++k) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, renamer, (void*)k) != 0)
+            return 2;
+        pthread_join(th, NULL);
+    }
+    for (unsigned i = 0; i < sizeof(later) / sizeof(later[0]); ++i) {
+        prctl(PR_SET_NAME, later[i]);
+        syscall(SYS_getppid);
+    }
+    return 0;
+}
+
 static int run_threads(long t, void* (*fn)(void*), int join) {
     pthread_t th[64];
     if (t < 1 || t > 64)
@@ -105,6 +142,22 @@ int main(int argc, char** argv) {
         for (long i = 1; i <= n; ++i)
             pt_add(i, 0);
         pid_t pid = fork();
+        if (pid < 0)
+            return 2;
+        if (pid == 0) {
+            for (long i = 1; i <= n; ++i)
+                pt_add(i, 1);
+            _exit(0);
+        }
+        int st = 0;
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            return 4;
+    } else if (!strcmp(mode, "rename")) {
+        return run_renames(n);
+    } else if (!strcmp(mode, "vfork")) {
+        for (long i = 1; i <= n; ++i)
+            pt_add(i, 0);
+        pid_t pid = vfork();
         if (pid < 0)
             return 2;
         if (pid == 0) {

@@ -2,13 +2,16 @@
 // syscalls are known, traced through the ptrace backend, with every value checked.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -279,6 +282,86 @@ TEST(PtraceSession, WithoutFollowTheChildRunsCleanUntraced) {
     ASSERT_EQ(t.events.size(), 7u);
     for (const auto& e : t.events)
         EXPECT_EQ(e.args[1], 0u);
+}
+
+// Each event carries the comm the thread has at that hit, as the kernel's task->comm: a
+// process renaming itself, threads naming themselves, and comms of any byte but NUL.
+TEST(PtraceSession, CommIsTheThreadsAtEachHit) {
+    auto t = traceCommand({kWorkload, "rename", "3"}, {"syscall:getppid"});
+    ASSERT_TRUE(WIFEXITED(t.status) && WEXITSTATUS(t.status) == 0) << t.status;
+    std::map<std::string, int> by_comm;
+    for (const auto& e : t.events)
+        by_comm[e.comm]++;
+    const std::map<std::string, int> want{{"pt_workload", 1}, {"renamed", 2}, {"worker0", 1},
+                                          {"worker1", 2},     {"worker2", 3}, {"g\377", 1},
+                                          {"nl\nx", 1},       {"", 1}};
+    EXPECT_EQ(by_comm, want);
+}
+
+// `fn` run in a child process that must finish within `seconds`: a regression that hangs
+// the tracer fails the test ("timed out") instead of hanging it.
+std::string withinSeconds(int seconds, const std::function<std::string()>& fn) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return "pipe failed";
+    const pid_t pid = fork();
+    if (pid == 0) {
+        ::close(p[0]);
+        const std::string out = fn();
+        const bool ok = ::write(p[1], out.data(), out.size()) == static_cast<ssize_t>(out.size());
+        _exit(ok ? 0 : 1);
+    }
+    ::close(p[1]);
+    std::string out;
+    pollfd pfd{p[0], POLLIN, 0};
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    bool eof = false;
+    while (!eof && std::chrono::steady_clock::now() < deadline) {
+        if (::poll(&pfd, 1, 100) <= 0)
+            continue;
+        char buf[256];
+        const ssize_t n = ::read(p[0], buf, sizeof(buf));
+        if (n <= 0)
+            eof = true;
+        else
+            out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(p[0]);
+    ::kill(pid, SIGKILL);  // its command dies with it (PTRACE_O_EXITKILL)
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return eof ? out : "timed out after " + std::to_string(seconds) + " s: " + out;
+}
+
+// pt_workload vfork 5 under the session: its exit status, then the entries and returns of
+// pt_add in the parent (b = 0) and in the vfork child (b = 1), and how many processes hit.
+std::string vforkHits(bool follow) {
+    auto t = traceCommand(
+        {kWorkload, "vfork", "5"},
+        {spec("uprobe", kWorkload, "pt_add"), spec("uretprobe", kWorkload, "pt_add")}, follow);
+    int n[2][2] = {};
+    std::set<std::uint32_t> tgids;
+    for (const auto& e : t.events) {
+        if (e.args[1] > 1)
+            return "unexpected pt_add b " + std::to_string(e.args[1]);
+        n[e.args[1]][e.is_return ? 1 : 0]++;
+        tgids.insert(e.tgid);
+    }
+    const int code = WIFEXITED(t.status) ? WEXITSTATUS(t.status) : -1;
+    return "exit " + std::to_string(code) + " parent " + std::to_string(n[0][0]) + "/" +
+           std::to_string(n[0][1]) + " child " + std::to_string(n[1][0]) + "/" +
+           std::to_string(n[1][1]) + " processes " + std::to_string(tgids.size());
+}
+
+// A vfork() child runs in its parent's memory, our int3s included, while the parent waits
+// in the kernel (it cannot stop until the child is done). Followed, the child's hits are
+// counted; not followed, they are not; either way nothing hangs and the child does not die
+// of our traps.
+TEST(PtraceSession, VforkChildHitsDoNotHang) {
+    EXPECT_EQ(withinSeconds(30, [] { return vforkHits(true); }),
+              "exit 0 parent 5/5 child 5/5 processes 2");
+    EXPECT_EQ(withinSeconds(30, [] { return vforkHits(false); }),
+              "exit 0 parent 5/5 child 0/0 processes 1");
 }
 
 TEST(PtraceSession, SharedLibraryLoadedAfterExecIsProbed) {

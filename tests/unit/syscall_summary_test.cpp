@@ -75,6 +75,17 @@ TEST(SyscallSummary, OptionsOfTraceC) {
     auto kp = parseTraceOptions({"-c", "kprobe:vfs_read"});
     ASSERT_FALSE(kp);
     EXPECT_THAT(kp.error().message, HasSubstr("-c counts syscalls: 'kprobe:vfs_read' is not one"));
+    // exit_group never returns: no row, as in strace -c, and no probe (the kernel's latency
+    // map needs a return); alone it leaves nothing to count.
+    auto eg = parseTraceOptions({"--syscalls=getppid,exit_group", "-c", "--", "ls"});
+    ASSERT_TRUE(eg) << eg.error().message;
+    const auto probed = summarySpecs(eg->specs);
+    ASSERT_EQ(probed.size(), 1u);
+    EXPECT_EQ(probed[0].text, "syscall:getppid");
+    EXPECT_EQ(summarySpecs(all->specs).size(), 1u) << "syscall:* stays";
+    auto only = parseTraceOptions({"--syscalls=exit_group,exit", "-c", "--", "ls"});
+    ASSERT_FALSE(only);
+    EXPECT_THAT(only.error().message, HasSubstr("exit_group never returns"));
     auto out = parseTraceOptions({"-c", "syscall:read", "-o", "/tmp/x"});
     ASSERT_FALSE(out);
     EXPECT_THAT(out.error().message, HasSubstr("it takes no -o or --format"));

@@ -74,6 +74,7 @@ end on stderr, strace's table: % time, seconds, usecs/call, calls, errors (calls
 that returned -4095..-1), syscall, by time, and a total row. The kernel keeps each
 syscall's counts and times per errno in probectl.ko's maps (no record per call:
 nothing is dropped at any rate); calls it could not count are said under the table.
+As in strace -c, exit and exit_group (they never return) have no row.
   sudo probectl trace --syscalls=all -c -- ls -l /usr
 
 A glob in the name (kprobe:vfs_*, kretprobe:GLOB, syscall:GLOB,

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "aggr_cli.hpp"
+#include "probectl/syscall_probe.hpp"
 
 namespace probectl::cli {
 
@@ -89,10 +90,18 @@ std::string syscallSummaryLosses(const std::vector<AggrTable>& tables, const Ses
         nmissed + overflow + nested, nmissed, overflow, nested);
 }
 
+std::vector<ProbeSpec> summarySpecs(const std::vector<ProbeSpec>& specs) {
+    std::vector<ProbeSpec> out;
+    for (const auto& s : specs)
+        if (s.kind != SpecKind::Syscall || !syscallNeverReturns(s.symbol))
+            out.push_back(s);
+    return out;
+}
+
 int runSyscallSummary(const TraceOptions& t, Io& io) {
     AggrCliOptions o;
     o.mode = AggrMode::Latency;
-    o.specs = t.specs;
+    o.specs = summarySpecs(t.specs);
     o.pids = t.pids;
     o.follow = t.follow;
     o.duration = t.duration;

@@ -32,6 +32,11 @@ std::string formatSyscallSummary(const std::vector<SyscallRow>& rows);
 // keys a full map refused, hits nested on a busy CPU.
 std::string syscallSummaryLosses(const std::vector<AggrTable>& tables, const SessionStats& stats);
 
+// The specs -c puts probes on: those of o's specs whose syscall returns. strace -c counts a
+// call at its return, so exit and exit_group (which never return) have no row in its table;
+// the kernel's latency map could not take them either (it needs a return).
+std::vector<ProbeSpec> summarySpecs(const std::vector<ProbeSpec>& specs);
+
 // trace -c with o's specs (syscalls only) and target, on o.backend.
 int runSyscallSummary(const TraceOptions& o, Io& io);
 

@@ -374,6 +374,11 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
                     s.text)};
         if (!o.output.empty() || o.format != "text")
             return UsageError{"-c prints strace's table on stderr: it takes no -o or --format"};
+        if (summarySpecs(o.specs).empty())
+            return UsageError{fmt::format(
+                "-c counts calls at their return, as strace -c: {} never returns (no row in "
+                "the table); give a syscall that returns",
+                o.specs.front().symbol)};
     }
     if (o.pids.size() + (o.command.empty() ? 0 : 1) > PROBECTL_MAX_TGIDS)
         return UsageError{fmt::format("at most {} processes can be traced", PROBECTL_MAX_TGIDS)};

@@ -145,7 +145,7 @@ void Engine::stopSpace(Space& s, pid_t except, bool include_listening) {
         Thread& t = threads_.at(tid);
         const bool run = t.state == Thread::State::Running;
         const bool listen = include_listening && t.state == Thread::State::Listening;
-        if (!run && !listen)
+        if ((!run && !listen) || t.in_vfork)
             continue;
         (void)::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
         wait_for.push_back(tid);
@@ -320,6 +320,10 @@ void Engine::handle(Thread& t, const Stop& stop) {
                 case PTRACE_EVENT_EXEC:
                     onExec(t);
                     return;
+                case PTRACE_EVENT_VFORK_DONE:
+                    t.in_vfork = false;
+                    resume(t);
+                    return;
                 case PTRACE_EVENT_SECCOMP:
                     onSyscallStop(t, true);
                     return;
@@ -354,6 +358,8 @@ void Engine::onNewChild(Thread& parent, int event) {
         return;
     }
     const auto child = static_cast<pid_t>(*msg);
+    if (event == PTRACE_EVENT_VFORK)
+        parent.in_vfork = true;
     int st = 0;
     if (auto e = early_.find(child); e != early_.end()) {
         st = e->second;
@@ -471,7 +477,7 @@ void Engine::onExec(Thread& reported) {
     Space* s = newSpace(tgid);
     s->threads.insert(tid);
     t.space = s;
-    t.comm = readComm(tid);
+    t.comm = readComm(tid).value_or("");
     t.rseq = 0;
     if (auto note = setidNote(tgid))
         setid_notes_.push_back(std::move(*note));
@@ -590,7 +596,18 @@ void Engine::detachAll(const EventCallback& cb) {
         restoreAll(*s);
     for (auto& [tid, t] : threads_) {
         missReturns(t, 0);
-        (void)::ptrace(PTRACE_DETACH, tid, nullptr, static_cast<long>(t.inject));
+        if (!t.in_vfork)
+            (void)::ptrace(PTRACE_DETACH, tid, nullptr, static_cast<long>(t.inject));
+    }
+    // A thread in vfork() stops only once its child, detached above, has exec'd or exited:
+    // left traced, it would wait at its vfork-done stop for a tracer that is gone.
+    for (auto& [tid, t] : threads_) {
+        if (!t.in_vfork)
+            continue;
+        (void)::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
+        int st = 0;
+        if (waitThread(tid, &st) == tid && WIFSTOPPED(st))
+            (void)::ptrace(PTRACE_DETACH, tid, nullptr, static_cast<long>(t.inject));
     }
     threads_.clear();
     spaces_.clear();

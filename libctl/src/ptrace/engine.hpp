@@ -108,6 +108,10 @@ struct Thread {
     bool before_exec = false;
     bool syscall_exit_wanted = false;  // seccomp mode: resume with PTRACE_SYSCALL once
     bool in_group_stop = false;        // job-control stopped: resume with PTRACE_LISTEN
+    // In vfork() from its event until PTRACE_EVENT_VFORK_DONE: blocked in the kernel until
+    // the child execs or exits, it runs no user code and cannot be stopped (an interrupt
+    // waits for the child, which may be stopped by us: a hang), so stopSpace leaves it.
+    bool in_vfork = false;
     // A probed syscall in progress (entry seen, exit not yet).
     struct Call {
         std::uint64_t nr = 0;

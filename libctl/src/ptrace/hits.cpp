@@ -140,8 +140,11 @@ Event Engine::baseEvent(Thread& t, std::uint32_t probe_id) {
     ev.timestamp_ns = monotonicNowNs();
     ev.pid = static_cast<std::uint32_t>(t.tid);
     ev.tgid = static_cast<std::uint32_t>(t.tgid);
-    if (t.comm.empty())
-        t.comm = readComm(t.tid);
+    // The comm at this hit, as the kernel reads task->comm: a thread may rename itself
+    // (prctl PR_SET_NAME, pthread_setname_np) at any time. The last one read stands in for a
+    // thread already gone (killed while stopped).
+    if (auto comm = readComm(t.tid))
+        t.comm = std::move(*comm);
     ev.comm = t.comm;
     // The CPU the thread last ran on, as sched_getcpu() in it would say: glibc registers a
     // struct rseq per thread whose cpu_id (offset 4) the kernel keeps current on every

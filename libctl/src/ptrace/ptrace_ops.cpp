@@ -1,9 +1,11 @@
 #include "ptrace/ptrace_ops.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <fstream>
@@ -38,7 +40,7 @@ Stop classify(int status) {
 
 unsigned long baseOptions() {
     return PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
-           PTRACE_O_TRACEEXEC;
+           PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE;
 }
 
 Result<void> seize(pid_t tid, unsigned long options) {
@@ -82,11 +84,21 @@ Result<unsigned long> eventMsg(pid_t tid) {
     return msg;
 }
 
-std::string readComm(pid_t tid) {
-    std::ifstream f(fmt::format("/proc/{}/comm", tid));
-    std::string comm;
-    std::getline(f, comm);
-    return comm;
+std::optional<std::string> readComm(pid_t tid) {
+    const int fd = ::open(fmt::format("/proc/{}/comm", tid).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return std::nullopt;
+    char buf[64];  // TASK_COMM_LEN is 16; one read returns it whole
+    ssize_t n;
+    do
+        n = ::read(fd, buf, sizeof(buf));
+    while (n < 0 && errno == EINTR);
+    ::close(fd);
+    if (n <= 0)
+        return std::nullopt;
+    if (buf[n - 1] == '\n')
+        --n;
+    return std::string(buf, static_cast<std::size_t>(n));
 }
 
 std::uint32_t readUid(pid_t tid) {

@@ -47,8 +47,9 @@ Result<user_regs_struct> getRegs(pid_t tid);
 Result<void> setRegs(pid_t tid, const user_regs_struct& regs);
 Result<unsigned long> eventMsg(pid_t tid);
 
-// Thread's comm (/proc/TID/comm, newline stripped); "" when unreadable.
-std::string readComm(pid_t tid);
+// Thread's comm now (/proc/TID/comm without the newline /proc adds; a comm may hold any
+// byte but NUL, a newline too); nullopt when unreadable (the thread is gone).
+std::optional<std::string> readComm(pid_t tid);
 // Real uid of thread `tid` (first field of Uid: in /proc/TID/status), as the kernel's
 // current_uid(); 0 if unreadable.
 std::uint32_t readUid(pid_t tid);

@@ -11,14 +11,20 @@
 //  - NULL for a zero pointer, 0x hex for other pointers and for pointers the call itself
 //    refused with EFAULT; memory the tracer could not read although the call did not fail
 //    with EFAULT prints <unreadable: ENAME> (strace would print the bare pointer);
-//  - flag sets as NAME|NAME|0xREST (open flags, mmap prot and flags, clone flags), file modes
-//    in octal (0644), AT_FDCWD for -100, fds as int.
+//  - flag sets as NAME|NAME|0xREST, or "0x10 /* O_??? */" when no bit has a name; a value
+//    of a set by name or as "0x9 /* SEEK_??? */"; file modes in octal (0644, the low 16
+//    bits), AT_FDCWD for -100, fds as int, signals by name (SIGRTMIN, SIGRT_n; others as int).
 // Decoders exist for openat, open, creat, read, write, pread64, pwrite64, close, mmap,
 // munmap, mprotect, clone, execve, exit, exit_group, nanosleep, clock_nanosleep (clock names,
 // TIMER_ABSTIME, the requested timespec, the time left when a signal interrupted a relative
-// sleep, read at the return) and argument-less calls; any other syscall
-// prints its arguments from the syscall metadata (strings quoted, pointers hex, int types in
-// decimal) or, without metadata, six hex values.
+// sleep, read at the return), umask (octal in and out), access, faccessat, faccessat2,
+// unlinkat, lseek, dup3, fcntl (command, its argument, the flags or signal a getter
+// returns; lock structures as addresses), socket, socketpair, pipe, pipe2 (the fds, read at
+// the return), rt_sigprocmask (how; the sets as addresses) and argument-less calls; any other
+// syscall prints its arguments from the syscall metadata (strings quoted, pointers hex, int
+// types in decimal, umode_t in octal, dfd/olddfd/newdfd as AT_FDCWD or int, sig by name: so
+// kill, tgkill, rt_sigaction (its structures as addresses)) or, without metadata, six hex
+// values.
 #pragma once
 
 #include <array>
@@ -83,7 +89,7 @@ std::vector<StraceArg> straceArgs(const SyscallRecord& rec, const SyscallInfo* i
 // (bytes longer than `limit`, or `truncated`). limit = SIZE_MAX: no cut.
 std::string straceQuote(std::string_view bytes, std::size_t limit, bool truncated = false);
 std::string straceOpenFlags(std::uint64_t flags);   // "O_RDONLY|O_CLOEXEC"
-std::string straceMode(std::uint64_t mode);         // "0644", "000"
+std::string straceMode(std::uint64_t mode);         // "0644", "000" (umode_t: 16 bits)
 std::string straceMmapProt(std::uint64_t prot);     // "PROT_READ|PROT_WRITE", "PROT_NONE"
 std::string straceMmapFlags(std::uint64_t flags);   // "MAP_PRIVATE|MAP_ANONYMOUS"
 std::string straceCloneFlags(std::uint64_t flags);  // "CLONE_VM|...|SIGCHLD", "0"
@@ -103,6 +109,8 @@ struct SyscallMemHint {
         ArrayString,  // the string the `len_arg`-th pointer of the array at `arg` points to
         Timespec,     // a struct timespec (two 64-bit words): the one nanosleep reads, or
                       // the time left it writes when interrupted
+        FdPair,       // two ints the call writes (pipe's, pipe2's and socketpair's fds),
+                      // read at the return
     };
     std::size_t arg = 0;  // 0-based argument index
     Kind kind = Kind::Path;

@@ -37,6 +37,8 @@ FetchArg planArg(const SyscallMemHint& h, std::size_t pos, bool at_entry) {
         text = fmt::format("a{}_{}=+0(+u{}($arg{})):ustring", argn, h.len_arg, 8 * h.len_arg, argn);
     else if (h.kind == K::Timespec)
         text = fmt::format("a{}=+u0($arg{}):s64[2]", argn, argn);
+    else if (h.kind == K::FdPair)
+        text = fmt::format("a{}=+u0($arg{}):s32[2]", argn, argn);
     else
         text = fmt::format("a{}=+u0($arg{}):u8[{}]", argn, argn, kSyscallBufferMax);
     FetchOptions fo;
@@ -124,6 +126,8 @@ SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool retur
             fb.truncated = v.flags & PROBECTL_FETCH_V_TRUNCATED;
         } else if (h.kind == SyscallMemHint::Kind::Timespec) {
             fb.truncated = n < 16;
+        } else if (h.kind == SyscallMemHint::Kind::FdPair) {
+            fb.truncated = n < 8;
         } else {
             // The buffer's real length: the count at entry, the return value after it.
             std::int64_t want = h.kind == SyscallMemHint::Kind::InBuffer

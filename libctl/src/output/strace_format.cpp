@@ -16,27 +16,16 @@
 
 #include "output/append_text.hpp"
 #include "output/json_text.hpp"
+#include "output/strace_names.hpp"
 #include "probectl/errno_names.hpp"
 
 namespace probectl {
 
 namespace {
 
-struct FlagName {
-    std::uint64_t bits;
-    const char* name;
-};
-
-// Multi-bit entries (O_SYNC contains O_DSYNC, O_TMPFILE contains O_DIRECTORY) come before
-// their parts so the whole is printed once.
-constexpr FlagName kOpenFlags[] = {
-    {O_CREAT, "O_CREAT"},           {O_EXCL, "O_EXCL"},         {O_NOCTTY, "O_NOCTTY"},
-    {O_TRUNC, "O_TRUNC"},           {O_APPEND, "O_APPEND"},     {O_NONBLOCK, "O_NONBLOCK"},
-    {__O_SYNC | O_DSYNC, "O_SYNC"}, {O_DSYNC, "O_DSYNC"},       {O_DIRECT, "O_DIRECT"},
-    {O_LARGEFILE, "O_LARGEFILE"},   {O_NOFOLLOW, "O_NOFOLLOW"}, {O_NOATIME, "O_NOATIME"},
-    {O_CLOEXEC, "O_CLOEXEC"},       {O_PATH, "O_PATH"},         {O_TMPFILE, "O_TMPFILE"},
-    {O_DIRECTORY, "O_DIRECTORY"},   {FASYNC, "FASYNC"},
-};
+using strace_names::appendFlags;
+using strace_names::appendRest;
+using FlagName = strace_names::Name;
 
 constexpr FlagName kProt[] = {
     {PROT_READ, "PROT_READ"}, {PROT_WRITE, "PROT_WRITE"},         {PROT_EXEC, "PROT_EXEC"},
@@ -87,33 +76,6 @@ constexpr FlagName kCloneFlags[] = {
     {CLONE_IO, "CLONE_IO"},
 };
 
-// Appends NAME|NAME|0xrest for the bits of `v` covered by `table`; returns the rest.
-template <std::size_t N>
-std::uint64_t appendFlags(std::string& out, std::uint64_t v, const FlagName (&table)[N]) {
-    for (const auto& f : table) {
-        if ((v & f.bits) == f.bits) {
-            if (!out.empty())
-                out += '|';
-            out += f.name;
-            v &= ~f.bits;
-        }
-    }
-    return v;
-}
-
-void appendRest(std::string& out, std::uint64_t rest) {
-    if (rest == 0)
-        return;
-    if (!out.empty())
-        out += '|';
-    out += fmt::format("{:#x}", rest);
-}
-
-const char* signalName(int sig) {
-    // sigabbrev_np (glibc 2.32+) gives "CHLD"; strace prints "SIGCHLD".
-    return ::sigabbrev_np(sig);
-}
-
 std::int32_t asInt(std::uint64_t v) {
     return static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
 }
@@ -124,6 +86,10 @@ std::string fd(std::uint64_t v) {
 
 std::string ulong(std::uint64_t v) {
     return fmt::format("{}", v);
+}
+
+std::string i64(std::uint64_t v) {
+    return fmt::format("{}", static_cast<std::int64_t>(v));
 }
 
 std::string hexOrZero(std::uint64_t v) {
@@ -301,6 +267,30 @@ bool isIntType(const std::string& t) {
            t == "ssize_t" || t == "key_t" || t == "clockid_t" || t == "timer_t";
 }
 
+// Directory fds of the *at calls, by the names the kernel gives them (dfd, olddfd, newdfd).
+bool isDirFdName(const std::string& n) {
+    return n == "dfd" || n == "olddfd" || n == "newdfd";
+}
+
+// pipe's and pipe2's fds ("[3, 4]"), which the call writes: the address before it returns,
+// after it failed, or when they could not be read.
+std::string fdPairArg(const SyscallRecord& r, std::size_t i) {
+    const auto& m = r.mem[i];
+    if (!returned(r) || !m || m->faulted || m->bytes.size() != 8)
+        return stracePointer(r.args[i]);
+    std::int32_t fds[2];
+    std::memcpy(fds, m->bytes.data(), sizeof(fds));
+    return fmt::format("[{}, {}]", fds[0], fds[1]);
+}
+
+Args fcntlArgs(const SyscallRecord& r) {
+    Args a = inOrder({fd(r.args[0]), strace_names::fcntlCommand(r.args[1])});
+    std::string arg;
+    if (strace_names::fcntlArgument(r.args[1], r.args[2], arg))
+        a.push_back({2, std::move(arg)});
+    return a;
+}
+
 Args genericArgs(const SyscallRecord& r, const SyscallInfo* info, const StraceOptions& o) {
     Args s;
     const std::size_t n = info ? info->args.size() : 6;
@@ -315,6 +305,12 @@ Args genericArgs(const SyscallRecord& r, const SyscallInfo* info, const StraceOp
             t = memArg(r, i, o.string_limit);
         else if (a.is_pointer)
             t = stracePointer(r.args[i]);
+        else if (a.type == "umode_t")
+            t = straceMode(r.args[i]);
+        else if (isDirFdName(a.name))
+            t = straceDirFd(r.args[i]);
+        else if (a.name == "sig")
+            t = strace_names::signal(static_cast<std::int64_t>(r.args[i]));
         else if (isIntType(a.type))
             t = a.type == "int" || a.type == "pid_t" || a.type == "clockid_t"
                     ? fmt::format("{}", asInt(r.args[i]))
@@ -327,10 +323,6 @@ Args genericArgs(const SyscallRecord& r, const SyscallInfo* info, const StraceOp
         s.push_back({i, std::move(t)});
     }
     return s;
-}
-
-std::string i64(std::uint64_t v) {
-    return fmt::format("{}", static_cast<std::int64_t>(v));
 }
 
 }  // namespace
@@ -377,6 +369,37 @@ std::vector<StraceArg> straceArgs(const SyscallRecord& r, const SyscallInfo* inf
                         remainingArg(r, 3, (a[1] & TIMER_ABSTIME) == 0)});
     if (n == "execve")
         return execveArgs(r, o);
+    namespace names = strace_names;
+    if (n == "umask")
+        return inOrder({straceMode(a[0])});
+    if (n == "access")
+        return inOrder({path(r, 0), names::accessMode(a[1])});
+    if (n == "faccessat")
+        return inOrder({straceDirFd(a[0]), path(r, 1), names::accessMode(a[2])});
+    if (n == "faccessat2")
+        return inOrder(
+            {straceDirFd(a[0]), path(r, 1), names::accessMode(a[2]), names::faccessatFlags(a[3])});
+    if (n == "unlinkat")
+        return inOrder({straceDirFd(a[0]), path(r, 1), names::atFlags(a[2])});
+    if (n == "lseek")
+        return inOrder({fd(a[0]), i64(a[1]), names::seekWhence(a[2])});
+    if (n == "dup3")
+        return inOrder({fd(a[0]), fd(a[1]), names::cloexecFlags(a[2])});
+    if (n == "pipe")
+        return inOrder({fdPairArg(r, 0)});
+    if (n == "pipe2")
+        return inOrder({fdPairArg(r, 0), names::pipeFlags(a[1])});
+    if (n == "fcntl")
+        return fcntlArgs(r);
+    if (n == "socket")
+        return inOrder({names::socketDomain(a[0]), names::socketType(a[1]),
+                        names::socketProtocol(a[0], a[2])});
+    if (n == "socketpair")
+        return inOrder({names::socketDomain(a[0]), names::socketType(a[1]),
+                        names::socketProtocol(a[0], a[2]), fdPairArg(r, 3)});
+    if (n == "rt_sigprocmask")
+        return inOrder(
+            {names::sigprocmaskHow(a[0]), stracePointer(a[1]), stracePointer(a[2]), ulong(a[3])});
     if (!info && isArgumentless(n))
         return {};
     return genericArgs(r, info, o);
@@ -471,13 +494,13 @@ std::string straceOpenFlags(std::uint64_t flags) {
           : acc == O_WRONLY ? "O_WRONLY"
           : acc == O_RDWR   ? "O_RDWR"
                             : "O_ACCMODE";
-    appendRest(out, appendFlags(out, flags & ~static_cast<std::uint64_t>(O_ACCMODE), kOpenFlags));
+    appendRest(out,
+               strace_names::appendOpenFlags(out, flags & ~static_cast<std::uint64_t>(O_ACCMODE)));
     return out;
 }
 
 std::string straceMode(std::uint64_t mode) {
-    // strace: a leading 0, at least three digits ("000", "0644", "04755").
-    return fmt::format("0{:02o}", mode);
+    return strace_names::umode(mode);
 }
 
 std::string straceMmapProt(std::uint64_t prot) {
@@ -522,8 +545,7 @@ std::string straceCloneFlags(std::uint64_t flags) {
     if (sig != 0) {
         if (!out.empty())
             out += '|';
-        const char* name = signalName(sig);
-        out += name ? fmt::format("SIG{}", name) : fmt::format("{}", sig);
+        out += strace_names::signal(sig);
     }
     return out.empty() ? "0" : out;
 }
@@ -553,10 +575,26 @@ std::string straceReturn(std::string_view syscall, std::optional<std::int64_t> r
     return fmt::format("= {}", v);
 }
 
+namespace {
+
+// Returns strace decodes from the arguments too (umask's old mask, fcntl's flags).
+std::string returnText(const SyscallRecord& r) {
+    if (r.retval && *r.retval >= 0) {
+        if (r.name == "umask")
+            return "= " + straceMode(static_cast<std::uint64_t>(*r.retval));
+        if (r.name == "fcntl")
+            if (auto t = strace_names::fcntlReturn(r.args[1], *r.retval); !t.empty())
+                return "= " + t;
+    }
+    return straceReturn(r.name, r.retval);
+}
+
+}  // namespace
+
 std::string formatSyscall(const SyscallRecord& rec, const SyscallInfo* info,
                           const StraceOptions& opts) {
     std::string call = fmt::format("{}({})", rec.name, callArgs(rec, info, opts));
-    const std::string ret = straceReturn(rec.name, rec.retval);
+    const std::string ret = returnText(rec);
     // strace pads the call to 40 columns, then "= ..."; longer calls get one space.
     constexpr std::size_t kColumn = 40;
     if (opts.align && call.size() < kColumn)
@@ -587,6 +625,10 @@ std::vector<SyscallMemHint> syscallMemHints(std::string_view n, const SyscallInf
         return {{0, K::Timespec, 0}, {1, K::Timespec, 0}};
     if (n == "clock_nanosleep")
         return {{2, K::Timespec, 0}, {3, K::Timespec, 0}};
+    if (n == "pipe" || n == "pipe2")
+        return {{0, K::FdPair, 0}};
+    if (n == "socketpair")
+        return {{3, K::FdPair, 0}};
     if (n == "close" || n == "mmap" || n == "munmap" || n == "mprotect" || n == "clone")
         return {};
     std::vector<SyscallMemHint> hints;

@@ -127,6 +127,8 @@ Event::RawValue readPlanValue(pid_t tid, const SyscallMemHint& h,
         return readArray(tid, addr, 8 * h.len_arg, 8);
     if (h.kind == K::Timespec)
         return readArray(tid, addr, 16, 8);
+    if (h.kind == K::FdPair)
+        return readArray(tid, addr, 8, 4);
     return readArray(tid, addr, kSyscallBufferMax, 1);
 }
 

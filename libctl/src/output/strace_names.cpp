@@ -1,0 +1,414 @@
+#include "output/strace_names.hpp"
+
+#include <fmt/format.h>
+#include <linux/fcntl.h>
+#include <linux/netlink.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace probectl::strace_names {
+
+namespace {
+
+// The name is the macro's own spelling, so a table cannot pair a value with another name.
+#define PROBECTL_NAME(x)                  \
+    Name {                                \
+        static_cast<std::uint64_t>(x), #x \
+    }
+
+// Multi-bit entries (O_SYNC contains O_DSYNC, O_TMPFILE contains O_DIRECTORY) come before
+// their parts so the whole is printed once.
+constexpr Name kOpenFlags[] = {
+    PROBECTL_NAME(O_CREAT),         PROBECTL_NAME(O_EXCL),     PROBECTL_NAME(O_NOCTTY),
+    PROBECTL_NAME(O_TRUNC),         PROBECTL_NAME(O_APPEND),   PROBECTL_NAME(O_NONBLOCK),
+    {__O_SYNC | O_DSYNC, "O_SYNC"}, PROBECTL_NAME(O_DSYNC),    PROBECTL_NAME(O_DIRECT),
+    PROBECTL_NAME(O_LARGEFILE),     PROBECTL_NAME(O_NOFOLLOW), PROBECTL_NAME(O_NOATIME),
+    PROBECTL_NAME(O_CLOEXEC),       PROBECTL_NAME(O_PATH),     PROBECTL_NAME(O_TMPFILE),
+    PROBECTL_NAME(O_DIRECTORY),     PROBECTL_NAME(FASYNC),
+};
+
+// strace's names for the standard signals (SIGIO, not glibc's abbreviation POLL).
+constexpr Name kSignals[] = {
+    PROBECTL_NAME(SIGHUP),    PROBECTL_NAME(SIGINT),    PROBECTL_NAME(SIGQUIT),
+    PROBECTL_NAME(SIGILL),    PROBECTL_NAME(SIGTRAP),   PROBECTL_NAME(SIGABRT),
+    PROBECTL_NAME(SIGBUS),    PROBECTL_NAME(SIGFPE),    PROBECTL_NAME(SIGKILL),
+    PROBECTL_NAME(SIGUSR1),   PROBECTL_NAME(SIGSEGV),   PROBECTL_NAME(SIGUSR2),
+    PROBECTL_NAME(SIGPIPE),   PROBECTL_NAME(SIGALRM),   PROBECTL_NAME(SIGTERM),
+    PROBECTL_NAME(SIGSTKFLT), PROBECTL_NAME(SIGCHLD),   PROBECTL_NAME(SIGCONT),
+    PROBECTL_NAME(SIGSTOP),   PROBECTL_NAME(SIGTSTP),   PROBECTL_NAME(SIGTTIN),
+    PROBECTL_NAME(SIGTTOU),   PROBECTL_NAME(SIGURG),    PROBECTL_NAME(SIGXCPU),
+    PROBECTL_NAME(SIGXFSZ),   PROBECTL_NAME(SIGVTALRM), PROBECTL_NAME(SIGPROF),
+    PROBECTL_NAME(SIGWINCH),  PROBECTL_NAME(SIGIO),     PROBECTL_NAME(SIGPWR),
+    PROBECTL_NAME(SIGSYS),
+};
+// The kernel's first real-time signal (<asm/signal.h>'s SIGRTMIN; glibc's SIGRTMIN is
+// later, past the ones it keeps for itself). strace names it SIGRTMIN, the next SIGRT_1...
+constexpr std::int64_t kKernelRtMin = 32;
+
+constexpr Name kAccessModes[] = {
+    PROBECTL_NAME(R_OK),
+    PROBECTL_NAME(W_OK),
+    PROBECTL_NAME(X_OK),
+};
+
+constexpr Name kFaccessatFlags[] = {
+    PROBECTL_NAME(AT_SYMLINK_NOFOLLOW),
+    PROBECTL_NAME(AT_EACCESS),
+    PROBECTL_NAME(AT_EMPTY_PATH),
+};
+
+constexpr Name kAtFlags[] = {
+    PROBECTL_NAME(AT_SYMLINK_NOFOLLOW), PROBECTL_NAME(AT_REMOVEDIR),
+    PROBECTL_NAME(AT_SYMLINK_FOLLOW),   PROBECTL_NAME(AT_NO_AUTOMOUNT),
+    PROBECTL_NAME(AT_EMPTY_PATH),       PROBECTL_NAME(AT_RECURSIVE),
+};
+
+constexpr Name kSeek[] = {
+    PROBECTL_NAME(SEEK_SET),  PROBECTL_NAME(SEEK_CUR),  PROBECTL_NAME(SEEK_END),
+    PROBECTL_NAME(SEEK_DATA), PROBECTL_NAME(SEEK_HOLE),
+};
+
+constexpr Name kCloexec[] = {PROBECTL_NAME(O_CLOEXEC)};
+constexpr Name kFdFlags[] = {PROBECTL_NAME(FD_CLOEXEC)};
+
+constexpr Name kSigprocmaskHow[] = {
+    PROBECTL_NAME(SIG_BLOCK),
+    PROBECTL_NAME(SIG_UNBLOCK),
+    PROBECTL_NAME(SIG_SETMASK),
+};
+
+constexpr Name kFcntlCommands[] = {
+    PROBECTL_NAME(F_DUPFD),
+    PROBECTL_NAME(F_GETFD),
+    PROBECTL_NAME(F_SETFD),
+    PROBECTL_NAME(F_GETFL),
+    PROBECTL_NAME(F_SETFL),
+    PROBECTL_NAME(F_GETLK),
+    PROBECTL_NAME(F_SETLK),
+    PROBECTL_NAME(F_SETLKW),
+    PROBECTL_NAME(F_SETOWN),
+    PROBECTL_NAME(F_GETOWN),
+    PROBECTL_NAME(F_SETSIG),
+    PROBECTL_NAME(F_GETSIG),
+    PROBECTL_NAME(F_SETOWN_EX),
+    PROBECTL_NAME(F_GETOWN_EX),
+    PROBECTL_NAME(F_GETOWNER_UIDS),
+    PROBECTL_NAME(F_OFD_GETLK),
+    PROBECTL_NAME(F_OFD_SETLK),
+    PROBECTL_NAME(F_OFD_SETLKW),
+    PROBECTL_NAME(F_SETLEASE),
+    PROBECTL_NAME(F_GETLEASE),
+    PROBECTL_NAME(F_NOTIFY),
+    PROBECTL_NAME(F_CANCELLK),
+    PROBECTL_NAME(F_DUPFD_CLOEXEC),
+    PROBECTL_NAME(F_SETPIPE_SZ),
+    PROBECTL_NAME(F_GETPIPE_SZ),
+    PROBECTL_NAME(F_ADD_SEALS),
+    PROBECTL_NAME(F_GET_SEALS),
+    PROBECTL_NAME(F_GET_RW_HINT),
+    PROBECTL_NAME(F_SET_RW_HINT),
+    PROBECTL_NAME(F_GET_FILE_RW_HINT),
+    PROBECTL_NAME(F_SET_FILE_RW_HINT),
+};
+
+constexpr Name kLeases[] = {
+    PROBECTL_NAME(F_RDLCK),
+    PROBECTL_NAME(F_WRLCK),
+    PROBECTL_NAME(F_UNLCK),
+};
+
+constexpr Name kNotify[] = {
+    PROBECTL_NAME(DN_ACCESS),    PROBECTL_NAME(DN_MODIFY), PROBECTL_NAME(DN_CREATE),
+    PROBECTL_NAME(DN_DELETE),    PROBECTL_NAME(DN_RENAME), PROBECTL_NAME(DN_ATTRIB),
+    PROBECTL_NAME(DN_MULTISHOT),
+};
+
+constexpr Name kSeals[] = {
+    PROBECTL_NAME(F_SEAL_SEAL),  PROBECTL_NAME(F_SEAL_SHRINK),       PROBECTL_NAME(F_SEAL_GROW),
+    PROBECTL_NAME(F_SEAL_WRITE), PROBECTL_NAME(F_SEAL_FUTURE_WRITE),
+};
+
+// AF_UNIX, not AF_LOCAL or AF_FILE; AF_NETLINK, not AF_ROUTE (strace's choices).
+constexpr Name kDomains[] = {
+    PROBECTL_NAME(AF_UNSPEC),     PROBECTL_NAME(AF_UNIX),      PROBECTL_NAME(AF_INET),
+    PROBECTL_NAME(AF_AX25),       PROBECTL_NAME(AF_IPX),       PROBECTL_NAME(AF_APPLETALK),
+    PROBECTL_NAME(AF_NETROM),     PROBECTL_NAME(AF_BRIDGE),    PROBECTL_NAME(AF_ATMPVC),
+    PROBECTL_NAME(AF_X25),        PROBECTL_NAME(AF_INET6),     PROBECTL_NAME(AF_ROSE),
+    PROBECTL_NAME(AF_DECnet),     PROBECTL_NAME(AF_NETBEUI),   PROBECTL_NAME(AF_SECURITY),
+    PROBECTL_NAME(AF_KEY),        PROBECTL_NAME(AF_NETLINK),   PROBECTL_NAME(AF_PACKET),
+    PROBECTL_NAME(AF_ASH),        PROBECTL_NAME(AF_ECONET),    PROBECTL_NAME(AF_ATMSVC),
+    PROBECTL_NAME(AF_RDS),        PROBECTL_NAME(AF_SNA),       PROBECTL_NAME(AF_IRDA),
+    PROBECTL_NAME(AF_PPPOX),      PROBECTL_NAME(AF_WANPIPE),   PROBECTL_NAME(AF_LLC),
+    PROBECTL_NAME(AF_IB),         PROBECTL_NAME(AF_MPLS),      PROBECTL_NAME(AF_CAN),
+    PROBECTL_NAME(AF_TIPC),       PROBECTL_NAME(AF_BLUETOOTH), PROBECTL_NAME(AF_IUCV),
+    PROBECTL_NAME(AF_RXRPC),      PROBECTL_NAME(AF_ISDN),      PROBECTL_NAME(AF_PHONET),
+    PROBECTL_NAME(AF_IEEE802154), PROBECTL_NAME(AF_CAIF),      PROBECTL_NAME(AF_ALG),
+    PROBECTL_NAME(AF_NFC),        PROBECTL_NAME(AF_VSOCK),     PROBECTL_NAME(AF_KCM),
+    PROBECTL_NAME(AF_QIPCRTR),    PROBECTL_NAME(AF_SMC),       PROBECTL_NAME(AF_XDP),
+    PROBECTL_NAME(AF_MCTP),
+};
+
+constexpr Name kSocketTypes[] = {
+    PROBECTL_NAME(SOCK_STREAM), PROBECTL_NAME(SOCK_DGRAM),     PROBECTL_NAME(SOCK_RAW),
+    PROBECTL_NAME(SOCK_RDM),    PROBECTL_NAME(SOCK_SEQPACKET), PROBECTL_NAME(SOCK_DCCP),
+    PROBECTL_NAME(SOCK_PACKET),
+};
+// The kernel's SOCK_TYPE_MASK (<linux/net.h>, not exported to user space).
+constexpr std::uint64_t kSocketTypeMask = 0xf;
+
+constexpr Name kSocketTypeFlags[] = {
+    PROBECTL_NAME(SOCK_CLOEXEC),
+    PROBECTL_NAME(SOCK_NONBLOCK),
+};
+
+// IPv4's and IPv6's protocols: strace prints 0 as IPPROTO_IP for both.
+constexpr Name kInetProtocols[] = {
+    PROBECTL_NAME(IPPROTO_IP),       PROBECTL_NAME(IPPROTO_ICMP),    PROBECTL_NAME(IPPROTO_IGMP),
+    PROBECTL_NAME(IPPROTO_IPIP),     PROBECTL_NAME(IPPROTO_TCP),     PROBECTL_NAME(IPPROTO_EGP),
+    PROBECTL_NAME(IPPROTO_PUP),      PROBECTL_NAME(IPPROTO_UDP),     PROBECTL_NAME(IPPROTO_IDP),
+    PROBECTL_NAME(IPPROTO_TP),       PROBECTL_NAME(IPPROTO_DCCP),    PROBECTL_NAME(IPPROTO_IPV6),
+    PROBECTL_NAME(IPPROTO_RSVP),     PROBECTL_NAME(IPPROTO_GRE),     PROBECTL_NAME(IPPROTO_ESP),
+    PROBECTL_NAME(IPPROTO_AH),       PROBECTL_NAME(IPPROTO_MTP),     PROBECTL_NAME(IPPROTO_BEETPH),
+    PROBECTL_NAME(IPPROTO_ENCAP),    PROBECTL_NAME(IPPROTO_PIM),     PROBECTL_NAME(IPPROTO_COMP),
+    PROBECTL_NAME(IPPROTO_SCTP),     PROBECTL_NAME(IPPROTO_UDPLITE), PROBECTL_NAME(IPPROTO_MPLS),
+    PROBECTL_NAME(IPPROTO_ETHERNET), PROBECTL_NAME(IPPROTO_RAW),     PROBECTL_NAME(IPPROTO_MPTCP),
+};
+
+constexpr Name kNetlinkProtocols[] = {
+    PROBECTL_NAME(NETLINK_ROUTE),      PROBECTL_NAME(NETLINK_UNUSED),
+    PROBECTL_NAME(NETLINK_USERSOCK),   PROBECTL_NAME(NETLINK_FIREWALL),
+    PROBECTL_NAME(NETLINK_SOCK_DIAG),  PROBECTL_NAME(NETLINK_NFLOG),
+    PROBECTL_NAME(NETLINK_XFRM),       PROBECTL_NAME(NETLINK_SELINUX),
+    PROBECTL_NAME(NETLINK_ISCSI),      PROBECTL_NAME(NETLINK_AUDIT),
+    PROBECTL_NAME(NETLINK_FIB_LOOKUP), PROBECTL_NAME(NETLINK_CONNECTOR),
+    PROBECTL_NAME(NETLINK_NETFILTER),  PROBECTL_NAME(NETLINK_IP6_FW),
+    PROBECTL_NAME(NETLINK_DNRTMSG),    PROBECTL_NAME(NETLINK_KOBJECT_UEVENT),
+    PROBECTL_NAME(NETLINK_GENERIC),    PROBECTL_NAME(NETLINK_SCSITRANSPORT),
+    PROBECTL_NAME(NETLINK_ECRYPTFS),   PROBECTL_NAME(NETLINK_RDMA),
+    PROBECTL_NAME(NETLINK_CRYPTO),     PROBECTL_NAME(NETLINK_SMC),
+};
+
+#undef PROBECTL_NAME
+
+template <std::size_t N>
+const char* lookup(std::uint64_t v, const Name (&table)[N]) {
+    for (const auto& n : table)
+        if (n.value == v)
+            return n.name;
+    return nullptr;
+}
+
+// One value of a set, as strace prints it: the name, or "0x9 /* SEEK_??? */".
+template <std::size_t N>
+std::string value(std::uint64_t v, const Name (&table)[N], const char* unknown) {
+    const char* n = lookup(v, table);
+    return n ? n : unknownValue(v, unknown);
+}
+
+std::uint32_t low32(std::uint64_t v) {
+    return static_cast<std::uint32_t>(v);
+}
+
+std::string hexOrZero(std::uint64_t v) {
+    return v == 0 ? "0" : fmt::format("{:#x}", v);
+}
+
+}  // namespace
+
+void appendRest(std::string& out, std::uint64_t rest) {
+    if (rest == 0)
+        return;
+    if (!out.empty())
+        out += '|';
+    out += fmt::format("{:#x}", rest);
+}
+
+std::string unknownValue(std::uint64_t v, const char* unknown) {
+    return fmt::format("{:#x} /* {} */", v, unknown);
+}
+
+std::uint64_t appendOpenFlags(std::string& out, std::uint64_t v) {
+    return appendFlags(out, v, kOpenFlags);
+}
+
+std::string signal(std::int64_t sig) {
+    const auto s = static_cast<std::int32_t>(sig);
+    if (const char* n = s > 0 ? lookup(static_cast<std::uint64_t>(s), kSignals) : nullptr)
+        return n;
+    if (s == kKernelRtMin)
+        return "SIGRTMIN";
+    if (s > kKernelRtMin && s < _NSIG)
+        return fmt::format("SIGRT_{}", s - kKernelRtMin);
+    return fmt::format("{}", s);
+}
+
+std::string umode(std::uint64_t mode) {
+    // umode_t is 16 bits: strace drops the rest; at least three digits ("000", "0644").
+    return fmt::format("0{:02o}", mode & 0xffff);
+}
+
+std::string accessMode(std::uint64_t mode) {
+    const std::uint32_t m = low32(mode);
+    return m == F_OK ? "F_OK" : flags(m, kAccessModes, "?_OK");
+}
+
+std::string faccessatFlags(std::uint64_t v) {
+    return flags(low32(v), kFaccessatFlags, "AT_???");
+}
+
+std::string atFlags(std::uint64_t v) {
+    return flags(low32(v), kAtFlags, "AT_???");
+}
+
+std::string seekWhence(std::uint64_t v) {
+    return value(low32(v), kSeek, "SEEK_???");
+}
+
+std::string cloexecFlags(std::uint64_t v) {
+    return flags(low32(v), kCloexec, "O_???");
+}
+
+std::string pipeFlags(std::uint64_t v) {
+    const std::uint32_t f = low32(v);
+    if (f == 0)
+        return "0";
+    std::string out;
+    const std::uint64_t rest = appendOpenFlags(out, f);
+    if (out.empty())
+        return unknownValue(rest, "O_???");
+    appendRest(out, rest);
+    return out;
+}
+
+std::string sigprocmaskHow(std::uint64_t v) {
+    return value(low32(v), kSigprocmaskHow, "SIG_???");
+}
+
+std::string socketDomain(std::uint64_t v) {
+    return value(low32(v), kDomains, "AF_???");
+}
+
+std::string socketType(std::uint64_t v) {
+    // A known type, then the flags; an unknown one goes into the flags' rest.
+    std::uint64_t rest = low32(v);
+    std::string out;
+    if (const char* n = lookup(rest & kSocketTypeMask, kSocketTypes)) {
+        out = n;
+        rest &= ~kSocketTypeMask;
+        if (rest == 0)
+            return out;
+        out += '|';
+    }
+    return out + flags(rest, kSocketTypeFlags, "SOCK_???");
+}
+
+std::string socketProtocol(std::uint64_t domain, std::uint64_t proto) {
+    const std::uint32_t p = low32(proto);
+    switch (low32(domain)) {
+        case AF_INET:
+        case AF_INET6:
+            return value(p, kInetProtocols, "IPPROTO_???");
+        case AF_NETLINK:
+            return value(p, kNetlinkProtocols, "NETLINK_???");
+        default:
+            return fmt::format("{}", static_cast<std::int32_t>(p));
+    }
+}
+
+std::string fcntlCommand(std::uint64_t cmd) {
+    return value(low32(cmd), kFcntlCommands, "F_???");
+}
+
+bool fcntlArgument(std::uint64_t cmd, std::uint64_t arg, std::string& out) {
+    switch (low32(cmd)) {
+        case F_GETFD:
+        case F_GETFL:
+        case F_GETOWN:
+        case F_GETSIG:
+        case F_GETLEASE:
+        case F_GETPIPE_SZ:
+        case F_GET_SEALS:
+            return false;
+        case F_DUPFD:
+        case F_DUPFD_CLOEXEC:
+        case F_SETPIPE_SZ:
+            out = fmt::format("{}", arg);
+            return true;
+        case F_SETOWN:
+            out = fmt::format("{}", static_cast<std::int32_t>(low32(arg)));
+            return true;
+        case F_SETFD:
+            out = flags(arg, kFdFlags, "FD_???");
+            return true;
+        case F_SETFL: {
+            // With the access mode first, as strace prints it (O_RDONLY|O_APPEND).
+            const std::uint64_t acc = arg & O_ACCMODE;
+            out = acc == O_RDONLY   ? "O_RDONLY"
+                  : acc == O_WRONLY ? "O_WRONLY"
+                  : acc == O_RDWR   ? "O_RDWR"
+                                    : "O_ACCMODE";
+            appendRest(out, appendOpenFlags(out, arg & ~static_cast<std::uint64_t>(O_ACCMODE)));
+            return true;
+        }
+        case F_SETSIG:
+            out = signal(static_cast<std::int64_t>(arg));
+            return true;
+        case F_SETLEASE:
+            out = value(low32(arg), kLeases, "F_???");
+            return true;
+        case F_NOTIFY:
+            out = flags(arg, kNotify, "DN_???");
+            return true;
+        case F_ADD_SEALS:
+            out = flags(arg, kSeals, "F_SEAL_???");
+            return true;
+        case F_GETLK:
+        case F_SETLK:
+        case F_SETLKW:
+        case F_OFD_GETLK:
+        case F_OFD_SETLK:
+        case F_OFD_SETLKW:
+        case F_SETOWN_EX:
+        case F_GETOWN_EX:
+        case F_GETOWNER_UIDS:
+        case F_GET_RW_HINT:
+        case F_SET_RW_HINT:
+        case F_GET_FILE_RW_HINT:
+        case F_SET_FILE_RW_HINT:
+            // Structures strace decodes; here their address.
+            out = arg == 0 ? "NULL" : fmt::format("{:#x}", arg);
+            return true;
+        default:
+            out = hexOrZero(arg);
+            return true;
+    }
+}
+
+std::string fcntlReturn(std::uint64_t cmd, std::int64_t ret) {
+    if (ret < 0)
+        return {};
+    const auto r = static_cast<std::uint64_t>(ret);
+    switch (low32(cmd)) {
+        case F_GETFD:
+            if (r == 0)
+                return {};
+            return fmt::format("{:#x} (flags {})", r, flags(r, kFdFlags, "FD_???"));
+        case F_GETFL: {
+            std::string f;
+            fcntlArgument(F_SETFL, r, f);
+            return fmt::format("{} (flags {})", hexOrZero(r), f);
+        }
+        case F_GETSIG:
+            if (r == 0)
+                return {};
+            return fmt::format("{} ({})", r, signal(ret));
+        case F_GETLEASE:
+            return fmt::format("{:#x} ({})", r, value(r, kLeases, "F_???"));
+        default:
+            return {};
+    }
+}
+
+}  // namespace probectl::strace_names

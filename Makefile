@@ -49,31 +49,42 @@ kmod-all: deps
 # Builds and installs the CLI and both libraries (not the tests); the module only when
 # it was built (kmod/probectl.ko, built here when KDIR has headers), then
 # depmod so that its genl family alias autoloads it (not into a DESTDIR: the kernel's
-# own files are not there). Every file written is listed (without DESTDIR) in
-# $(BUILD)/install_manifest*.txt, which `make uninstall` removes (give it the same DESTDIR).
+# own files are not there). Every file written is listed (without DESTDIR) in a manifest
+# of this build kept per DESTDIR ($(BUILD)/install-manifests/HASH/), which `make uninstall`
+# with the same DESTDIR removes: installs into several DESTDIRs are each undone on their own.
+MANIFESTS := $(BUILD)/install-manifests
+MANIFEST  := $(MANIFESTS)/$(shell printf '%s' '$(abspath $(DESTDIR))' | md5sum | cut -c1-16)
 install: configure
 	cmake --build $(BUILD) -j$(JOBS) --target probectl probectl_ctl probectl_shared man bench_workload
 	@if [ -d "$(KDIR)" ]; then $(MAKE) --no-print-directory kmod; fi
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
-	@: > $(BUILD)/install_manifest_kmod.txt
+	@mkdir -p $(MANIFEST) && printf '%s\n' '$(abspath $(DESTDIR))' > $(MANIFEST)/destdir
+	@# A second install into the same DESTDIR adds to what the first wrote.
+	@{ cat $(BUILD)/install_manifest.txt; echo; } >> $(MANIFEST)/files
+	@rm -f $(BUILD)/install_manifest.txt
 	@if [ -f $(TOP)/kmod/probectl.ko ]; then \
 		d=$(DESTDIR)/lib/modules/$(KVER)/updates; \
 		install -D -m 644 $(TOP)/kmod/probectl.ko $$d/probectl.ko && \
-		echo /lib/modules/$(KVER)/updates/probectl.ko > $(BUILD)/install_manifest_kmod.txt && \
+		echo /lib/modules/$(KVER)/updates/probectl.ko >> $(MANIFEST)/files && \
+		echo /lib/modules/$(KVER)/updates/probectl.ko >> $(MANIFEST)/kmod && \
 		echo "-- Installing: $$d/probectl.ko"; \
 		if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi; \
 	else echo "note: kmod/probectl.ko not built: module not installed"; fi
+	@sort -u -o $(MANIFEST)/files $(MANIFEST)/files
 
 uninstall:
-	@set -e; for m in $(BUILD)/install_manifest.txt $(BUILD)/install_manifest_kmod.txt; do \
-		[ -f $$m ] || { echo "uninstall: no $$m: nothing installed from this build" >&2; exit 1; }; \
-	done; \
-	{ cat $(BUILD)/install_manifest.txt; echo; cat $(BUILD)/install_manifest_kmod.txt; } | while IFS= read -r f || [ -n "$$f" ]; do \
+	@set -e; if [ ! -f $(MANIFEST)/files ]; then \
+		echo "uninstall: nothing installed from this build into DESTDIR='$(DESTDIR)'" >&2; \
+		for d in $(MANIFESTS)/*/destdir; do [ ! -f "$$d" ] || \
+			echo "uninstall: this build installed into DESTDIR='$$(cat "$$d")'" >&2; done; \
+		exit 1; \
+	fi; \
+	while IFS= read -r f; do \
 		[ -z "$$f" ] || { rm -f "$(DESTDIR)$$f" && echo "-- Removed: $(DESTDIR)$$f"; }; \
 		case $$f in */probectl/*) rmdir "$(DESTDIR)$${f%/*}" 2>/dev/null || true ;; esac; \
-	done; \
-	if [ -s $(BUILD)/install_manifest_kmod.txt ] && [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi; \
-	rm -f $(BUILD)/install_manifest.txt $(BUILD)/install_manifest_kmod.txt
+	done < $(MANIFEST)/files; \
+	if [ -s $(MANIFEST)/kmod ] && [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi; \
+	rm -rf $(MANIFEST)
 
 # DKMS: the module's source under $(DESTDIR)/usr/src/probectl-RELEASE with its dkms.conf
 # (dkms-source), then registered, built and installed for KVER (dkms-install).

@@ -166,3 +166,19 @@ TEST(NetlinkAck, KernelErrorOverALimitSaysHowToRaiseIt) {
     open.extack = "(limit: max_probes";
     EXPECT_THAT(kernelError(ENOSPC, "add", open).message, Not(HasSubstr("parameters")));
 }
+
+// The hints name the command for an installed probectl (modprobe) and the path that only
+// exists in a source tree, said as such.
+TEST(FamilyErrors, HintsFitAnInstalledProbectlAndASourceTree) {
+    const Error missing = familyMissingError();
+    EXPECT_EQ(missing.err, ENOENT);
+    EXPECT_THAT(missing.message, HasSubstr("family 'probectl' not found: is probectl.ko loaded?"));
+    EXPECT_THAT(missing.message, HasSubstr("sudo modprobe probectl"));
+    EXPECT_THAT(missing.message, HasSubstr("in a source tree: sudo insmod kmod/probectl.ko"));
+    const Error version = familyVersionError(9, 1);
+    EXPECT_EQ(version.err, EPROTO);
+    EXPECT_THAT(version.message, HasSubstr("speaks protocol version 9, this probectl (libctl) "
+                                           "version 1"));
+    EXPECT_THAT(version.message, HasSubstr("sudo rmmod probectl; sudo modprobe probectl, or in "
+                                           "a source tree sudo insmod kmod/probectl.ko"));
+}

@@ -67,10 +67,10 @@ TEST(Error, DescribeNeverRepeatsOrContradicts) {
     EXPECT_EQ(makeError(ESRCH, "process 9: no such process").describe(),
               "process 9: no such process");
     EXPECT_EQ(makeError(ENOENT,
-                        "family 'probectl' not found: is probectl.ko loaded? (sudo insmod "
-                        "kmod/probectl.ko)")
+                        "family 'probectl' not found: is probectl.ko loaded? (sudo "
+                        "modprobe probectl)")
                   .describe(),
-              "family 'probectl' not found: is probectl.ko loaded? (sudo insmod kmod/probectl.ko)");
+              "family 'probectl' not found: is probectl.ko loaded? (sudo modprobe probectl)");
     EXPECT_EQ(makeError(ENOENT, "cannot run 'x': command not found in PATH").describe(),
               "cannot run 'x': command not found in PATH");
     EXPECT_EQ(makeError(EPROTO, "probectl.ko speaks protocol version 3").describe(),

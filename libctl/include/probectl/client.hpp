@@ -176,8 +176,8 @@ class Client {
   public:
     // Opens a NETLINK_GENERIC socket (NETLINK_EXT_ACK and NETLINK_CAP_ACK on), sizes its
     // receive buffer, resolves the "probectl" family and checks its version.
-    // Errors: ENOENT "family 'probectl' not found: is probectl.ko loaded? (sudo insmod
-    // kmod/probectl.ko)"; EPROTO on a family version other than PROBECTL_GENL_VERSION;
+    // Errors: ENOENT "family 'probectl' not found: is probectl.ko loaded? (sudo modprobe
+    // probectl; ...)"; EPROTO on a family version other than PROBECTL_GENL_VERSION;
     // socket errnos otherwise.
     static Result<Client> connect(const ClientOptions& options = {});
 

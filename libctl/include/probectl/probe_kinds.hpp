@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "probectl/result.hpp"  // its C++20 check, before std::span is used
+
 // Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
 #pragma GCC visibility push(default)
 namespace probectl {

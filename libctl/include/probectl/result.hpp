@@ -3,6 +3,12 @@
 // reserved for programming errors (value() on an error, error() on a value).
 #pragma once
 
+// Every public header includes this one first among probectl's, so an older -std gets this
+// one line before the errors its C++20 code would cause (std::span, concepts, ...).
+#if __cplusplus < 202002L
+#error "probectl's headers need C++20: compile with -std=c++20 (or gnu++20, or later)"
+#endif
+
 #include <cstdlib>
 #include <stdexcept>
 #include <string>

@@ -435,19 +435,11 @@ struct Client::Impl {
         if (!r || !found) {
             const int err = r ? ENOENT : r.error().err;
             if (err == ENOENT)
-                return makeError(ENOENT, "family '" PROBECTL_GENL_NAME
-                                         "' not found: is "
-                                         "probectl.ko loaded? (sudo insmod kmod/probectl.ko)");
+                return detail::familyMissingError();
             return r.error();
         }
         if (version != PROBECTL_GENL_VERSION)
-            return makeError(EPROTO,
-                             fmt::format("the loaded probectl.ko speaks protocol version {}, "
-                                         "this probectl (libctl) version {}: load the "
-                                         "probectl.ko built with it (sudo rmmod probectl; "
-                                         "sudo insmod kmod/probectl.ko), or rebuild both "
-                                         "from one tree",
-                                         version, PROBECTL_GENL_VERSION));
+            return detail::familyVersionError(version, PROBECTL_GENL_VERSION);
         return {};
     }
 

@@ -90,6 +90,22 @@ std::string_view moduleLimit(std::string_view text) {
     return text.substr(at + tag.size(), end - at - tag.size());
 }
 
+Error familyMissingError() {
+    return makeError(ENOENT,
+                     "family 'probectl' not found: is probectl.ko loaded? (sudo modprobe "
+                     "probectl; in a source tree: sudo insmod kmod/probectl.ko)");
+}
+
+Error familyVersionError(std::uint32_t module_version, std::uint32_t our_version) {
+    return makeError(EPROTO, fmt::format("the loaded probectl.ko speaks protocol version {}, "
+                                         "this probectl (libctl) version {}: load the "
+                                         "probectl.ko of the same release (sudo rmmod probectl; "
+                                         "sudo modprobe probectl, or in a source tree sudo "
+                                         "insmod kmod/probectl.ko), or install or rebuild both "
+                                         "from one release",
+                                         module_version, our_version));
+}
+
 Error kernelError(int err, std::string_view context, const Ack& ack) {
     std::string msg(context);
     // The module's texts start with its name (NL_SET_ERR_MSG_MOD): shown after probectl's

@@ -31,6 +31,12 @@ bool parseDoneMessage(const nlmsghdr* h, Ack& out);
 // errnos (EPERM: capabilities, EOPNOTSUPP: module version, ...).
 Error kernelError(int err, std::string_view context, const Ack& ack);
 
+// Client::connect's errors when the family is missing (ENOENT) or speaks another protocol
+// version (EPROTO). Their hint fits an installed probectl (modprobe) and a source tree
+// (insmod kmod/probectl.ko) alike.
+Error familyMissingError();
+Error familyVersionError(std::uint32_t module_version, std::uint32_t our_version);
+
 // The module parameter a refusal names as "(limit: NAME)" (kmod/limits.c), or "" when the
 // text names none.
 std::string_view moduleLimit(std::string_view text);

@@ -390,10 +390,10 @@ static u64 probectl_fetch_load(const struct probectl_fetch_insn *in,
 	case PROBECTL_FETCH_LOAD_KSTACK:
 		return probectl_stack_id(ctx->stacks, ctx->regs, in->operand);
 	case PROBECTL_FETCH_LOAD_USTACK:
-		probectl_mm_pin(ctx->pins);
 		return probectl_ustack_id(ctx->stacks, ctx->user ? ctx->regs : NULL,
 					  in->operand,
-					  in->flags & PROBECTL_FETCH_F_FUNC_ENTRY);
+					  in->flags & PROBECTL_FETCH_F_FUNC_ENTRY,
+					  probectl_mm_pin(ctx->pins));
 	}
 	return 0;
 }
@@ -411,7 +411,7 @@ static unsigned int probectl_fetch_one(const struct probectl_fetch_insn *in,
 	val->len = 0;
 	val->flags = 0;
 	val->reserved = 0;
-	val->reserved2 = 0;
+	val->maps_seq = 0;
 	for (;; i++, in++) {
 		bool user = ctx->user || (in->flags & PROBECTL_FETCH_F_USER);
 
@@ -451,7 +451,7 @@ static unsigned int probectl_fetch_one(const struct probectl_fetch_insn *in,
 			val->len = probectl_ustack_snapshot(ctx->user ? ctx->regs : NULL, data,
 							    in->operand, &val->flags);
 			if (val->len)
-				probectl_mm_pin(ctx->pins);
+				val->maps_seq = probectl_mm_pin(ctx->pins);
 			break;
 		}
 		break;

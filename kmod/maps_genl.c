@@ -25,6 +25,7 @@ struct probectl_maps_dump {
 	u64 unpinned;
 	u32 id;
 	u32 tgid;		/* 0: the counter only */
+	u32 seq;		/* the address space of @tgid; 0: the newest */
 	u8 phase;		/* 0: not started, 1: sending, 2: done */
 };
 
@@ -44,7 +45,13 @@ static int probectl_maps_dump_start(struct netlink_callback *cb, struct probectl
 	if (err)
 		return err;
 	d->tgid = attrs[PROBECTL_A_MAPS_TGID] ? nla_get_u32(attrs[PROBECTL_A_MAPS_TGID]) : 0;
-	return probectl_probe_maps_read(d->id, d->tgid, &d->text, &d->len, &d->unpinned,
+	d->seq = attrs[PROBECTL_A_MAPS_SEQ] ? nla_get_u32(attrs[PROBECTL_A_MAPS_SEQ]) : 0;
+	if (d->seq && !d->tgid) {
+		NL_SET_ERR_MSG_ATTR(cb->extack, attrs[PROBECTL_A_MAPS_SEQ],
+				    "maps-seq names an address space of the process in maps-tgid: give both");
+		return -EINVAL;
+	}
+	return probectl_probe_maps_read(d->id, d->tgid, d->seq, &d->text, &d->len, &d->unpinned,
 					cb->extack);
 }
 
@@ -69,6 +76,7 @@ int probectl_nl_maps_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, PROBECTL_A_PROBE_ID, d->id) ||
 	    (d->tgid && nla_put_u32(skb, PROBECTL_A_MAPS_TGID, d->tgid)) ||
+	    (d->seq && nla_put_u32(skb, PROBECTL_A_MAPS_SEQ, d->seq)) ||
 	    nla_put_u64_64bit(skb, PROBECTL_A_MAPS_UNPINNED, d->unpinned, PROBECTL_A_PAD)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;

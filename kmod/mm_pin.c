@@ -8,6 +8,11 @@
  * (mm_users: the mappings stay) in a small per-session table, until
  * maps-get renders the mappings as /proc/PID/maps text and lets it go.
  *
+ * A process that execs has two address spaces under one tgid, and stacks
+ * of both may wait to be read: each kept one is named by its claim's
+ * sequence number, which the stack (stack.c) or snapshot (fetch.c) records,
+ * and maps-get given that number renders exactly that one.
+ *
  * Handlers claim a slot by cmpxchg and publish it with a release store,
  * as stack.c does; mmget_not_zero() is an atomic increment, safe in any
  * context, whereas mmput() may sleep, so only process context (maps-get,
@@ -41,13 +46,13 @@ enum {
 struct probectl_mm_pin_slot {
 	u32 state;		/* PROBECTL_PIN_*: acquire/release */
 	u32 tgid;
-	u64 seq;		/* claim order: maps-get renders the newest */
+	u32 seq;		/* claim number: names it; the newest is rendered */
 	struct mm_struct *mm;
 };
 
 struct probectl_mm_pins {
 	struct probectl_mm_pin_slot slots[PROBECTL_MM_PIN_SLOTS];
-	atomic64_t seq;
+	atomic_t seq;
 	atomic64_t unpinned;
 };
 
@@ -98,9 +103,12 @@ void probectl_mm_pins_free(struct probectl_session *s)
 	s->pins = NULL;
 }
 
-/* Claims a slot in state @from for @mm; false when none is. */
+/*
+ * Claims a slot in state @from for @mm; false when none is. *@seq: the
+ * slot's claim number, 0 when the mm was past keeping.
+ */
 static bool probectl_mm_pin_claim(struct probectl_mm_pins *t, struct mm_struct *mm,
-				  u32 tgid, u32 from)
+				  u32 tgid, u32 from, u32 *seq)
 {
 	unsigned int i;
 
@@ -110,14 +118,21 @@ static bool probectl_mm_pin_claim(struct probectl_mm_pins *t, struct mm_struct *
 		if (READ_ONCE(sl->state) != from ||
 		    cmpxchg(&sl->state, from, PROBECTL_PIN_CLAIMED) != from)
 			continue;
+		*seq = 0;
 		if (!mmget_not_zero(mm)) {
 			/* the task is past exit_mm(): nothing left to keep */
 			smp_store_release(&sl->state, from);
 			return true;
 		}
+		/* 0 means none kept: skipped when the counter wraps */
+		do {
+			*seq = atomic_inc_return(&t->seq);
+		} while (!*seq);
 		WRITE_ONCE(sl->mm, mm);
 		WRITE_ONCE(sl->tgid, tgid);
-		WRITE_ONCE(sl->seq, atomic64_inc_return(&t->seq));
+		/* probectl_mm_pin_find(): the fields before the new number */
+		smp_wmb();
+		WRITE_ONCE(sl->seq, *seq);
 		/* publish: maps-get sees the reference before the state */
 		smp_store_release(&sl->state, PROBECTL_PIN_HELD);
 		return true;
@@ -126,38 +141,68 @@ static bool probectl_mm_pin_claim(struct probectl_mm_pins *t, struct mm_struct *
 }
 NOKPROBE_SYMBOL(probectl_mm_pin_claim);
 
-/**
- * probectl_mm_pin() - keep the current task's address space for maps-get.
- * @t: the session's pin table (NULL: none, nothing to do)
- *
- * Nothing happens when the table already has this mm for this process
- * (kept, or let go while the process lives on). A racing second thread
- * may keep the same mm twice: maps-get lets both go.
- *
- * Context: probe handler (any context, NMI included); no locks, no
- * sleeping, no allocation.
+/*
+ * The claim number of a slot that has @mm of @tgid (kept, being read, or
+ * let go while the process lives on), 0 when none has. A slot let go can
+ * be claimed for another mm while it is looked at: a claim changes its
+ * number, so the same number and a settled state after the fields mean
+ * they belong together.
  */
-void probectl_mm_pin(struct probectl_mm_pins *t)
+static u32 probectl_mm_pin_find(struct probectl_mm_pins *t, struct mm_struct *mm, u32 tgid)
 {
-	struct mm_struct *mm = current->mm;
-	u32 tgid = current->tgid;
 	unsigned int i;
 
-	if (!t || !mm || (current->flags & PF_KTHREAD))
-		return;
 	for (i = 0; i < PROBECTL_MM_PIN_SLOTS; i++) {
 		const struct probectl_mm_pin_slot *sl = &t->slots[i];
 		/* pairs with the release in probectl_mm_pin_claim() */
 		u32 st = smp_load_acquire(&sl->state);
+		u32 seq = READ_ONCE(sl->seq);
+		bool same;
 
-		if (st != PROBECTL_PIN_EMPTY && st != PROBECTL_PIN_CLAIMED &&
-		    READ_ONCE(sl->mm) == mm && READ_ONCE(sl->tgid) == tgid)
-			return;
+		if (st == PROBECTL_PIN_EMPTY || st == PROBECTL_PIN_CLAIMED)
+			continue;
+		smp_rmb();	/* the number, then the fields */
+		same = READ_ONCE(sl->mm) == mm && READ_ONCE(sl->tgid) == tgid;
+		smp_rmb();	/* the fields, then the number and state again */
+		st = READ_ONCE(sl->state);
+		if (same && READ_ONCE(sl->seq) == seq &&
+		    st != PROBECTL_PIN_EMPTY && st != PROBECTL_PIN_CLAIMED)
+			return seq;
 	}
-	if (probectl_mm_pin_claim(t, mm, tgid, PROBECTL_PIN_EMPTY) ||
-	    probectl_mm_pin_claim(t, mm, tgid, PROBECTL_PIN_LET_GO))
-		return;
+	return 0;
+}
+NOKPROBE_SYMBOL(probectl_mm_pin_find);
+
+/**
+ * probectl_mm_pin() - keep the current task's address space for maps-get.
+ * @t: the session's pin table (NULL: none, nothing to do)
+ *
+ * Nothing is kept again when the table already has this mm for this
+ * process (kept, or let go while the process lives on): its number is
+ * returned. A racing second thread may keep the same mm twice, under two
+ * numbers.
+ *
+ * Context: probe handler (any context, NMI included); no locks, no
+ * sleeping, no allocation.
+ * Return: the number that names the kept address space for maps-get
+ * (maps-seq), 0 when none is kept (the table is full, or no user mm).
+ */
+u32 probectl_mm_pin(struct probectl_mm_pins *t)
+{
+	struct mm_struct *mm = current->mm;
+	u32 tgid = current->tgid;
+	u32 seq;
+
+	if (!t || !mm || (current->flags & PF_KTHREAD))
+		return 0;
+	seq = probectl_mm_pin_find(t, mm, tgid);
+	if (seq)
+		return seq;
+	if (probectl_mm_pin_claim(t, mm, tgid, PROBECTL_PIN_EMPTY, &seq) ||
+	    probectl_mm_pin_claim(t, mm, tgid, PROBECTL_PIN_LET_GO, &seq))
+		return seq;
 	atomic64_inc(&t->unpinned);
+	return 0;
 }
 NOKPROBE_SYMBOL(probectl_mm_pin);
 
@@ -291,38 +336,60 @@ static void probectl_mm_pin_let_go(struct probectl_mm_pin_slot *sl)
 	smp_store_release(&sl->state, PROBECTL_PIN_LET_GO);
 }
 
+/* Renders @sl (READING) into *@text and lets go of it. */
+static int probectl_mm_pin_render(struct probectl_mm_pin_slot *sl, char **text, size_t *len)
+{
+	struct probectl_maps_buf b = {};
+	int err;
+
+	err = probectl_maps_render(sl->mm, &b);
+	probectl_mm_pin_let_go(sl);
+	if (err) {
+		kvfree(b.text);
+		return err;
+	}
+	*text = b.text;
+	*len = b.len;
+	return 0;
+}
+
 /**
  * probectl_mm_pins_read() - render and let go of what is kept for a process.
  * @t: the session's table
  * @tgid: the process
+ * @seq: the number probectl_mm_pin() gave the address space to read, or 0
  * @text: receives the kvmalloc'ed /proc/PID/maps text (NULL when empty);
  *	the caller kvfree()s it
  * @len: receives its length
  *
- * Renders the newest address space kept for @tgid and lets go of every
- * one kept for it (an older one is a thread's duplicate or the image
- * before an exec).
+ * With @seq, renders and lets go of exactly that address space of @tgid:
+ * after an exec the one before it may still have stacks to name. Without,
+ * renders the newest one kept for @tgid and lets go of every one kept for
+ * it (an older one is a thread's duplicate or the image before an exec).
  *
  * Context: process context, may sleep; the caller keeps the session
  * (probectl_lock).
- * Return: 0, -ENOENT when nothing is kept for @tgid, -ENOMEM.
+ * Return: 0, -ENOENT when nothing is kept for @tgid (and @seq), -ENOMEM.
  */
-int probectl_mm_pins_read(struct probectl_mm_pins *t, u32 tgid, char **text, size_t *len)
+int probectl_mm_pins_read(struct probectl_mm_pins *t, u32 tgid, u32 seq, char **text,
+			  size_t *len)
 {
-	struct probectl_maps_buf b = {};
 	struct probectl_mm_pin_slot *newest = NULL;
 	unsigned int i;
-	int err;
 
 	for (i = 0; i < PROBECTL_MM_PIN_SLOTS; i++) {
 		struct probectl_mm_pin_slot *sl = &t->slots[i];
 
 		/* pairs with the release in probectl_mm_pin_claim(): mm, tgid, seq */
-		if (smp_load_acquire(&sl->state) != PROBECTL_PIN_HELD || sl->tgid != tgid)
+		if (smp_load_acquire(&sl->state) != PROBECTL_PIN_HELD || sl->tgid != tgid ||
+		    (seq && sl->seq != seq))
 			continue;
 		/* only maps-get (under probectl_lock) leaves HELD: no race */
 		WRITE_ONCE(sl->state, PROBECTL_PIN_READING);
-		if (!newest || sl->seq > newest->seq) {
+		if (seq)
+			return probectl_mm_pin_render(sl, text, len);
+		/* claim numbers wrap: the newest is the one less than 2^31 ahead */
+		if (!newest || (s32)(sl->seq - newest->seq) > 0) {
 			if (newest)
 				probectl_mm_pin_let_go(newest);
 			newest = sl;
@@ -332,13 +399,5 @@ int probectl_mm_pins_read(struct probectl_mm_pins *t, u32 tgid, char **text, siz
 	}
 	if (!newest)
 		return -ENOENT;
-	err = probectl_maps_render(newest->mm, &b);
-	probectl_mm_pin_let_go(newest);
-	if (err) {
-		kvfree(b.text);
-		return err;
-	}
-	*text = b.text;
-	*len = b.len;
-	return 0;
+	return probectl_mm_pin_render(newest, text, len);
 }

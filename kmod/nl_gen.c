@@ -73,9 +73,10 @@ static const struct nla_policy probectl_stack_get_dump_nl_policy[PROBECTL_A_PROB
 	[PROBECTL_A_PROBE_ID] = { .type = NLA_U32, },
 };
 
-static const struct nla_policy probectl_maps_get_dump_nl_policy[PROBECTL_A_MAPS_TGID + 1] = {
+static const struct nla_policy probectl_maps_get_dump_nl_policy[PROBECTL_A_MAPS_SEQ + 1] = {
 	[PROBECTL_A_PROBE_ID] = { .type = NLA_U32, },
 	[PROBECTL_A_MAPS_TGID] = { .type = NLA_U32, },
+	[PROBECTL_A_MAPS_SEQ] = NLA_POLICY_MIN(NLA_U32, 1),
 };
 
 /* Sorted by command; every op refuses the attributes it does not take. */
@@ -146,7 +147,7 @@ const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 		.dumpit		= probectl_nl_maps_get_dumpit,
 		.done		= probectl_nl_maps_get_done,
 		.policy		= probectl_maps_get_dump_nl_policy,
-		.maxattr	= PROBECTL_A_MAPS_TGID,
+		.maxattr	= PROBECTL_A_MAPS_SEQ,
 	},
 };
 

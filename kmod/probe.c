@@ -729,6 +729,7 @@ int probectl_probe_stack_fill(u32 id, struct sk_buff *skb, unsigned long *cursor
  * probectl_probe_maps_read() - the mappings a probe's session kept for a process.
  * @id: the probe, or one another client removed (probectl_removed_session())
  * @tgid: the process; 0 reads only the counter
+ * @seq: the address space of @tgid to read (maps-seq), 0 for the newest
  * @text: receives the kvmalloc'ed maps text (caller frees), NULL when none
  * @len: receives its length
  * @unpinned: receives the session's maps-unpinned counter
@@ -739,8 +740,8 @@ int probectl_probe_stack_fill(u32 id, struct sk_buff *skb, unsigned long *cursor
  * Return: 0, -ENOENT (no such probe, or nothing kept for @tgid), -EINVAL
  * (a session that captures no user stacks), -ENOMEM.
  */
-int probectl_probe_maps_read(u32 id, u32 tgid, char **text, size_t *len, u64 *unpinned,
-			     struct netlink_ext_ack *extack)
+int probectl_probe_maps_read(u32 id, u32 tgid, u32 seq, char **text, size_t *len,
+			     u64 *unpinned, struct netlink_ext_ack *extack)
 {
 	struct probectl_session *s;
 	int ret;
@@ -761,8 +762,12 @@ int probectl_probe_maps_read(u32 id, u32 tgid, char **text, size_t *len, u64 *un
 	}
 	*unpinned = probectl_mm_pins_unpinned(s->pins);
 	if (tgid) {
-		ret = probectl_mm_pins_read(s->pins, tgid, text, len);
-		if (ret == -ENOENT)
+		ret = probectl_mm_pins_read(s->pins, tgid, seq, text, len);
+		if (ret == -ENOENT && seq)
+			kapi_set_err_msg_fmt_mod(extack,
+						 "pid %u: maps-seq %u not kept: read /proc/%u/maps",
+						 tgid, seq, tgid);
+		else if (ret == -ENOENT)
 			kapi_set_err_msg_fmt_mod(extack,
 						 "nothing kept for process %u: read /proc/%u/maps",
 						 tgid, tgid);

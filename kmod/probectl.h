@@ -514,7 +514,7 @@ void probectl_stack_map_free(struct probectl_session *s);
 u32 probectl_stack_id(struct probectl_stack_map *m, struct pt_regs *regs,
 		      unsigned int depth);
 u32 probectl_ustack_id(struct probectl_stack_map *m, struct pt_regs *regs,
-		       unsigned int depth, bool func_entry);
+		       unsigned int depth, bool func_entry, u32 maps_seq);
 int probectl_stack_fill(struct probectl_stack_map *m, struct sk_buff *skb,
 			unsigned long *cursor);
 
@@ -531,11 +531,12 @@ bool probectl_fetch_has_op(const struct probectl_fetch_insn *insns, u32 n, u8 op
 struct probectl_mm_pins;
 int probectl_mm_pins_get(struct probectl_session *s);
 void probectl_mm_pins_free(struct probectl_session *s);
-void probectl_mm_pin(struct probectl_mm_pins *t);
+u32 probectl_mm_pin(struct probectl_mm_pins *t);
 u64 probectl_mm_pins_unpinned(struct probectl_mm_pins *t);
-int probectl_mm_pins_read(struct probectl_mm_pins *t, u32 tgid, char **text, size_t *len);
-int probectl_probe_maps_read(u32 id, u32 tgid, char **text, size_t *len, u64 *unpinned,
-			     struct netlink_ext_ack *extack);
+int probectl_mm_pins_read(struct probectl_mm_pins *t, u32 tgid, u32 seq, char **text,
+			  size_t *len);
+int probectl_probe_maps_read(u32 id, u32 tgid, u32 seq, char **text, size_t *len,
+			     u64 *unpinned, struct netlink_ext_ack *extack);
 
 /* match.c: the session's task match */
 bool probectl_match_pass(struct probectl_session *s);

@@ -5,7 +5,9 @@
  * ustack.c), deduplicated in the session's stack map, so that a record or
  * an aggregation key carries a 4-byte id instead of up to
  * PROBECTL_STACK_MAX_DEPTH frames. A user stack is kept with its tgid: the
- * same addresses in two processes are two stacks. STACK_GET (stack_genl.c)
+ * same addresses in two processes are two stacks, and so are they in the
+ * address spaces before and after an exec (the kept one's number,
+ * mm_pin.c). STACK_GET (stack_genl.c)
  * reads the map out; libctl symbolizes it.
  *
  * The map is preallocated when the session's first stack-capturing probe
@@ -45,6 +47,7 @@ struct probectl_stack_slot {
 	u16 nr;
 	u16 flags;		/* PROBECTL_STACK_F_* */
 	u32 tgid;		/* user stacks; 0 for kernel stacks */
+	u32 maps_seq;		/* user stacks: the address space kept (mm_pin.c) */
 	u64 ips[PROBECTL_STACK_MAX_DEPTH];
 };
 
@@ -191,9 +194,10 @@ NOKPROBE_SYMBOL(probectl_stack_slot_ready);
 
 /* The id of @ips in @m, inserting it; 0 when no slot was free. */
 static u32 probectl_stack_insert(struct probectl_stack_map *m, const u64 *ips,
-				 unsigned int nr, u16 flags, u32 tgid)
+				 unsigned int nr, u16 flags, u32 tgid, u32 maps_seq)
 {
-	u32 hash = jhash2((const u32 *)ips, nr * 2, (nr | (u32)flags << 16) ^ tgid);
+	u32 hash = jhash2((const u32 *)ips, nr * 2,
+			  (nr | (u32)flags << 16) ^ tgid ^ (maps_seq * 0x9e3779b9));
 	unsigned int i, idx;
 
 	for (i = 0; i < PROBECTL_STACK_PROBES; i++) {
@@ -203,7 +207,8 @@ static u32 probectl_stack_insert(struct probectl_stack_map *m, const u64 *ips,
 		sl = &m->slots[idx];
 		if (probectl_stack_slot_ready(sl)) {
 			if (sl->hash == hash && sl->nr == nr && sl->flags == flags &&
-			    sl->tgid == tgid && !memcmp(sl->ips, ips, nr * sizeof(*ips)))
+			    sl->tgid == tgid && sl->maps_seq == maps_seq &&
+			    !memcmp(sl->ips, ips, nr * sizeof(*ips)))
 				return idx + 1;
 			continue;
 		}
@@ -215,6 +220,7 @@ static u32 probectl_stack_insert(struct probectl_stack_map *m, const u64 *ips,
 		sl->nr = nr;
 		sl->flags = flags;
 		sl->tgid = tgid;
+		sl->maps_seq = maps_seq;
 		memcpy(sl->ips, ips, nr * sizeof(*ips));
 		/* publish: readers see the frames before the state */
 		smp_store_release(&sl->state, PROBECTL_SLOT_READY);
@@ -255,7 +261,7 @@ u32 probectl_stack_id(struct probectl_stack_map *m, struct pt_regs *regs,
 	if (truncated)
 		this_cpu_inc(m->pcpu->truncated);
 	id = probectl_stack_insert(m, ips, nr,
-				   truncated ? PROBECTL_STACK_F_TRUNCATED : 0, 0);
+				   truncated ? PROBECTL_STACK_F_TRUNCATED : 0, 0, 0);
 out:
 	if (!id)
 		this_cpu_inc(m->pcpu->lost);
@@ -271,6 +277,9 @@ NOKPROBE_SYMBOL(probectl_stack_id);
  * @regs: a uprobe's registers, or NULL in a kernel probe (the task's own)
  * @depth: frames to keep, 1..PROBECTL_STACK_MAX_DEPTH (validated)
  * @func_entry: @regs are at a function's first instruction
+ * @maps_seq: the address space probectl_mm_pin() kept for the stack, or 0:
+ *	part of the stack's key, since the same addresses before and after an
+ *	exec are two stacks
  *
  * Without a user context (a kernel thread) the stack is empty: an id all
  * the same, so that it is not mistaken for a full map.
@@ -280,7 +289,7 @@ NOKPROBE_SYMBOL(probectl_stack_id);
  * Return: the stack's id (>= 1), or 0 when it was not kept (counted).
  */
 u32 probectl_ustack_id(struct probectl_stack_map *m, struct pt_regs *regs,
-		       unsigned int depth, bool func_entry)
+		       unsigned int depth, bool func_entry, u32 maps_seq)
 {
 	u16 flags = PROBECTL_STACK_F_USER;
 	bool truncated = false;
@@ -303,7 +312,8 @@ u32 probectl_ustack_id(struct probectl_stack_map *m, struct pt_regs *regs,
 		this_cpu_inc(m->pcpu->truncated);
 		flags |= PROBECTL_STACK_F_TRUNCATED;
 	}
-	id = probectl_stack_insert(m, ips, nr, flags, regs ? current->tgid : 0);
+	id = probectl_stack_insert(m, ips, nr, flags, regs ? current->tgid : 0,
+				   regs ? maps_seq : 0);
 out:
 	if (!id)
 		this_cpu_inc(m->pcpu->lost);
@@ -383,6 +393,7 @@ int probectl_stack_fill(struct probectl_stack_map *m, struct sk_buff *skb,
 		hdr.nr = sl->nr;
 		hdr.flags = sl->flags;
 		hdr.tgid = sl->tgid;
+		hdr.maps_seq = sl->maps_seq;
 		memcpy(dst, &hdr, sizeof(hdr));
 		memcpy(dst + sizeof(hdr), sl->ips, sl->nr * sizeof(u64));
 		dst += len;

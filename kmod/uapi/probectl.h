@@ -197,7 +197,9 @@ enum probectl_cmd {
 	 * mappings, so that a process that exited is still symbolized. The
 	 * reply's maps-text messages hold its mappings as /proc/PID/maps lines;
 	 * a later hit of the same, still living process keeps it again only
-	 * once its slot was reused. Without maps-tgid: one message with the
+	 * once its slot was reused. With maps-seq: exactly the address space of
+	 * that number, which alone is let go (after an exec, the one before it
+	 * may still be needed). Without maps-tgid: one message with the
 	 * counter. The id of a probe another client removed reads the session
 	 * that keeps it, as stack-get does. ENOENT for an unknown probe id or
 	 * when nothing is kept for the tgid (read /proc/PID/maps then), EINVAL
@@ -421,6 +423,14 @@ enum probectl_attr {
 	PROBECTL_A_PROBE_REMOVED_BY_PID,
 	/* NUL string: probe-get: that process's comm when it sent probe-del. */
 	PROBECTL_A_PROBE_REMOVED_BY_COMM,
+	/*
+	 * u32: maps-get: which of the address spaces kept for maps-tgid to read
+	 * and let go of, by the number a user stack carries (stack maps-seq,
+	 * fetch-value maps-seq): a process that execs has one before the exec
+	 * and one after it. Without it, the newest is read and all of them are
+	 * let go.
+	 */
+	PROBECTL_A_MAPS_SEQ,
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)
@@ -526,7 +536,11 @@ struct probectl_fetch_value {
 	__u16 len;		/* bytes of value; strings include their NUL */
 	__u8 flags;		/* PROBECTL_FETCH_V_* */
 	__u8 reserved;
-	__u32 reserved2;
+	/*
+	 * store-ustack-snapshot: the address space kept for the stack's process
+	 * (maps-get maps-seq); 0 when none was kept
+	 */
+	__u32 maps_seq;
 };
 
 /*
@@ -573,7 +587,12 @@ struct probectl_stack {
 	__u16 flags;		/* PROBECTL_STACK_F_* */
 	/* user stacks, whose addresses mean something in this process only */
 	__u32 tgid;
-	__u32 reserved;
+	/*
+	 * user stacks: the address space kept for the process when the stack
+	 * was taken (maps-get maps-seq); 0 when none was kept. The same
+	 * addresses under two numbers are two stacks
+	 */
+	__u32 maps_seq;
 };
 
 /*

@@ -19,25 +19,28 @@ using namespace probectl;
 
 namespace {
 
-// The module's side of MAPS_GET: address spaces kept per tgid, each let go once read, and
-// the session's unpinned counter; every request is logged as (probe, tgid).
+// The module's side of MAPS_GET: address spaces kept per (tgid, maps_seq), each let go once
+// read, and the session's unpinned counter; every request is logged as (probe, tgid).
 struct FakeKernel {
-    std::map<pid_t, std::string> kept;
+    std::map<UserImage, std::string> kept;
     std::uint64_t unpinned = 0;
     bool fail = false;  // every request fails (a socket error)
     std::vector<std::pair<std::uint32_t, pid_t>> asked;
+    std::vector<std::uint32_t> seqs;  // maps_seq of each request
 
     KernelMapsSource::Take take() {
-        return [this](std::uint32_t probe, pid_t tgid, std::uint64_t* out) -> Result<std::string> {
-            asked.emplace_back(probe, tgid);
+        return [this](std::uint32_t probe, UserImage image,
+                      std::uint64_t* out) -> Result<std::string> {
+            asked.emplace_back(probe, image.tgid);
+            seqs.push_back(image.maps_seq);
             if (fail)
                 return makeError(ECONNRESET, "fake MAPS_GET");
             *out = unpinned;
-            if (tgid == 0)
+            if (image.tgid == 0)
                 return std::string();
-            auto it = kept.find(tgid);
+            auto it = kept.find(image);
             if (it == kept.end())
-                return makeError(ENOENT, fmt::format("nothing kept for {}", tgid));
+                return makeError(ENOENT, fmt::format("nothing kept for {}", image.tgid));
             std::string text = std::move(it->second);
             kept.erase(it);
             return text;
@@ -54,11 +57,11 @@ using Asked = std::vector<std::pair<std::uint32_t, pid_t>>;
 // maps (the symbolizer reads /proc), and the counter stays 0.
 TEST(KernelMapsSource, AsksNothingBeforeAProbeIsKnown) {
     FakeKernel k;
-    k.kept[42] = kMaps;
+    k.kept[UserImage(42, 1)] = kMaps;
     k.unpinned = 3;
     KernelMapsSource km(k.take());
     EXPECT_EQ(km.probe(), 0u);
-    EXPECT_EQ(km.maps(42), std::nullopt);
+    EXPECT_EQ(km.maps(UserImage(42, 1)), std::nullopt);
     EXPECT_EQ(km.refreshUnpinned(), 0u);
     EXPECT_TRUE(k.asked.empty());
 }
@@ -67,17 +70,17 @@ TEST(KernelMapsSource, AsksNothingBeforeAProbeIsKnown) {
 // once read, so a second request is ENOENT: none, and the caller falls back to /proc.
 TEST(KernelMapsSource, TakesThroughTheLatestProbeOnce) {
     FakeKernel k;
-    k.kept[42] = kMaps;
+    k.kept[UserImage(42, 1)] = kMaps;
     k.unpinned = 2;
     KernelMapsSource km(k.take());
     km.setProbe(7);
     km.setProbe(0);
     EXPECT_EQ(km.probe(), 7u);
-    EXPECT_EQ(km.maps(42), kMaps);
+    EXPECT_EQ(km.maps(UserImage(42, 1)), kMaps);
     EXPECT_EQ(km.unpinned(), 2u);
-    EXPECT_EQ(km.maps(42), std::nullopt);
+    EXPECT_EQ(km.maps(UserImage(42, 1)), std::nullopt);
     km.setProbe(9);
-    EXPECT_EQ(km.maps(43), std::nullopt);
+    EXPECT_EQ(km.maps(UserImage(43, 1)), std::nullopt);
     EXPECT_EQ(k.asked, (Asked{{7, 42}, {7, 42}, {9, 43}}));
 }
 
@@ -93,7 +96,7 @@ TEST(KernelMapsSource, RefreshesTheUnpinnedCounter) {
     k.fail = true;
     k.unpinned = 9;
     EXPECT_EQ(km.refreshUnpinned(), 4u);
-    EXPECT_EQ(km.maps(42), std::nullopt);
+    EXPECT_EQ(km.maps(UserImage(42, 1)), std::nullopt);
     EXPECT_EQ(km.unpinned(), 4u);
 }
 
@@ -101,11 +104,11 @@ TEST(KernelMapsSource, RefreshesTheUnpinnedCounter) {
 // probe of later requests too (the end-of-run counter); 0 keeps the one before.
 TEST(KernelMapsSource, ProbeSourceSetsTheProbe) {
     FakeKernel k;
-    k.kept[42] = kMaps;
+    k.kept[UserImage(42, 1)] = kMaps;
     KernelMapsSource km(k.take());
     auto source = km.probeSource();
-    EXPECT_EQ(source(11, 42), kMaps);
-    EXPECT_EQ(source(0, 43), std::nullopt);
+    EXPECT_EQ(source(11, UserImage(42, 1)), kMaps);
+    EXPECT_EQ(source(0, UserImage(43, 1)), std::nullopt);
     EXPECT_EQ(km.probe(), 11u);
     (void)km.refreshUnpinned();
     EXPECT_EQ(k.asked, (Asked{{11, 42}, {11, 43}, {11, 0}}));
@@ -119,16 +122,34 @@ TEST(KernelMapsSource, FeedsAUserSymbolizerAcrossAMove) {
         std::filesystem::temp_directory_path() / fmt::format("probectl-kmaps-{}", getpid());
     std::filesystem::create_directories(proc);  // holds no process at all
     FakeKernel k;
-    k.kept[42] = kMaps;
+    k.kept[UserImage(42, 1)] = kMaps;
     KernelMapsSource first(k.take());
     UserSymbolizer sym(proc.string());
     sym.setMapsSource(first.source());
-    EXPECT_FALSE(sym.capture(42));  // no probe yet: /proc, which has none
+    EXPECT_FALSE(sym.capture(UserImage(42, 1)));  // no probe yet: /proc, which has none
     KernelMapsSource km(std::move(first));
     km.setProbe(3);
-    EXPECT_TRUE(sym.capture(42));
-    EXPECT_TRUE(sym.hasMaps(42));
-    EXPECT_EQ(sym.frameText(42, 0x55d0c0a00010, false).find("[unknown]"), std::string::npos);
+    EXPECT_TRUE(sym.capture(UserImage(42, 1)));
+    EXPECT_TRUE(sym.hasMaps(UserImage(42, 1)));
+    EXPECT_EQ(sym.frameText(UserImage(42, 1), 0x55d0c0a00010, false).find("[unknown]"),
+              std::string::npos);
     EXPECT_EQ(k.asked, (Asked{{3, 42}}));
     std::filesystem::remove_all(proc);
+}
+
+// A process that execs keeps two address spaces under one tgid: each is taken by its own
+// number (MAPS_GET maps-seq), the one before the exec too. A stack whose hit kept nothing
+// (maps_seq 0) asks nothing: the newest would be taken, and every other one let go.
+TEST(KernelMapsSource, TakesEachAddressSpaceOfATgidByItsNumber) {
+    FakeKernel k;
+    const std::string after = "7f0000000000-7f0000001000 r-xp 00000000 08:01 4243 /usr/bin/b\n";
+    k.kept[UserImage(42, 1)] = kMaps;
+    k.kept[UserImage(42, 2)] = after;
+    KernelMapsSource km(k.take());
+    km.setProbe(7);
+    EXPECT_EQ(km.maps(42), std::nullopt);
+    EXPECT_TRUE(k.asked.empty());
+    EXPECT_EQ(km.maps(UserImage(42, 2)), after);
+    EXPECT_EQ(km.maps(UserImage(42, 1)), kMaps);
+    EXPECT_EQ(k.seqs, (std::vector<std::uint32_t>{2, 1}));
 }

@@ -331,7 +331,8 @@ TEST(UserStackText, MapsSourceComesBeforeProcfsAndFallsBackToIt) {
     std::ofstream(dir / "57" / "maps") << pieMaps(pie.elf);
     UserSymbolizer sym(dir.string());
     std::vector<pid_t> asked;
-    sym.setMapsSource([&](pid_t tgid) -> std::optional<std::string> {
+    sym.setMapsSource([&](UserImage image) -> std::optional<std::string> {
+        const pid_t tgid = image.tgid;
         asked.push_back(tgid);
         if (tgid == 58)
             return pieMaps(pie.elf);
@@ -355,6 +356,45 @@ TEST(UserStackText, MapsSourceComesBeforeProcfsAndFallsBackToIt) {
     EXPECT_EQ(asked.size(), 4u);
     EXPECT_TRUE(sym.refresh(57));  // refresh asks the source first
     EXPECT_EQ(asked.back(), 57);
+    std::filesystem::remove_all(dir);
+}
+
+// A process that execs has two address spaces under one tgid: maps are kept per image
+// (tgid, maps_seq), each asked of the source with its own number, so the stack before the
+// exec is named with the maps it had. Refreshing an image the kernel kept (maps_seq) never
+// takes /proc's maps, which are those of whatever the process runs now.
+TEST(UserStackText, EachImageOfATgidHasItsOwnMaps) {
+    Pie pie = openPie();
+    const auto dir =
+        std::filesystem::temp_directory_path() / fmt::format("probectl-images-{}", getpid());
+    std::filesystem::create_directories(dir / "61");
+    // What /proc has now: the program after the exec, mapped elsewhere.
+    std::ofstream(dir / "61" / "maps")
+        << fmt::format("7f0000000000-7f0000001000 r-xp 00000000 08:01 1 {}\n", "/nonexistent");
+    UserSymbolizer sym(dir.string());
+    std::vector<UserImage> asked;
+    sym.setMapsSource([&](UserImage image) -> std::optional<std::string> {
+        asked.push_back(image);
+        if (image.maps_seq == 1)
+            return pieMaps(pie.elf);
+        return std::nullopt;
+    });
+    const std::string work = fmt::format("fx_work ({})", FX_PIE_PATH);
+    const std::uint64_t addr = kBase + pie.work->value;
+    ASSERT_TRUE(sym.capture(UserImage(61, 1)));
+    ASSERT_TRUE(sym.capture(UserImage(61, 2)));  // not kept by the source: /proc's
+    EXPECT_EQ(sym.frameText(UserImage(61, 1), addr, false), work);
+    EXPECT_EQ(sym.frameText(UserImage(61, 2), addr, false), fmt::format("{:#x} [unknown]", addr));
+    EXPECT_EQ(sym.frameText(61, addr, false), fmt::format("{:#x} [unknown]", addr));
+    asked.clear();
+    // The source has let image 1 go by now (nullopt); its maps stay.
+    sym.setMapsSource([&](UserImage image) -> std::optional<std::string> {
+        asked.push_back(image);
+        return std::nullopt;
+    });
+    EXPECT_TRUE(sym.refresh(UserImage(61, 1)));
+    EXPECT_EQ(sym.frameText(UserImage(61, 1), addr, false), work);
+    EXPECT_EQ(asked, (std::vector<UserImage>{UserImage(61, 1)}));
     std::filesystem::remove_all(dir);
 }
 

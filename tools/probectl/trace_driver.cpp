@@ -62,8 +62,9 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         }
         const std::size_t depth = o.stack_depth ? o.stack_depth : kStackDefaultDepth;
         sink.setUserSnapshots([&, depth](const Event& ev, const FetchedValue& v) {
-            auto lines = snapshots->snapshotLines(static_cast<pid_t>(ev.tgid), v.snapshot,
-                                                  v.truncated, depth);
+            const UserImage image(static_cast<pid_t>(ev.tgid), v.maps_seq);
+            snapshots->capture(image);
+            auto lines = snapshots->snapshotLines(image, v.snapshot, v.truncated, depth);
             walks.count(lines, v.truncated);
             return lines;
         });
@@ -92,7 +93,10 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         if (snapshots) {
             if (kept_maps)
                 kept_maps->setProbe(ev.probe_id);
-            snapshots->capture(static_cast<pid_t>(ev.tgid));
+            // Each snapshot's own address space, the one before an exec included.
+            for (const FetchedValue& v : ev.values)
+                if (v.name == kUserStackArg)
+                    snapshots->capture(UserImage(static_cast<pid_t>(ev.tgid), v.maps_seq));
         } else if (stacks && !o.ustack.empty()) {
             stacks->captureProcess(static_cast<pid_t>(ev.tgid), ev.probe_id);
         }

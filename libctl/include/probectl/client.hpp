@@ -253,7 +253,10 @@ class Client {
     // hits whose address space was not kept (the kernel's table was full).
     // Errors: ENOENT when nothing is kept for `tgid` (read /proc instead) or for an unknown
     // id, EINVAL when the session captures no user stacks (kernel errno + extack).
-    Result<std::string> takeMaps(std::uint32_t id, pid_t tgid, std::uint64_t* unpinned = nullptr);
+    // `maps_seq` (a stack's, not 0): exactly that address space of `tgid`, which alone is let
+    // go (ENOENT when it is not kept, or was read already); 0: the newest, all let go.
+    Result<std::string> takeMaps(std::uint32_t id, pid_t tgid, std::uint64_t* unpinned = nullptr,
+                                 std::uint32_t maps_seq = 0);
 
     // The socket fd, for poll()/epoll (POLLIN when records or a stray reply are waiting).
     int fd() const;

@@ -63,6 +63,7 @@ struct Event {
         std::vector<std::uint8_t> bytes;  // strings include their NUL
         std::uint8_t flags = 0;           // PROBECTL_FETCH_V_FAULT | _TRUNCATED
         int error = 0;  // with FAULT: the errno of the failed read when known (ptrace backend)
+        std::uint32_t maps_seq = 0;  // a user stack snapshot's (FetchedValue)
     };
     std::vector<RawValue> fetched;
     // The same values decoded with the probe's fetch arguments (names, types); filled by

@@ -71,6 +71,7 @@ class EventView {
         std::span<const std::uint8_t> bytes;  // strings include their NUL
         std::uint8_t flags = 0;               // PROBECTL_FETCH_V_FAULT | _TRUNCATED
         int error = 0;                        // with FAULT: errno when known (ptrace backend)
+        std::uint32_t maps_seq = 0;           // a user stack snapshot's (FetchedValue)
     };
     std::size_t fetchedCount() const;
     // Walks the value headers up to i: O(i).

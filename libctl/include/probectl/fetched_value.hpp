@@ -33,6 +33,8 @@ struct FetchedValue {
     // as the kernel stored them; `truncated`: the stack may go on above them.
     std::vector<std::uint8_t> snapshot;
     bool isSnapshot() const { return !snapshot.empty(); }
+    // A snapshot's: the address space the kernel kept for it (UserImage), 0 when none was.
+    std::uint32_t maps_seq = 0;
 };
 
 // An integer of type `t` stored in the low bytes of `raw`, sign-extended when t is s*.

@@ -28,9 +28,9 @@ namespace probectl {
 
 class KernelMapsSource {
   public:
-    // What a request is: Client::takeMaps's contract (the text of process `tgid`'s kept
-    // address space, or with `tgid` 0 none; `*unpinned` set from the reply).
-    using Take = std::function<Result<std::string>(std::uint32_t probe_id, pid_t tgid,
+    // What a request is: Client::takeMaps's contract (the text of the address space kept
+    // for `image`, or with tgid 0 none; `*unpinned` set from the reply).
+    using Take = std::function<Result<std::string>(std::uint32_t probe_id, UserImage image,
                                                    std::uint64_t* unpinned)>;
 
     // Connects a Client of its own, sized for dump replies, so that maps can be read from
@@ -52,12 +52,13 @@ class KernelMapsSource {
     // The probe asked through; 0 while none was set.
     std::uint32_t probe() const;
 
-    // The /proc/PID/maps text of the address space the kernel kept for `tgid` (which the
-    // kernel then lets go), updating unpinned(). nullopt when no probe is set yet or the
-    // request fails: nothing kept for `tgid` (ENOENT: read /proc instead), a session that
-    // captures no user stacks (EINVAL), a socket error. The error itself is not kept: every
-    // failure means the same to the caller, fall back to /proc.
-    std::optional<std::string> maps(pid_t tgid);
+    // The /proc/PID/maps text of the address space the kernel kept for `image` (which the
+    // kernel then lets go, that one alone), updating unpinned(). nullopt, without asking,
+    // when no probe is set yet or image.maps_seq is 0 (the hit kept none); nullopt when
+    // the request fails: not kept or already read (ENOENT: read /proc instead), a session
+    // that captures no user stacks (EINVAL), a socket error. The error itself is not kept:
+    // every failure means the same to the caller, fall back to /proc.
+    std::optional<std::string> maps(UserImage image);
     // Asks the kernel for the counter only (no address space is let go) through the probe
     // set, and returns unpinned(). Without a probe, or when the request fails, the count
     // stays what it was.
@@ -71,7 +72,8 @@ class KernelMapsSource {
     UserSymbolizer::MapsSource source();
     // The same for SnapshotStacks::setMapsSource, whose calls name the probe of the event
     // being unwound: setProbe(probe_id), then maps(tgid).
-    std::function<std::optional<std::string>(std::uint32_t probe_id, pid_t tgid)> probeSource();
+    std::function<std::optional<std::string>(std::uint32_t probe_id, UserImage image)>
+    probeSource();
 
   private:
     struct State;

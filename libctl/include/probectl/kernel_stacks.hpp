@@ -45,6 +45,7 @@ struct StackReply {
 struct MapsReply {
     std::uint32_t id = 0;
     std::uint32_t maps_tgid = 0;
+    std::uint32_t maps_seq = 0;
     std::uint64_t maps_unpinned = 0;      // hits whose address space was not kept
     std::vector<std::uint8_t> maps_text;  // a piece of the /proc/PID/maps text
 };
@@ -55,6 +56,8 @@ struct KernelStack {
     bool truncated = false;  // more frames than the depth asked for: the outermost are cut
     bool user = false;       // a user stack ($ustack) of process `tgid`
     std::uint32_t tgid = 0;  // user stacks; 0 also when the probe hit outside a user task
+    // User stacks: the address space the kernel kept for it (UserImage), 0 when none was
+    std::uint32_t maps_seq = 0;
     std::vector<std::uint64_t> frames;
 };
 
@@ -142,13 +145,14 @@ class KernelStacks {
     const std::vector<std::string>* lines(std::uint32_t probe_id, std::uint32_t id);
     // The stack itself, once read; nullptr when unknown.
     const KernelStack* stack(std::uint32_t id) const;
-    // Keeps the maps of process `tgid` for its user stacks (UserSymbolizer::capture): call
-    // it as soon as a process is seen. They are those of the address space the kernel kept
-    // for it (a KernelMapsSource through `probe_id`, or through the probe of the last read),
-    // else /proc's while it lives.
+    // Keeps /proc's maps of process `tgid` for its user stacks whose address space the
+    // kernel did not keep (maps_seq 0; UserSymbolizer::capture): call it as soon as a process
+    // is seen. The others are named with the address space kept for each (a KernelMapsSource
+    // through `probe_id`, or through the probe of the last read) when their lines are made.
     void captureProcess(pid_t tgid, std::uint32_t probe_id = 0);
-    // read(probe_id), then captureProcess for each user stack's process seen for the first
-    // time: a count calls it now and then so that the maps of short-lived processes are kept.
+    // read(probe_id), then captures the maps of each user stack's address space seen for the
+    // first time: a count calls it now and then so that the maps of short-lived processes
+    // are kept.
     Result<void> readAndCapture(std::uint32_t probe_id);
     // Whether some stack read so far is a user stack.
     bool hasUserStacks() const;

@@ -30,12 +30,14 @@ class SnapshotStacks {
     const std::vector<std::string>* lines(std::uint32_t id) const;
 
     // Unwinds the `ustack` snapshot of `e` (a faulted one as "[no user stack]") with the maps
-    // of e.tgid (read now unless kept) and replaces it by its stack's id, a u32. Events
+    // of the address space it was taken in (UserImage: e.tgid and the snapshot's maps_seq;
+    // read now unless kept) and replaces it by its stack's id, a u32. Events
     // without a `ustack` value are left as they are.
     void replace(Event& e);
     // Maps from `source` before procfs (UserSymbolizer::setMapsSource), asked with the
     // probe id of the event being replaced (KernelMapsSource::probeSource).
-    using MapsSource = std::function<std::optional<std::string>(std::uint32_t probe_id, pid_t)>;
+    using MapsSource =
+        std::function<std::optional<std::string>(std::uint32_t probe_id, UserImage image)>;
     void setMapsSource(MapsSource source);
 
     // How the walks went, for userSnapshotSummary.

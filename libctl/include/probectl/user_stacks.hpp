@@ -4,7 +4,9 @@
 // Addresses mean something only with the process's mappings (/proc/TGID/maps), which go
 // away with the process: maps are captured per tgid while it lives (UserSymbolizer::capture)
 // and kept, so a stack read after the process exited is still symbolized. A stack whose
-// process was never captured prints its frames as "0xADDR [unknown]".
+// process was never captured prints its frames as "0xADDR [unknown]". A process that execs
+// has another address space under the same tgid: maps are kept per UserImage, the tgid and
+// the number of the address space the kernel kept for the stack.
 //
 // DWARF mode (perf --call-graph dwarf): a probe copies the user registers and the top of the
 // user stack (FetchedValue::snapshot); snapshotLines unwinds it with libdwfl by the call frame
@@ -20,7 +22,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "probectl/elf_resolver.hpp"
@@ -33,6 +34,17 @@ namespace probectl {
 class CallSites;
 class DwarfUnwinder;
 class SourceLines;
+
+// Whose maps name a stack's addresses: process `tgid`, in the address space the kernel kept
+// for the stack under `maps_seq` (struct probectl_stack and probectl_fetch_value maps_seq,
+// MAPS_GET maps-seq), or with maps_seq 0 the process's current one (/proc/TGID/maps: none
+// was kept, or another backend). Converts from a tgid alone.
+struct UserImage {
+    pid_t tgid = 0;
+    std::uint32_t maps_seq = 0;
+    UserImage(pid_t t, std::uint32_t seq = 0) : tgid(t), maps_seq(seq) {}
+    auto operator<=>(const UserImage&) const = default;
+};
 
 // How the walks of UserSymbolizer::snapshotLines went, for userSnapshotSummary.
 struct SnapshotWalks {
@@ -54,21 +66,22 @@ class UserSymbolizer {
     UserSymbolizer& operator=(UserSymbolizer&&) noexcept;
     ~UserSymbolizer();
 
-    // Reads and keeps the maps of `tgid` unless they are already kept. Returns whether maps
+    // Reads and keeps the maps of `image` unless they are already kept. Returns whether maps
     // are kept for it (false: the process is gone or unreadable, and was never captured).
-    bool capture(pid_t tgid);
-    // Reads the maps of `tgid` again (a library loaded since); keeps the old ones when the
-    // process is gone. Returns whether maps are kept for it.
-    bool refresh(pid_t tgid);
-    // Keeps `maps` as those of `tgid` (maps read elsewhere).
-    void setMaps(pid_t tgid, ProcMaps maps);
-    // Where maps come from before procfs: the /proc/PID/maps text of `tgid`, or nullopt when
-    // the source has none (e.g. the kernel backend's KernelMapsSource, whose address space
-    // outlives the process). capture and refresh try it first; text that does not parse, or
-    // holds no mapping, counts as none.
-    using MapsSource = std::function<std::optional<std::string>(pid_t tgid)>;
+    bool capture(UserImage image);
+    // Reads the maps of `image` again (a library loaded since); keeps the old ones when the
+    // process is gone. Maps kept for an image with a maps_seq are never replaced by
+    // /proc's, which may be those of a later exec. Returns whether maps are kept for it.
+    bool refresh(UserImage image);
+    // Keeps `maps` as those of `image` (maps read elsewhere).
+    void setMaps(UserImage image, ProcMaps maps);
+    // Where maps come from before procfs: the /proc/PID/maps text of `image`, or nullopt
+    // when the source has none (e.g. the kernel backend's KernelMapsSource, whose address
+    // space outlives the process). capture and refresh try it first; text that does not
+    // parse, or holds no mapping, counts as none.
+    using MapsSource = std::function<std::optional<std::string>(UserImage image)>;
     void setMapsSource(MapsSource source);
-    bool hasMaps(pid_t tgid) const;
+    bool hasMaps(UserImage image) const;
 
     // One frame as text:
     //   "FUNC+0xOFF (PATH)"  the function of PATH's symbol table holding the address ("FUNC"
@@ -81,13 +94,13 @@ class UserSymbolizer {
     //   "0xADDR [unknown]"   no mapping holds it, or no maps were kept for the process
     // `caller`: the address is a return address (every frame but the innermost), looked up
     // one byte back so that a call ending a function is still inside it.
-    std::string frameText(pid_t tgid, std::uint64_t addr, bool caller);
+    std::string frameText(UserImage image, std::uint64_t addr, bool caller);
     // The frame as frameText gives it, with " at FILE:LINE" where the file's DWARF (its own
     // or its separate debug file's) has a line for the address; before it, one line per
     // call inlined at that point, innermost first: "FUNC (inlined) at FILE:LINE", the line
     // being where the next inner one is (DWARF's inlined-subroutine scopes and call sites).
     // Without DWARF: exactly frameText.
-    std::vector<std::string> frameLines(pid_t tgid, std::uint64_t addr, bool caller);
+    std::vector<std::string> frameLines(UserImage image, std::uint64_t addr, bool caller);
     // What goes between two adjacent frames of a stack: `inner` (`inner_caller` as for
     // frameText) and `outer`, a return address. Where the call before `outer` called a
     // function B that the DWARF of its file (call-site entries) proves is not the inner
@@ -100,16 +113,16 @@ class UserSymbolizer {
     //   "[A called B; the frames from it to C were not kept (tail calls)]"
     // Empty when no frame is gone or DWARF does not say (no call-site entries, a call
     // through a pointer, a callee not in the caller's file: a PLT call may end anywhere).
-    std::vector<std::string> tailCallLines(pid_t tgid, std::uint64_t inner, bool inner_caller,
+    std::vector<std::string> tailCallLines(UserImage image, std::uint64_t inner, bool inner_caller,
                                            std::uint64_t outer);
 
-    // The frames of a user stack snapshot of `tgid` (struct probectl_ustack_regs, then the
+    // The frames of a user stack snapshot of `image` (struct probectl_ustack_regs, then the
     // stack bytes from its sp up), unwound by DWARF CFI through the kept maps, innermost
     // first, each as frameLines gives it, with tailCallLines between them; at most
     // `max_frames`, then "...". A walk that ends before the outermost frame says why in a
     // last line "[unwind stopped: REASON]" (e.g. the snapshot ended: `truncated` says the
     // stack went on above it); nothing is guessed.
-    std::vector<std::string> snapshotLines(pid_t tgid, std::span<const std::uint8_t> snapshot,
+    std::vector<std::string> snapshotLines(UserImage image, std::span<const std::uint8_t> snapshot,
                                            bool truncated, std::size_t max_frames = 127);
 
   private:
@@ -118,17 +131,17 @@ class UserSymbolizer {
     CallSites* callSites(const std::string& path, const ElfResolver& file);
     // The file mapped at `addr` and the ELF address of it (one byte back for a caller);
     // null when no kept map or readable file holds it.
-    const ElfResolver* fileAt(pid_t tgid, std::uint64_t addr, bool caller, const ProcMapping** map,
-                              std::uint64_t* elf_addr);
+    const ElfResolver* fileAt(UserImage image, std::uint64_t addr, bool caller,
+                              const ProcMapping** map, std::uint64_t* elf_addr);
 
-    bool fromSource(pid_t tgid);
+    bool fromSource(UserImage image);
 
     std::string proc_;
     MapsSource source_;
-    std::unordered_map<pid_t, ProcMaps> maps_;
+    std::map<UserImage, ProcMaps> maps_;
     std::map<std::string, std::optional<ElfResolver>> elfs_;  // nullopt: could not be read
     // Per process, made by the first snapshot; null: libdwfl could not take its maps.
-    std::unordered_map<pid_t, std::unique_ptr<DwarfUnwinder>> unwinders_;
+    std::map<UserImage, std::unique_ptr<DwarfUnwinder>> unwinders_;
     std::map<std::string, std::unique_ptr<SourceLines>> lines_;  // null: no DWARF
     std::map<std::string, std::unique_ptr<CallSites>> calls_;    // null: no DWARF; uses lines_
 };

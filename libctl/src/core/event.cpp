@@ -224,7 +224,7 @@ std::size_t EventView::fetchedCount() const {
 EventView::RawValue EventView::fetched(std::size_t i) const {
     if (event_) {
         const Event::RawValue& r = event_->fetched[i];
-        return {r.bytes, r.flags, r.error};
+        return {r.bytes, r.flags, r.error, r.maps_seq};
     }
     std::size_t v = partOffset(recordFlags(record_), 0);
     auto h = field<probectl_fetch_value>(record_, v);
@@ -233,7 +233,7 @@ EventView::RawValue EventView::fetched(std::size_t i) const {
         h = field<probectl_fetch_value>(record_, v);
     }
     const auto* data = reinterpret_cast<const std::uint8_t*>(record_ + v + sizeof(h));
-    return {{data, h.len}, h.flags, 0};
+    return {{data, h.len}, h.flags, 0, h.maps_seq};
 }
 
 namespace detail {
@@ -263,6 +263,7 @@ void copyEventFields(const EventView& v, Event& out, std::vector<Event::RawValue
         out.fetched[i].bytes.assign(r.bytes.begin(), r.bytes.end());
         out.fetched[i].flags = r.flags;
         out.fetched[i].error = r.error;
+        out.fetched[i].maps_seq = r.maps_seq;
     }
 }
 

@@ -56,6 +56,7 @@ void EventView::value(std::size_t i, FetchedValue& out) const {
     // A syscall's record has its strace plan's values too, around the arguments' own.
     const RawValue raw = fetched(syscall_ ? syscallArgIndex(*syscall_, arg) : arg);
     decodeFetchedValue(out, (*fetch_args_)[arg], raw.bytes, raw.flags);
+    out.maps_seq = raw.maps_seq;
 }
 
 void EventView::copyTo(Event& out) const {

@@ -54,6 +54,7 @@ void decodeFetchedValue(FetchedValue& v, const FetchArg& arg, std::span<const st
     v.array.clear();
     v.str.clear();
     v.snapshot.clear();
+    v.maps_seq = 0;
     v.truncated = flags & PROBECTL_FETCH_V_TRUNCATED;
     v.faulted = flags & PROBECTL_FETCH_V_FAULT;
     if (v.faulted)

@@ -11,10 +11,12 @@ struct KernelMapsSource::State {
     std::uint32_t probe = 0;
     std::uint64_t unpinned = 0;
 
-    std::optional<std::string> maps(pid_t tgid) {
-        if (!probe)
+    std::optional<std::string> maps(UserImage image) {
+        // Without a number the hit kept nothing; asking for the newest would let go of
+        // every address space of the process, which other stacks may still need.
+        if (!probe || !image.maps_seq)
             return std::nullopt;
-        auto text = take(probe, tgid, &unpinned);
+        auto text = take(probe, image, &unpinned);
         if (!text)
             return std::nullopt;
         return std::move(*text);
@@ -24,8 +26,8 @@ struct KernelMapsSource::State {
 namespace {
 
 KernelMapsSource::Take takeThrough(Client& client) {
-    return [&client](std::uint32_t probe_id, pid_t tgid, std::uint64_t* unpinned) {
-        return client.takeMaps(probe_id, tgid, unpinned);
+    return [&client](std::uint32_t probe_id, UserImage image, std::uint64_t* unpinned) {
+        return client.takeMaps(probe_id, image.tgid, unpinned, image.maps_seq);
     };
 }
 
@@ -60,13 +62,13 @@ std::uint32_t KernelMapsSource::probe() const {
     return state_->probe;
 }
 
-std::optional<std::string> KernelMapsSource::maps(pid_t tgid) {
-    return state_->maps(tgid);
+std::optional<std::string> KernelMapsSource::maps(UserImage image) {
+    return state_->maps(image);
 }
 
 std::uint64_t KernelMapsSource::refreshUnpinned() {
     if (state_->probe)
-        (void)state_->take(state_->probe, 0, &state_->unpinned);
+        (void)state_->take(state_->probe, UserImage{0}, &state_->unpinned);
     return state_->unpinned;
 }
 
@@ -75,14 +77,15 @@ std::uint64_t KernelMapsSource::unpinned() const {
 }
 
 UserSymbolizer::MapsSource KernelMapsSource::source() {
-    return [st = state_.get()](pid_t tgid) { return st->maps(tgid); };
+    return [st = state_.get()](UserImage image) { return st->maps(image); };
 }
 
-std::function<std::optional<std::string>(std::uint32_t, pid_t)> KernelMapsSource::probeSource() {
-    return [st = state_.get()](std::uint32_t probe_id, pid_t tgid) {
+std::function<std::optional<std::string>(std::uint32_t, UserImage)>
+KernelMapsSource::probeSource() {
+    return [st = state_.get()](std::uint32_t probe_id, UserImage image) {
         if (probe_id)
             st->probe = probe_id;
-        return st->maps(tgid);
+        return st->maps(image);
     };
 }
 

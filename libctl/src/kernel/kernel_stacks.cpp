@@ -34,6 +34,7 @@ Result<void> decodeKernelStacks(std::span<const std::uint8_t> entries,
         s.truncated = (hdr.flags & PROBECTL_STACK_F_TRUNCATED) != 0;
         s.user = (hdr.flags & PROBECTL_STACK_F_USER) != 0;
         s.tgid = hdr.tgid;
+        s.maps_seq = hdr.maps_seq;
         s.frames.resize(hdr.nr);
         std::memcpy(s.frames.data(), entries.data() + off + sizeof(hdr),
                     hdr.nr * sizeof(std::uint64_t));
@@ -81,7 +82,8 @@ std::vector<std::string> userStackLines(UserSymbolizer& symbols, const KernelSta
     std::vector<std::string> out;
     if (stack.frames.empty())
         return {"[no user stack]"};
-    const auto tgid = static_cast<pid_t>(stack.tgid);
+    const UserImage tgid(static_cast<pid_t>(stack.tgid), stack.maps_seq);
+    (void)symbols.capture(tgid);
     // A library loaded after the maps were captured: read them again while the process lives.
     for (auto addr : stack.frames)
         if (symbols.frameText(tgid, addr, false).ends_with("[unknown]")) {
@@ -328,9 +330,11 @@ void KernelStacks::captureProcess(pid_t tgid, std::uint32_t probe_id) {
 
 Result<void> KernelStacks::readAndCapture(std::uint32_t probe_id) {
     auto r = read(probe_id);
-    for (const auto& [id, s] : impl_->stacks)
-        if (s.user && !impl_->user_symbols.hasMaps(static_cast<pid_t>(s.tgid)))
-            captureProcess(static_cast<pid_t>(s.tgid));
+    for (const auto& [id, s] : impl_->stacks) {
+        const UserImage image(static_cast<pid_t>(s.tgid), s.maps_seq);
+        if (s.user && s.tgid && !impl_->user_symbols.hasMaps(image))
+            (void)impl_->user_symbols.capture(image);
+    }
     return r;
 }
 

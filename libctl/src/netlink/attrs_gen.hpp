@@ -60,6 +60,7 @@ inline constexpr auto kStackGetReply = std::make_tuple(
 inline constexpr auto kMapsGetReply = std::make_tuple(
     attr<NlType::U32>(PROBECTL_A_PROBE_ID, "probe-id", &MapsReply::id),
     attr<NlType::U32>(PROBECTL_A_MAPS_TGID, "maps-tgid", &MapsReply::maps_tgid),
+    attr<NlType::U32>(PROBECTL_A_MAPS_SEQ, "maps-seq", &MapsReply::maps_seq),
     attr<NlType::U64>(PROBECTL_A_MAPS_UNPINNED, "maps-unpinned", &MapsReply::maps_unpinned),
     attr<NlType::Binary>(PROBECTL_A_MAPS_TEXT, "maps-text", &MapsReply::maps_text));
 

@@ -740,13 +740,17 @@ Result<void> Client::dumpStacks(std::uint32_t id,
     });
 }
 
-Result<std::string> Client::takeMaps(std::uint32_t id, pid_t tgid, std::uint64_t* unpinned) {
+Result<std::string> Client::takeMaps(std::uint32_t id, pid_t tgid, std::uint64_t* unpinned,
+                                     std::uint32_t maps_seq) {
     const std::string context =
-        fmt::format("read the kept maps of process {} through probe {}", tgid, id);
+        maps_seq ? fmt::format("read the kept maps {} of process {} through probe {}", maps_seq,
+                               tgid, id)
+                 : fmt::format("read the kept maps of process {} through probe {}", tgid, id);
     MsgPtr m = impl_->newCommand(PROBECTL_CMD_MAPS_GET, NLM_F_DUMP);
     if (!m || nla_put_u32(m.get(), PROBECTL_A_PROBE_ID, id) < 0 ||
         (tgid > 0 &&
-         nla_put_u32(m.get(), PROBECTL_A_MAPS_TGID, static_cast<std::uint32_t>(tgid)) < 0))
+         nla_put_u32(m.get(), PROBECTL_A_MAPS_TGID, static_cast<std::uint32_t>(tgid)) < 0) ||
+        (tgid > 0 && maps_seq && nla_put_u32(m.get(), PROBECTL_A_MAPS_SEQ, maps_seq) < 0))
         return makeError(ENOMEM, context + ": cannot build message");
     std::string text;
     auto r = impl_->transact(m.get(), context, [&](const nlmsghdr* h) -> Result<void> {

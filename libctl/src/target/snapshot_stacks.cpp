@@ -21,17 +21,17 @@ const std::vector<std::string>* SnapshotStacks::lines(std::uint32_t id) const {
 void SnapshotStacks::setMapsSource(MapsSource source) {
     source_ = std::move(source);
     symbols_.setMapsSource(
-        [this](pid_t tgid) -> std::optional<std::string> { return source_(probe_, tgid); });
+        [this](UserImage image) -> std::optional<std::string> { return source_(probe_, image); });
 }
 
 void SnapshotStacks::replace(Event& e) {
     for (FetchedValue& v : e.values) {
         if (v.name != kUserStackArg)
             continue;
-        const auto tgid = static_cast<pid_t>(e.tgid);
+        const UserImage image(static_cast<pid_t>(e.tgid), v.maps_seq);
         probe_ = e.probe_id;
-        symbols_.capture(tgid);
-        const auto lines = symbols_.snapshotLines(tgid, v.snapshot, v.truncated, max_frames_);
+        symbols_.capture(image);
+        const auto lines = symbols_.snapshotLines(image, v.snapshot, v.truncated, max_frames_);
         walks_.count(lines, v.truncated && !v.faulted);
         v.raw = intern(lines);
         v.type = FetchType::U32;

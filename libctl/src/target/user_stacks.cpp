@@ -46,44 +46,45 @@ void SnapshotWalks::count(const std::vector<std::string>& lines, bool snapshot_f
         stop && std::string_view(lines.back()).substr(kStopped.size()).starts_with(kSnapshotEnded);
 }
 
-bool UserSymbolizer::capture(pid_t tgid) {
-    return hasMaps(tgid) || refresh(tgid);
+bool UserSymbolizer::capture(UserImage image) {
+    return hasMaps(image) || refresh(image);
 }
 
 void UserSymbolizer::setMapsSource(MapsSource source) {
     source_ = std::move(source);
 }
 
-bool UserSymbolizer::fromSource(pid_t tgid) {
+bool UserSymbolizer::fromSource(UserImage image) {
     if (!source_)
         return false;
-    auto text = source_(tgid);
+    auto text = source_(image);
     if (!text)
         return false;
     auto maps = ProcMaps::parse(*text);
     if (!maps || maps->mappings().empty())
         return false;
-    setMaps(tgid, std::move(*maps));
+    setMaps(image, std::move(*maps));
     return true;
 }
 
-bool UserSymbolizer::refresh(pid_t tgid) {
-    if (fromSource(tgid))
+bool UserSymbolizer::refresh(UserImage image) {
+    if (fromSource(image))
         return true;
-    if (auto maps = readMaps(proc_, tgid)) {
-        maps_.insert_or_assign(tgid, std::move(*maps));
-        unwinders_.erase(tgid);
-    }
-    return hasMaps(tgid);
+    // A kept address space's maps stay: the process may have exec'd since.
+    if (image.maps_seq && hasMaps(image))
+        return true;
+    if (auto maps = readMaps(proc_, image.tgid))
+        setMaps(image, std::move(*maps));
+    return hasMaps(image);
 }
 
-void UserSymbolizer::setMaps(pid_t tgid, ProcMaps maps) {
-    maps_.insert_or_assign(tgid, std::move(maps));
-    unwinders_.erase(tgid);
+void UserSymbolizer::setMaps(UserImage image, ProcMaps maps) {
+    maps_.insert_or_assign(image, std::move(maps));
+    unwinders_.erase(image);
 }
 
-bool UserSymbolizer::hasMaps(pid_t tgid) const {
-    return maps_.contains(tgid);
+bool UserSymbolizer::hasMaps(UserImage image) const {
+    return maps_.contains(image);
 }
 
 const ElfResolver* UserSymbolizer::elf(const std::string& path) {
@@ -96,8 +97,8 @@ const ElfResolver* UserSymbolizer::elf(const std::string& path) {
     return it->second ? &*it->second : nullptr;
 }
 
-std::string UserSymbolizer::frameText(pid_t tgid, std::uint64_t addr, bool caller) {
-    auto m = maps_.find(tgid);
+std::string UserSymbolizer::frameText(UserImage image, std::uint64_t addr, bool caller) {
+    auto m = maps_.find(image);
     const ProcMapping* map = m == maps_.end() ? nullptr : m->second.containing(addr);
     if (!map)
         return fmt::format("{:#x} [unknown]", addr);
@@ -135,9 +136,9 @@ SourceLines* UserSymbolizer::sourceLines(const std::string& path, const ElfResol
     return it->second.get();
 }
 
-const ElfResolver* UserSymbolizer::fileAt(pid_t tgid, std::uint64_t addr, bool caller,
+const ElfResolver* UserSymbolizer::fileAt(UserImage image, std::uint64_t addr, bool caller,
                                           const ProcMapping** map, std::uint64_t* elf_addr) {
-    auto m = maps_.find(tgid);
+    auto m = maps_.find(image);
     *map = m == maps_.end() ? nullptr : m->second.containing(addr);
     if (!*map || !(*map)->isFile())
         return nullptr;
@@ -160,11 +161,12 @@ std::string where(const SourceFrame& f) {
 
 }  // namespace
 
-std::vector<std::string> UserSymbolizer::frameLines(pid_t tgid, std::uint64_t addr, bool caller) {
-    std::vector<std::string> out{frameText(tgid, addr, caller)};
+std::vector<std::string> UserSymbolizer::frameLines(UserImage image, std::uint64_t addr,
+                                                    bool caller) {
+    std::vector<std::string> out{frameText(image, addr, caller)};
     const ProcMapping* map = nullptr;
     std::uint64_t at = 0;
-    const ElfResolver* file = fileAt(tgid, addr, caller, &map, &at);
+    const ElfResolver* file = fileAt(image, addr, caller, &map, &at);
     SourceLines* src = file ? sourceLines(map->path, *file) : nullptr;
     if (!src)
         return out;
@@ -196,17 +198,17 @@ CallSites* UserSymbolizer::callSites(const std::string& path, const ElfResolver&
         .first->second.get();
 }
 
-std::vector<std::string> UserSymbolizer::tailCallLines(pid_t tgid, std::uint64_t inner,
+std::vector<std::string> UserSymbolizer::tailCallLines(UserImage image, std::uint64_t inner,
                                                        bool inner_caller, std::uint64_t outer) {
     const ProcMapping* outer_map = nullptr;
     std::uint64_t look = 0;
-    const ElfResolver* file = fileAt(tgid, outer, true, &outer_map, &look);
+    const ElfResolver* file = fileAt(image, outer, true, &outer_map, &look);
     CallSites* calls = file ? callSites(outer_map->path, *file) : nullptr;
     if (!calls)
         return {};
     InnerFrame in;
     const ProcMapping* inner_map = nullptr;
-    const ElfResolver* inner_file = fileAt(tgid, inner, inner_caller, &inner_map, &in.addr);
+    const ElfResolver* inner_file = fileAt(image, inner, inner_caller, &inner_map, &in.addr);
     const ElfSymbol* inner_sym = inner_file ? inner_file->functionAt(in.addr) : nullptr;
     if (inner_sym)
         in.symbol = inner_sym->name;
@@ -234,17 +236,17 @@ std::vector<std::string> UserSymbolizer::tailCallLines(pid_t tgid, std::uint64_t
     return out;
 }
 
-std::vector<std::string> UserSymbolizer::snapshotLines(pid_t tgid,
+std::vector<std::string> UserSymbolizer::snapshotLines(UserImage image,
                                                        std::span<const std::uint8_t> snapshot,
                                                        bool truncated, std::size_t max_frames) {
     if (snapshot.empty())
         return {"[no user stack]"};
-    auto m = maps_.find(tgid);
+    auto m = maps_.find(image);
     DwarfUnwinder* unwinder = nullptr;
     if (m != maps_.end()) {
-        auto it = unwinders_.find(tgid);
+        auto it = unwinders_.find(image);
         if (it == unwinders_.end())
-            it = unwinders_.emplace(tgid, DwarfUnwinder::create(tgid, m->second)).first;
+            it = unwinders_.emplace(image, DwarfUnwinder::create(image.tgid, m->second)).first;
         unwinder = it->second.get();
     }
     std::vector<std::string> out;
@@ -252,7 +254,7 @@ std::vector<std::string> UserSymbolizer::snapshotLines(pid_t tgid,
         // Without modules only the probed instruction is known.
         DwarfUnwind none = DwarfUnwinder::registersOnly(snapshot);
         for (const auto& f : none.frames)
-            for (auto& l : frameLines(tgid, f.pc, false))
+            for (auto& l : frameLines(image, f.pc, false))
                 out.push_back(std::move(l));
         out.push_back(fmt::format("[unwind stopped: {}]", m == maps_.end()
                                                               ? "no maps of the process"
@@ -265,9 +267,9 @@ std::vector<std::string> UserSymbolizer::snapshotLines(pid_t tgid,
         const auto& f = u.frames[i];
         if (i > 0 && !f.activation)
             for (auto& l :
-                 tailCallLines(tgid, u.frames[i - 1].pc, !u.frames[i - 1].activation, f.pc))
+                 tailCallLines(image, u.frames[i - 1].pc, !u.frames[i - 1].activation, f.pc))
                 out.push_back(std::move(l));
-        for (auto& l : frameLines(tgid, f.pc, !f.activation))
+        for (auto& l : frameLines(image, f.pc, !f.activation))
             out.push_back(std::move(l));
     }
     if (u.cut)

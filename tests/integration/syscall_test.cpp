@@ -254,3 +254,51 @@ TEST(Syscalls, RetvalFetchArgumentIsSigned) {
     Ran r = sh("probectl trace 'syscall:openat r=$retval' -- cat /nonexistent");
     EXPECT_THAT(r.out, HasSubstr(" r=-2 = -1 ENOENT")) << r.out;
 }
+
+namespace {
+
+constexpr const char* kDecodedCalls =
+    "umask,mkdir,chmod,fchmodat,access,faccessat,faccessat2,unlinkat,kill,tgkill,tkill,pipe2,"
+    "dup3,lseek,fcntl,socket";
+
+// Lines of workloads/decode_args.c from its umask on (ld.so's calls come before), with the
+// run's pid (printed by the workload on stdout) as PID: it differs between runs.
+std::vector<std::string> decodedLines(const std::string& file, const std::string& stdout_text) {
+    std::smatch m;
+    if (!std::regex_search(stdout_text, m, std::regex(R"(pid=(\d+) tid=\d+)")))
+        return {"no pid printed: " + stdout_text};
+    const std::regex pid("\\b" + m[1].str() + "\\b");
+    std::vector<std::string> out;
+    bool on = false;
+    for (const auto& l : lines(itest::readFile(file))) {
+        on = on || l.starts_with("umask(");
+        if (on && !l.starts_with("+++ "))
+            out.push_back(std::regex_replace(l, pid, "PID"));
+    }
+    return out;
+}
+
+}  // namespace
+
+// Arguments strace prints as names (octal modes, AT_FDCWD, access modes, signal numbers,
+// O_/SOCK_ flags, SEEK_*, AF_*, F_*) print the same on both backends as Debian's strace
+// prints them on the same workload, line for line.
+TEST(Syscalls, DecodedArgumentsAsStrace) {
+    ASSERT_EQ(access("/usr/bin/strace", X_OK), 0) << "strace missing from the VM image";
+    const std::string cmd = itest::workload("decode_args") + " /tmp/probectl-decode-dir";
+    Ran st = sh(std::string("strace -o /tmp/decode-strace.txt -e trace=") + kDecodedCalls + " " +
+                cmd);
+    ASSERT_EQ(st.status, 0) << st.out;
+    const auto want = decodedLines("/tmp/decode-strace.txt", st.out);
+    ASSERT_EQ(want.size(), 15u) << itest::readFile("/tmp/decode-strace.txt") << st.out;
+    for (const char* backend : {"kernel", "ptrace"}) {
+        SCOPED_TRACE(backend);
+        Ran pc = sh(std::string("probectl trace --backend=") + backend +
+                    " -o /tmp/decode-probectl.txt --syscalls=" + kDecodedCalls + " -- " + cmd);
+        ASSERT_EQ(pc.status, 0) << pc.out;
+        EXPECT_EQ(decodedLines("/tmp/decode-probectl.txt", pc.out), want)
+            << "probectl:\n"
+            << itest::readFile("/tmp/decode-probectl.txt") << "strace:\n"
+            << itest::readFile("/tmp/decode-strace.txt") << pc.out;
+    }
+}

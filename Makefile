@@ -113,9 +113,9 @@ deb:
 		>../build.log 2>&1 || { tail -n 40 ../build.log; exit 1; }
 	@ls $(BUILD)/deb/*.deb
 
-# The packages: lintian, then apt install into a minimal Debian 12 root, DKMS builds the
-# module there for a test kernel (DEB_KERNEL, default 6.1), and the installed CLI and
-# module run in that kernel's VM. Built without the -dbgsym packages, which nothing here
+# The packages: lintian, then apt install into a minimal Debian 12 root (libprobectl-dev
+# first, alone, with examples/ built against it), DKMS builds the module there for a test
+# kernel (DEB_KERNEL, default 6.1), and the installed CLI and module run in that kernel's VM. Built without the -dbgsym packages, which nothing here
 # checks: compressing their debug info took about a third of the packaging time.
 check-deb:
 	@$(MAKE) --no-print-directory deb DEB_BUILD_OPTIONS="noautodbgsym $(DEB_BUILD_OPTIONS)"

@@ -22,8 +22,22 @@
 namespace {
 
 int usage() {
-    std::fprintf(stderr, "usage: probectl-count SPEC... -- CMD [ARGS...]\n");
+    std::fprintf(stderr,
+                 "usage: probectl-count SPEC... -- CMD [ARGS...]\n"
+                 "       probectl-count --version\n");
     return 2;
+}
+
+// The header this program was compiled with and the library it runs with.
+bool printVersion() {
+    const probectl::Version lib = probectl::version();
+    std::printf("libprobectl %s (built against %s)\n", lib.string, PROBECTL_VERSION_STRING);
+    if (lib.major != PROBECTL_VERSION_MAJOR) {
+        std::fprintf(stderr, "probectl-count: libprobectl %s is not ABI %d\n", lib.string,
+                     PROBECTL_VERSION_MAJOR);
+        return false;
+    }
+    return true;
 }
 
 // Forks CMD held on a pipe, so the probes exist and the session follows its pid before
@@ -54,6 +68,9 @@ Child spawnHeld(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Needs no module: shows that the program links and runs with the installed library.
+    if (argc == 2 && std::strcmp(argv[1], "--version") == 0)
+        return printVersion() ? 0 : 1;
     std::vector<std::string> specs;
     int i = 1;
     for (; i < argc && std::strcmp(argv[i], "--") != 0; i++)
@@ -61,14 +78,8 @@ int main(int argc, char** argv) {
     if (specs.empty() || i + 1 >= argc)
         return usage();
 
-    // The header this program was compiled with and the library it runs with.
-    const probectl::Version lib = probectl::version();
-    std::printf("libprobectl %s (built against %s)\n", lib.string, PROBECTL_VERSION_STRING);
-    if (lib.major != PROBECTL_VERSION_MAJOR) {
-        std::fprintf(stderr, "probectl-count: libprobectl %s is not ABI %d\n", lib.string,
-                     PROBECTL_VERSION_MAJOR);
+    if (!printVersion())
         return 1;
-    }
 
     Child child = spawnHeld(argv + i + 1);
     if (child.pid < 0) {

@@ -428,8 +428,9 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
 }  // namespace
 
 TablesTo tablesTo(const AggrCliOptions& o) {
+    // -o -: standard output, even with -- CMD.
     if (!o.output.empty() && !isTraceExportFormat(o.format))
-        return TablesTo::File;
+        return isStandardOutputName(o.output) ? TablesTo::Stdout : TablesTo::File;
     return o.command.empty() ? TablesTo::Stdout : TablesTo::Stderr;
 }
 
@@ -608,9 +609,10 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "the tables still print as text, and every read-out (each --interval and the end) "
          "goes to FILE as counter tracks for a timeline viewer")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
-         "write to FILE instead of standard output, or standard error with -- CMD "
-         "(perfetto, chrome: the timeline; svg: the flame graph); a write to it that fails "
-         "(a full disk) ends the run and removes FILE, incomplete")
+         "write to FILE instead of standard output, or standard error with -- CMD ('-': "
+         "standard output, even with -- CMD; perfetto, chrome: the timeline, a file; svg: the "
+         "flame graph); a write to it that fails (a full disk) ends the run and removes FILE, "
+         "incomplete")
         ("interval,i", po::value<std::string>(o ? &o->interval_text : nullptr)
              ->value_name("TIME"),
          "print the tables every TIME (as --duration, at least 100ms), each under the time "
@@ -815,6 +817,12 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         return UsageError{fmt::format("--format {} writes a file: give -o FILE (e.g. -o {})",
                                       o.format,
                                       o.format == "perfetto" ? "counts.pftrace" : "counts.json")};
+    // It made a file named '-': a timeline is for a file, as trace's trace files are.
+    if ((o.format == "perfetto" || o.format == "chrome") && isStandardOutputName(o.output))
+        return UsageError{fmt::format(
+            "-o -: --format {} is written to a file, not to standard output: give a file name "
+            "(./- for one named '-')",
+            o.format)};
     if ((o.format == "perfetto" || o.format == "chrome") && from)
         return UsageError{fmt::format(
             "--format {} with --from: a recording's events go to a timeline with probectl "

@@ -1,7 +1,8 @@
 // Every command's -o FILE: one rule for how it is written and what a failed write leaves.
 // The file is written through FdOutBuf, which keeps the errno of the write that failed (a
 // full disk's ENOSPC, RLIMIT_FSIZE's EFBIG); an output whose writing failed is removed, never
-// left incomplete.
+// left incomplete. `-o -` is standard output for what prints lines (trace's and report's text
+// and json, count's tables); a trace file or timeline refuses it.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,11 @@
 #include "std_streams.hpp"
 
 namespace probectl::cli {
+
+// -o -: standard output, for the formats that print lines.
+inline bool isStandardOutputName(std::string_view output) {
+    return output == "-";
+}
 
 // `e` (a failed write to `path`) after removing the incomplete output: a regular file, or
 // with `ctf` a directory and its files (one that existed before, `dir_existed`, stays,

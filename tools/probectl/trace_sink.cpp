@@ -177,7 +177,8 @@ Result<std::unique_ptr<TraceSink>> openTraceSink(std::string_view format, const 
     l.json = format == "json";
     l.strace = l.strace && !l.json;  // JSON Lines have no strace form
     auto sink = std::make_unique<PrinterSink>(l, io);
-    if (!output.empty())
+    // -o -: standard output, even with -- CMD.
+    if (!output.empty() && !isStandardOutputName(output))
         if (auto r = sink->open(output); !r)
             return std::move(r).error();
     return std::unique_ptr<TraceSink>(std::move(sink));

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -133,6 +134,36 @@ TEST(AggrRun, TheTablesOfACommandGoToStderrUnlessGivenAFile) {
         EXPECT_EQ(r.rc, 0) << r.err;
         EXPECT_THAT(r.out, HasSubstr("\"probe\":\"syscall:getppid\""));
         EXPECT_THAT(r.err, Not(HasSubstr("\"probe\":")));
+    }
+}
+
+// -o - is standard output for the tables, even with -- CMD (whose tables go to stderr
+// without -o): it made a file named '-'. The timelines (perfetto, chrome) refuse it, as
+// trace's trace files do.
+TEST(AggrRun, DashOutputIsStandardOutput) {
+    std::filesystem::remove("-");
+    for (const std::string name : {"count", "hist", "latency"}) {
+        SCOPED_TRACE(name);
+        std::vector<std::string> args = {"syscall:getppid"};
+        if (name == "hist")
+            args.push_back("pid");
+        args.insert(args.end(),
+                    {"--format", "json", "-o", "-", "--backend", "ptrace", "--", "true"});
+        Ran r = run(name, args);
+        EXPECT_EQ(r.rc, 0) << r.err;
+        EXPECT_THAT(r.out, HasSubstr("\"probe\":\"syscall:getppid\""));
+        EXPECT_THAT(r.err, Not(HasSubstr("\"probe\":")));
+        EXPECT_FALSE(std::filesystem::exists("-")) << "a file named '-' was made";
+        std::filesystem::remove("-");
+    }
+    auto o = parseAggrOptions(AggrMode::Count, {"syscall:getppid", "-o", "-", "--", "true"});
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_EQ(tablesTo(*o), TablesTo::Stdout);
+    for (const char* format : {"perfetto", "chrome"}) {
+        auto p = parseAggrOptions(AggrMode::Count,
+                                  {"syscall:getppid", "--format", format, "-o", "-", "--", "true"});
+        ASSERT_FALSE(p) << format;
+        EXPECT_THAT(p.error().message, HasSubstr("-o -:")) << format;
     }
 }
 

@@ -311,3 +311,56 @@ TEST(CliWriteErrors, ReportRemovesAnOutputItCouldNotFinish) {
     unlink(out.c_str());
     unlink(rec.c_str());
 }
+
+// count, hist and latency's -o FILE follow trace's rule: a write that fails part-way (here
+// RLIMIT_FSIZE: EFBIG) is said with the file and its errno, and the incomplete file is
+// removed. Through std::ofstream they left the truncated file behind, and the timelines of
+// --format perfetto|chrome too.
+TEST(CliWriteErrors, AggrRemovesAnOutputItCouldNotFinish) {
+    const std::vector<std::pair<std::string, std::vector<std::string>>> runs = {
+        {"count", {"syscall:getppid"}},
+        {"count", {"syscall:getppid", "--by", "comm", "--format", "json"}},
+        {"count", {"syscall:getppid", "--format", "perfetto"}},
+        {"count", {"syscall:getppid", "--format", "chrome"}},
+        {"hist", {"syscall:getppid", "pid"}},
+        {"latency", {"syscall:getppid", "--format", "json"}},
+    };
+    int n = 0;
+    for (const auto& [name, spec] : runs) {
+        const std::string line = name + " " + ::testing::PrintToString(spec);
+        const std::string out = ::testing::TempDir() + "/aggr-partial-" + std::to_string(n++);
+        std::vector<std::string> args = {name};
+        args.insert(args.end(), spec.begin(), spec.end());
+        args.insert(args.end(), {"--backend", "ptrace", "-o", out, "--", "true"});
+        CliRun r = runCli(args, STDOUT_FILENO, 16);
+        EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitRuntime)
+            << line << ": " << r.other;
+        EXPECT_THAT(r.other,
+                    HasSubstr("probectl " + name + ": cannot write " + out +
+                              " (File too large): removed " + out + ", as it was incomplete\n"))
+            << line;
+        EXPECT_FALSE(std::filesystem::exists(out)) << line;
+
+        // A device is written to, never removed.
+        args = {name};
+        args.insert(args.end(), spec.begin(), spec.end());
+        args.insert(args.end(), {"--backend", "ptrace", "-o", "/dev/full", "--", "true"});
+        r = runCli(args, STDOUT_FILENO);
+        EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitRuntime)
+            << line << ": " << r.other;
+        EXPECT_THAT(r.other, HasSubstr("probectl " + name +
+                                       ": cannot write /dev/full (No space left on device)\n"))
+            << line;
+        EXPECT_TRUE(std::filesystem::exists("/dev/full"));
+
+        // Written whole, it stays.
+        args = {name};
+        args.insert(args.end(), spec.begin(), spec.end());
+        args.insert(args.end(), {"--backend", "ptrace", "-o", out, "--", "true"});
+        r = runCli(args, STDOUT_FILENO);
+        EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitOk)
+            << line << ": " << r.other;
+        EXPECT_GT(std::filesystem::file_size(out), 16u) << line;
+        unlink(out.c_str());
+    }
+}

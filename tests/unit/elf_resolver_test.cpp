@@ -15,6 +15,7 @@ using namespace probectl::test;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::UnorderedElementsAre;
 
 namespace {
 
@@ -172,6 +173,57 @@ TEST(ElfResolver, CxxNamesMangledAndDemangled) {
     EXPECT_EQ(add->demangled, "fx::Counter::add(long) const");
     EXPECT_TRUE(one(elf, "fx::only"));
     EXPECT_TRUE(elf.functionsNamed("twice").empty()) << "no match on a partial name";
+}
+
+// A function template's demangled name carries its return type ("int sum<int>(int, int)"):
+// it is found, as a plain function is, by its name with or without the parameters. Neither
+// "sum<int>" nor a glob found it.
+TEST(ElfResolver, CxxTemplateFunctionsByNameAndGlob) {
+    auto elf = openOk(FX_CXX_PATH);
+    const ElfSymbol* i = one(elf, "sum<int>");
+    ASSERT_TRUE(i);
+    EXPECT_EQ(i->demangled, "int sum<int>(int, int)");
+    EXPECT_EQ(one(elf, "sum<int>(int, int)"), i);
+    EXPECT_EQ(one(elf, "int sum<int>(int, int)"), i);
+    EXPECT_EQ(one(elf, i->name), i);
+    const ElfSymbol* l = one(elf, "sum<long>");
+    ASSERT_TRUE(l);
+    EXPECT_NE(l->value, i->value);
+    const ElfSymbol* plain = one(elf, "sum");
+    ASSERT_TRUE(plain) << "the plain sum(int, int) alone: sum<int> is another name";
+    EXPECT_EQ(plain->demangled, "sum(int, int)");
+
+    std::vector<std::string> matched;
+    for (const ElfSymbol& s : elf.symbols())
+        if (s.isFunction() && s.matchesGlob("sum*"))
+            matched.push_back(s.demangled);
+    EXPECT_THAT(matched, UnorderedElementsAre("int sum<int>(int, int)",
+                                              "long sum<long>(long, long)", "sum(int, int)"));
+    EXPECT_TRUE(i->matchesGlob("sum<int>"));
+    EXPECT_TRUE(i->matchesGlob("sum<*>(int, int)"));
+    EXPECT_TRUE(i->matchesGlob("_Z3sum*"));
+    EXPECT_FALSE(l->matchesGlob("sum<int>*"));
+    EXPECT_TRUE(one(elf, "fx::twice(int)")->matchesGlob("fx::tw*")) << "plain C++ names too";
+}
+
+TEST(ElfResolver, WithoutReturnType) {
+    EXPECT_EQ(withoutReturnType("int sum<int>(int, int)"), "sum<int>(int, int)");
+    EXPECT_EQ(withoutReturnType("std::vector<int, std::allocator<int> > ns::make<int>(int)"),
+              "ns::make<int>(int)");
+    EXPECT_EQ(withoutReturnType("unsigned long ns::S::get<long>() const"),
+              "ns::S::get<long>() const");
+    EXPECT_EQ(withoutReturnType("int (anonymous namespace)::f<int>(int)"),
+              "(anonymous namespace)::f<int>(int)");
+    EXPECT_EQ(withoutReturnType("bool operator< <int>(X<int> const&, X<int> const&)"),
+              "operator< <int>(X<int> const&, X<int> const&)");
+    EXPECT_EQ(withoutReturnType("void S::operator()<int>(int)"), "S::operator()<int>(int)");
+    EXPECT_EQ(withoutReturnType("int f<int>(int) [clone .isra.0]"), "f<int>(int) [clone .isra.0]");
+    EXPECT_EQ(withoutReturnType("std::string g<int>[abi:cxx11](int)"), "g<int>[abi:cxx11](int)");
+    // Names without a return type are left as they are.
+    for (const char* d : {"ns::f(int)", "sum(int, int)", "main", "S::operator new(unsigned long)",
+                          "S::operator std::vector<int, std::allocator<int> >()",
+                          "ns::A<int>::m(int) const", "non-virtual thunk to D::f()"})
+        EXPECT_EQ(withoutReturnType(d), d);
 }
 
 TEST(ElfResolver, FunctionAtNamesAddressesInside) {

@@ -6,9 +6,11 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "probectl/elf_resolver.hpp"
 #include "probectl/expand.hpp"
 #include "probectl/session.hpp"
 #include "probectl/tracer.hpp"
@@ -254,4 +256,26 @@ TEST(Expand, StopWhenEndsAGlobBetweenItsNames) {
         EXPECT_FALSE(r->stopped);
         EXPECT_EQ(r->summary().find("stopped"), std::string::npos);
     }
+}
+
+// uprobe:PATH:GLOB matches C++ functions by their demangled names, a function template's
+// without its return type ("int sum<int>(int, int)"): "sum*" matched none of them, only
+// their mangled names ("_Z3sum*") did.
+TEST(Expand, UserGlobMatchesCxxTemplateFunctions) {
+    SpecExpander x(0, nullptr);
+    auto names = [&](const std::string& glob) {
+        std::set<std::string> out;
+        auto e = x.expand(*parseProbeSpec("uprobe:" + std::string(FX_CXX_PATH) + ":" + glob));
+        EXPECT_TRUE(e.ok()) << glob << ": " << (e.ok() ? "" : e.error().describe());
+        if (e.ok())
+            for (const auto& s : e->specs)
+                out.insert(probectl::demangle(s.symbol));
+        return out;
+    };
+    EXPECT_EQ(names("sum*"),
+              (std::set<std::string>{"int sum<int>(int, int)", "long sum<long>(long, long)",
+                                     "sum(int, int)"}));
+    EXPECT_EQ(names("'sum<*>'"),
+              (std::set<std::string>{"int sum<int>(int, int)", "long sum<long>(long, long)"}));
+    EXPECT_EQ(names("'fx::tw*'"), (std::set<std::string>{"fx::twice(int)", "fx::twice(double)"}));
 }

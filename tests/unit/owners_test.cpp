@@ -2,12 +2,16 @@
 // /proc/net/netlink and /proc/PID/fd, on this host's own socket.
 #include <gtest/gtest.h>
 #include <linux/netlink.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
+#include "format.hpp"
 #include "owners.hpp"
 
 using namespace probectl::cli;
@@ -42,4 +46,45 @@ TEST(ProbeOwners, FindsTheProcessOfASocket) {
     std::string self;
     std::getline(comm, self);
     EXPECT_EQ(owners.at(sa.nl_pid).comm, self);
+}
+
+// A comm is the process's own to set (prctl, /proc/PID/comm): list's OWNER shows one with a
+// newline or an escape quoted as trace's COMM column does, on its one line. It printed the comm
+// raw (cut at the newline, the escape sent to the terminal).
+TEST(ProbeOwners, AnOwnersCommIsQuotedWhenNotPlain) {
+    char saved[17] = {};
+    ASSERT_EQ(::prctl(PR_GET_NAME, saved), 0);
+    const std::string comm = "ev\nil\x1b[2J";
+    ASSERT_EQ(::prctl(PR_SET_NAME, comm.c_str()), 0);
+    const int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+    sockaddr_nl sa{};
+    sa.nl_family = AF_NETLINK;
+    socklen_t len = sizeof(sa);
+    const bool bound = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0 &&
+                       ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0;
+    std::ifstream in("/proc/net/netlink");
+    const std::string table((std::istreambuf_iterator<char>(in)), {});
+    const auto owners = probeOwners(genlSocketInodes(table));
+    ::prctl(PR_SET_NAME, saved);
+    if (fd >= 0)
+        ::close(fd);
+    ASSERT_TRUE(bound);
+    ASSERT_EQ(owners.count(sa.nl_pid), 1u) << "port " << sa.nl_pid;
+    EXPECT_EQ(owners.at(sa.nl_pid).comm, comm) << "the whole comm, its newline included";
+
+    probectl::ProbeInfo p;
+    p.id = 1;
+    p.symbol = "vfs_read";
+    p.owner = sa.nl_pid;
+    std::ostringstream os;
+    printProbeList(os, {p}, false, owners);
+    const std::string text = os.str();
+    EXPECT_NE(text.find(std::to_string(::getpid()) + "/\"ev\\nil\\33[2J\" "), std::string::npos)
+        << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << "a header and one row: " << text;
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+    // JSON keeps the comm as it is (escaped by JSON's own rules).
+    std::ostringstream js;
+    printProbeList(js, {p}, true, owners);
+    EXPECT_NE(js.str().find("\"owner_comm\":\"ev\\nil\\u001b[2J\""), std::string::npos) << js.str();
 }

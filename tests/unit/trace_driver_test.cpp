@@ -589,5 +589,29 @@ TEST(TraceDriver, AFailedWriteIsSaidAtOnceAndStopsTheTrace) {
     }
 }
 
+// -o - is standard output for text and json, even with -- CMD (whose trace goes to stderr
+// without -o): it made a file named '-'.
+TEST(TraceDriver, DashOutputIsStandardOutput) {
+    std::filesystem::remove("-");
+    for (const char* format : {"text", "json"}) {
+        SCOPED_TRACE(format);
+        FakeTracer t;
+        t.events = {event(1, "syscall:getppid")};
+        t.polls_to_exit = 2;
+        auto r = drive(t, {"syscall:getppid", "--format", format, "-o", "-", "--", "true"});
+        EXPECT_EQ(r.rc, kExitOk) << r.err;
+        EXPECT_THAT(r.out, HasSubstr("syscall:getppid")) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("syscall:getppid\n")));
+        EXPECT_FALSE(std::filesystem::exists("-")) << "a file named '-' was made";
+        std::filesystem::remove("-");
+    }
+    // The trace file formats still refuse it.
+    for (const char* format : {"chrome", "perfetto", "ctf", "record"}) {
+        auto o = parseTraceOptions({"syscall:getppid", "--format", format, "-o", "-"});
+        ASSERT_FALSE(o) << format;
+        EXPECT_THAT(o.error().message, HasSubstr("-o -:")) << format;
+    }
+}
+
 }  // namespace
 }  // namespace probectl::cli

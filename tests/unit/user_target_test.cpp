@@ -229,6 +229,17 @@ TEST(UserTarget, CxxByMangledAndDemangledName) {
               "fx::Counter::add(long) const");
 }
 
+// uprobe:BIN:'sum<int>' finds the function template "int sum<int>(int, int)": its demangled
+// name carries the return type, and the lookup never matched it.
+TEST(UserTarget, CxxTemplateFunctionByName) {
+    const std::string p = FX_CXX_PATH;
+    auto [value, off] = readelfFunction(p, "_Z3sumIiET_S0_S0_");
+    EXPECT_EQ(goodTarget("uprobe:" + p + ":'sum<int>'").file_offset, off);
+    EXPECT_EQ(goodTarget("uprobe:" + p + ":'sum<int>(int, int)'").file_offset, off);
+    EXPECT_EQ(goodTarget("uprobe:" + p + ":'sum<int>'").symbol, "int sum<int>(int, int)");
+    EXPECT_EQ(goodTarget("uprobe:" + p + ":sum").symbol, "sum(int, int)");
+}
+
 TEST(UserTarget, IfuncRefusedWithImplementations) {
     auto e = badTarget(std::string("uprobe:") + FX_PIE_PATH + ":fx_ifunc", EINVAL);
     EXPECT_THAT(e.message, HasSubstr("IFUNC"));

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <ctime>
 
+#include "output_file.hpp"
 #include "probectl/event_json.hpp"
 #include "probectl/flame_svg.hpp"
 #include "probectl/probe_kinds.hpp"
@@ -229,8 +230,8 @@ Result<void> writeAll(std::ostream& out, const std::string& text, const std::str
     errno = 0;
     out << text;
     out.flush();
-    if (!out)
-        return makeError(errno ? errno : EIO, fmt::format("cannot write {}", name));
+    if (const int err = streamErrno(out))
+        return makeError(err, fmt::format("cannot write {}", name));
     return {};
 }
 

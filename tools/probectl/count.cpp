@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <ctime>
-#include <fstream>
 #include <map>
 #include <optional>
 
@@ -16,6 +15,7 @@
 #include "aggr_timeline.hpp"
 #include "attach.hpp"
 #include "format.hpp"
+#include "output_file.hpp"
 #include "probectl/kernel_maps.hpp"
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/session.hpp"
@@ -30,9 +30,6 @@ namespace po = boost::program_options;
 namespace probectl::cli {
 
 namespace {
-
-// Opens -o FILE once the run can begin (t0: when its time starts; 0 for a recording).
-using OutputOpener = std::function<Result<void>(std::uint64_t t0_ns)>;
 
 const char* modeName(AggrMode m) {
     return m == AggrMode::Count ? "count" : m == AggrMode::Hist ? "hist" : "latency";
@@ -239,19 +236,57 @@ std::ostream& tablesStream(const AggrCliOptions& o, Io& io) {
     return tablesTo(o) == TablesTo::Stderr ? io.err : io.out;
 }
 
+// Where the tables are printed (tablesTo). -o FILE is created once the run can begin, as
+// trace's and the timelines' are: a command that cannot run or a refused spec leaves no
+// empty FILE behind (and an existing one as it was). A read-out it could not take whole
+// ends the run with the file removed, as trace's -o (output_file.hpp).
+class TablesOutput {
+  public:
+    TablesOutput(const AggrCliOptions& o, Io& io)
+        : o_(o), out_{streamOf(io), io.err, io.err_is_tty, isTty(io)} {}
+    TablesOutput(const TablesOutput&) = delete;
+    TablesOutput& operator=(const TablesOutput&) = delete;
+
+    // The tables' own Io: its `out` is where they go.
+    Io& io() { return out_; }
+    Result<void> open() {
+        if (tablesTo(o_) != TablesTo::File)
+            return {};
+        return file_.open(o_.output);
+    }
+    Result<void> print(const AggrReadout& r, const StackLines* stacks = nullptr) {
+        auto w = printAggrReadout(o_, r, out_.out, out_.err, outputName(o_), stacks);
+        if (!w && file_.isOpen())
+            return file_.discard(w.error());
+        return w;
+    }
+
+  private:
+    std::ostream& streamOf(Io& io) {
+        return tablesTo(o_) == TablesTo::File ? file_.stream() : tablesStream(o_, io);
+    }
+    bool isTty(const Io& io) const {
+        const TablesTo to = tablesTo(o_);
+        return to == TablesTo::Stdout ? io.out_is_tty : to == TablesTo::Stderr && io.err_is_tty;
+    }
+
+    const AggrCliOptions& o_;
+    OutputFile file_;  // before out_, which may write to it
+    Io out_;
+};
+
 // --from FILE: the same tables from a recording's events.
-int runFromRecording(const AggrCliOptions& o, Io& io, const OutputOpener& open_output) {
+int runFromRecording(const AggrCliOptions& o, TablesOutput& tables) {
     const char* cmd = modeName(o.mode);
+    Io& io = tables.io();
     auto r = aggregateRecording(o.from, o.aggr, o.only);
     if (!r)
         return runtimeError(io, cmd, r.error());
-    if (auto opened = open_output(0); !opened)
+    if (auto opened = tables.open(); !opened)
         return runtimeError(io, cmd, opened.error());
     for (const auto& why : r->skipped)
         io.err << fmt::format("note: {}: left out, {}\n", o.from, why);
-    if (auto w = printAggrReadout(o, {r->tables, r->stats, r->stats, std::string()}, io.out, io.err,
-                                  outputName(o));
-        !w)
+    if (auto w = tables.print({r->tables, r->stats, r->stats, std::string()}); !w)
         return runtimeError(io, cmd, w.error());
     if (!r->note.empty())
         io.err << fmt::format("note: {}: {}: counts are of the events it holds\n", o.from, r->note);
@@ -268,13 +303,15 @@ int runFromRecording(const AggrCliOptions& o, Io& io, const OutputOpener& open_o
 // read-out as counter samples in o.output.
 int runWithTimeline(const AggrCliOptions& o, const char* cmd, Io& io) {
     std::optional<AggrTimeline> timeline;
-    std::optional<Error> failed;
     SessionStats last;
     const AggrCliOptions text = textOptions(o);
     const bool cleared = o.interval > 0 && !o.cumulative;
-    auto keep = [&](Result<void> r) {
-        if (!r && !failed)
-            failed = std::move(r).error();
+    // A failed write ends the run at once, and FILE, incomplete, is removed (output_file.hpp).
+    auto written = [&](Result<void> r) -> Result<void> {
+        if (r)
+            return r;
+        timeline.reset();  // closed before it is removed
+        return removeIncomplete(r.error(), o.output);
     };
     const int rc = runAggregation(
         o, cmd, io,
@@ -282,27 +319,25 @@ int runWithTimeline(const AggrCliOptions& o, const char* cmd, Io& io) {
             if (auto w = printAggrReadout(text, r, tablesStream(o, io), io.err, outputName(o)); !w)
                 return w;
             last = r.total;
-            keep(timeline->readout(r.tables, monotonicNs(), cleared));
-            return {};
+            return written(timeline->readout(r.tables, monotonicNs(), cleared));
         },
         [&](std::uint64_t t0) -> Result<void> {
             auto t = AggrTimeline::open(o.format, o.output);
             if (!t)
                 return std::move(t).error();
             timeline.emplace(std::move(*t));
-            return timeline->start(t0);
+            return written(timeline->start(t0));
         });
-    if (timeline)
-        keep(timeline->finish(last));
-    if (failed)
-        return runtimeError(io, cmd, *failed);
+    if (!timeline)
+        return rc;
+    if (auto r = written(timeline->finish(last)); !r)
+        return runtimeError(io, cmd, r.error());
     return rc;
 }
 
 // --ustack=dwarf: the probes record every hit with its snapshot, aggregated here by the
 // unwound stack; the end line says how the walks went, as trace's.
-int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out,
-             const OutputOpener& open_output) {
+int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, TablesOutput& tables) {
     SnapshotStacks snapshots(o.aggr.stack_depth ? o.aggr.stack_depth : kStackDefaultDepth);
     const StackLines lines = stackLines(snapshots);
     // Kernel backend: the maps of the address space the kernel kept for a process (it may
@@ -317,12 +352,12 @@ int runDwarf(const AggrCliOptions& o, const char* cmd, Io& io, Io& out,
     }
     std::optional<SessionStats> last;  // none: the run failed before its tables
     const int rc = runAggregation(
-        o, cmd, out,
+        o, cmd, tables.io(),
         [&](const AggrReadout& r) {
             last = r.total;
-            return printAggrReadout(o, r, out.out, out.err, outputName(o), &lines);
+            return tables.print(r, &lines);
         },
-        open_output, {}, &snapshots);
+        [&](std::uint64_t) { return tables.open(); }, {}, &snapshots);
     if (!last)
         return rc;
     if (auto w = lossWarning(*last); !w.empty())
@@ -359,26 +394,12 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     noteTaskNamesTaken(o, cmd, io);
     if (isTraceExportFormat(o.format))
         return runWithTimeline(o, cmd, io);
-    // -o FILE is created once the run can begin, as trace's and the timelines' are: a
-    // command that cannot run or a refused spec leaves no empty FILE behind (and an
-    // existing one as it was).
-    std::ofstream file;
-    const OutputOpener openOutput = [&](std::uint64_t) -> Result<void> {
-        if (o.output.empty())
-            return {};
-        file.open(o.output, std::ios::out | std::ios::trunc);
-        if (!file)
-            return makeError(errno, fmt::format("cannot write {}", o.output));
-        return {};
-    };
-    const TablesTo to = tablesTo(o);
-    Io out{to == TablesTo::File ? file : tablesStream(o, io), io.err, io.err_is_tty,
-           to == TablesTo::Stdout ? io.out_is_tty : to == TablesTo::Stderr && io.err_is_tty};
+    TablesOutput tables(o, io);
     if (!o.from.empty())
-        return runFromRecording(o, out, openOutput);
+        return runFromRecording(o, tables);
     // --by ustack --ustack=dwarf: the events' snapshots, unwound here.
     if (o.ustack == "dwarf")
-        return runDwarf(o, cmd, io, out, openOutput);
+        return runDwarf(o, cmd, io, tables);
     // --by kstack, ustack: the stacks are read by id from the session's map, on a socket of
     // their own.
     std::optional<KernelStacks> stacks;
@@ -390,12 +411,9 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     }
     const StackLines lines = stacks ? stackLines(*stacks) : StackLines();
     const int rc = runAggregation(
-        o, cmd, out,
-        [&](const AggrReadout& r) {
-            return printAggrReadout(o, r, out.out, out.err, outputName(o),
-                                    stacks ? &lines : nullptr);
-        },
-        openOutput,
+        o, cmd, tables.io(),
+        [&](const AggrReadout& r) { return tables.print(r, stacks ? &lines : nullptr); },
+        [&](std::uint64_t) { return tables.open(); },
         // --by ustack: a process's maps are kept from when its first stack is
         // seen; a process that lived less than a tick is not symbolized.
         [&](std::uint32_t probe_id) {
@@ -410,8 +428,9 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
 }  // namespace
 
 TablesTo tablesTo(const AggrCliOptions& o) {
+    // -o -: standard output, even with -- CMD.
     if (!o.output.empty() && !isTraceExportFormat(o.format))
-        return TablesTo::File;
+        return isStandardOutputName(o.output) ? TablesTo::Stdout : TablesTo::File;
     return o.command.empty() ? TablesTo::Stdout : TablesTo::Stderr;
 }
 
@@ -590,8 +609,10 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "the tables still print as text, and every read-out (each --interval and the end) "
          "goes to FILE as counter tracks for a timeline viewer")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
-         "write to FILE instead of standard output, or standard error with -- CMD "
-         "(perfetto, chrome: the timeline; svg: the flame graph)")
+         "write to FILE instead of standard output, or standard error with -- CMD ('-': "
+         "standard output, even with -- CMD; perfetto, chrome: the timeline, a file; svg: the "
+         "flame graph); a write to it that fails (a full disk) ends the run and removes FILE, "
+         "incomplete")
         ("interval,i", po::value<std::string>(o ? &o->interval_text : nullptr)
              ->value_name("TIME"),
          "print the tables every TIME (as --duration, at least 100ms), each under the time "
@@ -796,6 +817,12 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
         return UsageError{fmt::format("--format {} writes a file: give -o FILE (e.g. -o {})",
                                       o.format,
                                       o.format == "perfetto" ? "counts.pftrace" : "counts.json")};
+    // It made a file named '-': a timeline is for a file, as trace's trace files are.
+    if ((o.format == "perfetto" || o.format == "chrome") && isStandardOutputName(o.output))
+        return UsageError{fmt::format(
+            "-o -: --format {} is written to a file, not to standard output: give a file name "
+            "(./- for one named '-')",
+            o.format)};
     if ((o.format == "perfetto" || o.format == "chrome") && from)
         return UsageError{fmt::format(
             "--format {} with --from: a recording's events go to a timeline with probectl "

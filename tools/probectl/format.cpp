@@ -6,6 +6,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "probectl/strace_format.hpp"
+
 namespace probectl::cli {
 
 std::uint64_t monotonicNs() {
@@ -107,7 +109,8 @@ void printProbeList(Printer& p, const std::vector<ProbeInfo>& probes, const Prob
         const auto who = owners.find(probe.owner);
         if (probe.owner && who != owners.end()) {
             p.u64(Show::Json, "owner", {}, probe.owner);
-            p.str(Show::Text, {}, "{}", fmt::format("{}/{}", who->second.pid, who->second.comm));
+            p.str(Show::Text, {}, "{}",
+                  fmt::format("{}/{}", who->second.pid, shownName(who->second.comm)));
             p.u64(Show::Json, "owner_pid", {}, static_cast<std::uint64_t>(who->second.pid));
             p.str(Show::Json, "owner_comm", {}, who->second.comm);
         } else if (probe.owner)

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace probectl::cli {
@@ -73,8 +74,11 @@ std::map<std::uint32_t, ProbeOwner> probeOwners(const std::map<std::uint32_t, un
                 continue;
             ProbeOwner o;
             o.pid = static_cast<pid_t>(std::strtol(e->d_name, nullptr, 10));
+            // The whole comm but the kernel's final newline: a comm may hold its own.
             std::ifstream comm(base + "/comm");
-            std::getline(comm, o.comm);
+            o.comm.assign(std::istreambuf_iterator<char>(comm), {});
+            if (o.comm.ends_with('\n'))
+                o.comm.pop_back();
             out[it->second] = o;
         }
         ::closedir(fds);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ostream>
 
+#include "output_file.hpp"
 #include "probectl/recording.hpp"
 #include "subcommands.hpp"
 #include "trace_sink.hpp"
@@ -66,8 +67,8 @@ po::options_description reportOptionsDescription(ReportOptions* o) {
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
          "text (default), json, chrome, perfetto or ctf, as trace --format")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
-         "write to FILE (a directory for ctf) instead of stdout; a write to it that fails (a "
-         "full disk) removes FILE, incomplete");
+         "write to FILE (a directory for ctf; '-' is stdout for text and json) instead of "
+         "stdout; a write to it that fails (a full disk) removes FILE, incomplete");
     // clang-format on
     return d;
 }
@@ -100,7 +101,7 @@ int runReport(const std::vector<std::string>& args, Io& io) {
                           UsageError{fmt::format("--format {} writes a file: give -o", o.format)});
     if (auto e = emptyOutputError(vm))
         return usageError(io, kReportCmd, *e);
-    if (!known && o.output == "-")
+    if (!known && isStandardOutputName(o.output))
         return usageError(io, kReportCmd,
                           UsageError{fmt::format("-o -: --format {} is written to a file, not to "
                                                  "standard output: give a file name (./- for "
@@ -110,8 +111,9 @@ int runReport(const std::vector<std::string>& args, Io& io) {
     // Opening the output truncates it: never the recording being read.
     struct stat in {
     }, out{};
-    if (!o.output.empty() && ::stat(o.file.c_str(), &in) == 0 &&
-        ::stat(o.output.c_str(), &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+    const bool to_file = !o.output.empty() && !isStandardOutputName(o.output);
+    if (to_file && ::stat(o.file.c_str(), &in) == 0 && ::stat(o.output.c_str(), &out) == 0 &&
+        in.st_dev == out.st_dev && in.st_ino == out.st_ino)
         return usageError(io, kReportCmd,
                           UsageError{fmt::format("-o {} is the recording being read: write the "
                                                  "report to another file",
@@ -126,7 +128,7 @@ int runReport(const std::vector<std::string>& args, Io& io) {
 
     (*sink)->begin(info.t0_ns, info.clocks);
     // Not over the report itself when both go to the terminal: there it is its own progress.
-    Progress progress(io.err, io.err_is_tty && (!o.output.empty() || !io.out_is_tty), o.file);
+    Progress progress(io.err, io.err_is_tty && (to_file || !io.out_is_tty), o.file);
     Event ev;
     std::uint64_t events = 0;
     progress.update(rec->offset(), events);

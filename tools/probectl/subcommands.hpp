@@ -31,7 +31,7 @@ struct TraceOptions {
     std::string match_comm;
     std::uint32_t maxactive = 0;        // --maxactive N for kretprobes (1..4096), 0 = default
     bool force = false;                 // --force: uretprobes in files that unwind exceptions
-    std::string output;                 // -o FILE, "" = stdout
+    std::string output;                 // -o FILE, "" = stdout (stderr with -- CMD), "-" = stdout
     double duration = 0;                // --duration in seconds, 0 = until Ctrl-C / command exit
     std::string duration_text;          // --duration as written: 2, 1.5, 500ms, 10s, 2m, 1h
     std::vector<std::string> command;   // everything after "--"
@@ -52,7 +52,7 @@ struct TraceOptions {
 
     // --syscalls: text output is strace's lines (summary on stderr), pid-prefixed with -f
     // or several processes, like strace -f -o FILE.
-    // With -- CMD and no -o the trace goes to stderr, as strace's does.
+    // With -- CMD and no -o the trace goes to stderr, as strace's does (-o -: stdout).
     TraceLayout layout() const {
         return {format == "json", !syscalls.empty() && format != "json",
                 follow || pids.size() + (command.empty() ? 0 : 1) > 1,

@@ -52,8 +52,7 @@ int userSymbols(const SymbolsOptions& o, Io& io) {
              {"NAME", A::Left},
              {"FILE", A::Left}});
     for (const auto& s : elf->symbols()) {
-        if (!s.isFunction() || !(globMatch(glob, s.demangled) || globMatch(glob, s.name) ||
-                                 globMatch(glob, s.displayName())))
+        if (!s.isFunction() || !(s.matchesGlob(glob) || globMatch(glob, s.displayName())))
             continue;
         auto off = elf->fileOffset(s.value);
         t.add({fmt::format("{:#x}", s.value), std::to_string(s.size),

@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "open_tracer.hpp"
+#include "output_file.hpp"
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/probe_kinds.hpp"
 #include "probectl/syscall_probe.hpp"
@@ -212,8 +213,9 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "(Chrome trace-event JSON), perfetto (Perfetto protobuf, for ui.perfetto.dev), "
          "ctf (a CTF 1.8 directory, for babeltrace2), record (probectl report's input)")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
-         "write events and summary to FILE instead of stdout (a directory for --format ctf); "
-         "a write to it that fails (a full disk) stops the trace and removes FILE, incomplete")
+         "write events and summary to FILE instead of stdout (a directory for --format ctf; "
+         "'-' is stdout for text and json, even with -- CMD); a write to it that fails (a "
+         "full disk) stops the trace and removes FILE, incomplete")
         ("duration,d", po::value<std::string>(o ? &o->duration_text : nullptr)
              ->value_name("TIME"),
          "stop after TIME: seconds (2.5), or with a unit: 500ms, 10s, 2m, 1h")
@@ -358,7 +360,7 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
     if (auto e = emptyOutputError(vm))
         return *e;
     // It made a file named '-': a binary trace is for a file, not a terminal or pipe.
-    if (isFileFormat(o.format) && o.output == "-")
+    if (isFileFormat(o.format) && isStandardOutputName(o.output))
         return UsageError{fmt::format(
             "-o -: {} is written to a file, not to standard output: give a file name (./- for "
             "one named '-')",

@@ -1,17 +1,13 @@
 #include "trace_sink.hpp"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <optional>
 
+#include "output_file.hpp"
 #include "probectl/recording.hpp"
-#include "std_streams.hpp"
 
 namespace probectl::cli {
 
@@ -24,30 +20,6 @@ std::uint32_t recordingFlags(const TraceLayout& layout) {
     return (layout.strace ? kFlagStrace : 0) | (layout.pid_prefix ? kFlagPidPrefix : 0);
 }
 
-// One rule for every format: an -o output whose writing failed is removed, never left
-// incomplete (a JSON cut short does not parse, a CTF directory without its metadata does not
-// open, a recording may end inside a block). Only what probectl made: a device (/dev/full)
-// stays, and a CTF directory that existed (empty) before stays, emptied.
-Error removeIncomplete(const Error& e, const std::string& path, bool ctf, bool dir_existed) {
-    struct stat st {};
-    bool removed = false;
-    if (ctf && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-        if (DIR* d = ::opendir(path.c_str())) {
-            while (const dirent* ent = ::readdir(d))
-                if (std::strcmp(ent->d_name, ".") != 0 && std::strcmp(ent->d_name, "..") != 0)
-                    (void)::unlink(fmt::format("{}/{}", path, ent->d_name).c_str());
-            ::closedir(d);
-        }
-        removed = dir_existed || ::rmdir(path.c_str()) == 0;
-    } else if (!ctf && ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-        removed = ::unlink(path.c_str()) == 0;
-    }
-    if (!removed)
-        return e;
-    return makeError(e.err, fmt::format("{} ({}): removed {}, as it was incomplete", e.message,
-                                        std::strerror(e.err), path));
-}
-
 // text, json: the printer, on stdout or on a file this sink owns.
 class PrinterSink : public TraceSink {
   public:
@@ -58,13 +30,10 @@ class PrinterSink : public TraceSink {
           name_(layout.on_stderr ? kStandardError : kStandardOutput) {}
 
     Result<void> open(const std::string& path) {
-        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0)
-            return makeError(errno, fmt::format("cannot write {}", path));
         // The driver flushes once per batch of events: one write each, not one per 8 KiB.
-        filebuf_.emplace(fd, kFileBuffer, true);
-        file_.emplace(&*filebuf_);
-        out_ = &*file_;
+        if (auto r = file_.open(path, kFileBuffer); !r)
+            return r;
+        out_ = &file_.stream();
         name_ = path;
         return {};
     }
@@ -101,12 +70,10 @@ class PrinterSink : public TraceSink {
         noteWriteError();
         if (!write_errno_)
             return {};
-        if (!filebuf_)
+        if (!file_.isOpen())
             return *writeError();
         printer_.reset();
-        file_.reset();
-        filebuf_.reset();  // closed before it is removed
-        return removeIncomplete(*writeError(), name_, false, false);
+        return file_.discard(*writeError());
     }
     std::optional<Error> writeError() const override {
         if (!write_errno_)
@@ -118,16 +85,13 @@ class PrinterSink : public TraceSink {
     // The errno of the write that first failed, taken at once: by the end it is long gone.
     // A write through FdOutBuf (a file, std::cout) keeps its own, however long ago it was.
     void noteWriteError() {
-        if (*out_ || write_errno_)
-            return;
-        const auto* fd = dynamic_cast<const FdOutBuf*>(out_->rdbuf());
-        write_errno_ = fd && fd->error() ? fd->error() : errno ? errno : EIO;
+        if (!write_errno_)
+            write_errno_ = streamErrno(*out_);
     }
 
     TraceLayout layout_;
     Io& io_;
-    std::optional<FdOutBuf> filebuf_;
-    std::optional<std::ostream> file_;
+    OutputFile file_;
     std::ostream* out_;
     std::optional<TracePrinter> printer_;
     std::string name_;
@@ -213,7 +177,8 @@ Result<std::unique_ptr<TraceSink>> openTraceSink(std::string_view format, const 
     l.json = format == "json";
     l.strace = l.strace && !l.json;  // JSON Lines have no strace form
     auto sink = std::make_unique<PrinterSink>(l, io);
-    if (!output.empty())
+    // -o -: standard output, even with -- CMD.
+    if (!output.empty() && !isStandardOutputName(output))
         if (auto r = sink->open(output); !r)
             return std::move(r).error();
     return std::unique_ptr<TraceSink>(std::move(sink));

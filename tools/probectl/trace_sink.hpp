@@ -47,10 +47,10 @@ class TraceSink {
 bool isFileFormat(std::string_view format);
 
 // A sink for `format` (text, json, chrome, perfetto, ctf, record) into `output`, a path
-// ("" = io.out, or io.err with layout.on_stderr; text and json only; opened O_CLOEXEC so a traced
-// command does not inherit it). Text and json print with `layout` (its json flag is the format's);
-// a writer puts the summary table on `writer_summary` when given. A recording stores the layout for
-// report.
+// ("" = io.out, or io.err with layout.on_stderr; "-" = io.out; text and json only; opened O_CLOEXEC
+// so a traced command does not inherit it). Text and json print with `layout` (its json flag is the
+// format's); a writer puts the summary table on `writer_summary` when given. A recording stores the
+// layout for report.
 Result<std::unique_ptr<TraceSink>> openTraceSink(std::string_view format, const std::string& output,
                                                  const TraceLayout& layout, Io& io,
                                                  std::ostream* writer_summary);

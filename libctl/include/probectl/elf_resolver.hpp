@@ -84,6 +84,10 @@ struct ElfSymbol {
     bool isIfunc() const;     // STT_GNU_IFUNC: the value is a resolver, not the function
     // demangled plus "@@VERSION" / "@VERSION" when versioned.
     std::string displayName() const;
+    // Whether the shell glob matches the symbol's name, its demangled name, or that without a
+    // function template's return type and with or without its parameters ("sum*" and
+    // "sum<int>" match "int sum<int>(int, int)", as "ns::f*" matches "ns::f(int)").
+    bool matchesGlob(std::string_view glob) const;
     // Whether the address lies in [value, value + size) (just value when size is 0).
     bool contains(std::uint64_t addr) const;
 };
@@ -139,6 +143,8 @@ class ElfResolver {
     // Functions named `name`, one per distinct address. `name` may be
     //  - a symbol as in the table (mangled C++ included): "main", "_ZN2ns1fEi";
     //  - a demangled C++ name, with or without its parameter list: "ns::f(int)", "ns::f";
+    //    a function template's without its return type too: "sum<int>(int, int)" and
+    //    "sum<int>" for "int sum<int>(int, int)";
     //  - name@VERSION or name@@VERSION for one GNU symbol version.
     // Without a version, hidden versions (name@VERSION) are left out. Several results mean
     // the name is ambiguous (local functions of different files, C++ overloads).
@@ -171,6 +177,10 @@ std::string demangle(std::string_view name);
 // A demangled name without its parameter list and trailing qualifiers:
 // "ns::S::m(int) const" -> "ns::S::m"; names without '(' are returned unchanged.
 std::string withoutParameters(std::string_view demangled);
+
+// A demangled function name without the return type that a function template's carries:
+// "int sum<int>(int, int)" -> "sum<int>(int, int)"; other names are returned unchanged.
+std::string withoutReturnType(std::string_view demangled);
 
 }  // namespace probectl
 #pragma GCC visibility pop

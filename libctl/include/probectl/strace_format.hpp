@@ -88,6 +88,10 @@ std::vector<StraceArg> straceArgs(const SyscallRecord& rec, const SyscallInfo* i
 // Quoted, escaped bytes; "..." appended after the quote when more data exists than shown
 // (bytes longer than `limit`, or `truncated`). limit = SIZE_MAX: no cut.
 std::string straceQuote(std::string_view bytes, std::size_t limit, bool truncated = false);
+// A name from the traced system (a comm) in a text column, as trace's text prints it: as it
+// is when it is UTF-8 without control characters, else straceQuote()d, so that a newline
+// cannot split a line nor an escape sequence reach the terminal.
+std::string shownName(std::string_view bytes);
 std::string straceOpenFlags(std::uint64_t flags);   // "O_RDONLY|O_CLOEXEC"
 std::string straceMode(std::uint64_t mode);         // "0644", "000" (umode_t: 16 bits)
 std::string straceMmapProt(std::uint64_t prot);     // "PROT_READ|PROT_WRITE", "PROT_NONE"

@@ -74,9 +74,14 @@ std::vector<const ElfSymbol*> ElfResolver::functionsNamed(std::string_view name)
     for (const auto& s : symbols_) {
         if (!s.isFunction())
             continue;
+        // Every C++ form below is a part of the demangled name: most symbols go no further.
         bool match = s.name == base || s.demangled == base;
-        if (!match && !has_params && s.demangled != s.name)
-            match = withoutParameters(s.demangled) == base;
+        if (!match && s.demangled != s.name && s.demangled.find(base) != std::string::npos) {
+            const std::string plain = withoutReturnType(s.demangled);
+            match = plain == base;
+            if (!match && !has_params)
+                match = withoutParameters(s.demangled) == base || withoutParameters(plain) == base;
+        }
         if (!match)
             continue;
         if (want_version.empty() ? s.hidden_version

@@ -487,6 +487,12 @@ std::string straceQuote(std::string_view bytes, std::size_t limit, bool truncate
     return out;
 }
 
+std::string shownName(std::string_view bytes) {
+    std::string out;
+    appendShownName(out, bytes);
+    return out;
+}
+
 std::string straceOpenFlags(std::uint64_t flags) {
     std::string out;
     const std::uint64_t acc = flags & O_ACCMODE;

@@ -173,7 +173,7 @@ Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
     std::vector<Candidate> cands;
     std::set<std::string_view> seen;
     for (const ElfSymbol& s : elf->symbols()) {
-        if (!s.isFunction() || s.hidden_version || !globMatch(spec.symbol, s.name) ||
+        if (!s.isFunction() || s.hidden_version || !s.matchesGlob(spec.symbol) ||
             !seen.insert(s.name).second)
             continue;
         Candidate c{s.name, {}, std::nullopt};

@@ -309,7 +309,7 @@ class Resolver {
         for (const auto& s : elf_->symbols()) {
             if (!s.isFunction())
                 continue;
-            const std::string n = withoutParameters(s.demangled);
+            const std::string n = withoutParameters(withoutReturnType(s.demangled));
             const std::size_t d = editDistance(n, spec_.symbol);
             if (d <= std::max<std::size_t>(2, spec_.symbol.size() / 4) ||
                 (spec_.symbol.size() >= 4 && n.find(spec_.symbol) != std::string::npos))

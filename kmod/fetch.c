@@ -9,12 +9,15 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/align.h>
+#include <linux/auxvec.h>
 #include <linux/build_bug.h>
 #include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/kprobes.h>
 #include <linux/minmax.h>
+#include <linux/mm_types.h>
 #include <linux/ptrace.h>
+#include <linux/sched.h>
 #include <linux/stddef.h>
 #include <linux/string.h>
 #include <linux/stringify.h>
@@ -175,6 +178,11 @@ static const char *probectl_fetch_check_insn(const struct probectl_fetch_insn *i
 			return "a load that is not first";
 		return in->operand >= 1 && in->operand <= PROBECTL_STACK_MAX_DEPTH ?
 		       NULL : "ustack depth out of 1..127";
+	case PROBECTL_FETCH_LOAD_EXEC:
+		if (pos)
+			return "a load that is not first";
+		return in->operand <= PROBECTL_FETCH_EXEC_ARGS ?
+		       NULL : "exec argument out of 0.." __stringify(PROBECTL_FETCH_EXEC_ARGS);
 	}
 	return "unknown opcode";
 }
@@ -353,6 +361,78 @@ static u32 probectl_fetch_array(void *dst, unsigned long addr, u32 size, u32 ele
 	return len;
 }
 
+/* The new program's AT_EXECFN: where exec copied the filename it was given. */
+static unsigned long probectl_fetch_execfn(const struct mm_struct *mm, bool *fault)
+{
+	unsigned int i;
+
+	for (i = 0; i + 1 < ARRAY_SIZE(mm->saved_auxv) && mm->saved_auxv[i] != AT_NULL;
+	     i += 2)
+		if (mm->saved_auxv[i] == AT_EXECFN)
+			return mm->saved_auxv[i + 1];
+	*fault = true;
+	return 0;
+}
+
+/*
+ * The address of string @n of the new program's argument area, the argv
+ * strings exec copied onto its stack back to back: NULs counted within the
+ * first PROBECTL_FETCH_EXEC_SCAN bytes, read without faulting (exec wrote
+ * these pages, so they are present).
+ */
+static unsigned long probectl_fetch_cmdline(const struct mm_struct *mm, u32 n,
+					    bool *fault)
+{
+	unsigned long addr = READ_ONCE(mm->arg_start);
+	unsigned long end = READ_ONCE(mm->arg_end);
+	unsigned long limit = addr + min(end - addr, (unsigned long)PROBECTL_FETCH_EXEC_SCAN);
+	char buf[64];
+	u32 chunk, i;
+
+	if (end < addr)
+		goto fault;
+	while (n) {
+		if (addr >= limit)
+			goto fault;
+		chunk = min_t(unsigned long, sizeof(buf), limit - addr);
+		if (copy_from_user_nofault(buf, (const void __user *)addr, chunk))
+			goto fault;
+		for (i = 0; i < chunk && n; i++)
+			if (!buf[i])
+				n--;
+		addr += i;
+	}
+	if (addr < end)
+		return addr;
+fault:
+	*fault = true;
+	return 0;
+}
+
+/* load-exec: see its uapi comment. */
+static u64 probectl_fetch_exec(u32 n, const struct probectl_fetch_ctx *ctx, bool *fault)
+{
+	const struct mm_struct *mm = current->mm;
+	unsigned long v = 0;
+
+	if (!mm) {
+		*fault = true;
+		return 0;
+	}
+	if (!ctx->entry_mm || ctx->entry_mm == mm) {
+		/* the caller's address space: where execve's arguments point */
+		if (!n)
+			return ctx->args[0];
+		*fault = probectl_fetch_read(&v, ctx->args[1] + (n - 1) * sizeof(v),
+					     sizeof(v), true);
+		return v;
+	}
+	/* the exec replaced it: the old addresses mean nothing now */
+	if (!n)
+		return probectl_fetch_execfn(mm, fault);
+	return probectl_fetch_cmdline(mm, n - 1, fault);
+}
+
 static u64 probectl_fetch_load(const struct probectl_fetch_insn *in,
 			       const struct probectl_fetch_ctx *ctx, bool *fault)
 {
@@ -394,6 +474,8 @@ static u64 probectl_fetch_load(const struct probectl_fetch_insn *in,
 					  in->operand,
 					  in->flags & PROBECTL_FETCH_F_FUNC_ENTRY,
 					  probectl_mm_pin(ctx->pins));
+	case PROBECTL_FETCH_LOAD_EXEC:
+		return probectl_fetch_exec(in->operand, ctx, fault);
 	}
 	return 0;
 }
@@ -578,6 +660,44 @@ u32 probectl_fetch_entry(const struct probectl_probe *p,
 }
 NOKPROBE_SYMBOL(probectl_fetch_entry);
 
+/*
+ * A kretprobe's entry values into a record at its return, the load-exec
+ * ones that faulted at entry read again now (V_REREAD): a handler must not
+ * fault pages in, and by the return a failed exec has faulted its path in
+ * and a successful one has copied its strings to the new program. Each
+ * fits: a value is at most what its program may store.
+ */
+static u32 probectl_fetch_reread(const struct probectl_probe *p,
+				 const struct probectl_fetch_ctx *c, void *out)
+{
+	const struct probectl_fetch_insn *in = p->fetch;
+	const struct probectl_fetch_value *v;
+	struct probectl_fetch_value *nv;
+	u32 used = 0, off = 0, voff = 0, n, vlen;
+
+	while (used < p->fetch_entry_insns && voff < c->entry_len) {
+		v = c->entry_vals + voff;
+		vlen = sizeof(*v) + ALIGN(v->len, 8);
+		n = 1;
+		while (!probectl_fetch_store_bytes(&in[used + n - 1]))
+			n++;
+		if ((v->flags & PROBECTL_FETCH_V_FAULT) &&
+		    in[used].op == PROBECTL_FETCH_LOAD_EXEC) {
+			nv = out + off;
+			probectl_fetch_one(in + used, c, nv);
+			nv->flags |= PROBECTL_FETCH_V_REREAD;
+			memset((void *)(nv + 1) + nv->len, 0, ALIGN(nv->len, 8) - nv->len);
+			off += sizeof(*nv) + ALIGN(nv->len, 8);
+		} else {
+			memcpy(out + off, v, vlen);
+			off += vlen;
+		}
+		voff += vlen;
+		used += n;
+	}
+	return off;
+}
+
 /**
  * probectl_fetch_all() - a probe's fetched values, as they go into a record.
  * @p: the probe
@@ -598,7 +718,9 @@ u32 probectl_fetch_all(const struct probectl_probe *p,
 	u32 len = 0;
 
 	probectl_fetch_session(p, &c);
-	if (c.entry_len) {
+	if (c.entry_len && p->fetch_reread) {
+		len = probectl_fetch_reread(p, &c, out);
+	} else if (c.entry_len) {
 		memcpy(out, c.entry_vals, c.entry_len);
 		len = c.entry_len;
 	}

@@ -21,6 +21,7 @@
 struct probectl_kret_data {
 	u64 t0;
 	u64 args[PROBECTL_NARGS];
+	const struct mm_struct *mm;	/* compared, never dereferenced */
 	u32 vals_len;	/* bytes of entry values in @vals */
 	u32 pad;
 	u8 vals[];	/* struct probectl_fetch_value + bytes, as in a record */
@@ -42,6 +43,7 @@ static int probectl_kret_entry(struct kretprobe_instance *ri,
 		return 1;
 	d->t0 = ktime_get_mono_fast_ns();
 	probectl_fetch_args(p, regs, d->args);
+	d->mm = current->mm;
 	d->vals_len = 0;
 	if (p->fetch_entry_insns)
 		d->vals_len = probectl_fetch_entry(p, &(struct probectl_fetch_ctx){
@@ -66,7 +68,8 @@ static int probectl_kret_return(struct kretprobe_instance *ri,
 	/* the entry values go first: the record keeps the probe's argument order */
 	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
 		.regs = regs, .args = d->args, .retval = regs_return_value(regs),
-		.entry_vals = d->vals, .entry_len = d->vals_len, .t0 = d->t0 }, &ev);
+		.entry_vals = d->vals, .entry_len = d->vals_len, .entry_mm = d->mm,
+		.t0 = d->t0 }, &ev);
 	if (!rec)
 		return 0;
 	rec->flags |= PROBECTL_RECORD_F_RETURN;

@@ -277,10 +277,14 @@ int probectl_probe_add(const struct probectl_probe_req *req, u32 portid,
 	 */
 	p->args_unused = !probectl_fetch_has_op(p->fetch, p->fetch_insns,
 						PROBECTL_FETCH_LOAD_ARG) &&
+			 !probectl_fetch_has_op(p->fetch, p->fetch_insns,
+						PROBECTL_FETCH_LOAD_EXEC) &&
 			 (p->aggr || !(p->parts & PROBECTL_RECORD_F_ARGS));
 	/* kretprobes' values read at entry are copied, not fetched, at return */
 	p->fetch_ints = p->fetch_insns && !p->fetch_entry_insns &&
 			probectl_fetch_ints_only(p->fetch, p->fetch_insns);
+	p->fetch_reread = probectl_fetch_has_op(p->fetch, p->fetch_entry_insns,
+						PROBECTL_FETCH_LOAD_EXEC);
 	atomic64_set(&p->undelivered, 0);
 	ops = probectl_ops(p);
 

@@ -213,6 +213,7 @@ struct probectl_probe {
 	struct probectl_aggr *aggr;	/* aggr.c: hits go here, not to the ring */
 	bool args_unused;	/* no LOAD_ARG, no args part: skip fetch_args */
 	bool fetch_ints;	/* every value an integer: probectl_fetch_int() */
+	bool fetch_reread;	/* kretprobe: an entry argument starts with load-exec */
 	struct probectl_counters __percpu *stats;
 	atomic64_t undelivered;	/* records consumed but not delivered */
 	struct list_head reap;	/* collection list for batch removal */
@@ -424,6 +425,11 @@ struct probectl_fetch_ctx {
 	/* kretprobe return: values the entry handler fetched, copied first */
 	const void *entry_vals;
 	u32 entry_len;
+	/*
+	 * kretprobe return: the address space at entry, only compared with
+	 * current->mm (load-exec: did the exec replace it?); NULL elsewhere
+	 */
+	const struct mm_struct *entry_mm;
 	u64 t0;		/* return probes: entry time (aggregated latency) */
 	/* load-[ku]stack: set by probectl_fetch_{all,entry}() from the session */
 	struct probectl_stack_map *stacks;
@@ -435,7 +441,8 @@ struct probectl_fetch_ctx {
 static inline bool probectl_fetch_is_load(u8 op)
 {
 	return (op >= PROBECTL_FETCH_LOAD_ARG && op < PROBECTL_FETCH_DEREF) ||
-	       op == PROBECTL_FETCH_LOAD_KSTACK || op == PROBECTL_FETCH_LOAD_USTACK;
+	       op == PROBECTL_FETCH_LOAD_KSTACK || op == PROBECTL_FETCH_LOAD_USTACK ||
+	       op == PROBECTL_FETCH_LOAD_EXEC;
 }
 
 /* Stores end a fetch program, one per fetch argument. */

@@ -51,6 +51,13 @@
 #define PROBECTL_FETCH_MAX_DEPTH	8	/* Dereferences per fetch argument. */
 #define PROBECTL_FETCH_MAX_ARRAY	64	/* Elements of a TYPE[N] fetch argument. */
 #define PROBECTL_FETCH_MAX_STACK	511	/* N of $stackN, within a 4 KiB stack page. */
+/* argv strings load-exec reaches (operand 1..fetch-exec-args). */
+#define PROBECTL_FETCH_EXEC_ARGS	64
+/*
+ * Bytes of a new program's argument area load-exec scans for the start of an
+ * argv string; a string that begins beyond them is a fault.
+ */
+#define PROBECTL_FETCH_EXEC_SCAN	32768
 #define PROBECTL_FILTER_MAX_INSNS	32	/* Instructions of one probe's predicate. */
 /* Booleans a predicate keeps on its stack at once. */
 #define PROBECTL_FILTER_MAX_STACK	8
@@ -496,6 +503,21 @@ enum probectl_fetch_op {
 	 * kernel thread, an interrupt, a 32-bit task).
 	 */
 	PROBECTL_FETCH_STORE_USTACK_SNAPSHOT,
+	/*
+	 * acc = the address of execve's path (operand 0) or of its argv[operand
+	 * - 1] (operand 1..fetch-exec-args), $arg1 and $arg2 being execve's
+	 * filename and argv. In the address space the call was made in: $arg1,
+	 * or the pointer read from $arg2 (a fault when unreadable; NULL past
+	 * argv's end). After an exec that replaced that address space (a
+	 * kretprobe's return), the new program's copies the kernel made:
+	 * AT_EXECFN, or the string of its argument area (mm arg_start..arg_end)
+	 * at that index (a fault past its end). A kretprobe argument that
+	 * starts with it and faulted at entry is read again at the return
+	 * (reread): handlers never fault pages in, and by then a failed exec
+	 * has faulted its path in (and argv, when it failed after copying its
+	 * strings) and a successful one has copied them to the new program.
+	 */
+	PROBECTL_FETCH_LOAD_EXEC,
 	__PROBECTL_FETCH_OP_MAX,
 };
 
@@ -525,6 +547,11 @@ struct probectl_fetch_insn {
  * store-ustack-snapshot: operand bytes copied
  */
 #define PROBECTL_FETCH_V_TRUNCATED	(1U << 1)
+/*
+ * read at a kretprobe's return, not at its entry: the entry's read of this
+ * load-exec argument faulted
+ */
+#define PROBECTL_FETCH_V_REREAD	(1U << 2)
 
 /*
  * After the fixed struct probectl_record and its optional parts, one of these

@@ -66,3 +66,31 @@ TEST(SyscallArgs, MemoryEndingAtAnUnmappedPageIsShownOnBothBackends) {
             << backend << ": " << r.out;
     }
 }
+
+// execve's path and argv on pages the program never touched (a string literal on a page not
+// yet read in): a probe handler must not fault them in, so the kernel backend's read at the
+// entry fails. They were shown as unreadable; now the kernel reads them again at the return,
+// where the failed exec has faulted them in (its strings share one page, as literals do),
+// and from the new program's copies after a successful exec: the lines strace and the ptrace
+// backend show.
+TEST(SyscallArgs, ExecveStringsOnUntouchedPagesAreShownOnBothBackends) {
+    // A short path: strace -s 32 would cut a longer argv[0].
+    const std::string w = "/tmp/exec_untouched";
+    ASSERT_EQ(itest::sh("cp " + itest::workload("exec_untouched") + " " + w).status, 0);
+    for (const std::string backend : {"kernel", "ptrace"}) {
+        const itest::Ran r = itest::sh("probectl trace --backend=" + backend +
+                                       " --syscalls=execve -- " + w + " 2>&1");
+        ASSERT_EQ(r.status, 0) << backend << ": " << r.out;
+        EXPECT_THAT(r.out, ::testing::Not(HasSubstr("unreadable"))) << backend << ": " << r.out;
+        EXPECT_TRUE(std::regex_search(
+            r.out, std::regex(R"(execve\("/nonexistent/untouched-exec", \["untouched-a0", )"
+                              R"("untouched-a1"\], 0x[0-9a-f]+ /\* [0-9]+ vars \*/\) += -1 )"
+                              R"(ENOENT \(No such file or directory\)\n)")))
+            << backend << ": " << r.out;
+        EXPECT_TRUE(std::regex_search(
+            r.out, std::regex("execve\\(\"" + w + "\", \\[\"" + w +
+                              R"(", "second-exec", "untouched-arg2"\], 0x[0-9a-f]+ )"
+                              R"(/\* [0-9]+ vars \*/\) += 0\n)")))
+            << backend << ": " << r.out;
+    }
+}

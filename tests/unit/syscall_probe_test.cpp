@@ -68,15 +68,21 @@ TEST(SyscallPlan, MemoryReadAtReturnExceptExecvePath) {
     ASSERT_EQ(r.args.size(), 1u);
     EXPECT_EQ(r.entry_args, 0u);  // the data exists only after the call
 
-    // execve: its path, argv and envp all at entry (the old program's memory).
+    // execve: its path, argv and envp all at entry (the old program's memory); the strings
+    // through load-exec, which the kernel reads again at the return when they faulted.
     SyscallPlan e = syscallPlan("execve", nullptr);
     ASSERT_EQ(e.args.size(), 3u + kExecArgvMax);
     EXPECT_EQ(e.entry_args, e.args.size());
-    EXPECT_EQ(e.args[0].str(), "a1=+0($arg1):ustring");
+    EXPECT_EQ(e.args[0].str(), "a1=+0(<execve path>):ustring");
     EXPECT_EQ(e.args[1].str(), "p2=+u0($arg2):u64[9]");
     EXPECT_EQ(e.args[2].str(), "p3=+u0($arg3):u64[64]");
-    EXPECT_EQ(e.args[3].str(), "a2_0=+0(+u0($arg2)):ustring");
-    EXPECT_EQ(e.args[4].str(), "a2_1=+0(+u8($arg2)):ustring");
+    EXPECT_EQ(e.args[3].str(), "a2_0=+0(<execve argv[0]>):ustring");
+    EXPECT_EQ(e.args[4].str(), "a2_1=+0(<execve argv[1]>):ustring");
+    auto prog = compileFetchArg(e.args[4]);
+    ASSERT_TRUE(prog) << prog.error().message;
+    ASSERT_EQ(prog->insns.size(), 2u);
+    EXPECT_EQ(toString(prog->insns[0]), "load.exec 2");
+    EXPECT_EQ(toString(prog->insns[1]), "store.str.u +0x0 max 256");
 
     SyscallPlan c = syscallPlan("close", nullptr);
     EXPECT_TRUE(c.args.empty());
@@ -155,6 +161,49 @@ TEST(SyscallRecord, ExecveArgvAndEnvironmentLikeStrace) {
     Event bad = planEvent(p, args, 0, fetched({1, 2, 0}, {0}, {"ls"}));
     EXPECT_EQ(formatSyscallEvent(bad, false),
               "execve(\"/bin/ls\", 0x7ffd0000, 0x7ffd0100 /* 0 vars */) = 0");
+}
+
+// Strings that faulted at entry and were read again at the return (V_REREAD): after a failed
+// exec from their own addresses, after a successful one from the new program's argv, which is
+// the caller's unless exec rewrote it (a script: the interpreter first, one string more).
+TEST(SyscallRecord, ExecveStringsReadAgainAtTheReturn) {
+    SyscallPlan p = syscallPlan("execve", nullptr);
+    constexpr std::uint8_t kFault = PROBECTL_FETCH_V_FAULT;
+    constexpr std::uint8_t kReread = PROBECTL_FETCH_V_REREAD;
+    auto fetched = [&](std::vector<Event::RawValue> strings) {
+        std::vector<std::uint64_t> argv = {1, 2, 0}, envp = {5, 0};
+        argv.resize(kExecArgvMax + 1);
+        envp.resize(kExecEnvMax);
+        auto ptrs = [](const std::vector<std::uint64_t>& v) {
+            Event::RawValue r;
+            r.bytes.resize(v.size() * 8);
+            std::memcpy(r.bytes.data(), v.data(), r.bytes.size());
+            return r;
+        };
+        std::vector<Event::RawValue> f = {cstring("/bin/ls", kReread), ptrs(argv), ptrs(envp)};
+        for (std::size_t i = 0; i < kExecArgvMax; ++i)
+            f.push_back(i < strings.size() ? strings[i] : bytes("", kFault | kReread));
+        return f;
+    };
+    const std::array<std::uint64_t, 6> args = {0x1000, 0x7ffd0000, 0x7ffd0100, 0, 0, 0};
+    Event ok = planEvent(p, args, 0, fetched({cstring("ls", kReread), cstring("-al", kReread)}));
+    EXPECT_EQ(formatSyscallEvent(ok, false),
+              R"(execve("/bin/ls", ["ls", "-al"], 0x7ffd0100 /* 1 var */) = 0)");
+    Event failed = planEvent(p, args, -2, fetched({cstring("ls"), cstring("-al", kReread)}));
+    EXPECT_EQ(formatSyscallEvent(failed, false),
+              R"(execve("/bin/ls", ["ls", "-al"], 0x7ffd0100 /* 1 var */) = -1 ENOENT )"
+              R"((No such file or directory))");
+    // A script: the new argv is {"/bin/sh", "/bin/ls", "-al"}; its strings are not the caller's.
+    Event script = planEvent(p, args, 0,
+                             fetched({cstring("/bin/sh", kReread), cstring("/bin/ls", kReread),
+                                      cstring("-al", kReread)}));
+    EXPECT_EQ(formatSyscallEvent(script, false),
+              R"(execve("/bin/ls", 0x7ffd0000, 0x7ffd0100 /* 1 var */) = 0)");
+    // Strings read at entry stand whatever the slot past argc says.
+    Event entry = planEvent(p, args, 0,
+                            fetched({cstring("ls"), cstring("-al"), cstring("/bin/sh", kReread)}));
+    EXPECT_EQ(formatSyscallEvent(entry, false),
+              R"(execve("/bin/ls", ["ls", "-al"], 0x7ffd0100 /* 1 var */) = 0)");
 }
 
 TEST(SyscallRecord, PathsLoseTheirNulAndPrintLikeStrace) {

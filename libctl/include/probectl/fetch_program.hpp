@@ -62,6 +62,10 @@ enum class FetchOpcode : std::uint8_t {
     // (1..kUstackSnapshotMax) bytes of the user stack from its pointer up, for unwinding by DWARF
     // CFI (user_stacks.hpp)
     StoreUstackSnapshot = 17,
+    // acc = execve's path (operand 0) or argv[operand - 1] (1..PROBECTL_FETCH_EXEC_ARGS), from
+    // the new program once an exec replaced the address space; read again at a kretprobe's
+    // return when it faulted at entry (PROBECTL_FETCH_V_REREAD)
+    LoadExec = 18,
 };
 
 inline constexpr std::uint16_t kFetchFlagUser = 1u << 0;  // user memory (PROBECTL_FETCH_F_USER)

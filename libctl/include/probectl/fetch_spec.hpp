@@ -156,6 +156,9 @@ struct FetchSource {
         // a whole argument: registers and index bytes (0: the default) of user stack, for
         // DWARF unwinding; made by appendUserStackArg, not spelled in the grammar
         UStackSnapshot,
+        // execve's path (index 0) or argv[index - 1], read again from the new program after
+        // a successful exec (load-exec); made by the syscall plan, not spelled in the grammar
+        Exec,
     };
     Kind kind = Kind::Arg;
     std::uint32_t index = 0;

@@ -1,5 +1,6 @@
 // FetchArg -> FetchProgram, and the validator the kernel mirrors.
 #include "probectl/fetch_program.hpp"
+#include "uapi/probectl.h"
 
 #include <fmt/format.h>
 
@@ -70,6 +71,9 @@ Result<void> emitSource(const FetchSource& src, std::uint8_t width, std::vector<
                                static_cast<std::int32_t>(src.offset)));
             return {};
         }
+        case K::Exec:
+            out.push_back(insn(FetchOpcode::LoadExec, 8, 0, 0, src.index));
+            return {};
         case K::Comm:
             return makeError(EINVAL, "fetch: $comm is only valid as a whole argument");
         case K::UStackSnapshot:
@@ -187,6 +191,7 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
             case FetchOpcode::LoadCpu:
             case FetchOpcode::LoadKstack:
             case FetchOpcode::LoadUstack:
+            case FetchOpcode::LoadExec:
             case FetchOpcode::LoadImm: {
                 if (i != 0)
                     return bad(i, "a load must be the first instruction");
@@ -214,6 +219,9 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
                     (in.operand < 1 || in.operand > kStackMaxDepth))
                     return bad(i, fmt::format("stack depth {} is outside 1..{}", in.operand,
                                               kStackMaxDepth));
+                if (op == FetchOpcode::LoadExec && in.operand > PROBECTL_FETCH_EXEC_ARGS)
+                    return bad(i, fmt::format("exec argument {} is outside 0..{}", in.operand,
+                                              PROBECTL_FETCH_EXEC_ARGS));
                 if (op == FetchOpcode::LoadStack && in.operand > kFetchMaxStackN)
                     return bad(
                         i, fmt::format("stack slot {} is above {}", in.operand, kFetchMaxStackN));
@@ -309,6 +317,8 @@ std::string toString(const FetchInsn& in) {
         case FetchOpcode::LoadUstack:
             return fmt::format("load.ustack{} {}", in.flags & kFetchFlagFuncEntry ? ".entry" : "",
                                in.operand);
+        case FetchOpcode::LoadExec:
+            return fmt::format("load.exec {}", in.operand);
     }
     return fmt::format("op{}?", in.op);
 }

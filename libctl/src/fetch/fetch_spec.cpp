@@ -478,6 +478,9 @@ std::string FetchSource::str() const {
             return index ? fmt::format("$ustack{}", index) : std::string("$ustack");
         case Kind::UStackSnapshot:
             return fmt::format("<ustack snapshot {}>", index ? index : kUstackSnapshotDefault);
+        case Kind::Exec:
+            return index ? fmt::format("<execve argv[{}]>", index - 1)
+                         : std::string("<execve path>");
         case Kind::Deref: {
             const char* sign = offset < 0 ? "-" : "+";
             const std::uint64_t mag = offset < 0 ? static_cast<std::uint64_t>(-offset)

@@ -6,10 +6,14 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
 
 namespace probectl {
 
 namespace {
+
+// execve's argv strings go through load-exec, whose operand reaches this many.
+static_assert(kExecArgvMax <= PROBECTL_FETCH_EXEC_ARGS);
 
 // When the kernel reads a hint's memory. A probe handler must not fault, so memory the
 // task never touched yet (a string literal on a page not yet read in) cannot be read at
@@ -17,6 +21,8 @@ namespace {
 // buffers are read there too. Only execve's path must be read at entry: after a
 // successful exec the address belongs to a new program. (strace reads at entry with
 // process_vm_readv, which may fault pages in; the ptrace backend does the same.)
+// execve's path and argv strings are read through load-exec (execReread), which the
+// kernel reads again at the return when the entry's read faulted.
 bool atEntry(std::string_view syscall, const SyscallMemHint& h) {
     if (syscall == "execve")
         return true;  // path, argv and envp: the old program's memory
@@ -25,7 +31,7 @@ bool atEntry(std::string_view syscall, const SyscallMemHint& h) {
 
 // Generated arguments go through the same parser as the user's, so the compiler and the
 // kernel's validator see nothing they would not see from a hand-written spec.
-FetchArg planArg(const SyscallMemHint& h, std::size_t pos, bool at_entry) {
+FetchArg planArg(const SyscallMemHint& h, std::size_t pos, bool at_entry, bool exec) {
     using K = SyscallMemHint::Kind;
     const std::size_t argn = h.arg + 1;
     std::string text;
@@ -48,6 +54,16 @@ FetchArg planArg(const SyscallMemHint& h, std::size_t pos, bool at_entry) {
     if (!a)
         throw std::logic_error(
             fmt::format("syscall plan argument '{}': {}", text, a.error().message));
+    if (exec && (h.kind == K::Path || h.kind == K::ArrayString)) {
+        // The same string, at the address load-exec gives: +0(<execve path>) or
+        // +0(<execve argv[N]>), a user string.
+        auto load = std::make_shared<FetchSource>();
+        load->kind = FetchSource::Kind::Exec;
+        load->index = h.kind == K::Path ? 0 : static_cast<std::uint32_t>(h.len_arg + 1);
+        auto at = std::make_shared<FetchSource>(*a->source);
+        at->inner = std::move(load);
+        a->source = std::move(at);
+    }
     return std::move(*a);
 }
 
@@ -66,7 +82,7 @@ SyscallPlan syscallPlan(std::string_view name, const SyscallInfo* info) {
     std::stable_partition(plan.hints.begin(), plan.hints.end(), entry);
     for (std::size_t i = 0; i < plan.hints.size(); ++i) {
         const bool at_entry = entry(plan.hints[i]);
-        plan.args.push_back(planArg(plan.hints[i], i + 1, at_entry));
+        plan.args.push_back(planArg(plan.hints[i], i + 1, at_entry, name == "execve"));
         if (at_entry)
             plan.entry_args++;
     }
@@ -145,10 +161,24 @@ SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool retur
     if (auto a = arrays.find(1); a != arrays.end() && plan.name == "execve") {
         const auto& p = a->second;
         const std::size_t argc = std::find(p.begin(), p.end(), 0) - p.begin();
+        // A string that faulted at entry was read again at the return (V_REREAD): after a
+        // failed exec at its own address, after a successful one from the new program's
+        // argv, which is the caller's only when exec did not rewrite it (a script's
+        // interpreter goes first). The slot past argc tells: its entry read was of NULL,
+        // its second read finds no string there unless argv grew. Past kExecArgvMax
+        // strings nothing tells, and such strings stay unread.
+        const bool exec_ok = returned && r.retval && *r.retval == 0;
+        bool new_argv_same = false;
+        if (exec_ok && argc < kExecArgvMax) {
+            const auto s = strings.find(argc);
+            new_argv_same = s != strings.end() && (s->second->flags & PROBECTL_FETCH_V_FAULT);
+        }
         std::vector<std::string> argv;
         for (std::size_t i = 0; i < argc && i < kExecArgvMax; ++i) {
             const auto s = strings.find(i);
             if (s == strings.end() || (s->second->flags & PROBECTL_FETCH_V_FAULT))
+                break;
+            if ((s->second->flags & PROBECTL_FETCH_V_REREAD) && exec_ok && !new_argv_same)
                 break;
             const auto* c = reinterpret_cast<const char*>(s->second->bytes.data());
             argv.emplace_back(c, strnlen(c, s->second->bytes.size()));

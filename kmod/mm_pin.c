@@ -20,6 +20,16 @@
  * and mm pointer (compared, never dereferenced) so that a living process
  * is not kept again at each hit; such slots are reused when no slot is
  * empty. A full table is counted (maps-unpinned), never waited for.
+ *
+ * Code mapped after maps-get rendered an address space (a dlopen()ed
+ * library, JIT code) is in no mapping libctl has, and its stacks would
+ * print [unknown]. So a hit that finds its slot let go while the mm's
+ * executable size (exec_vm) differs from the rendered one keeps the mm
+ * again under the same number; libctl asks maps-get for that number again
+ * when a frame is in none of the mappings it has. Such a slot is read only
+ * when a frame needs it, else held until the session ends: at most
+ * PROBECTL_MM_PIN_AGAIN of them at once, so first hits of other processes
+ * always find slots.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -43,16 +53,22 @@ enum {
 	PROBECTL_PIN_LET_GO,	/* no reference; @mm only to recognize it */
 };
 
+/* Slots kept again (probectl_mm_pin_again()) at once, at most. */
+#define PROBECTL_MM_PIN_AGAIN	(PROBECTL_MM_PIN_SLOTS / 4)
+
 struct probectl_mm_pin_slot {
 	u32 state;		/* PROBECTL_PIN_*: acquire/release */
 	u32 tgid;
 	u32 seq;		/* claim number: names it; the newest is rendered */
+	u32 again;		/* held again after a render: counted in @again */
 	struct mm_struct *mm;
+	unsigned long exec_vm;	/* @mm's when rendered, for probectl_mm_pin_again() */
 };
 
 struct probectl_mm_pins {
 	struct probectl_mm_pin_slot slots[PROBECTL_MM_PIN_SLOTS];
 	atomic_t seq;
+	atomic_t again;		/* slots held again, not yet read */
 	atomic64_t unpinned;
 };
 
@@ -130,6 +146,7 @@ static bool probectl_mm_pin_claim(struct probectl_mm_pins *t, struct mm_struct *
 		} while (!*seq);
 		WRITE_ONCE(sl->mm, mm);
 		WRITE_ONCE(sl->tgid, tgid);
+		sl->again = 0;
 		/* probectl_mm_pin_find(): the fields before the new number */
 		smp_wmb();
 		WRITE_ONCE(sl->seq, *seq);
@@ -143,17 +160,19 @@ NOKPROBE_SYMBOL(probectl_mm_pin_claim);
 
 /*
  * The claim number of a slot that has @mm of @tgid (kept, being read, or
- * let go while the process lives on), 0 when none has. A slot let go can
- * be claimed for another mm while it is looked at: a claim changes its
- * number, so the same number and a settled state after the fields mean
- * they belong together.
+ * let go while the process lives on), 0 when none has; *@let_go: that
+ * slot when it was let go, else NULL. A slot let go can be claimed for
+ * another mm while it is looked at: a claim changes its number, so the
+ * same number and a settled state after the fields mean they belong
+ * together.
  */
-static u32 probectl_mm_pin_find(struct probectl_mm_pins *t, struct mm_struct *mm, u32 tgid)
+static u32 probectl_mm_pin_find(struct probectl_mm_pins *t, struct mm_struct *mm, u32 tgid,
+				struct probectl_mm_pin_slot **let_go)
 {
 	unsigned int i;
 
 	for (i = 0; i < PROBECTL_MM_PIN_SLOTS; i++) {
-		const struct probectl_mm_pin_slot *sl = &t->slots[i];
+		struct probectl_mm_pin_slot *sl = &t->slots[i];
 		/* pairs with the release in probectl_mm_pin_claim() */
 		u32 st = smp_load_acquire(&sl->state);
 		u32 seq = READ_ONCE(sl->seq);
@@ -166,20 +185,55 @@ static u32 probectl_mm_pin_find(struct probectl_mm_pins *t, struct mm_struct *mm
 		smp_rmb();	/* the fields, then the number and state again */
 		st = READ_ONCE(sl->state);
 		if (same && READ_ONCE(sl->seq) == seq &&
-		    st != PROBECTL_PIN_EMPTY && st != PROBECTL_PIN_CLAIMED)
+		    st != PROBECTL_PIN_EMPTY && st != PROBECTL_PIN_CLAIMED) {
+			*let_go = st == PROBECTL_PIN_LET_GO ? sl : NULL;
 			return seq;
+		}
 	}
 	return 0;
 }
 NOKPROBE_SYMBOL(probectl_mm_pin_find);
 
+/*
+ * Keeps @mm again in @sl, which find() saw let go with number @seq, when
+ * code was mapped since it was rendered: maps-get can then render it again
+ * under the same number, the one the hit's stack is recorded with.
+ */
+static void probectl_mm_pin_again(struct probectl_mm_pins *t, struct probectl_mm_pin_slot *sl,
+				  struct mm_struct *mm, u32 tgid, u32 seq)
+{
+	/* pairs with the release in probectl_mm_pin_let_go(): the rendered size */
+	if (smp_load_acquire(&sl->state) != PROBECTL_PIN_LET_GO ||
+	    READ_ONCE(sl->exec_vm) == READ_ONCE(mm->exec_vm))
+		return;
+	if (!atomic_add_unless(&t->again, 1, PROBECTL_MM_PIN_AGAIN))
+		return;
+	if (cmpxchg(&sl->state, PROBECTL_PIN_LET_GO, PROBECTL_PIN_CLAIMED) !=
+	    PROBECTL_PIN_LET_GO)
+		goto undo;
+	/* claimed for another mm, and let go again, since find() looked */
+	if (sl->seq != seq || sl->mm != mm || sl->tgid != tgid || !mmget_not_zero(mm)) {
+		/* as it was: nothing of it was written */
+		smp_store_release(&sl->state, PROBECTL_PIN_LET_GO);
+		goto undo;
+	}
+	sl->again = 1;
+	/* publish: maps-get sees the reference before the state */
+	smp_store_release(&sl->state, PROBECTL_PIN_HELD);
+	return;
+undo:
+	atomic_dec(&t->again);
+}
+NOKPROBE_SYMBOL(probectl_mm_pin_again);
+
 /**
  * probectl_mm_pin() - keep the current task's address space for maps-get.
  * @t: the session's pin table (NULL: none, nothing to do)
  *
- * Nothing is kept again when the table already has this mm for this
+ * Nothing is kept anew when the table already has this mm for this
  * process (kept, or let go while the process lives on): its number is
- * returned. A racing second thread may keep the same mm twice, under two
+ * returned, and one let go is kept again if code was mapped since it was
+ * rendered. A racing second thread may keep the same mm twice, under two
  * numbers.
  *
  * Context: probe handler (any context, NMI included); no locks, no
@@ -190,14 +244,18 @@ NOKPROBE_SYMBOL(probectl_mm_pin_find);
 u32 probectl_mm_pin(struct probectl_mm_pins *t)
 {
 	struct mm_struct *mm = current->mm;
+	struct probectl_mm_pin_slot *let_go;
 	u32 tgid = current->tgid;
 	u32 seq;
 
 	if (!t || !mm || (current->flags & PF_KTHREAD))
 		return 0;
-	seq = probectl_mm_pin_find(t, mm, tgid);
-	if (seq)
+	seq = probectl_mm_pin_find(t, mm, tgid, &let_go);
+	if (seq) {
+		if (let_go)
+			probectl_mm_pin_again(t, let_go, mm, tgid, seq);
 		return seq;
+	}
 	if (probectl_mm_pin_claim(t, mm, tgid, PROBECTL_PIN_EMPTY, &seq) ||
 	    probectl_mm_pin_claim(t, mm, tgid, PROBECTL_PIN_LET_GO, &seq))
 		return seq;
@@ -305,8 +363,12 @@ static int probectl_maps_line(struct probectl_maps_buf *b, struct mm_struct *mm,
 	return err ?: probectl_maps_put(b, "\n", 1);
 }
 
-/* Renders the mappings of @mm (referenced by the caller) into @b. */
-static int probectl_maps_render(struct mm_struct *mm, struct probectl_maps_buf *b)
+/*
+ * Renders the mappings of @mm (referenced by the caller) into @b; *@exec_vm:
+ * its executable size as rendered.
+ */
+static int probectl_maps_render(struct mm_struct *mm, struct probectl_maps_buf *b,
+				unsigned long *exec_vm)
 {
 	struct vm_area_struct *vma;
 	VMA_ITERATOR(vmi, mm, 0);
@@ -317,6 +379,7 @@ static int probectl_maps_render(struct mm_struct *mm, struct probectl_maps_buf *
 	if (!path)
 		return -ENOMEM;
 	mmap_read_lock(mm);
+	*exec_vm = mm->exec_vm;
 	for_each_vma(vmi, vma) {
 		err = probectl_maps_line(b, mm, vma, path);
 		if (err)
@@ -329,21 +392,29 @@ static int probectl_maps_render(struct mm_struct *mm, struct probectl_maps_buf *
 }
 
 /* Drops the slot's reference; the slot keeps @mm and @tgid to recognize them. */
-static void probectl_mm_pin_let_go(struct probectl_mm_pin_slot *sl)
+static void probectl_mm_pin_let_go(struct probectl_mm_pins *t, struct probectl_mm_pin_slot *sl)
 {
+	if (sl->again) {
+		sl->again = 0;
+		atomic_dec(&t->again);
+	}
 	mmput(sl->mm);
 	/* a handler may reuse the slot from now on: after the last read of it */
 	smp_store_release(&sl->state, PROBECTL_PIN_LET_GO);
 }
 
 /* Renders @sl (READING) into *@text and lets go of it. */
-static int probectl_mm_pin_render(struct probectl_mm_pin_slot *sl, char **text, size_t *len)
+static int probectl_mm_pin_render(struct probectl_mm_pins *t, struct probectl_mm_pin_slot *sl,
+				  char **text, size_t *len)
 {
 	struct probectl_maps_buf b = {};
+	unsigned long exec_vm = 0;
 	int err;
 
-	err = probectl_maps_render(sl->mm, &b);
-	probectl_mm_pin_let_go(sl);
+	err = probectl_maps_render(sl->mm, &b, &exec_vm);
+	/* not rendered: any size differs, so a later hit keeps it again */
+	sl->exec_vm = err ? ULONG_MAX : exec_vm;
+	probectl_mm_pin_let_go(t, sl);
 	if (err) {
 		kvfree(b.text);
 		return err;
@@ -387,17 +458,21 @@ int probectl_mm_pins_read(struct probectl_mm_pins *t, u32 tgid, u32 seq, char **
 		/* only maps-get (under probectl_lock) leaves HELD: no race */
 		WRITE_ONCE(sl->state, PROBECTL_PIN_READING);
 		if (seq)
-			return probectl_mm_pin_render(sl, text, len);
+			return probectl_mm_pin_render(t, sl, text, len);
 		/* claim numbers wrap: the newest is the one less than 2^31 ahead */
 		if (!newest || (s32)(sl->seq - newest->seq) > 0) {
-			if (newest)
-				probectl_mm_pin_let_go(newest);
+			if (newest) {
+				newest->exec_vm = READ_ONCE(newest->mm->exec_vm);
+				probectl_mm_pin_let_go(t, newest);
+			}
 			newest = sl;
 		} else {
-			probectl_mm_pin_let_go(sl);
+			/* not rendered: the size it has, so that hits do not keep it again */
+			sl->exec_vm = READ_ONCE(sl->mm->exec_vm);
+			probectl_mm_pin_let_go(t, sl);
 		}
 	}
 	if (!newest)
 		return -ENOENT;
-	return probectl_mm_pin_render(newest, text, len);
+	return probectl_mm_pin_render(t, newest, text, len);
 }

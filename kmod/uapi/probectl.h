@@ -204,13 +204,18 @@ enum probectl_cmd {
 	 * mappings, so that a process that exited is still symbolized. The
 	 * reply's maps-text messages hold its mappings as /proc/PID/maps lines;
 	 * a later hit of the same, still living process keeps it again only
-	 * once its slot was reused. With maps-seq: exactly the address space of
-	 * that number, which alone is let go (after an exec, the one before it
-	 * may still be needed). Without maps-tgid: one message with the
-	 * counter. The id of a probe another client removed reads the session
-	 * that keeps it, as stack-get does. ENOENT for an unknown probe id or
-	 * when nothing is kept for the tgid (read /proc/PID/maps then), EINVAL
-	 * for a probe whose session captures no user stacks.
+	 * once its slot was reused, or, under the same number, when code was
+	 * mapped in it since (a dlopen()ed library: the executable size differs
+	 * from the one rendered), so that asking again on an address in none of
+	 * the mappings read gets them (at most a quarter of the slots are kept
+	 * again at once; one nobody asks for stays kept until the session
+	 * ends). With maps-seq: exactly the address space of that number, which
+	 * alone is let go (after an exec, the one before it may still be
+	 * needed). Without maps-tgid: one message with the counter. The id of a
+	 * probe another client removed reads the session that keeps it, as
+	 * stack-get does. ENOENT for an unknown probe id or when nothing is
+	 * kept for the tgid (read /proc/PID/maps then), EINVAL for a probe
+	 * whose session captures no user stacks.
 	 */
 	PROBECTL_CMD_MAPS_GET,
 	__PROBECTL_CMD_MAX,

@@ -526,3 +526,84 @@ TEST(UserStackSnapshot, EndOfTraceSummary) {
     EXPECT_EQ(userSnapshotSummary({239, 4, 239, 0}, 3072),
               "user stacks (dwarf): 239 unwound, 4 stopped early, 239 filled the 3072-byte copy");
 }
+
+// A library loaded after an image's maps were read (dlopen) is in none of them: its frames
+// make refreshMissing ask the source again for that image (the kernel renders the address
+// space it kept again), once per page not found; a page no mapping holds even then is not
+// asked about again, another is.
+TEST(UserStackText, RefreshMissingReadsAgainForCodeMappedSince) {
+    Pie pie = openPie();
+    const std::uint64_t lib = 0x7f1000000000;  // where the "library" (fx_pie again) goes
+    std::string later = pieMaps(pie.elf);
+    for (const auto& s : pie.elf.loadSegments())
+        later +=
+            fmt::format("{:x}-{:x} r{}{}p {:08x} fd:01 4243 {}\n", lib + (s.vaddr & ~0xfffULL),
+                        lib + ((s.vaddr + s.memsz + 0xfff) & ~0xfffULL), s.writable() ? 'w' : '-',
+                        s.executable() ? 'x' : '-', s.offset & ~0xfffULL, FX_PIE_PATH);
+    UserSymbolizer sym("/nonexistent");
+    int asked = 0;
+    sym.setMapsSource([&](UserImage image) -> std::optional<std::string> {
+        EXPECT_EQ(image, UserImage(62, 3));
+        return ++asked == 1 ? pieMaps(pie.elf) : later;
+    });
+    const UserImage image(62, 3);
+    ASSERT_TRUE(sym.capture(image));
+    const std::uint64_t in_lib = lib + pie.work->value;
+    const std::uint64_t in_pie = kBase + pie.main->value + 0x10;
+    EXPECT_EQ(sym.frameText(image, in_lib, true), fmt::format("{:#x} [unknown]", in_lib));
+    const std::vector<std::uint64_t> mapped{in_pie};
+    EXPECT_FALSE(sym.refreshMissing(image, mapped));  // nothing missing: not asked
+    EXPECT_EQ(asked, 1);
+    const std::vector<std::uint64_t> frames{in_lib, in_pie};
+    EXPECT_TRUE(sym.refreshMissing(image, frames));
+    EXPECT_EQ(asked, 2);
+    EXPECT_EQ(sym.frameText(image, in_lib, false), fmt::format("fx_work ({})", FX_PIE_PATH));
+    // Held by no mapping at all: one more read for its page, then none.
+    const std::vector<std::uint64_t> nowhere{0x10, 0x20};
+    EXPECT_TRUE(sym.refreshMissing(image, nowhere));
+    EXPECT_EQ(asked, 3);
+    EXPECT_FALSE(sym.refreshMissing(image, nowhere));
+    EXPECT_EQ(asked, 3);
+    const std::vector<std::uint64_t> elsewhere{0x5000};
+    EXPECT_TRUE(sym.refreshMissing(image, elsewhere));
+    EXPECT_EQ(asked, 4);
+    EXPECT_FALSE(sym.refreshMissing(UserImage(63), frames));  // no maps kept: nothing to miss
+}
+
+// Without a kept address space (maps_seq 0: the ptrace backend) refreshMissing reads /proc
+// again, and takes its maps only while they are the same address space: the program's
+// first mapping and [vdso] where they were. After an exec they are not, and the frames stay
+// unnamed rather than named from another program.
+TEST(UserStackText, ProcRefreshTakesNoMapsOfAnotherExec) {
+    Pie pie = openPie();
+    const auto dir =
+        std::filesystem::temp_directory_path() / fmt::format("probectl-reexec-{}", getpid());
+    std::filesystem::create_directories(dir / "64");
+    const std::string vdso = "7ffc19a00000-7ffc19a02000 r-xp 00000000 00:00 0 [vdso]\n";
+    const std::uint64_t lib = 0x7f1000000000;
+    std::string lib_maps;
+    for (const auto& s : pie.elf.loadSegments())
+        lib_maps +=
+            fmt::format("{:x}-{:x} r{}{}p {:08x} fd:01 4243 {}\n", lib + (s.vaddr & ~0xfffULL),
+                        lib + ((s.vaddr + s.memsz + 0xfff) & ~0xfffULL), s.writable() ? 'w' : '-',
+                        s.executable() ? 'x' : '-', s.offset & ~0xfffULL, FX_PIE_PATH);
+    const auto write = [&](const std::string& text) {
+        std::ofstream(dir / "64" / "maps", std::ios::trunc) << text;
+    };
+    write(pieMaps(pie.elf) + vdso);
+    UserSymbolizer sym(dir.string());
+    ASSERT_TRUE(sym.capture(64));
+    const std::uint64_t in_lib = lib + pie.work->value;
+    const std::vector<std::uint64_t> frames{in_lib};
+    const std::string unknown = fmt::format("{:#x} [unknown]", in_lib);
+    // Another exec: the same program, its [vdso] elsewhere.
+    write(pieMaps(pie.elf) + lib_maps + "7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0 [vdso]\n");
+    EXPECT_TRUE(sym.refreshMissing(64, frames));
+    EXPECT_EQ(sym.frameText(64, in_lib, false), unknown);
+    // The same address space with the library mapped since.
+    write(pieMaps(pie.elf) + lib_maps + vdso);
+    const std::vector<std::uint64_t> again{lib, in_lib + 0x1000};  // pages not looked for
+    EXPECT_TRUE(sym.refreshMissing(64, again));
+    EXPECT_EQ(sym.frameText(64, in_lib, false), fmt::format("fx_work ({})", FX_PIE_PATH));
+    std::filesystem::remove_all(dir);
+}

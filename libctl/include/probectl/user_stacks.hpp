@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -70,9 +71,17 @@ class UserSymbolizer {
     // are kept for it (false: the process is gone or unreadable, and was never captured).
     bool capture(UserImage image);
     // Reads the maps of `image` again (a library loaded since); keeps the old ones when the
-    // process is gone. Maps kept for an image with a maps_seq are never replaced by
-    // /proc's, which may be those of a later exec. Returns whether maps are kept for it.
+    // process is gone. Maps kept for an image with a maps_seq come only from the source
+    // (the kernel renders that very address space again when it kept it again), never from
+    // /proc, which may be a later exec's; /proc's replace those of an image without one only
+    // while they show the same program and [vdso] mappings (no exec since). Returns whether
+    // maps are kept for it.
     bool refresh(UserImage image);
+    // Reads the maps of `image` again (refresh) when an address of `addrs` is in none of
+    // the kept mappings (code mapped since they were read: a dlopen()ed library) and its page
+    // was not looked for before: an address no mapping ever holds (a bad frame, code gone)
+    // costs one read, not one per stack. Returns whether the maps were read again.
+    bool refreshMissing(UserImage image, std::span<const std::uint64_t> addrs);
     // Keeps `maps` as those of `image` (maps read elsewhere).
     void setMaps(UserImage image, ProcMaps maps);
     // Where maps come from before procfs: the /proc/PID/maps text of `image`, or nullopt
@@ -139,6 +148,8 @@ class UserSymbolizer {
     std::string proc_;
     MapsSource source_;
     std::map<UserImage, ProcMaps> maps_;
+    // Pages of addresses refreshMissing read the maps again for, per image.
+    std::map<UserImage, std::set<std::uint64_t>> looked_for_;
     std::map<std::string, std::optional<ElfResolver>> elfs_;  // nullopt: could not be read
     // Per process, made by the first snapshot; null: libdwfl could not take its maps.
     std::map<UserImage, std::unique_ptr<DwarfUnwinder>> unwinders_;

@@ -84,12 +84,9 @@ std::vector<std::string> userStackLines(UserSymbolizer& symbols, const KernelSta
         return {"[no user stack]"};
     const UserImage tgid(static_cast<pid_t>(stack.tgid), stack.maps_seq);
     (void)symbols.capture(tgid);
-    // A library loaded after the maps were captured: read them again while the process lives.
-    for (auto addr : stack.frames)
-        if (symbols.frameText(tgid, addr, false).ends_with("[unknown]")) {
-            symbols.refresh(tgid);
-            break;
-        }
+    // A library loaded after the maps were captured: read them again (the kernel keeps the
+    // address space again for such a hit, else /proc while the process lives).
+    (void)symbols.refreshMissing(tgid, stack.frames);
     out.reserve(stack.frames.size() + 1);
     for (std::size_t i = 0; i < stack.frames.size(); i++) {
         if (i > 0)

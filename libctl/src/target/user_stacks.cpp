@@ -34,6 +34,38 @@ std::optional<ProcMaps> readMaps(const std::string& proc, pid_t tgid) {
     return std::move(*maps);
 }
 
+bool sameMapping(const ProcMapping& a, const ProcMapping& b) {
+    return a.start == b.start && a.end == b.end && a.offset == b.offset &&
+           a.dev_major == b.dev_major && a.dev_minor == b.dev_minor && a.inode == b.inode &&
+           a.path == b.path;
+}
+
+// Whether `now` is the address space `before` was read from, with mappings added or removed
+// since: its program's first mapping and its [vdso] (placed anew at each exec) are where
+// they were. Without either to compare, it cannot be told: no.
+bool sameAddressSpace(const ProcMaps& before, const ProcMaps& now) {
+    std::size_t compared = 0;
+    const ProcMapping* program = nullptr;
+    for (const auto& m : before.mappings())
+        if (m.isFile()) {
+            program = &m;
+            break;
+        }
+    for (const auto& m : before.mappings()) {
+        if (&m != program && m.path != "[vdso]")
+            continue;
+        const ProcMapping* there = now.containing(m.start);
+        if (!there || !sameMapping(m, *there))
+            return false;
+        compared++;
+    }
+    return compared == 2;
+}
+
+// Pages refreshMissing reads the maps again for, per image, at most: past them, a process
+// whose stacks are full of bad frames is not read again at each.
+constexpr std::size_t kMaxLookedFor = 256;
+
 }  // namespace
 
 void SnapshotWalks::count(const std::vector<std::string>& lines, bool snapshot_filled) {
@@ -73,9 +105,33 @@ bool UserSymbolizer::refresh(UserImage image) {
     // A kept address space's maps stay: the process may have exec'd since.
     if (image.maps_seq && hasMaps(image))
         return true;
-    if (auto maps = readMaps(proc_, image.tgid))
-        setMaps(image, std::move(*maps));
+    if (auto maps = readMaps(proc_, image.tgid)) {
+        // Never the maps of another program that exec'd under the same tgid: a frame named
+        // from them would be a wrong name, worse than [unknown].
+        auto old = maps_.find(image);
+        if (old == maps_.end() || sameAddressSpace(old->second, *maps))
+            setMaps(image, std::move(*maps));
+    }
     return hasMaps(image);
+}
+
+bool UserSymbolizer::refreshMissing(UserImage image, std::span<const std::uint64_t> addrs) {
+    auto m = maps_.find(image);
+    if (m == maps_.end())
+        return false;
+    auto& looked = looked_for_[image];
+    bool missing = false;
+    for (auto addr : addrs) {
+        // A return address may end its mapping: the call is the byte before.
+        if (m->second.containing(addr) || (addr && m->second.containing(addr - 1)))
+            continue;
+        if (looked.size() < kMaxLookedFor && looked.insert(addr >> 12).second)
+            missing = true;
+    }
+    if (!missing)
+        return false;
+    refresh(image);
+    return true;
 }
 
 void UserSymbolizer::setMaps(UserImage image, ProcMaps maps) {
@@ -261,7 +317,19 @@ std::vector<std::string> UserSymbolizer::snapshotLines(UserImage image,
                                                               : "its files could not be read"));
         return out;
     }
-    const DwarfUnwind u = unwinder->unwind(snapshot, truncated, max_frames);
+    DwarfUnwind u = unwinder->unwind(snapshot, truncated, max_frames);
+    // A frame in code mapped since the maps were read (a dlopen()ed library): the walk
+    // stops there, without its CFI. Once more with the maps read again.
+    std::vector<std::uint64_t> pcs;
+    for (const auto& f : u.frames)
+        pcs.push_back(f.pc);
+    // (setMaps drops the unwinder of maps it replaces.)
+    if (refreshMissing(image, pcs) && !unwinders_.contains(image)) {
+        m = maps_.find(image);
+        auto it = unwinders_.emplace(image, DwarfUnwinder::create(image.tgid, m->second)).first;
+        if (it->second)
+            u = it->second->unwind(snapshot, truncated, max_frames);
+    }
     out.reserve(u.frames.size() + 1);
     for (std::size_t i = 0; i < u.frames.size(); i++) {
         const auto& f = u.frames[i];

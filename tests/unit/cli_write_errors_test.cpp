@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -48,8 +49,8 @@ struct CliRun {
 };
 
 // The built CLI with `full_fd` (1 or 2) on /dev/full and the other stream read back.
-// `file_limit` > 0: files it writes cannot grow past that many bytes (a disk that fills up:
-// writes fail with EFBIG, SIGXFSZ ignored).
+// `file_limit` > 0: files it writes cannot grow past that many bytes, as after a shell's
+// `ulimit -f` (SIGXFSZ's default action, which killed probectl before it caught it).
 CliRun runCli(const std::vector<std::string>& args, int full_fd, rlim_t file_limit = 0) {
     int p[2];
     EXPECT_EQ(pipe(p), 0);
@@ -59,7 +60,7 @@ CliRun runCli(const std::vector<std::string>& args, int full_fd, rlim_t file_lim
         dup2(full, full_fd);
         dup2(p[1], full_fd == 1 ? 2 : 1);
         if (file_limit) {
-            signal(SIGXFSZ, SIG_IGN);
+            signal(SIGXFSZ, SIG_DFL);
             const rlimit lim{file_limit, file_limit};
             setrlimit(RLIMIT_FSIZE, &lim);
         }
@@ -363,4 +364,15 @@ TEST(CliWriteErrors, AggrRemovesAnOutputItCouldNotFinish) {
         EXPECT_GT(std::filesystem::file_size(out), 16u) << line;
         unlink(out.c_str());
     }
+}
+
+// probectl catches SIGXFSZ to say EFBIG, but the command it runs keeps the default action:
+// an ignored SIGXFSZ would pass to it through exec.
+TEST(CliWriteErrors, TheTracedCommandKeepsSigxfszDefault) {
+    const CliRun r = runCli({"trace", "syscall:getppid", "--backend", "ptrace", "-o", "/dev/null",
+                             "--", "sh", "-c", "grep SigIgn /proc/self/status"},
+                            STDERR_FILENO);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.other, m, std::regex("SigIgn:\\s*([0-9a-f]+)"))) << r.other;
+    EXPECT_EQ(std::stoull(m[1], nullptr, 16) & (1ull << (SIGXFSZ - 1)), 0u) << r.other;
 }

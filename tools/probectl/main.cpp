@@ -3,6 +3,7 @@
 // stderr are checked once here too, at exit (std_streams.hpp).
 #include <fmt/format.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -60,9 +61,24 @@ int run(int argc, char** argv, Io& io) {
     }
 }
 
+// A write past RLIMIT_FSIZE (`ulimit -f`) then fails with EFBIG and is said, the output
+// removed, as for a full disk; by default SIGXFSZ killed probectl with the file half
+// written. A handler, not SIG_IGN: exec resets a handler, so the traced command keeps the
+// default action, whereas an ignored signal would stay ignored in it.
+void writesPastTheFileLimitFail() {
+    struct sigaction sa {};
+    if (::sigaction(SIGXFSZ, nullptr, &sa) != 0 || sa.sa_handler != SIG_DFL)
+        return;
+    sa.sa_handler = [](int) {};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    ::sigaction(SIGXFSZ, &sa, nullptr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    writesPastTheFileLimitFail();
     Io io{std::cout, std::cerr, ::isatty(STDERR_FILENO) == 1, ::isatty(STDOUT_FILENO) == 1};
     FdOutBuf out(STDOUT_FILENO);
     std::cout.rdbuf(&out);

@@ -218,6 +218,36 @@ TEST(StraceFormat, GenericSyscallsUseMetadata) {
     EXPECT_EQ(formatSyscall(r, nullptr, {32, false}), "mystery(0x1, 0, 0xff, 0, 0, 0) = 0");
 }
 
+// File names print whole, as strace's printpath does, whatever -s says; other strings
+// (an xattr's name) are cut at it. mkdir and fchmodat cut paths at 32 bytes before.
+TEST(StraceFormat, FileNamesAreNotCutAtTheStringLimit) {
+    const std::string dir = "/tmp/a_very_long_directory_name_that_goes_on/d";
+    SyscallInfo mk;
+    mk.name = "mkdir";
+    mk.args = {classifySyscallArg("pathname", "const char *"),
+               classifySyscallArg("mode", "umode_t")};
+    SyscallRecord r;
+    r.name = "mkdir";
+    r.args = {0x5000, 0755};
+    r.mem[0] = FetchedBytes{dir};
+    r.retval = 0;
+    EXPECT_EQ(formatSyscall(r, &mk, {32, false}), "mkdir(\"" + dir + "\", 0755) = 0");
+
+    SyscallInfo gx;
+    gx.name = "getxattr";
+    gx.args = {classifySyscallArg("pathname", "const char *"),
+               classifySyscallArg("name", "const char *"), classifySyscallArg("value", "void *"),
+               classifySyscallArg("size", "size_t")};
+    r.name = "getxattr";
+    r.args = {0x5000, 0x6000, 0x7000, 0};
+    r.mem[1] = FetchedBytes{"user.an_attribute_name_longer_than_32"};
+    r.retval = -61;
+    EXPECT_EQ(formatSyscall(r, &gx, {32, false}),
+              "getxattr(\"" + dir +
+                  "\", \"user.an_attribute_name_longer_th\"..., 0x7000, 0) = -1 "
+                  "ENODATA (No data available)");
+}
+
 // The lines Debian 12's strace 6.1 printed for these calls (a workload calling both
 // syscalls directly); they were printed with raw hex arguments before.
 TEST(StraceFormat, SleepsShowTheirClockFlagsAndTimespec) {

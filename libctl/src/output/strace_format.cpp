@@ -9,8 +9,10 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <utility>
 
@@ -113,6 +115,15 @@ std::string memArg(const SyscallRecord& r, std::size_t i, std::size_t limit) {
 
 std::string path(const SyscallRecord& r, std::size_t i) {
     return memArg(r, i, std::numeric_limits<std::size_t>::max());
+}
+
+// The kernel's names of string arguments that are file names: strace prints those whole
+// (its printpath), and other strings (an xattr's name, a filesystem type) cut at -s.
+bool isPathName(std::string_view name) {
+    static constexpr std::string_view kNames[] = {"filename", "pathname",    "path",    "oldname",
+                                                  "newname",  "oldpath",     "newpath", "dir_name",
+                                                  "dev_name", "specialfile", "library", "linkpath"};
+    return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 
 bool returned(const SyscallRecord& r) {
@@ -301,7 +312,9 @@ Args genericArgs(const SyscallRecord& r, const SyscallInfo* info, const StraceOp
         }
         const SyscallArg& a = info->args[i];
         std::string t;
-        if (a.is_string)
+        if (a.is_string && isPathName(a.name))
+            t = path(r, i);
+        else if (a.is_string)
             t = memArg(r, i, o.string_limit);
         else if (a.is_pointer)
             t = stracePointer(r.args[i]);

@@ -522,8 +522,28 @@ TEST(CommandUsage, EmptySpecListsEveryKind) {
     }
 }
 
-// --format svg draws count's stacks into a file: without -o, without --by kstack|ustack, for
-// hist, or with --interval it is a usage error that says what is missing.
+// folded and svg are count's stack formats: hist and latency list only their own formats
+// (they listed folded and svg, then refused them with count's usage).
+TEST(CommandUsage, HistAndLatencyListOnlyTheirFormats) {
+    for (const auto& [name, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"hist", {"kprobe:vfs_read n=$arg3", "n", "--format", "svg", "-o", "x.svg"}},
+             {"hist", {"kprobe:vfs_read n=$arg3", "n", "--by", "kstack", "--format", "folded"}},
+             {"latency", {"kretprobe:vfs_read", "--format", "folded"}},
+             {"latency", {"kretprobe:vfs_read", "--format", "xml"}}}) {
+        CmdRun r = runCommand(name, args);
+        EXPECT_EQ(r.rc, kExitUsage) << fmt::format("{}", fmt::join(args, " "));
+        EXPECT_THAT(r.err, HasSubstr("probectl " + name +
+                                     ": --format must be text, json, perfetto or chrome, not '"))
+            << r.err;
+    }
+    CmdRun r = runCommand("count", {"kprobe:vfs_read", "--format", "xml"});
+    EXPECT_THAT(r.err, HasSubstr("--format must be text, json, folded, svg, perfetto or chrome, "
+                                 "not 'xml'"))
+        << r.err;
+}
+
+// --format svg draws count's stacks into a file: without -o, without --by kstack|ustack, or
+// with --interval it is a usage error that says what is missing.
 TEST(CommandUsage, CountSvgNeedsStacksAndAFile) {
     for (const auto& [name, args, says] :
          std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>{
@@ -536,9 +556,6 @@ TEST(CommandUsage, CountSvgNeedsStacksAndAFile) {
              {"count", {"kprobe:vfs_read", "--format", "svg", "-o", "x.svg"}, "--by kstack|ustack"},
              {"count",
               {"kprobe:vfs_read", "--by", "comm", "--format", "svg", "-o", "x.svg"},
-              "--by kstack|ustack"},
-             {"hist",
-              {"kprobe:vfs_read n=$arg3", "n", "--by", "kstack", "--format", "svg", "-o", "x.svg"},
               "--by kstack|ustack"},
              {"count",
               {"kprobe:vfs_read", "--by", "kstack", "--format", "svg", "-o", "x.svg", "--interval",

@@ -772,10 +772,12 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
     if (o.follow && o.pids.empty() && o.command.empty())
         return UsageError{"-f follows the children of -p PID or -- CMD: give one of them"};
     const bool kstack = byStack(o);
+    // folded and svg are stacks, which only count keys by.
+    const bool stacks_format = mode == AggrMode::Count;
     if (o.format != "text" && o.format != "json" && o.format != "perfetto" &&
-        o.format != "chrome" && o.format != "folded" && o.format != "svg")
-        return UsageError{fmt::format(
-            "--format must be text, json, folded, svg, perfetto or chrome, not '{}'", o.format)};
+        o.format != "chrome" && (!stacks_format || (o.format != "folded" && o.format != "svg")))
+        return UsageError{fmt::format("--format must be text, json, {}perfetto or chrome, not '{}'",
+                                      stacks_format ? "folded, svg, " : "", o.format)};
     if (o.format == "folded" && (!kstack || mode != AggrMode::Count))
         return UsageError{"--format folded prints stacks: probectl count ... --by kstack|ustack"};
     if (o.format == "svg" && (!kstack || mode != AggrMode::Count))

@@ -460,8 +460,9 @@ class Parser : Scanner {
             if (auto g = name(isUserSymbolChar); !g.ok())
                 return std::move(g).error();
             if (!atEnd() && (peek() == ':' || peek() == '(' || peek() == '<'))
+                // The outer quotes keep the shell from taking the inner ones.
                 return fail(pos_, fmt::format("'{}' in a symbol: quote C++ names, e.g. "
-                                              "{}:{}:'ns::f(int)'",
+                                              "\"{}:{}:'ns::f(int)'\"",
                                               peek(), toString(spec.kind), spec.path));
             if (!atEnd() && peek() == '=')
                 return fail(start, fmt::format("unknown address marker '{}' (off=, elf= or va=)",

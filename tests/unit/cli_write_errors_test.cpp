@@ -1,5 +1,6 @@
 // Failed writes to stdout and stderr: said on stderr (stdout's), and the exit status is
 // non-zero, as coreutils do. `probectl --help >/dev/full` used to exit 0 with nothing said.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -375,4 +376,76 @@ TEST(CliWriteErrors, TheTracedCommandKeepsSigxfszDefault) {
     std::smatch m;
     ASSERT_TRUE(std::regex_search(r.other, m, std::regex("SigIgn:\\s*([0-9a-f]+)"))) << r.other;
     EXPECT_EQ(std::stoull(m[1], nullptr, 16) & (1ull << (SIGXFSZ - 1)), 0u) << r.other;
+}
+
+namespace {
+
+std::size_t occurrences(const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1))
+        ++n;
+    return n;
+}
+
+}  // namespace
+
+// An output whose first write fails (/dev/full; a file that cannot grow) is found before the
+// command is released: it never runs. The header was buffered until the first poll, the
+// command released meanwhile: `touch` created its file in some runs, `cat` printed its own.
+TEST(CliWriteErrors, AnOutputThatFailsAtOnceNeverRunsTheCommand) {
+    const std::string marker = ::testing::TempDir() + "/write-errors-marker";
+    const std::string out = ::testing::TempDir() + "/write-errors-at-once";
+    for (int run = 0; run < 3; ++run) {
+        for (const char* format : {"text", "chrome", "perfetto", "record"}) {
+            for (const std::string& to : {std::string("/dev/full"), out}) {
+                SCOPED_TRACE(fmt::format("{} -o {}, run {}", format, to, run));
+                std::filesystem::remove(marker);
+                const CliRun r = runCli({"trace", "--backend=ptrace", "syscall:openat", "--format",
+                                         format, "-o", to, "--", "touch", marker},
+                                        STDOUT_FILENO, to == out ? 1 : 0);
+                EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitRuntime)
+                    << r.other;
+                EXPECT_FALSE(std::filesystem::exists(marker)) << "the command ran: " << r.other;
+                EXPECT_THAT(r.other,
+                            HasSubstr(fmt::format("probectl trace: cannot write {} (", to)))
+                    << r.other;
+                EXPECT_THAT(r.other, HasSubstr("): 'touch' was not run\n")) << r.other;
+                EXPECT_EQ(occurrences(r.other, "cannot write"), 1u) << r.other;
+                if (to == out) {
+                    EXPECT_THAT(r.other,
+                                HasSubstr(fmt::format(
+                                    "probectl trace: removed {}, as it was incomplete\n", out)))
+                        << r.other;
+                    EXPECT_FALSE(std::filesystem::exists(out)) << r.other;
+                }
+            }
+        }
+    }
+}
+
+// A trace output that fills up part-way: the trace stops at once, the failure is said once
+// (it was said again at the end with the removal), the incomplete file is removed, and the
+// counters are shown on stderr (text and JSON put them in the file that failed: lost).
+TEST(CliWriteErrors, ATraceOutputThatFillsUpStopsTheTrace) {
+    const std::string out = ::testing::TempDir() + "/write-errors-fills-up";
+    for (const char* format : {"text", "json", "chrome", "perfetto", "record"}) {
+        SCOPED_TRACE(format);
+        std::filesystem::remove(out);
+        const CliRun r =
+            runCli({"trace", "--backend=ptrace", "syscall:read", "--format", format, "-o", out,
+                    "--", "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=1000000"},
+                   STDOUT_FILENO, 4096);
+        EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitRuntime) << r.other;
+        EXPECT_THAT(r.other, HasSubstr(fmt::format(
+                                 "probectl trace: cannot write {} (File too large): stopping "
+                                 "the trace\n",
+                                 out)))
+            << r.other;
+        EXPECT_EQ(occurrences(r.other, "cannot write"), 1u) << r.other;
+        EXPECT_THAT(r.other, HasSubstr(fmt::format(
+                                 "probectl trace: removed {}, as it was incomplete\n", out)))
+            << r.other;
+        EXPECT_THAT(r.other, HasSubstr("HITS")) << r.other;
+        EXPECT_FALSE(std::filesystem::exists(out)) << r.other;
+    }
 }

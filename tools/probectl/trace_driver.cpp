@@ -18,6 +18,29 @@
 
 namespace probectl::cli {
 
+namespace {
+
+// A failed write, said once, with what follows from it (`then`, if any).
+void tellWriteError(Io& io, const char* cmd, const Error& e, const std::string& then) {
+    if (e.message == fmt::format("cannot write {}", kStandardOutput))
+        io.out_error_told = true;  // not again at exit
+    io.err << fmt::format("probectl {}: {}{}{}\n", cmd, e.describe(), then.empty() ? "" : ": ",
+                          then);
+}
+
+// The end of an output whose failed write was said already (`told`): only what is new, as
+// the output removed because it was incomplete. kExitRuntime.
+int tellWhatIsNew(Io& io, const char* cmd, const std::string& told, const Result<void>& r) {
+    const std::string what = r ? std::string() : r.error().describe();
+    if (what.starts_with(told + ": "))
+        io.err << fmt::format("probectl {}: {}\n", cmd, what.substr(told.size() + 2));
+    else if (!what.empty() && what != told)
+        return runtimeError(io, cmd, r.error());
+    return kExitRuntime;
+}
+
+}  // namespace
+
 int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& open_sink,
              const std::function<int()>& caught_signal) {
     const char* const kCmd = o.cmd;
@@ -102,6 +125,16 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         }
         sink.event(ev);
     };
+    // A write that failed already (a recording's header; the text, chrome or perfetto header,
+    // pushed out now) is found before the command is released: on a full disk or /dev/full it
+    // is never run, as when the trace fails to start, rather than run untraced.
+    sink.flush();
+    if (auto e = sink.writeError()) {
+        tellWriteError(io, kCmd, *e,
+                       has_command ? fmt::format("'{}' was not run", o.command[0]) : "");
+        tellWhatIsNew(io, kCmd, e->describe(), sink.finish(nullptr));  // the output removed
+        return kExitRuntime;
+    }
     if (has_command && loop.signalBeforeStart())
         return loop.notStarted(io, kCmd);
     if (auto r = tracer.start(); !r)
@@ -109,14 +142,14 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
 
     // A failed write stops the trace at once, as perf record does: running on, every event
     // after it would be counted as delivered and never saved.
-    bool write_failed = false;
+    std::optional<std::string> write_told;  // the failed write, as it was said
     auto shouldStop = [&] {
         sink.flush();
-        if (auto e = sink.writeError(); e && !write_failed) {
-            write_failed = true;
-            io.err << fmt::format("probectl {}: {}: stopping the trace\n", kCmd, e->describe());
+        if (auto e = sink.writeError(); e && !write_told) {
+            write_told = e->describe();
+            tellWriteError(io, kCmd, *e, "stopping the trace");
         }
-        return write_failed || loop.shouldStop();
+        return write_told || loop.shouldStop();
     };
     int rc = kExitOk;
     if (auto r = tracer.run(onEvent, shouldStop, 50); !r)
@@ -126,8 +159,10 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     auto stats = tracer.stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
-    if (auto r = sink.finish(&*stats); !r && rc == kExitOk)
-        rc = runtimeError(io, kCmd, r.error());
+    if (auto r = sink.finish(&*stats); !r && rc == kExitOk) {
+        rc = write_told ? tellWhatIsNew(io, kCmd, *write_told, r)
+                        : runtimeError(io, kCmd, r.error());
+    }
     if (auto w = lossWarning(*stats); !w.empty())
         io.err << w << '\n';
     if (stacks && !stats->probes.empty()) {

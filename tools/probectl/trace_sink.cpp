@@ -62,12 +62,19 @@ class PrinterSink : public TraceSink {
     Result<void> finish(const SessionStats* stats) override {
         if (!printer_)
             begin(0, {});
-        if (stats)
+        errno = 0;
+        printer_->flush();
+        noteWriteError();
+        // The counters are not lost with the output that failed: they go to stderr.
+        const bool failed = write_errno_ != 0;
+        if (stats && !failed)
             printer_->summary(*stats);
         errno = 0;
         printer_->flush();
         out_->flush();
         noteWriteError();
+        if (stats && write_errno_ && out_ != &io_.err && (failed || !layout_.strace))
+            printSummary(io_.err, *stats);
         if (!write_errno_)
             return {};
         if (!file_.isOpen())

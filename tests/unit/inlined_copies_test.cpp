@@ -223,3 +223,16 @@ TEST(InlinedCopies, InlinedFunctionsInTwoNamespacesAreNotMerged) {
     for (std::uint64_t v : copyAddresses(*a))
         EXPECT_EQ(copyAddresses(*b).count(v), 0u) << std::hex << v;
 }
+
+// ov(int) and ov(double) are both only inlined: a bare ov is refused with both listed, not
+// counted as one function.
+TEST(InlinedCopies, ANameOfTwoInlinedOverloadsIsRefusedWithBoth) {
+    auto both = sites("uprobe:" + kCxx + ":ov");
+    ASSERT_FALSE(both);
+    EXPECT_EQ(both.error().err, ENOTUNIQ);
+    EXPECT_THAT(both.error().message, HasSubstr("ov(int)"));
+    EXPECT_THAT(both.error().message, HasSubstr("ov(double)"));
+    auto one = sites("uprobe:" + kCxx + ":'ov(int)'");
+    ASSERT_TRUE(one) << one.error().message;
+    EXPECT_FALSE(copyAddresses(*one).empty());
+}

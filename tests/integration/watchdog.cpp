@@ -38,33 +38,63 @@ std::string firstLine(const std::string& path) {
     return line;
 }
 
-// Every process but this one: its command line and kernel stack, so a test waiting on a
-// workload or a workload stuck in the kernel shows where.
+// A process shows its command line, a thread its name; both their kernel stack.
+void describeTask(const std::string& dir, const char* what, const std::string& id,
+                  const std::string& ppid, const std::string& state) {
+    std::string name = firstLine(dir + "/comm");
+    if (std::string(what) == "pid") {
+        std::ifstream cmd(dir + "/cmdline");
+        name.assign(std::istreambuf_iterator<char>(cmd), {});
+        for (char& c : name)
+            c = c == '\0' ? ' ' : c;
+    }
+    std::fprintf(stderr, "watchdog: %s %s ppid %s state %s: %s\n", what, id.c_str(), ppid.c_str(),
+                 state.c_str(), name.c_str());
+    std::ifstream stack(dir + "/stack");
+    for (std::string line; std::getline(stack, line);)
+        std::fprintf(stderr, "watchdog:     %s\n", line.c_str());
+}
+
+// State and ppid from a stat line: the fields after the ")" that ends the comm.
+void stateOf(const std::string& stat, std::string& state, std::string& ppid) {
+    std::istringstream in(stat.substr(stat.rfind(')') + 1));
+    in >> state >> ppid;
+}
+
+// Every user process and each of its threads (this binary's too, but for the watching
+// thread): its command line and kernel stack, so a test waiting on a workload, or a
+// workload thread stuck in a ptrace-stop, shows where.
 void describeProcesses() {
     DIR* d = opendir("/proc");
     if (!d)
         return;
-    const std::string self = std::to_string(getpid());
+    const std::string self_tid = std::to_string(gettid());
     while (dirent* e = readdir(d)) {
         std::string pid = e->d_name;
-        if (pid.find_first_not_of("0123456789") != std::string::npos || pid == self)
+        if (pid.find_first_not_of("0123456789") != std::string::npos)
             continue;
         std::string stat = firstLine("/proc/" + pid + "/stat");
-        // Kernel threads (ppid 2) are many and reported by sysrq-w when blocked.
-        std::istringstream in(stat.substr(stat.rfind(')') + 1));
-        std::string state, ppid;
-        in >> state >> ppid;
-        if (ppid == "2" || pid == "2" || stat.empty())
+        if (stat.empty())
             continue;
-        std::ifstream cmd("/proc/" + pid + "/cmdline");
-        std::string argv((std::istreambuf_iterator<char>(cmd)), {});
-        for (char& c : argv)
-            c = c == '\0' ? ' ' : c;
-        std::fprintf(stderr, "watchdog: pid %s ppid %s state %s: %s\n", pid.c_str(), ppid.c_str(),
-                     state.c_str(), argv.c_str());
-        std::ifstream stack("/proc/" + pid + "/stack");
-        for (std::string line; std::getline(stack, line);)
-            std::fprintf(stderr, "watchdog:     %s\n", line.c_str());
+        std::string state, ppid;
+        stateOf(stat, state, ppid);
+        // Kernel threads (ppid 2) are many and reported by sysrq-w when blocked.
+        if (ppid == "2" || pid == "2")
+            continue;
+        describeTask("/proc/" + pid, "pid", pid, ppid, state);
+        DIR* t = opendir(("/proc/" + pid + "/task").c_str());
+        if (!t)
+            continue;
+        while (dirent* te = readdir(t)) {
+            std::string tid = te->d_name;
+            if (tid.find_first_not_of("0123456789") != std::string::npos || tid == pid ||
+                tid == self_tid)
+                continue;
+            const std::string dir = "/proc/" + pid + "/task/" + tid;
+            stateOf(firstLine(dir + "/stat"), state, ppid);
+            describeTask(dir, "  thread", tid, ppid, state);
+        }
+        closedir(t);
     }
     closedir(d);
 }

@@ -22,21 +22,22 @@ namespace probectl::ptfx {
 // pt_workload as this build made it for the binary that includes this file.
 inline const std::string kWorkload = PT_WORKLOAD_PATH;
 
-// A running multithreaded workload for the attach tests: pt_workload spin 4
-// (tests/ptrace/pt_workload.c), its stdout a pipe that receives a byte every 4096 calls of thread
+// A running multithreaded workload for the attach tests: pt_workload spin T (default 4;
+// tests/ptrace/pt_workload.c), its stdout a pipe that receives a byte every 4096 calls of thread
 // 0. Not our child's child: the test process is its parent, so its exit status is ours to collect.
 struct Spinner {
     pid_t pid = -1;
     int progress = -1;  // read end
 
-    explicit Spinner(const std::string& workload) {
+    explicit Spinner(const std::string& workload, int threads = 4) {
+        const std::string t = std::to_string(threads);
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
             return;
         pid = fork();
         if (pid == 0) {
             dup2(p[1], 1);
-            execl(workload.c_str(), "pt_workload", "spin", "4", nullptr);
+            execl(workload.c_str(), "pt_workload", "spin", t.c_str(), nullptr);
             _exit(127);
         }
         ::close(p[1]);
@@ -111,7 +112,9 @@ inline PtraceSessionOptions attachOptions(pid_t pid) {
 }
 
 // Runs a tracer in a child process attached to `target` with `probe`, reports on `ready`
-// once it has seen an event, then waits to be killed.
+// once it has seen an event, then waits to be killed. It waits outside poll(): killed
+// while stepping a thread over a breakpoint, it would leave the original byte in place
+// rather than the int3, and the tracer-death tests would depend on when the kill landed.
 inline pid_t forkTracer(pid_t target, const std::string& probe, int ready) {
     const pid_t pid = fork();
     if (pid != 0)
@@ -126,7 +129,7 @@ inline pid_t forkTracer(pid_t target, const std::string& probe, int ready) {
     }
     (void)!::write(ready, "r", 1);
     for (;;)
-        (void)s->poll(1000, nullptr);
+        ::pause();
 }
 
 }  // namespace probectl::ptfx

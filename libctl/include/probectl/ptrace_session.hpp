@@ -166,9 +166,11 @@ class PtraceSession : public Tracer {
 
     // Handles ptrace stops for up to timeout_ms (< 0: until at least one event, 0: only what
     // is pending now) and delivers the events they produce; returns as soon as a batch of
-    // stops produced events. Returns the number delivered (0 on timeout, and at once when
-    // no thread is traced any more: see done()). EINTR (a signal arrived while waiting) is
-    // returned as an error so a signal handler can end a loop; run() handles it.
+    // stops produced events (threads that hit breakpoints without pause never let a batch
+    // end by itself: it also ends at the timeout, or after 4096 stops). Returns the number
+    // delivered (0 on timeout, and at once when no thread is traced any more: see done()).
+    // EINTR (a signal arrived while waiting) is returned as an error so a signal handler
+    // can end a loop; run() handles it.
     // run(): Tracer::run, which ends once nothing is traced any more (done()).
     Result<std::size_t> poll(int timeout_ms, const EventCallback& cb) override;
 

@@ -14,6 +14,11 @@
 
 namespace probectl::ptrace {
 
+namespace {
+// Stops one poll() with no deadline handles before it returns the events they produced.
+constexpr std::size_t kStopsPerPoll = 4096;
+}  // namespace
+
 Engine::Engine(PtraceSessionOptions options) : options_(std::move(options)) {}
 
 Engine::~Engine() {
@@ -519,8 +524,19 @@ Result<std::size_t> Engine::poll(int timeout_ms, const EventCallback& cb) {
     const std::uint64_t deadline =
         timeout_ms > 0 ? monotonicNowNs() + static_cast<std::uint64_t>(timeout_ms) * 1000000ull : 0;
     Result<std::size_t> result = std::size_t{0};
+    // Threads that keep hitting breakpoints are a stream of stops that never runs dry: each
+    // step over a breakpoint stops the other threads and finds some trapped already, so
+    // pending_ refills as fast as it drains. The deadline, or a cap on the stops handled,
+    // ends the batch anyway.
+    std::size_t handled = 0;
+    const auto batch_done = [&] {
+        ++handled;
+        if (deadline && monotonicNowNs() >= deadline)
+            return true;
+        return handled >= kStopsPerPoll && (delivered_now_ > 0 || timeout_ms == 0);
+    };
     for (;;) {
-        while (!pending_.empty()) {
+        if (!pending_.empty()) {
             const pid_t tid = pending_.front();
             pending_.pop_front();
             auto it = threads_.find(tid);
@@ -529,13 +545,15 @@ Result<std::size_t> Engine::poll(int timeout_ms, const EventCallback& cb) {
             const int st = *it->second.pending;
             it->second.pending.reset();
             handle(it->second, classify(st));
+            if (batch_done())
+                break;
+            continue;
         }
         int st = 0;
         const pid_t pid = ::waitpid(-1, &st, __WALL | WNOHANG);
         if (pid > 0) {
             dispatch(pid, st);
-            // A tracee that never stops producing stops must not keep us from returning.
-            if (deadline && monotonicNowNs() >= deadline)
+            if (batch_done())
                 break;
             continue;
         }

@@ -159,3 +159,80 @@ TEST(InlinedCopies, ResolveUserSpecNamesTheCopiesItCannotReturnAlone) {
     EXPECT_THAT(one.error().message, HasSubstr("the function has"));
     EXPECT_THAT(one.error().message, HasSubstr("(inlined copy)"));
 }
+
+namespace {
+
+const std::string kCxx = FX_INLINE_CXX_PATH;
+
+std::set<std::uint64_t> copyAddresses(const std::vector<UserTarget>& all) {
+    std::set<std::uint64_t> out;
+    for (const UserTarget& t : all)
+        if (!t.inlined_from.empty())
+            out.insert(t.vaddr);
+    return out;
+}
+
+}  // namespace
+
+// DWARF spells the template's arguments "tw<long int>", the demangled ELF name "tw<long>":
+// every spelling is one function, its out-of-line copy and its inlined ones.
+TEST(InlinedCopies, EverySpellingOfACxxTemplateIsItsOutOfLineAndInlinedCopies) {
+    const auto expected = readelfInlinedEntries(kCxx, "tw<long int>");
+    ASSERT_GE(expected.size(), 1u) << "the fixture's tw<long> should be inlined";
+    for (const std::string name : {"'tw<long>'", "'tw<long>(long)'", "'long tw<long>(long)'",
+                                   "'tw<long int>'", "_Z2twIlET_S0_"}) {
+        SCOPED_TRACE(name);
+        auto all = sites("uprobe:" + kCxx + ":" + name);
+        ASSERT_TRUE(all) << all.error().message;
+        ASSERT_EQ(all->size(), expected.size() + 1);
+        EXPECT_TRUE(all->front().inlined_from.empty());
+        EXPECT_THAT(all->front().symbol, HasSubstr("tw<long>"));
+        EXPECT_THAT(all->front().note, HasSubstr("probed too"));
+        EXPECT_EQ(copyAddresses(*all), expected);
+    }
+}
+
+// A template only inlined: named as c++filt prints it, as DWARF does, or mangled.
+TEST(InlinedCopies, AnInlinedOnlyTemplateIsFoundByItsDemangledName) {
+    const auto expected = readelfInlinedEntries(kCxx, "sum<long int>");
+    ASSERT_GE(expected.size(), 2u) << "the fixture's sum<long> should be inlined twice";
+    for (const std::string name :
+         {"'sum<long>'", "'sum<long>(long, long)'", "'sum<long int>'", "_Z3sumIlET_S0_S0_"}) {
+        SCOPED_TRACE(name);
+        auto all = sites("uprobe:" + kCxx + ":" + name);
+        ASSERT_TRUE(all) << all.error().message;
+        EXPECT_EQ(copyAddresses(*all), expected);
+        EXPECT_EQ(all->size(), expected.size());
+        EXPECT_THAT(all->front().note, HasSubstr("no out-of-line copy"));
+    }
+}
+
+// a::h and b::h are two functions: a bare h matches neither (as for out-of-line functions),
+// each qualified name its own copies.
+TEST(InlinedCopies, InlinedFunctionsInTwoNamespacesAreNotMerged) {
+    auto bare = sites("uprobe:" + kCxx + ":h");
+    ASSERT_FALSE(bare);
+    EXPECT_THAT(bare.error().message, HasSubstr("no function 'h'"));
+    auto a = sites("uprobe:" + kCxx + ":'a::h'");
+    auto b = sites("uprobe:" + kCxx + ":'b::h(int)'");
+    ASSERT_TRUE(a) << a.error().message;
+    ASSERT_TRUE(b) << b.error().message;
+    ASSERT_FALSE(copyAddresses(*a).empty());
+    ASSERT_FALSE(copyAddresses(*b).empty());
+    EXPECT_EQ(copyAddresses(*a).size(), a->size());
+    for (std::uint64_t v : copyAddresses(*a))
+        EXPECT_EQ(copyAddresses(*b).count(v), 0u) << std::hex << v;
+}
+
+// ov(int) and ov(double) are both only inlined: a bare ov is refused with both listed, not
+// counted as one function.
+TEST(InlinedCopies, ANameOfTwoInlinedOverloadsIsRefusedWithBoth) {
+    auto both = sites("uprobe:" + kCxx + ":ov");
+    ASSERT_FALSE(both);
+    EXPECT_EQ(both.error().err, ENOTUNIQ);
+    EXPECT_THAT(both.error().message, HasSubstr("ov(int)"));
+    EXPECT_THAT(both.error().message, HasSubstr("ov(double)"));
+    auto one = sites("uprobe:" + kCxx + ":'ov(int)'");
+    ASSERT_TRUE(one) << one.error().message;
+    EXPECT_FALSE(copyAddresses(*one).empty());
+}

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "elf/dwarf_attr.hpp"
@@ -16,13 +19,94 @@ namespace probectl {
 
 namespace {
 
-bool named(Dwarf_Die* die, std::string_view name) {
-    if (dwarfString(die, DW_AT_name) == name)
+struct Want {
+    std::string_view name;
+    const std::vector<std::string>& linkages;
+    bool has_params = name.find('(') != std::string_view::npos;
+};
+
+// Whether the subprogram `die`, called `qualified` with its scopes, is the wanted function.
+bool named(Dwarf_Die* die, std::string_view qualified, const Want& w) {
+    if (qualified == w.name)
         return true;
     const std::string_view linkage = dwarfString(die, DW_AT_linkage_name);
     if (linkage.empty())
         return false;
-    return linkage == name || withoutParameters(demangle(linkage)) == name;
+    if (linkage == w.name ||
+        std::find(w.linkages.begin(), w.linkages.end(), linkage) != w.linkages.end())
+        return true;
+    // Demangling every declaration of a large C++ file is slow: a name that does not hold
+    // DWARF's (up to its template arguments, which DWARF spells its own way) cannot match.
+    const std::string_view plain_name = dwarfString(die, DW_AT_name);
+    const std::string_view stem = plain_name.substr(0, plain_name.find('<'));
+    if (!stem.empty() && w.name.find(stem) == std::string_view::npos)
+        return false;
+    // The forms ElfResolver::functionsNamed accepts of a demangled ELF name.
+    const std::string d = demangle(linkage);
+    if (d.find(w.name) == std::string::npos)
+        return false;
+    if (d == w.name)
+        return true;
+    const std::string plain = withoutReturnType(d);
+    return plain == w.name || (!w.has_params && (withoutParameters(d) == w.name ||
+                                                 withoutParameters(plain) == w.name));
+}
+
+// The subprogram an inlined copy is of: its DW_AT_abstract_origin.
+bool originOf(Dwarf_Die* die, Dwarf_Die* origin) {
+    Dwarf_Attribute a;
+    return dwarf_attr(die, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, origin);
+}
+
+// Whether `d`, or a DIE it completes or is an instance of, is in `matched`.
+bool chainMatched(Dwarf_Die d, const std::set<Dwarf_Off>& matched) {
+    for (int depth = 0; depth < 4; ++depth) {
+        if (matched.count(dwarf_dieoffset(&d)))
+            return true;
+        Dwarf_Attribute a;
+        if (!(dwarf_attr(&d, DW_AT_specification, &a) ||
+              dwarf_attr(&d, DW_AT_abstract_origin, &a)) ||
+            !dwarf_formref_die(&a, &d))
+            break;
+    }
+    return false;
+}
+
+// Whether the inlined copy `die` is of a wanted function: its origin, or the declaration
+// the origin completes (DW_AT_specification), was matched among the scopes' subprograms
+// (`matched`, DIE offsets). An origin not seen there (a unit shared by dwz) matches by its
+// linkage name, or by its plain name when it has none (C).
+bool inlinedOf(Dwarf_Die* die, const std::set<Dwarf_Off>& matched, const Want& w) {
+    Dwarf_Die origin;
+    if (!originOf(die, &origin))
+        return false;
+    if (chainMatched(origin, matched))
+        return true;
+    const std::string_view linkage = dwarfString(&origin, DW_AT_linkage_name);
+    return named(&origin, linkage.empty() ? dwarfString(&origin, DW_AT_name) : std::string_view(),
+                 w);
+}
+
+InlinedFunction functionOf(Dwarf_Die* die, const std::map<Dwarf_Off, std::string>& qualified) {
+    InlinedFunction f;
+    Dwarf_Die origin;
+    if (!originOf(die, &origin))
+        return f;
+    f.linkage = std::string(dwarfString(&origin, DW_AT_linkage_name));
+    Dwarf_Die d = origin;
+    for (int depth = 0; depth < 4; ++depth) {
+        if (auto it = qualified.find(dwarf_dieoffset(&d)); it != qualified.end()) {
+            f.qualified = it->second;
+            return f;
+        }
+        Dwarf_Attribute a;
+        if (!(dwarf_attr(&d, DW_AT_specification, &a) ||
+              dwarf_attr(&d, DW_AT_abstract_origin, &a)) ||
+            !dwarf_formref_die(&a, &d))
+            break;
+    }
+    f.qualified = std::string(dwarfString(&origin, DW_AT_name));
+    return f;
 }
 
 // The copy's entry: DW_AT_entry_pc when it lies within the copy's span (GCC may put it in
@@ -61,15 +145,21 @@ InlinedCopy copyAt(Dwarf_Die* die, Dwarf_Die* cu, std::uint64_t entry) {
     return c;
 }
 
-void walk(Dwarf_Die* cu, std::string_view name, std::vector<InlinedCopy>& out) {
+void walk(Dwarf_Die* cu, const std::set<Dwarf_Off>& matched,
+          const std::map<Dwarf_Off, std::string>& qualified, const Want& w,
+          std::vector<InlinedCopy>& out, std::vector<InlinedFunction>& functions) {
     std::vector<Dwarf_Die> todo{*cu};
     while (!todo.empty()) {
         Dwarf_Die die = todo.back();
         todo.pop_back();
         std::uint64_t entry = 0;
-        if (dwarf_tag(&die) == DW_TAG_inlined_subroutine && named(&die, name) &&
-            entryOf(&die, entry))
+        if (dwarf_tag(&die) == DW_TAG_inlined_subroutine && inlinedOf(&die, matched, w) &&
+            entryOf(&die, entry)) {
             out.push_back(copyAt(&die, cu, entry));
+            InlinedFunction f = functionOf(&die, qualified);
+            if (std::find(functions.begin(), functions.end(), f) == functions.end())
+                functions.push_back(std::move(f));
+        }
         Dwarf_Die child;
         if (!dwarfMayHoldCode(dwarf_tag(&die)) || dwarf_child(&die, &child) != 0)
             continue;
@@ -80,46 +170,68 @@ void walk(Dwarf_Die* cu, std::string_view name, std::vector<InlinedCopy>& out) {
     }
 }
 
-// Whether the CU can hold inlined copies of `name`: it has the function's abstract instance
-// (a subprogram with DW_AT_inline, GCC and clang put it in each CU that inlines it), or it
-// imports or is a unit shared by others (dwz, LTO), where the origin may be elsewhere. Only
-// top-level entries and their namespaces and classes are read: a deep walk of every
-// function body is what makes a large file's DWARF slow.
-bool mayInline(Dwarf_Die* cu, std::string_view name) {
-    if (dwarf_tag(cu) == DW_TAG_partial_unit)
-        return true;
-    std::vector<Dwarf_Die> todo{*cu};
+// The subprograms of the CU's top level and of its namespaces and classes that are the
+// wanted function (into `matched`, with their qualified names into `qualified`), and whether
+// the CU can hold inlined copies of it: it has such a subprogram (GCC and clang put the
+// abstract instance in each CU that inlines it), or it imports or is a unit shared by others
+// (dwz, LTO), where the origin may be elsewhere. Only these scopes are read: a deep walk of
+// every function body is what makes a large file's DWARF slow.
+bool mayInline(Dwarf_Die* cu, const Want& w, std::set<Dwarf_Off>& matched,
+               std::map<Dwarf_Off, std::string>& qualified) {
+    bool found = dwarf_tag(cu) == DW_TAG_partial_unit;
+    std::vector<Dwarf_Die> abstract;  // subprograms with DW_AT_inline: inlined somewhere
+    std::vector<std::pair<Dwarf_Die, std::string>> todo{{*cu, ""}};
     while (!todo.empty()) {
-        Dwarf_Die die = todo.back();
+        auto [die, scope] = todo.back();
         todo.pop_back();
         Dwarf_Die child;
         if (dwarf_child(&die, &child) != 0)
             continue;
         do {
-            switch (dwarf_tag(&child)) {
+            const int tag = dwarf_tag(&child);
+            const std::string_view n = dwarfString(&child, DW_AT_name);
+            switch (tag) {
                 case DW_TAG_imported_unit:
-                    return true;
-                case DW_TAG_subprogram:
-                    if (dwarf_hasattr(&child, DW_AT_inline) && named(&child, name))
-                        return true;
+                    found = true;
                     break;
+                case DW_TAG_subprogram: {
+                    if (dwarf_hasattr(&child, DW_AT_inline))
+                        abstract.push_back(child);
+                    // A definition completing a declaration (DW_AT_specification), or an
+                    // instance of an abstract one, takes that one's scope, found where it is.
+                    if (dwarf_hasattr(&child, DW_AT_specification) ||
+                        dwarf_hasattr(&child, DW_AT_abstract_origin))
+                        break;
+                    std::string q = scope + std::string(n);
+                    if (named(&child, q, w)) {
+                        matched.insert(dwarf_dieoffset(&child));
+                        qualified.emplace(dwarf_dieoffset(&child), std::move(q));
+                    }
+                    break;
+                }
                 case DW_TAG_namespace:
                 case DW_TAG_class_type:
                 case DW_TAG_structure_type:
                 case DW_TAG_union_type:
-                    todo.push_back(child);
+                    // c++filt's spelling of an unnamed namespace.
+                    todo.emplace_back(child, scope +
+                                                 (n.empty() ? std::string("(anonymous namespace)")
+                                                            : std::string(n)) +
+                                                 "::");
                     break;
                 default:
                     break;
             }
         } while (dwarf_siblingof(&child, &child) == 0);
     }
-    return false;
+    return found || std::any_of(abstract.begin(), abstract.end(),
+                                [&](const Dwarf_Die& d) { return chainMatched(d, matched); });
 }
 
 }  // namespace
 
-InlinedSearch findInlinedCopies(const std::string& dwarf_path, std::string_view name) {
+InlinedSearch findInlinedCopies(const std::string& dwarf_path, std::string_view name,
+                                const std::vector<std::string>& linkage_names) {
     InlinedSearch s;
     s.source = dwarf_path;
     const int fd = ::open(dwarf_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -127,15 +239,22 @@ InlinedSearch findInlinedCopies(const std::string& dwarf_path, std::string_view 
         return s;
     Dwarf* dw = dwarf_begin(fd, DWARF_C_READ);
     if (dw) {
+        const Want w{name, linkage_names};
+        // Every unit's scopes first: an origin may be in a unit that comes later (dwz).
+        std::set<Dwarf_Off> matched;
+        std::map<Dwarf_Off, std::string> qualified;
+        std::vector<Dwarf_Die> units;
         Dwarf_CU* cu = nullptr;
         Dwarf_Die cudie, subdie;
         Dwarf_Half version = 0;
         uint8_t unit_type = 0;
         while (dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0) {
             s.has_dwarf = true;
-            if (mayInline(&cudie, name))
-                walk(&cudie, name, s.copies);
+            if (mayInline(&cudie, w, matched, qualified))
+                units.push_back(cudie);
         }
+        for (Dwarf_Die& u : units)
+            walk(&u, matched, qualified, w, s.copies, s.functions);
         dwarf_end(dw);
     }
     ::close(fd);

@@ -17,15 +17,29 @@ struct InlinedCopy {
     unsigned call_line = 0;  // DW_AT_call_line, 0 if unknown
 };
 
-struct InlinedSearch {
-    bool has_dwarf = false;           // the file read has .debug_info
-    std::string source;               // that file, for explanations
-    std::vector<InlinedCopy> copies;  // by entry address, one per address
+// A function whose copies were found: two of these are two functions of one name.
+struct InlinedFunction {
+    std::string linkage;    // DW_AT_linkage_name (the ELF symbol's name), "" for C
+    std::string qualified;  // DWARF's name with its namespaces and classes ("a::h")
+    bool operator==(const InlinedFunction&) const = default;
 };
 
-// The inlined copies of `name` (DW_AT_name, or DW_AT_linkage_name for C++; a demangled
-// name matches without its parameter list) in the DWARF of `dwarf_path`: the file itself, or
-// its separate debug file. Unreadable or absent DWARF gives has_dwarf false and no copies.
-InlinedSearch findInlinedCopies(const std::string& dwarf_path, std::string_view name);
+struct InlinedSearch {
+    bool has_dwarf = false;                  // the file read has .debug_info
+    std::string source;                      // that file, for explanations
+    std::vector<InlinedCopy> copies;         // by entry address, one per address
+    std::vector<InlinedFunction> functions;  // whose copies those are, each once
+};
+
+// The inlined copies of `name` in the DWARF of `dwarf_path` (the file itself, or its
+// separate debug file). A function matches by its qualified DWARF name ("ns::g<double>",
+// DW_AT_name within its namespaces and classes), by DW_AT_linkage_name, by the demangled
+// linkage name as the ELF symbol table's C++ names match (with or without return type and
+// parameters), or when its linkage name is one of `linkage_names` (the mangled names of the
+// ELF symbols `name` matched, so that DWARF's "tw<long int>" is the ELF's "tw<long>").
+// A bare name does not match a function in a namespace, as for ELF symbols. Unreadable or
+// absent DWARF gives has_dwarf false and no copies.
+InlinedSearch findInlinedCopies(const std::string& dwarf_path, std::string_view name,
+                                const std::vector<std::string>& linkage_names = {});
 
 }  // namespace probectl

@@ -379,8 +379,12 @@ class Resolver {
                                               fmt::join(lines, "\n")));
     }
 
-    Result<UserTarget> symbol() const {
-        auto found = elf_->functionsNamed(spec_.symbol);
+    Result<UserTarget> symbol() const { return symbol(spec_.symbol); }
+
+    // The function ELF's symbol table calls `name` (the spec's name, or the linkage name
+    // DWARF gives it).
+    Result<UserTarget> symbol(const std::string& name) const {
+        auto found = elf_->functionsNamed(name);
         if (found.empty())
             return notFound();
         if (found.size() > 1) {
@@ -422,11 +426,24 @@ class Resolver {
     // caller (DWARF), or a probe would count only the calls that were not inlined.
     Result<std::vector<UserTarget>> functionSites() const {
         const std::string dwarf = elf_->debugFile().empty() ? file_.path : elf_->debugFile();
-        const InlinedSearch inl = findInlinedCopies(dwarf, spec_.symbol);
-        const bool out_of_line = !elf_->functionsNamed(spec_.symbol).empty();
+        const auto found = elf_->functionsNamed(spec_.symbol);
+        // The ELF symbols' mangled names join DWARF's copies to them: the two spell a C++
+        // name differently ("tw<long>" and DWARF's "tw<long int>").
+        std::vector<std::string> mangled;
+        for (const ElfSymbol* s : found)
+            mangled.push_back(s->name);
+        const InlinedSearch inl = findInlinedCopies(dwarf, spec_.symbol, mangled);
+        std::string elf_name = spec_.symbol;
+        if (found.empty() && inl.functions.size() == 1 && !inl.functions[0].linkage.empty() &&
+            !elf_->functionsNamed(inl.functions[0].linkage).empty())
+            elf_name = inl.functions[0].linkage;
+        if (inl.functions.size() > 1 || (found.size() == 1 && inl.functions.size() == 1 &&
+                                         !sameFunction(*found[0], inl.functions[0])))
+            return ambiguousInlined(found, inl);
+        const bool out_of_line = !elf_->functionsNamed(elf_name).empty();
         std::vector<UserTarget> out;
         if (out_of_line || inl.copies.empty()) {
-            auto t = symbol();
+            auto t = symbol(elf_name);
             if (!t)
                 return std::move(t).error();
             if (!inl.has_dwarf)
@@ -479,6 +496,35 @@ class Resolver {
         for (UserTarget& t : copies)
             out.push_back(std::move(t));
         return out;
+    }
+
+    static bool sameFunction(const ElfSymbol& s, const InlinedFunction& f) {
+        if (!f.linkage.empty())
+            return s.name == f.linkage;
+        return s.name == f.qualified ||
+               withoutParameters(withoutReturnType(s.demangled)) == f.qualified;
+    }
+
+    // One name, several functions with inlined copies (overloads, or an out-of-line function
+    // and another's copies): probing them all as one would add up different functions.
+    Error ambiguousInlined(const std::vector<const ElfSymbol*>& found,
+                           const InlinedSearch& inl) const {
+        std::vector<std::string> lines;
+        for (const ElfSymbol* s : found)
+            lines.push_back(fmt::format("  {}  (out of line)", s->displayName()));
+        for (const InlinedFunction& f : inl.functions) {
+            if (std::any_of(found.begin(), found.end(),
+                            [&](const ElfSymbol* s) { return sameFunction(*s, f); }))
+                continue;
+            lines.push_back(fmt::format("  {}  (inlined only{})",
+                                        f.linkage.empty() ? f.qualified : demangle(f.linkage),
+                                        f.linkage.empty() ? "" : ", " + f.linkage));
+        }
+        return fail(ENOTUNIQ, fmt::format("'{}' names {} functions in {} (inlined copies from "
+                                          "the DWARF of {}); name one by its qualified name or "
+                                          "full C++ signature, quoted, or its mangled name:\n{}",
+                                          spec_.symbol, lines.size(), file_.path, inl.source,
+                                          fmt::join(lines, "\n")));
     }
 
     Result<UserTarget> inlinedCopy(const InlinedCopy& c, const std::string& source) const {

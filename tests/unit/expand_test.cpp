@@ -14,6 +14,7 @@
 #include "probectl/expand.hpp"
 #include "probectl/session.hpp"
 #include "probectl/tracer.hpp"
+#include "probectl/user_target.hpp"
 
 using probectl::hasGlob;
 using probectl::KernelSymbols;
@@ -260,22 +261,51 @@ TEST(Expand, StopWhenEndsAGlobBetweenItsNames) {
 
 // uprobe:PATH:GLOB matches C++ functions by their demangled names, a function template's
 // without its return type ("int sum<int>(int, int)"): "sum*" matched none of them, only
-// their mangled names ("_Z3sum*") did.
+// their mangled names ("_Z3sum*") did. Each is named as a user writes it, quoted in the
+// spec's text (tables and JSON label probes with it), not by its mangled symbol.
 TEST(Expand, UserGlobMatchesCxxTemplateFunctions) {
     SpecExpander x(0, nullptr);
+    const std::string path = FX_CXX_PATH;
     auto names = [&](const std::string& glob) {
         std::set<std::string> out;
-        auto e = x.expand(*parseProbeSpec("uprobe:" + std::string(FX_CXX_PATH) + ":" + glob));
+        auto e = x.expand(*parseProbeSpec("uprobe:" + path + ":" + glob));
         EXPECT_TRUE(e.ok()) << glob << ": " << (e.ok() ? "" : e.error().describe());
         if (e.ok())
-            for (const auto& s : e->specs)
-                out.insert(probectl::demangle(s.symbol));
+            for (const auto& s : e->specs) {
+                EXPECT_EQ(s.text, "uprobe:" + path + ":'" + s.symbol + "'");
+                out.insert(s.symbol);
+            }
         return out;
     };
-    EXPECT_EQ(names("sum*"),
-              (std::set<std::string>{"int sum<int>(int, int)", "long sum<long>(long, long)",
-                                     "sum(int, int)"}));
+    EXPECT_EQ(names("sum*"), (std::set<std::string>{"sum<int>(int, int)", "sum<long>(long, long)",
+                                                    "sum(int, int)"}));
     EXPECT_EQ(names("'sum<*>'"),
-              (std::set<std::string>{"int sum<int>(int, int)", "long sum<long>(long, long)"}));
+              (std::set<std::string>{"sum<int>(int, int)", "sum<long>(long, long)"}));
     EXPECT_EQ(names("'fx::tw*'"), (std::set<std::string>{"fx::twice(int)", "fx::twice(double)"}));
+    EXPECT_EQ(names("'fx::Counter::*'"), (std::set<std::string>{"fx::Counter::add(long) const"}));
+}
+
+// The readable name of an expanded C++ function resolves to the function the glob matched:
+// the same file offset as its mangled symbol.
+TEST(Expand, UserGlobNamesResolveToTheSymbolTheyName) {
+    SpecExpander x(0, nullptr);
+    const std::string path = FX_CXX_PATH;
+    auto e = x.expand(*parseProbeSpec("uprobe:" + path + ":'*'"));
+    ASSERT_TRUE(e.ok()) << e.error().describe();
+    auto elf = ElfResolver::open(path);
+    ASSERT_TRUE(elf.ok());
+    std::size_t cxx = 0;
+    for (const auto& s : e->specs) {
+        auto readable = resolveUserSpec(s);
+        ASSERT_TRUE(readable.ok()) << s.text;
+        const auto fns = elf->functionsNamed(s.symbol);
+        ASSERT_EQ(fns.size(), 1u) << s.text;
+        if (fns[0]->demangled == fns[0]->name)
+            continue;
+        cxx++;
+        auto mangled = resolveUserSpec(*parseProbeSpec("uprobe:" + path + ":" + fns[0]->name));
+        ASSERT_TRUE(mangled.ok()) << fns[0]->name;
+        EXPECT_EQ(readable->file_offset, mangled->file_offset) << s.text;
+    }
+    EXPECT_EQ(cxx, 7u);
 }

@@ -158,6 +158,18 @@ Result<Expansion> tracepoints(const ProbeSpec& spec, const Tracepoints& tps) {
     return build(spec, std::move(cands), "tracepoint");
 }
 
+// A C++ function is named as a user writes it ("ns::f(int)", quoted in the spec text), not
+// by its mangled symbol, when that name means this function alone; else by the symbol.
+std::string userSpecName(const ElfResolver& elf, const ElfSymbol& s) {
+    if (s.demangled == s.name)
+        return s.name;
+    std::string readable = withoutReturnType(s.demangled);
+    const auto named = elf.functionsNamed(readable);
+    if (named.size() == 1 && named[0]->value == s.value)
+        return readable;
+    return s.name;
+}
+
 Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
     UserResolveOptions ro;
     ro.pid = pid;
@@ -176,7 +188,7 @@ Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
         if (!s.isFunction() || s.hidden_version || !s.matchesGlob(spec.symbol) ||
             !seen.insert(s.name).second)
             continue;
-        Candidate c{s.name, {}, std::nullopt};
+        Candidate c{userSpecName(*elf, s), {}, std::nullopt};
         if (s.isIfunc())
             c.skip = SkippedName{s.name, "ifunc", ""};
         else if (elf->functionsNamed(s.name).size() > 1)

@@ -29,7 +29,8 @@
  * when a frame is in none of the mappings it has. Such a slot is read only
  * when a frame needs it, else held until the session ends: at most
  * PROBECTL_MM_PIN_AGAIN of them at once, so first hits of other processes
- * always find slots.
+ * always find slots; a hit refused by that bound counts as maps-unpinned,
+ * like one that finds the table full.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -52,9 +53,6 @@ enum {
 	PROBECTL_PIN_READING,	/* maps-get is rendering it */
 	PROBECTL_PIN_LET_GO,	/* no reference; @mm only to recognize it */
 };
-
-/* Slots kept again (probectl_mm_pin_again()) at once, at most. */
-#define PROBECTL_MM_PIN_AGAIN	(PROBECTL_MM_PIN_SLOTS / 4)
 
 struct probectl_mm_pin_slot {
 	u32 state;		/* PROBECTL_PIN_*: acquire/release */
@@ -206,8 +204,11 @@ static void probectl_mm_pin_again(struct probectl_mm_pins *t, struct probectl_mm
 	if (smp_load_acquire(&sl->state) != PROBECTL_PIN_LET_GO ||
 	    READ_ONCE(sl->exec_vm) == READ_ONCE(mm->exec_vm))
 		return;
-	if (!atomic_add_unless(&t->again, 1, PROBECTL_MM_PIN_AGAIN))
+	if (!atomic_add_unless(&t->again, 1, PROBECTL_MM_PIN_AGAIN)) {
+		/* its frames in the new code may go unnamed: said, not silent */
+		atomic64_inc(&t->unpinned);
 		return;
+	}
 	if (cmpxchg(&sl->state, PROBECTL_PIN_LET_GO, PROBECTL_PIN_CLAIMED) !=
 	    PROBECTL_PIN_LET_GO)
 		goto undo;

@@ -106,6 +106,13 @@
  * maps-unpinned.
  */
 #define PROBECTL_MM_PIN_SLOTS	64
+/*
+ * Address spaces kept again at once, at most, because code was mapped in them
+ * after maps-get read them; a hit that would keep one more counts as
+ * maps-unpinned. A quarter of mm-pin-slots: the rest of the table stays free
+ * for first hits of other processes.
+ */
+#define PROBECTL_MM_PIN_AGAIN	16
 
 enum probectl_cmd {
 	PROBECTL_CMD_UNSPEC,
@@ -207,7 +214,7 @@ enum probectl_cmd {
 	 * once its slot was reused, or, under the same number, when code was
 	 * mapped in it since (a dlopen()ed library: the executable size differs
 	 * from the one rendered), so that asking again on an address in none of
-	 * the mappings read gets them (at most a quarter of the slots are kept
+	 * the mappings read gets them (at most mm-pin-again slots are kept
 	 * again at once; one nobody asks for stays kept until the session
 	 * ends). With maps-seq: exactly the address space of that number, which
 	 * alone is let go (after an exec, the one before it may still be
@@ -404,8 +411,9 @@ enum probectl_attr {
 	PROBECTL_A_MAPS_TEXT,
 	/*
 	 * u64: Hits that captured a user stack in a process whose address space
-	 * the session could not keep (all mm-pin-slots held): if it exits
-	 * before maps-get, its stacks have no maps.
+	 * the session could not keep (all mm-pin-slots held, or, for code
+	 * mapped since maps-get read it, mm-pin-again kept again already): if
+	 * it exits before maps-get, its stacks have no maps (for those frames).
 	 */
 	PROBECTL_A_MAPS_UNPINNED,
 	/*

@@ -7,14 +7,17 @@
 // read (the module keeps its address space again: mm_pin.c); the ptrace backend reads /proc,
 // so there the workload waits until the second stack is shown too.
 #include <algorithm>
+#include <regex>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "itest_util.hpp"
 #include "stack_text.hpp"
+#include "uapi/probectl.h"
 
 using itest::Ran;
 using itest::sh;
@@ -139,4 +142,53 @@ TEST(DlopenStacks, CountByUstackNamesFramesInALibraryLoadedLater) {
         EXPECT_GE(before, 1) << text << r.out;
         EXPECT_GE(from_lib, 1) << text << r.out;
     }
+}
+
+// More processes that dlopen() after their maps were read than the module keeps again at
+// once (PROBECTL_MM_PIN_AGAIN), all gone before their second stack is read (records held
+// back by a slow drain): the frames of those not kept again cannot be named, and the
+// summary must count them. They once printed "[unknown]" with nothing said.
+TEST(DlopenStacks, ProcessesNotKeptAgainAreCounted) {
+    itest::ModuleParam slow("drain_interval_ms", "5000");
+    ASSERT_TRUE(slow.ok());
+    const int procs = PROBECTL_MM_PIN_AGAIN + 8;
+    const std::string file = "/tmp/dlopen-again.json";
+    const std::string fifo = "/tmp/dlopen-again.fifo";
+    // Each process waits on its own FIFO, released once every first stack was shown.
+    const std::string script = fmt::format(
+        "i=0; while [ $i -lt {0} ]; do rm -f {1}$i; mkfifo {1}$i; {2} {1}$i {3} & "
+        "i=$((i+1)); done; "
+        "n=0; until [ \"$(grep -c before_dlopen {4} 2>/dev/null)\" -ge {0} ]; do "
+        "n=$((n+1)); [ $n -ge 1200 ] && break; sleep 0.05; done; "
+        "i=0; while [ $i -lt {0} ]; do echo go > {1}$i; i=$((i+1)); done; wait; "
+        "rm -f {1}*",
+        procs, fifo, target(), library(), file);
+    Ran r = sh("rm -f " + file + "; probectl trace uprobe:" + target() +
+               ":probed --ustack --format json -o " + file + " -f -- sh -c '" + script + "'");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const std::string text = itest::readFile(file);
+    const auto evs = itest::jsonLines(text, "event");
+    ASSERT_EQ(evs.size(), static_cast<std::size_t>(2 * procs)) << text << r.out;
+    int named = 0, unnamed = 0;
+    for (const auto& ev : evs) {
+        const auto frames = ev["ustack"].get<std::vector<std::string>>();
+        if (chain(frames, kBefore) == kBefore)
+            continue;
+        if (chain(frames, kFromLib) == kFromLib)
+            named++;
+        else if (std::any_of(frames.begin(), frames.end(),
+                             [](const std::string& f) { return f.ends_with("[unknown]"); }))
+            unnamed++;
+        else
+            ADD_FAILURE() << "neither stack: " << ev.dump();
+    }
+    std::smatch m;
+    std::uint64_t counted = 0;
+    if (std::regex_search(r.out, m,
+                          std::regex("([0-9]+) hits? in processes whose maps were not kept")))
+        counted = std::stoull(m[1]);
+    // Every unnamed frame is one of the counted hits; the bound was reached.
+    EXPECT_LE(static_cast<std::uint64_t>(unnamed), counted) << r.out;
+    EXPECT_GE(counted, 1u) << text << r.out;
+    EXPECT_GE(named, PROBECTL_MM_PIN_AGAIN) << text << r.out;
 }

@@ -76,6 +76,9 @@ inline constexpr std::uint32_t kStackMaxDepth = 127;     // $kstackN: PROBECTL_S
 inline constexpr std::uint32_t kStackDefaultDepth = 64;  // $kstack: PROBECTL_STACK_DEFAULT_DEPTH
 // Address spaces a session keeps at once for their maps (PROBECTL_MM_PIN_SLOTS).
 inline constexpr std::uint32_t kMmPinSlots = 64;
+// Of those, kept again at once because code was mapped after their maps were read
+// (PROBECTL_MM_PIN_AGAIN).
+inline constexpr std::uint32_t kMmPinAgain = 16;
 
 enum class FetchType : std::uint8_t {
     U8,

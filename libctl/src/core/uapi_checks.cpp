@@ -50,6 +50,7 @@ static_assert(kFetchFlagFuncEntry == PROBECTL_FETCH_F_FUNC_ENTRY);
 static_assert(kStackMaxDepth == PROBECTL_STACK_MAX_DEPTH);
 static_assert(kStackDefaultDepth == PROBECTL_STACK_DEFAULT_DEPTH);
 static_assert(kMmPinSlots == PROBECTL_MM_PIN_SLOTS);
+static_assert(kMmPinAgain == PROBECTL_MM_PIN_AGAIN);
 static_assert(kFetchFlagUser == PROBECTL_FETCH_F_USER);
 static_assert(kFetchFlagErrno == PROBECTL_FETCH_F_ERRNO);
 static_assert(sizeof(FetchInsn) == sizeof(probectl_fetch_insn));

@@ -517,8 +517,9 @@ std::string formatFoldedRows(const std::vector<StackRow>& rows, const std::strin
 std::string unpinnedNote(std::uint64_t unpinned) {
     return unpinned ? fmt::format(
                           ", {} hit{} in processes whose maps were not kept (more than {} "
-                          "at once: their stacks are symbolized only if they still run)",
-                          unpinned, unpinned == 1 ? "" : "s", kMmPinSlots)
+                          "at once, or more than {} that mapped code after their maps were "
+                          "read: their stacks are symbolized only if they still run)",
+                          unpinned, unpinned == 1 ? "" : "s", kMmPinSlots, kMmPinAgain)
                     : std::string();
 }
 

@@ -259,7 +259,7 @@ namespace {
 
 constexpr const char* kDecodedCalls =
     "umask,mkdir,chmod,fchmodat,access,faccessat,faccessat2,unlinkat,kill,tgkill,tkill,pipe2,"
-    "dup3,lseek,fcntl,socket";
+    "dup3,lseek,fcntl,socket,arch_prctl,prlimit64,getrlimit,setrlimit,rseq";
 
 // Lines of workloads/decode_args.c from its umask on (ld.so's calls come before), with the
 // run's pid (printed by the workload on stdout) as PID: it differs between runs.
@@ -281,16 +281,16 @@ std::vector<std::string> decodedLines(const std::string& file, const std::string
 }  // namespace
 
 // Arguments strace prints as names (octal modes, AT_FDCWD, access modes, signal numbers,
-// O_/SOCK_ flags, SEEK_*, AF_*, F_*) print the same on both backends as Debian's strace
-// prints them on the same workload, line for line.
+// O_/SOCK_ flags, SEEK_*, AF_*, F_*, ARCH_*, RLIMIT_*) print the same on both backends as
+// Debian's strace prints them on the same workload, line for line.
 TEST(Syscalls, DecodedArgumentsAsStrace) {
     ASSERT_EQ(access("/usr/bin/strace", X_OK), 0) << "strace missing from the VM image";
     const std::string cmd = itest::workload("decode_args") + " /tmp/probectl-decode-dir";
-    Ran st = sh(std::string("strace -o /tmp/decode-strace.txt -e trace=") + kDecodedCalls + " " +
-                cmd);
+    Ran st =
+        sh(std::string("strace -o /tmp/decode-strace.txt -e trace=") + kDecodedCalls + " " + cmd);
     ASSERT_EQ(st.status, 0) << st.out;
     const auto want = decodedLines("/tmp/decode-strace.txt", st.out);
-    ASSERT_EQ(want.size(), 15u) << itest::readFile("/tmp/decode-strace.txt") << st.out;
+    ASSERT_EQ(want.size(), 23u) << itest::readFile("/tmp/decode-strace.txt") << st.out;
     for (const char* backend : {"kernel", "ptrace"}) {
         SCOPED_TRACE(backend);
         Ran pc = sh(std::string("probectl trace --backend=") + backend +

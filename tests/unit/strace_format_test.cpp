@@ -492,6 +492,38 @@ TEST(StraceFormat, DecodesArgumentsAsStrace) {
          "unlinkat(-5, \"x\", 0) = -1 EBADF (Bad file descriptor)"},
         {{"unlinkat", {kAtFdcwd32, 0x5000, 0x1000}, -EINVAL, 1, "x"},
          "unlinkat(AT_FDCWD, \"x\", AT_EMPTY_PATH) = -1 EINVAL (Invalid argument)"},
+        // Lines of strace 6.1 on a program making these calls (and every dynamic program's
+        // start: brk, arch_prctl, rseq, newfstatat, prlimit64).
+        {{"brk", {0}, 0x564aada39000}, "brk(NULL) = 0x564aada39000"},
+        {{"brk", {0x564aada39000}, 0x564aada39000}, "brk(0x564aada39000) = 0x564aada39000"},
+        {{"arch_prctl", {0x1011, 0}, 1}, "arch_prctl(ARCH_GET_CPUID) = 1"},
+        {{"arch_prctl", {0x1002, 0x7f9383a6e740}, 0},
+         "arch_prctl(ARCH_SET_FS, 0x7f9383a6e740) = 0"},
+        {{"arch_prctl", {0x3001, 0x1234}, -EINVAL},
+         "arch_prctl(0x3001 /* ARCH_??? */, 0x1234) = -1 EINVAL (Invalid argument)"},
+        {{"arch_prctl", {0x1021, 0}, -EFAULT},
+         "arch_prctl(ARCH_GET_XCOMP_SUPP, NULL) = -1 EFAULT (Bad address)"},
+        {{"prlimit64", {0, 99, 0, 0}, -EINVAL},
+         "prlimit64(0, 0x63 /* RLIMIT_??? */, NULL, NULL) = -1 EINVAL (Invalid argument)"},
+        {{"prlimit64", {0, 7, 0, 0}, 0}, "prlimit64(0, RLIMIT_NOFILE, NULL, NULL) = 0"},
+        {{"getrlimit", {4, 0}, -EFAULT}, "getrlimit(RLIMIT_CORE, NULL) = -1 EFAULT (Bad address)"},
+        {{"setrlimit", {77, 0}, -EFAULT},
+         "setrlimit(0x4d /* RLIMIT_??? */, NULL) = -1 EFAULT (Bad address)"},
+        {{"newfstatat", {kAtFdcwd32, 0x5000, 0x7fffbcc0ae90, 0x100}, -ENOENT, 1, "/nonexistent"},
+         "newfstatat(AT_FDCWD, \"/nonexistent\", 0x7fffbcc0ae90, AT_SYMLINK_NOFOLLOW) = -1 ENOENT "
+         "(No such file or directory)"},
+        {{"newfstatat", {kAtFdcwd32, 0x5000, 0x7fffbcc0ae90, 0}, -ENOENT, 1, "/nonexistent"},
+         "newfstatat(AT_FDCWD, \"/nonexistent\", 0x7fffbcc0ae90, 0) = -1 ENOENT (No such file or "
+         "directory)"},
+        {{"newfstatat", {kAtFdcwd32, 0x5000, 0x7fffbcc0ae90, 0x9800}, -EINVAL, 1, "/nonexistent"},
+         "newfstatat(AT_FDCWD, \"/nonexistent\", 0x7fffbcc0ae90, "
+         "AT_NO_AUTOMOUNT|AT_EMPTY_PATH|AT_RECURSIVE) = -1 EINVAL (Invalid argument)"},
+        {{"rseq", {0, 32, 0, 0x53053053}, -EINVAL},
+         "rseq(0, 0x20, 0, 0x53053053) = -1 EINVAL (Invalid argument)"},
+        {{"rseq", {0, 32, 1, 0x53053053}, -EINVAL},
+         "rseq(0, 0x20, 0x1, 0x53053053) = -1 EINVAL (Invalid argument)"},
+        {{"rseq", {0x7f9383a6f060, 32, 0, 0x53053053}, 0},
+         "rseq(0x7f9383a6f060, 0x20, 0, 0x53053053) = 0"},
     };
     for (const auto& [call, want] : cases) {
         SCOPED_TRACE(want);

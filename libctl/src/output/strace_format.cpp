@@ -2,6 +2,7 @@
 // which names are printed follows strace's (see the header and the fixture test).
 #include "probectl/strace_format.hpp"
 
+#include <asm/prctl.h>
 #include <fmt/format.h>
 #include <linux/fcntl.h>
 #include <linux/mman.h>
@@ -302,6 +303,29 @@ Args fcntlArgs(const SyscallRecord& r) {
     return a;
 }
 
+// arch_prctl's second argument as its code reads it (strace prints none for
+// ARCH_GET_CPUID; the GET codes write through it: their address, as strace shows it when
+// the call failed).
+Args archPrctlArgs(const SyscallRecord& r) {
+    const std::string code = strace_names::archPrctlCode(r.args[0]);
+    switch (static_cast<std::uint32_t>(r.args[0])) {
+        case ARCH_GET_CPUID:
+            return inOrder({code});
+        case ARCH_GET_FS:
+        case ARCH_GET_GS:
+        case ARCH_GET_XCOMP_SUPP:
+        case ARCH_GET_XCOMP_PERM:
+        case ARCH_GET_XCOMP_GUEST_PERM:
+            return inOrder({code, stracePointer(r.args[1])});
+        case ARCH_SET_CPUID:
+        case ARCH_REQ_XCOMP_PERM:
+        case ARCH_REQ_XCOMP_GUEST_PERM:
+            return inOrder({code, ulong(r.args[1])});
+        default:
+            return inOrder({code, hexOrZero(r.args[1])});
+    }
+}
+
 Args genericArgs(const SyscallRecord& r, const SyscallInfo* info, const StraceOptions& o) {
     Args s;
     const std::size_t n = info ? info->args.size() : 6;
@@ -413,6 +437,21 @@ std::vector<StraceArg> straceArgs(const SyscallRecord& r, const SyscallInfo* inf
     if (n == "rt_sigprocmask")
         return inOrder(
             {names::sigprocmaskHow(a[0]), stracePointer(a[1]), stracePointer(a[2]), ulong(a[3])});
+    if (n == "brk")
+        return inOrder({stracePointer(a[0])});
+    if (n == "arch_prctl")
+        return archPrctlArgs(r);
+    if (n == "rseq")
+        return inOrder({hexOrZero(a[0]), hexOrZero(static_cast<std::uint32_t>(a[1])),
+                        hexOrZero(static_cast<std::uint32_t>(a[2])),
+                        hexOrZero(static_cast<std::uint32_t>(a[3]))});
+    if (n == "newfstatat")
+        return inOrder({straceDirFd(a[0]), path(r, 1), stracePointer(a[2]), names::atFlags(a[3])});
+    if (n == "prlimit64")
+        return inOrder({fmt::format("{}", asInt(a[0])), names::rlimitResource(a[1]),
+                        stracePointer(a[2]), stracePointer(a[3])});
+    if (n == "getrlimit" || n == "setrlimit")
+        return inOrder({names::rlimitResource(a[0]), stracePointer(a[1])});
     if (!info && isArgumentless(n))
         return {};
     return genericArgs(r, info, o);

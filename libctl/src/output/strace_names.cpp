@@ -1,10 +1,12 @@
 #include "output/strace_names.hpp"
 
+#include <asm/prctl.h>
 #include <fmt/format.h>
 #include <linux/fcntl.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -72,6 +74,32 @@ constexpr Name kSeek[] = {
 
 constexpr Name kCloexec[] = {PROBECTL_NAME(O_CLOEXEC)};
 constexpr Name kFdFlags[] = {PROBECTL_NAME(FD_CLOEXEC)};
+
+constexpr Name kArchPrctlCodes[] = {
+    PROBECTL_NAME(ARCH_SET_GS),
+    PROBECTL_NAME(ARCH_SET_FS),
+    PROBECTL_NAME(ARCH_GET_FS),
+    PROBECTL_NAME(ARCH_GET_GS),
+    PROBECTL_NAME(ARCH_GET_CPUID),
+    PROBECTL_NAME(ARCH_SET_CPUID),
+    PROBECTL_NAME(ARCH_GET_XCOMP_SUPP),
+    PROBECTL_NAME(ARCH_GET_XCOMP_PERM),
+    PROBECTL_NAME(ARCH_REQ_XCOMP_PERM),
+    PROBECTL_NAME(ARCH_GET_XCOMP_GUEST_PERM),
+    PROBECTL_NAME(ARCH_REQ_XCOMP_GUEST_PERM),
+    PROBECTL_NAME(ARCH_MAP_VDSO_X32),
+    PROBECTL_NAME(ARCH_MAP_VDSO_32),
+    PROBECTL_NAME(ARCH_MAP_VDSO_64),
+};
+
+constexpr Name kRlimitResources[] = {
+    PROBECTL_NAME(RLIMIT_CPU),      PROBECTL_NAME(RLIMIT_FSIZE),  PROBECTL_NAME(RLIMIT_DATA),
+    PROBECTL_NAME(RLIMIT_STACK),    PROBECTL_NAME(RLIMIT_CORE),   PROBECTL_NAME(RLIMIT_RSS),
+    PROBECTL_NAME(RLIMIT_NPROC),    PROBECTL_NAME(RLIMIT_NOFILE), PROBECTL_NAME(RLIMIT_MEMLOCK),
+    PROBECTL_NAME(RLIMIT_AS),       PROBECTL_NAME(RLIMIT_LOCKS),  PROBECTL_NAME(RLIMIT_SIGPENDING),
+    PROBECTL_NAME(RLIMIT_MSGQUEUE), PROBECTL_NAME(RLIMIT_NICE),   PROBECTL_NAME(RLIMIT_RTPRIO),
+    PROBECTL_NAME(RLIMIT_RTTIME),
+};
 
 constexpr Name kSigprocmaskHow[] = {
     PROBECTL_NAME(SIG_BLOCK),
@@ -280,6 +308,14 @@ std::string pipeFlags(std::uint64_t v) {
         return unknownValue(rest, "O_???");
     appendRest(out, rest);
     return out;
+}
+
+std::string archPrctlCode(std::uint64_t v) {
+    return value(low32(v), kArchPrctlCodes, "ARCH_???");
+}
+
+std::string rlimitResource(std::uint64_t v) {
+    return value(low32(v), kRlimitResources, "RLIMIT_???");
 }
 
 std::string sigprocmaskHow(std::uint64_t v) {

@@ -1,7 +1,8 @@
 // Value-to-name decoders for strace-style arguments: signals, access modes, seek origins,
-// fcntl commands, socket domains, types and protocols, and the flag-set printer they share
-// with strace_format.cpp. Names and values come from the system headers; how unknown values
-// print follows strace 6.1 (tests/unit/strace_format_test.cpp has its lines).
+// fcntl commands, socket domains, types and protocols, arch_prctl codes, rlimit resources, and the
+// flag-set printer they share with strace_format.cpp. Names and values come from the system
+// headers; how unknown values print follows strace 6.1 (tests/unit/strace_format_test.cpp has its
+// lines).
 #pragma once
 
 #include <cstdint>
@@ -61,6 +62,8 @@ std::string seekWhence(std::uint64_t v);      // "SEEK_END"
 std::string cloexecFlags(std::uint64_t v);    // dup3's: "O_CLOEXEC"
 std::string pipeFlags(std::uint64_t v);       // pipe2's: "O_NONBLOCK|O_CLOEXEC", "0"
 std::string sigprocmaskHow(std::uint64_t v);  // "SIG_BLOCK"
+std::string archPrctlCode(std::uint64_t v);   // "ARCH_SET_FS", "0x3001 /* ARCH_??? */"
+std::string rlimitResource(std::uint64_t v);  // "RLIMIT_NOFILE", "0x63 /* RLIMIT_??? */"
 std::string socketDomain(std::uint64_t v);    // "AF_INET"
 std::string socketType(std::uint64_t v);      // "SOCK_STREAM|SOCK_CLOEXEC"
 std::string socketProtocol(std::uint64_t domain, std::uint64_t proto);  // "IPPROTO_TCP"

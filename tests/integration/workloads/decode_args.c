@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Workload: syscalls whose arguments strace decodes into names (modes, AT_FDCWD, signal
- * names, flags, SEEK_*, socket families), each with scalar or path arguments only, so a
- * line of `strace -e trace=...` and of `probectl trace --syscalls=...` can be compared
- * whole. Usage: decode_args DIR. Prints "pid=PID tid=TID" last.
+ * names, flags, SEEK_*, socket families, arch_prctl codes, rlimit resources), each with
+ * scalar or path arguments only, so a line of `strace -e trace=...` and of
+ * `probectl trace --syscalls=...` can be compared whole. Usage: decode_args DIR. Prints "pid=PID tid=TID" last.
  */
 #define _GNU_SOURCE
+#include <asm/prctl.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -38,6 +40,15 @@ int main(int argc, char **argv)
 	lseek(fds[1], 0, SEEK_CUR);
 	fcntl(fd, F_GETFD);
 	socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* named codes and resources, an unknown one of each, NULL pointers (no addresses) */
+	syscall(SYS_arch_prctl, ARCH_GET_CPUID, 0);
+	syscall(SYS_arch_prctl, 0x3001, 0x1234);
+	syscall(SYS_arch_prctl, ARCH_GET_XCOMP_SUPP, 0);
+	syscall(SYS_prlimit64, 0, 99, 0, 0);
+	syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, 0);
+	syscall(SYS_getrlimit, RLIMIT_CORE, 0);
+	syscall(SYS_setrlimit, 77, 0);
+	syscall(SYS_rseq, 0, 32, 0, 0x53053053);
 	printf("pid=%d tid=%d\n", (int)getpid(), (int)gettid());
 	return 0;
 }

@@ -285,6 +285,19 @@ TEST(Expand, UserGlobMatchesCxxTemplateFunctions) {
     EXPECT_EQ(names("'fx::Counter::*'"), (std::set<std::string>{"fx::Counter::add(long) const"}));
 }
 
+// A readable name with * ? or [ (a pointer parameter, operator[]) would be expanded as a glob
+// again, and refused: such a function keeps its symbol as its name.
+TEST(Expand, UserGlobKeepsTheSymbolOfANameThatReadsAsAGlob) {
+    SpecExpander x(0, nullptr);
+    const std::string path = FX_CXX_PATH;
+    auto e = x.expand(*parseProbeSpec("uprobe:" + path + ":'fx::fi*'"));
+    ASSERT_TRUE(e.ok()) << e.error().describe();
+    ASSERT_EQ(e->specs.size(), 1u);
+    EXPECT_EQ(e->specs[0].symbol, "_ZN2fx5firstEPKc");
+    EXPECT_EQ(e->specs[0].text, "uprobe:" + path + ":_ZN2fx5firstEPKc");
+    EXPECT_FALSE(hasGlob(e->specs[0]));
+}
+
 // The readable name of an expanded C++ function resolves to the function the glob matched:
 // the same file offset as its mangled symbol.
 TEST(Expand, UserGlobNamesResolveToTheSymbolTheyName) {
@@ -307,5 +320,5 @@ TEST(Expand, UserGlobNamesResolveToTheSymbolTheyName) {
         ASSERT_TRUE(mangled.ok()) << fns[0]->name;
         EXPECT_EQ(readable->file_offset, mangled->file_offset) << s.text;
     }
-    EXPECT_EQ(cxx, 7u);
+    EXPECT_EQ(cxx, 8u);
 }

@@ -159,11 +159,14 @@ Result<Expansion> tracepoints(const ProbeSpec& spec, const Tracepoints& tps) {
 }
 
 // A C++ function is named as a user writes it ("ns::f(int)", quoted in the spec text), not
-// by its mangled symbol, when that name means this function alone; else by the symbol.
+// by its mangled symbol, when that name means this function alone; else by the symbol. A
+// name with * ? [ (pointer parameters, operator[]) would be read as a glob again.
 std::string userSpecName(const ElfResolver& elf, const ElfSymbol& s) {
     if (s.demangled == s.name)
         return s.name;
     std::string readable = withoutReturnType(s.demangled);
+    if (readable.find_first_of("*?[") != std::string::npos)
+        return s.name;
     const auto named = elf.functionsNamed(readable);
     if (named.size() == 1 && named[0]->value == s.value)
         return readable;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "probectl/elf_resolver.hpp"
@@ -15,6 +16,7 @@
 #include "probectl/session.hpp"
 #include "probectl/tracer.hpp"
 #include "probectl/user_target.hpp"
+#include "readelf_util.hpp"
 
 using probectl::hasGlob;
 using probectl::KernelSymbols;
@@ -320,5 +322,91 @@ TEST(Expand, UserGlobNamesResolveToTheSymbolTheyName) {
         ASSERT_TRUE(mangled.ok()) << fns[0]->name;
         EXPECT_EQ(readable->file_offset, mangled->file_offset) << s.text;
     }
-    EXPECT_EQ(cxx, 8u);
+    EXPECT_EQ(cxx, 10u);  // 11 C++ functions, one of them under two names (D1, D2)
+}
+
+// Names of one address are one function: a glob probed each (memcpy and __memcpy, a local
+// and a global name) and reported every call once per name. One is probed, the others are
+// said as aliases, not refused.
+TEST(Expand, KernelGlobProbesOneNameOfAnAddress) {
+    auto ks = KernelSymbols::fromText(
+        "ffffffff81000000 T _stext\n"
+        "ffffffff81000100 T __memcpy\n"
+        "ffffffff81000100 T memcpy\n"
+        "ffffffff81000100 t memcpy_orig\n"
+        "ffffffff81000200 T memcpy_mcsafe\n"
+        "ffffffff81000a00 T _etext\n",
+        "");
+    ASSERT_TRUE(ks.ok());
+    SpecExpander x(0, &*ks);
+    auto e = x.expand(*parseProbeSpec("kprobe:*memcpy*"));
+    ASSERT_TRUE(e.ok()) << e.error().describe();
+    std::vector<std::string> names;
+    for (const auto& s : e->specs)
+        names.push_back(s.symbol);
+    EXPECT_EQ(names, (std::vector<std::string>{"memcpy", "memcpy_mcsafe"}));
+    std::map<std::string, std::string> skipped;
+    for (const auto& s : e->skipped) {
+        EXPECT_EQ(s.reason, "alias") << s.name;
+        skipped[s.name] = s.detail;
+    }
+    EXPECT_EQ(skipped,
+              (std::map<std::string, std::string>{{"__memcpy", "same address as memcpy"},
+                                                  {"memcpy_orig", "same address as memcpy"}}));
+
+    probectl::AttachReport r;
+    r.spec = "kprobe:*memcpy*";
+    r.glob = true;
+    r.ids = {1, 2};
+    r.matched = e->matched();
+    r.skipped = e->skipped;
+    EXPECT_EQ(r.summary(),
+              "kprobe:*memcpy*: attached 2 of 4; 2 aliases (same address as another name, "
+              "probed once)");
+    r.skipped.push_back({"memcpy_mcsafe", "blacklisted", ""});
+    r.ids = {1};
+    EXPECT_EQ(r.summary(),
+              "kprobe:*memcpy*: attached 1 of 4; 2 aliases (same address as another name, "
+              "probed once); 1 refused: 1 blacklisted");
+}
+
+// A C alias and a destructor's D1/D2 symbols in a real binary: one probe per address, with
+// the name of fewest leading underscores (fx_scale, not __fx_scale) and, between equals, the
+// global one. Every address a glob matched is probed exactly once.
+TEST(Expand, UserGlobProbesOneNameOfAnAddress) {
+    SpecExpander x(0, nullptr);
+    const std::string path = FX_CXX_PATH;
+    auto e = x.expand(*parseProbeSpec("uprobe:" + path + ":*scale*"));
+    ASSERT_TRUE(e.ok()) << e.error().describe();
+    ASSERT_EQ(e->specs.size(), 1u);
+    EXPECT_EQ(e->specs[0].symbol, "fx_scale");
+    ASSERT_EQ(e->skipped.size(), 1u);
+    EXPECT_EQ(e->skipped[0].name, "__fx_scale");
+    EXPECT_EQ(e->skipped[0].reason, "alias");
+    EXPECT_EQ(e->skipped[0].detail, "same address as fx_scale");
+
+    auto elf = ElfResolver::open(path);
+    ASSERT_TRUE(elf.ok());
+    auto d = x.expand(*parseProbeSpec("uprobe:" + path + ":'al::Shape::~*'"));
+    ASSERT_TRUE(d.ok()) << d.error().describe();
+    std::set<std::uint64_t> probed;
+    for (const auto& s : d->specs) {
+        const auto fns = elf->functionsNamed(s.symbol);
+        ASSERT_EQ(fns.size(), 1u) << s.symbol;
+        EXPECT_TRUE(probed.insert(fns[0]->value).second) << s.symbol << " probed twice";
+    }
+    EXPECT_EQ(probed.size(), 2u) << "the deleting destructor and the D1/D2 one";
+    // readelf's view, independent of the resolver: the D1 and D2 symbols share an address,
+    // and the one kept is the global one (or D1 when both are).
+    std::map<std::string, std::pair<std::uint64_t, std::string>> dtor;
+    for (const auto& s : probectl::test::readelfSymbols(path))
+        if (s.name == "_ZN2al5ShapeD1Ev" || s.name == "_ZN2al5ShapeD2Ev")
+            dtor[s.name] = {s.value, s.bind};
+    ASSERT_EQ(dtor.size(), 2u);
+    ASSERT_EQ(dtor["_ZN2al5ShapeD1Ev"].first, dtor["_ZN2al5ShapeD2Ev"].first);
+    const bool d2_kept =
+        dtor["_ZN2al5ShapeD2Ev"].second == "GLOBAL" && dtor["_ZN2al5ShapeD1Ev"].second != "GLOBAL";
+    ASSERT_EQ(d->skipped.size(), 1u);
+    EXPECT_EQ(d->skipped[0].reason, "alias");
+    EXPECT_EQ(d->skipped[0].name, d2_kept ? "_ZN2al5ShapeD1Ev" : "_ZN2al5ShapeD2Ev");
 }

@@ -34,9 +34,11 @@ namespace probectl {
 struct SkippedName {
     std::string name;
     // One word class for the summary: "blacklisted", "data", "duplicate", "padding",
-    // "ifunc", "attached twice" (an earlier spec has it), "refused by the kernel".
+    // "ifunc", "alias" (another matched name of the same address is probed), "attached
+    // twice" (an earlier spec has it), "refused by the kernel".
     std::string reason;
-    std::string detail;  // the error's text for "refused by the kernel", else ""
+    // the error's text for "refused by the kernel", "same address as NAME" for an alias
+    std::string detail;
 };
 
 struct Expansion {
@@ -56,8 +58,9 @@ struct AttachReport {
     // SpecExpander::stopWhen() ended the attaching before every name was tried (those left
     // are in neither ids nor skipped).
     bool stopped = false;
-    // "SPEC: attached A of M; R refused: 12 blacklisted, 3 data, 1 refused by the kernel"
-    // (and "; stopped: N not tried" when stopped).
+    // "SPEC: attached A of M; 2 aliases (same address as another name, probed once);
+    // R refused: 12 blacklisted, 3 data, 1 refused by the kernel" (and "; stopped: N not
+    // tried" when stopped).
     std::string summary() const;
     // One line per skipped name: "  NAME: REASON[: DETAIL]".
     std::string details() const;

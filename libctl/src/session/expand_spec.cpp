@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <elf.h>
 #include <algorithm>
 #include <cerrno>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "netlink/netlink_error.hpp"
 #include "probectl/elf_resolver.hpp"
@@ -64,7 +66,35 @@ struct Candidate {
     std::string name;
     std::string subsystem;
     std::optional<SkippedName> skip;
+    // Functions only: where it is (0: unknown), and its symbol with the symbol binding's
+    // rank (global first) to choose which of the names of one address is probed.
+    std::uint64_t addr = 0;
+    std::string symbol;
+    int bind_rank = 0;
 };
+
+// Names of one address (C aliases, memcpy/__memcpy, a C++ destructor's D1/D2) are one
+// function: probing each would report every call once per name. The one kept has the fewest
+// leading underscores (the name a library documents: malloc, not __libc_malloc), then is
+// global rather than weak or local, then the shortest.
+void skipAliases(std::vector<Candidate>& cands) {
+    auto rank = [](const Candidate& c) {
+        const std::size_t under = c.symbol.find_first_not_of('_');
+        return std::make_tuple(under == std::string::npos ? c.symbol.size() : under, c.bind_rank,
+                               c.symbol.size(), std::string_view(c.symbol));
+    };
+    std::map<std::uint64_t, const Candidate*> kept;
+    for (const Candidate& c : cands) {
+        if (c.skip || c.addr == 0)
+            continue;
+        auto [it, fresh] = kept.emplace(c.addr, &c);
+        if (!fresh && rank(c) < rank(*it->second))
+            it->second = &c;
+    }
+    for (Candidate& c : cands)
+        if (!c.skip && c.addr != 0 && kept.at(c.addr) != &c)
+            c.skip = SkippedName{c.name, "alias", "same address as " + kept.at(c.addr)->name};
+}
 
 Result<Expansion> build(const ProbeSpec& spec, std::vector<Candidate> cands,
                         std::string_view what) {
@@ -119,8 +149,12 @@ Result<Expansion> kernelFunctions(const ProbeSpec& spec, const KernelSymbols& ks
         // Padding is no function: not a name the glob means.
         if (std::string_view(s->name).starts_with(kPadding) || !seen.insert(s->name).second)
             continue;
-        cands.push_back({s->name, {}, kernelVerdict(ks, s->name)});
+        // kallsyms letters: upper case global, lower case local.
+        const bool global = s->type >= 'A' && s->type <= 'Z';
+        cands.push_back(
+            {s->name, {}, kernelVerdict(ks, s->name), s->addr, s->name, global ? 0 : 1});
     }
+    skipAliases(cands);
     return build(spec, std::move(cands), "kernel symbol");
 }
 
@@ -136,7 +170,7 @@ Result<Expansion> syscalls(const ProbeSpec& spec, const KernelSymbols& ks) {
             const std::string_view name = std::string_view(s.name).substr(prefix.size());
             if (!globMatch(spec.symbol, name) || !seen.insert(name).second)
                 continue;
-            Candidate c{std::string(name), {}, std::nullopt};
+            Candidate c{std::string(name), {}, std::nullopt, 0, {}, 0};
             if (ks.blacklisted(s.name))
                 c.skip = SkippedName{c.name, "blacklisted", ""};
             cands.push_back(std::move(c));
@@ -150,7 +184,9 @@ Result<Expansion> syscalls(const ProbeSpec& spec, const KernelSymbols& ks) {
 Result<Expansion> tracepoints(const ProbeSpec& spec, const Tracepoints& tps) {
     std::vector<Candidate> cands;
     for (const TracepointInfo* tp : tps.match(spec.subsystem, spec.symbol)) {
-        Candidate c{tp->name, tp->subsystem.empty() ? spec.subsystem : tp->subsystem, std::nullopt};
+        Candidate c{tp->name,     tp->subsystem.empty() ? spec.subsystem : tp->subsystem,
+                    std::nullopt, 0,
+                    {},           0};
         if (!tp->module.empty())
             c.skip = SkippedName{tp->name, "module", tp->module};
         cands.push_back(std::move(c));
@@ -191,13 +227,15 @@ Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
         if (!s.isFunction() || s.hidden_version || !s.matchesGlob(spec.symbol) ||
             !seen.insert(s.name).second)
             continue;
-        Candidate c{userSpecName(*elf, s), {}, std::nullopt};
+        const int bind_rank = s.bind == STB_GLOBAL ? 0 : s.bind == STB_WEAK ? 1 : 2;
+        Candidate c{userSpecName(*elf, s), {}, std::nullopt, s.value, s.name, bind_rank};
         if (s.isIfunc())
             c.skip = SkippedName{s.name, "ifunc", ""};
         else if (elf->functionsNamed(s.name).size() > 1)
             c.skip = SkippedName{s.name, "duplicate", ""};
         cands.push_back(std::move(c));
     }
+    skipAliases(cands);
     return build(spec, std::move(cands), fmt::format("function of {}", file->path));
 }
 
@@ -207,11 +245,18 @@ std::string AttachReport::summary() const {
     std::string s = fmt::format("{}: attached {} of {}", spec, ids.size(), matched);
     if (stopped)
         s += fmt::format("; stopped: {} not tried", matched - ids.size() - skipped.size());
-    if (skipped.empty())
-        return s;
     std::map<std::string, std::size_t> by_reason;
     for (const SkippedName& n : skipped)
         by_reason[n.reason]++;
+    // An alias is not refused: its function is probed, under another name.
+    if (const auto alias = by_reason.extract("alias"))
+        s += fmt::format("; {} alias{} (same address as another name, probed once)", alias.mapped(),
+                         alias.mapped() == 1 ? "" : "es");
+    if (by_reason.empty())
+        return s;
+    std::size_t refused = 0;
+    for (const auto& [reason, n] : by_reason)
+        refused += n;
     std::vector<std::pair<std::size_t, std::string>> order;
     for (const auto& [reason, n] : by_reason)
         order.emplace_back(n, reason);
@@ -220,7 +265,7 @@ std::string AttachReport::summary() const {
     std::vector<std::string> parts;
     for (const auto& [n, reason] : order)
         parts.push_back(fmt::format("{} {}", n, reason));
-    return s + fmt::format("; {} refused: {}", skipped.size(), fmt::join(parts, ", "));
+    return s + fmt::format("; {} refused: {}", refused, fmt::join(parts, ", "));
 }
 
 std::string AttachReport::details() const {

@@ -86,6 +86,10 @@ TEST(CliUser, SymbolsListsFunctionsDemangledAndUsdt) {
     EXPECT_THAT(c.out, HasSubstr(fmt::format("{:#x}", readelfOffset(cxx, "_ZN2fx5twiceEi"))));
     // Match the NAME column, not the path in the header (a clone may live under .../main/).
     EXPECT_THAT(c.out, Not(HasSubstr("global  main")));
+    // Quoted as specs quote C++ names: the same rows.
+    CmdRun quoted = runCommand("symbols", {cxx + ":'fx::*'"});
+    ASSERT_EQ(quoted.rc, kExitOk) << quoted.err;
+    EXPECT_EQ(quoted.out, c.out);
     CmdRun all = runCommand("symbols", {cxx});
     ASSERT_EQ(all.rc, kExitOk) << all.err;
     EXPECT_THAT(all.out, HasSubstr("global  main\n"));

@@ -196,6 +196,10 @@ Parsed<SymbolsOptions> parseSymbolsOptions(const std::vector<std::string>& args)
         o.glob = colon == std::string::npos ? std::string() : o.glob.substr(colon + 1);
         if (o.elf_path.empty())
             return UsageError{"PATH[:GLOB] needs a PATH before ':' (a file or a library name)"};
+        // Quoted as in a spec (uprobe:/bin/x:'ns::*'): the same glob.
+        if (o.glob.size() >= 2 && (o.glob.front() == '\'' || o.glob.front() == '"') &&
+            o.glob.back() == o.glob.front())
+            o.glob = o.glob.substr(1, o.glob.size() - 2);
     } else if (vm.count("pid")) {
         return UsageError{"-p applies to PATH[:GLOB] (user-space binaries)"};
     }

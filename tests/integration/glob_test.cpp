@@ -30,12 +30,14 @@ using probectl::SpecExpander;
 namespace {
 
 struct GlobTruth {
-    std::set<std::string> functions;    // text names, one address each, not blacklisted
-    std::set<std::string> blacklisted;  // text names in the kprobes blacklist
-    std::set<std::string> data;         // names with no text symbol
-    std::size_t duplicates = 0;         // text names at several addresses
+    std::set<std::string> functions;             // text names, one address each, not blacklisted
+    std::set<std::string> blacklisted;           // text names in the kprobes blacklist
+    std::set<std::string> data;                  // names with no text symbol
+    std::size_t duplicates = 0;                  // text names at several addresses
+    std::size_t aliases = 0;                     // further names of an address in `functions`
+    std::map<std::string, std::string> address;  // of each name in `functions` or an alias
     std::size_t matched() const {
-        return functions.size() + blacklisted.size() + data.size() + duplicates;
+        return functions.size() + blacklisted.size() + data.size() + duplicates + aliases;
     }
 };
 
@@ -71,6 +73,18 @@ GlobTruth kernelTruth(const std::string& glob) {
         else
             t.functions.insert(n);
     }
+    // One name per address is probed; the rest are its aliases.
+    std::set<std::string> addrs;
+    for (auto it = t.functions.begin(); it != t.functions.end();) {
+        const std::string addr = *text_addrs[*it].begin();
+        t.address[*it] = addr;
+        if (addrs.insert(addr).second) {
+            ++it;
+        } else {
+            t.aliases++;
+            it = t.functions.erase(it);
+        }
+    }
     return t;
 }
 
@@ -103,6 +117,7 @@ TEST(Glob, KernelGlobSkipsTheBlacklistedAndAttachesTheRest) {
     EXPECT_EQ(reason(*r, "blacklisted"), truth.blacklisted.size());
     EXPECT_EQ(reason(*r, "data"), truth.data.size());
     EXPECT_EQ(reason(*r, "duplicate"), truth.duplicates);
+    EXPECT_EQ(reason(*r, "alias"), truth.aliases);
     EXPECT_EQ(reason(*r, "refused by the kernel"), 0u) << r->details();
     EXPECT_EQ(r->ids.size(), truth.functions.size());
     EXPECT_EQ(s->probes().size(), truth.functions.size());
@@ -185,6 +200,43 @@ TEST(Glob, ThousandKprobesAttachFireAndDetach) {
     };
     std::printf("%zu kprobes: attach %lld ms, detach %lld ms\n", kProbes,
                 static_cast<long long>(ms(t0, t1)), static_cast<long long>(ms(t2, t3)));
+}
+
+// A zero-argument syscall's __x64_sys_, __ia32_sys_ and __do_sys_ functions are often one
+// function with three names: a glob over them probed each, and every call counted once per
+// name. One probe per address now, the rest said as aliases.
+TEST(Glob, NamesOfOneAddressAreProbedOnce) {
+    constexpr int kCalls = 300;
+    const GlobTruth truth = kernelTruth("*sys_getppid");
+    ASSERT_TRUE(truth.blacklisted.empty() && truth.duplicates == 0 && truth.data.empty());
+    std::printf("*sys_getppid: %zu addresses, %zu aliases\n", truth.functions.size(),
+                truth.aliases);
+    Workload w({itest::workload("getppid_loop"), std::to_string(kCalls)});
+    SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(w.pid())};
+    auto s = Session::open(o);
+    ASSERT_TRUE(s.ok()) << why(s);
+    SpecExpander x;
+    auto r = x.attach(*s, *probectl::parseProbeSpec("kprobe:*sys_getppid"));
+    ASSERT_TRUE(r.ok()) << why(r);
+    EXPECT_EQ(r->ids.size(), truth.functions.size()) << r->summary();
+    EXPECT_EQ(reason(*r, "alias"), truth.aliases) << r->details();
+    w.release();
+    ASSERT_EQ(w.wait(), 0);
+    auto st = s->stop({});
+    ASSERT_TRUE(st.ok()) << why(st);
+    // Each address is entered once per call (the x64 wrapper, and __do_sys_getppid when it
+    // is a function of its own).
+    std::set<std::string> probed;
+    for (const auto& p : st->probes) {
+        const std::string name = p.spec.substr(p.spec.find(':') + 1);
+        ASSERT_TRUE(truth.address.count(name)) << p.spec;
+        EXPECT_TRUE(probed.insert(truth.address.at(name)).second) << p.spec;
+        if (name.starts_with("__ia32"))
+            EXPECT_EQ(p.hits, 0u) << p.spec;
+        else
+            EXPECT_EQ(p.hits, static_cast<std::uint64_t>(kCalls)) << p.spec;
+    }
 }
 
 TEST(Glob, UserGlobAttachesEveryMatchingFunction) {

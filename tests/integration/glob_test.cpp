@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -299,4 +300,31 @@ TEST(Glob, SyscallMetadataIsDataOnEveryKernel) {
         r.out.find(fmt::format("(attached 0 of {0}; {0} refused: {0} data)", truth.matched())),
         std::string::npos)
         << r.out;
+}
+
+// syscall: names are x86-64's: uname is the kernel's __x64_sys_newuname (the kernel's own
+// __x64_sys_uname is the old 32-bit one, which a 64-bit uname never enters), and a glob
+// leaves out the 32-bit syscalls' wrappers (gethostname, chown16). Before, syscall:uname
+// counted 0 calls of `uname -r` and *name matched uname, newuname and gethostname.
+TEST(Glob, SyscallNamesAreX64Syscalls) {
+    auto r = itest::sh("probectl count -v 'syscall:*name' -- uname -r 2>&1");
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("syscall:*name: attached "), std::string::npos) << r.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex("\nsyscall:uname +([0-9]+) "))) << r.out;
+    EXPECT_EQ(m[1], "1") << r.out;
+    for (const char* not_x64 : {"newuname", "gethostname"})
+        EXPECT_EQ(r.out.find(not_x64), std::string::npos) << not_x64 << "\n" << r.out;
+
+    auto t = itest::sh("probectl trace syscall:uname -- uname -r 2>&1");
+    ASSERT_EQ(t.status, 0) << t.out;
+    EXPECT_TRUE(std::regex_search(t.out, std::regex("syscall:uname +uname\\(.*\\) = 0\n")))
+        << t.out;
+
+    auto k = itest::sh("probectl trace syscall:newuname -- true 2>&1");
+    EXPECT_NE(k.status, 0);
+    EXPECT_NE(k.out.find("'newuname' is the kernel's name of the x86-64 syscall 'uname': use "
+                         "syscall:uname"),
+              std::string::npos)
+        << k.out;
 }

@@ -129,6 +129,44 @@ TEST(Expand, SyscallGlobNamesSyscalls) {
     EXPECT_EQ(none.error().message, "syscall:nosuch*: the glob matches no syscall");
 }
 
+// A syscall glob means x86-64's syscalls by their names: kallsyms also has the wrappers of
+// 32-bit syscalls (chown16, clock_gettime32), which no 64-bit program calls, and the old
+// functions of renamed ones (__x64_sys_uname; x86-64's uname is __x64_sys_newuname).
+TEST(Expand, SyscallGlobMeansX64Syscalls) {
+    auto ks = KernelSymbols::fromText(
+        "ffffffff81000000 T _stext\n"
+        "ffffffff81000100 T __x64_sys_uname\n"
+        "ffffffff81000200 T __x64_sys_newuname\n"
+        "ffffffff81000300 T __x64_sys_chown16\n"
+        "ffffffff81000400 T __x64_sys_umount\n"
+        "ffffffff81000500 T __x64_sys_chown\n"
+        "ffffffff81000600 T __x64_sys_clock_gettime32\n"
+        "ffffffff81000700 T __x64_sys_oldumount\n"
+        "ffffffff81000a00 T _etext\n",
+        "");
+    ASSERT_TRUE(ks.ok());
+    SpecExpander x(0, &*ks);
+    auto e = x.expand(*parseProbeSpec("syscall:*"));
+    ASSERT_TRUE(e.ok()) << e.error().describe();
+    std::vector<std::string> names;
+    for (const auto& s : e->specs)
+        names.push_back(s.text);
+    EXPECT_EQ(names,
+              (std::vector<std::string>{"syscall:chown", "syscall:umount2", "syscall:uname"}));
+    EXPECT_TRUE(e->skipped.empty());
+
+    auto uname = ks->resolve(*parseProbeSpec("syscall:uname"));
+    ASSERT_TRUE(uname.ok()) << uname.error().describe();
+    EXPECT_EQ(uname->symbol, "__x64_sys_newuname");
+    auto umount = ks->resolve(*parseProbeSpec("syscall:umount2"));
+    ASSERT_TRUE(umount.ok()) << umount.error().describe();
+    EXPECT_EQ(umount->symbol, "__x64_sys_umount");
+    auto kernel_name = ks->resolve(*parseProbeSpec("syscall:newuname"));
+    ASSERT_FALSE(kernel_name.ok());
+    EXPECT_NE(kernel_name.error().message.find("use syscall:uname"), std::string::npos)
+        << kernel_name.error().message;
+}
+
 namespace {
 
 // Adds every spec, with ids from 1.

@@ -315,3 +315,34 @@ TEST(SyscallMeta, DataLocFieldsOfNewKernelsAreNotArguments) {
     EXPECT_EQ(old->fields[1].name, "msg");
     EXPECT_TRUE(old->fields[1].dynamic);
 }
+
+// x86-64's uname is the kernel's sys_newuname (syscall_64.tbl), whose trace events are
+// sys_enter_newuname; sys_uname is the old 32-bit one. Tables name the syscall as x86-64
+// programs and strace do, with the renamed function's arguments.
+TEST(SyscallMeta, RenamedSyscallsGoByTheirX64Names) {
+    EXPECT_EQ(syscallKernelName("uname"), "newuname");
+    EXPECT_EQ(syscallKernelName("umount2"), "umount");
+    EXPECT_EQ(syscallKernelName("fstat"), "newfstat");
+    EXPECT_EQ(syscallKernelName("sendfile"), "sendfile64");
+    EXPECT_EQ(syscallKernelName("openat"), "openat");
+    EXPECT_EQ(syscallX64Name("newuname"), "uname");
+    EXPECT_EQ(syscallX64Name("umount"), "umount2");
+    EXPECT_EQ(syscallX64Name("uname"), "uname");
+    EXPECT_EQ(syscallKernelNameMisuse("uname"), "");
+    EXPECT_EQ(syscallKernelNameMisuse("newuname"),
+              "'newuname' is the kernel's name of the x86-64 syscall 'uname': use syscall:uname");
+
+    auto eager = SyscallTable::fromTracefs(kTracefs);
+    ASSERT_TRUE(eager.ok()) << eager.error().message;
+    auto lazy = SyscallTable::load(kTracefs);
+    for (const SyscallTable* t : {&*eager, &lazy}) {
+        const SyscallInfo* u = t->find("uname");
+        ASSERT_NE(u, nullptr);
+        EXPECT_EQ(u->name, "uname");
+        EXPECT_EQ(u->nr, 63);
+        EXPECT_TRUE(u->has_args);
+        ASSERT_EQ(u->args.size(), 1u);
+        EXPECT_EQ(u->args[0].type, "struct new_utsname *");
+        EXPECT_EQ(t->find("newuname"), nullptr);
+    }
+}

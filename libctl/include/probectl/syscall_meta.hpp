@@ -37,6 +37,18 @@ namespace probectl {
 // __x64_sys_NAME takes the user's pt_regs.
 inline constexpr std::string_view kSyscallWrapperPrefix = "__x64_sys_";
 
+// The x86-64 syscalls whose kernel function, and so whose trace events and __x64_sys_
+// wrapper, go by another name (arch/x86/entry/syscalls/syscall_64.tbl: uname is
+// sys_newuname, fstat sys_newfstat, umount2 sys_umount, ...). The kernel's functions of
+// those names (sys_uname, sys_fstat) are the old ones only 32-bit programs call.
+// syscallKernelName("uname") is "newuname"; any other name is returned as it is.
+std::string_view syscallKernelName(std::string_view x64_name);
+// The reverse: syscallX64Name("newuname") is "uname"; any other name as it is.
+std::string_view syscallX64Name(std::string_view kernel_name);
+// For such a kernel name given as a syscall's ("newuname"), why it is refused and what to
+// write instead; "" for any other name.
+std::string syscallKernelNameMisuse(std::string_view name);
+
 // One `field:` line of a format file.
 struct TraceField {
     std::string type;             // C type as printed: "const char *", "unsigned short"
@@ -80,7 +92,7 @@ struct SyscallArg {
 SyscallArg classifySyscallArg(std::string name, std::string type, std::uint32_t size = 8);
 
 struct SyscallInfo {
-    std::string name;              // "openat"
+    std::string name;              // "openat", the x86-64 name ("uname", not "newuname")
     int nr = -1;                   // x86-64 number, -1 when unknown
     std::vector<SyscallArg> args;  // empty and has_args false without tracefs
     bool has_args = false;         // args come from the kernel's format files

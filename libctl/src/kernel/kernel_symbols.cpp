@@ -504,7 +504,7 @@ Result<std::string> KernelSymbols::syscallSymbol(std::string_view syscall) const
     // __se_sys_NAME is the sign-extending inner function; sys_NAME on older kernels.
     for (std::string_view prefix :
          {kSyscallWrapperPrefix, std::string_view("__se_sys_"), std::string_view("sys_")}) {
-        const std::string cand = std::string(prefix) + std::string(syscall);
+        const std::string cand = std::string(prefix) + std::string(syscallKernelName(syscall));
         for (const auto* s : lookup(cand))
             if (s->isFunction())
                 return cand;

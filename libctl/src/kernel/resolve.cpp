@@ -63,9 +63,9 @@ std::optional<Resolution> resolveByName(const ProbeSpec& spec) {
         return std::nullopt;
     std::string name;
     if (spec.kind == SpecKind::Syscall) {
-        if (!identifier(spec.symbol))
+        if (!identifier(spec.symbol) || !syscallKernelNameMisuse(spec.symbol).empty())
             return std::nullopt;
-        name = fmt::format("{}{}", kSyscallWrapperPrefix, spec.symbol);
+        name = fmt::format("{}{}", kSyscallWrapperPrefix, syscallKernelName(spec.symbol));
     } else if (spec.kind == SpecKind::Kprobe || spec.kind == SpecKind::Kretprobe) {
         if (!spec.symbol.starts_with(kSyscallWrapperPrefix) ||
             !identifier(std::string_view(spec.symbol).substr(kSyscallWrapperPrefix.size())))
@@ -147,18 +147,21 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
 
     std::string name = spec.symbol;
     if (spec.kind == SpecKind::Syscall) {
+        if (auto misuse = syscallKernelNameMisuse(spec.symbol); !misuse.empty())
+            return withSpec(spec, makeError(ENOENT, std::move(misuse)));
         auto sys = syscallSymbol(spec.symbol);
         if (!sys) {
             // A real x86-64 syscall this kernel was built without (or has removed): say so
             // rather than calling the name unknown.
             static const SyscallTable builtin = SyscallTable::builtin();
             if (const SyscallInfo* known = builtin.find(spec.symbol); known && known->nr >= 0)
-                return withSpec(
-                    spec, makeError(ENOENT, fmt::format("this kernel has no syscall '{}' "
-                                                        "(x86-64 number {}): no "
-                                                        "__x64_sys_{} in its symbols "
-                                                        "(configured out or removed)",
-                                                        spec.symbol, known->nr, spec.symbol)));
+                return withSpec(spec,
+                                makeError(ENOENT, fmt::format("this kernel has no syscall '{}' "
+                                                              "(x86-64 number {}): no "
+                                                              "__x64_sys_{} in its symbols "
+                                                              "(configured out or removed)",
+                                                              spec.symbol, known->nr,
+                                                              syscallKernelName(spec.symbol))));
             return withSpec(spec, sys.error());
         }
         name = *sys;

@@ -25,6 +25,15 @@ constexpr SyscallName kBuiltinNames[] = {
 #include "syscall_names.inc"
 };
 
+struct SyscallRename {
+    std::string_view x64, kernel;
+};
+// Where syscall_64.tbl's entry point differs from the syscall's name.
+constexpr SyscallRename kRenames[] = {
+    {"stat", "newstat"},        {"fstat", "newfstat"}, {"lstat", "newlstat"},
+    {"sendfile", "sendfile64"}, {"uname", "newuname"}, {"umount2", "umount"},
+};
+
 template <class T>
 bool parseNumber(std::string_view s, T& out) {
     s = trimBlanks(s);
@@ -185,13 +194,35 @@ SyscallArg classifySyscallArg(std::string name, std::string type, std::uint32_t 
     return a;
 }
 
+std::string_view syscallKernelName(std::string_view x64_name) {
+    for (const SyscallRename& r : kRenames)
+        if (r.x64 == x64_name)
+            return r.kernel;
+    return x64_name;
+}
+
+std::string_view syscallX64Name(std::string_view kernel_name) {
+    for (const SyscallRename& r : kRenames)
+        if (r.kernel == kernel_name)
+            return r.x64;
+    return kernel_name;
+}
+
+std::string syscallKernelNameMisuse(std::string_view name) {
+    const std::string_view x64 = syscallX64Name(name);
+    if (x64 == name)
+        return "";
+    return fmt::format("'{}' is the kernel's name of the x86-64 syscall '{}': use syscall:{}", name,
+                       x64, x64);
+}
+
 Result<SyscallInfo> syscallFromFormats(const TraceEventFormat& enter,
                                        const TraceEventFormat* exit) {
     constexpr std::string_view kEnter = "sys_enter_";
     if (!enter.name.starts_with(kEnter))
         return makeError(EINVAL, fmt::format("{} is not a sys_enter_ event", enter.name));
     SyscallInfo info;
-    info.name = enter.name.substr(kEnter.size());
+    info.name = syscallX64Name(std::string_view(enter.name).substr(kEnter.size()));
     info.enter_id = enter.id;
     info.has_args = true;
     bool have_nr = false;
@@ -271,6 +302,10 @@ Result<SyscallTable> SyscallTable::fromTracefs(const std::string& tracefs) {
             continue;
         }
         const std::string name = p.filename().string().substr(10);
+        // The old function of a renamed syscall (32-bit only) has no x86-64 event; were
+        // one listed, it must not take the x86-64 syscall's place.
+        if (syscallKernelName(name) != name)
+            continue;
         std::optional<TraceEventFormat> exit;
         bool exit_ok = false;
         const std::string exit_text = readFile(dir / ("sys_exit_" + name) / "format", exit_ok);
@@ -308,7 +343,8 @@ struct SyscallTable::Lazy {
     bool read(const std::string& name, SyscallInfo& into) {
         detail::StepTimer timer("tracefs: formats of " + name);
         bool ok = false;
-        const auto enter_path = dir / ("sys_enter_" + name) / "format";
+        const std::string event(syscallKernelName(name));
+        const auto enter_path = dir / ("sys_enter_" + event) / "format";
         const std::string text = readFile(enter_path, ok);
         if (!ok)
             return false;
@@ -320,7 +356,7 @@ struct SyscallTable::Lazy {
         }
         std::optional<TraceEventFormat> exit;
         bool exit_ok = false;
-        const std::string exit_text = readFile(dir / ("sys_exit_" + name) / "format", exit_ok);
+        const std::string exit_text = readFile(dir / ("sys_exit_" + event) / "format", exit_ok);
         if (exit_ok)
             if (auto x = parseEventFormat(exit_text); x.ok())
                 exit = std::move(*x);
@@ -349,6 +385,9 @@ struct SyscallTable::Lazy {
             }
             return &*it;
         }
+        // A kernel function's name ("newuname") is no x86-64 syscall name.
+        if (syscallX64Name(name) != name)
+            return nullptr;
         const std::string key(name);
         if (auto e = extra_by_name.find(key); e != extra_by_name.end())
             return e->second;

@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -158,7 +159,38 @@ Result<Expansion> kernelFunctions(const ProbeSpec& spec, const KernelSymbols& ks
     return build(spec, std::move(cands), "kernel symbol");
 }
 
-Result<Expansion> syscalls(const ProbeSpec& spec, const KernelSymbols& ks) {
+// The x86-64 syscalls by name: the build's table, and the running kernel's syscall trace
+// events (which exist only for its x86-64 table's entries; names newer than the build).
+std::set<std::string, std::less<>> x64SyscallNames(const std::string& tracefs) {
+    std::set<std::string, std::less<>> names;
+    for (const SyscallName& n : builtinSyscallNames())
+        names.emplace(n.name);
+    constexpr std::string_view kEnter = "sys_enter_";
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(tracefs + "/events/syscalls", ec)) {
+        const std::string f = e.path().filename().string();
+        if (f.starts_with(kEnter))
+            names.emplace(syscallX64Name(std::string_view(f).substr(kEnter.size())));
+    }
+    return names;
+}
+
+// The x86-64 syscall a kernel function (its name without the prefix) is the entry of,
+// if any. kallsyms also lists the wrappers of 32-bit syscalls (chown16, *_time32, ia32_*)
+// and the old functions of renamed syscalls (sys_uname; x86-64's uname is sys_newuname),
+// which 64-bit programs never call.
+std::optional<std::string_view> x64Syscall(std::string_view kernel_name,
+                                           const std::set<std::string, std::less<>>& x64) {
+    if (syscallKernelName(kernel_name) != kernel_name)
+        return std::nullopt;
+    const std::string_view name = syscallX64Name(kernel_name);
+    if (!x64.contains(name))
+        return std::nullopt;
+    return name;
+}
+
+Result<Expansion> syscalls(const ProbeSpec& spec, const KernelSymbols& ks,
+                           const std::set<std::string, std::less<>>& x64) {
     for (std::string_view prefix : kSyscallPrefixes) {
         std::vector<Candidate> cands;
         std::set<std::string_view> seen;
@@ -167,7 +199,10 @@ Result<Expansion> syscalls(const ProbeSpec& spec, const KernelSymbols& ks) {
             if (!s.isFunction() || !std::string_view(s.name).starts_with(prefix))
                 continue;
             any = true;
-            const std::string_view name = std::string_view(s.name).substr(prefix.size());
+            const auto x64_name = x64Syscall(std::string_view(s.name).substr(prefix.size()), x64);
+            if (!x64_name)
+                continue;
+            const std::string_view name = *x64_name;
             if (!globMatch(spec.symbol, name) || !seen.insert(name).second)
                 continue;
             Candidate c{std::string(name), {}, std::nullopt, 0, {}, 0};
@@ -285,6 +320,7 @@ struct SpecExpander::Impl {
     std::set<std::string> attached;  // locations attach() added
     std::string failed_details;      // failedDetails()
     std::function<bool()> stop;      // stopWhen()
+    std::optional<std::set<std::string, std::less<>>> x64_syscalls;
 };
 
 SpecExpander::SpecExpander(pid_t pid, const KernelSymbols* symbols)
@@ -324,8 +360,11 @@ Result<Expansion> SpecExpander::expand(const ProbeSpec& spec_in) {
             const KernelSymbols* ks = symbols();
             if (!ks)
                 return makeError(ENOENT, fmt::format("{}: a glob needs /proc/kallsyms", spec.text));
-            return kindInfo(spec.kind).family == KindFamily::Syscall ? syscalls(spec, *ks)
-                                                                     : kernelFunctions(spec, *ks);
+            if (kindInfo(spec.kind).family == KindFamily::KernelSymbol)
+                return kernelFunctions(spec, *ks);
+            if (!impl_->x64_syscalls)
+                impl_->x64_syscalls = x64SyscallNames("/sys/kernel/tracing");
+            return syscalls(spec, *ks, *impl_->x64_syscalls);
         }
         case KindFamily::Tracepoint:
             if (!impl_->tps)

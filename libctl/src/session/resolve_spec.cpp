@@ -65,6 +65,8 @@ bool readsRetval(const FetchSource* s) {
 // decodes its arguments as strace would.
 Result<std::vector<ResolvedProbe>> ptraceSyscall(const ProbeSpec& spec) {
     static const SyscallTable table = SyscallTable::builtin();
+    if (auto misuse = syscallKernelNameMisuse(spec.symbol); !misuse.empty())
+        return makeError(ENOENT, fmt::format("{}: {}", spec.text, misuse));
     const SyscallInfo* info = table.find(spec.symbol);
     if (!info || info->nr < 0)
         return makeError(ENOENT, fmt::format("{}: unknown syscall '{}'", spec.text, spec.symbol));

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -77,6 +78,33 @@ std::string endOf(pid_t pid) {
     return fmt::format("exited with status {}", WEXITSTATUS(st));
 }
 
+// Whether a child of `parent` named `comm` is blocked in syscall number `nr`
+// (/proc/PID/stat's ppid, /proc/PID/syscall's first field).
+bool childInSyscall(pid_t parent, const std::string& comm, int nr) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string pid = e.path().filename().string();
+        if (pid.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        const std::string stat = itest::readFile("/proc/" + pid + "/stat");
+        const auto open = stat.find('('), close = stat.rfind(')');
+        if (open == std::string::npos || close == std::string::npos ||
+            stat.substr(open + 1, close - open - 1) != comm)
+            continue;
+        std::istringstream rest(stat.substr(close + 1));
+        std::string state;
+        long ppid = 0;
+        rest >> state >> ppid;
+        if (ppid != parent)
+            continue;
+        std::istringstream sc(itest::readFile("/proc/" + pid + "/syscall"));
+        int now = -1;
+        if (sc >> now && now == nr)
+            return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 // Ctrl-C, SIGTERM or SIGHUP ending `trace -- CMD` goes on to CMD; CMD killed by it kills
@@ -113,6 +141,34 @@ TEST(Cli, AStopSignalKillingTheCommandKillsProbectl) {
     const std::string out = itest::readFile(log);
     EXPECT_THAT(out, HasSubstr(fmt::format("'{}' killed by signal 15 (", loop))) << out;
     EXPECT_THAT(out, HasSubstr("HITS")) << out;
+}
+
+// A stop signal passed on to the command interrupts its sleep: the call returns
+// (ERESTART_RESTARTBLOCK) as the command dies, and is counted on both backends. The kernel
+// backend stopped its probes at once and said "never returned 1" where ptrace counted it.
+TEST(Cli, AStopSignalLetsTheCallItInterruptsReturn) {
+    const std::string log = "/tmp/cli-interrupted-call.log";
+    for (const std::string backend : {"kernel", "ptrace"}) {
+        SCOPED_TRACE(backend);
+        const pid_t p = startProbectl({"count", "syscall:clock_nanosleep", "--by", "errno",
+                                       "--backend", backend, "--", "sleep", "300"},
+                                      log);
+        ASSERT_GT(p, 0);
+        // Once probectl's child sleep is in clock_nanosleep (x86-64 number 230).
+        bool asleep = false;
+        for (int i = 0; i < 3000 && !asleep; i++) {
+            asleep = childInSyscall(p, "sleep", 230);
+            if (!asleep)
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        ASSERT_TRUE(asleep) << itest::readFile(log);
+        kill(p, SIGTERM);
+        EXPECT_EQ(endOf(p), "killed by signal 15");
+        const std::string out = itest::readFile(log);
+        EXPECT_THAT(out, HasSubstr("-516 (ERESTART_RESTARTBLOCK)      1")) << out;
+        EXPECT_THAT(out, Not(HasSubstr("never returned"))) << out;
+        EXPECT_THAT(out, HasSubstr("'sleep' killed by signal 15 (")) << out;
+    }
 }
 
 // A stop signal while a big glob is still attaching (seconds of kprobe registrations): the

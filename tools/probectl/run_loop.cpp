@@ -99,11 +99,21 @@ bool RunLoop::shouldStop() {
         // interrupted command does (and may clean up). Sent after stop() instead, it ran on
         // untraced while the probes were disabled and drained.
         const pid_t pid = command_.empty() ? 0 : tracer_.commandPid();
-        if (signal_ && runningChild(pid))
+        if (signal_ && runningChild(pid)) {
             ::kill(pid, signal_);
+            // Traced on while it ends by the signal: the calls the signal interrupts return
+            // then (clock_nanosleep's ERESTART_RESTARTBLOCK), and stopping at once left them
+            // "never returned" on the kernel backend where ptrace counted them.
+            grace_end_ = monotonicNs() + kStopGraceNs;
+        }
     }
-    if (signal_)
-        return true;
+    if (signal_) {
+        if (grace_end_ == 0)
+            return true;
+        if (!status_)
+            status_ = tracer_.commandStatus();
+        return status_.has_value() || monotonicNs() >= grace_end_;
+    }
     const std::uint64_t now = monotonicNs();
     if (deadline_ && now >= deadline_)
         return true;
@@ -121,7 +131,8 @@ int RunLoop::finish(Io& io, int rc) {
     std::optional<int> own = status_;  // how it ended unless probectl had to end it
     if (!command_.empty() && !status) {
         // --duration ends it as asked; a stop signal gives it up to a second to end by it.
-        const bool outlived = !signal_ || outlives(tracer_.commandPid(), 1000);
+        const int grace_ms = grace_end_ ? 0 : static_cast<int>(kStopGraceNs / 1'000'000);
+        const bool outlived = !signal_ || outlives(tracer_.commandPid(), grace_ms);
         status = tracer_.terminateCommand();
         if (!outlived)
             own = status;

@@ -31,9 +31,10 @@ class RunLoop {
     // which only the kernel's session knows: those runs end on the deadline or a signal.
     void watchPids(const std::vector<std::uint32_t>& pids) { pids_ = pids; }
 
-    // True once a signal came, the deadline passed, the held command ended (its status is
-    // kept: it ended on its own only if it ended before anything else stopped the run), or
-    // every watched process exited.
+    // True once a signal came (passed on to a held command, once the command ended by it or
+    // a second passed, so that the calls it interrupted are traced returning), the deadline
+    // passed, the held command ended (its status is kept: it ended on its own only if it
+    // ended before anything else stopped the run), or every watched process exited.
     bool shouldStop();
 
     // Before tracer.start(): a stop signal that came while the probes were attached (kept, 0
@@ -41,7 +42,7 @@ class RunLoop {
     int signalBeforeStart();
 
     // After tracer.stop(): a command still running (shouldStop() sent it the stop signal that
-    // ended the run, as strace does) gets a second to end, then is terminated; its end is
+    // ended the run, as strace does, and gave it a second to end) is terminated; its end is
     // described on io.err ("'ls' exited with status 0"), as is the exit of every watched
     // process. Returns runEnd()'s code, and leaves its signal to setExitSignal().
     int finish(Io& io, int rc);
@@ -56,6 +57,9 @@ class RunLoop {
     const std::vector<std::string>& command_;
     std::function<int()> caught_;
     int signal_ = 0;
+    // A stop signal gives the command up to a second to end by it (traced meanwhile).
+    static constexpr std::uint64_t kStopGraceNs = 1'000'000'000;
+    std::uint64_t grace_end_ = 0;  // CLOCK_MONOTONIC ns; 0: no signal passed on
     std::uint64_t t0_ = 0;
     std::uint64_t deadline_ = 0;
     std::optional<int> status_;

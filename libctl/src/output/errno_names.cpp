@@ -19,17 +19,17 @@ constexpr ErrnoName kNames[] = {
 };
 
 // include/linux/errno.h: restart codes the kernel turns into EINTR or a restart before
-// user space sees them. The wording is ours.
+// user space sees them. Worded as strace 6.1 prints them, so that lines compare.
 constexpr struct {
     int nr;
     const char* name;
     const char* text;
 } kKernelOnly[] = {
-    {512, "ERESTARTSYS", "Interrupted; restarted if SA_RESTART is set"},
-    {513, "ERESTARTNOINTR", "Interrupted; always restarted"},
-    {514, "ERESTARTNOHAND", "Interrupted; restarted if no signal handler ran"},
+    {512, "ERESTARTSYS", "To be restarted if SA_RESTART is set"},
+    {513, "ERESTARTNOINTR", "To be restarted"},
+    {514, "ERESTARTNOHAND", "To be restarted if no handler"},
     {515, "ENOIOCTLCMD", "No such ioctl command"},
-    {516, "ERESTART_RESTARTBLOCK", "Interrupted; restarted through restart_syscall"},
+    {516, "ERESTART_RESTARTBLOCK", "Interrupted by signal"},
 };
 
 }  // namespace

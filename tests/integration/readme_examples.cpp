@@ -172,8 +172,8 @@ std::string lineRegex(std::string_view shown) {
         piece[1] = "\\[[0-9]+\\]";
         piece[3] = "[0-9]+";
     }
-    // `trace -f --syscalls` lines: TID syscall(...)
-    if (w.size() >= 2 && allDigits(w[0]) && startsSyscallCall(w[1]))
+    // `trace -f --syscalls` lines: TID syscall(...), TID +++ exited with N +++
+    if (w.size() >= 2 && allDigits(w[0]) && (startsSyscallCall(w[1]) || w[1] == "+++"))
         piece[0] = "[0-9]+";
     for (size_t i = 0; i + 1 < w.size(); ++i) {
         if ((w[i] == "pid" || w[i] == "(pid") && !w[i + 1].empty() &&

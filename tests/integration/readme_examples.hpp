@@ -15,7 +15,8 @@
 // repeat match any value of their form: hex numbers of 8 or more digits (addresses),
 // numbers with a fraction or a time unit (times, latencies), the `[CPU]` column, the TID
 // column of event lines, the number after the word `pid` and the thread id that starts a
-// `-f` strace line. A line that is only `...` marks an elision and matches nothing itself.
+// `-f` strace line (a call or a `+++` end). A line that is only `...` marks an elision and
+// matches nothing itself.
 #pragma once
 
 #include <string>

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -259,21 +260,31 @@ namespace {
 
 constexpr const char* kDecodedCalls =
     "umask,mkdir,chmod,fchmodat,access,faccessat,faccessat2,unlinkat,kill,tgkill,tkill,pipe2,"
-    "dup3,lseek,fcntl,socket,arch_prctl,prlimit64,getrlimit,setrlimit,rseq";
+    "dup3,lseek,fcntl,socket,arch_prctl,prlimit64,getrlimit,setrlimit,rseq,getrandom,wait4,futex";
 
 // Lines of workloads/decode_args.c from its umask on (ld.so's calls come before), with the
-// run's pid (printed by the workload on stdout) as PID: it differs between runs.
+// run's pids (printed by the workload on stdout) as PID, CHILD1 and CHILD2 and getrandom's
+// bytes as BYTES: they differ between runs.
 std::vector<std::string> decodedLines(const std::string& file, const std::string& stdout_text) {
     std::smatch m;
-    if (!std::regex_search(stdout_text, m, std::regex(R"(pid=(\d+) tid=\d+)")))
+    if (!std::regex_search(stdout_text, m,
+                           std::regex(R"(child=(\d+) child=(\d+) pid=(\d+) tid=\d+)")))
         return {"no pid printed: " + stdout_text};
-    const std::regex pid("\\b" + m[1].str() + "\\b");
+    const std::vector<std::pair<std::regex, std::string>> vary = {
+        {std::regex("\\b" + m[3].str() + "\\b"), "PID"},
+        {std::regex("\\b" + m[1].str() + "\\b"), "CHILD1"},
+        {std::regex("\\b" + m[2].str() + "\\b"), "CHILD2"},
+        {std::regex(R"("(\\x[0-9a-f]{2})+")"), "BYTES"},
+    };
     std::vector<std::string> out;
     bool on = false;
-    for (const auto& l : lines(itest::readFile(file))) {
+    for (std::string l : lines(itest::readFile(file))) {
         on = on || l.starts_with("umask(");
-        if (on && !l.starts_with("+++ "))
-            out.push_back(std::regex_replace(l, pid, "PID"));
+        if (!on || l.starts_with("+++ ") || l.starts_with("--- "))
+            continue;
+        for (const auto& [re, name] : vary)
+            l = std::regex_replace(l, re, name);
+        out.push_back(l);
     }
     return out;
 }
@@ -281,7 +292,8 @@ std::vector<std::string> decodedLines(const std::string& file, const std::string
 }  // namespace
 
 // Arguments strace prints as names (octal modes, AT_FDCWD, access modes, signal numbers,
-// O_/SOCK_ flags, SEEK_*, AF_*, F_*, ARCH_*, RLIMIT_*) print the same on both backends as
+// O_/SOCK_ flags, SEEK_*, AF_*, F_*, ARCH_*, RLIMIT_*, GRND_*, wait4's W* options and the
+// statuses it wrote, FUTEX_* operations and a futex timeout) print the same on both backends as
 // Debian's strace prints them on the same workload, line for line.
 TEST(Syscalls, DecodedArgumentsAsStrace) {
     ASSERT_EQ(access("/usr/bin/strace", X_OK), 0) << "strace missing from the VM image";
@@ -290,7 +302,7 @@ TEST(Syscalls, DecodedArgumentsAsStrace) {
         sh(std::string("strace -o /tmp/decode-strace.txt -e trace=") + kDecodedCalls + " " + cmd);
     ASSERT_EQ(st.status, 0) << st.out;
     const auto want = decodedLines("/tmp/decode-strace.txt", st.out);
-    ASSERT_EQ(want.size(), 23u) << itest::readFile("/tmp/decode-strace.txt") << st.out;
+    ASSERT_EQ(want.size(), 41u) << itest::readFile("/tmp/decode-strace.txt") << st.out;
     for (const char* backend : {"kernel", "ptrace"}) {
         SCOPED_TRACE(backend);
         Ran pc = sh(std::string("probectl trace --backend=") + backend +
@@ -300,5 +312,75 @@ TEST(Syscalls, DecodedArgumentsAsStrace) {
             << "probectl:\n"
             << itest::readFile("/tmp/decode-probectl.txt") << "strace:\n"
             << itest::readFile("/tmp/decode-strace.txt") << pc.out;
+    }
+}
+
+namespace {
+
+// The "+++ ... +++" lines of a strace-layout file, each with the pid prefix it has ("PID "
+// for any pid with -f, as `strace -f -o FILE` prints it), in their order.
+std::vector<std::string> endLines(const std::string& file) {
+    static const std::regex prefix(R"(^\d+ +)");
+    std::vector<std::string> out;
+    for (const auto& l : lines(itest::readFile(file)))
+        if (l.find("+++ ") != std::string::npos)
+            out.push_back(std::regex_replace(l, prefix, "PID "));
+    return out;
+}
+
+}  // namespace
+
+// strace's "+++ exited with N +++" / "+++ killed by SIG +++" lines, each the traced
+// thread's real wait status: every one strace -f prints (a thread, children exiting, killed,
+// aborting) with the ptrace backend, which sees every end; with the kernel backend only the
+// command's own (its launcher's waitpid), last; without -f the command's alone, on both.
+TEST(Syscalls, EndLinesAsStrace) {
+    ASSERT_EQ(access("/usr/bin/strace", X_OK), 0) << "strace missing from the VM image";
+    const std::string cmd = itest::workload("exits");
+    constexpr const char* kCalls = "exit,exit_group";
+    Ran st = sh(std::string("strace -f -o /tmp/ends-strace.txt -e trace=") + kCalls + " " + cmd);
+    ASSERT_EQ(st.status, 5) << st.out;
+    const auto want = endLines("/tmp/ends-strace.txt");
+    // The thread, exit 3, SIGKILL, SIGABRT (with or without a core), exit 5.
+    ASSERT_EQ(want.size(), 5u) << itest::readFile("/tmp/ends-strace.txt");
+    EXPECT_EQ(want.back(), "PID +++ exited with 5 +++");
+
+    Ran pt = sh(std::string("probectl trace --backend=ptrace -f -o /tmp/ends-ptrace.txt "
+                            "--syscalls=") +
+                kCalls + " -- " + cmd);
+    EXPECT_EQ(pt.status, 5) << pt.out;
+    // The same ends; the thread's may come after the first child's (pthread_join returns
+    // before the thread's end is told), in strace's output as in ours.
+    auto sorted = [](std::vector<std::string> v) {
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    const auto got = endLines("/tmp/ends-ptrace.txt");
+    EXPECT_EQ(sorted(got), sorted(want)) << "probectl:\n"
+                                         << itest::readFile("/tmp/ends-ptrace.txt") << "strace:\n"
+                                         << itest::readFile("/tmp/ends-strace.txt") << pt.out;
+    EXPECT_EQ(got.empty() ? "" : got.back(), want.back());
+
+    Ran k = sh(std::string("probectl trace -f -o /tmp/ends-kernel.txt --syscalls=") + kCalls +
+               " -- " + cmd);
+    EXPECT_EQ(k.status, 5) << k.out;
+    const auto kernel_text = itest::readFile("/tmp/ends-kernel.txt");
+    EXPECT_EQ(endLines("/tmp/ends-kernel.txt"), std::vector<std::string>{want.back()})
+        << kernel_text << k.out;
+    EXPECT_TRUE(kernel_text.ends_with("+++ exited with 5 +++\n")) << kernel_text;
+
+    // Without -f: the command's end alone, without a prefix, as strace prints it.
+    Ran one = sh(std::string("strace -o /tmp/ends-strace1.txt -e trace=") + kCalls + " " + cmd);
+    ASSERT_EQ(one.status, 5) << one.out;
+    const auto want_one = endLines("/tmp/ends-strace1.txt");
+    ASSERT_EQ(want_one, std::vector<std::string>{"+++ exited with 5 +++"})
+        << itest::readFile("/tmp/ends-strace1.txt");
+    for (const char* backend : {"kernel", "ptrace"}) {
+        SCOPED_TRACE(backend);
+        Ran pc = sh(std::string("probectl trace --backend=") + backend +
+                    " -o /tmp/ends-one.txt --syscalls=" + kCalls + " -- " + cmd);
+        EXPECT_EQ(pc.status, 5) << pc.out;
+        EXPECT_EQ(endLines("/tmp/ends-one.txt"), want_one)
+            << itest::readFile("/tmp/ends-one.txt") << pc.out;
     }
 }

@@ -99,6 +99,8 @@ TEST(ReadmeExamples, AddressesTimesAndPidsMatchAnyValue) {
                             "9 openat(AT_FDCWD, \"/etc/hostname\", O_RDONLY) = 3"));
     EXPECT_FALSE(lineMatches("172   openat(AT_FDCWD, \"/etc/hostname\", O_RDONLY) = 3",
                              "9 openat(AT_FDCWD, \"/etc/hostname\", O_RDONLY) = 4"));
+    EXPECT_TRUE(lineMatches("171   +++ exited with 0 +++", "9     +++ exited with 0 +++"));
+    EXPECT_FALSE(lineMatches("171   +++ exited with 0 +++", "9     +++ exited with 1 +++"));
     EXPECT_TRUE(lineMatches("count 2, avg 46.8ms, min 21.1ms", "count 2, avg 1.2s, min 900us"));
     EXPECT_FALSE(lineMatches("count 2, avg 46.8ms", "count 3, avg 46.8ms"));
 }

@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <linux/futex.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -641,4 +643,191 @@ TEST(StraceFormat, FdPairsAreReadAtTheReturn) {
     // Unreadable or short: the address, as before the return.
     Call c{"pipe", {0x7fff24766f68}, 0, 0, "\x03\0\0\0", true};
     EXPECT_EQ(formatSyscall(syscallRecord(c), nullptr, {32, false}), "pipe(0x7fff24766f68) = 0");
+}
+
+// getrandom, wait4 and futex: lines Debian 12's strace 6.1 printed on the build host
+// (addresses kept; the status wait4 wrote and getrandom's bytes as the fetched memory).
+TEST(StraceFormat, DecodesGetrandomWait4FutexAsStrace) {
+    constexpr std::uint64_t kBuf = 0x7fff140712d0, kSt = 0x7fff140712ac, kF = 0x7fff140712cc;
+    const std::string random8 = "\xfd\x77\x92\xb6\x73\x71\x7f\x90";
+    const auto status = [](int st) {
+        std::string b(4, '\0');
+        std::memcpy(b.data(), &st, 4);
+        return b;
+    };
+    const std::vector<std::pair<Call, std::string>> cases = {
+        {{"getrandom", {kBuf, 8, 0}, 8, 0, random8},
+         "getrandom(\"\\xfd\\x77\\x92\\xb6\\x73\\x71\\x7f\\x90\", 8, 0) = 8"},
+        {{"getrandom", {kBuf, 8, 1}, 8, 0, random8},
+         "getrandom(\"\\xfd\\x77\\x92\\xb6\\x73\\x71\\x7f\\x90\", 8, GRND_NONBLOCK) = 8"},
+        {{"getrandom", {kBuf, 8, 3}, 8, 0, random8},
+         "getrandom(\"\\xfd\\x77\\x92\\xb6\\x73\\x71\\x7f\\x90\", 8, GRND_NONBLOCK|GRND_RANDOM) = "
+         "8"},
+        {{"getrandom", {kBuf, 8, 4}, 8, 0, random8},
+         "getrandom(\"\\xfd\\x77\\x92\\xb6\\x73\\x71\\x7f\\x90\", 8, GRND_INSECURE) = 8"},
+        {{"getrandom", {kBuf, 8, 7}, -EINVAL},
+         "getrandom(0x7fff140712d0, 8, GRND_NONBLOCK|GRND_RANDOM|GRND_INSECURE) = -1 EINVAL "
+         "(Invalid argument)"},
+        {{"getrandom", {kBuf, 8, 0x10}, -EINVAL},
+         "getrandom(0x7fff140712d0, 8, 0x10 /* GRND_??? */) = -1 EINVAL (Invalid argument)"},
+        {{"getrandom", {kBuf, 8, 0x11}, -EINVAL},
+         "getrandom(0x7fff140712d0, 8, GRND_NONBLOCK|0x10) = -1 EINVAL (Invalid argument)"},
+        {{"getrandom", {0, 0, 0xffffffff}, -EINVAL},
+         "getrandom(NULL, 0, GRND_NONBLOCK|GRND_RANDOM|GRND_INSECURE|0xfffffff8) = -1 EINVAL "
+         "(Invalid argument)"},
+        {{"getrandom", {0, 0, 0}, 0}, "getrandom(NULL, 0, 0) = 0"},
+        {{"wait4", {kMinus1, 0, WNOHANG, 0}, -ECHILD},
+         "wait4(-1, NULL, WNOHANG, NULL) = -1 ECHILD (No child processes)"},
+        {{"wait4", {kMinus1, kSt, WNOHANG | WUNTRACED, 0}, -ECHILD},
+         "wait4(-1, 0x7fff140712ac, WNOHANG|WSTOPPED, NULL) = -1 ECHILD (No child processes)"},
+        {{"wait4", {1234567, kSt, WNOHANG | WCONTINUED | __WALL, 0}, -ECHILD},
+         "wait4(1234567, 0x7fff140712ac, WNOHANG|WCONTINUED|__WALL, NULL) = -1 ECHILD (No child "
+         "processes)"},
+        {{"wait4", {kMinus1, kSt, __WNOTHREAD | __WCLONE | WNOHANG, 0}, -ECHILD},
+         "wait4(-1, 0x7fff140712ac, WNOHANG|__WCLONE|__WNOTHREAD, NULL) = -1 ECHILD (No child "
+         "processes)"},
+        {{"wait4", {kMinus1, kSt, 0x10000000, 0}, -EINVAL},
+         "wait4(-1, 0x7fff140712ac, 0x10000000 /* W??? */, NULL) = -1 EINVAL (Invalid argument)"},
+        {{"wait4", {kMinus1, kSt, 0xffffffff, 0}, -EINVAL},
+         "wait4(-1, 0x7fff140712ac, "
+         "WNOHANG|WEXITED|WSTOPPED|WCONTINUED|WNOWAIT|__WCLONE|__WALL|__WNOTHREAD|0x1efffff0, "
+         "NULL) = -1 EINVAL (Invalid argument)"},
+        {{"wait4", {kMinus1, kSt, 0, 0}, -ECHILD},
+         "wait4(-1, 0x7fff140712ac, 0, NULL) = -1 ECHILD (No child processes)"},
+        {{"wait4", {13592, kSt, 0, 0}, 13592, 1, status(3 << 8)},
+         "wait4(13592, [{WIFEXITED(s) && WEXITSTATUS(s) == 3}], 0, NULL) = 13592"},
+        {{"wait4", {13593, kSt, 0, 0}, 13593, 1, status(SIGKILL)},
+         "wait4(13593, [{WIFSIGNALED(s) && WTERMSIG(s) == SIGKILL}], 0, NULL) = 13593"},
+        {{"wait4", {13594, kSt, WUNTRACED, 0}, 13594, 1, status(0x7f | (SIGSTOP << 8))},
+         "wait4(13594, [{WIFSTOPPED(s) && WSTOPSIG(s) == SIGSTOP}], WSTOPPED, NULL) = 13594"},
+        {{"wait4", {13594, 0, 0, 0}, 13594}, "wait4(13594, NULL, 0, NULL) = 13594"},
+        {{"futex", {kF, FUTEX_WAIT, 1, 0}, -EAGAIN},
+         "futex(0x7fff140712cc, FUTEX_WAIT, 1, NULL) = -1 EAGAIN (Resource temporarily "
+         "unavailable)"},
+        {{"futex",
+          {kF, FUTEX_WAIT_PRIVATE, 0, 0x7fff140712e0},
+          -ETIMEDOUT,
+          3,
+          std::string("\0\0\0\0\0\0\0\0\xe8\x03\0\0\0\0\0\0", 16)},
+         "futex(0x7fff140712cc, FUTEX_WAIT_PRIVATE, 0, {tv_sec=0, tv_nsec=1000}) = -1 ETIMEDOUT "
+         "(Connection timed out)"},
+        {{"futex", {kF, FUTEX_WAKE, 1}, 0}, "futex(0x7fff140712cc, FUTEX_WAKE, 1) = 0"},
+        {{"futex", {kF, FUTEX_WAKE_PRIVATE, 2147483647}, 0},
+         "futex(0x7fff140712cc, FUTEX_WAKE_PRIVATE, 2147483647) = 0"},
+        {{"futex", {0x10, FUTEX_WAIT, 0xffffffff, 0}, -EFAULT},
+         "futex(0x10, FUTEX_WAIT, 4294967295, NULL) = -1 EFAULT (Bad address)"},
+        {{"futex",
+          {kF, FUTEX_WAIT_BITSET_PRIVATE | FUTEX_CLOCK_REALTIME, 1, 0, 0, 0xffffffff},
+          -EAGAIN},
+         "futex(0x7fff140712cc, FUTEX_WAIT_BITSET_PRIVATE|FUTEX_CLOCK_REALTIME, 1, NULL, "
+         "FUTEX_BITSET_MATCH_ANY) = -1 EAGAIN (Resource temporarily unavailable)"},
+        {{"futex", {kF, FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME, 1, 0, 0, 0xffffffff}, -EAGAIN},
+         "futex(0x7fff140712cc, FUTEX_WAIT_BITSET|FUTEX_CLOCK_REALTIME, 1, NULL, "
+         "FUTEX_BITSET_MATCH_ANY) = -1 EAGAIN (Resource temporarily unavailable)"},
+        {{"futex", {kF, FUTEX_WAIT_BITSET_PRIVATE, 6, 0, 0, 0x1234}, -EAGAIN},
+         "futex(0x7fff140712cc, FUTEX_WAIT_BITSET_PRIVATE, 6, NULL, 0x1234) = -1 EAGAIN "
+         "(Resource temporarily unavailable)"},
+        {{"futex", {kF, FUTEX_WAKE_BITSET_PRIVATE, 1, 0, 0, 0xffffffff}, 0},
+         "futex(0x7fff140712cc, FUTEX_WAKE_BITSET_PRIVATE, 1, FUTEX_BITSET_MATCH_ANY) = 0"},
+        {{"futex", {kF, FUTEX_REQUEUE_PRIVATE, 1, 2, kF}, 0},
+         "futex(0x7fff140712cc, FUTEX_REQUEUE_PRIVATE, 1, 2, 0x7fff140712cc) = 0"},
+        {{"futex", {kF, FUTEX_CMP_REQUEUE_PRIVATE, 1, 2, kF, 5}, -EAGAIN},
+         "futex(0x7fff140712cc, FUTEX_CMP_REQUEUE_PRIVATE, 1, 2, 0x7fff140712cc, 5) = -1 EAGAIN "
+         "(Resource temporarily unavailable)"},
+        {{"futex", {kF, FUTEX_WAKE_OP_PRIVATE, 1, 2, kF, 0}, 0},
+         "futex(0x7fff140712cc, FUTEX_WAKE_OP_PRIVATE, 1, 2, 0x7fff140712cc, "
+         "FUTEX_OP_SET<<28|0<<12|FUTEX_OP_CMP_EQ<<24|0) = 0"},
+        {{"futex", {kF, FUTEX_WAKE_OP_PRIVATE, 1, 2, kF, 0xc5abc7ff}, 0},
+         "futex(0x7fff140712cc, FUTEX_WAKE_OP_PRIVATE, 1, 2, 0x7fff140712cc, "
+         "FUTEX_OP_OPARG_SHIFT<<28|FUTEX_OP_XOR<<28|0xabc<<12|FUTEX_OP_CMP_GE<<24|0x7ff) = 0"},
+        {{"futex", {kF, FUTEX_WAKE_OP_PRIVATE, 1, 2, kF, 0x79000000}, -ENOSYS},
+         "futex(0x7fff140712cc, FUTEX_WAKE_OP_PRIVATE, 1, 2, 0x7fff140712cc, 0x7<<28 /* "
+         "FUTEX_OP_??? */|0<<12|0x9<<24 /* FUTEX_OP_CMP_??? */|0) = -1 ENOSYS (Function not "
+         "implemented)"},
+        {{"futex", {0x10, FUTEX_WAKE_OP, 0xffffffff, 0, 0, 0x1234}, -EFAULT},
+         "futex(0x10, FUTEX_WAKE_OP, 4294967295, 0, NULL, "
+         "FUTEX_OP_SET<<28|0x1<<12|FUTEX_OP_CMP_EQ<<24|0x234) = -1 EFAULT (Bad address)"},
+        {{"futex", {kF, FUTEX_LOCK_PI_PRIVATE, 0}, 0},
+         "futex(0x7fff140712cc, FUTEX_LOCK_PI_PRIVATE, NULL) = 0"},
+        {{"futex", {kF, FUTEX_UNLOCK_PI_PRIVATE}, 0},
+         "futex(0x7fff140712cc, FUTEX_UNLOCK_PI_PRIVATE) = 0"},
+        {{"futex", {kF, FUTEX_TRYLOCK_PI}, 0}, "futex(0x7fff140712cc, FUTEX_TRYLOCK_PI) = 0"},
+        {{"futex", {0x10, FUTEX_TRYLOCK_PI_PRIVATE}, -EFAULT},
+         "futex(0x10, FUTEX_TRYLOCK_PI_PRIVATE) = -1 EFAULT (Bad address)"},
+        {{"futex", {kF, FUTEX_FD}, -ENOSYS},
+         "futex(0x7fff140712cc, FUTEX_FD, 0) = -1 ENOSYS (Function not implemented)"},
+        {{"futex", {0x10, FUTEX_FD | FUTEX_PRIVATE_FLAG, 0xffffffff}, -ENOSYS},
+         "futex(0x10, FUTEX_FD|FUTEX_PRIVATE_FLAG, 4294967295) = -1 ENOSYS (Function not "
+         "implemented)"},
+        {{"futex", {kF, 99}, -ENOSYS},
+         "futex(0x7fff140712cc, 0x63 /* FUTEX_??? */, 0, NULL, NULL, 0) = -1 ENOSYS (Function "
+         "not implemented)"},
+        {{"futex", {kF, 99 | FUTEX_PRIVATE_FLAG}, -ENOSYS},
+         "futex(0x7fff140712cc, 0xe3 /* FUTEX_??? */, 0, NULL, NULL, 0) = -1 ENOSYS (Function "
+         "not implemented)"},
+        {{"futex", {0x7ffe0438de54, 99, 7, 0x20, 0x30, 0x1234}, -ENOSYS},
+         "futex(0x7ffe0438de54, 0x63 /* FUTEX_??? */, 7, 0x20, 0x30, 0x1234) = -1 ENOSYS "
+         "(Function not implemented)"},
+        {{"futex", {0x7ffe0438de54, 99, 7, 0, 0, 0xffffffff}, -ENOSYS},
+         "futex(0x7ffe0438de54, 0x63 /* FUTEX_??? */, 7, NULL, NULL, 0xffffffff) = -1 ENOSYS "
+         "(Function not implemented)"},
+        {{"futex", {kF, FUTEX_WAIT | FUTEX_CLOCK_REALTIME, 1, 0}, -ENOSYS},
+         "futex(0x7fff140712cc, FUTEX_WAIT|FUTEX_CLOCK_REALTIME, 1, NULL) = -1 ENOSYS (Function "
+         "not implemented)"},
+        {{"futex", {0x10, FUTEX_WAIT_PRIVATE | FUTEX_CLOCK_REALTIME, 0xffffffff, 0}, -EFAULT},
+         "futex(0x10, FUTEX_WAIT_PRIVATE|FUTEX_CLOCK_REALTIME, 4294967295, NULL) = -1 EFAULT (Bad "
+         "address)"},
+        {{"futex", {kF, FUTEX_WAKE | FUTEX_CLOCK_REALTIME, 1}, -ENOSYS},
+         "futex(0x7fff140712cc, 0x101 /* FUTEX_??? */, 1) = -1 ENOSYS (Function not "
+         "implemented)"},
+        {{"futex", {0x10, 0x186}, -EFAULT},
+         "futex(0x10, 0x186 /* FUTEX_??? */, NULL) = -1 EFAULT (Bad address)"},
+        {{"futex", {kF, FUTEX_LOCK_PI2_PRIVATE, 0}, -EDEADLK},
+         "futex(0x7fff140712cc, FUTEX_LOCK_PI2_PRIVATE, NULL) = -1 EDEADLK (Resource deadlock "
+         "avoided)"},
+        {{"futex", {kF, FUTEX_WAIT_REQUEUE_PI_PRIVATE, 1, 0, kF}, -EINVAL},
+         "futex(0x7fff140712cc, FUTEX_WAIT_REQUEUE_PI_PRIVATE, 1, NULL, 0x7fff140712cc) = -1 "
+         "EINVAL (Invalid argument)"},
+        {{"futex",
+          {0x10, FUTEX_WAIT_REQUEUE_PI_PRIVATE | FUTEX_CLOCK_REALTIME, 0xffffffff, 0, 0},
+          -EFAULT},
+         "futex(0x10, FUTEX_WAIT_REQUEUE_PI_PRIVATE|FUTEX_CLOCK_REALTIME, 4294967295, NULL, NULL) "
+         "= -1 EFAULT (Bad address)"},
+        {{"futex", {kF, FUTEX_CMP_REQUEUE_PI_PRIVATE, 1, 0, kF, 0}, -EINVAL},
+         "futex(0x7fff140712cc, FUTEX_CMP_REQUEUE_PI_PRIVATE, 1, 0, 0x7fff140712cc, 0) = -1 "
+         "EINVAL (Invalid argument)"},
+        {{"futex", {0, FUTEX_WAKE_PRIVATE, 1}, 0}, "futex(NULL, FUTEX_WAKE_PRIVATE, 1) = 0"},
+    };
+    for (const auto& [call, want] : cases) {
+        SCOPED_TRACE(want);
+        EXPECT_EQ(formatSyscall(syscallRecord(call), nullptr, {32, false}), want);
+    }
+    // Read at the return: getrandom's bytes, wait4's status; futex's timeout.
+    EXPECT_EQ(syscallMemHints("getrandom", nullptr).at(0).kind, SyscallMemHint::Kind::OutBuffer);
+    EXPECT_EQ(syscallMemHints("wait4", nullptr).at(0).kind, SyscallMemHint::Kind::Int);
+    EXPECT_EQ(syscallMemHints("wait4", nullptr).at(0).arg, 1u);
+    EXPECT_EQ(syscallMemHints("futex", nullptr).at(0).arg, 3u);
+    // A 0 return (WNOHANG, nothing to reap) wrote no status: the address, as strace.
+    Call none{"wait4", {kMinus1, kSt, WNOHANG, 0}, 0, 1, status(0)};
+    EXPECT_EQ(formatSyscall(syscallRecord(none), nullptr, {32, false}),
+              "wait4(-1, 0x7fff140712ac, WNOHANG, NULL) = 0");
+    // More random bytes than -s: cut, then "...".
+    Call many{"getrandom", {kBuf, 40, 0}, 40, 0, std::string(40, '\x01')};
+    std::string cut;
+    for (int i = 0; i < 32; ++i)
+        cut += "\\x01";
+    EXPECT_EQ(formatSyscall(syscallRecord(many), nullptr, {32, false}),
+              "getrandom(\"" + cut + "\"..., 40, 0) = 40");
+}
+
+// The end of a traced thread: strace 6.1's lines (strace -f on a program whose thread
+// returned, children that exited with 3, were killed by SIGKILL, died of SIGSEGV with a
+// core dump, and that itself exited with 5).
+TEST(StraceFormat, EndLinesAsStrace) {
+    EXPECT_EQ(straceEndLine(0), "+++ exited with 0 +++");
+    EXPECT_EQ(straceEndLine(3 << 8), "+++ exited with 3 +++");
+    EXPECT_EQ(straceEndLine(5 << 8), "+++ exited with 5 +++");
+    EXPECT_EQ(straceEndLine(SIGKILL), "+++ killed by SIGKILL +++");
+    EXPECT_EQ(straceEndLine(SIGSEGV | WCOREFLAG), "+++ killed by SIGSEGV (core dumped) +++");
+    EXPECT_EQ(straceEndLine(SIGTERM), "+++ killed by SIGTERM +++");
 }

@@ -42,8 +42,16 @@ class FakeTracer : public Tracer {
         ++starts;
         return {};
     }
+    bool watchTaskEnds(TaskEndCallback cb) override {
+        on_end = std::move(cb);
+        return sees_ends;
+    }
     Result<std::size_t> poll(int, const EventCallback& cb) override {
         ++polls;
+        if (sees_ends && !ends.empty()) {
+            on_end(ends.front());
+            ends.pop_front();
+        }
         if (!events.empty()) {
             cb(events.front());
             events.pop_front();
@@ -97,6 +105,10 @@ class FakeTracer : public Tracer {
     int polls_to_exit = -1;
     std::vector<std::string> specs;
     int polls = 0, starts = 0, stops = 0, terminations = 0;
+    // As the ptrace backend: each thread's end, one per poll (sees_ends), else none.
+    bool sees_ends = false;
+    std::deque<TaskEnd> ends;
+    TaskEndCallback on_end;
 };
 
 struct Run {
@@ -648,6 +660,71 @@ TEST(TraceDriver, DashOutputIsStandardOutput) {
         ASSERT_FALSE(o) << format;
         EXPECT_THAT(o.error().message, HasSubstr("-o -:")) << format;
     }
+}
+
+}  // namespace
+}  // namespace probectl::cli
+
+namespace probectl::cli {
+namespace {
+
+std::string traceFile(FakeTracer& t, std::vector<std::string> args, int signal = 0) {
+    const auto path =
+        std::filesystem::temp_directory_path() / fmt::format("probectl-ends-{}.txt", ::getpid());
+    args.insert(args.begin(), {"--syscalls=getppid", "-o", path.string()});
+    drive(t, args, signal);
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::filesystem::remove(path);
+    return text.str();
+}
+
+// The kernel backend sees no process end: the command's own (its launcher's wait status)
+// is strace's last line, pid-prefixed with -f; none when the command outlived the trace.
+TEST(TraceDriver, CommandEndIsStracesLastLine) {
+    FakeTracer t;
+    t.status = 7 << 8;
+    t.polls_to_exit = 1;
+    EXPECT_EQ(traceFile(t, {"--", "sh", "-c", "exit 7"}), "+++ exited with 7 +++\n");
+    FakeTracer f;
+    f.status = SIGKILL;
+    f.polls_to_exit = 1;
+    EXPECT_EQ(traceFile(f, {"-f", "--", "sh", "-c", "kill -9 $$"}),
+              "4242  +++ killed by SIGKILL +++\n");
+    FakeTracer core;
+    core.status = SIGSEGV | WCOREFLAG;
+    core.polls_to_exit = 1;
+    EXPECT_EQ(traceFile(core, {"--", "crash"}), "+++ killed by SIGSEGV (core dumped) +++\n");
+    FakeTracer running;  // stopped by SIGINT, then ended by it: untraced by then
+    EXPECT_EQ(traceFile(running, {"--", "sleep", "9"}, SIGINT), "");
+    // Not in other layouts.
+    FakeTracer plain;
+    plain.status = 0;
+    plain.polls_to_exit = 1;
+    const auto r = drive(plain, {"syscall:getppid", "--", "true"});
+    EXPECT_THAT(r.out + r.err, Not(HasSubstr("+++")));
+}
+
+// The ptrace backend tells every thread's end: each one prints, in order, with -f; without
+// it only the process's (strace without -f traces no other thread).
+TEST(TraceDriver, ThreadEndsAsTheBackendTellsThem) {
+    auto fake = [] {
+        FakeTracer t;
+        t.name = "ptrace";
+        t.sees_ends = true;
+        t.ends = {{4244, 4242, 0}, {4243, 4243, 3 << 8}, {4242, 4242, 5 << 8}};
+        t.status = 5 << 8;
+        t.polls_to_exit = 4;
+        return t;
+    };
+    FakeTracer f = fake();
+    EXPECT_EQ(traceFile(f, {"-f", "--", "exits"}),
+              "4244  +++ exited with 0 +++\n4243  +++ exited with 3 +++\n4242  +++ exited with 5 "
+              "+++\n");
+    FakeTracer one = fake();
+    one.ends = {{4244, 4242, 0}, {4242, 4242, 5 << 8}};
+    EXPECT_EQ(traceFile(one, {"--", "exits"}), "+++ exited with 5 +++\n");
 }
 
 }  // namespace

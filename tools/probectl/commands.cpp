@@ -68,7 +68,10 @@ the counters go to stderr. It is the in-kernel `strace -e trace=openat,read`:
   probectl trace --syscalls=openat -o trace.log -- ls -al
   strace -o trace.log -e trace=openat ls -al
 write the same lines (the kernel reads paths at entry, buffers up to 64 bytes).
-exit and exit_group never return: they print "= ?" as in strace.
+exit and exit_group never return: they print "= ?" as in strace. A traced process's
+end prints as strace's "+++ exited with 0 +++" or "+++ killed by SIGKILL +++" line:
+with --backend=ptrace each traced thread's; the kernel backend knows only CMD's own
+end (none for forked children or -p processes).
 --syscalls=all traces every syscall. -c (strace -c) prints no lines but, at the
 end on stderr, strace's table: % time, seconds, usecs/call, calls, errors (calls
 that returned -4095..-1), syscall, by time, and a total row. The kernel keeps each

@@ -33,6 +33,16 @@ void TracePrinter::event(const Event& ev) {
     printEvent(*out_, ev, format_);
 }
 
+void TracePrinter::taskEnd(const TaskEnd& end) {
+    if (!layout_.strace || layout_.json || (!layout_.pid_prefix && end.tid != end.tgid))
+        return;
+    out_->beginRecord("end");
+    if (layout_.pid_prefix)
+        out_->u64(Show::Text, "tid", "{:<5} ", static_cast<std::uint64_t>(end.tid));
+    out_->text(straceEndLine(end.status));
+    out_->endRecord();
+}
+
 void TracePrinter::summary(const SessionStats& stats) {
     if (layout_.json) {
         printSummary(*out_, stats);

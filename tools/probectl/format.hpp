@@ -15,6 +15,7 @@
 #include "probectl/event_print.hpp"
 #include "probectl/printer.hpp"
 #include "probectl/session.hpp"
+#include "probectl/tracer.hpp"
 #include "uapi/probectl.h"
 
 namespace probectl::cli {
@@ -39,6 +40,10 @@ class TracePrinter {
                  std::ostream& err);
     void header();
     void event(const Event& ev);
+    // strace's line for a traced thread's end ("+++ exited with 0 +++"), in strace's layout
+    // only: with the tid prefix for every thread, without it for a process's end alone (the
+    // threads of one process untraced by strace without -f).
+    void taskEnd(const TaskEnd& end);
     // Events' `kstack` values print as their stacks (EventFormat::kernel_stack).
     void setKernelStacks(
         std::function<const std::vector<std::string>*(std::uint32_t, std::uint32_t)> f) {

@@ -142,6 +142,9 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
 
     // A failed write stops the trace at once, as perf record does: running on, every event
     // after it would be counted as delivered and never saved.
+    // Where strace says "+++ exited with N +++": each traced thread's end if the backend
+    // sees them, else the command's own, once every event before it is out.
+    const bool ends_seen = tracer.watchTaskEnds([&sink](const TaskEnd& end) { sink.taskEnd(end); });
     std::optional<std::string> write_told;  // the failed write, as it was said
     auto shouldStop = [&] {
         sink.flush();
@@ -156,9 +159,15 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
         rc = runtimeError(io, kCmd, r.error());
 
     // Even after an error or a signal: drain what the backend holds and show the counters.
+    // The command's end is told only if it came while it was traced.
+    const std::optional<int> command_end = ends_seen ? std::nullopt : tracer.commandStatus();
     auto stats = tracer.stop(onEvent);
     if (!stats)
         return runtimeError(io, kCmd, stats.error());
+    if (command_end) {
+        const pid_t pid = tracer.commandPid();
+        sink.taskEnd({pid, pid, *command_end});
+    }
     if (auto r = sink.finish(&*stats); !r && rc == kExitOk) {
         rc = write_told ? tellWhatIsNew(io, kCmd, *write_told, r)
                         : runtimeError(io, kCmd, r.error());

@@ -53,6 +53,7 @@ class PrinterSink : public TraceSink {
         user_snapshot_ = std::move(f);
     }
     void event(const Event& ev) override { printer_->event(ev); }
+    void taskEnd(const TaskEnd& end) override { printer_->taskEnd(end); }
     void flush() override {
         errno = 0;
         if (printer_)

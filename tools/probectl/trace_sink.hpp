@@ -27,6 +27,9 @@ class TraceSink {
     // Once, before the first event: t0 is the trace's time 0 (CLOCK_MONOTONIC ns).
     virtual void begin(std::uint64_t t0_ns, const TraceClocks& clocks) = 0;
     virtual void event(const Event& ev) = 0;
+    // A traced thread ended (Tracer::watchTaskEnds): strace's "+++ exited with N +++" line in
+    // its layout; nothing elsewhere.
+    virtual void taskEnd(const TaskEnd&) {}
     // Before begin(): print an event's `kstack` value as its stack (EventFormat::kernel_stack).
     // Only the printer (text, json) prints stacks.
     virtual void setKernelStacks(

@@ -181,6 +181,10 @@ class PtraceSession : public Tracer {
     // A second call returns the same counters.
     Result<SessionStats> stop(const EventCallback& cb) override;
 
+    // Every traced thread's end but those of threads whose status ptrace did not give (a
+    // thread another one's exec replaced, or one reaped elsewhere), of the held command
+    // before its exec, and of forked children not followed.
+    bool watchTaskEnds(TaskEndCallback cb) override;
     // True once every traced thread has exited (or after stop()).
     bool done() const override;
     // The command's wait status once it ended (it is reaped by poll while traced).

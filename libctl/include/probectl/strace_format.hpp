@@ -14,13 +14,17 @@
 //  - flag sets as NAME|NAME|0xREST, or "0x10 /* O_??? */" when no bit has a name; a value
 //    of a set by name or as "0x9 /* SEEK_??? */"; file modes in octal (0644, the low 16
 //    bits), AT_FDCWD for -100, fds as int, signals by name (SIGRTMIN, SIGRT_n; others as int).
+// getrandom's buffer prints every byte in hex ("\x5c\xb0"), as strace prints it; wait4 shows
+// the status it wrote ("[{WIFEXITED(s) && WEXITSTATUS(s) == 3}]", read at the return) and
+// its rusage as an address; futex prints the arguments its operation reads (FUTEX_WAIT's
+// timeout read as a timespec).
 // Decoders exist for openat, open, creat, read, write, pread64, pwrite64, close, mmap,
 // munmap, mprotect, clone, execve, exit, exit_group, nanosleep, clock_nanosleep (clock names,
 // TIMER_ABSTIME, the requested timespec, the time left when a signal interrupted a relative
 // sleep, read at the return), umask (octal in and out), access, faccessat, faccessat2,
-// unlinkat, lseek, dup3, fcntl (command, its argument, the flags or signal a getter
-// returns; lock structures as addresses), socket, socketpair, pipe, pipe2 (the fds, read at
-// the return), rt_sigprocmask (how; the sets as addresses) and argument-less calls; any other
+// unlinkat, lseek, dup3, getrandom, wait4, futex, fcntl (command, its argument, the flags or signal
+// a getter returns; lock structures as addresses), socket, socketpair, pipe, pipe2 (the fds, read
+// at the return), rt_sigprocmask (how; the sets as addresses) and argument-less calls; any other
 // syscall prints its arguments from the syscall metadata (strings quoted, pointers hex, int
 // types in decimal, umode_t in octal, dfd/olddfd/newdfd as AT_FDCWD or int, sig by name: so
 // kill, tgkill, rt_sigaction (its structures as addresses)) or, without metadata, six hex
@@ -99,6 +103,9 @@ std::string straceMmapFlags(std::uint64_t flags);   // "MAP_PRIVATE|MAP_ANONYMOU
 std::string straceCloneFlags(std::uint64_t flags);  // "CLONE_VM|...|SIGCHLD", "0"
 std::string straceDirFd(std::uint64_t fd);          // "AT_FDCWD" or the int
 std::string stracePointer(std::uint64_t p);         // "NULL" or "0x7ffc..."
+// The line strace prints when a traced thread ends, from its wait status: "+++ exited with 3
+// +++", "+++ killed by SIGKILL +++", "+++ killed by SIGSEGV (core dumped) +++".
+std::string straceEndLine(int wait_status);
 // "= 3", "= -1 ENOENT (No such file or directory)", "= 0x7f00..." (mmap), "= ?" (nullopt)
 std::string straceReturn(std::string_view syscall, std::optional<std::int64_t> retval);
 
@@ -115,6 +122,7 @@ struct SyscallMemHint {
                       // the time left it writes when interrupted
         FdPair,       // two ints the call writes (pipe's, pipe2's and socketpair's fds),
                       // read at the return
+        Int,          // one int the call writes (wait4's status), read at the return
     };
     std::size_t arg = 0;  // 0-based argument index
     Kind kind = Kind::Path;

@@ -38,6 +38,14 @@ namespace probectl {
 
 struct SessionStats;  // session.hpp: per-probe counters, lost records
 
+// A traced thread's end as its tracer collected it (strace's "+++ exited with N +++").
+struct TaskEnd {
+    pid_t tid = 0;
+    pid_t tgid = 0;
+    int status = 0;  // its wait status: WIFEXITED or WIFSIGNALED
+};
+using TaskEndCallback = std::function<void(const TaskEnd&)>;
+
 class Tracer {
   public:
     virtual ~Tracer() = default;
@@ -88,6 +96,15 @@ class Tracer {
     // threads) go to `cb`, then the counters of every probe, in the order they were added.
     // The probes disarm; the command, if any, keeps running untraced.
     virtual Result<SessionStats> stop(const EventCallback& cb) = 0;
+
+    // From now on `cb` gets each traced thread's end, with the wait status the backend
+    // collected, in order with the events (after the thread's last event; from poll, run
+    // and stop). False: this backend does not see them (the kernel backend: only the held
+    // command's end is known, by commandStatus()).
+    virtual bool watchTaskEnds(TaskEndCallback cb) {
+        (void)cb;
+        return false;
+    }
 
     // The held command's pid, -1 without one.
     virtual pid_t commandPid() const = 0;

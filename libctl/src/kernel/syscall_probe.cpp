@@ -45,6 +45,8 @@ FetchArg planArg(const SyscallMemHint& h, std::size_t pos, bool at_entry, bool e
         text = fmt::format("a{}=+u0($arg{}):s64[2]", argn, argn);
     else if (h.kind == K::FdPair)
         text = fmt::format("a{}=+u0($arg{}):s32[2]", argn, argn);
+    else if (h.kind == K::Int)
+        text = fmt::format("a{}=+u0($arg{}):s32[1]", argn, argn);
     else
         text = fmt::format("a{}=+u0($arg{}):u8[{}]", argn, argn, kSyscallBufferMax);
     FetchOptions fo;
@@ -144,6 +146,8 @@ SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool retur
             fb.truncated = n < 16;
         } else if (h.kind == SyscallMemHint::Kind::FdPair) {
             fb.truncated = n < 8;
+        } else if (h.kind == SyscallMemHint::Kind::Int) {
+            fb.truncated = n < 4;
         } else {
             // The buffer's real length: the count at entry, the return value after it.
             std::int64_t want = h.kind == SyscallMemHint::Kind::InBuffer

@@ -5,9 +5,11 @@
 #include <asm/prctl.h>
 #include <fmt/format.h>
 #include <linux/fcntl.h>
+#include <linux/futex.h>
 #include <linux/mman.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <algorithm>
@@ -199,6 +201,36 @@ std::string remainingArg(const SyscallRecord& r, std::size_t i, bool relative) {
     return stracePointer(r.args[i]);
 }
 
+// getrandom's bytes, each as \xNN (strace forces hex for random data), cut at the limit;
+// the address before the return or after a failure, as for any output buffer.
+std::string randomBytes(const SyscallRecord& r, const StraceOptions& o) {
+    const auto& m = r.mem[0];
+    if (r.args[0] == 0 || !returned(r) || !m || m->faulted)
+        return outBuffer(r, 0, o);
+    const std::size_t n = std::min(m->bytes.size(), static_cast<std::size_t>(*r.retval));
+    const std::size_t shown = std::min(n, o.string_limit);
+    std::string s = "\"";
+    for (std::size_t i = 0; i < shown; ++i)
+        s += fmt::format("\\x{:02x}", static_cast<unsigned char>(m->bytes[i]));
+    s += '"';
+    if (n > shown || m->truncated || static_cast<std::size_t>(*r.retval) > n)
+        s += "...";
+    return s;
+}
+
+// wait4's status: what the call wrote when it returned a pid, else the address (strace's
+// rule: a 0 return of WNOHANG wrote nothing).
+std::string waitStatusArg(const SyscallRecord& r, std::size_t i) {
+    const auto& m = r.mem[i];
+    if (r.args[i] == 0)
+        return "NULL";
+    if (!r.retval || *r.retval <= 0 || !m || m->faulted || m->bytes.size() != 4)
+        return stracePointer(r.args[i]);
+    std::int32_t st;
+    std::memcpy(&st, m->bytes.data(), sizeof(st));
+    return "[" + strace_names::waitStatus(st) + "]";
+}
+
 using Args = std::vector<StraceArg>;
 
 // Arguments 0, 1, 2... in order, as most calls print them.
@@ -326,6 +358,71 @@ Args archPrctlArgs(const SyscallRecord& r) {
     }
 }
 
+// futex(uaddr, op, val, timeout or val2, uaddr2, val3): the arguments its command reads,
+// as strace 6.1 prints them.
+Args futexArgs(const SyscallRecord& r) {
+    const auto& a = r.args;
+    const std::string val = ulong(static_cast<std::uint32_t>(a[2]));
+    const std::string val2 = ulong(static_cast<std::uint32_t>(a[3]));
+    Args s = inOrder({stracePointer(a[0]), strace_names::futexOp(a[1])});
+    auto add = [&s](std::size_t i, std::string t) { s.push_back({i, std::move(t)}); };
+    switch (static_cast<std::uint32_t>(a[1]) & FUTEX_CMD_MASK) {
+        case FUTEX_WAIT:
+            add(2, val);
+            add(3, timespecArg(r, 3));
+            break;
+        case FUTEX_LOCK_PI:
+        case FUTEX_LOCK_PI2:
+            add(3, timespecArg(r, 3));
+            break;
+        case FUTEX_WAIT_BITSET:
+            add(2, val);
+            add(3, timespecArg(r, 3));
+            add(5, strace_names::futexBitset(a[5]));
+            break;
+        case FUTEX_WAKE_BITSET:
+            add(2, val);
+            add(5, strace_names::futexBitset(a[5]));
+            break;
+        case FUTEX_REQUEUE:
+            add(2, val);
+            add(3, val2);
+            add(4, stracePointer(a[4]));
+            break;
+        case FUTEX_CMP_REQUEUE:
+        case FUTEX_CMP_REQUEUE_PI:
+            add(2, val);
+            add(3, val2);
+            add(4, stracePointer(a[4]));
+            add(5, ulong(static_cast<std::uint32_t>(a[5])));
+            break;
+        case FUTEX_WAKE_OP:
+            add(2, val);
+            add(3, val2);
+            add(4, stracePointer(a[4]));
+            add(5, strace_names::futexWakeOp(a[5]));
+            break;
+        case FUTEX_WAIT_REQUEUE_PI:
+            add(2, val);
+            add(3, timespecArg(r, 3));
+            add(4, stracePointer(a[4]));
+            break;
+        case FUTEX_FD:
+        case FUTEX_WAKE:
+            add(2, val);
+            break;
+        case FUTEX_UNLOCK_PI:
+        case FUTEX_TRYLOCK_PI:
+            break;
+        default:
+            add(2, val);
+            add(3, stracePointer(a[3]));
+            add(4, stracePointer(a[4]));
+            add(5, hexOrZero(static_cast<std::uint32_t>(a[5])));
+    }
+    return s;
+}
+
 Args genericArgs(const SyscallRecord& r, const SyscallInfo* info, const StraceOptions& o) {
     Args s;
     const std::size_t n = info ? info->args.size() : 6;
@@ -441,6 +538,13 @@ std::vector<StraceArg> straceArgs(const SyscallRecord& r, const SyscallInfo* inf
         return inOrder({stracePointer(a[0])});
     if (n == "arch_prctl")
         return archPrctlArgs(r);
+    if (n == "getrandom")
+        return inOrder({randomBytes(r, o), ulong(a[1]), names::getrandomFlags(a[2])});
+    if (n == "wait4")
+        return inOrder({fmt::format("{}", asInt(a[0])), waitStatusArg(r, 1),
+                        names::waitOptions(a[2]), stracePointer(a[3])});
+    if (n == "futex")
+        return futexArgs(r);
     if (n == "rseq")
         return inOrder({hexOrZero(a[0]), hexOrZero(static_cast<std::uint32_t>(a[1])),
                         hexOrZero(static_cast<std::uint32_t>(a[2])),
@@ -616,6 +720,13 @@ std::string stracePointer(std::uint64_t p) {
     return p == 0 ? "NULL" : fmt::format("{:#x}", p);
 }
 
+std::string straceEndLine(int st) {
+    if (WIFSIGNALED(st))
+        return fmt::format("+++ killed by {} {}+++", strace_names::signal(WTERMSIG(st)),
+                           WCOREDUMP(st) ? "(core dumped) " : "");
+    return fmt::format("+++ exited with {} +++", WEXITSTATUS(st));
+}
+
 std::string straceReturn(std::string_view syscall, std::optional<std::int64_t> retval) {
     if (!retval)
         return "= ?";
@@ -687,6 +798,14 @@ std::vector<SyscallMemHint> syscallMemHints(std::string_view n, const SyscallInf
         return {{0, K::FdPair, 0}};
     if (n == "socketpair")
         return {{3, K::FdPair, 0}};
+    if (n == "getrandom")
+        return {{0, K::OutBuffer, 0}};
+    if (n == "wait4")
+        return {{1, K::Int, 0}};
+    // The timeout of the commands that take one; for the others the same register holds a
+    // number, whose read is not shown.
+    if (n == "futex")
+        return {{3, K::Timespec, 0}};
     if (n == "close" || n == "mmap" || n == "munmap" || n == "mprotect" || n == "clone")
         return {};
     std::vector<SyscallMemHint> hints;

@@ -3,11 +3,14 @@
 #include <asm/prctl.h>
 #include <fmt/format.h>
 #include <linux/fcntl.h>
+#include <linux/futex.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace probectl::strace_names {
@@ -218,6 +221,69 @@ constexpr Name kNetlinkProtocols[] = {
     PROBECTL_NAME(NETLINK_CRYPTO),     PROBECTL_NAME(NETLINK_SMC),
 };
 
+constexpr Name kGetrandomFlags[] = {
+    PROBECTL_NAME(GRND_NONBLOCK),
+    PROBECTL_NAME(GRND_RANDOM),
+    PROBECTL_NAME(GRND_INSECURE),
+};
+
+// In strace's order; WUNTRACED is WSTOPPED, the name strace prints.
+constexpr Name kWaitOptions[] = {
+    PROBECTL_NAME(WNOHANG),    PROBECTL_NAME(WEXITED),     PROBECTL_NAME(WSTOPPED),
+    PROBECTL_NAME(WCONTINUED), PROBECTL_NAME(WNOWAIT),     PROBECTL_NAME(__WCLONE),
+    PROBECTL_NAME(__WALL),     PROBECTL_NAME(__WNOTHREAD),
+};
+
+// The whole operation values strace names (a command, _PRIVATE, and FUTEX_CLOCK_REALTIME
+// where the kernel takes it); any other prints as a number.
+constexpr std::uint64_t kRt = FUTEX_CLOCK_REALTIME;
+constexpr Name kFutexOps[] = {
+    PROBECTL_NAME(FUTEX_WAIT),
+    PROBECTL_NAME(FUTEX_WAIT_PRIVATE),
+    {FUTEX_WAIT | kRt, "FUTEX_WAIT|FUTEX_CLOCK_REALTIME"},
+    {FUTEX_WAIT_PRIVATE | kRt, "FUTEX_WAIT_PRIVATE|FUTEX_CLOCK_REALTIME"},
+    PROBECTL_NAME(FUTEX_WAKE),
+    PROBECTL_NAME(FUTEX_WAKE_PRIVATE),
+    PROBECTL_NAME(FUTEX_FD),
+    {FUTEX_FD | FUTEX_PRIVATE_FLAG, "FUTEX_FD|FUTEX_PRIVATE_FLAG"},
+    PROBECTL_NAME(FUTEX_REQUEUE),
+    PROBECTL_NAME(FUTEX_REQUEUE_PRIVATE),
+    PROBECTL_NAME(FUTEX_CMP_REQUEUE),
+    PROBECTL_NAME(FUTEX_CMP_REQUEUE_PRIVATE),
+    PROBECTL_NAME(FUTEX_WAKE_OP),
+    PROBECTL_NAME(FUTEX_WAKE_OP_PRIVATE),
+    PROBECTL_NAME(FUTEX_LOCK_PI),
+    PROBECTL_NAME(FUTEX_LOCK_PI_PRIVATE),
+    PROBECTL_NAME(FUTEX_UNLOCK_PI),
+    PROBECTL_NAME(FUTEX_UNLOCK_PI_PRIVATE),
+    PROBECTL_NAME(FUTEX_TRYLOCK_PI),
+    PROBECTL_NAME(FUTEX_TRYLOCK_PI_PRIVATE),
+    PROBECTL_NAME(FUTEX_WAIT_BITSET),
+    PROBECTL_NAME(FUTEX_WAIT_BITSET_PRIVATE),
+    {FUTEX_WAIT_BITSET | kRt, "FUTEX_WAIT_BITSET|FUTEX_CLOCK_REALTIME"},
+    {FUTEX_WAIT_BITSET_PRIVATE | kRt, "FUTEX_WAIT_BITSET_PRIVATE|FUTEX_CLOCK_REALTIME"},
+    PROBECTL_NAME(FUTEX_WAKE_BITSET),
+    PROBECTL_NAME(FUTEX_WAKE_BITSET_PRIVATE),
+    PROBECTL_NAME(FUTEX_WAIT_REQUEUE_PI),
+    PROBECTL_NAME(FUTEX_WAIT_REQUEUE_PI_PRIVATE),
+    {FUTEX_WAIT_REQUEUE_PI | kRt, "FUTEX_WAIT_REQUEUE_PI|FUTEX_CLOCK_REALTIME"},
+    {FUTEX_WAIT_REQUEUE_PI_PRIVATE | kRt, "FUTEX_WAIT_REQUEUE_PI_PRIVATE|FUTEX_CLOCK_REALTIME"},
+    PROBECTL_NAME(FUTEX_CMP_REQUEUE_PI),
+    PROBECTL_NAME(FUTEX_CMP_REQUEUE_PI_PRIVATE),
+    PROBECTL_NAME(FUTEX_LOCK_PI2),
+    PROBECTL_NAME(FUTEX_LOCK_PI2_PRIVATE),
+};
+
+constexpr Name kFutexWakeOps[] = {
+    PROBECTL_NAME(FUTEX_OP_SET),  PROBECTL_NAME(FUTEX_OP_ADD), PROBECTL_NAME(FUTEX_OP_OR),
+    PROBECTL_NAME(FUTEX_OP_ANDN), PROBECTL_NAME(FUTEX_OP_XOR),
+};
+
+constexpr Name kFutexWakeCmps[] = {
+    PROBECTL_NAME(FUTEX_OP_CMP_EQ), PROBECTL_NAME(FUTEX_OP_CMP_NE), PROBECTL_NAME(FUTEX_OP_CMP_LT),
+    PROBECTL_NAME(FUTEX_OP_CMP_LE), PROBECTL_NAME(FUTEX_OP_CMP_GT), PROBECTL_NAME(FUTEX_OP_CMP_GE),
+};
+
 #undef PROBECTL_NAME
 
 template <std::size_t N>
@@ -351,6 +417,72 @@ std::string socketProtocol(std::uint64_t domain, std::uint64_t proto) {
         default:
             return fmt::format("{}", static_cast<std::int32_t>(p));
     }
+}
+
+std::string getrandomFlags(std::uint64_t v) {
+    return flags(low32(v), kGetrandomFlags, "GRND_???");
+}
+
+std::string waitOptions(std::uint64_t v) {
+    return flags(low32(v), kWaitOptions, "W???");
+}
+
+std::string waitStatus(int st) {
+    std::string out;
+    auto s = static_cast<unsigned>(st);
+    if (WIFSTOPPED(st)) {
+        const int sig = WSTOPSIG(st);
+        out = fmt::format("{{WIFSTOPPED(s) && WSTOPSIG(s) == {}{}}}", signal(sig & 0x7f),
+                          sig & 0x80 ? " | 0x80" : "");
+        s &= ~static_cast<unsigned>((sig << 8) | 0x7f);
+    } else if (WIFSIGNALED(st)) {
+        out = fmt::format("{{WIFSIGNALED(s) && WTERMSIG(s) == {}{}}}", signal(WTERMSIG(st)),
+                          WCOREDUMP(st) ? " && WCOREDUMP(s)" : "");
+        s &= ~static_cast<unsigned>(WTERMSIG(st) | WCOREFLAG);
+    } else if (WIFEXITED(st)) {
+        out = fmt::format("{{WIFEXITED(s) && WEXITSTATUS(s) == {}}}", WEXITSTATUS(st));
+        s &= ~static_cast<unsigned>(WEXITSTATUS(st) << 8);
+    } else if (WIFCONTINUED(st)) {
+        out = "{WIFCONTINUED(s)}";
+        s &= ~0xffffu;
+    } else {
+        return fmt::format("{:#x}", s);
+    }
+    // What no macro above took: a ptrace event (bits 16..), other bits.
+    if (const unsigned event = s >> 16) {
+        out += fmt::format(" | {:#x} /* PTRACE_EVENT_??? */ << 16", event);
+        s &= 0xffff;
+    }
+    if (s)
+        out += fmt::format(" | {:#x}", s);
+    return out;
+}
+
+std::string futexOp(std::uint64_t v) {
+    return value(low32(v), kFutexOps, "FUTEX_???");
+}
+
+std::string futexBitset(std::uint64_t v) {
+    const std::uint32_t b = low32(v);
+    return b == FUTEX_BITSET_MATCH_ANY ? "FUTEX_BITSET_MATCH_ANY" : hexOrZero(b);
+}
+
+std::string futexWakeOp(std::uint64_t v) {
+    // <linux/futex.h>: op (3 bits) << 28, oparg << 12, cmp << 24, cmparg, and
+    // FUTEX_OP_OPARG_SHIFT (8) << 28 for an oparg that is a shift count.
+    const std::uint32_t w = low32(v);
+    std::string out;
+    if (w & (FUTEX_OP_OPARG_SHIFT << 28))
+        out = "FUTEX_OP_OPARG_SHIFT<<28|";
+    const std::uint32_t op = (w >> 28) & 7, cmp = (w >> 24) & 0xf;
+    const char* op_name = lookup(op, kFutexWakeOps);
+    out +=
+        op_name ? fmt::format("{}<<28", op_name) : fmt::format("{:#x}<<28 /* FUTEX_OP_??? */", op);
+    out += fmt::format("|{}<<12|", hexOrZero((w >> 12) & 0xfff));
+    const char* cmp_name = lookup(cmp, kFutexWakeCmps);
+    out += cmp_name ? fmt::format("{}<<24", cmp_name)
+                    : fmt::format("{:#x}<<24 /* FUTEX_OP_CMP_??? */", cmp);
+    return out + "|" + hexOrZero(w & 0xfff);
 }
 
 std::string fcntlCommand(std::uint64_t cmd) {

@@ -68,6 +68,19 @@ std::string socketDomain(std::uint64_t v);    // "AF_INET"
 std::string socketType(std::uint64_t v);      // "SOCK_STREAM|SOCK_CLOEXEC"
 std::string socketProtocol(std::uint64_t domain, std::uint64_t proto);  // "IPPROTO_TCP"
 
+std::string getrandomFlags(std::uint64_t v);  // "GRND_NONBLOCK|GRND_RANDOM", "0"
+std::string waitOptions(std::uint64_t v);     // wait4's: "WNOHANG|WSTOPPED|__WALL"
+// A wait status as strace prints the one wait4 wrote: "{WIFEXITED(s) && WEXITSTATUS(s) ==
+// 3}", "{WIFSIGNALED(s) && WTERMSIG(s) == SIGKILL}" (without the brackets around it).
+std::string waitStatus(int status);
+// futex's operation ("FUTEX_WAIT_PRIVATE", "FUTEX_WAIT_BITSET|FUTEX_CLOCK_REALTIME",
+// "0x101 /* FUTEX_??? */"), FUTEX_WAIT_BITSET's and FUTEX_WAKE_BITSET's bitset
+// ("FUTEX_BITSET_MATCH_ANY", "0x1234") and FUTEX_WAKE_OP's operation in val3
+// ("FUTEX_OP_SET<<28|0<<12|FUTEX_OP_CMP_EQ<<24|0").
+std::string futexOp(std::uint64_t v);
+std::string futexBitset(std::uint64_t v);
+std::string futexWakeOp(std::uint64_t v);
+
 // fcntl: the command, and its third argument as the command reads it; false: the command
 // takes none (strace prints two arguments).
 std::string fcntlCommand(std::uint64_t cmd);

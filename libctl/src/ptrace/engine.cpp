@@ -108,7 +108,8 @@ void Engine::collect(Thread& t) {
     if (waitThread(t.tid, &st) < 0) {
         // ECHILD: reaped elsewhere or gone with an exec; forget it at the next chance.
         t.state = Thread::State::Stopped;
-        t.pending = 0;  // a plain exit status (WIFEXITED, code 0)
+        t.pending = 0;  // handled as an exit, but of unknown status
+        t.end_unknown = true;
         pending_.push_back(t.tid);
         return;
     }
@@ -353,6 +354,15 @@ void Engine::onExit(Thread& t, int status) {
     missReturns(t, 0);
     if (t.tid == command_.pid())
         command_.reaped(status);
+    // Ends of what is reported: not of the held command before its exec (probectl's own
+    // code), nor of a child only kept until it drops our int3s.
+    if (on_end_ && t.report && !t.before_exec && !t.end_unknown) {
+        const TaskEnd end{t.tid, t.tgid, status};
+        if (cb_)
+            on_end_(end);
+        else
+            queued_.emplace_back(end);
+    }
     dropThread(t.tid);
 }
 
@@ -501,8 +511,13 @@ Result<std::size_t> Engine::poll(int timeout_ms, const EventCallback& cb) {
     cb_ = &cb;
     delivered_now_ = 0;
     while (!queued_.empty()) {
-        Event ev = std::move(queued_.front());
+        auto q = std::move(queued_.front());
         queued_.pop_front();
+        if (const auto* end = std::get_if<TaskEnd>(&q)) {
+            on_end_(*end);
+            continue;
+        }
+        const Event& ev = std::get<Event>(q);
         if (Probe* p = probe(ev.probe_id))
             p->info.delivered++;
         delivered_now_++;
@@ -630,13 +645,18 @@ void Engine::detachAll(const EventCallback& cb) {
     threads_.clear();
     spaces_.clear();
     while (!queued_.empty()) {
-        Event ev = std::move(queued_.front());
+        auto q = std::move(queued_.front());
         queued_.pop_front();
-        if (cb) {
-            if (Probe* p = probe(ev.probe_id))
-                p->info.delivered++;
-            cb(ev);
+        if (!cb)
+            continue;
+        if (const auto* end = std::get_if<TaskEnd>(&q)) {
+            on_end_(*end);
+            continue;
         }
+        const Event& ev = std::get<Event>(q);
+        if (Probe* p = probe(ev.probe_id))
+            p->info.delivered++;
+        cb(ev);
     }
     cb_ = nullptr;
     detached_ = true;

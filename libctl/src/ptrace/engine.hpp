@@ -20,6 +20,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "probectl/event.hpp"
@@ -29,6 +30,7 @@
 #include "probectl/ptrace_session.hpp"
 #include "probectl/result.hpp"
 #include "probectl/syscall_probe.hpp"
+#include "probectl/tracer.hpp"
 #include "ptrace/memory.hpp"
 #include "ptrace/ptrace_ops.hpp"
 #include "session/resolve_spec.hpp"
@@ -101,6 +103,7 @@ struct Thread {
     Space* space = nullptr;
     State state = State::Stopped;
     std::optional<int> pending;  // wait status collected but not handled
+    bool end_unknown = false;    // `pending` is no status ptrace gave: its end is not told
     int inject = 0;              // signal to deliver at the next resume
     bool report = true;          // false: a child kept traced only until it drops our int3s
     // The held command until its exec: still probectl's code (the read of its release pipe),
@@ -141,6 +144,7 @@ class Engine {
     void detachAll(const EventCallback& cb);
 
     bool done() const { return threads_.empty(); }
+    void watchEnds(TaskEndCallback cb) { on_end_ = std::move(cb); }
     std::optional<int> commandStatus() const { return command_.status(); }
     pid_t commandPid() const { return command_.pid(); }
     std::optional<int> terminateCommand(int grace_ms);
@@ -206,7 +210,9 @@ class Engine {
     std::map<pid_t, std::unique_ptr<Space>> spaces_;
     std::map<pid_t, int> early_;  // first stops of children whose parent's event is not seen
     std::deque<pid_t> pending_;   // threads with a collected status, in arrival order
-    std::deque<Event> queued_;    // events produced outside poll() (release, stop)
+    // Events and thread ends produced outside poll() (release, stop), in order.
+    std::deque<std::variant<Event, TaskEnd>> queued_;
+    TaskEndCallback on_end_;
     const EventCallback* cb_ = nullptr;
     std::size_t delivered_now_ = 0;
     HeldCommand command_;

@@ -129,6 +129,8 @@ Event::RawValue readPlanValue(pid_t tid, const SyscallMemHint& h,
         return readArray(tid, addr, 16, 8);
     if (h.kind == K::FdPair)
         return readArray(tid, addr, 8, 4);
+    if (h.kind == K::Int)
+        return readArray(tid, addr, 4, 4);
     return readArray(tid, addr, kSyscallBufferMax, 1);
 }
 

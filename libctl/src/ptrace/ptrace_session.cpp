@@ -94,6 +94,11 @@ Result<SessionStats> PtraceSession::stop(const EventCallback& cb) {
     return *impl_->final_stats;
 }
 
+bool PtraceSession::watchTaskEnds(TaskEndCallback cb) {
+    impl_->engine.watchEnds(std::move(cb));
+    return true;
+}
+
 bool PtraceSession::done() const {
     return impl_->final_stats.has_value() || impl_->engine.done();
 }

@@ -83,6 +83,22 @@ TEST(CliPtrace, SeccompSyscallLines) {
     EXPECT_EQ(countLines(r.err, "syscall:getppid"), 5u) << r.err;  // 4 events + summary row
 }
 
+// Every execve of a followed command, as without the filter (before the fix: only those
+// that failed, whose exit stop comes with no exec event first).
+TEST(CliPtrace, SeccompSeesEveryExecve) {
+    for (const bool seccomp : {true, false}) {
+        std::vector<std::string> args = {
+            "--backend=ptrace", "-f", "--syscalls=execve", "--", kWorkload, "execs", "2"};
+        if (seccomp)
+            args.insert(args.begin() + 1, "--seccomp-bpf");
+        auto r = trace(args);
+        ASSERT_EQ(r.rc, 0) << r.err;
+        // 1 + 2 per child (one fails with ENOENT)
+        EXPECT_EQ(countLines(r.err, "execve(\""), 5u) << seccomp << "\n" << r.err;
+        EXPECT_EQ(countLines(r.err, "= -1 ENOENT"), 2u) << seccomp << "\n" << r.err;
+    }
+}
+
 // The ptrace backend applies a spec's `if` predicate host-side with the kernel's semantics:
 // rejected hits are counted, never printed, and the summary says so.
 TEST(CliPtrace, PredicateOnTaskFields) {

@@ -393,8 +393,10 @@ bool isExec(const __ptrace_syscall_info& info) {
 
 void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
     __ptrace_syscall_info info{};
-    if (::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) <= 0 || !t.report ||
-        (t.before_exec && !isExec(info))) {
+    const bool got = ::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) > 0;
+    if (got && info.op == PTRACE_SYSCALL_INFO_EXIT)
+        t.syscall_exit_wanted = false;
+    if (!got || !t.report || (t.before_exec && !isExec(info))) {
         resume(t);
         return;
     }

@@ -445,7 +445,9 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
                 ev.ip = c.ip;
                 ev.args = c.args;
                 // One event per call, like strace: the arguments of the entry and the
-                // return value and duration of the exit (is_return stays false).
+                // return value and duration of the exit. A return, as the kernel backend's
+                // syscall events are: trace files make it a slice from entry to exit.
+                ev.is_return = true;
                 ev.retval = static_cast<std::uint64_t>(info.exit.rval);
                 ev.latency_ns = now - c.entry_ns;
                 if (p->plan) {

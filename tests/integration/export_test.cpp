@@ -303,4 +303,42 @@ TEST_P(Export, TimelinesCountTheCallsThatNeverReturned) {
     EXPECT_EQ(values, (std::vector<std::string>{"0", "4"}));
 }
 
+// A syscall is a slice in every timeline format with either backend, from its entry to its
+// exit with the return value and the latency (the ptrace backend once wrote instants, and
+// CTF events without either field), straight from trace and from a recording.
+TEST_P(Export, SyscallsAreSlices) {
+    const std::string w = " syscall:getppid -- " + itest::workload("aggr_target") + " syscalls 3";
+    const std::string chrome = tmp("sys.json"), rec = tmp("sys.rec"), conv = tmp("sys-rep.json");
+    probectl("trace" + backend() + " --format chrome -o " + chrome + w);
+    probectl("record" + backend() + " -o " + rec + w);
+    probectl("report " + rec + " --format chrome -o " + conv);
+    for (const std::string* file : {&chrome, &conv}) {
+        const json t = json::parse(itest::readFile(*file));
+        int slices = 0, instants = 0;
+        for (const auto& e : t["traceEvents"]) {
+            instants += e["ph"] == "i";
+            if (e["ph"] == "X") {
+                ++slices;
+                EXPECT_EQ(e["name"], "syscall:getppid");
+                EXPECT_TRUE(e["args"].contains("retval")) << e.dump();
+                EXPECT_TRUE(e["args"].contains("latency_ns")) << e.dump();
+            }
+        }
+        EXPECT_EQ(slices, 3) << *file;
+        EXPECT_EQ(instants, 0) << *file;
+    }
+    const std::string pf = tmp("sys.pftrace");
+    probectl("trace" + backend() + " --format perfetto -o " + pf + w);
+    const std::string text = perfettoText(pf);
+    EXPECT_EQ(count(text, "TYPE_SLICE_BEGIN"), 3) << text;
+    EXPECT_EQ(count(text, "TYPE_INSTANT"), 0) << text;
+    const std::string dir = tmp("sys-ctf");
+    std::filesystem::remove_all(dir);
+    probectl("trace" + backend() + " --format ctf -o " + dir + w);
+    int status = -1;
+    const std::string out = sh("babeltrace2 " + dir, &status);
+    ASSERT_EQ(status, 0) << out;
+    EXPECT_EQ(count(out, "retval = \\d+, latency_ns = \\d+"), 3) << out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, Export, ::testing::Values("kernel", "ptrace"));

@@ -1,7 +1,11 @@
 // `probectl trace --backend=ptrace` end to end, through runTrace with captured streams:
 // one line per event in the kernel backend's format, the same summary, CMD's exit status.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -81,6 +85,83 @@ TEST(CliPtrace, SeccompSyscallLines) {
         {"--backend=ptrace", "--seccomp-bpf", "syscall:getppid", "--", kWorkload, "syscalls", "4"});
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_EQ(countLines(r.err, "syscall:getppid"), 5u) << r.err;  // 4 events + summary row
+}
+
+// Every execve of a followed command, as without the filter (before the fix: only those
+// that failed, whose exit stop comes with no exec event first).
+TEST(CliPtrace, SeccompSeesEveryExecve) {
+    for (const bool seccomp : {true, false}) {
+        std::vector<std::string> args = {
+            "--backend=ptrace", "-f", "--syscalls=execve", "--", kWorkload, "execs", "2"};
+        if (seccomp)
+            args.insert(args.begin() + 1, "--seccomp-bpf");
+        auto r = trace(args);
+        ASSERT_EQ(r.rc, 0) << r.err;
+        // 1 + 2 per child (one fails with ENOENT)
+        EXPECT_EQ(countLines(r.err, "execve(\""), 5u) << seccomp << "\n" << r.err;
+        EXPECT_EQ(countLines(r.err, "= -1 ENOENT"), 2u) << seccomp << "\n" << r.err;
+    }
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+std::size_t occurrences(const std::string& text, const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+        ++n;
+    return n;
+}
+
+Run report(std::vector<std::string> args) {
+    std::ostringstream out, err;
+    Io io{out, err};
+    Run r;
+    r.rc = runReport(args, io);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+// A syscall event of the ptrace backend is a slice in the timeline formats, as the kernel
+// backend's is: from the entry to the exit, with the retval and latency_ns (before the
+// fix: chrome instants, CTF without either field), also when a recording is converted.
+TEST(CliPtrace, SyscallsAreSlicesInTraceFiles) {
+    const std::string dir = testing::TempDir() + "/ptrace-slices";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::vector<std::string> cmd = {"--", kWorkload, "syscalls", "3"};
+    auto run = [&](const char* format, const std::string& out) {
+        std::vector<std::string> a = {
+            "--backend=ptrace", "syscall:getppid", "--format", format, "-o", out};
+        a.insert(a.end(), cmd.begin(), cmd.end());
+        auto r = trace(a);
+        EXPECT_EQ(r.rc, 0) << format << ": " << r.err;
+    };
+    run("chrome", dir + "/t.json");
+    const std::string chrome = slurp(dir + "/t.json");
+    EXPECT_EQ(occurrences(chrome, "\"ph\":\"X\""), 3u) << chrome;
+    EXPECT_EQ(occurrences(chrome, "\"ph\":\"i\""), 0u) << chrome;
+    EXPECT_EQ(occurrences(chrome, "\"dur\":"), 3u) << chrome;
+    EXPECT_EQ(occurrences(chrome, "\"retval\":" + std::to_string(getpid())), 3u) << chrome;
+    EXPECT_EQ(occurrences(chrome, "\"latency_ns\":"), 3u) << chrome;
+
+    run("ctf", dir + "/ctf");
+    const std::string tsdl = slurp(dir + "/ctf/metadata");
+    EXPECT_EQ(occurrences(tsdl, " _retval;"), 1u) << tsdl;
+    EXPECT_EQ(occurrences(tsdl, " _latency_ns;"), 1u) << tsdl;
+
+    run("record", dir + "/rec");
+    auto r = report({dir + "/rec", "--format", "chrome", "-o", dir + "/r.json"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const std::string converted = slurp(dir + "/r.json");
+    EXPECT_EQ(occurrences(converted, "\"ph\":\"X\""), 3u) << converted;
+    EXPECT_EQ(occurrences(converted, "\"latency_ns\":"), 3u) << converted;
+    r = report({dir + "/rec"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(occurrences(r.out, "getppid() = " + std::to_string(getpid())), 3u) << r.out;
 }
 
 // The ptrace backend applies a spec's `if` predicate host-side with the kernel's semantics:

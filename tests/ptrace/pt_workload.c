@@ -20,6 +20,11 @@
  *                              byte but NUL)
  *   pt_workload vfork N        pt_add(i, 0) for i = 1..N here, then a vfork() child (sharing
  *                              this memory) does the same with pt_add(i, 1) and _exits
+ *   pt_workload execs N        N forked children, one after another, each execve()s
+ *                              PT_MISSING (fails with ENOENT) then /proc/self/exe as
+ *                              "syscalls 2"; then one raw getppid(). In all: 2N+1 execve
+ *                              (N failed), 2N+1 getppid, N forks; exits 0 only if every
+ *                              child exited 0
  *
  * noipa keeps each function a real call with its own symbol. */
 #define _GNU_SOURCE
@@ -168,6 +173,22 @@ int main(int argc, char** argv) {
         int st = 0;
         if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
             return 4;
+    } else if (!strcmp(mode, "execs")) {
+        for (long i = 0; i < n; ++i) {
+            pid_t pid = fork();
+            if (pid < 0)
+                return 2;
+            if (pid == 0) {
+                char* const args[] = {"pt_workload", "syscalls", "2", NULL};
+                execv(PT_MISSING, args);
+                execv("/proc/self/exe", args);
+                _exit(5);
+            }
+            int st = 0;
+            if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                return 4;
+        }
+        syscall(SYS_getppid);
     } else if (!strcmp(mode, "spin")) {
         return run_threads(n, spinner, 0);
     } else if (!strcmp(mode, "usdt")) {

@@ -213,3 +213,23 @@ TEST(ChromeWriter, ASyscallCallIsNotPadded) {
     ASSERT_EQ(x.size(), 1u) << t.dump(1);
     EXPECT_EQ(x[0]["args"]["call"], "getppid() = 169");
 }
+
+// A syscall event with syscall_returned but not is_return (a ptrace recording's) is a slice
+// too, from its entry, with the exit's retval and latency.
+TEST(ChromeWriter, APtraceSyscallIsASlice) {
+    std::ostringstream out;
+    auto w = probectl::chromeTraceWriter(out);
+    ASSERT_TRUE(w->begin(1'000'000'000, probectl::TraceClocks{}).ok());
+    const probectl::SyscallPlan plan = probectl::syscallPlan("getppid", nullptr);
+    ASSERT_TRUE(w->event(exporttest::ptraceSyscall(plan)).ok());
+    ASSERT_TRUE(w->finish({}).ok());
+    const json t = json::parse(out.str());
+    EXPECT_EQ(ofPhase(t, "i").size(), 0u) << t.dump(1);
+    const auto x = ofPhase(t, "X");
+    ASSERT_EQ(x.size(), 1u) << t.dump(1);
+    EXPECT_EQ(x[0]["ts"].get<double>(), 1000000.4);  // the entry, 100 ns before
+    EXPECT_EQ(x[0]["dur"].get<double>(), 0.1);
+    EXPECT_EQ(x[0]["args"]["call"], "getppid() = 169");
+    EXPECT_EQ(x[0]["args"]["retval"], 169);
+    EXPECT_EQ(x[0]["args"]["latency_ns"], 100);
+}

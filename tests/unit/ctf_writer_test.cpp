@@ -68,6 +68,19 @@ TEST(CtfWriter, Babeltrace2ReadsEveryEventWithItsFields) {
                                     "bytes = \"{1,2,3}\", bad = 0, faults = 8"));
 }
 
+// A syscall event with syscall_returned but not is_return (a ptrace recording's) has the
+// fields of a return: retval and latency_ns.
+TEST(CtfWriter, APtraceSyscallHasRetvalAndLatency) {
+    const probectl::SyscallPlan plan = probectl::syscallPlan("getppid", nullptr);
+    const std::string dir = writeCtf({exporttest::ptraceSyscall(plan)}, "/ctf-ptrace-syscall", {});
+    int status = -1;
+    const std::string out = babeltrace(dir, &status);
+    ASSERT_EQ(status, 0) << out;
+    const auto lines = eventLines(out);
+    ASSERT_EQ(lines.size(), 1u) << out;
+    EXPECT_THAT(lines[0], HasSubstr("call = \"getppid() = 169\", retval = 169, latency_ns = 100"));
+}
+
 TEST(CtfWriter, WallClockFromTheStartOffset) {
     const std::string dir = writeCtf(exporttest::sampleRun(), "/ctf-clock", {});
     int status = -1;

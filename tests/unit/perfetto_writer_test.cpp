@@ -211,3 +211,23 @@ TEST(PerfettoWriter, NonUtf8NamesAndStringsAreValidTextAndKeepTheirBytes) {
     EXPECT_EQ(annotations["\"path\""], "\"g\\357\\277\\275\"");
     EXPECT_EQ(annotations["\"path_bytes\""], "\"67fe\"");
 }
+
+// A syscall event with syscall_returned but not is_return (a ptrace recording's) is a slice
+// too: begin at its entry with the call, retval and latency, end at its exit.
+TEST(PerfettoWriter, APtraceSyscallIsASlice) {
+    const probectl::SyscallPlan plan = probectl::syscallPlan("getppid", nullptr);
+    const Node t =
+        decode(writeTrace({exporttest::ptraceSyscall(plan)}, "/ptrace-syscall.pftrace", {}));
+    std::vector<std::string> types, stamps, values;
+    for (const Node* p : t.all("packet"))
+        if (const Node* te = p->get("track_event"); te && te->str("type") != "TYPE_COUNTER") {
+            types.push_back(te->str("type"));
+            stamps.push_back(p->str("timestamp"));
+            for (const Node* a : te->all("debug_annotations"))
+                values.push_back(a->str("int_value") + a->str("uint_value"));
+        }
+    EXPECT_EQ(types, (std::vector<std::string>{"TYPE_SLICE_BEGIN", "TYPE_SLICE_END"}));
+    EXPECT_EQ(stamps, (std::vector<std::string>{"1000000400", "1000000500"}));
+    // call (a string), retval, latency_ns
+    EXPECT_EQ(values, (std::vector<std::string>{"", "169", "100"}));
+}

@@ -7,6 +7,7 @@
 
 #include "probectl/event.hpp"
 #include "probectl/session.hpp"
+#include "probectl/syscall_probe.hpp"
 
 namespace exporttest {
 
@@ -86,6 +87,19 @@ inline probectl::SessionStats sampleStats() {
                 {3, "uprobe:/bin/prog:open path=+0($arg1):string", 2, 2, 1, 0, 0, 0}};
     s.lost = 2;
     return s;
+}
+
+// getppid() = 169 as the ptrace backend gave it before its syscall events were returns,
+// and as recordings of that time still hold it: syscall_returned, the exit's retval and
+// latency, but is_return false. `plan` is syscallPlan("getppid", nullptr).
+inline probectl::Event ptraceSyscall(const probectl::SyscallPlan& plan) {
+    probectl::Event ev = entry(100, 100, 1'000'000'500, "syscall:getppid");
+    ev.probe_id = 4;
+    ev.syscall = &plan;
+    ev.syscall_returned = true;
+    ev.retval = 169;
+    ev.latency_ns = 100;
+    return ev;
 }
 
 }  // namespace exporttest

@@ -29,9 +29,9 @@ namespace probectl {
 
 class HeldCommand {
   public:
-    // Most BPF instructions start() accepts: the child reads them into a fixed buffer (it
-    // must not allocate between fork and exec).
-    static constexpr std::size_t kMaxFilterLen = 512;
+    // Most BPF instructions start() accepts, the kernel's own limit (BPF_MAXINSNS): the
+    // child reads them into a fixed buffer (it must not allocate between fork and exec).
+    static constexpr std::size_t kMaxFilterLen = 4096;
 
     // No command: pid() is -1, held() false.
     HeldCommand() = default;

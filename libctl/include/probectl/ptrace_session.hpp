@@ -47,10 +47,10 @@
 // Event fields: timestamp_ns is the tracer's CLOCK_MONOTONIC when it handled the stop;
 // cpu is the tracee's rseq cpu_id (what sched_getcpu() in the tracee says; 0 without
 // rseq); comm is read from /proc/TID/comm once per thread and again after exec; ip is the
-// probed address in the process (for returns: the function entry). Syscall events carry
-// the entry's six arguments and, although is_return is false, the exit's retval and the
-// entry-to-exit latency_ns (exit and exit_group, which never return, are reported at
-// entry). Fetch arguments are not implemented in this backend.
+// probed address in the process (for returns: the function entry). Syscall events are
+// returns (is_return, syscall_returned): the entry's six arguments, the exit's retval and
+// the entry-to-exit latency_ns (exit and exit_group, which never return, are reported at
+// entry, not returns). Fetch arguments are not implemented in this backend.
 //
 // Waiting: poll() reaps with waitpid(-1, __WALL), and blocks SIGCHLD in the calling thread
 // while it waits (signalfd). The process using a PtraceSession must not wait for its other

@@ -301,7 +301,7 @@ Result<void> HeldCommand::start() {
 Result<void> HeldCommand::start(const std::vector<sock_filter>& filter) {
     if (go_fd_ < 0)
         return makeError(EINVAL, "no held command to start");
-    // One write: 4 + 512 * 8 bytes at most, which a pipe buffer (64 KiB) takes whole
+    // One write: 4 + 4096 * 8 bytes at most, which a pipe buffer (64 KiB) takes whole
     // without the child reading.
     std::vector<char> msg(sizeof(std::uint32_t) + filter.size() * sizeof(sock_filter));
     const auto len = static_cast<std::uint32_t>(filter.size());

@@ -15,9 +15,11 @@ namespace probectl::exporter {
 std::string_view eventName(const Event& ev, std::string& scratch);
 // The probe kind, the spec's prefix ("kretprobe"), used as the category.
 std::string_view eventKind(const Event& ev);
-// A return (slice from timestamp - latency to timestamp) rather than an instant.
+// A return (slice from timestamp - latency to timestamp) rather than an instant: a
+// kretprobe's, a uretprobe's or a syscall's. Recordings of the ptrace backend's syscall
+// events made before it set is_return on them have syscall_returned alone.
 inline bool isSlice(const Event& ev) {
-    return ev.is_return;
+    return ev.is_return || (ev.syscall && ev.syscall_returned);
 }
 inline std::uint64_t sliceStart(const Event& ev) {
     return ev.latency_ns <= ev.timestamp_ns ? ev.timestamp_ns - ev.latency_ns : 0;
@@ -57,7 +59,7 @@ void forEachField(const Event& ev, std::string& scratch, F&& f) {
         for (std::size_t i = 0; i < ev.args.size(); ++i)
             f(Field{kArgNames[i], Field::Kind::Hex, ev.args[i], {}, Field::Kind::Hex});
     }
-    if (ev.is_return) {
+    if (isSlice(ev)) {
         f(Field{"retval", Field::Kind::Signed, ev.retval, {}, Field::Kind::Signed});
         f(Field{"latency_ns", Field::Kind::Unsigned, ev.latency_ns, {}, Field::Kind::Unsigned});
     }

@@ -92,10 +92,8 @@ void Engine::resume(Thread& t) {
         return;
     }
     long req = syscallMode(t) ? PTRACE_SYSCALL : PTRACE_CONT;
-    if (t.syscall_exit_wanted) {
+    if (t.syscall_exit_wanted)
         req = PTRACE_SYSCALL;
-        t.syscall_exit_wanted = false;
-    }
     const long sig = t.inject;
     t.inject = 0;
     // ESRCH: killed meanwhile (SIGKILL needs no stop); its exit status comes through wait.
@@ -255,8 +253,14 @@ Result<void> Engine::release() {
         stopSpace(*it->second.space, 0);
         resumeSpace(*it->second.space, 0);
     }
-    if (auto r = command_.start(options_.seccomp ? seccompFilter() : std::vector<sock_filter>{});
-        !r)
+    std::vector<sock_filter> filter;
+    if (options_.seccomp) {
+        auto f = seccompFilter();
+        if (!f)
+            return std::move(f).error();
+        filter = std::move(*f);
+    }
+    if (auto r = command_.start(filter); !r)
         return r;
     released_ = true;
     // The command may stop (syscall stops, the exec event) before its exec closes the

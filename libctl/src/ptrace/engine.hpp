@@ -109,8 +109,11 @@ struct Thread {
     // The held command until its exec: still probectl's code (the read of its release pipe),
     // nothing of the command's own to report.
     bool before_exec = false;
-    bool syscall_exit_wanted = false;  // seccomp mode: resume with PTRACE_SYSCALL once
-    bool in_group_stop = false;        // job-control stopped: resume with PTRACE_LISTEN
+    // seccomp mode: a traced syscall's seccomp stop was seen, its exit stop was not yet:
+    // every resume until then is PTRACE_SYSCALL, not only the first (an exec, fork, clone or
+    // vfork event, or an interrupt, can stop the thread in between).
+    bool syscall_exit_wanted = false;
+    bool in_group_stop = false;  // job-control stopped: resume with PTRACE_LISTEN
     // In vfork() from its event until PTRACE_EVENT_VFORK_DONE: blocked in the kernel until
     // the child execs or exits, it runs no user code and cannot be stopped (an interrupt
     // waits for the child, which may be stopped by us: a hang), so stopSpace leaves it.
@@ -198,8 +201,8 @@ class Engine {
     Result<void> setupSites(Probe& p, const ProbeSpec& spec,
                             const std::vector<ResolvedProbe>& resolved);
 
-    // seccomp.cpp
-    std::vector<sock_filter> seccompFilter() const;
+    // seccomp.cpp: seccompProgram() of the traced syscalls
+    Result<std::vector<sock_filter>> seccompFilter() const;
 
     Probe* probe(std::uint32_t id);
 

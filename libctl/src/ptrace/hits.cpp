@@ -395,8 +395,10 @@ bool isExec(const __ptrace_syscall_info& info) {
 
 void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
     __ptrace_syscall_info info{};
-    if (::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) <= 0 || !t.report ||
-        (t.before_exec && !isExec(info))) {
+    const bool got = ::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) > 0;
+    if (got && info.op == PTRACE_SYSCALL_INFO_EXIT)
+        t.syscall_exit_wanted = false;
+    if (!got || !t.report || (t.before_exec && !isExec(info))) {
         resume(t);
         return;
     }
@@ -445,7 +447,9 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
                 ev.ip = c.ip;
                 ev.args = c.args;
                 // One event per call, like strace: the arguments of the entry and the
-                // return value and duration of the exit (is_return stays false).
+                // return value and duration of the exit. A return, as the kernel backend's
+                // syscall events are: trace files make it a slice from entry to exit.
+                ev.is_return = true;
                 ev.retval = static_cast<std::uint64_t>(info.exit.rval);
                 ev.latency_ns = now - c.entry_ns;
                 if (p->plan) {

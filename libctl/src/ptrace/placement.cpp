@@ -92,7 +92,14 @@ Result<std::uint32_t> Engine::addProbe(const ProbeSpec& given) {
                                                  spec.text));
         p->syscall_nr = first.syscall_nr;
         p->plan = first.plan;
-        traced_syscalls_.insert(static_cast<std::uint64_t>(first.syscall_nr));
+        const auto [at, added] =
+            traced_syscalls_.insert(static_cast<std::uint64_t>(first.syscall_nr));
+        if (options_.seccomp && added)
+            if (auto f = seccompFilter(); !f) {
+                traced_syscalls_.erase(at);
+                return makeError(f.error().err,
+                                 fmt::format("{}: {}", spec.text, f.error().message));
+            }
     } else {
         if (auto r = setupSites(*p, spec, *resolved); !r)
             return std::move(r).error();

@@ -153,8 +153,13 @@ std::string formatAggrKeyPart(const AggrTable& t, std::size_t i, const FetchedVa
 // it spans more (values far apart, enough of them): then the sum may have wrapped and is
 // not known.
 std::optional<__int128> aggrSum(const AggrTable& t, const AggrEntry& e);
-// The average, from aggrSum; nullopt when the sum is not known or there is no value.
+// The average, from aggrSum; nullopt when the sum is not known or there is no value. A
+// double: past 2^53 it is the nearest one (JSON's "avg"); aggrAvgValue is exact.
 std::optional<double> aggrAvg(const AggrTable& t, const AggrEntry& e);
+// The average as the tables print it: aggrSum / count rounded to the nearest whole value
+// (a half to the even one), computed exactly, so it lies in [min, max]; kept as min and max
+// are (a signed value's int64 bits). nullopt as for aggrAvg.
+std::optional<std::uint64_t> aggrAvgValue(const AggrTable& t, const AggrEntry& e);
 
 // A value of the table's kind: signed or not, latency in human units ("1.02us").
 std::string formatAggrValue(const AggrTable& t, std::uint64_t raw);

@@ -424,6 +424,10 @@ TEST(CommandUsage, MaxactiveWhereItSizesKretprobesOnly) {
                        {"latency",
                         {"syscall:openat", "--backend=ptrace", "--maxactive", "5", "--", "true"},
                         "the ptrace backend has no kretprobes"},
+                       // the way out is the backend that has them (it said --backend=ptrace)
+                       {"count",
+                        {"syscall:openat", "--backend=ptrace", "--maxactive", "5", "--", "true"},
+                        "drop --maxactive, or use --backend=kernel"},
                        {"count",
                         {"--from", "x.prb", "--maxactive", "5"},
                         "--maxactive and -- CMD belong to the recording run"},

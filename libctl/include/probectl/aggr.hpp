@@ -51,9 +51,11 @@ bool isAggrTaskKey(std::string_view name);
 // spec's own, in order) or a task field, and uses $retval, $errno or latency only on a probe
 // `at_return`, as prepareAggregation requires: for events aggregated in user space, where
 // such a name would otherwise count every hit as a fault, or none. Errors (EINVAL, marked
-// usage): prepareAggregation's text for the first name it refuses.
+// usage): prepareAggregation's text for the first name it refuses. `events`: the names
+// are for events aggregated in user space (the ptrace backend, a recording), which do not
+// carry the uid: uid is refused, and left out (with kstack) of the names an error lists.
 Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>& arg_names,
-                            bool at_return);
+                            bool at_return, bool events = false);
 
 // Turns `req` (whose fetch programs are `args`) into an aggregating request: hidden fetch
 // arguments are appended for task keys, req.aggr is set. A syscall plan's fetch programs

@@ -266,6 +266,12 @@ TEST(Aggr, SumsPast64BitsAreRecoveredOrSaidUnknown) {
     ASSERT_TRUE(sum);
     EXPECT_TRUE(*sum == -3 * (two63 - 1));
     EXPECT_DOUBLE_EQ(*probectl::aggrAvg(s.table, s.table.entries[0]), -9223372036854775807.0);
+    // printed exactly: through a double it was -2^63, below the minimum
+    EXPECT_NE(probectl::formatAggrHist(s.table).find("count 3, avg -9223372036854775807, min "
+                                                     "-9223372036854775807, max "
+                                                     "-9223372036854775807"),
+              std::string::npos)
+        << probectl::formatAggrHist(s.table);
     auto far = aggregate("uprobe:" + itest::aggrTarget() + ":ag_val v=$arg2:u64", h,
                          {itest::aggrTarget(), "big"});
     ASSERT_EQ(far.table.entries.size(), 1u);

@@ -292,6 +292,49 @@ TEST(EventAggregator, StringKeysKeepTheKernelsBound) {
     EXPECT_EQ(t.entries[0].key[0].str.size(), kAggrStrLen - 1);
 }
 
+// --by uid on the ptrace backend said "events do not carry the uid", while its unknown-key
+// error listed uid (and kstack) among the keys there are: both now list the same keys, the
+// ones events answer.
+TEST(EventAggregator, TheKeysItListsAreTheOnesItTakes) {
+    AggrSpec uid;
+    uid.keys = {"uid"};
+    auto a = EventAggregator::create(uid, "syscall:getppid");
+    ASSERT_FALSE(a);
+    EXPECT_TRUE(a.error().usage);
+    EXPECT_EQ(a.error().message,
+              "syscall:getppid: key uid: the events probectl aggregates itself (the ptrace "
+              "backend, --ustack=dwarf, a recording) do not carry the uid; they take comm, pid, "
+              "tid, cpu, retval, errno, ustack (the kernel's maps take uid)");
+    AggrSpec bogus;
+    bogus.keys = {"bogus"};
+    auto b = EventAggregator::create(bogus, "uprobe:/bin/true:main");
+    ASSERT_FALSE(b);
+    EXPECT_EQ(b.error().message,
+              "uprobe:/bin/true:main: no key or value named 'bogus' (there are: comm, pid, tid, "
+              "cpu, ustack)");
+    // hist's value too: no event has one to read
+    AggrSpec value;
+    value.value = AggrValue::Arg;
+    value.value_arg = "uid";
+    value.hist = AggrHist::Log2;
+    auto v = EventAggregator::create(value, "syscall:getppid");
+    ASSERT_FALSE(v);
+    EXPECT_EQ(v.error().message.rfind("syscall:getppid: value uid: the events probectl", 0), 0u)
+        << v.error().message;
+    // a spec's own argument named uid is that argument
+    AggrSpec own;
+    own.keys = {"uid"};
+    EXPECT_TRUE(EventAggregator::create(own, "uprobe:/bin/true:main uid=$arg1:u32"));
+    // the kernel's rules still list uid and kstack
+    AggrSpec k;
+    k.keys = {"bogus"};
+    auto kernel = checkAggrNames(k, {}, false);
+    ASSERT_FALSE(kernel);
+    EXPECT_NE(kernel.error().message.find("comm, pid, tid, uid, cpu, kstack, ustack"),
+              std::string::npos)
+        << kernel.error().message;
+}
+
 TEST(EventAggregator, RefusesWhatEventsCannotAnswer) {
     AggrSpec s;
     s.keys = {"uid"};

@@ -217,5 +217,37 @@ TEST(AggrRun, CountOfAUretprobeSaysTheEntriesThatNeverReturned) {
     EXPECT_THAT(latency.err, HasSubstr("never returned 4\n"));
 }
 
+// A program whose file name holds an escape sequence and a newline: the banner, the exit
+// line and the PROBE columns of count's table and trace's summary printed them raw (the
+// event lines already quoted them), so the name could split a line or colour the terminal.
+TEST(AggrRun, ANameWithControlBytesNeverReachesTheTerminalRaw) {
+    const std::string dir = ::testing::TempDir() + "ctl-name";
+    std::filesystem::create_directories(dir);
+    const std::string path = dir + "/x\033[31mRED\nline2";
+    std::filesystem::copy_file(FX_UNWIND_PATH, path,
+                               std::filesystem::copy_options::overwrite_existing);
+    const std::string quoted = "\"" + dir + "/x\\33[31mRED\\nline2";
+    const std::vector<std::string> cmd = {"--backend", "ptrace", "--", path, "longjmp", "1"};
+    auto with = [&](std::vector<std::string> args) {
+        args.insert(args.end(), cmd.begin(), cmd.end());
+        return args;
+    };
+    for (const auto& [name, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"count", with({"uprobe:" + path + ":un_jump"})},
+             {"count", with({"uprobe:" + path + ":un_jump", "--by", "comm"})},
+             {"trace", with({"uprobe:" + path + ":un_jump"})}}) {
+        Ran r = run(name, args);
+        const std::string all = r.out + r.err;
+        ASSERT_EQ(r.rc, 0) << all;
+        EXPECT_EQ(all.find('\033'), std::string::npos) << name << ":\n" << all;
+        EXPECT_EQ(all.find("RED\n"), std::string::npos) << name << ":\n" << all;
+        EXPECT_THAT(all, HasSubstr(" in " + quoted + "\" (pid ")) << name;
+        EXPECT_THAT(all, HasSubstr("\n" + quoted + "\" exited with status 0\n")) << name;
+        // the PROBE column (count's table, trace's summary) or count's per-probe header
+        EXPECT_THAT(all, HasSubstr("\"uprobe:" + dir + "/x\\33[31mRED\\nline2:un_jump\"  "))
+            << name;
+    }
+}
+
 }  // namespace
 }  // namespace probectl::cli

@@ -689,6 +689,56 @@ TEST(AggrFormat, ASumPast64BitsIsRecoveredOrSaidUnknown) {
     EXPECT_EQ(aggrJson(s, 0)["entries"][0]["sum"], -10);
 }
 
+// Three values of -(2^63 - 1) (aggr_target wrap): the sum is known, -27670116110564327421,
+// but the average went through a double, which has no -(2^63 - 1): "avg
+// -9223372036854775808", below the minimum. It is computed in integers now.
+TEST(AggrFormat, AnAverageNearTheLimitsStaysInsideMinAndMax) {
+    using U = std::uint64_t;
+    AggrTable s = log2Table(true);
+    s.value = AggrValue::Arg;
+    s.value_name = "v";
+    const auto v = static_cast<U>(-INT64_MAX);
+    AggrEntry e{{}, 3, v * 3, v, v, {}};
+    s.entries = {e};
+    ASSERT_TRUE(aggrSum(s, e));
+    EXPECT_EQ(aggrJson(s, 0)["entries"][0]["sum_text"], "-27670116110564327421");
+    ASSERT_TRUE(aggrAvgValue(s, e));
+    EXPECT_EQ(static_cast<std::int64_t>(*aggrAvgValue(s, e)), -INT64_MAX);
+    EXPECT_NE(formatAggrHist(s).find("count 3, avg -9223372036854775807, min "
+                                     "-9223372036854775807, max -9223372036854775807"),
+              std::string::npos)
+        << formatAggrHist(s);
+    EXPECT_EQ(formatAggrTable(s).find("-9223372036854775808"), std::string::npos)
+        << formatAggrTable(s);
+    // -3 and -2: a mean of -2.5, which rounds to the even -2; -2 and -1: -1.5, to -2 too
+    AggrEntry m{{}, 2, static_cast<U>(-5), static_cast<U>(-3), static_cast<U>(-2), {}};
+    ASSERT_TRUE(aggrAvgValue(s, m));
+    EXPECT_EQ(static_cast<std::int64_t>(*aggrAvgValue(s, m)), -2);
+    m = {{}, 2, static_cast<U>(-3), static_cast<U>(-2), static_cast<U>(-1), {}};
+    ASSERT_TRUE(aggrAvgValue(s, m));
+    EXPECT_EQ(static_cast<std::int64_t>(*aggrAvgValue(s, m)), -2);
+    // u64: UINT64_MAX twice and UINT64_MAX - 1, a mean of UINT64_MAX - 1/3
+    AggrTable u = log2Table(false);
+    u.value = AggrValue::Arg;
+    u.value_name = "v";
+    AggrEntry big{{}, 3, ~U{0} * 3 - 1, ~U{0} - 1, ~U{0}, {}};
+    u.entries = {big};
+    ASSERT_TRUE(aggrAvgValue(u, big));
+    EXPECT_EQ(*aggrAvgValue(u, big), ~U{0});
+    EXPECT_NE(formatAggrHist(u).find("count 3, avg 18446744073709551615, min "
+                                     "18446744073709551614, max 18446744073709551615"),
+              std::string::npos)
+        << formatAggrHist(u);
+    // halves: 49.5 to 50 (README's 0..99), 48.5 to 48, -0.5 to 0
+    AggrEntry h{{}, 2, 97, 48, 49, {}};
+    u.entries = {h};
+    EXPECT_EQ(*aggrAvgValue(u, h), 48u);
+    h = {{}, 100, 4950, 0, 99, {}};
+    EXPECT_EQ(*aggrAvgValue(u, h), 50u);
+    AggrEntry z{{}, 2, static_cast<U>(-1), static_cast<U>(-1), 0, {}};
+    EXPECT_EQ(*aggrAvgValue(s, z), 0u);
+}
+
 // -1 and 0 average -0.5, which printed as "avg -0".
 TEST(AggrFormat, AnAverageThatRoundsToZeroHasNoSign) {
     using U = std::uint64_t;

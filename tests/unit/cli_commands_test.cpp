@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -423,6 +424,10 @@ TEST(CommandUsage, MaxactiveWhereItSizesKretprobesOnly) {
                        {"latency",
                         {"syscall:openat", "--backend=ptrace", "--maxactive", "5", "--", "true"},
                         "the ptrace backend has no kretprobes"},
+                       // the way out is the backend that has them (it said --backend=ptrace)
+                       {"count",
+                        {"syscall:openat", "--backend=ptrace", "--maxactive", "5", "--", "true"},
+                        "drop --maxactive, or use --backend=kernel"},
                        {"count",
                         {"--from", "x.prb", "--maxactive", "5"},
                         "--maxactive and -- CMD belong to the recording run"},
@@ -601,6 +606,73 @@ TEST(CommandTable, ReportOfADamagedRecordingExitsOne) {
             << r.err;
         EXPECT_THAT(r.err, Not(HasSubstr("cut short"))) << r.err;
     }
+}
+
+// A real recording (the ptrace backend) damaged in the middle, as a disk or a copy damages
+// one: count, hist and latency --from printed the counts before the damage with only a note
+// and exited 0, and report --format chrome|perfetto|ctf -o OUT exited 1 but left OUT with
+// the events before it. Damage is an error for every reader, and an output is complete or
+// absent; a recording cut short at its end is still read to its last block, with a note.
+TEST(CommandTable, ADamagedRecordingIsAnErrorForEveryReader) {
+    const std::string dir = ::testing::TempDir() + "damaged-rec";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string good = dir + "/good.rec", bad = dir + "/bad.rec", cut = dir + "/cut.rec";
+    const std::string entry = std::string("uprobe:") + FX_UNWIND_PATH + ":un_jump";
+    const std::string ret = std::string("uretprobe:") + FX_UNWIND_PATH + ":un_jump";
+    CmdRun rec = runCommand("record", {entry, ret, "--backend=ptrace", "-o", good, "--",
+                                       FX_UNWIND_PATH, "longjmp", "1000"});
+    ASSERT_EQ(rec.rc, 0) << rec.err;
+    std::ifstream in(good, std::ios::binary);
+    const std::string whole((std::istreambuf_iterator<char>(in)), {});
+    ASSERT_GT(whole.size(), 4000u);
+    const std::vector<std::pair<std::string, std::vector<std::string>>> readers = {
+        {"count", {"--from", bad}},
+        {"hist", {"--from", bad, "pid"}},
+        {"latency", {"--from", bad}},
+    };
+    for (const std::size_t at : {std::size_t{2000}, whole.size() / 2}) {
+        SCOPED_TRACE(at);
+        std::string damaged = whole;
+        damaged.replace(at, 4, "XXXX");
+        std::ofstream(bad, std::ios::binary | std::ios::trunc) << damaged;
+        for (const auto& [name, args] : readers) {
+            CmdRun r = runCommand(name, args);
+            EXPECT_EQ(r.rc, kExitRuntime) << name << ": " << r.out << r.err;
+            EXPECT_THAT(r.err, HasSubstr("damaged in bytes")) << name;
+            EXPECT_THAT(r.err, HasSubstr("not aggregated")) << name;
+            EXPECT_EQ(r.out, "") << name;
+            // with -o, no file is left either
+            const std::string out = dir + "/" + name + ".txt";
+            std::vector<std::string> to_file = args;
+            to_file.insert(to_file.end(), {"-o", out});
+            EXPECT_EQ(runCommand(name, to_file).rc, kExitRuntime) << name;
+            EXPECT_FALSE(std::filesystem::exists(out)) << name;
+        }
+        for (const std::string format : {"chrome", "perfetto", "ctf", "json", "text"}) {
+            const std::string out = dir + "/out." + format;
+            CmdRun r = runCommand("report", {bad, "--format", format, "-o", out});
+            EXPECT_EQ(r.rc, kExitRuntime) << format << ": " << r.err;
+            EXPECT_THAT(r.err, HasSubstr("damaged in bytes")) << format;
+            EXPECT_THAT(r.err, HasSubstr("removed " + out + ", as it was incomplete")) << format;
+            EXPECT_FALSE(std::filesystem::exists(out)) << format;
+        }
+        // On standard output what came before the damage is printed, and the exit is 1.
+        EXPECT_EQ(runCommand("report", {bad}).rc, kExitRuntime);
+    }
+    // Cut short at its end (the recorder killed): read to its last block, with a note.
+    std::ofstream(cut, std::ios::binary | std::ios::trunc) << whole.substr(0, whole.size() - 10);
+    for (const auto& [name, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"count", {"--from", cut}}, {"hist", {"--from", cut, "pid"}}}) {
+        CmdRun r = runCommand(name, args);
+        EXPECT_EQ(r.rc, 0) << name << ": " << r.err;
+        EXPECT_THAT(r.err, HasSubstr("cut short")) << name;
+        EXPECT_THAT(r.out, HasSubstr(entry)) << name;
+    }
+    const std::string chrome = dir + "/cut.json";
+    CmdRun r = runCommand("report", {cut, "--format", "chrome", "-o", chrome});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(std::filesystem::exists(chrome));
 }
 
 // The module's EPERM says what is needed and what works without it, not the failed step.

@@ -11,6 +11,7 @@
 #include "probectl/event_json.hpp"
 #include "probectl/flame_svg.hpp"
 #include "probectl/probe_kinds.hpp"
+#include "probectl/strace_format.hpp"
 
 namespace probectl::cli {
 
@@ -54,7 +55,7 @@ std::string uncountedText(const AggrTable& t) {
     return fmt::format(
         "{}: {} hits not counted (map full {}, nested {}; "
         "--max-entries holds more keys)\n",
-        t.spec, t.overflow + t.nested, t.overflow, t.nested);
+        shownName(t.spec), t.overflow + t.nested, t.overflow, t.nested);
 }
 
 // --ustack=dwarf: a hit counts only when its record arrives, so the records dropped are
@@ -64,13 +65,13 @@ std::string droppedText(const std::string& spec, const ProbeStats& ps) {
         return "";
     return fmt::format(
         "{}: {} hits not counted (their records were dropped: ring full or delivery failed)\n",
-        spec, ps.dropped);
+        shownName(spec), ps.dropped);
 }
 
 // With several probes in one flame graph or folded output, each one's stacks stand on a
 // frame named by its spec, so that the tools keep them apart.
 std::string probeFrame(const std::vector<AggrTable>& tables, const AggrTable& t) {
-    return tables.size() > 1 ? t.spec : std::string();
+    return tables.size() > 1 ? shownName(t.spec) : std::string();
 }
 
 // --top N with folded and svg: the N heaviest stacks of each probe.
@@ -201,8 +202,8 @@ std::string textTables(const AggrCliOptions& o, const AggrReadout& r, const Stac
             first = false;
             const AggrTable& t = r.tables[i];
             const ProbeStats& ps = r.stats.probes[i];
-            out += fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}{}{}{}\n", t.spec,
-                               ps.hits, ps.filtered, ps.rejected, ps.nmissed,
+            out += fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}{}{}{}\n",
+                               shownName(t.spec), ps.hits, ps.filtered, ps.rejected, ps.nmissed,
                                dwarf ? fmt::format(", dropped {}", ps.dropped) : "",
                                unreturnedText(o, t, ps), periodText(o));
             if (stacks) {
@@ -270,7 +271,7 @@ std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t 
         }
         const bool known = stats && i < stats->probes.size();
         rows.push_back({t.totalCount(), known ? stats->probes[i].filtered : 0, &t});
-        w = std::max(w, t.spec.size());
+        w = std::max(w, shownName(t.spec).size());
     }
     std::stable_sort(rows.begin(), rows.end(),
                      [](const Row& a, const Row& b) { return a.count > b.count; });
@@ -285,7 +286,7 @@ std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t 
     std::string out = fmt::format("{:<{}}  {:>10}{}\n", "PROBE", w, "COUNT",
                                   column ? fmt::format("  {:>10}", "FILTERED") : "");
     for (const Row& r : rows)
-        out += fmt::format("{:<{}}  {:>10}{}\n", r.table->spec, w, r.count,
+        out += fmt::format("{:<{}}  {:>10}{}\n", shownName(r.table->spec), w, r.count,
                            column ? fmt::format("  {:>10}", r.filtered) : "");
     out += topLine(probes, top, "probe");
     out += hiddenLine(hidden);
@@ -296,11 +297,11 @@ std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t 
     for (std::size_t i = 0; i < tables.size(); i++) {
         const AggrTable& t = tables[i];
         if (t.overflow || t.nested)
-            out += fmt::format("{}: {} hits not counted (map full {}, nested {})\n", t.spec,
-                               t.overflow + t.nested, t.overflow, t.nested);
+            out += fmt::format("{}: {} hits not counted (map full {}, nested {})\n",
+                               shownName(t.spec), t.overflow + t.nested, t.overflow, t.nested);
         // A return probe counts returns: the entries that never came back are not in COUNT.
         if (stats && i < stats->probes.size() && stats->probes[i].unreturned)
-            out += fmt::format("{}: never returned {} (not counted)\n", t.spec,
+            out += fmt::format("{}: never returned {} (not counted)\n", shownName(t.spec),
                                stats->probes[i].unreturned);
     }
     return out;

@@ -61,6 +61,14 @@ Result<RecordedAggregation> aggregateRecording(const std::string& file, const Ag
         (*a)->add(ev);
         events[ev.probe_id]++;
     }
+    // Cut short (the recorder killed) is what there is; damage is not: the counts would lack
+    // what lies past it and read as the whole answer.
+    if (rec->damaged())
+        return makeError(EBADMSG,
+                         fmt::format("{}: {}: not aggregated, as its counts would lack the "
+                                     "events past the damage ('probectl report {}' prints "
+                                     "those before it)",
+                                     file, rec->note(), file));
     RecordedAggregation out;
     out.note = rec->note();
     const auto& summary = rec->summary();

@@ -24,7 +24,8 @@ struct RecordedAggregation {
 
 // Reads recording `file` and aggregates the events of every probe whose spec text matches
 // one of the globs `only` (all probes when empty, skipping those `spec` does not apply to)
-// with `spec`. Errors: the reader's (errno, EBADMSG for a file that is not a recording);
+// with `spec`. Errors: the reader's (errno, EBADMSG for a file that is not a recording or
+// is damaged: a recording cut short is aggregated up to its end, with `note` set);
 // EventAggregator::create's (usage; with no `only`, the first probe's when none applies); ENOENT
 // when `only` matches no probe of the recording (naming those it holds).
 Result<RecordedAggregation> aggregateRecording(const std::string& file, const AggrSpec& spec,

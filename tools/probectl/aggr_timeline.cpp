@@ -25,8 +25,10 @@ std::vector<std::pair<std::string, std::int64_t>> aggrCounterSamples(const AggrT
         const std::string key = keyText(t, *e);
         const std::string track = key.empty() ? t.spec : fmt::format("{} [{}]", t.spec, key);
         out.emplace_back(track + ": count", static_cast<std::int64_t>(e->count));
-        // an average that is not known (aggrSum) has no sample
-        if (const auto avg = aggrAvg(t, *e); t.value != AggrValue::None && avg)
+        // an average that is not known (aggrSum) has no sample, nor has an unsigned one
+        // past INT64_MAX, which a counter track cannot hold
+        const auto avg = aggrAvgValue(t, *e);
+        if (t.value != AggrValue::None && avg && (t.is_signed || *avg <= INT64_MAX))
             out.emplace_back(fmt::format("{}: avg {}{}", track, t.value_name,
                                          t.value == AggrValue::Latency ? " (ns)" : ""),
                              static_cast<std::int64_t>(*avg));

@@ -38,7 +38,7 @@ inline constexpr const char* kNoKernelStacksWithPtrace =
 inline constexpr const char* kNoMaxactiveWithPtrace =
     "--maxactive sizes a kretprobe's table of calls in flight in the kernel: the ptrace "
     "backend has no kretprobes (it sets a breakpoint at each return address itself, with "
-    "no such table); drop --maxactive, or --backend=ptrace";
+    "no such table); drop --maxactive, or use --backend=kernel";
 
 // Where a command writes: stdout/stderr in main(), string streams in tests.
 struct Io {

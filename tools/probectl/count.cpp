@@ -627,7 +627,8 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
         ("backend", po::value<std::string>(o ? &o->backend : nullptr)->value_name("NAME"),
          "kernel (probectl.ko's maps, the default) or ptrace (no module: every event is "
          "stopped for and aggregated here with the same rules; uprobe, uretprobe, usdt and "
-         "syscall specs, task-field keys)")
+         "syscall specs; keys comm pid tid cpu retval errno, a usdt site's args, ustack with "
+         "--ustack=dwarf: not uid or kstack)")
         ("force", po::bool_switch(o ? &o->force : nullptr),
          "add kernel uretprobes in files that unwind C++ exceptions (refused by default: "
          "an exception thrown through a probed call ends the program)")
@@ -901,7 +902,8 @@ others are not counted and show as FILTERED (in the header, or beside COUNT with
 Predicates (SPEC ... if EXPR) run first: rejected hits are not counted.
 --backend ptrace needs no module: every hit stops the traced process and is counted
 here with the kernel map's rules (same tables; uprobe, uretprobe, usdt and syscall
-specs, task-field keys). --force adds kernel uretprobes where C++ exceptions unwind.
+specs; keys comm pid tid cpu retval errno, a usdt site's args, ustack with
+--ustack=dwarf: its events carry no uid, and it sees no kernel stack). --force adds kernel uretprobes where C++ exceptions unwind.
 
 A glob in the name (kprobe:vfs_*, kretprobe:GLOB, syscall:GLOB, tracepoint:SUBSYS:GLOB,
 uprobe:PATH:GLOB, uretprobe:PATH:GLOB) adds one probe per matching name, each with

@@ -140,13 +140,15 @@ int runReport(const std::vector<std::string>& args, Io& io) {
     }
     progress.update(rec->offset(), events, true);
     progress.done();
+    // Damage is an error, and an -o output of what came before it is incomplete: removed. A
+    // recording cut short (the tracer was killed) is what there is.
+    if (rec->damaged())
+        return runtimeError(
+            io, kReportCmd,
+            (*sink)->abandon(makeError(EBADMSG, fmt::format("{}: {}", o.file, rec->note()))));
     // A recording cut short has no summary.
     const auto& stats = rec->summary();
     auto done = (*sink)->finish(stats ? &*stats : nullptr);
-    // Damage is an error; a recording cut short (the tracer was killed) is what there is.
-    if (rec->damaged())
-        return runtimeError(io, kReportCmd,
-                            makeError(EBADMSG, fmt::format("{}: {}", o.file, rec->note())));
     if (!rec->note().empty())
         io.err << fmt::format("note: {}: {}\n", o.file, rec->note());
     if (!done)

@@ -18,6 +18,7 @@
 
 #include "format.hpp"
 #include "probectl/held_command.hpp"
+#include "probectl/strace_format.hpp"
 
 namespace probectl::cli {
 
@@ -138,7 +139,8 @@ int RunLoop::finish(Io& io, int rc) {
             own = status;
     }
     if (status)
-        io.err << fmt::format("'{}' {}\n", command_[0], HeldCommand::describeStatus(*status));
+        io.err << fmt::format("{} {}\n", shownQuoted(command_[0]),
+                              HeldCommand::describeStatus(*status));
     if (pids_gone_)
         io.err << fmt::format("{} {} exited\n", pids_.size() == 1 ? "pid" : "pids",
                               fmt::join(pids_, ", "));
@@ -148,10 +150,10 @@ int RunLoop::finish(Io& io, int rc) {
 }
 
 int RunLoop::notStarted(Io& io, const char* cmd) const {
-    io.err << fmt::format("probectl {}: {} before the trace began: '{}' was not run\n", cmd,
+    io.err << fmt::format("probectl {}: {} before the trace began: {} was not run\n", cmd,
                           sigabbrev_np(signal_) ? fmt::format("SIG{}", sigabbrev_np(signal_))
                                                 : fmt::format("signal {}", signal_),
-                          command_.empty() ? std::string() : command_[0]);
+                          shownQuoted(command_.empty() ? std::string() : command_[0]));
     setExitSignal(signal_);
     return 128 + signal_;
 }

@@ -21,6 +21,7 @@
 #include "output_file.hpp"
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/probe_kinds.hpp"
+#include "probectl/strace_format.hpp"
 #include "probectl/syscall_probe.hpp"
 #include "record_parts.hpp"
 #include "run_loop.hpp"
@@ -177,7 +178,7 @@ std::string traceTarget(const std::string& command, pid_t child_pid,
                         const std::vector<std::uint32_t>& pids) {
     std::string out;
     if (!command.empty())
-        out = fmt::format(" in '{}' (pid {})", command, child_pid);
+        out = fmt::format(" in {} (pid {})", shownQuoted(command), child_pid);
     if (!pids.empty())
         out += fmt::format("{} pid{} {}", command.empty() ? " in" : " and in",
                            pids.size() == 1 ? "" : "s", fmt::join(pids, ", "));

@@ -83,6 +83,15 @@ class PrinterSink : public TraceSink {
         printer_.reset();
         return file_.discard(*writeError());
     }
+    Error abandon(const Error& e) override {
+        if (printer_)
+            printer_->flush();
+        out_->flush();
+        if (!file_.isOpen())
+            return e;
+        printer_.reset();
+        return file_.discard(e);
+    }
     std::optional<Error> writeError() const override {
         if (!write_errno_)
             return std::nullopt;
@@ -140,6 +149,10 @@ class WriterSink : public TraceSink {
             return {};
         writer_.reset();  // its files closed before they are removed
         return removeIncomplete(*error_, path_, ctf_, dir_existed_);
+    }
+    Error abandon(const Error& e) override {
+        writer_.reset();  // its files closed before they are removed
+        return removeIncomplete(e, path_, ctf_, dir_existed_);
     }
     std::optional<Error> writeError() const override { return error_; }
 

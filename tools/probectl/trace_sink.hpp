@@ -42,6 +42,9 @@ class TraceSink {
     // writer's first error (a full disk) is kept until here; events after it are dropped, and
     // the -o output, incomplete, is removed (the error says so).
     virtual Result<void> finish(const SessionStats* stats) = 0;
+    // Instead of finish(), when the input failed (a damaged recording): what was printed on
+    // a stream stays, an -o output (incomplete) is removed. Returns `e`, saying the removal.
+    virtual Error abandon(const Error& e) = 0;
     // The first failed write so far, naming the output: the driver stops the trace on it.
     virtual std::optional<Error> writeError() const = 0;
 };

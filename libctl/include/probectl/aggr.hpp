@@ -51,9 +51,11 @@ bool isAggrTaskKey(std::string_view name);
 // spec's own, in order) or a task field, and uses $retval, $errno or latency only on a probe
 // `at_return`, as prepareAggregation requires: for events aggregated in user space, where
 // such a name would otherwise count every hit as a fault, or none. Errors (EINVAL, marked
-// usage): prepareAggregation's text for the first name it refuses.
+// usage): prepareAggregation's text for the first name it refuses. `events`: the names
+// are for events aggregated in user space (the ptrace backend, a recording), which do not
+// carry the uid: uid is refused, and left out (with kstack) of the names an error lists.
 Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>& arg_names,
-                            bool at_return);
+                            bool at_return, bool events = false);
 
 // Turns `req` (whose fetch programs are `args`) into an aggregating request: hidden fetch
 // arguments are appended for task keys, req.aggr is set. A syscall plan's fetch programs
@@ -153,8 +155,13 @@ std::string formatAggrKeyPart(const AggrTable& t, std::size_t i, const FetchedVa
 // it spans more (values far apart, enough of them): then the sum may have wrapped and is
 // not known.
 std::optional<__int128> aggrSum(const AggrTable& t, const AggrEntry& e);
-// The average, from aggrSum; nullopt when the sum is not known or there is no value.
+// The average, from aggrSum; nullopt when the sum is not known or there is no value. A
+// double: past 2^53 it is the nearest one (JSON's "avg"); aggrAvgValue is exact.
 std::optional<double> aggrAvg(const AggrTable& t, const AggrEntry& e);
+// The average as the tables print it: aggrSum / count rounded to the nearest whole value
+// (a half to the even one), computed exactly, so it lies in [min, max]; kept as min and max
+// are (a signed value's int64 bits). nullopt as for aggrAvg.
+std::optional<std::uint64_t> aggrAvgValue(const AggrTable& t, const AggrEntry& e);
 
 // A value of the table's kind: signed or not, latency in human units ("1.02us").
 std::string formatAggrValue(const AggrTable& t, std::uint64_t raw);

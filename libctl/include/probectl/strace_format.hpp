@@ -96,6 +96,9 @@ std::string straceQuote(std::string_view bytes, std::size_t limit, bool truncate
 // is when it is UTF-8 without control characters, else straceQuote()d, so that a newline
 // cannot split a line nor an escape sequence reach the terminal.
 std::string shownName(std::string_view bytes);
+// A path or name in a message, between single quotes ('./app') when shownName leaves it as
+// it is, else as shownName quotes it ("x\33[31m").
+std::string shownQuoted(std::string_view bytes);
 std::string straceOpenFlags(std::uint64_t flags);   // "O_RDONLY|O_CLOEXEC"
 std::string straceMode(std::uint64_t mode);         // "0644", "000" (umode_t: 16 bits)
 std::string straceMmapProt(std::uint64_t prot);     // "PROT_READ|PROT_WRITE", "PROT_NONE"

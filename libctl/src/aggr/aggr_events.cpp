@@ -148,7 +148,8 @@ Result<EventAggregator> EventAggregator::create(const AggrSpec& spec, std::strin
     // The kernel refuses these names when the probe is added; events would count every hit
     // under <fault>, or ($retval at an entry) none. A text that is no spec (a site's label added)
     // is not judged.
-    if (auto parsed = parseProbeSpec(probe_spec)) {
+    auto parsed = parseProbeSpec(probe_spec);
+    if (parsed) {
         std::vector<std::string> names;
         for (const auto& a : parsed->fetch_args)
             names.push_back(a.name);
@@ -171,15 +172,18 @@ Result<EventAggregator> EventAggregator::create(const AggrSpec& spec, std::strin
         const bool at_return = parsed->kind == SpecKind::Kretprobe ||
                                parsed->kind == SpecKind::Uretprobe ||
                                parsed->kind == SpecKind::Syscall;
-        if (auto r = checkAggrNames(spec, names, at_return); !r)
+        if (auto r = checkAggrNames(spec, names, at_return, true); !r)
             return usage(fmt::format("{}: {}", probe_spec, r.error().message));
     }
     auto impl = std::make_unique<Impl>();
     AggrTable& t = impl->table;
     t.spec = std::move(probe_spec);
     for (const auto& k : spec.keys) {
-        if (k == "uid")
-            return usage("key uid: events do not carry the uid (only in-kernel maps key by it)");
+        // checkAggrNames judged a spec's (an argument named uid is that argument)
+        if (k == "uid" && !parsed)
+            return usage(
+                "key uid: the events probectl aggregates itself (the ptrace backend, "
+                "--ustack=dwarf, a recording) do not carry the uid (the kernel's maps key by it)");
         t.key_names.push_back(k);
         impl->sources.push_back(sourceOf(k));
         t.key_readings.push_back(impl->sources.back() == KeySource::Retval ? AggrKeyReading::Retval

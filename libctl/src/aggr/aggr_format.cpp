@@ -120,14 +120,10 @@ std::string bucketLabel(const AggrTable& t, std::size_t b) {
 constexpr const char* kUnknownSum = "?";
 
 std::string avgText(const AggrTable& t, const AggrEntry& e) {
-    const auto a = aggrAvg(t, e);
+    const auto a = aggrAvgValue(t, e);
     if (!a)
         return kUnknownSum;
-    if (t.value == AggrValue::Latency)
-        return humanTime(*a);
-    // -0.4 rounds to "-0", a sign a count of whole values cannot have
-    std::string text = fmt::format("{:.0f}", *a);
-    return text == "-0" ? "0" : text;
+    return formatAggrValue(t, *a);
 }
 
 std::string int128Text(__int128 v) {
@@ -263,6 +259,20 @@ std::optional<double> aggrAvg(const AggrTable& t, const AggrEntry& e) {
     if (!sum || !e.count)
         return std::nullopt;
     return static_cast<double>(static_cast<long double>(*sum) / e.count);
+}
+
+std::optional<std::uint64_t> aggrAvgValue(const AggrTable& t, const AggrEntry& e) {
+    const auto sum = aggrSum(t, e);
+    if (!sum || !e.count)
+        return std::nullopt;
+    // In integers: a double holds 53 bits, and -(2^63 - 1) became -2^63, below the minimum.
+    const auto n = static_cast<__int128>(e.count);
+    __int128 q = *sum / n;  // toward zero
+    const __int128 r = *sum % n;
+    const __int128 twice = 2 * (r < 0 ? -r : r);
+    if (twice > n || (twice == n && q % 2 != 0))
+        q += *sum < 0 ? -1 : 1;
+    return static_cast<std::uint64_t>(q);
 }
 
 std::string formatAggrValue(const AggrTable& t, std::uint64_t raw) {

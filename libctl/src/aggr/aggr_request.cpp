@@ -52,21 +52,26 @@ std::string needsReturn(const std::string& name, const ProbeRequest& req) {
     return needsReturn(name);
 }
 
-// The names a key or value can take; retval and errno only at a return.
-std::string knownNames(const std::vector<std::string>& own, bool at_return) {
+// The names a key or value can take; retval and errno only at a return; uid and kstack
+// only in the kernel (events aggregated in user space carry neither: the ptrace backend
+// sees no kernel stack, a recording's stacks are not counted).
+std::string knownNames(const std::vector<std::string>& own, bool at_return, bool events) {
     std::string out;
     for (const auto& n : own)
         out += (out.empty() ? "" : ", ") + n;
-    for (const auto& [name, src] : kTaskKeys)
-        if (at_return || (std::string_view(name) != "retval" && std::string_view(name) != "errno"))
+    for (const auto& [name, src] : kTaskKeys) {
+        const std::string_view n = name;
+        if ((at_return || (n != "retval" && n != "errno")) &&
+            !(events && (n == "uid" || n == "kstack")))
             out += (out.empty() ? "" : ", ") + std::string(name);
+    }
     return out;
 }
 
 std::string unknownName(const std::string& name, const std::vector<std::string>& own,
-                        bool at_return) {
+                        bool at_return, bool events = false) {
     return fmt::format("no key or value named '{}' (there are: {})", name,
-                       knownNames(own, at_return));
+                       knownNames(own, at_return, events));
 }
 
 // The index of fetch argument `name`, appending a task field when the spec has no such
@@ -205,7 +210,7 @@ bool isAggrTaskKey(std::string_view name) {
 }
 
 Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>& arg_names,
-                            bool at_return) {
+                            bool at_return, bool events) {
     auto usage = [](std::string msg) {
         Error e = makeError(EINVAL, std::move(msg));
         e.usage = true;
@@ -223,7 +228,15 @@ Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>
         for (const auto& [task, src] : kTaskKeys)
             known = known || n == task;
         if (!known)
-            return usage(unknownName(n, arg_names, at_return));
+            return usage(unknownName(n, arg_names, at_return, events));
+        if (events && n == "uid")
+            return usage(fmt::format(
+                "{} uid: the events probectl aggregates itself (the ptrace backend, "
+                "--ustack=dwarf, a recording) do not carry the uid; they take {} (the kernel's "
+                "maps take uid)",
+                std::find(spec.keys.begin(), spec.keys.end(), n) != spec.keys.end() ? "key"
+                                                                                    : "value",
+                knownNames(arg_names, at_return, events)));
         if ((n == "retval" || n == "errno") && !at_return)
             return usage(needsReturn("$" + n));
     }

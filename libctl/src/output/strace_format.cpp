@@ -649,6 +649,12 @@ std::string shownName(std::string_view bytes) {
     return out;
 }
 
+std::string shownQuoted(std::string_view bytes) {
+    if (isShownAsIs(bytes))
+        return fmt::format("'{}'", bytes);
+    return shownName(bytes);
+}
+
 std::string straceOpenFlags(std::uint64_t flags) {
     std::string out;
     const std::uint64_t acc = flags & O_ACCMODE;

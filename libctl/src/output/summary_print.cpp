@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "probectl/event_print.hpp"
+#include "probectl/strace_format.hpp"
 
 namespace probectl {
 
@@ -37,7 +38,9 @@ void printSummary(Printer& p, const std::vector<ProbeCounters>& probes, std::uin
     for (const auto& probe : probes) {
         p.beginRow();
         p.u64(Show::Json, "id", {}, probe.id);
-        p.str(Show::Any, "probe", "{}", probe.probe);
+        // a path with a newline or an escape sequence must not reach the terminal as it is
+        p.str(Show::Json, "probe", {}, probe.probe);
+        p.str(Show::Text, "probe", "{}", shownName(probe.probe));
         printCounters(p, probe.counters);
         p.endRow();
         for (const auto& c : probe.counters) {

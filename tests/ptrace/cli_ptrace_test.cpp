@@ -205,6 +205,22 @@ TEST(CliPtrace, PredicateOnCommAfterRename) {
     EXPECT_NE(err.str().find("\n\"nl\\nx\"          1\n"), std::string::npos) << err.str();
 }
 
+// A syscall glob includes exit and exit_group, which never return: -c and --by errno over
+// every syscall skip them (as the kernel backend does), never refuse the whole run.
+TEST(CliPtrace, EverySyscallCountedThoughExitNeverReturns) {
+    auto r = trace({"--backend=ptrace", "-c", "--syscalls=all", "--", kWorkload, "calls", "1"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(countLines(r.err, " execve"), 1u) << r.err;
+    EXPECT_EQ(countLines(r.err, " total"), 1u) << r.err;
+    std::ostringstream out, err;
+    Io io{out, err};
+    EXPECT_EQ(
+        runCount({"--backend=ptrace", "syscall:*", "--by", "errno", "--", kWorkload, "calls", "1"},
+                 io),
+        0)
+        << err.str();
+}
+
 // $retval in the predicate of a return probe: pt_add returns 3i+1, so > 7 keeps 10 and 13.
 TEST(CliPtrace, PredicateOnRetval) {
     auto r = trace({"--backend=ptrace", "uretprobe:" + kWorkload + ":pt_add if $retval > 7", "--",

@@ -511,9 +511,8 @@ void Engine::onExec(Thread& reported) {
     resume(t);
 }
 
-Result<std::size_t> Engine::poll(int timeout_ms, const EventCallback& cb) {
-    cb_ = &cb;
-    delivered_now_ = 0;
+std::size_t Engine::deliverQueued(const EventCallback& cb) {
+    std::size_t n = 0;
     while (!queued_.empty()) {
         auto q = std::move(queued_.front());
         queued_.pop_front();
@@ -524,10 +523,16 @@ Result<std::size_t> Engine::poll(int timeout_ms, const EventCallback& cb) {
         const Event& ev = std::get<Event>(q);
         if (Probe* p = probe(ev.probe_id))
             p->info.delivered++;
-        delivered_now_++;
+        n++;
         if (cb)
             cb(ev);
     }
+    return n;
+}
+
+Result<std::size_t> Engine::poll(int timeout_ms, const EventCallback& cb) {
+    cb_ = &cb;
+    delivered_now_ = deliverQueued(cb);
     if (threads_.empty()) {
         cb_ = nullptr;
         return delivered_now_;
@@ -648,20 +653,9 @@ void Engine::detachAll(const EventCallback& cb) {
     }
     threads_.clear();
     spaces_.clear();
-    while (!queued_.empty()) {
-        auto q = std::move(queued_.front());
-        queued_.pop_front();
-        if (!cb)
-            continue;
-        if (const auto* end = std::get_if<TaskEnd>(&q)) {
-            on_end_(*end);
-            continue;
-        }
-        const Event& ev = std::get<Event>(q);
-        if (Probe* p = probe(ev.probe_id))
-            p->info.delivered++;
-        cb(ev);
-    }
+    if (cb)
+        deliverQueued(cb);
+    queued_.clear();
     cb_ = nullptr;
     detached_ = true;
 }

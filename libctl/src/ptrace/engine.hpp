@@ -205,6 +205,9 @@ class Engine {
     Result<std::vector<sock_filter>> seccompFilter() const;
 
     Probe* probe(std::uint32_t id);
+    // Hands out queued_ in order (events to cb, counted as delivered; ends to on_end_).
+    // Returns the number of events.
+    std::size_t deliverQueued(const EventCallback& cb);
 
     PtraceSessionOptions options_;
     std::vector<std::unique_ptr<Probe>> probes_;  // stable addresses: Event::spec views them

@@ -175,6 +175,17 @@ static inline void kapi_uprobe_unregister_sync(void)
 #endif
 
 /*
+ * A per-CPU workqueue says so with WQ_PERCPU from 6.17, where workqueues
+ * without it are on their way to becoming unbound; before, per-CPU is the
+ * default.
+ */
+#if KAPI_GE(6, 17)
+#define KAPI_WQ_PERCPU WQ_PERCPU
+#else
+#define KAPI_WQ_PERCPU 0
+#endif
+
+/*
  * The path a file was opened by, as /proc/PID/maps shows it: 6.8 made
  * overlayfs map its backing file, whose user-visible path is kept apart.
  */

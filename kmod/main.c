@@ -99,9 +99,13 @@ static int __init probectl_init(void)
 	 * own probes, and their release must already be noticed.
 	 */
 	probectl_session_set_transport(&probectl_genl_transport);
-	err = probectl_pred_init();
+	err = probectl_session_init();
 	if (err)
 		goto err_out;
+
+	err = probectl_pred_init();
+	if (err)
+		goto err_session;
 
 	err = probectl_stack_init();
 	if (err)
@@ -131,6 +135,8 @@ err_stack:
 	probectl_stack_exit();
 err_filter:
 	probectl_pred_exit();
+err_session:
+	probectl_session_exit();
 err_out:
 	return err;
 }
@@ -149,6 +155,7 @@ static void __exit probectl_exit(void)
 	probectl_track_exit();
 	probectl_stack_exit();
 	probectl_pred_exit();
+	probectl_session_exit();
 	/* probes are freed from RCU callbacks that live in this module */
 	rcu_barrier();
 	pr_info("unloaded\n");

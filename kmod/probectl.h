@@ -65,6 +65,8 @@ struct probectl_transport {
 	void (*discard)(struct sk_buff *msg);
 };
 void probectl_session_set_transport(const struct probectl_transport *t);
+int probectl_session_init(void);
+void probectl_session_exit(void);
 
 /*
  * One CPU's part in waking the drain (session.c): ring bytes its handlers

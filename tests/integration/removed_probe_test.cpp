@@ -325,6 +325,43 @@ TEST(RemovedProbe, CountIntervalsSayOnceThatTheProbeWasRemoved) {
     EXPECT_EQ(out.find(row, last), std::string::npos) << out.substr(last);
 }
 
+// hist --interval once another client removed its only probe: it went on printing empty
+// read-outs (the time of day alone) until a signal; now it ends, saying why. An interval
+// without hits said "1 key" (the key the map still holds) over an empty table.
+TEST(RemovedProbe, IntervalsEndOnceEveryProbeWasRemoved) {
+    const std::string target = itest::workload("aggr_target");
+    const std::string script =
+        "rm -f /tmp/gone.err; probectl hist 'uprobe:" + target +
+        ":ag_val v=$arg2:s64' v --interval 0.3 >/tmp/gone.out 2>/tmp/gone.err & t=$!; id=; "
+        "i=0; while { [ -z \"$id\" ] || ! grep -q Aggregating /tmp/gone.err; } && "
+        "[ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); "
+        "id=$(probectl list | awk '$2 == \"uprobe\" && /ag_val/ { print $1; exit }'); done; " +
+        target +
+        " values 10 >/dev/null; sleep 1; probectl remove \"$id\" || echo REMOVE FAILED; i=0; "
+        "while kill -0 $t 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; "
+        "kill -0 $t 2>/dev/null && { echo STILL RUNNING; kill $t; }; wait $t; echo status $?; "
+        "cat /tmp/gone.out; echo STDERR; cat /tmp/gone.err";
+    auto r = itest::sh(script);
+    SCOPED_TRACE(r.out);
+    EXPECT_EQ(r.out.find("REMOVE FAILED"), std::string::npos);
+    EXPECT_EQ(r.out.find("STILL RUNNING"), std::string::npos);
+    EXPECT_NE(r.out.find("status 0\n"), std::string::npos);
+    EXPECT_NE(r.out.find("probectl hist: every probe was removed by another client: nothing "
+                         "left to count, the run ends\n"),
+              std::string::npos);
+    const std::string out = r.out.substr(0, r.out.find("STDERR"));
+    // The 10 hits, then intervals without any: the key the map holds is not the table's.
+    EXPECT_NE(out.find("0 keys (1 held in the map, capacity "), std::string::npos);
+    for (std::size_t at = 0, end; at < out.size(); at = end + 2) {
+        end = std::min(out.find("\n\n", at), out.size());
+        const std::string block = out.substr(at, end - at);
+        if (block.find(" hits 0,") != std::string::npos)
+            EXPECT_EQ(block.find("1 key ("), std::string::npos) << block;
+    }
+    // No read-out is the time of day alone.
+    EXPECT_FALSE(std::regex_search(out, std::regex("[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}\n\n")));
+}
+
 namespace {
 
 // `probectl count SPECS OPTIONS --format json` system-wide, with `before` run once both probes

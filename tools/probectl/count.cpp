@@ -18,6 +18,7 @@
 #include "output_file.hpp"
 #include "probectl/kernel_maps.hpp"
 #include "probectl/kernel_stacks.hpp"
+#include "probectl/probe_kinds.hpp"
 #include "probectl/session.hpp"
 #include "run_loop.hpp"
 #include "spec_hints.hpp"
@@ -142,16 +143,34 @@ SessionStats countersSince(const SessionStats& now, const SessionStats& before) 
     return d;
 }
 
-// Per probe of `shown`, the calls not returned at the read-out `before`: the interval's
-// calls entered before it.
-std::vector<std::uint64_t> unreturnedBefore(const SessionStats& shown, const SessionStats& before) {
-    std::vector<std::uint64_t> out;
-    for (const ProbeStats& p : shown.probes) {
-        auto was = std::find_if(before.probes.begin(), before.probes.end(),
-                                [&](const ProbeStats& b) { return b.id == p.id; });
-        out.push_back(was == before.probes.end() ? 0 : was->unreturned);
+// Whether a probe's hits are entries and its table counts returns: a return probe, or any
+// latency probe.
+bool countsReturns(const AggrCliOptions& o, const AggrTable& t) {
+    const KindInfo* kind = findKind(std::string_view(t.spec).substr(0, t.spec.find(':')));
+    return o.mode == AggrMode::Latency || (kind && kind->is_return);
+}
+
+// A kernel map's read: the calls not returned are its probe's entries (the hits at the
+// read's moment) less the returns its tables held (their counts, map full, nested, faulted
+// and rejected), summed over the reads in `returned` when each interval is cleared. The
+// session's own count, read apart from the map, once put a call entered between the two
+// reads in the next interval. A return in flight at the read may make it one short
+// (never below 0).
+void unreturnedOfTheRead(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
+                         SessionStats& shown, std::map<std::uint32_t, std::uint64_t>& returned,
+                         bool clear) {
+    for (const AggrTable& t : tables) {
+        if (!t.read_counts || !countsReturns(o, t))
+            continue;
+        for (ProbeStats& ps : shown.probes)
+            if (ps.id == t.probe_id) {
+                const std::uint64_t now =
+                    t.totalCount() + t.overflow + t.nested + t.faulted + ps.rejected;
+                std::uint64_t& sum = returned[t.probe_id];
+                sum = clear ? sum + now : now;
+                ps.unreturned = t.read_counts->hits > sum ? t.read_counts->hits - sum : 0;
+            }
     }
-    return out;
 }
 
 // The printers pair stats.probes with the tables by index: once a removed probe's table is
@@ -509,6 +528,10 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     const bool clear = o.interval > 0 && !o.cumulative;
     SessionStats before;  // the counters at the last read-out, when each interval is cleared
     std::map<std::uint32_t, MapCounters> last_read;
+    std::map<std::uint32_t, std::uint64_t> returned;  // per probe, its maps' returns so far
+    // Per probe, the calls not returned at the last read-out: the next interval's entered
+    // before it.
+    std::map<std::uint32_t, std::uint64_t> unreturned_last;
     auto printNow = [&](const SessionStats& total, const std::string& when,
                         bool more) -> Result<void> {
         auto tables = collector->tables(clear, total);
@@ -517,13 +540,17 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         SessionStats shown = clear ? countersSince(total, before) : total;
         pairWithTables(shown, *tables);
         countersOfTheRead(*tables, shown, last_read, clear);
+        unreturnedOfTheRead(o, *tables, shown, returned, clear);
         // Each interval on its own, once every probe's table was left out (removed, its last
         // table shown): no read-out to print, not an empty time of day.
         if (clear && tables->empty() && !total.probes.empty())
             return {};
         AggrReadout readout{*tables, shown, total, when, more, {}};
-        if (clear)
-            readout.entered_before = unreturnedBefore(shown, before);
+        for (const ProbeStats& ps : shown.probes) {
+            if (clear)
+                readout.entered_before.push_back(unreturned_last[ps.id]);
+            unreturned_last[ps.id] = ps.unreturned;
+        }
         before = total;
         auto printed = print(readout);
         // Without --interval the end's note on the removal says it all.

@@ -7,6 +7,7 @@
 
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -192,4 +193,62 @@ TEST(Interval, CliHeaderAndTableCountTheSameHits) {
     }
     EXPECT_GE(intervals, 2) << r.out;
     EXPECT_EQ(sum, calls) << r.out;
+}
+
+// A call entered in one interval and returned in a later one (the workload blocks in
+// un_wait() until the interval that counted its entry was printed): an interval before
+// the last said "never returned 1" of it, and the one it returned in "hits 0" with count
+// 1. Every interval balances: hits + entered before = count + not returned yet.
+TEST(Interval, CliCallReturningInALaterIntervalBalances) {
+    const std::string t = itest::workload("unwind_target");
+    auto run = [&](const std::string& format, const std::string& entered) {
+        // The FIFO held open for reading and writing: the workload's open does not wait,
+        // its read does until a line of the tables holds `entered`.
+        return itest::sh(
+            "rm -f /tmp/ctl-wait-fifo && mkfifo /tmp/ctl-wait-fifo && "
+            "exec 3<>/tmp/ctl-wait-fifo && probectl latency 'uretprobe:" +
+            t + ":un_wait' --interval 100ms --duration 300 --format " + format + " -o - -- " + t +
+            " wait /tmp/ctl-wait-fifo 2>/dev/null | while IFS= read -r l; do "
+            "printf '%s\\n' \"$l\"; case \"$l\" in *'" +
+            entered + "'*) printf x >&3;; esac; done");
+    };
+    auto json = run("json", "\"hits\":1,");
+    ASSERT_EQ(json.status, 0) << json.out;
+    std::istringstream in(json.out);
+    std::vector<nlohmann::json> intervals;
+    for (std::string line; std::getline(in, line);) {
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        if (!j.is_discarded() && j.value("type", "") == "aggregation")
+            intervals.push_back(j);
+    }
+    ASSERT_GE(intervals.size(), 2u) << json.out;
+    std::uint64_t hits = 0, count = 0;
+    for (std::size_t i = 0; i < intervals.size(); i++) {
+        const auto& j = intervals[i];
+        std::uint64_t c = 0;
+        for (const auto& e : j["entries"])
+            c += e["count"].get<std::uint64_t>();
+        EXPECT_EQ(j["hits"].get<std::uint64_t>() + j.value("entered_before", std::uint64_t{0}),
+                  c + j["unreturned"].get<std::uint64_t>())
+            << "interval " << i << ": " << j.dump();
+        EXPECT_EQ(j.value("final", false), i + 1 == intervals.size()) << j.dump();
+        hits += j["hits"].get<std::uint64_t>();
+        count += c;
+    }
+    EXPECT_EQ(hits, 1u) << json.out;
+    EXPECT_EQ(count, 1u) << json.out;
+    EXPECT_EQ(intervals.back()["unreturned"], 0u) << json.out;
+
+    auto text = run("text", "un_wait  hits 1,");
+    ASSERT_EQ(text.status, 0) << text.out;
+    const auto last = text.out.rfind("un_wait  hits ");
+    ASSERT_NE(last, std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("never returned"), text.out.find("never returned", last))
+        << "only the last interval's calls never returned:\n"
+        << text.out;
+    EXPECT_NE(text.out.find(", entered before 0, not returned yet 1 (this interval)"),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find(", never returned 0 (this interval)", last), std::string::npos)
+        << text.out;
 }

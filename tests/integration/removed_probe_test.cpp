@@ -125,25 +125,36 @@ TEST(RemovedProbe, ItsOwnersRemovalKeepsNothing) {
 }
 
 // The CLI: trace and count end with the probe's counters at its removal and say why they
-// stopped; count prints the table of the removed probe, which its session kept. The
-// run ends by SIGTERM once the probe is removed (the debug kernel takes seconds to list).
+// stopped; count prints the table of the removed probe, which its session kept. trace's
+// run ends by SIGTERM once the probe is removed (the debug kernel takes seconds to list);
+// count's ends by itself, since no probe is left to count.
 TEST(RemovedProbe, TraceAndCountSayAnotherClientRemovedTheirProbe) {
     for (const std::string cmd : {"trace syscall:getppid -o /dev/null", "count syscall:getppid"}) {
+        const bool count = cmd.starts_with("count");
         const std::string script =
             "probectl " + cmd + " -- " + itest::workload("getppid_loop") +
             " 1000000000 >/dev/null 2>/tmp/removed.err & t=$!; id=; i=0; "
             "while [ -z \"$id\" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); "
             "id=$(probectl list | awk '$2 == \"syscall\" { print $1; exit }'); done; "
-            "sleep 1; probectl remove \"$id\" || echo REMOVE FAILED; kill $t; wait $t; "
-            "echo status $?; cat /tmp/removed.err";
+            "sleep 1; probectl remove \"$id\" || echo REMOVE FAILED; " +
+            (count ? "i=0; while kill -0 $t 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; "
+                     "i=$((i+1)); done; kill -0 $t 2>/dev/null && echo STILL RUNNING; "
+                   : "") +
+            "kill $t; wait $t; echo status $?; cat /tmp/removed.err";
         auto r = itest::sh(script);
         SCOPED_TRACE(cmd + "\n" + r.out);
         EXPECT_EQ(r.out.find("REMOVE FAILED"), std::string::npos);
-        EXPECT_NE(r.out.find("status 143"), std::string::npos);
+        EXPECT_EQ(r.out.find("STILL RUNNING"), std::string::npos);
+        EXPECT_NE(r.out.find(count ? "status 0\n" : "status 143\n"), std::string::npos);
+        if (count) {
+            EXPECT_NE(r.out.find("probectl count: every probe was removed by another client: "
+                                 "nothing left to count, the run ends\n"),
+                      std::string::npos);
+        }
         EXPECT_NE(r.out.find("was removed by another client, pid "), std::string::npos);
         EXPECT_EQ(r.out.find("not found"), std::string::npos);
         // count prints the kept table: the PROBE COUNT FILTERED row of syscall:getppid.
-        if (cmd.starts_with("count")) {
+        if (count) {
             EXPECT_TRUE(
                 std::regex_search(r.out, std::regex("syscall:getppid +[1-9][0-9]* +[0-9]+\n")));
         }
@@ -323,6 +334,44 @@ TEST(RemovedProbe, CountIntervalsSayOnceThatTheProbeWasRemoved) {
     const auto last = out.rfind("PROBE");
     ASSERT_NE(last, std::string::npos);
     EXPECT_EQ(out.find(row, last), std::string::npos) << out.substr(last);
+}
+
+// hist --interval once another client removed its only probe: it went on printing empty
+// read-outs (the time of day alone) until a signal; now it ends, saying why. An interval
+// without hits said "1 key" (the key the map still holds) over an empty table.
+TEST(RemovedProbe, IntervalsEndOnceEveryProbeWasRemoved) {
+    const std::string target = itest::workload("aggr_target");
+    const std::string script =
+        "rm -f /tmp/gone.err; probectl hist 'uprobe:" + target +
+        ":ag_val v=$arg2:s64' v --interval 0.3 >/tmp/gone.out 2>/tmp/gone.err & t=$!; id=; "
+        "i=0; while { [ -z \"$id\" ] || ! grep -q Aggregating /tmp/gone.err; } && "
+        "[ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); "
+        "id=$(probectl list | awk '$2 == \"uprobe\" && /ag_val/ { print $1; exit }'); done; " +
+        target +
+        " values 10 >/dev/null; sleep 1; probectl remove \"$id\" || echo REMOVE FAILED; i=0; "
+        "while kill -0 $t 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; "
+        "kill -0 $t 2>/dev/null && { echo STILL RUNNING; kill $t; }; wait $t; echo status $?; "
+        "cat /tmp/gone.out; echo STDERR; cat /tmp/gone.err";
+    auto r = itest::sh(script);
+    SCOPED_TRACE(r.out);
+    EXPECT_EQ(r.out.find("REMOVE FAILED"), std::string::npos);
+    EXPECT_EQ(r.out.find("STILL RUNNING"), std::string::npos);
+    EXPECT_NE(r.out.find("status 0\n"), std::string::npos);
+    EXPECT_NE(r.out.find("probectl hist: every probe was removed by another client: nothing "
+                         "left to count, the run ends\n"),
+              std::string::npos);
+    const std::string out = r.out.substr(0, r.out.find("STDERR"));
+    // The 10 hits, then intervals without any: the key the map holds is not the table's.
+    EXPECT_NE(out.find("0 keys (1 held in the map, capacity "), std::string::npos);
+    for (std::size_t at = 0, end; at < out.size(); at = end + 2) {
+        end = std::min(out.find("\n\n", at), out.size());
+        const std::string block = out.substr(at, end - at);
+        if (block.find(" hits 0,") != std::string::npos) {
+            EXPECT_EQ(block.find("1 key ("), std::string::npos) << block;
+        }
+    }
+    // No read-out is the time of day alone.
+    EXPECT_FALSE(std::regex_search(out, std::regex("[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}\n\n")));
 }
 
 namespace {

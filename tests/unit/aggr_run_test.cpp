@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +15,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "aggr_cli.hpp"
 #include "subcommands.hpp"
@@ -247,6 +251,99 @@ TEST(AggrRun, ANameWithControlBytesNeverReachesTheTerminalRaw) {
         EXPECT_THAT(all, HasSubstr("\"uprobe:" + dir + "/x\\33[31mRED\\nline2:un_jump\"  "))
             << name;
     }
+}
+
+// `unwind_target wait FIFO` blocks in un_wait() until a byte comes: written once the tables
+// printed so far hold `entered` (the interval in which the call was entered), so that the
+// call certainly returns in a later interval.
+class ReleaseOnceEntered : public std::stringbuf {
+  public:
+    ReleaseOnceEntered(int fifo, std::string entered) : fifo_(fifo), entered_(std::move(entered)) {}
+
+  protected:
+    int sync() override {
+        if (!released_ && str().find(entered_) != std::string::npos)
+            released_ = ::write(fifo_, "x", 1) == 1;
+        return 0;
+    }
+
+  private:
+    int fifo_;
+    std::string entered_;
+    bool released_ = false;
+};
+
+// latency with --interval of a call entered in one interval and returned in a later one:
+// an interval before the last said "never returned 1" of it (or 0 on ptrace, its hits
+// unbalanced), and the one it returned in "hits 0" with count 1. Every interval must
+// balance: hits + entered before = count + not returned yet.
+TEST(AggrRun, IntervalsBalanceACallThatReturnsInALaterInterval) {
+    const std::string fifo = ::testing::TempDir() + "ctl-interval-fifo";
+    ::unlink(fifo.c_str());
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    // Read and write: the workload's open does not wait for a writer.
+    const int fd = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    const std::string spec = std::string("uretprobe:") + FX_UNWIND_PATH + ":un_wait";
+    auto runWith = [&](const std::string& format, const std::string& entered) {
+        ReleaseOnceEntered buf(fd, entered);
+        std::ostream out(&buf);
+        Ran r = runOn(out, "latency",
+                      {spec, "--backend", "ptrace", "--interval", "100ms", "--format", format, "-o",
+                       "-", "--duration", "120", "--", FX_UNWIND_PATH, "wait", fifo});
+        r.out = buf.str();
+        return r;
+    };
+
+    Ran json = runWith("json", "\"hits\":1,");
+    ASSERT_EQ(json.rc, 0) << json.err;
+    std::istringstream lines(json.out);
+    std::vector<nlohmann::json> intervals;
+    for (std::string line; std::getline(lines, line);)
+        intervals.push_back(nlohmann::json::parse(line));
+    ASSERT_GE(intervals.size(), 2u) << json.out;
+    std::uint64_t hits = 0, count = 0;
+    for (std::size_t i = 0; i < intervals.size(); i++) {
+        const auto& j = intervals[i];
+        std::uint64_t c = 0;
+        for (const auto& e : j["entries"])
+            c += e["count"].get<std::uint64_t>();
+        EXPECT_EQ(j["hits"].get<std::uint64_t>() + j.value("entered_before", std::uint64_t{0}),
+                  c + j["unreturned"].get<std::uint64_t>())
+            << "interval " << i << ": " << j.dump();
+        EXPECT_EQ(j.value("final", false), i + 1 == intervals.size()) << j.dump();
+        hits += j["hits"].get<std::uint64_t>();
+        count += c;
+    }
+    EXPECT_EQ(hits, 1u) << json.out;
+    EXPECT_EQ(count, 1u) << json.out;
+    EXPECT_EQ(intervals.back()["unreturned"], 0u) << json.out;
+
+    Ran text = runWith("text", "un_wait  hits 1,");
+    ASSERT_EQ(text.rc, 0) << text.err;
+    // Blocks, each from its time of day ("HH:MM:SS.mmm").
+    std::vector<std::string> blocks;
+    std::istringstream in(text.out);
+    for (std::string line; std::getline(in, line);) {
+        if (line.size() == 12 && line[2] == ':' && line[5] == ':' && line[8] == '.')
+            blocks.emplace_back();
+        if (!blocks.empty())
+            blocks.back() += line + '\n';
+    }
+    ASSERT_GE(blocks.size(), 2u) << text.out;
+    for (std::size_t i = 0; i + 1 < blocks.size(); i++)
+        EXPECT_THAT(blocks[i], Not(HasSubstr("never returned"))) << blocks[i];
+    const auto entered = std::find_if(blocks.begin(), blocks.end(), [](const std::string& b) {
+        return b.find("un_wait  hits 1,") != std::string::npos;
+    });
+    ASSERT_NE(entered, blocks.end()) << text.out;
+    EXPECT_THAT(*entered, HasSubstr(", entered before 0, not returned yet 1 (this interval)"));
+    EXPECT_TRUE(std::any_of(entered + 1, blocks.end(), [](const std::string& b) {
+        return b.find(", entered before 1, ") != std::string::npos;
+    })) << text.out;
+    EXPECT_THAT(blocks.back(), HasSubstr(", never returned 0 (this interval)"));
+    ::close(fd);
+    ::unlink(fifo.c_str());
 }
 
 }  // namespace

@@ -605,6 +605,19 @@ TEST(AggrFormat, LinearBoundsShareOneUnit) {
     EXPECT_NE(kout.find("[0, 1K)"), std::string::npos) << kout;
 }
 
+// A clearing read (--interval) of a map whose one key had no hit since the last: the table
+// is empty, but its line said "1 key", the map's count of the keys it remembers.
+TEST(AggrFormat, AnEmptyIntervalSaysNoKeys) {
+    AggrTable t = linearTable(0, 3072, 512);
+    t.keys = 1;
+    t.capacity = 1024;
+    const std::string out = formatAggrHist(t);
+    EXPECT_NE(out.find("0 keys (1 held in the map, capacity 1024)"), std::string::npos) << out;
+    EXPECT_EQ(out.find("1 key "), std::string::npos) << out;
+    t.keys = 0;
+    EXPECT_NE(formatAggrHist(t).find("0 keys (capacity 1024)"), std::string::npos);
+}
+
 // A linear bucket ending at -1 read [-1, 2^64) (its last value, -1, taken for log2's top), and
 // log2's [2^62, 2^63) read [4E, -8E) (its end past INT64_MAX).
 TEST(AggrFormat, BucketsEndingAtMinusOneAndAt2To63) {

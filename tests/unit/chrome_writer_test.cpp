@@ -83,6 +83,27 @@ TEST(ChromeWriter, ProcessesAndThreadsAreNamedOnce) {
 
 // A process is renamed when its main thread's comm changes (exec), as its threads are; it
 // kept its pre-exec name. A thread's own new name leaves the process's.
+// probectl's own counters (drops, lost records) are in a process named "probectl" whose
+// pid was 4294967295 (-1 cast), which viewers read as -1 or an overflow: a pid no task can
+// have (Linux pids are below 2^22), named once, carrying every counter.
+TEST(ChromeWriter, ProbectlsCountersHaveAPidNoTaskHas) {
+    const json t = writeSample();
+    std::vector<unsigned> own;
+    for (const auto& m : ofPhase(t, "M"))
+        if (m["name"] == "process_name" && m["args"]["name"] == "probectl") {
+            own.push_back(m["pid"].get<unsigned>());
+            EXPECT_EQ(m["tid"], m["pid"]);
+        }
+    ASSERT_EQ(own.size(), 1u) << t.dump(1);
+    EXPECT_EQ(own[0], 1u << 22);
+    for (const auto& e : t["traceEvents"])
+        EXPECT_LE(e["pid"].get<std::int64_t>(), std::int64_t{1} << 22) << e.dump();
+    const auto counters = ofPhase(t, "C");
+    ASSERT_FALSE(counters.empty());
+    for (const auto& c : counters)
+        EXPECT_EQ(c["pid"].get<unsigned>(), own[0]) << c.dump();
+}
+
 TEST(ChromeWriter, AProcessIsRenamedAfterExec) {
     std::ostringstream out;
     auto w = probectl::chromeTraceWriter(out);

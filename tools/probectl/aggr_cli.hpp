@@ -60,12 +60,18 @@ boost::program_options::options_description aggrOptionsDescription(AggrMode mode
 // One read-out of the tables: at an --interval (`when`, the time of day) or the end (`when`
 // empty). `stats` are every probe's counters in the tables' order over the span the tables
 // hold: the interval's with --interval (without --cumulative), else all since the start,
-// as `total` always is.
+// as `total` always is. But for `unreturned`, which is of the moment of the read-out: the
+// calls entered and not returned (yet, unless this is the last read-out).
 struct AggrReadout {
     const std::vector<AggrTable>& tables;
     const SessionStats& stats;
     const SessionStats& total;
     const std::string& when;
+    // Another read-out follows: calls not returned may still return.
+    bool more = false;
+    // Each interval on its own: per probe (stats' order), the calls that had not returned at
+    // the read-out before, so that hits + entered_before = the returns counted + unreturned.
+    std::vector<std::uint64_t> entered_before = {};
 };
 // What prints a read-out; its error (the output could not be written) ends the run.
 using AggrTablesPrinter = std::function<Result<void>(const AggrReadout& readout)>;

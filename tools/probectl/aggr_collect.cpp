@@ -130,7 +130,9 @@ Result<SessionStats> AggrCollector::stats() {
         ps.hits = p.hits;
         ps.delivered = p.delivered;
         ps.rejected = p.rejected;
-        ps.unreturned = p.unreturned;
+        // As the kernel's: the calls entered and not returned, left (p.unreturned) or still
+        // inside. A return is delivered or rejected; ptrace drops none.
+        ps.unreturned = std::max(p.hits - std::min(p.hits, p.delivered + p.rejected), p.unreturned);
         s.probes.push_back(std::move(ps));
     }
     return s;

@@ -34,11 +34,19 @@ bool pairsReturns(const AggrCliOptions& o, const AggrTable& t, const ProbeStats&
 }
 
 // The calls that were entered but never returned (longjmp, an exception, the thread's exit,
-// still inside at the end) are in no row or bucket; the header says how many.
-std::string unreturnedText(const AggrCliOptions& o, const AggrTable& t, const ProbeStats& ps) {
-    if (!pairsReturns(o, t, ps))
+// still inside at the end) are in no row or bucket; the header says how many. Before the
+// last read-out they may still return: "not returned yet". With each interval on its own,
+// the calls entered before it that had not returned: hits + entered before = the returns
+// the table counts + not returned.
+std::string unreturnedText(const AggrCliOptions& o, const AggrReadout& r, std::size_t i) {
+    const ProbeStats& ps = r.stats.probes[i];
+    if (!pairsReturns(o, r.tables[i], ps))
         return "";
-    return fmt::format(", never returned {}", ps.unreturned);
+    std::string before;
+    if (i < r.entered_before.size())
+        before = fmt::format(", entered before {}", r.entered_before[i]);
+    return fmt::format("{}, {} {}", before, r.more ? "not returned yet" : "never returned",
+                       ps.unreturned);
 }
 
 // With --interval, which span the header's counters are of (the tables' too).
@@ -173,7 +181,11 @@ std::string jsonLines(const AggrCliOptions& o, const AggrReadout& r, const Stack
         j["nmissed"] = ps.nmissed;
         if (o.ustack == "dwarf")
             j["dropped"] = ps.dropped;
+        if (i < r.entered_before.size())
+            j["entered_before"] = r.entered_before[i];
         j["unreturned"] = ps.unreturned;
+        if (o.interval > 0)
+            j["final"] = !r.more;
         out += toJsonLine(j) + '\n';
     }
     return out;
@@ -191,7 +203,8 @@ std::string textTables(const AggrCliOptions& o, const AggrReadout& r, const Stac
             o.from.empty() && o.backend != "ptrace" &&
             (!o.command.empty() || !o.pids.empty() || !o.match_pids.empty() ||
              !o.match_tids.empty() || !o.match_uids.empty() || !o.match_comm.empty());
-        out += formatProbeCounts(r.tables, o.top, &r.stats, o.zeros, filter);
+        out += formatProbeCounts(r.tables, o.top, &r.stats, o.zeros, filter, r.more,
+                                 &r.entered_before);
     } else {
         bool first = true;
         for (std::size_t i = 0; i < r.tables.size(); i++) {
@@ -205,7 +218,7 @@ std::string textTables(const AggrCliOptions& o, const AggrReadout& r, const Stac
             out += fmt::format("{}  hits {}, filtered {}, rejected {}, nmissed {}{}{}{}\n",
                                shownName(t.spec), ps.hits, ps.filtered, ps.rejected, ps.nmissed,
                                dwarf ? fmt::format(", dropped {}", ps.dropped) : "",
-                               unreturnedText(o, t, ps), periodText(o));
+                               unreturnedText(o, r, i), periodText(o));
             if (stacks) {
                 const auto rows = stackRows(t, *stacks);
                 out += formatStackRows(rows, o.top, stackRowKeyNames(t));
@@ -254,7 +267,8 @@ Result<void> printAggrReadout(const AggrCliOptions& o, const AggrReadout& r, std
 }
 
 std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top,
-                              const SessionStats* stats, bool zeros, bool process_filter) {
+                              const SessionStats* stats, bool zeros, bool process_filter, bool more,
+                              const std::vector<std::uint64_t>* entered_before) {
     struct Row {
         std::uint64_t count;
         std::uint64_t filtered;
@@ -299,10 +313,15 @@ std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t 
         if (t.overflow || t.nested)
             out += fmt::format("{}: {} hits not counted (map full {}, nested {})\n",
                                shownName(t.spec), t.overflow + t.nested, t.overflow, t.nested);
-        // A return probe counts returns: the entries that never came back are not in COUNT.
-        if (stats && i < stats->probes.size() && stats->probes[i].unreturned)
-            out += fmt::format("{}: never returned {} (not counted)\n", shownName(t.spec),
-                               stats->probes[i].unreturned);
+        // A return probe counts returns: the entries that never came back are not in COUNT,
+        // those entered before the interval and returned in it are.
+        const std::uint64_t before =
+            entered_before && i < entered_before->size() ? (*entered_before)[i] : 0;
+        if (stats && i < stats->probes.size() && (stats->probes[i].unreturned || before))
+            out += fmt::format(
+                "{}: {} {} (not counted){}\n", shownName(t.spec),
+                more ? "not returned yet" : "never returned", stats->probes[i].unreturned,
+                before ? fmt::format("; entered before this interval {}", before) : "");
     }
     return out;
 }

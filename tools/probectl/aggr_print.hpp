@@ -29,10 +29,13 @@ Result<void> printAggrReadout(const AggrCliOptions& o, const AggrReadout& r, std
 // highest first, then a line for each probe that lost hits, and with `stats` (aligned with
 // the tables) a FILTERED column, with `process_filter` (the run has one) or when the
 // process filter skipped any shown probe's hits, and a line for each whose entries never
-// returned. Of several probes, those with no hits are left out and counted in one line
-// unless `zeros` (JSON always has every probe).
+// returned ("not returned yet" when `more` read-outs follow), with `entered_before` (each
+// interval on its own; per table) those of them entered before the interval. Of several
+// probes, those with no hits are left out and counted in one line unless `zeros` (JSON
+// always has every probe).
 std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top = 0,
                               const SessionStats* stats = nullptr, bool zeros = false,
-                              bool process_filter = false);
+                              bool process_filter = false, bool more = false,
+                              const std::vector<std::uint64_t>* entered_before = nullptr);
 
 }  // namespace probectl::cli

@@ -18,6 +18,7 @@
 #include "output_file.hpp"
 #include "probectl/kernel_maps.hpp"
 #include "probectl/kernel_stacks.hpp"
+#include "probectl/probe_kinds.hpp"
 #include "probectl/session.hpp"
 #include "run_loop.hpp"
 #include "spec_hints.hpp"
@@ -120,8 +121,9 @@ std::string wallClock(double interval) {
     return intervalClock(tm, static_cast<unsigned>(now.tv_nsec / 1000000), interval);
 }
 
-// The counters of `now` less those of `before` (matched by probe id): an interval's. A
-// counter that went down (unreturned: entries since returned) gives 0.
+// The counters of `now` less those of `before` (matched by probe id): an interval's. But
+// unreturned, which is not a count of events but of the calls in flight (or left) at the
+// moment: `now`'s.
 SessionStats countersSince(const SessionStats& now, const SessionStats& before) {
     auto less = [](std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; };
     SessionStats d = now;
@@ -130,13 +132,45 @@ SessionStats countersSince(const SessionStats& now, const SessionStats& before) 
                                 [&](const ProbeStats& b) { return b.id == p.id; });
         if (was == before.probes.end())
             continue;
+        const std::uint64_t unreturned = p.unreturned;
 #define PROBECTL_COUNTER_SINCE(name) p.name = less(p.name, was->name);
         PROBECTL_TRACE_COUNTERS(PROBECTL_COUNTER_SINCE)
 #undef PROBECTL_COUNTER_SINCE
+        p.unreturned = unreturned;
     }
     d.lost = less(now.lost, before.lost);
     d.overruns = less(now.overruns, before.overruns);
     return d;
+}
+
+// Whether a probe's hits are entries and its table counts returns: a return probe, or any
+// latency probe.
+bool countsReturns(const AggrCliOptions& o, const AggrTable& t) {
+    const KindInfo* kind = findKind(std::string_view(t.spec).substr(0, t.spec.find(':')));
+    return o.mode == AggrMode::Latency || (kind && kind->is_return);
+}
+
+// A kernel map's read: the calls not returned are its probe's entries (the hits at the
+// read's moment) less the returns its tables held (their counts, map full, nested, faulted
+// and rejected), summed over the reads in `returned` when each interval is cleared. The
+// session's own count, read apart from the map, once put a call entered between the two
+// reads in the next interval. A return in flight at the read may make it one short
+// (never below 0).
+void unreturnedOfTheRead(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
+                         SessionStats& shown, std::map<std::uint32_t, std::uint64_t>& returned,
+                         bool clear) {
+    for (const AggrTable& t : tables) {
+        if (!t.read_counts || !countsReturns(o, t))
+            continue;
+        for (ProbeStats& ps : shown.probes)
+            if (ps.id == t.probe_id) {
+                const std::uint64_t now =
+                    t.totalCount() + t.overflow + t.nested + t.faulted + ps.rejected;
+                std::uint64_t& sum = returned[t.probe_id];
+                sum = clear ? sum + now : now;
+                ps.unreturned = t.read_counts->hits > sum ? t.read_counts->hits - sum : 0;
+            }
+    }
 }
 
 // The printers pair stats.probes with the tables by index: once a removed probe's table is
@@ -494,15 +528,31 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     const bool clear = o.interval > 0 && !o.cumulative;
     SessionStats before;  // the counters at the last read-out, when each interval is cleared
     std::map<std::uint32_t, MapCounters> last_read;
-    auto printNow = [&](const SessionStats& total, const std::string& when) -> Result<void> {
+    std::map<std::uint32_t, std::uint64_t> returned;  // per probe, its maps' returns so far
+    // Per probe, the calls not returned at the last read-out: the next interval's entered
+    // before it.
+    std::map<std::uint32_t, std::uint64_t> unreturned_last;
+    auto printNow = [&](const SessionStats& total, const std::string& when,
+                        bool more) -> Result<void> {
         auto tables = collector->tables(clear, total);
         if (!tables)
             return std::move(tables).error();
         SessionStats shown = clear ? countersSince(total, before) : total;
-        before = total;
         pairWithTables(shown, *tables);
         countersOfTheRead(*tables, shown, last_read, clear);
-        auto printed = print(AggrReadout{*tables, shown, total, when});
+        unreturnedOfTheRead(o, *tables, shown, returned, clear);
+        // Each interval on its own, once every probe's table was left out (removed, its last
+        // table shown): no read-out to print, not an empty time of day.
+        if (clear && tables->empty() && !total.probes.empty())
+            return {};
+        AggrReadout readout{*tables, shown, total, when, more, {}};
+        for (const ProbeStats& ps : shown.probes) {
+            if (clear)
+                readout.entered_before.push_back(unreturned_last[ps.id]);
+            unreturned_last[ps.id] = ps.unreturned;
+        }
+        before = total;
+        auto printed = print(readout);
         // Without --interval the end's note on the removal says it all.
         for (const auto& note : collector->takeRemovedNotes(clear))
             if (o.interval > 0)
@@ -510,22 +560,37 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
                                       when.empty() ? "" : when + ": ", note);
         return printed;
     };
+    // Every probe removed by another client (probectl remove): nothing is left to count, so
+    // the run ends (said) instead of printing empty read-outs until the command ends, the
+    // deadline or a signal. Checked once a second. The ptrace backend's probes go only with
+    // their processes, which ends its run (Tracer::done()).
+    std::uint64_t next_probe_check = 0;
+    bool no_probe_left = false;
+    auto probesGone = [&] {
+        if (!kernel || no_probe_left || monotonicNs() < next_probe_check)
+            return no_probe_left;
+        next_probe_check = monotonicNs() + 1'000'000'000;
+        if (auto s = collector->stats(); s && !s->probes.empty())
+            no_probe_left = std::all_of(s->probes.begin(), s->probes.end(),
+                                        [](const ProbeStats& p) { return p.removed_by != 0; });
+        return no_probe_left;
+    };
     int rc = kExitOk;
     bool unwritten = false;  // the output failed: the run ends, with nothing more to print
     for (;;) {
         if (auto r = tracer.run(
-                onEvent, [&] { return shouldStop() || intervalDue(); }, 50);
+                onEvent, [&] { return shouldStop() || intervalDue() || probesGone(); }, 50);
             !r) {
             rc = runtimeError(io, cmd, r.error());
             break;
         }
-        if (!intervalDue() || shouldStop())
+        if (!intervalDue() || shouldStop() || no_probe_left)
             break;
         next += every;
         auto stats = collector->stats();
         if (!stats)
             return runtimeError(io, cmd, stats.error());
-        if (auto r = printNow(*stats, wallClock(o.interval)); !r) {
+        if (auto r = printNow(*stats, wallClock(o.interval), true); !r) {
             rc = runtimeError(io, cmd, r.error());
             unwritten = true;
             break;
@@ -535,10 +600,17 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     if (!stats)
         return runtimeError(io, cmd, stats.error());
     if (!unwritten)
-        if (auto r = printNow(*stats, o.interval > 0 ? wallClock(o.interval) : std::string()); !r)
+        if (auto r =
+                printNow(*stats, o.interval > 0 ? wallClock(o.interval) : std::string(), false);
+            !r)
             rc = runtimeError(io, cmd, r.error());
     for (const auto& note : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);
+    if (no_probe_left)
+        io.err << fmt::format(
+            "probectl {}: every probe was removed by another client: nothing left to count, "
+            "the run ends\n",
+            cmd);
     return loop.finish(io, rc);
 }
 
@@ -922,7 +994,10 @@ not counted, and said as latency says them ("never returned N").
 (HH:MM:SS) and starts each interval from zero: the kernel zeroes the maps as it reads
 them, so every hit is counted in exactly one interval; each probe's header counts the
 interval too, and says so: (this interval). --cumulative keeps the totals, tables
-and headers: (since the start).
+and headers: (since the start). A call counts in the interval it returns in: a return
+probe's header says "entered before B" and "not returned yet U", so that hits + B =
+count + U; only the last read-out says "never returned". The run ends, saying why,
+once another client removed every probe.
 
 --format perfetto|chrome -o FILE also writes every read-out as counter tracks (one per
 probe and key: "SPEC [KEY]: count", and for hist and latency "...: avg FIELD") for

@@ -155,8 +155,13 @@ std::size_t unknownSums(const AggrTable& t) {
 }
 
 std::string countersLine(const AggrTable& t) {
-    std::string s =
-        fmt::format("{} key{} (capacity {})", t.keys, t.keys == 1 ? "" : "s", t.capacity);
+    // A clearing read (--interval) leaves out the keys with no hit since the last, which the
+    // map still holds: the keys of the table, then the map's.
+    const std::size_t shown = t.entries.size();
+    std::string s = shown == t.keys ? fmt::format("{} key{} (capacity {})", shown,
+                                                  shown == 1 ? "" : "s", t.capacity)
+                                    : fmt::format("{} key{} ({} held in the map, capacity {})",
+                                                  shown, shown == 1 ? "" : "s", t.keys, t.capacity);
     if (t.overflow)
         s += fmt::format("; map full: {} hits with new keys not counted", t.overflow);
     if (t.nested)

@@ -39,8 +39,12 @@ class ThreadNames {
     std::unordered_map<std::uint32_t, std::string> threads_;
 };
 
-// Pid of the pseudo-process that carries probectl's own counters (drops, lost records):
-// no task has it.
-inline constexpr std::uint32_t kCountersPid = 0xffffffffu;
+// Pid of the pseudo-process "probectl" that carries probectl's own counters (drops, lost
+// records; Perfetto's are global tracks of those names): no task has it, since Linux pids
+// are below PID_MAX_LIMIT (2^22), and unlike -1 cast to 0xffffffff the trace viewers read
+// it as the number it is. Not 0 (the idle tasks, whose kernel events a trace may hold),
+// nor probectl's pid (a recording is converted by another process, whose pid a traced
+// task may have had).
+inline constexpr std::uint32_t kCountersPid = 1u << 22;
 
 }  // namespace probectl::exporter

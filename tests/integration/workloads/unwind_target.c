@@ -9,12 +9,15 @@
  *   unwind_target texit       a thread enters un_texit() and pthread_exit()s
  *                             there; prints "joined"
  *   unwind_target pause N     N threads block in the pause syscall until killed
+ *   unwind_target wait FIFO   un_wait() blocks reading a byte of FIFO: the
+ *                             caller decides when the call returns
  */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,6 +43,13 @@ __attribute__((noipa)) long un_texit(long v)
 static void *texit_thread(void *arg)
 {
 	return (void *)un_texit((long)arg);
+}
+
+__attribute__((noipa)) long un_wait(int fd)
+{
+	char c;
+
+	return read(fd, &c, 1);
 }
 
 static void *pause_thread(void *arg)
@@ -70,13 +80,19 @@ int main(int argc, char **argv)
 		    pthread_join(t, NULL))
 			return 1;
 		printf("joined\n");
+	} else if (!strcmp(mode, "wait") && argc > 2) {
+		int fd = open(argv[2], O_RDONLY);
+
+		if (fd < 0 || un_wait(fd) != 1)
+			return 1;
+		printf("released\n");
 	} else if (!strcmp(mode, "pause")) {
 		for (long i = 0; i < n; i++)
 			if (pthread_create(&t, NULL, pause_thread, NULL))
 				return 1;
 		pause();
 	} else {
-		fprintf(stderr, "usage: unwind_target longjmp N | hold | texit | pause N\n");
+		fprintf(stderr, "usage: unwind_target longjmp N | hold | texit | pause N | wait FIFO\n");
 		return 2;
 	}
 	return 0;

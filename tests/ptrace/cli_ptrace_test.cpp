@@ -221,6 +221,23 @@ TEST(CliPtrace, EverySyscallCountedThoughExitNeverReturns) {
         << err.str();
 }
 
+// One struct as request and remaining time (coreutils' sleep passes it so), cut short by a
+// handled signal: the kernel writes the time left over the request before the call returns,
+// so the request shown is the one read at the entry, 60.25 s as the workload asked, and the
+// time left (read at the return) is less.
+TEST(CliPtrace, InterruptedSleepShowsTheRequestNotTheTimeLeft) {
+    auto r = trace({"--backend=ptrace", "--syscalls=nanosleep,clock_nanosleep", "--", kWorkload,
+                    "sleeps", "60"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(countLines(r.err, "nanosleep({tv_sec=60, tv_nsec=250000000}, {tv_sec="), 1u) << r.err;
+    EXPECT_EQ(countLines(r.err,
+                         "clock_nanosleep(CLOCK_REALTIME, 0, {tv_sec=60, "
+                         "tv_nsec=250000000}, {tv_sec="),
+              1u)
+        << r.err;
+    EXPECT_EQ(countLines(r.err, "= ? ERESTART_RESTARTBLOCK"), 2u) << r.err;
+}
+
 // $retval in the predicate of a return probe: pt_add returns 3i+1, so > 7 keeps 10 and 13.
 TEST(CliPtrace, PredicateOnRetval) {
     auto r = trace({"--backend=ptrace", "uretprobe:" + kWorkload + ":pt_add if $retval > 7", "--",

@@ -134,6 +134,47 @@ TEST(SyscallSummary, ExitGroupHasNoRowOnBothBackends) {
     EXPECT_THAT(alone.out, HasSubstr("exit_group never returns")) << alone.out;
 }
 
+// exit and exit_group never return, so latency and $retval of them are refused: probectl
+// refuses them, not the kernel (the glob summary once summed them as "refused by the
+// kernel"), and on ptrace they were attached with no value ("never returned 0"). The
+// summary names them, -v says why; named alone, a usage error says they never return; -c
+// over every syscall still runs, as strace -c, with no row for them.
+TEST(SyscallSummary, GlobSaysExitAndExitGroupNeverReturn) {
+    for (const char* backend : {"kernel", "ptrace"}) {
+        SCOPED_TRACE(backend);
+        auto cmd = [&](const std::string& sub, const std::string& rest) {
+            return "probectl " + sub + " --backend=" + backend + " " + rest;
+        };
+        itest::Ran by = itest::sh(cmd("count", "-v 'syscall:*' --by '$retval' -- true"));
+        ASSERT_EQ(by.status, 0) << by.out;
+        EXPECT_THAT(by.out, HasSubstr("2 never return (exit, exit_group)")) << by.out;
+        EXPECT_THAT(by.out, HasSubstr("  exit_group: never returns: ")) << by.out;
+        EXPECT_THAT(by.out, Not(HasSubstr("  exit_group: refused by"))) << by.out;
+        EXPECT_THAT(by.out, Not(HasSubstr("syscall:exit_group  hits"))) << by.out;
+
+        itest::Ran glob = itest::sh(cmd("latency", "'syscall:exit*' -- true"));
+        EXPECT_EQ(glob.status, 2) << glob.out;
+        EXPECT_THAT(glob.out, HasSubstr("syscall:exit*: none attached (attached 0 of 2; 2 "
+                                        "refused: 2 never return (exit, exit_group))"))
+            << glob.out;
+
+        itest::Ran alone = itest::sh(cmd("latency", "syscall:exit_group -- true"));
+        EXPECT_EQ(alone.status, 2) << alone.out;
+        EXPECT_THAT(alone.out, HasSubstr("latency needs a call that returns: exit_group never "
+                                         "returns (the task ends in it)"))
+            << alone.out;
+
+        itest::Ran all =
+            itest::sh(cmd("trace", "-c --syscalls=all -- " + itest::aggrTarget() + " syscalls 3"));
+        ASSERT_EQ(all.status, 0) << all.out;
+        EXPECT_THAT(all.out, HasSubstr("2 never return (exit, exit_group)")) << all.out;
+        const auto t = straceTable(all.out);
+        ASSERT_TRUE(t.count("getppid")) << all.out;
+        EXPECT_EQ(t.at("getppid").calls, 3u) << all.out;
+        EXPECT_FALSE(t.count("exit_group")) << all.out;
+    }
+}
+
 TEST(SyscallSummary, RefusesWhatIsNoSyscall) {
     itest::Ran r = itest::sh("probectl trace -c kprobe:vfs_read -- true");
     EXPECT_EQ(r.status, 2) << r.out;

@@ -154,6 +154,44 @@ TEST(Syscalls, InterruptedSleepsShowTheTimeLeftAsStrace) {
     }
 }
 
+// One struct as request and remaining time, as coreutils' sleep passes it, cut short by a
+// handled signal: the kernel writes the time left over the request before the call returns.
+// The request shown is the one the workload passed (it prints each: 60.25 s), read at the
+// entry, as strace shows it; the time left, read at the return, is less. Both backends.
+TEST(Syscalls, InterruptedSleepShowsTheRequestPassedNotTheTimeLeft) {
+    const std::string cmd = itest::workload("interrupted_sleep") + " same";
+    static const std::regex passed(R"(request (\d+) (\d+))");
+    static const std::regex call(
+        R"(^(clock_)?nanosleep\((?:CLOCK_REALTIME, 0, )?\{tv_sec=(\d+), tv_nsec=(\d+)\}, )"
+        R"(\{tv_sec=(\d+), tv_nsec=(\d+)\}\) += \? ERESTART_RESTARTBLOCK)");
+    for (const char* tracer : {"strace", "kernel", "ptrace"}) {
+        SCOPED_TRACE(tracer);
+        const std::string file = std::string("/tmp/sleep-same-") + tracer + ".txt";
+        Ran r = sh(std::string(tracer) == "strace"
+                       ? "strace -o " + file + " -e trace=nanosleep,clock_nanosleep " + cmd
+                       : std::string("probectl trace --backend=") + tracer + " -o " + file +
+                             " --syscalls=nanosleep,clock_nanosleep -- " + cmd);
+        ASSERT_EQ(r.status, 0) << r.out;
+        std::vector<std::pair<long long, long long>> want;
+        for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), passed);
+             it != std::sregex_iterator(); ++it)
+            want.emplace_back(std::stoll((*it)[1]), std::stoll((*it)[2]));
+        ASSERT_EQ(want.size(), 2u) << r.out;
+        const std::string text = itest::readFile(file);
+        std::vector<std::pair<long long, long long>> shown;
+        for (const auto& l : lines(text)) {
+            std::smatch m;
+            if (!std::regex_search(l, m, call))
+                continue;
+            shown.emplace_back(std::stoll(m[2]), std::stoll(m[3]));
+            const long long req = std::stoll(m[2]) * 1000000000LL + std::stoll(m[3]);
+            const long long left = std::stoll(m[4]) * 1000000000LL + std::stoll(m[5]);
+            EXPECT_LT(left, req) << l;
+        }
+        EXPECT_EQ(shown, want) << text;
+    }
+}
+
 // -f: children's calls too, each line prefixed with the thread id like strace -f -o FILE.
 TEST(Syscalls, FollowForksPrefixesPids) {
     writeInput();

@@ -34,6 +34,17 @@ Run trace(std::vector<std::string> args) {
     return r;
 }
 
+// count, hist or latency (runCount, runHist, runLatency) with captured streams.
+Run aggr(int (*cmd)(const std::vector<std::string>&, Io&), const std::vector<std::string>& args) {
+    std::ostringstream out, err;
+    Io io{out, err};
+    Run r;
+    r.rc = cmd(args, io);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
 std::size_t countLines(const std::string& text, const std::string& needle) {
     std::istringstream in(text);
     std::size_t n = 0;
@@ -219,6 +230,60 @@ TEST(CliPtrace, EverySyscallCountedThoughExitNeverReturns) {
                  io),
         0)
         << err.str();
+}
+
+// exit and exit_group never return: latency and $retval of them are refused when each is
+// added (so a glob skips them and goes on), and the summary says they never return, where
+// they were attached with "never returned 0" and no row (and, on the kernel backend,
+// summed as "refused by the kernel"). Named alone with latency, a clear usage error.
+TEST(CliPtrace, ExitAndExitGroupNeverReturnSaidByTheGlob) {
+    auto by_retval = aggr(runCount, {"--backend=ptrace", "-v", "syscall:*", "--by", "$retval", "--",
+                                     kWorkload, "calls", "1"});
+    ASSERT_EQ(by_retval.rc, 0) << by_retval.err;
+    EXPECT_EQ(countLines(by_retval.err, "; 2 refused: 2 never return (exit, exit_group)"), 1u)
+        << by_retval.err;
+    EXPECT_EQ(countLines(by_retval.err, "refused by"), 0u) << by_retval.err;
+    EXPECT_EQ(countLines(by_retval.err,
+                         "  exit_group: never returns: syscall:exit_group: $retval "
+                         "needs a call that returns"),
+              1u)
+        << by_retval.err;
+    EXPECT_EQ(countLines(by_retval.err, "syscall:exit_group  hits"), 0u) << by_retval.err;
+
+    auto glob =
+        aggr(runLatency, {"--backend=ptrace", "syscall:exit*", "--", kWorkload, "calls", "1"});
+    EXPECT_EQ(glob.rc, 2) << glob.err;
+    EXPECT_EQ(countLines(glob.err,
+                         "syscall:exit*: none attached (attached 0 of 2; 2 refused: 2 "
+                         "never return (exit, exit_group))"),
+              1u)
+        << glob.err;
+
+    auto alone =
+        aggr(runLatency, {"--backend=ptrace", "syscall:exit_group", "--", kWorkload, "calls", "1"});
+    EXPECT_EQ(alone.rc, 2) << alone.err;
+    EXPECT_EQ(countLines(alone.err,
+                         "syscall:exit_group: latency needs a call that returns: "
+                         "exit_group never returns (the task ends in it)"),
+              1u)
+        << alone.err;
+}
+
+// One struct as request and remaining time (coreutils' sleep passes it so), cut short by a
+// handled signal: the kernel writes the time left over the request before the call returns,
+// so the request shown is the one read at the entry, 60.25 s as the workload asked, and the
+// time left (read at the return) is less.
+TEST(CliPtrace, InterruptedSleepShowsTheRequestNotTheTimeLeft) {
+    auto r = trace({"--backend=ptrace", "--syscalls=nanosleep,clock_nanosleep", "--", kWorkload,
+                    "sleeps", "60"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(countLines(r.err, "nanosleep({tv_sec=60, tv_nsec=250000000}, {tv_sec="), 1u) << r.err;
+    EXPECT_EQ(countLines(r.err,
+                         "clock_nanosleep(CLOCK_REALTIME, 0, {tv_sec=60, "
+                         "tv_nsec=250000000}, {tv_sec="),
+              1u)
+        << r.err;
+    EXPECT_EQ(countLines(r.err, "= ? ERESTART_RESTARTBLOCK"), 2u) << r.err;
 }
 
 // $retval in the predicate of a return probe: pt_add returns 3i+1, so > 7 keeps 10 and 13.

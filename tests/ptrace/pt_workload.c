@@ -25,18 +25,25 @@
  *                              "syscalls 2"; then one raw getppid(). In all: 2N+1 execve
  *                              (N failed), 2N+1 getppid, N forks; exits 0 only if every
  *                              child exited 0
+ *   pt_workload sleeps S       nanosleep(&ts, &ts), then clock_nanosleep(CLOCK_REALTIME, 0,
+ *                              &ts, &ts), one struct as request and remaining time (as
+ *                              coreutils' sleep passes it) asking S.25 s, each cut short after
+ *                              100 ms by a handled SIGALRM; prints each request before the call
  *
  * noipa keeps each function a real call with its own symbol. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/sdt.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PT_MISSING "/nonexistent/probectl-ptrace-test"
@@ -122,6 +129,34 @@ static int run_threads(long t, void* (*fn)(void*), int join) {
     return 0;
 }
 
+static void on_alarm(int sig) {
+    (void)sig;
+}
+
+/* A sleep the kernel cuts short: it writes the time left over the request. */
+static int run_sleeps(long s) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_alarm; /* no SA_RESTART: the sleep returns EINTR */
+    if (sigaction(SIGALRM, &sa, NULL))
+        return 2;
+    const struct itimerval it = {{0, 0}, {0, 100000}};
+    struct timespec ts = {s, 250000000};
+    printf("request %ld %ld\n", (long)ts.tv_sec, ts.tv_nsec);
+    fflush(stdout);
+    setitimer(ITIMER_REAL, &it, NULL);
+    if (syscall(SYS_nanosleep, &ts, &ts) == 0)
+        return 3;
+    ts.tv_sec = s;
+    ts.tv_nsec = 250000000;
+    printf("request %ld %ld\n", (long)ts.tv_sec, ts.tv_nsec);
+    fflush(stdout);
+    setitimer(ITIMER_REAL, &it, NULL);
+    if (syscall(SYS_clock_nanosleep, CLOCK_REALTIME, 0, &ts, &ts) == 0)
+        return 3;
+    return 0;
+}
+
 int main(int argc, char** argv) {
     if (argc < 3)
         return 2;
@@ -198,6 +233,8 @@ int main(int argc, char** argv) {
             DTRACE_PROBE3(pt, tick, i, i * i, cell);
         }
         printf("pt:tick x%ld\n", n);
+    } else if (!strcmp(mode, "sleeps")) {
+        return run_sleeps(n);
     } else {
         return 2;
     }

@@ -251,6 +251,28 @@ TEST(EventAggregator, UnknownKeyIsRefused) {
     EXPECT_TRUE(EventAggregator::create(s, "p"));
 }
 
+// exit and exit_group never return: the ptrace backend's aggregation refused latency and
+// $retval there as the kernel does, where it counted hits with no value ("hits 1", 0 keys).
+TEST(EventAggregator, SyscallsThatNeverReturnHaveNoLatency) {
+    AggrSpec lat;
+    lat.value = AggrValue::Latency;
+    auto a = EventAggregator::create(lat, "syscall:exit_group");
+    ASSERT_FALSE(a);
+    EXPECT_TRUE(a.error().usage);
+    EXPECT_EQ(a.error().message,
+              "syscall:exit_group: latency needs a call that returns: exit_group never returns "
+              "(the task ends in it)");
+    AggrSpec by_errno;
+    by_errno.keys = {"comm", "errno"};
+    auto e = EventAggregator::create(by_errno, "syscall:exit");
+    ASSERT_FALSE(e);
+    EXPECT_EQ(e.error().message,
+              "syscall:exit: $errno needs a call that returns: exit never returns (the task "
+              "ends in it)");
+    EXPECT_TRUE(EventAggregator::create(AggrSpec{}, "syscall:exit_group"));
+    EXPECT_TRUE(EventAggregator::create(lat, "syscall:getppid"));
+}
+
 TEST(EventAggregator, StringKeysKeepTheKernelsBound) {
     AggrSpec s;
     s.keys = {"path"};

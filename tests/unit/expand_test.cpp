@@ -261,6 +261,68 @@ TEST(Expand, AGlobThatAttachedNoneKeepsItsDetails) {
     EXPECT_EQ(x.failedDetails(), "");
 }
 
+namespace {
+
+// Refuses as a latency aggregation does: exit and exit_group (probectl's own check, a usage
+// error naming the call), getpid as probectl refuses a spec the backend cannot run, and
+// read as the kernel refuses a probe.
+class LatencyTracer : public CountingTracer {
+  public:
+    probectl::Result<std::uint32_t> add(const probectl::ProbeSpec& s) override {
+        auto usage = [](std::string msg) {
+            probectl::Error e = probectl::makeError(EINVAL, std::move(msg));
+            e.usage = true;
+            return e;
+        };
+        if (s.symbol == "exit" || s.symbol == "exit_group")
+            return usage("latency needs a call that returns: " + s.symbol +
+                         " never returns (the task ends in it)");
+        if (s.symbol == "getpid")
+            return usage(s.text + ": no key or value named 'x'");
+        if (s.symbol == "read")
+            return probectl::makeError(EINVAL, "add __x64_sys_read: Invalid argument");
+        return ++added;
+    }
+};
+
+}  // namespace
+
+// The summary said "refused by the kernel" of the names probectl itself refused (latency of
+// exit and exit_group, which never return): it names who refused and why.
+TEST(Expand, RefusalsNameWhoRefused) {
+    auto ks = KernelSymbols::fromText(
+        "ffffffff81000000 T _stext\n"
+        "ffffffff81000100 T __x64_sys_exit\n"
+        "ffffffff81000200 T __x64_sys_exit_group\n"
+        "ffffffff81000300 T __x64_sys_getpid\n"
+        "ffffffff81000400 T __x64_sys_getppid\n"
+        "ffffffff81000500 T __x64_sys_read\n"
+        "ffffffff81000a00 T _etext\n",
+        "");
+    ASSERT_TRUE(ks.ok());
+    LatencyTracer t;
+    SpecExpander x(0, &*ks);
+    auto r = x.attach(t, *parseProbeSpec("syscall:*"));
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    EXPECT_EQ(r->summary(),
+              "syscall:*: attached 1 of 5; 4 refused: 2 never return (exit, exit_group), 1 "
+              "refused by probectl, 1 refused by the kernel");
+    EXPECT_NE(r->details().find("  exit_group: never returns: latency needs a call that returns: "
+                                "exit_group never returns (the task ends in it)\n"),
+              std::string::npos)
+        << r->details();
+    EXPECT_NE(r->details().find("  getpid: refused by probectl: syscall:getpid: no key"),
+              std::string::npos)
+        << r->details();
+    // exit alone: the glob attaches none, and says why.
+    auto exits = x.attach(t, *parseProbeSpec("syscall:exit*"));
+    ASSERT_FALSE(exits.ok());
+    EXPECT_EQ(exits.error().message,
+              "syscall:exit*: none attached (attached 0 of 2; 2 refused: 2 never return (exit, "
+              "exit_group)); first refusal: latency needs a call that returns: exit never "
+              "returns (the task ends in it)");
+}
+
 // A stop signal while a glob of thousands of names attaches ends it there: the names not
 // tried are said, and stopping before the first one is no "none attached" failure.
 TEST(Expand, StopWhenEndsAGlobBetweenItsNames) {

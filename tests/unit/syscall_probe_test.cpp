@@ -93,6 +93,37 @@ TEST(SyscallPlan, MemoryReadAtReturnExceptExecvePath) {
     EXPECT_FALSE(syscallNeverReturns("execve"));
 }
 
+// A struct the call reads is read at the entry, one it writes at the return: an interrupted
+// sleep writes the time left, and coreutils' sleep passes its request as that buffer too, so
+// a request read at the return would be the time left. futex's timeout is read at entry too.
+TEST(SyscallPlan, SleepRequestReadAtEntryTimeLeftAtReturn) {
+    SyscallPlan n = syscallPlan("nanosleep", nullptr);
+    ASSERT_EQ(n.args.size(), 2u);
+    EXPECT_EQ(n.entry_args, 1u);
+    EXPECT_EQ(n.hints[0].arg, 0u);
+    EXPECT_EQ(n.args[0].str(), "a1=+u0($arg1):s64[2]");
+    EXPECT_EQ(n.hints[1].arg, 1u);
+    EXPECT_EQ(n.args[1].str(), "a2=+u0($arg2):s64[2]");
+    SyscallPlan c = syscallPlan("clock_nanosleep", nullptr);
+    ASSERT_EQ(c.args.size(), 2u);
+    EXPECT_EQ(c.entry_args, 1u);
+    EXPECT_EQ(c.hints[0].arg, 2u);
+    EXPECT_EQ(c.hints[1].arg, 3u);
+    SyscallPlan f = syscallPlan("futex", nullptr);
+    EXPECT_EQ(f.entry_args, 1u);
+
+    // One struct at 0x5000 for both: 60.25 s asked, 60.15 s left when the signal came.
+    auto ts = [](std::int64_t s, std::int64_t ns) {
+        std::int64_t v[2] = {s, ns};
+        return bytes(std::string_view(reinterpret_cast<const char*>(v), sizeof(v)));
+    };
+    Event ev =
+        planEvent(c, {0, 0, 0x5000, 0x5000, 0, 0}, -516, {ts(60, 250000000), ts(60, 150000000)});
+    EXPECT_EQ(formatSyscall(syscallRecord(ev, c, true), nullptr, StraceOptions{}),
+              "clock_nanosleep(CLOCK_REALTIME, 0, {tv_sec=60, tv_nsec=250000000}, {tv_sec=60, "
+              "tv_nsec=150000000}) = ? ERESTART_RESTARTBLOCK (Interrupted by signal)");
+}
+
 // Syscalls without a decoder: every char * argument of the metadata is read, in argument
 // order (renameat2's two paths).
 TEST(SyscallPlan, StringArgumentsFromMetadata) {

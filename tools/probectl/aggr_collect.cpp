@@ -32,9 +32,18 @@ Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o) {
                 return appendUserStackSnapshotArg(req, fetch, bytes);
             };
         },
-        [dwarf, bytes](PtraceSessionOptions& so) {
+        [spec, dwarf, bytes](PtraceSessionOptions& so) {
             if (dwarf)
                 so.ustack_snapshot = bytes;
+            // What the events cannot fill is refused per spec, when it is added, as the
+            // kernel backend's prepare does: a glob then skips those names (latency of exit
+            // and exit_group) and goes on, where AggrCollector's refusal ended the run.
+            so.check = [spec](const ProbeSpec& s) -> Result<void> {
+                auto a = EventAggregator::create(spec, s.text.empty() ? s.str() : s.text);
+                if (!a)
+                    return std::move(a).error();
+                return {};
+            };
         });
 }
 

@@ -979,9 +979,10 @@ specs; keys comm pid tid cpu retval errno, a usdt site's args, ustack with
 
 A glob in the name (kprobe:vfs_*, kretprobe:GLOB, syscall:GLOB, tracepoint:SUBSYS:GLOB,
 uprobe:PATH:GLOB, uretprobe:PATH:GLOB) adds one probe per matching name, each with
-its own map. Names that cannot be probed (blacklisted, data, duplicate, refused by
-the kernel) are skipped and summed up in one line on stderr ("attached 8 of 9; 1
-refused: 1 blacklisted"); -v lists them. Only a glob that attaches nothing fails.
+its own map. Names that cannot be probed (blacklisted, data, duplicate; exit and
+exit_group, which never return, for latency, $retval or $errno; refused by probectl
+or by the kernel) are skipped and summed up in one line on stderr ("attached 8 of 9;
+1 refused: 1 blacklisted"); -v lists them with why. Only a glob that attaches nothing fails.
 Names refused over a limit (each map counts against the module's max_map_kb) end
 that line with what to change: the module parameter to raise, or --max-entries to
 lower.

@@ -35,9 +35,11 @@ struct SkippedName {
     std::string name;
     // One word class for the summary: "blacklisted", "data", "duplicate", "padding",
     // "ifunc", "alias" (another matched name of the same address is probed), "attached
-    // twice" (an earlier spec has it), "refused by the kernel".
+    // twice" (an earlier spec has it), "never returns" (exit and exit_group, asked for
+    // latency, $retval or $errno), "refused by probectl" (its own check of the spec: a
+    // usage error), "refused by the kernel" (or by ptrace: the backend's refusal).
     std::string reason;
-    // the error's text for "refused by the kernel", "same address as NAME" for an alias
+    // the error's text for a refusal, "same address as NAME" for an alias
     std::string detail;
 };
 
@@ -59,8 +61,8 @@ struct AttachReport {
     // are in neither ids nor skipped).
     bool stopped = false;
     // "SPEC: attached A of M; 2 aliases (same address as another name, probed once);
-    // R refused: 12 blacklisted, 3 data, 1 refused by the kernel" (and "; stopped: N not
-    // tried" when stopped).
+    // R refused: 12 blacklisted, 3 data, 2 never return (exit, exit_group), 1 refused by the
+    // kernel" (and "; stopped: N not tried" when stopped).
     std::string summary() const;
     // One line per skipped name: "  NAME: REASON[: DETAIL]".
     std::string details() const;
@@ -79,11 +81,11 @@ class SpecExpander {
     // back as itself. Errors: no name matches (ENOENT, naming the glob), the sources
     // (kallsyms, tracefs, the ELF file) cannot be read.
     Result<Expansion> expand(const ProbeSpec& spec);
-    // expand(), then tracer.add() for each spec; a name the backend refuses is skipped
-    // ("refused by the kernel") and the rest go on. A name an earlier attach() of this
-    // expander attached is skipped as "attached twice". Errors: a spec without a glob fails
-    // as tracer.add() does; a glob fails only when nothing attached (the first refusal's
-    // errno and text).
+    // expand(), then tracer.add() for each spec; a name refused is skipped ("refused by the
+    // kernel", "refused by probectl", "never returns": SkippedName) and the rest go on. A name an
+    // earlier attach() of this expander attached is skipped as "attached twice". Errors: a spec
+    // without a glob fails as tracer.add() does; a glob fails only when nothing attached (the first
+    // refusal's errno and text).
     Result<AttachReport> attach(Tracer& tracer, const ProbeSpec& spec);
     // The names the last attach() skipped when it failed because a glob attached none of
     // them, as AttachReport::details() lists them; "" after any other attach().

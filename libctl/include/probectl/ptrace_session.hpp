@@ -112,6 +112,11 @@ struct PtraceSessionOptions {
     // for UserSymbolizer::snapshotLines (`trace --ustack=dwarf`). A return's registers are
     // those at the return address.
     std::uint32_t ustack_snapshot = 0;
+    // add()'s first step, on every spec: an error refuses it (nothing is placed), as
+    // SessionOptions::prepare refuses a spec the kernel backend's aggregation cannot fill,
+    // so a glob skips the name and goes on (an aggregation's latency or $retval of exit and
+    // exit_group, which never return) where a later refusal would end the whole run.
+    std::function<Result<void>(const ProbeSpec&)> check;
 };
 
 // A probe this session added.

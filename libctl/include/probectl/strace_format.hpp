@@ -121,11 +121,14 @@ struct SyscallMemHint {
         OutBuffer,    // return-value bytes at exit (read's buf)
         PtrArray,     // `len_arg` pointers at entry (execve's argv and envp: NULL ends them)
         ArrayString,  // the string the `len_arg`-th pointer of the array at `arg` points to
-        Timespec,     // a struct timespec (two 64-bit words): the one nanosleep reads, or
-                      // the time left it writes when interrupted
+        Timespec,     // a struct timespec (two 64-bit words) the call reads (nanosleep's
+                      // request, futex's timeout), read at entry: the call may write over it
+                      // (coreutils' sleep passes its request as the remaining time too)
         FdPair,       // two ints the call writes (pipe's, pipe2's and socketpair's fds),
                       // read at the return
         Int,          // one int the call writes (wait4's status), read at the return
+        TimespecOut,  // a struct timespec the call writes (the time left an interrupted
+                      // nanosleep writes), read at the return
     };
     std::size_t arg = 0;  // 0-based argument index
     Kind kind = Kind::Path;

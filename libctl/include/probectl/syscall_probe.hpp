@@ -6,10 +6,12 @@
 // The plan follows syscallMemHints(): a path is read as a user string (at most
 // kSyscallPathMax bytes incl. NUL), a buffer as kSyscallBufferMax bytes; formatSyscall shows
 // at most StraceOptions::string_limit of them. The kernel reads them at the return, when the
-// syscall has faulted the pages in (a probe handler cannot), except execve's path, read at
-// entry (the address means nothing in the new program) and kept in the kretprobe instance
-// (PROBECTL_A_PROBE_FETCH_ENTRY) until the return; calls that never return read all at
-// entry. Entry reads come first in the plan.
+// syscall has faulted the pages in (a probe handler cannot), except execve's path (the
+// address means nothing in the new program) and a struct the call reads but may write over
+// before it returns (a sleep's request, which coreutils' sleep passes as its remaining time
+// too), read at entry and kept in the kretprobe instance (PROBECTL_A_PROBE_FETCH_ENTRY)
+// until the return; calls that never return read all at entry. Entry reads come first in
+// the plan.
 #pragma once
 
 #include <cstddef>

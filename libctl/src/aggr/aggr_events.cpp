@@ -157,6 +157,21 @@ Result<EventAggregator> EventAggregator::create(const AggrSpec& spec, std::strin
         if (parsed->kind == SpecKind::Usdt)
             for (int i = 1; i <= 12; i++)
                 names.push_back(fmt::format("arg{}", i));
+        // exit and exit_group never return: refused as the kernel backend's aggregation
+        // refuses them. The ptrace backend asks this as each spec is added
+        // (PtraceSessionOptions::check), so a glob skips them and goes on; asked only once
+        // every probe was placed, the refusal ended `trace -c --syscalls=all`.
+        if (parsed->kind == SpecKind::Syscall && !firesAtReturn(*parsed)) {
+            std::string what = spec.value == AggrValue::Latency ? "latency" : "";
+            for (const auto& k : spec.keys)
+                if (what.empty() && (k == "retval" || k == "errno"))
+                    what = "$" + k;
+            if (!what.empty())
+                return usage(
+                    fmt::format("{}: {} needs a call that returns: {} never returns "
+                                "(the task ends in it)",
+                                probe_spec, what, parsed->symbol));
+        }
         const bool at_return = parsed->kind == SpecKind::Kretprobe ||
                                parsed->kind == SpecKind::Uretprobe ||
                                parsed->kind == SpecKind::Syscall;

@@ -18,14 +18,19 @@ static_assert(kExecArgvMax <= PROBECTL_FETCH_EXEC_ARGS);
 // When the kernel reads a hint's memory. A probe handler must not fault, so memory the
 // task never touched yet (a string literal on a page not yet read in) cannot be read at
 // the entry; by the return the syscall itself has copied it in, so paths and input
-// buffers are read there too. Only execve's path must be read at entry: after a
-// successful exec the address belongs to a new program. (strace reads at entry with
-// process_vm_readv, which may fault pages in; the ptrace backend does the same.)
-// execve's path and argv strings are read through load-exec (execReread), which the
-// kernel reads again at the return when the entry's read faulted.
+// buffers, which the call never writes, are read there too. Read at entry: execve's path
+// (after a successful exec the address belongs to a new program), and an input struct the
+// call may write over before it returns: a sleep's request is often its remaining time
+// too (coreutils' sleep), which an interrupted sleep overwrites; a struct the caller just
+// filled in is on a present page. (strace reads at entry with process_vm_readv, which may
+// fault pages in; the ptrace backend does the same.) execve's path and argv strings are
+// read through load-exec (execReread), which the kernel reads again at the return when the
+// entry's read faulted.
 bool atEntry(std::string_view syscall, const SyscallMemHint& h) {
     if (syscall == "execve")
         return true;  // path, argv and envp: the old program's memory
+    if (h.kind == SyscallMemHint::Kind::Timespec)
+        return true;
     return h.kind == SyscallMemHint::Kind::Path && syscall == "execveat";
 }
 
@@ -41,7 +46,7 @@ FetchArg planArg(const SyscallMemHint& h, std::size_t pos, bool at_entry, bool e
         text = fmt::format("p{}=+u0($arg{}):u64[{}]", argn, argn, h.len_arg);
     else if (h.kind == K::ArrayString)
         text = fmt::format("a{}_{}=+0(+u{}($arg{})):ustring", argn, h.len_arg, 8 * h.len_arg, argn);
-    else if (h.kind == K::Timespec)
+    else if (h.kind == K::Timespec || h.kind == K::TimespecOut)
         text = fmt::format("a{}=+u0($arg{}):s64[2]", argn, argn);
     else if (h.kind == K::FdPair)
         text = fmt::format("a{}=+u0($arg{}):s32[2]", argn, argn);
@@ -142,7 +147,8 @@ SyscallRecord syscallRecord(const Event& ev, const SyscallPlan& plan, bool retur
         if (h.kind == SyscallMemHint::Kind::Path) {
             n = strnlen(p, n);  // the stored NUL is not part of the path
             fb.truncated = v.flags & PROBECTL_FETCH_V_TRUNCATED;
-        } else if (h.kind == SyscallMemHint::Kind::Timespec) {
+        } else if (h.kind == SyscallMemHint::Kind::Timespec ||
+                   h.kind == SyscallMemHint::Kind::TimespecOut) {
             fb.truncated = n < 16;
         } else if (h.kind == SyscallMemHint::Kind::FdPair) {
             fb.truncated = n < 8;

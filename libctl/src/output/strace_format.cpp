@@ -797,9 +797,9 @@ std::vector<SyscallMemHint> syscallMemHints(std::string_view n, const SyscallInf
     if (n == "write" || n == "pwrite64")
         return {{1, K::InBuffer, 2}};
     if (n == "nanosleep")
-        return {{0, K::Timespec, 0}, {1, K::Timespec, 0}};
+        return {{0, K::Timespec, 0}, {1, K::TimespecOut, 0}};
     if (n == "clock_nanosleep")
-        return {{2, K::Timespec, 0}, {3, K::Timespec, 0}};
+        return {{2, K::Timespec, 0}, {3, K::TimespecOut, 0}};
     if (n == "pipe" || n == "pipe2")
         return {{0, K::FdPair, 0}};
     if (n == "socketpair")

@@ -125,7 +125,7 @@ Event::RawValue readPlanValue(pid_t tid, const SyscallMemHint& h,
     }
     if (h.kind == K::PtrArray)
         return readArray(tid, addr, 8 * h.len_arg, 8);
-    if (h.kind == K::Timespec)
+    if (h.kind == K::Timespec || h.kind == K::TimespecOut)
         return readArray(tid, addr, 16, 8);
     if (h.kind == K::FdPair)
         return readArray(tid, addr, 8, 4);

@@ -9,7 +9,8 @@
 namespace probectl {
 
 struct PtraceSession::Impl {
-    explicit Impl(PtraceSessionOptions o) : engine(std::move(o)) {}
+    explicit Impl(PtraceSessionOptions o) : check(o.check), engine(std::move(o)) {}
+    std::function<Result<void>(const ProbeSpec&)> check;
     ptrace::Engine engine;
     std::optional<SessionStats> final_stats;
 };
@@ -64,6 +65,9 @@ Result<std::uint32_t> PtraceSession::add(std::string_view spec) {
 Result<std::uint32_t> PtraceSession::add(const ProbeSpec& spec) {
     if (impl_->final_stats)
         return makeError(EINVAL, "the session has stopped");
+    if (impl_->check)
+        if (auto r = impl_->check(spec); !r)
+            return std::move(r).error();
     auto id = impl_->engine.addProbe(spec);
     for (std::string& n : impl_->engine.takeAddNotes())
         addNote(std::move(n));

@@ -17,6 +17,7 @@
 #include "probectl/elf_resolver.hpp"
 #include "probectl/glob.hpp"
 #include "probectl/syscall_meta.hpp"
+#include "probectl/syscall_probe.hpp"
 #include "probectl/user_target.hpp"
 
 namespace probectl {
@@ -276,6 +277,14 @@ Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
 
 }  // namespace
 
+namespace {
+
+// The reason of a syscall refused because it never returns (exit, exit_group): latency,
+// $retval or $errno asked of it. Not the kernel's refusal: probectl's, before it asks.
+constexpr std::string_view kNeverReturns = "never returns";
+
+}  // namespace
+
 std::string AttachReport::summary() const {
     std::string s = fmt::format("{}: attached {} of {}", spec, ids.size(), matched);
     if (stopped)
@@ -298,8 +307,19 @@ std::string AttachReport::summary() const {
     std::stable_sort(order.begin(), order.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
     std::vector<std::string> parts;
-    for (const auto& [n, reason] : order)
-        parts.push_back(fmt::format("{} {}", n, reason));
+    for (const auto& [n, reason] : order) {
+        if (reason != kNeverReturns) {
+            parts.push_back(fmt::format("{} {}", n, reason));
+            continue;
+        }
+        // exit and exit_group: named, as the reason is theirs alone.
+        std::vector<std::string> names;
+        for (const SkippedName& k : skipped)
+            if (k.reason == reason)
+                names.push_back(k.name);
+        parts.push_back(
+            fmt::format("{} never return{} ({})", n, n == 1 ? "s" : "", fmt::join(names, ", ")));
+    }
     return s + fmt::format("; {} refused: {}", refused, fmt::join(parts, ", "));
 }
 
@@ -419,6 +439,17 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
     const std::string refused =
         fmt::format("refused by {}", tracer.backend() == "kernel" ? std::string("the kernel")
                                                                   : std::string(tracer.backend()));
+    // Who refused: a usage error is probectl's own judgement of the spec, made before any
+    // kernel was asked (latency of a call that never returns, a key the backend cannot
+    // fill); the rest are the backend's.
+    auto why = [&](const ProbeSpec& s, const Error& e) {
+        if (!e.usage)
+            return refusalReason(e, refused);
+        if (kindInfo(s.kind).family == KindFamily::Syscall && syscallNeverReturns(s.symbol) &&
+            e.message.find(" never returns") != std::string::npos)
+            return std::string(kNeverReturns);
+        return std::string("refused by probectl");
+    };
     for (const ProbeSpec& s : x->specs) {
         if (impl_->stop && impl_->stop()) {
             r.stopped = true;
@@ -433,7 +464,7 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
         if (!id) {
             if (!first)
                 first = id.error();
-            r.skipped.push_back({s.symbol, refusalReason(id.error(), refused), id.error().message});
+            r.skipped.push_back({s.symbol, why(s, id.error()), id.error().message});
             continue;
         }
         impl_->attached.insert(where);

@@ -98,11 +98,12 @@ Result<RecordedAggregation> aggregateRecording(const std::string& file, const Ag
         std::string held;
         for (const auto& [id, text] : specs)
             held += (held.empty() ? "" : ", ") + text;
-        return makeError(ENOENT,
-                         only.empty()
-                             ? fmt::format("{}: the recording holds no probe", file)
-                             : fmt::format("{}: no recorded probe matches {} (it holds: {})", file,
-                                           fmt::join(only, ", "), held.empty() ? "none" : held));
+        // No errno: the file was read, what it holds is the answer.
+        return makeError(
+            0, only.empty() ? fmt::format("{}: the recording holds no probe{}{}", file,
+                                          rec->note().empty() ? "" : ": ", rec->note())
+                            : fmt::format("{}: no recorded probe matches {} (it holds: {})", file,
+                                          fmt::join(only, ", "), held.empty() ? "none" : held));
     }
     for (auto& [id, a] : by_id) {
         AggrTable t = a.table();

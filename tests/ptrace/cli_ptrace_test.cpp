@@ -232,55 +232,6 @@ TEST(CliPtrace, EverySyscallCountedThoughExitNeverReturns) {
         << err.str();
 }
 
-Run aggr(int (*run)(const std::vector<std::string>&, Io&), std::vector<std::string> args) {
-    std::ostringstream out, err;
-    Io io{out, err};
-    Run r;
-    r.rc = run(args, io);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
-}
-
-// count, hist and latency take --seccomp-bpf as trace does (they had no such option): the
-// same tables with the filter as without, every execve and fork under -f included; like
-// trace's, it needs --backend=ptrace and -- CMD.
-TEST(CliPtrace, SeccompInCountHistAndLatency) {
-    for (const bool seccomp : {false, true}) {
-        SCOPED_TRACE(seccomp);
-        std::vector<std::string> opts = {"--backend=ptrace", "-f"};
-        if (seccomp)
-            opts.push_back("--seccomp-bpf");
-        const std::vector<std::string> cmd = {"--", kWorkload, "execs", "2"};
-        auto with = [&](std::vector<std::string> args) {
-            args.insert(args.end(), opts.begin(), opts.end());
-            args.insert(args.end(), cmd.begin(), cmd.end());
-            return args;
-        };
-        // 2N+1 getppid and execve (N of the execs fail) in all, N forks
-        auto c = aggr(runCount, with({"syscall:getppid", "syscall:execve"}));
-        ASSERT_EQ(c.rc, 0) << c.err;
-        EXPECT_TRUE(std::regex_search(c.err, std::regex("\nsyscall:getppid +5\n"))) << c.err;
-        EXPECT_TRUE(std::regex_search(c.err, std::regex("\nsyscall:execve +5\n"))) << c.err;
-        auto l = aggr(runLatency, with({"syscall:getppid"}));
-        ASSERT_EQ(l.rc, 0) << l.err;
-        EXPECT_EQ(countLines(l.err, "count 5,"), 1u) << l.err;
-        auto h = aggr(runHist, with({"syscall:execve", "retval"}));
-        ASSERT_EQ(h.rc, 0) << h.err;
-        EXPECT_EQ(countLines(h.err, "count 5,"), 1u) << h.err;
-    }
-    for (auto run : {runCount, runLatency}) {
-        EXPECT_EQ(aggr(run, {"--seccomp-bpf", "syscall:getppid", "--", "true"}).rc, kExitUsage);
-        EXPECT_EQ(aggr(run, {"--backend=ptrace", "--seccomp-bpf", "-p", "1", "syscall:getppid"}).rc,
-                  kExitUsage);
-    }
-    auto r = aggr(runHist,
-                  {"--backend=kernel", "--seccomp-bpf", "syscall:read", "retval", "--", "true"});
-    EXPECT_EQ(r.rc, kExitUsage);
-    EXPECT_NE(r.err.find("--seccomp-bpf needs --backend=ptrace and -- CMD"), std::string::npos)
-        << r.err;
-}
-
 // $retval in the predicate of a return probe: pt_add returns 3i+1, so > 7 keeps 10 and 13.
 TEST(CliPtrace, PredicateOnRetval) {
     auto r = trace({"--backend=ptrace", "uretprobe:" + kWorkload + ":pt_add if $retval > 7", "--",
@@ -348,6 +299,57 @@ TEST(CliPtrace, UstackDwarfNestedInlinedAndTailCallFrames) {
                          "kept (tail calls)]"),
               1u)
         << tail.err;
+}
+
+// count, hist or latency with captured streams.
+Run aggrRun(int (*run)(const std::vector<std::string>&, Io&), std::vector<std::string> args) {
+    std::ostringstream out, err;
+    Io io{out, err};
+    Run r;
+    r.rc = run(args, io);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+// count, hist and latency take --seccomp-bpf as trace does (they had no such option): the
+// same tables with the filter as without, every execve and fork under -f included; like
+// trace's, it needs --backend=ptrace and -- CMD.
+TEST(CliPtrace, SeccompInCountHistAndLatency) {
+    for (const bool seccomp : {false, true}) {
+        SCOPED_TRACE(seccomp);
+        std::vector<std::string> opts = {"--backend=ptrace", "-f"};
+        if (seccomp)
+            opts.push_back("--seccomp-bpf");
+        const std::vector<std::string> cmd = {"--", kWorkload, "execs", "2"};
+        auto with = [&](std::vector<std::string> args) {
+            args.insert(args.end(), opts.begin(), opts.end());
+            args.insert(args.end(), cmd.begin(), cmd.end());
+            return args;
+        };
+        // 2N+1 getppid and execve (N of the execs fail) in all, N forks
+        auto c = aggrRun(runCount, with({"syscall:getppid", "syscall:execve"}));
+        ASSERT_EQ(c.rc, 0) << c.err;
+        EXPECT_TRUE(std::regex_search(c.err, std::regex("\nsyscall:getppid +5\n"))) << c.err;
+        EXPECT_TRUE(std::regex_search(c.err, std::regex("\nsyscall:execve +5\n"))) << c.err;
+        auto l = aggrRun(runLatency, with({"syscall:getppid"}));
+        ASSERT_EQ(l.rc, 0) << l.err;
+        EXPECT_EQ(countLines(l.err, "count 5,"), 1u) << l.err;
+        auto h = aggrRun(runHist, with({"syscall:execve", "retval"}));
+        ASSERT_EQ(h.rc, 0) << h.err;
+        EXPECT_EQ(countLines(h.err, "count 5,"), 1u) << h.err;
+    }
+    for (auto run : {runCount, runLatency}) {
+        EXPECT_EQ(aggrRun(run, {"--seccomp-bpf", "syscall:getppid", "--", "true"}).rc, kExitUsage);
+        EXPECT_EQ(
+            aggrRun(run, {"--backend=ptrace", "--seccomp-bpf", "-p", "1", "syscall:getppid"}).rc,
+            kExitUsage);
+    }
+    auto r = aggrRun(runHist,
+                     {"--backend=kernel", "--seccomp-bpf", "syscall:read", "retval", "--", "true"});
+    EXPECT_EQ(r.rc, kExitUsage);
+    EXPECT_NE(r.err.find("--seccomp-bpf needs --backend=ptrace and -- CMD"), std::string::npos)
+        << r.err;
 }
 
 }  // namespace

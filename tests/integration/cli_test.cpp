@@ -105,7 +105,79 @@ bool childInSyscall(pid_t parent, const std::string& comm, int nr) {
     return false;
 }
 
+// A child of `parent` named `comm` (-1: none), by /proc/PID/stat's comm and ppid.
+pid_t childNamed(pid_t parent, const std::string& comm) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string pid = e.path().filename().string();
+        if (pid.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        const std::string stat = itest::readFile("/proc/" + pid + "/stat");
+        const auto open = stat.find('('), close = stat.rfind(')');
+        if (open == std::string::npos || close == std::string::npos ||
+            stat.substr(open + 1, close - open - 1) != comm)
+            continue;
+        std::istringstream rest(stat.substr(close + 1));
+        std::string state;
+        long ppid = 0;
+        rest >> state >> ppid;
+        if (ppid == parent)
+            return static_cast<pid_t>(std::stol(pid));
+    }
+    return -1;
+}
+
+// Running: neither gone nor a zombie (/proc/PID/stat's state).
+bool running(pid_t pid) {
+    const std::string stat = itest::readFile("/proc/" + std::to_string(pid) + "/stat");
+    const auto close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z' &&
+           stat[close + 2] != 'X';
+}
+
 }  // namespace
+
+// A command that ignores the stop signal is killed once its grace passed, with every process
+// of it that probectl traces (-f: the loop sh forked), while the trace is still on: the trace
+// tells how the command ended ("+++ killed by SIGKILL +++" in --syscalls mode) and nothing
+// traced is left running after probectl. Before: no end line (the kill came after the trace,
+// a second later than needed) and with -f the loop ran on after probectl had exited.
+TEST(Cli, ACommandIgnoringTheStopSignalIsKilledWithWhatItTraced) {
+    const std::string loop = itest::workload("getppid_loop");
+    const std::string log = "/tmp/cli-stop-ignored.log";
+    for (const std::string backend : {"kernel", "ptrace"}) {
+        for (const bool follow : {false, true}) {
+            const int sig = follow ? SIGINT : SIGTERM;
+            SCOPED_TRACE(backend + (follow ? " -f" : ""));
+            std::vector<std::string> args = {"trace", "--backend", backend, "--syscalls=wait4"};
+            if (follow)
+                args.push_back("-f");
+            // `; :` keeps sh from exec'ing the loop: it forks it and waits.
+            args.insert(args.end(), {"--", "sh", "-c",
+                                     "trap '' TERM INT; " + loop + " 1000000000 1 100000; :"});
+            const pid_t p = startProbectl(args, log);
+            ASSERT_GT(p, 0);
+            pid_t sh = -1, looping = -1;
+            for (int i = 0; i < 3000 && looping < 0; i++) {
+                sh = childNamed(p, "sh");
+                looping = sh > 0 ? childNamed(sh, "getppid_loop") : -1;
+                if (looping < 0)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+            ASSERT_GT(looping, 0) << itest::readFile(log);
+            kill(p, sig);
+            EXPECT_EQ(endOf(p), fmt::format("killed by signal {}", sig));
+            const std::string out = itest::readFile(log);
+            EXPECT_FALSE(running(sh)) << "the command outlived probectl\n" << out;
+            EXPECT_THAT(out, HasSubstr("+++ killed by SIGKILL +++\n")) << out;
+            EXPECT_THAT(out, HasSubstr("'sh' killed by signal 9 (Killed)\n")) << out;
+            if (follow)
+                EXPECT_FALSE(running(looping)) << "a traced process outlived probectl\n" << out;
+            else if (running(looping))
+                kill(looping, SIGKILL);  // not traced: not probectl's to end
+        }
+    }
+}
 
 // Ctrl-C, SIGTERM or SIGHUP ending `trace -- CMD` goes on to CMD; CMD killed by it kills
 // probectl the same way, as strace ends (it exited 128+N, so bash went on with a script's

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -83,6 +84,16 @@ TEST(CliPtrace, KernelKindsRefused) {
     EXPECT_NE(r.err.find("--backend=kernel"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("Try 'probectl trace --help'."), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("(Operation not supported)"), std::string::npos) << r.err;
+}
+
+// The kernel's name of a syscall is refused with the name to use, and nothing after it: the
+// errno text "(No such file or directory)" followed the hint.
+TEST(CliPtrace, KernelNameOfASyscallSaysTheNameToUse) {
+    auto r = trace({"--backend=ptrace", "syscall:newuname", "--", "true"});
+    EXPECT_EQ(r.rc, 1) << r.err;
+    EXPECT_EQ(r.err,
+              "probectl trace: syscall:newuname: 'newuname' is the kernel's name of the x86-64 "
+              "syscall 'uname': use syscall:uname\n");
 }
 
 TEST(CliPtrace, OptionChecks) {
@@ -353,6 +364,57 @@ TEST(CliPtrace, UstackDwarfNestedInlinedAndTailCallFrames) {
                          "kept (tail calls)]"),
               1u)
         << tail.err;
+}
+
+// count, hist or latency with captured streams.
+Run aggrRun(int (*run)(const std::vector<std::string>&, Io&), std::vector<std::string> args) {
+    std::ostringstream out, err;
+    Io io{out, err};
+    Run r;
+    r.rc = run(args, io);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+// count, hist and latency take --seccomp-bpf as trace does (they had no such option): the
+// same tables with the filter as without, every execve and fork under -f included; like
+// trace's, it needs --backend=ptrace and -- CMD.
+TEST(CliPtrace, SeccompInCountHistAndLatency) {
+    for (const bool seccomp : {false, true}) {
+        SCOPED_TRACE(seccomp);
+        std::vector<std::string> opts = {"--backend=ptrace", "-f"};
+        if (seccomp)
+            opts.push_back("--seccomp-bpf");
+        const std::vector<std::string> cmd = {"--", kWorkload, "execs", "2"};
+        auto with = [&](std::vector<std::string> args) {
+            args.insert(args.end(), opts.begin(), opts.end());
+            args.insert(args.end(), cmd.begin(), cmd.end());
+            return args;
+        };
+        // 2N+1 getppid and execve (N of the execs fail) in all, N forks
+        auto c = aggrRun(runCount, with({"syscall:getppid", "syscall:execve"}));
+        ASSERT_EQ(c.rc, 0) << c.err;
+        EXPECT_TRUE(std::regex_search(c.err, std::regex("\nsyscall:getppid +5\n"))) << c.err;
+        EXPECT_TRUE(std::regex_search(c.err, std::regex("\nsyscall:execve +5\n"))) << c.err;
+        auto l = aggrRun(runLatency, with({"syscall:getppid"}));
+        ASSERT_EQ(l.rc, 0) << l.err;
+        EXPECT_EQ(countLines(l.err, "count 5,"), 1u) << l.err;
+        auto h = aggrRun(runHist, with({"syscall:execve", "retval"}));
+        ASSERT_EQ(h.rc, 0) << h.err;
+        EXPECT_EQ(countLines(h.err, "count 5,"), 1u) << h.err;
+    }
+    for (auto run : {runCount, runLatency}) {
+        EXPECT_EQ(aggrRun(run, {"--seccomp-bpf", "syscall:getppid", "--", "true"}).rc, kExitUsage);
+        EXPECT_EQ(
+            aggrRun(run, {"--backend=ptrace", "--seccomp-bpf", "-p", "1", "syscall:getppid"}).rc,
+            kExitUsage);
+    }
+    auto r = aggrRun(runHist,
+                     {"--backend=kernel", "--seccomp-bpf", "syscall:read", "retval", "--", "true"});
+    EXPECT_EQ(r.rc, kExitUsage);
+    EXPECT_NE(r.err.find("--seccomp-bpf needs --backend=ptrace and -- CMD"), std::string::npos)
+        << r.err;
 }
 
 }  // namespace

@@ -608,6 +608,40 @@ TEST(CommandTable, ReportOfADamagedRecordingExitsOne) {
     }
 }
 
+// A recording cut short after its header (48 bytes: the recorder killed before its first
+// block) holds nothing to report: report said nothing and exited 0 (count --from exited 1);
+// both now name the file and say so, exit 1, and carry no errno text ("No such file or
+// directory" read as if the file were missing).
+TEST(CommandTable, ARecordingOfItsHeaderAloneIsAnError) {
+    const std::string path = ::testing::TempDir() + "/report-header-only.rec";
+    {
+        auto w = probectl::recordingWriter(path, 0);
+        ASSERT_TRUE(w);
+        ASSERT_TRUE((*w)->begin(1, {}));
+        probectl::Event ev;
+        ev.probe_id = 1;
+        ev.spec = "syscall:getppid";
+        ASSERT_TRUE((*w)->event(ev));
+        ASSERT_TRUE((*w)->finish({}));
+    }
+    std::filesystem::resize_file(path, 48);
+    for (const std::string format : {"text", "json"}) {
+        CmdRun r = runCommand("report", {path, "--format", format});
+        EXPECT_EQ(r.rc, kExitRuntime) << r.err;
+        EXPECT_EQ(r.out, "") << format;
+        EXPECT_THAT(r.err, HasSubstr("probectl report: " + path +
+                                     ": recording ends at byte 48 after 0 complete blocks"))
+            << r.err;
+        EXPECT_THAT(r.err, HasSubstr("it holds no event to report\n")) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr("(No such file"))) << r.err;
+    }
+    CmdRun c = runCommand("count", {"--from", path});
+    EXPECT_EQ(c.rc, kExitRuntime) << c.err;
+    EXPECT_THAT(c.err, HasSubstr("probectl count: " + path + ": the recording holds no probe: "))
+        << c.err;
+    EXPECT_THAT(c.err, Not(HasSubstr("(No such file"))) << c.err;
+}
+
 // A real recording (the ptrace backend) damaged in the middle, as a disk or a copy damages
 // one: count, hist and latency --from printed the counts before the damage with only a note
 // and exited 0, and report --format chrome|perfetto|ctf -o OUT exited 1 but left OUT with

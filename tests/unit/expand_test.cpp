@@ -165,6 +165,10 @@ TEST(Expand, SyscallGlobMeansX64Syscalls) {
     ASSERT_FALSE(kernel_name.ok());
     EXPECT_NE(kernel_name.error().message.find("use syscall:uname"), std::string::npos)
         << kernel_name.error().message;
+    // The hint is the whole error: no errno text after it ("(No such file or directory)").
+    EXPECT_EQ(kernel_name.error().describe(),
+              "syscall:newuname: 'newuname' is the kernel's name of the x86-64 syscall 'uname': "
+              "use syscall:uname");
 }
 
 namespace {

@@ -212,8 +212,9 @@ TEST(TraceDriver, ACommandThatCatchesTheStopSignalGivesItsOwnStatus) {
     }
 }
 
-// A command that outlives the stop signal by a second is ended by probectl's SIGTERM: the
-// run still ends as the interrupt asked, killed by the stop signal, not by that SIGTERM.
+// A command that outlives the stop signal by a second is killed by probectl (SIGKILL, while
+// still traced: Tracer::killCommand): the run still ends as the interrupt asked, killed by
+// the stop signal, not by that SIGKILL.
 TEST(TraceDriver, ACommandThatOutlivesTheStopSignalEndsTheRunByIt) {
     // SIGINT blocked across the fork: the forwarded one must find the child ignoring it.
     sigset_t intr, old;
@@ -238,7 +239,7 @@ TEST(TraceDriver, ACommandThatOutlivesTheStopSignalEndsTheRunByIt) {
     auto r = drive(t, {"syscall:getppid", "--", "stubborn"}, SIGINT);
     EXPECT_EQ(r.rc, 128 + SIGINT);
     EXPECT_EQ(r.dies_of, SIGINT);
-    EXPECT_THAT(r.err, HasSubstr("'stubborn' killed by signal 15"));
+    EXPECT_THAT(r.err, HasSubstr("'stubborn' killed by signal 9"));
 }
 
 // A stop signal while the probes were still being added: the command is not released to run

@@ -257,9 +257,12 @@ TEST(Tracepoints, FindRefusesWithTheReason) {
     e = find("tracepoint:sched:demo_event");
     ASSERT_FALSE(e.ok());
     EXPECT_THAT(e.error().message, HasSubstr("filed under 'demo', not 'sched'"));
+    // The message says all: no "(Invalid argument)" after its hint.
+    EXPECT_EQ(e.error().describe(), e.error().message);
     e = find("tracepoint:kvm:kvm_exit");
     ASSERT_FALSE(e.ok());
     EXPECT_THAT(e.error().message, HasSubstr("tracepoint of module kvm"));
+    EXPECT_EQ(e.error().describe(), e.error().message);
     e = find("tracepoint:syscalls:sys_enter_openat");
     ASSERT_FALSE(e.ok());
     EXPECT_THAT(e.error().message,
@@ -326,6 +329,7 @@ TEST(Tracepoints, WithoutBtfOnlyRawArguments) {
     r = t->resolveArgs(*ev, spec("t:demo:demo_event x=args.n").fetch_args);
     ASSERT_FALSE(r.ok());
     EXPECT_THAT(r.error().message, HasSubstr("needs the kernel's BTF"));
+    EXPECT_EQ(r.error().describe(), r.error().message);  // ends in its hint: "use $argN"
     EXPECT_TRUE(t->defaultArgs(*ev).empty());
 }
 

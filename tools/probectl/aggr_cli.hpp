@@ -44,8 +44,7 @@ struct AggrCliOptions {
     std::vector<std::uint32_t> match_pids, match_tids, match_uids;
     std::string match_comm;
     std::uint32_t maxactive = 0;  // --maxactive N (1..4096), 0: the kernel's default
-    // Not an option of count/hist/latency: what trace -c passes on from trace's options.
-    bool seccomp = false;  // ptrace backend: --seccomp-bpf
+    bool seccomp = false;  // --seccomp-bpf: ptrace backend, stops only on traced syscalls
     bool help = false;
 };
 

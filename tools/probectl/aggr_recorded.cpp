@@ -98,11 +98,13 @@ Result<RecordedAggregation> aggregateRecording(const std::string& file, const Ag
         std::string held;
         for (const auto& [id, text] : specs)
             held += (held.empty() ? "" : ", ") + text;
+        // No errno for an empty recording: the file was read, what it holds is the answer.
+        if (only.empty())
+            return makeError(0, fmt::format("{}: the recording holds no probe{}{}", file,
+                                            rec->note().empty() ? "" : ": ", rec->note()));
         return makeError(ENOENT,
-                         only.empty()
-                             ? fmt::format("{}: the recording holds no probe", file)
-                             : fmt::format("{}: no recorded probe matches {} (it holds: {})", file,
-                                           fmt::join(only, ", "), held.empty() ? "none" : held));
+                         fmt::format("{}: no recorded probe matches {} (it holds: {})", file,
+                                     fmt::join(only, ", "), held.empty() ? "none" : held));
     }
     for (auto& [id, a] : by_id) {
         AggrTable t = a.table();

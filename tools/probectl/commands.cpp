@@ -135,7 +135,8 @@ Exit status: with -- CMD, as strace: CMD's exit code when it exits, whatever end
 the trace (Ctrl-C, SIGTERM and SIGHUP go on to CMD: one that catches them and exits 0
 gives 0); when signal N kills CMD, probectl dies of N too once the output is complete
 (a shell says 128+N: 130 for Ctrl-C; no core dump), as it does of a stop signal that
-CMD outlives by a second (probectl then ends CMD); 0 when --duration ended the trace,
+CMD outlives by a second (probectl then kills CMD, and with -f every process of it that
+it traces, while tracing them: none is left running); 0 when --duration ended the trace,
 and when Ctrl-C, SIGTERM or SIGHUP ends a trace without CMD (-p, or system-wide); 2
 when the command line is wrong (whichever part of probectl finds it: a predicate on a
 USDT probe's arguments is checked once its note is read); 1 when the system refused

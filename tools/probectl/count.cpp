@@ -701,6 +701,9 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "stopped for and aggregated here with the same rules; uprobe, uretprobe, usdt and "
          "syscall specs; keys comm pid tid cpu retval errno, a usdt site's args, ustack with "
          "--ustack=dwarf: not uid or kstack)")
+        ("seccomp-bpf", po::bool_switch(o ? &o->seccomp : nullptr),
+         "ptrace backend: stop the command only on traced syscalls (a seccomp filter, like "
+         "strace --seccomp-bpf); needs -- CMD, not -p")
         ("force", po::bool_switch(o ? &o->force : nullptr),
          "add kernel uretprobes in files that unwind C++ exceptions (refused by default: "
          "an exception thrown through a probed call ends the program)")
@@ -905,6 +908,9 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
             o.format, o.format)};
     if (o.backend != "kernel" && o.backend != "ptrace")
         return UsageError{fmt::format("--backend must be kernel or ptrace, not '{}'", o.backend)};
+    // As trace's: the filter is installed in the command as it starts.
+    if (o.seccomp && (o.backend != "ptrace" || o.command.empty() || !o.pids.empty() || from))
+        return UsageError{"--seccomp-bpf needs --backend=ptrace and -- CMD (and no -p or --from)"};
     if (auto e =
             parseTaskFilters(vm, o.backend, o.match_pids, o.match_tids, o.match_uids, o.match_comm))
         return *e;
@@ -939,7 +945,8 @@ const char* const kCountHelp =
                       [--max-entries N]
                       [--format json|folded|svg|perfetto|chrome] [-o FILE] [--stack-depth N]
                       [--ustack fp|dwarf [--stack-size BYTES]] [--maxactive N]
-                      [--backend kernel|ptrace] [--force] [-v] [-- CMD [ARGS...]]
+                      [--backend kernel|ptrace [--seccomp-bpf]] [--force] [-v]
+                      [-- CMD [ARGS...]]
        probectl count --from FILE [SPEC-GLOB...] [--by KEY,...] [--top N] [--format json]
 
 Counts hits in the kernel: each probe adds its hits to a map in probectl.ko (no
@@ -975,7 +982,9 @@ Predicates (SPEC ... if EXPR) run first: rejected hits are not counted.
 --backend ptrace needs no module: every hit stops the traced process and is counted
 here with the kernel map's rules (same tables; uprobe, uretprobe, usdt and syscall
 specs; keys comm pid tid cpu retval errno, a usdt site's args, ustack with
---ustack=dwarf: its events carry no uid, and it sees no kernel stack). --force adds kernel uretprobes where C++ exceptions unwind.
+--ustack=dwarf: its events carry no uid, and it sees no kernel stack); --seccomp-bpf
+stops the command only on the traced syscalls (a seccomp filter, as strace
+--seccomp-bpf; needs -- CMD). --force adds kernel uretprobes where C++ exceptions unwind.
 
 A glob in the name (kprobe:vfs_*, kretprobe:GLOB, syscall:GLOB, tracepoint:SUBSYS:GLOB,
 uprobe:PATH:GLOB, uretprobe:PATH:GLOB) adds one probe per matching name, each with
@@ -1018,7 +1027,8 @@ same rule on stderr or stdout.
 
 Exit status: with -- CMD, as trace (and strace): CMD's exit code when it exits,
 whatever ended the run (Ctrl-C, SIGTERM and SIGHUP go on to CMD); when signal N kills
-CMD, or CMD outlives a stop signal N by a second, probectl dies of N once the tables
+CMD, or CMD outlives a stop signal N by a second (it is then killed, with every process
+of it traced: none is left running), probectl dies of N once the tables
 are printed (a shell says 128+N: 130 for Ctrl-C; a closed terminal loses nothing); 0
 when --duration ended it, and when Ctrl-C, SIGTERM or SIGHUP ends a run without CMD
 (-p, or system-wide); 2 on a usage error; 1 when the system refused.
@@ -1048,8 +1058,9 @@ const char* const kHistHelp =
                      [--max-entries N] [-p PID]... [-f] [--duration TIME]
                      [--pid|--tid|--uid LIST] [--comm GLOB]
                      [--format json|perfetto|chrome] [-o FILE]
-                     [--interval TIME [--cumulative]] [--backend kernel|ptrace]
-                     [--maxactive N] [--force] [-v] [-- CMD [ARGS...]]
+                     [--interval TIME [--cumulative]]
+                     [--backend kernel|ptrace [--seccomp-bpf]] [--maxactive N] [--force]
+                     [-v] [-- CMD [ARGS...]]
        probectl hist --from FILE [SPEC-GLOB...] FIELD [--by KEY,...] [--linear ...]
 
 A histogram of the integer fetch argument FIELD of SPEC, kept in the kernel: log2
@@ -1058,7 +1069,8 @@ negative signed values), or with --linear MIN,MAX,STEP buckets of STEP from MIN
 (one below MIN, one from MAX on), as lhist(). One histogram per key with --by,
 each followed by its count, average, minimum and maximum. --interval, globs,
 --pid/--tid/--uid/--comm, --format perfetto|chrome -o FILE (count and average as
-counter tracks), --backend, --force and --from FILE (a recording's events) as for count.
+counter tracks), --backend, --seccomp-bpf, --force and --from FILE (a recording's events)
+as for count.
 Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
 stays on stdout), without a command on stdout, with -o in FILE.
 Exit status as for count: CMD's exit code, or killed by the signal that killed CMD
@@ -1076,7 +1088,7 @@ const char* const kLatencyHelp =
                         [--pid|--tid|--uid LIST] [--comm GLOB]
                         [--format json|perfetto|chrome] [-o FILE]
                         [--interval TIME [--cumulative]] [-v]
-                        [--backend kernel|ptrace] [--maxactive N] [--force]
+                        [--backend kernel|ptrace [--seccomp-bpf]] [--maxactive N] [--force]
                         [-- CMD [ARGS...]]
        probectl latency --from FILE [SPEC-GLOB...] [--by KEY,...] [--linear ...]
 
@@ -1089,8 +1101,8 @@ Entries that never returned (longjmp or a C++ exception past the frame, the
 thread's exit, still inside at the end) are in no bucket: the header's "never
 returned" counts them.
 --interval, globs, --pid/--tid/--uid/--comm, --format perfetto|chrome -o FILE (count
-and average latency in ns as counter tracks), --backend, --force and --from FILE (a
-recording's return events) as for count.
+and average latency in ns as counter tracks), --backend, --seccomp-bpf, --force and
+--from FILE (a recording's return events) as for count.
 Where the tables go as for count: with -- CMD and no -o on stderr (CMD's own output
 stays on stdout), without a command on stdout, with -o in FILE.
 Exit status as for count: CMD's exit code, or killed by the signal that killed CMD

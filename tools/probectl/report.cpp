@@ -122,6 +122,18 @@ int runReport(const std::vector<std::string>& args, Io& io) {
     if (!rec)
         return runtimeError(io, kReportCmd, rec.error());
     const RecordingInfo& info = rec->info();
+    // A recording cut short before its first event (the recorder killed at once) holds
+    // nothing to report: an error naming the file, not an empty report (count --from
+    // refuses it too). Read before any output is written.
+    Event ev;
+    const bool first = rec->next(ev);
+    if (!first && !rec->damaged() && !rec->summary())
+        return runtimeError(
+            io, kReportCmd,
+            makeError(
+                0, rec->note().empty()
+                       ? fmt::format("{}: the recording holds no event and no summary", o.file)
+                       : fmt::format("{}: {}: it holds no event to report", o.file, rec->note())));
     auto sink = openTraceSink(o.format, o.output, recordingLayout(info.flags), io, nullptr);
     if (!sink)
         return runtimeError(io, kReportCmd, sink.error());
@@ -129,10 +141,9 @@ int runReport(const std::vector<std::string>& args, Io& io) {
     (*sink)->begin(info.t0_ns, info.clocks);
     // Not over the report itself when both go to the terminal: there it is its own progress.
     Progress progress(io.err, io.err_is_tty && (to_file || !io.out_is_tty), o.file);
-    Event ev;
     std::uint64_t events = 0;
     progress.update(rec->offset(), events);
-    while (rec->next(ev)) {
+    for (bool more = first; more; more = rec->next(ev)) {
         (*sink)->event(ev);
         // The offset moves a block (up to 64 KiB) at a time: checking it is cheap.
         if (++events % 4096 == 0)

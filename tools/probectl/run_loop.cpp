@@ -94,48 +94,66 @@ int RunLoop::signalBeforeStart() {
 }
 
 bool RunLoop::shouldStop() {
-    if (!signal_) {
-        signal_ = caught_();
+    const std::uint64_t now = monotonicNs();
+    if (!ending_) {
+        if (!signal_)
+            signal_ = caught_();
+        const bool late = deadline_ && now >= deadline_;
+        if (!signal_ && !late) {
+            if (!command_.empty() && !status_)
+                status_ = tracer_.commandStatus();
+            if (command_.empty() && !pids_.empty() && now >= next_pid_check_) {
+                next_pid_check_ = now + 100'000'000;
+                pids_gone_ = std::all_of(pids_.begin(), pids_.end(), exited);
+            }
+            return status_.has_value() || pids_gone_;
+        }
+        ending_ = true;
         // On to the command at once, as a terminal's Ctrl-C reaches both: it ends as an
         // interrupted command does (and may clean up). Sent after stop() instead, it ran on
-        // untraced while the probes were disabled and drained.
+        // untraced while the probes were disabled and drained. --duration ends it with
+        // SIGTERM the same way.
         const pid_t pid = command_.empty() ? 0 : tracer_.commandPid();
-        if (signal_ && runningChild(pid)) {
-            ::kill(pid, signal_);
-            // Traced on while it ends by the signal: the calls the signal interrupts return
-            // then (clock_nanosleep's ERESTART_RESTARTBLOCK), and stopping at once left them
-            // "never returned" on the kernel backend where ptrace counted them.
-            grace_end_ = monotonicNs() + kStopGraceNs;
-        }
-    }
-    if (signal_) {
-        if (grace_end_ == 0)
+        if (!runningChild(pid))
             return true;
-        if (!status_)
-            status_ = tracer_.commandStatus();
-        return status_.has_value() || monotonicNs() >= grace_end_;
+        ::kill(pid, signal_ ? signal_ : SIGTERM);
+        ended_by_us_ = !signal_;
+        // Traced on while it ends by the signal: the calls the signal interrupts return
+        // then (clock_nanosleep's ERESTART_RESTARTBLOCK), and stopping at once left them
+        // "never returned" on the kernel backend where ptrace counted them.
+        grace_end_ = now + kStopGraceNs;
+        return false;
     }
-    const std::uint64_t now = monotonicNs();
-    if (deadline_ && now >= deadline_)
+    if (grace_end_ == 0)
         return true;
-    if (!command_.empty() && !status_)
+    if (!status_)
         status_ = tracer_.commandStatus();
-    if (command_.empty() && !pids_.empty() && now >= next_pid_check_) {
-        next_pid_check_ = now + 100'000'000;
-        pids_gone_ = std::all_of(pids_.begin(), pids_.end(), exited);
+    if (!killed_) {
+        if (status_ || now < grace_end_)
+            return status_.has_value();
+        // It outlived the grace (it ignores the signal): killed now, with every process it
+        // made that is traced, while still traced, so that the trace tells their ends and
+        // none is left running after probectl.
+        killed_ = ended_by_us_ = true;
+        kill_ends_polled_ = tracer_.killCommand();
+        kill_end_ = monotonicNs() + kKillWaitNs;
+        return false;
     }
-    return status_.has_value() || pids_gone_;
+    // The ptrace backend sees the killed processes end (its loop ends once all did).
+    return (status_ && !kill_ends_polled_) || now >= kill_end_;
 }
 
 int RunLoop::finish(Io& io, int rc) {
     std::optional<int> status = status_;
-    std::optional<int> own = status_;  // how it ended unless probectl had to end it
+    // How it ended unless probectl had to end it.
+    std::optional<int> own = ended_by_us_ ? std::nullopt : status_;
     if (!command_.empty() && !status) {
-        // --duration ends it as asked; a stop signal gives it up to a second to end by it.
+        // --duration ends it as asked; a stop signal gives it up to a second to end by it,
+        // passed already when it was forwarded while the command was traced.
         const int grace_ms = grace_end_ ? 0 : static_cast<int>(kStopGraceNs / 1'000'000);
         const bool outlived = !signal_ || outlives(tracer_.commandPid(), grace_ms);
-        status = tracer_.terminateCommand();
-        if (!outlived)
+        status = tracer_.terminateCommand(grace_end_ ? 0 : grace_ms);
+        if (!outlived && !ended_by_us_)
             own = status;
     }
     if (status)

@@ -31,20 +31,22 @@ class RunLoop {
     // which only the kernel's session knows: those runs end on the deadline or a signal.
     void watchPids(const std::vector<std::uint32_t>& pids) { pids_ = pids; }
 
-    // True once a signal came (passed on to a held command, once the command ended by it or
-    // a second passed, so that the calls it interrupted are traced returning), the deadline
-    // passed, the held command ended (its status is kept: it ended on its own only if it
-    // ended before anything else stopped the run), or every watched process exited.
+    // True once a signal came or the deadline passed (a held command gets the signal, or
+    // SIGTERM at the deadline, and is traced while it ends by it, so that the calls it
+    // interrupted are traced returning; after a second it is killed with every traced
+    // process it made, and the run ends once their ends are seen), the held command ended
+    // (its status is kept: it ended on its own only if it ended before anything else
+    // stopped the run), or every watched process exited.
     bool shouldStop();
 
     // Before tracer.start(): a stop signal that came while the probes were attached (kept, 0
     // for none). A run of a command should then not start: the command was never released.
     int signalBeforeStart();
 
-    // After tracer.stop(): a command still running (shouldStop() sent it the stop signal that
-    // ended the run, as strace does, and gave it a second to end) is terminated; its end is
-    // described on io.err ("'ls' exited with status 0"), as is the exit of every watched
-    // process. Returns runEnd()'s code, and leaves its signal to setExitSignal().
+    // After tracer.stop(): a command still running (one shouldStop() could not signal, or
+    // whose end the kill did not bring in time) is terminated; its end is described on
+    // io.err ("'ls' exited with status 0"), as is the exit of every watched process.
+    // Returns runEnd()'s code, and leaves its signal to setExitSignal().
     int finish(Io& io, int rc);
 
     // The message and exit code of a run of a command that a stop signal ended before it
@@ -57,9 +59,18 @@ class RunLoop {
     const std::vector<std::string>& command_;
     std::function<int()> caught_;
     int signal_ = 0;
-    // A stop signal gives the command up to a second to end by it (traced meanwhile).
+    // A stop signal (or --duration's SIGTERM) gives the command up to a second to end by
+    // it, traced meanwhile; then it is killed (Tracer::killCommand), still traced.
     static constexpr std::uint64_t kStopGraceNs = 1'000'000'000;
-    std::uint64_t grace_end_ = 0;  // CLOCK_MONOTONIC ns; 0: no signal passed on
+    // Most the trace waits for the killed processes' ends (SIGKILL is not refused: only a
+    // task stuck in the kernel takes longer).
+    static constexpr std::uint64_t kKillWaitNs = 2'000'000'000;
+    bool ending_ = false;          // a stop signal came or the deadline passed
+    std::uint64_t grace_end_ = 0;  // CLOCK_MONOTONIC ns; 0: nothing passed on
+    bool killed_ = false;          // killCommand() was called
+    bool kill_ends_polled_ = false;
+    std::uint64_t kill_end_ = 0;
+    bool ended_by_us_ = false;  // --duration's SIGTERM or the kill ended it, not its own way
     std::uint64_t t0_ = 0;
     std::uint64_t deadline_ = 0;
     std::optional<int> status_;

@@ -198,6 +198,10 @@ class PtraceSession : public Tracer {
     // After stop(): SIGTERM to the command, up to grace_ms for it to exit, then SIGKILL;
     // returns its wait status (the one it ended with if it had already ended).
     std::optional<int> terminateCommand(int grace_ms = 1000) override;
+    // Before stop(): SIGKILL to the command and, with follow, to every process traced as its
+    // descendant (one forked meanwhile dies as it is attached); their ends come through
+    // poll, and done() once the last one came. True unless nothing was traced.
+    bool killCommand() override;
 
     const std::vector<PtraceProbe>& probes() const;
     // Thread ids traced now.

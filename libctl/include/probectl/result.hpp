@@ -21,8 +21,11 @@
 namespace probectl {
 
 // A failure as seen by the caller.
-//  err:     positive errno value (EINVAL, ENOENT, EPERM, ...), never 0 for a real error.
-//           Kernel errors carry the errno the kernel returned in its netlink ack.
+//  err:     positive errno value (EINVAL, ENOENT, EPERM, ...) of the failure; 0 when no
+//           errno is its cause and the message says all (a name with the one to use
+//           instead, a file that holds nothing to read): describe() then adds no errno
+//           text, which would read as the cause. Kernel errors carry the errno the kernel
+//           returned in its netlink ack.
 //  message: human text naming the thing at fault ("kprobe:foo: ..."), with the kernel's
 //           extack text appended when there is one, and a hint where the errno is common
 //           ("is probectl.ko loaded?", "needs CAP_SYS_ADMIN or CAP_PERFMON").

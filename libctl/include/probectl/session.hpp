@@ -174,6 +174,10 @@ class Session : public Tracer {
     pid_t commandPid() const override;
     std::optional<int> commandStatus() const override;
     std::optional<int> terminateCommand(int grace_ms = 1000) override;
+    // SIGKILL to the command and, with follow, to every descendant it has (the processes
+    // the kernel follows for the session); returns once the descendants are gone or
+    // zombies, the command being left for commandStatus() to reap. False (see Tracer).
+    bool killCommand() override;
 
     // Ends tracing: disables every probe, FLUSHes, delivers the remaining records to `cb`,
     // then reads the kernel counters (PROBE_GET). Probes stay registered (disabled) until

@@ -114,6 +114,13 @@ class Tracer {
     // After stop(): SIGTERM, up to grace_ms to exit, then SIGKILL; its wait status (the
     // one it ended with if it had already ended). nullopt without a command.
     virtual std::optional<int> terminateCommand(int grace_ms = 1000) = 0;
+    // Before stop(), for a run that must leave nothing behind (the command outlived a stop
+    // signal): SIGKILL to the held command and, with follow, to every process traced because
+    // it descends from it (the ones still running). Their ends are seen as any other end
+    // (commandStatus(), task ends); true when they come through poll(), done() telling when
+    // the last one did (the ptrace backend), false when the call waited for the descendants
+    // itself. This one kills the command alone. Nothing without a running command.
+    virtual bool killCommand();
 
   protected:
     Tracer() = default;

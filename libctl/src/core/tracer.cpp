@@ -1,6 +1,9 @@
 // The event loop every Tracer shares.
 #include "probectl/tracer.hpp"
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <cerrno>
 
 #include "probectl/session.hpp"  // SessionStats
@@ -23,6 +26,17 @@ Result<void> loop(const Tracer& t, const Poll& poll, const std::function<bool()>
 }
 
 }  // namespace
+
+bool Tracer::killCommand() {
+    // Only a child of ours that has not ended: waitid fails for anyone else's pid.
+    const pid_t pid = commandPid();
+    siginfo_t info{};
+    if (pid > 0 && !commandStatus() &&
+        ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == 0)
+        ::kill(pid, SIGKILL);
+    return false;
+}
 
 std::vector<std::string> Tracer::takeNotes() {
     std::vector<std::string> out;

@@ -148,7 +148,7 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
     std::string name = spec.symbol;
     if (spec.kind == SpecKind::Syscall) {
         if (auto misuse = syscallKernelNameMisuse(spec.symbol); !misuse.empty())
-            return withSpec(spec, makeError(ENOENT, std::move(misuse)));
+            return withSpec(spec, makeError(0, std::move(misuse)));  // no errno: a wrong name
         auto sys = syscallSymbol(spec.symbol);
         if (!sys) {
             // A real x86-64 syscall this kernel was built without (or has removed): say so

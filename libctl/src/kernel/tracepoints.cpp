@@ -462,14 +462,13 @@ Result<const TracepointInfo*> Tracepoints::find(const ProbeSpec& spec) const {
         return makeError(ENOENT, fmt::format("{}: unknown tracepoint '{}'{}", where, name, hint));
     }
     if (!hit->module.empty())
-        return makeError(EINVAL, fmt::format("{}: '{}' is a tracepoint of module {}: only "
-                                             "vmlinux tracepoints can be probed",
-                                             where, name, hit->module));
+        return makeError(0, fmt::format("{}: '{}' is a tracepoint of module {}: only "
+                                        "vmlinux tracepoints can be probed",
+                                        where, name, hit->module));
     if (spec.subsystem != "*" && !hit->subsystem.empty() && hit->subsystem != spec.subsystem)
-        return makeError(EINVAL,
-                         fmt::format("{}: tracepoint '{}' is filed under '{}', not "
-                                     "'{}': {}",
-                                     where, name, hit->subsystem, spec.subsystem, hit->spec()));
+        return makeError(0, fmt::format("{}: tracepoint '{}' is filed under '{}', not "
+                                        "'{}': {}",
+                                        where, name, hit->subsystem, spec.subsystem, hit->spec()));
     if (spec.subsystem != "*" && hit->subsystem.empty() && !tracefs_.empty())
         return makeError(EINVAL, fmt::format("{}: tracepoint '{}' has no trace event, so no "
                                              "subsystem: write tracepoint:*:{}",
@@ -523,10 +522,10 @@ Result<std::vector<FetchArg>> Tracepoints::resolveArgs(const TracepointInfo& tp,
         if (src->kind != K::Field)
             return Rewritten{src, 0, false};
         if (!b || !tp.has_proto)
-            return makeError(EINVAL, fmt::format("{}: {} needs the kernel's BTF "
-                                                 "(/sys/kernel/btf/vmlinux) to know {}'s "
-                                                 "parameters: use $argN",
-                                                 ctx, src->str(), tp.name));
+            return makeError(0, fmt::format("{}: {} needs the kernel's BTF "
+                                            "(/sys/kernel/btf/vmlinux) to know {}'s "
+                                            "parameters: use $argN",
+                                            ctx, src->str(), tp.name));
         std::size_t idx = tp.params.size();
         for (std::size_t i = 0; i < tp.params.size(); i++)
             if (tp.params[i].name == src->path[0])

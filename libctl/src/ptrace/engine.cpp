@@ -45,12 +45,15 @@ Space* Engine::newSpace(pid_t id) {
     return raw;
 }
 
-Thread& Engine::addThread(pid_t tid, pid_t tgid, Space* space, bool report) {
+Thread& Engine::addThread(pid_t tid, pid_t tgid, Space* space, bool report, bool from_command) {
     Thread& t = threads_[tid];
     t.tid = tid;
     t.tgid = tgid;
     t.space = space;
     t.report = report;
+    t.from_command = from_command;
+    if (killing_ && from_command && report)
+        ::kill(tid, SIGKILL);  // forked as the others were killed
     space->threads.insert(tid);
     seen_tgids_.insert(tgid);
     return t;
@@ -238,7 +241,7 @@ Result<void> Engine::spawnCommand() {
         return r;
     command_ = std::move(*c);
     Space* s = newSpace(command_.pid());
-    Thread& t = addThread(command_.pid(), command_.pid(), s, true);
+    Thread& t = addThread(command_.pid(), command_.pid(), s, true, true);
     t.state = Thread::State::Running;
     t.before_exec = true;
     return {};
@@ -393,13 +396,14 @@ void Engine::onNewChild(Thread& parent, int event) {
     }
     const pid_t child_tgid = event == PTRACE_EVENT_CLONE ? readTgid(child) : child;
     if (event == PTRACE_EVENT_CLONE && child_tgid == parent.tgid) {
-        Thread& c = addThread(child, parent.tgid, parent.space, parent.report);
+        Thread& c = addThread(child, parent.tgid, parent.space, parent.report, parent.from_command);
         c.state = Thread::State::Stopped;
         resume(c);
     } else if (event == PTRACE_EVENT_VFORK) {
         // The child runs in the parent's memory until it execs: it sees our int3s, so it
         // stays traced (reported only under follow) until exec or exit.
-        Thread& c = addThread(child, child, parent.space, options_.follow && parent.report);
+        Thread& c = addThread(child, child, parent.space, options_.follow && parent.report,
+                              parent.from_command);
         c.state = Thread::State::Stopped;
         resume(c);
     } else if (options_.follow && parent.report) {
@@ -411,7 +415,7 @@ void Engine::onNewChild(Thread& parent, int event) {
         s->patched = ps.patched;
         s->placed = ps.placed;
         s->semaphores = ps.semaphores;
-        Thread& c = addThread(child, child, s, true);
+        Thread& c = addThread(child, child, s, true, parent.from_command);
         c.state = Thread::State::Stopped;
         c.returns = parent.returns;
         for (auto& [addr, bp] : s->bps)
@@ -667,6 +671,16 @@ std::optional<int> Engine::terminateCommand(int grace_ms) {
     if (!command_.status() && !detached_)
         detachAll(nullptr);
     return command_.terminate(grace_ms);
+}
+
+bool Engine::killCommand() {
+    if (command_.pid() <= 0 || detached_ || threads_.empty())
+        return false;
+    killing_ = true;
+    for (const auto& [tid, t] : threads_)
+        if (t.from_command && t.report)
+            ::kill(t.tgid, SIGKILL);
+    return true;
 }
 
 const std::vector<PtraceProbe>& Engine::probeInfo() {

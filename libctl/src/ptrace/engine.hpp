@@ -106,6 +106,7 @@ struct Thread {
     bool end_unknown = false;    // `pending` is no status ptrace gave: its end is not told
     int inject = 0;              // signal to deliver at the next resume
     bool report = true;          // false: a child kept traced only until it drops our int3s
+    bool from_command = false;   // the held command or a process or thread it made
     // The held command until its exec: still probectl's code (the read of its release pipe),
     // nothing of the command's own to report.
     bool before_exec = false;
@@ -151,13 +152,17 @@ class Engine {
     std::optional<int> commandStatus() const { return command_.status(); }
     pid_t commandPid() const { return command_.pid(); }
     std::optional<int> terminateCommand(int grace_ms);
+    // Tracer::killCommand: SIGKILL to every reported process of the command's (the command,
+    // and with follow its descendants); their ends come through poll. False when nothing
+    // is traced any more.
+    bool killCommand();
     const std::vector<PtraceProbe>& probeInfo();
     std::vector<pid_t> threadIds() const;
     SessionStats stats() const;
 
   private:
     // engine.cpp: threads, spaces, waiting, fork/exec, detach
-    Thread& addThread(pid_t tid, pid_t tgid, Space* space, bool report);
+    Thread& addThread(pid_t tid, pid_t tgid, Space* space, bool report, bool from_command = false);
     Space* newSpace(pid_t id);
     void dropThread(pid_t tid);
     void dropSpace(Space* s);
@@ -236,6 +241,7 @@ class Engine {
     void noteUntracedChild(Thread& t);
     void findUntracedChildren();
     bool detached_ = false;
+    bool killing_ = false;  // killCommand() was called: a new child dies as it appears
     // detachAll() in progress: handlers leave threads stopped instead of resuming them.
     bool stopping_ = false;
     std::uint32_t next_id_ = 1;

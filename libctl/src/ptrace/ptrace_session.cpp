@@ -119,6 +119,10 @@ std::optional<int> PtraceSession::terminateCommand(int grace_ms) {
     return impl_->engine.terminateCommand(grace_ms);
 }
 
+bool PtraceSession::killCommand() {
+    return impl_->engine.killCommand();
+}
+
 const std::vector<PtraceProbe>& PtraceSession::probes() const {
     return impl_->engine.probeInfo();
 }

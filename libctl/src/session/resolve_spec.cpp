@@ -66,7 +66,7 @@ bool readsRetval(const FetchSource* s) {
 Result<std::vector<ResolvedProbe>> ptraceSyscall(const ProbeSpec& spec) {
     static const SyscallTable table = SyscallTable::builtin();
     if (auto misuse = syscallKernelNameMisuse(spec.symbol); !misuse.empty())
-        return makeError(ENOENT, fmt::format("{}: {}", spec.text, misuse));
+        return makeError(0, fmt::format("{}: {}", spec.text, misuse));  // no errno: a wrong name
     const SyscallInfo* info = table.find(spec.symbol);
     if (!info || info->nr < 0)
         return makeError(ENOENT, fmt::format("{}: unknown syscall '{}'", spec.text, spec.symbol));

@@ -24,6 +24,7 @@
 #include "target/process_tree.hpp"
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -535,6 +536,16 @@ std::optional<int> Session::terminateCommand(int grace_ms) {
     if (impl_->command.pid() <= 0)
         return std::nullopt;
     return impl_->command.terminate(grace_ms);
+}
+
+bool Session::killCommand() {
+    if (impl_->command.pid() <= 0 || impl_->command.tryWait())
+        return false;
+    if (impl_->options.follow)
+        killTree(impl_->command.pid(), 2000);
+    else
+        ::kill(impl_->command.pid(), SIGKILL);
+    return false;
 }
 
 Result<SessionStats> Session::stopViews(const EventViewCallback& cb) {

@@ -2,6 +2,8 @@
 #include "target/process_tree.hpp"
 
 #include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -89,6 +91,42 @@ std::vector<pid_t> descendantsOf(pid_t tgid) {
             }
     }
     return out;
+}
+
+namespace {
+
+// Gone, or a zombie (field 3 of /proc/PID/stat).
+bool ended(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    const std::size_t paren = stat.rfind(')');
+    return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z' ||
+           stat[paren + 2] == 'X';
+}
+
+}  // namespace
+
+void killTree(pid_t tgid, int wait_ms) {
+    std::vector<pid_t> tree{tgid};
+    ::kill(tgid, SIGSTOP);
+    for (int round = 0; round < 64; ++round) {
+        bool grew = false;
+        for (pid_t d : descendantsOf(tgid))
+            if (std::find(tree.begin(), tree.end(), d) == tree.end()) {
+                ::kill(d, SIGSTOP);
+                tree.push_back(d);
+                grew = true;
+            }
+        if (!grew)
+            break;
+    }
+    for (pid_t p : tree)
+        ::kill(p, SIGKILL);
+    for (int waited = 0; waited < wait_ms; ++waited) {
+        if (std::all_of(tree.begin() + 1, tree.end(), ended))
+            return;
+        ::usleep(1000);
+    }
 }
 
 }  // namespace probectl

@@ -13,4 +13,10 @@ namespace probectl {
 // when the kernel has no children files. Empty when `tgid` does not exist.
 std::vector<pid_t> descendantsOf(pid_t tgid);
 
+// SIGKILL to `tgid` and to every descendant of it. Each is stopped first (SIGSTOP), parents
+// first, until no new one shows (a stopped process forks no child the kill would miss),
+// then all die together. Returns once the descendants are gone or zombies (not the
+// caller's to reap), or after `wait_ms`; `tgid` is left for its parent to reap.
+void killTree(pid_t tgid, int wait_ms);
+
 }  // namespace probectl

@@ -1,0 +1,119 @@
+// The probectl binary with --backend=ptrace, stopped by a signal while its command ignores
+// it: what is left running afterwards and what the trace says of the command's end.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "target/process_tree.hpp"
+
+namespace {
+
+std::string slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// Field 3 of /proc/PID/stat ('Z': a zombie), '\0' once it is gone.
+char stateOf(pid_t pid) {
+    const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+    const auto paren = stat.rfind(')');
+    return paren == std::string::npos || paren + 2 >= stat.size() ? '\0' : stat[paren + 2];
+}
+
+bool running(pid_t pid) {
+    const char s = stateOf(pid);
+    return s != '\0' && s != 'Z' && s != 'X';
+}
+
+// A descendant of `root` whose comm is `comm` (-1: none).
+pid_t descendantNamed(pid_t root, const std::string& comm) {
+    for (pid_t d : probectl::descendantsOf(root))
+        if (slurp("/proc/" + std::to_string(d) + "/comm") == comm + "\n")
+            return d;
+    return -1;
+}
+
+// `probectl ARGS...` with stdout and stderr in `log`, the stop signals at their defaults.
+pid_t startProbectl(const std::vector<std::string>& args, const std::string& log) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(fd, STDOUT_FILENO);
+        ::dup2(fd, STDERR_FILENO);
+        for (int sig : {SIGINT, SIGTERM, SIGHUP})
+            ::signal(sig, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        std::vector<char*> argv{const_cast<char*>(PROBECTL_BIN)};
+        for (const auto& a : args)
+            argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        ::execv(PROBECTL_BIN, argv.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+
+// A traced command that ignores the stop signal outlives it; probectl then kills it, and with
+// -f every process of it that it traces (sh's child sleep), while still tracing: the trace
+// tells the command's end (strace's "+++ killed by SIGKILL +++"), and nothing traced is left
+// running once probectl is gone. Before: the line was missing (the kill came after the
+// trace) and with -f the sleep ran on.
+TEST(CliStop, ACommandIgnoringTheStopSignalIsKilledWithWhatItTraced) {
+    const std::string log = testing::TempDir() + "/cli-stop-ignored.log";
+    for (const bool follow : {false, true}) {
+        for (const int sig : {SIGTERM, SIGINT}) {
+            SCOPED_TRACE(std::string(follow ? "-f " : "") + sigabbrev_np(sig));
+            std::vector<std::string> args = {"trace", "--backend=ptrace", "--syscalls=wait4"};
+            if (follow)
+                args.push_back("-f");
+            args.insert(args.end(), {"--", "sh", "-c", "trap '' TERM INT; sleep 3017"});
+            const pid_t p = startProbectl(args, log);
+            ASSERT_GT(p, 0);
+            // Once sh forked its sleep (the trap is set by then).
+            pid_t sleeper = -1;
+            for (int i = 0; i < 3000 && sleeper < 0; i++) {
+                sleeper = descendantNamed(p, "sleep");
+                if (sleeper < 0)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+            ASSERT_GT(sleeper, 0) << slurp(log);
+            const pid_t sh = descendantNamed(p, "sh");
+            ASSERT_GT(sh, 0);
+            ::kill(p, sig);
+            int st = 0;
+            ASSERT_EQ(::waitpid(p, &st, 0), p);
+            const std::string out = slurp(log);
+            // The interrupt ended the run: probectl dies of it, as strace does.
+            EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == sig) << st << "\n" << out;
+            EXPECT_FALSE(running(sh)) << "the command outlived probectl\n" << out;
+            // -f: each line starts with the pid, padded
+            auto endLine = [&](pid_t pid) {
+                return std::regex("(^|\n)" + (pid ? std::to_string(pid) + " +" : "") +
+                                  "\\+\\+\\+ killed by SIGKILL \\+\\+\\+\n");
+            };
+            EXPECT_TRUE(std::regex_search(out, endLine(follow ? sh : 0))) << out;
+            EXPECT_NE(out.find("'sh' killed by signal 9 (Killed)\n"), std::string::npos) << out;
+            if (follow) {
+                EXPECT_FALSE(running(sleeper)) << "a traced process outlived probectl\n" << out;
+                EXPECT_TRUE(std::regex_search(out, endLine(sleeper))) << out;
+            }
+            // Without -f the sleep was not traced: it is not probectl's to end.
+            if (running(sleeper))
+                ::kill(sleeper, SIGKILL);
+        }
+    }
+}
+
+}  // namespace

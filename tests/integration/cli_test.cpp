@@ -78,33 +78,6 @@ std::string endOf(pid_t pid) {
     return fmt::format("exited with status {}", WEXITSTATUS(st));
 }
 
-// Whether a child of `parent` named `comm` is blocked in syscall number `nr`
-// (/proc/PID/stat's ppid, /proc/PID/syscall's first field).
-bool childInSyscall(pid_t parent, const std::string& comm, int nr) {
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-        const std::string pid = e.path().filename().string();
-        if (pid.find_first_not_of("0123456789") != std::string::npos)
-            continue;
-        const std::string stat = itest::readFile("/proc/" + pid + "/stat");
-        const auto open = stat.find('('), close = stat.rfind(')');
-        if (open == std::string::npos || close == std::string::npos ||
-            stat.substr(open + 1, close - open - 1) != comm)
-            continue;
-        std::istringstream rest(stat.substr(close + 1));
-        std::string state;
-        long ppid = 0;
-        rest >> state >> ppid;
-        if (ppid != parent)
-            continue;
-        std::istringstream sc(itest::readFile("/proc/" + pid + "/syscall"));
-        int now = -1;
-        if (sc >> now && now == nr)
-            return true;
-    }
-    return false;
-}
-
 // A child of `parent` named `comm` (-1: none), by /proc/PID/stat's comm and ppid.
 pid_t childNamed(pid_t parent, const std::string& comm) {
     std::error_code ec;
@@ -125,6 +98,17 @@ pid_t childNamed(pid_t parent, const std::string& comm) {
             return static_cast<pid_t>(std::stol(pid));
     }
     return -1;
+}
+
+// Whether a child of `parent` named `comm` is blocked in syscall number `nr`
+// (/proc/PID/syscall's first field).
+bool childInSyscall(pid_t parent, const std::string& comm, int nr) {
+    const pid_t child = childNamed(parent, comm);
+    if (child < 0)
+        return false;
+    std::istringstream sc(itest::readFile("/proc/" + std::to_string(child) + "/syscall"));
+    int now = -1;
+    return sc >> now && now == nr;
 }
 
 // Running: neither gone nor a zombie (/proc/PID/stat's state).

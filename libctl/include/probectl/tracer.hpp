@@ -115,8 +115,8 @@ class Tracer {
     // one it ended with if it had already ended). nullopt without a command.
     virtual std::optional<int> terminateCommand(int grace_ms = 1000) = 0;
     // Before stop(), for a run that must leave nothing behind (the command outlived a stop
-    // signal): SIGKILL to the held command and, with follow, to every process traced because
-    // it descends from it (the ones still running). Their ends are seen as any other end
+    // signal): SIGKILL to the held command and every process descended from it (traced with
+    // follow or not: none may run on after probectl). Their ends are seen as any other end
     // (commandStatus(), task ends); true when they come through poll(), done() telling when
     // the last one did (the ptrace backend), false when the call waited for the descendants
     // itself. This one kills the command alone. Nothing without a running command.

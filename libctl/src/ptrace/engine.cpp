@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <set>
 
+#include "target/process_tree.hpp"
+
 namespace probectl::ptrace {
 
 namespace {
@@ -677,6 +679,19 @@ bool Engine::killCommand() {
     if (command_.pid() <= 0 || detached_ || threads_.empty())
         return false;
     killing_ = true;
+    // Untraced descendants too (no -f), while they are still the command's to find: a
+    // process left behind would run on after probectl. Only they are waited for here: a
+    // traced one ends through this engine's own stops.
+    std::set<pid_t> traced;
+    for (const auto& [tid, t] : threads_)
+        traced.insert(t.tgid);
+    std::vector<pid_t> untraced;
+    for (pid_t d : descendantsOf(command_.pid()))
+        if (!traced.contains(d)) {
+            ::kill(d, SIGKILL);
+            untraced.push_back(d);
+        }
+    waitEnded(untraced, 2000);
     for (const auto& [tid, t] : threads_)
         if (t.from_command && t.report)
             ::kill(t.tgid, SIGKILL);

@@ -541,10 +541,8 @@ std::optional<int> Session::terminateCommand(int grace_ms) {
 bool Session::killCommand() {
     if (impl_->command.pid() <= 0 || impl_->command.tryWait())
         return false;
-    if (impl_->options.follow)
-        killTree(impl_->command.pid(), 2000);
-    else
-        ::kill(impl_->command.pid(), SIGKILL);
+    // The whole tree, -f or not: a descendant left behind would run on after probectl.
+    killTree(impl_->command.pid(), 2000);
     return false;
 }
 

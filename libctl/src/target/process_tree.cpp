@@ -2,19 +2,35 @@
 #include "target/process_tree.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 
 namespace probectl {
 
 namespace {
+
+// A /proc text file whole (nullopt: no such file; what was read before a read error). read(2),
+// not a stream: a process that ends while its file is read fails the read with ESRCH, which
+// libstdc++'s filebuf throws through istreambuf_iterator.
+std::optional<std::string> readProc(const std::string& path) {
+    std::string out;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return std::nullopt;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+        out.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    return out;
+}
 
 // Children of every thread of `tgid` (a thread's children file lists the processes that
 // thread forked); false when the kernel has no children files (CONFIG_PROC_CHILDREN).
@@ -27,10 +43,11 @@ bool childrenFiles(pid_t tgid, std::vector<pid_t>& out) {
     while (dirent* e = ::readdir(d)) {
         if (e->d_name[0] == '.')
             continue;
-        std::ifstream in(task + "/" + e->d_name + "/children");
-        if (!in)
+        const auto children = readProc(task + "/" + e->d_name + "/children");
+        if (!children)
             continue;
         have = true;
+        std::istringstream in(*children);
         for (pid_t pid; in >> pid;)
             out.push_back(pid);
     }
@@ -48,8 +65,7 @@ std::multimap<pid_t, pid_t> childrenByParent() {
         const pid_t pid = static_cast<pid_t>(std::atol(e->d_name));
         if (pid <= 0)
             continue;
-        std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
-        std::string stat((std::istreambuf_iterator<char>(in)), {});
+        const std::string stat = readProc(std::string("/proc/") + e->d_name + "/stat").value_or("");
         const std::size_t paren = stat.rfind(')');
         if (paren == std::string::npos)
             continue;
@@ -97,8 +113,7 @@ namespace {
 
 // Gone, or a zombie (field 3 of /proc/PID/stat).
 bool ended(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    const std::string stat = readProc("/proc/" + std::to_string(pid) + "/stat").value_or("");
     const std::size_t paren = stat.rfind(')');
     return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z' ||
            stat[paren + 2] == 'X';
@@ -122,8 +137,12 @@ void killTree(pid_t tgid, int wait_ms) {
     }
     for (pid_t p : tree)
         ::kill(p, SIGKILL);
+    waitEnded(std::vector<pid_t>(tree.begin() + 1, tree.end()), wait_ms);
+}
+
+void waitEnded(const std::vector<pid_t>& pids, int wait_ms) {
     for (int waited = 0; waited < wait_ms; ++waited) {
-        if (std::all_of(tree.begin() + 1, tree.end(), ended))
+        if (std::all_of(pids.begin(), pids.end(), ended))
             return;
         ::usleep(1000);
     }

@@ -19,4 +19,7 @@ std::vector<pid_t> descendantsOf(pid_t tgid);
 // caller's to reap), or after `wait_ms`; `tgid` is left for its parent to reap.
 void killTree(pid_t tgid, int wait_ms);
 
+// Returns once each of `pids` is gone or a zombie, or after `wait_ms`.
+void waitEnded(const std::vector<pid_t>& pids, int wait_ms);
+
 }  // namespace probectl

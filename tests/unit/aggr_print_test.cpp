@@ -300,6 +300,77 @@ TEST(AggrPrint, KeyedHistogramsAndStackRowsNameTheirKeys) {
               "    f1\n    main\n  3\n\n");
 }
 
+// One read-out of `tables` as text: `more` read-outs follow, `before` the calls entered
+// before each interval (empty: not each interval on its own).
+std::string readout(const AggrCliOptions& o, const std::vector<AggrTable>& tables,
+                    const SessionStats& stats, bool more, std::vector<std::uint64_t> before) {
+    std::ostringstream out, err;
+    auto r = printAggrReadout(o, {tables, stats, stats, "12:00:02", more, std::move(before)}, out,
+                              err, "standard output");
+    EXPECT_TRUE(r) << r.error().message;
+    return out.str();
+}
+
+// hist of a syscall counts each call where it returns, as latency does: its headers say the
+// calls entered before the interval and those never returned, as latency's, so that hits +
+// entered before = count + never returned on screen. Before the fix the last read-out of
+// `hist syscall:clock_nanosleep '$retval' --interval 1 -- sleep 1.5` said "hits 0 ... (this
+// interval)" above a count of 1, and --cumulative's had no "never returned" (seen failing).
+TEST(AggrPrint, HistOfASyscallSaysTheCallsInFlightAsLatencyDoes) {
+    const std::vector<AggrTable> tables = {table("syscall:clock_nanosleep", 1, 1)};
+    SessionStats stats;
+    stats.probes = {probe(1, 0, 0)};
+    auto hist = [&](std::vector<std::string> more) {
+        std::vector<std::string> args = {"syscall:clock_nanosleep", "retval"};
+        args.insert(args.end(), more.begin(), more.end());
+        return options(AggrMode::Hist, args);
+    };
+    auto latency = [&](std::vector<std::string> more) {
+        std::vector<std::string> args = {"syscall:clock_nanosleep"};
+        args.insert(args.end(), more.begin(), more.end());
+        return options(AggrMode::Latency, args);
+    };
+    const std::string last =
+        "syscall:clock_nanosleep  hits 0, filtered 0, rejected 0, nmissed 0, entered before 1, "
+        "never returned 0 (this interval)\n";
+    EXPECT_THAT(readout(hist({"--interval", "1"}), tables, stats, false, {1}), HasSubstr(last));
+    EXPECT_THAT(readout(latency({"--interval", "1"}), tables, stats, false, {1}), HasSubstr(last));
+    stats.probes = {probe(1, 1, 0)};
+    const std::string cumulative =
+        "syscall:clock_nanosleep  hits 1, filtered 0, rejected 0, nmissed 0, never returned 0 "
+        "(since the start)\n";
+    EXPECT_THAT(readout(hist({"--interval", "1", "--cumulative"}), tables, stats, false, {}),
+                HasSubstr(cumulative));
+    EXPECT_THAT(readout(latency({"--interval", "1", "--cumulative"}), tables, stats, false, {}),
+                HasSubstr(cumulative));
+    // A hist of an entry's argument pairs no return: no such clause.
+    AggrTable entry = table("uprobe:/bin/true:main", 1, 1);
+    auto o = options(AggrMode::Hist, {"uprobe:/bin/true:main v=$arg1:u64", "v", "--interval", "1",
+                                      "--cumulative", "--", "true"});
+    EXPECT_THAT(readout(o, {entry}, stats, false, {}), Not(HasSubstr("never returned")));
+}
+
+// Of several probes, one whose only activity is a call in flight (entered before the
+// interval, not returned yet) is shown with its header, as count shows its line: before the
+// fix latency left it out as one "with no hits" (seen failing).
+TEST(AggrPrint, AProbeWithACallInFlightIsShown) {
+    std::vector<AggrTable> tables(3);
+    const char* specs[] = {"syscall:read", "syscall:write", "syscall:pread64"};
+    for (std::uint32_t i = 0; i < 3; i++) {
+        tables[i].spec = specs[i];
+        tables[i].probe_id = i + 1;
+    }
+    SessionStats stats;
+    stats.probes = {probe(1, 0, 1), probe(2, 0, 0), probe(3, 0, 0)};
+    auto o = options(AggrMode::Latency,
+                     {"syscall:read", "syscall:write", "syscall:pread64", "--interval", "1"});
+    const std::string text = readout(o, tables, stats, true, {1, 0, 0});
+    EXPECT_THAT(text, HasSubstr("syscall:read  hits 0, filtered 0, rejected 0, nmissed 0, "
+                                "entered before 1, not returned yet 1 (this interval)\n"));
+    EXPECT_THAT(text, HasSubstr("(2 probes with no hits not shown; --zeros shows them)\n"));
+    EXPECT_THAT(text, Not(HasSubstr("syscall:write")));
+}
+
 }  // namespace
 }  // namespace probectl::cli
 

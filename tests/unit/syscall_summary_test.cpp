@@ -54,6 +54,23 @@ TEST(SyscallSummary, StraceTableByTimeWithTotal) {
               "100.00    0.000200           1       110         7 total\n");
 }
 
+// One call shows the same digits in seconds and usecs/call: both from the microseconds
+// rounded (before the fix: "1.877253  1877252", seconds rounded and usecs/call truncated;
+// seen failing).
+TEST(SyscallSummary, OneCallSameDigitsInSecondsAndUsecsPerCall) {
+    const std::string table =
+        formatSyscallSummary({{"clock_nanosleep", 1'877'252'600, 1, 0}, {"read", 499, 1, 0}});
+    EXPECT_NE(table.find("100.00    1.877253     1877253         1           clock_nanosleep\n"),
+              std::string::npos)
+        << table;
+    EXPECT_NE(table.find("  0.00    0.000000           0         1           read\n"),
+              std::string::npos)
+        << table;
+    EXPECT_NE(table.find("100.00    1.877253      938626         2           total\n"),
+              std::string::npos)
+        << table;
+}
+
 TEST(SyscallSummary, LossesAreSaid) {
     std::vector<AggrTable> tables = {summaryTable("syscall:getppid", {{0, 1, 1}})};
     SessionStats st;

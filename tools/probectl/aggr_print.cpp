@@ -26,11 +26,21 @@ std::string intervalClock(const std::tm& tm, unsigned millis, double interval) {
 
 namespace {
 
-// Whether the probe waits for returns (a kretprobe or uretprobe; any latency probe) or
-// knows of entries that never came back.
-bool pairsReturns(const AggrCliOptions& o, const AggrTable& t, const ProbeStats& ps) {
+// The calls entered before this interval that had not returned at the read-out before it;
+// 0 when the read-out is not of an interval on its own.
+std::uint64_t enteredBefore(const AggrReadout& r, std::size_t i) {
+    return i < r.entered_before.size() ? r.entered_before[i] : 0;
+}
+
+// Whether the probe waits for returns (a kretprobe or uretprobe; any latency probe; hist of
+// a syscall, whose value is taken at its return as latency's is) or knows of entries that
+// never came back or came back from before the interval.
+bool pairsReturns(const AggrCliOptions& o, const AggrReadout& r, std::size_t i) {
+    const AggrTable& t = r.tables[i];
     const KindInfo* kind = findKind(std::string_view(t.spec).substr(0, t.spec.find(':')));
-    return o.mode == AggrMode::Latency || (kind && kind->is_return) || ps.unreturned;
+    return o.mode == AggrMode::Latency || (kind && kind->is_return) ||
+           (o.mode == AggrMode::Hist && kind && kind->kind == SpecKind::Syscall) ||
+           r.stats.probes[i].unreturned || enteredBefore(r, i);
 }
 
 // The calls that were entered but never returned (longjmp, an exception, the thread's exit,
@@ -40,7 +50,7 @@ bool pairsReturns(const AggrCliOptions& o, const AggrTable& t, const ProbeStats&
 // the table counts + not returned.
 std::string unreturnedText(const AggrCliOptions& o, const AggrReadout& r, std::size_t i) {
     const ProbeStats& ps = r.stats.probes[i];
-    if (!pairsReturns(o, r.tables[i], ps))
+    if (!pairsReturns(o, r, i))
         return "";
     std::string before;
     if (i < r.entered_before.size())
@@ -124,12 +134,15 @@ std::string foldedOrSvg(const AggrCliOptions& o, const AggrReadout& r, const Sta
 }
 
 // A glob's hundreds of probes that never fired would bury the ones that did: without
-// --zeros, the text shows only those with hits (or keys). JSON has every probe.
+// --zeros, the text shows only those with hits (or keys), or with a call in flight (not
+// returned yet, or entered before the interval), as count's lines say them. JSON has every
+// probe.
 bool shown(const AggrCliOptions& o, const AggrReadout& r, std::size_t i) {
     if (o.zeros || r.tables.size() < 2)
         return true;
-    const bool hit = i < r.stats.probes.size() && r.stats.probes[i].hits != 0;
-    return hit || !r.tables[i].entries.empty();
+    const bool known = i < r.stats.probes.size();
+    const bool active = known && (r.stats.probes[i].hits != 0 || r.stats.probes[i].unreturned);
+    return active || enteredBefore(r, i) || !r.tables[i].entries.empty();
 }
 
 std::string topLine(std::size_t rows, std::size_t top, std::string_view what) {

@@ -72,9 +72,10 @@ exit and exit_group never return: they print "= ?" as in strace. A traced proces
 end prints as strace's "+++ exited with 0 +++" or "+++ killed by SIGKILL +++" line:
 with --backend=ptrace each traced thread's; the kernel backend knows only CMD's own
 end (none for forked children or -p processes).
---syscalls=all traces every syscall. -c (strace -c) prints no lines but, at the
-end on stderr, strace's table: % time, seconds, usecs/call, calls, errors (calls
-that returned -4095..-1), syscall, by time, and a total row. The kernel keeps each
+--syscalls=all traces every syscall. -c (strace -c -w) prints no lines but, at the
+end on stderr, strace's table: % time, seconds (each call's entry-to-return wall
+time, as strace -w sums it; plain strace -c sums system CPU time), usecs/call,
+calls, errors (calls that returned -4095..-1), syscall, by time, and a total row. The kernel keeps each
 syscall's counts and times per errno in probectl.ko's maps (no record per call:
 nothing is dropped at any rate); calls it could not count are said under the table.
 As in strace -c, exit and exit_group (they never return) have no row.

@@ -15,6 +15,7 @@
 #include "aggr_timeline.hpp"
 #include "attach.hpp"
 #include "format.hpp"
+#include "open_tracer.hpp"
 #include "output_file.hpp"
 #include "probectl/kernel_maps.hpp"
 #include "probectl/kernel_stacks.hpp"
@@ -424,6 +425,7 @@ int runAggr(AggrMode mode, const std::vector<std::string>& args, Io& io) {
     auto parsed = parseAggrOptions(mode, args);
     if (auto rc = parsedExit(io, cmd, parsed))
         return *rc;
+    parsed->seccomp = seccompFilterOn(*parsed, parsed->seccomp, io.err, cmd);
     const AggrCliOptions& o = *parsed;
     noteTaskNamesTaken(o, cmd, io);
     if (isTraceExportFormat(o.format))
@@ -703,7 +705,7 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "--ustack=dwarf: not uid or kstack)")
         ("seccomp-bpf", po::bool_switch(o ? &o->seccomp : nullptr),
          "ptrace backend: stop the command only on traced syscalls (a seccomp filter, like "
-         "strace --seccomp-bpf); needs -- CMD, not -p")
+         "strace --seccomp-bpf); needs -f and -- CMD, not -p (without -f: off, with a warning)")
         ("force", po::bool_switch(o ? &o->force : nullptr),
          "add kernel uretprobes in files that unwind C++ exceptions (refused by default: "
          "an exception thrown through a probed call ends the program)")
@@ -908,9 +910,8 @@ Parsed<AggrCliOptions> parseAggrOptions(AggrMode mode, const std::vector<std::st
             o.format, o.format)};
     if (o.backend != "kernel" && o.backend != "ptrace")
         return UsageError{fmt::format("--backend must be kernel or ptrace, not '{}'", o.backend)};
-    // As trace's: the filter is installed in the command as it starts.
-    if (o.seccomp && (o.backend != "ptrace" || o.command.empty() || !o.pids.empty() || from))
-        return UsageError{"--seccomp-bpf needs --backend=ptrace and -- CMD (and no -p or --from)"};
+    if (auto e = seccompBpfError(o, o.seccomp, from))
+        return *e;
     if (auto e =
             parseTaskFilters(vm, o.backend, o.match_pids, o.match_tids, o.match_uids, o.match_comm))
         return *e;
@@ -984,7 +985,8 @@ here with the kernel map's rules (same tables; uprobe, uretprobe, usdt and sysca
 specs; keys comm pid tid cpu retval errno, a usdt site's args, ustack with
 --ustack=dwarf: its events carry no uid, and it sees no kernel stack); --seccomp-bpf
 stops the command only on the traced syscalls (a seccomp filter, as strace
---seccomp-bpf; needs -- CMD). --force adds kernel uretprobes where C++ exceptions unwind.
+--seccomp-bpf; needs -f and -- CMD, else off with a warning). --force adds kernel
+uretprobes where C++ exceptions unwind.
 
 A glob in the name (kprobe:vfs_*, kretprobe:GLOB, syscall:GLOB, tracepoint:SUBSYS:GLOB,
 uprobe:PATH:GLOB, uretprobe:PATH:GLOB) adds one probe per matching name, each with

@@ -3,9 +3,14 @@
 // fields (backend, pids, follow, command, maxactive, force, match_*).
 #pragma once
 
+#include <fmt/format.h>
+
 #include <functional>
 #include <memory>
+#include <optional>
+#include <ostream>
 
+#include "cli.hpp"
 #include "probectl/ptrace_session.hpp"
 #include "probectl/session.hpp"
 #include "probectl/tracer.hpp"
@@ -30,6 +35,31 @@ Result<std::unique_ptr<Tracer>> openBackend(const Options& so) {
     if (!s)
         return std::move(s).error();
     return std::unique_ptr<Tracer>(std::make_unique<Backend>(std::move(*s)));
+}
+
+// --seccomp-bpf, the same for every command that takes it (trace, record, count, hist,
+// latency): the filter is installed in -- CMD as it starts. `from`: count's --from FILE.
+template <class O>
+std::optional<UsageError> seccompBpfError(const O& o, bool seccomp, bool from = false) {
+    if (seccomp && (o.backend != "ptrace" || o.command.empty() || !o.pids.empty() || from))
+        return UsageError{
+            fmt::format("--seccomp-bpf needs --backend=ptrace and -- CMD (and no -p{})",
+                        from ? " or --from" : "")};
+    return std::nullopt;
+}
+
+// Whether --seccomp-bpf's filter goes in. The command's children inherit it, and without -f
+// no one traces them: each syscall the filter traps would fail with ENOSYS. As strace, the
+// run goes on without it, said on `err`.
+template <class O>
+bool seccompFilterOn(const O& o, bool seccomp, std::ostream& err, const char* cmd) {
+    if (!seccomp || o.follow)
+        return seccomp;
+    err << fmt::format(
+        "probectl {}: warning: --seccomp-bpf needs -f (the command's children inherit the "
+        "filter, and their syscalls fail untraced): off for this run\n",
+        cmd);
+    return false;
 }
 
 // The backend o.backend names, opened on o's target; `seccomp` is the ptrace backend's

@@ -230,10 +230,11 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "lines: --syscalls=openat,execve -- ls is the in-kernel strace -e "
          "trace=openat,execve ls; the summary goes to stderr; all: every syscall")
         ("summary-only,c", po::bool_switch(o ? &o->summary_only : nullptr),
-         "count the syscalls instead of printing them, and print strace -c's table on "
-         "stderr at the end: % time, seconds, usecs/call, calls, errors (-4095..-1 returned), "
-         "by time; kept in probectl.ko's maps, so no call is dropped (ptrace backend: "
-         "counted from its events)")
+         "count the syscalls instead of printing them, and print strace -c -w's table on "
+         "stderr at the end: % time, seconds (entry-to-return wall time, as strace -w; not "
+         "strace -c's system time), usecs/call, calls, errors (-4095..-1 returned), by "
+         "time; kept in probectl.ko's maps, so no call is dropped (ptrace backend: counted "
+         "from its events)")
         ("kstack", po::bool_switch(o ? &o->kstack : nullptr),
          "print each event's kernel stack under it, one frame per line (SYMBOL+0xOFF "
          "[MODULE], innermost first; JSON: the array \"kstack\"); kprobe, kretprobe, "
@@ -263,7 +264,7 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
              .c_str())
         ("seccomp-bpf", po::bool_switch(o ? &o->seccomp_bpf : nullptr),
          "ptrace backend: stop the command only on traced syscalls (a seccomp filter, like "
-         "strace --seccomp-bpf); needs -- CMD, not -p");
+         "strace --seccomp-bpf); needs -f and -- CMD, not -p (without -f: off, with a warning)");
     // clang-format on
     return d;
 }
@@ -367,8 +368,8 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
             "one named '-')",
             std::string_view(cmd) == "record" ? std::string("a recording")
                                               : fmt::format("--format {}", o.format))};
-    if (o.seccomp_bpf && (o.backend != "ptrace" || o.command.empty() || !o.pids.empty()))
-        return UsageError{"--seccomp-bpf needs --backend=ptrace and -- CMD (and no -p)"};
+    if (auto e = seccompBpfError(o, o.seccomp_bpf))
+        return *e;
     if (o.summary_only) {
         for (const auto& s : o.specs)
             if (s.kind != SpecKind::Syscall)
@@ -439,6 +440,7 @@ int runTraceAs(const std::vector<std::string>& args, Io& io, const char* kCmd) {
     if (auto rc = parsedExit(io, kCmd, parsed))
         return *rc;
     TraceOptions& o = *parsed;
+    o.seccomp_bpf = seccompFilterOn(o, o.seccomp_bpf, io.err, kCmd);
 
     if (auto e = missingProcess(o.pids))
         return runtimeError(io, kCmd, *e);

@@ -462,5 +462,38 @@ TEST(CliPtrace, SeccompWithoutFollowIsOffWithAWarning) {
         }
 }
 
+// A thread killed (SIGKILL) inside a traced syscall never reaches its exit stop: its call
+// is still a line, strace's "= ?" (no return value), before its "+++ killed" line, a hit
+// that count counts and that latency says never returned, as on the kernel backend (the
+// call had vanished: no line, count 0, never returned 0).
+TEST(CliPtrace, CallOfAKilledThreadIsUnreturned) {
+    for (const bool seccomp : {false, true}) {
+        SCOPED_TRACE(seccomp);
+        std::vector<std::string> opts = {"--backend=ptrace", "-f"};
+        if (seccomp)
+            opts.push_back("--seccomp-bpf");
+        auto with = [&](std::vector<std::string> args) {
+            args.insert(args.begin(), opts.begin(), opts.end());
+            for (const char* a : {"--", kWorkload.c_str(), "killed", "300"})
+                args.emplace_back(a);
+            return args;
+        };
+        auto r = trace(with({"--syscalls=clock_nanosleep"}));
+        ASSERT_EQ(r.rc, 0) << r.err;
+        EXPECT_TRUE(std::regex_search(
+            r.err, std::regex("clock_nanosleep\\(CLOCK_REALTIME, 0, \\{tv_sec=300, tv_nsec=0\\}, "
+                              "NULL\\) += \\?\n[^\n]*\\+\\+\\+ killed by SIGKILL \\+\\+\\+\n")))
+            << r.err;
+        EXPECT_EQ(countLines(r.err, "clock_nanosleep("), 1u) << r.err;
+        auto c = aggrRun(runCount, with({"syscall:clock_nanosleep"}));
+        ASSERT_EQ(c.rc, 0) << c.err;
+        EXPECT_TRUE(std::regex_search(c.err, std::regex("\nsyscall:clock_nanosleep +1\n")))
+            << c.err;
+        auto l = aggrRun(runLatency, with({"syscall:clock_nanosleep"}));
+        ASSERT_EQ(l.rc, 0) << l.err;
+        EXPECT_EQ(countLines(l.err, "never returned 1"), 1u) << l.err;
+    }
+}
+
 }  // namespace
 }  // namespace probectl::cli

@@ -361,6 +361,7 @@ void Engine::handle(Thread& t, const Stop& stop) {
 
 void Engine::onExit(Thread& t, int status) {
     missReturns(t, 0);
+    endCall(t);
     if (t.tid == command_.pid())
         command_.reaped(status);
     // Ends of what is reported: not of the held command before its exec (probectl's own
@@ -456,6 +457,7 @@ void Engine::forgetThreadsOf(pid_t tgid, pid_t keep) {
     for (pid_t tid : gone) {
         auto& t = threads_.at(tid);
         missReturns(t, 0);
+        endCall(t);
         if (t.space)
             t.space->threads.erase(tid);
         threads_.erase(tid);
@@ -479,6 +481,7 @@ void Engine::onExec(Thread& reported) {
             threads_.erase(it);
             Thread& leader = threads_.at(tid);
             missReturns(leader, 0);
+            endCall(leader);
             if (leader.space)
                 leader.space->threads.erase(tid);
             leader = std::move(moved);
@@ -526,9 +529,10 @@ std::size_t Engine::deliverQueued(const EventCallback& cb) {
             on_end_(*end);
             continue;
         }
-        const Event& ev = std::get<Event>(q);
+        const auto* unreturned = std::get_if<Unreturned>(&q);
+        const Event& ev = unreturned ? unreturned->ev : std::get<Event>(q);
         if (Probe* p = probe(ev.probe_id))
-            p->info.delivered++;
+            (unreturned ? p->info.unreturned : p->info.delivered)++;
         n++;
         if (cb)
             cb(ev);

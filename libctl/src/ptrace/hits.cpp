@@ -166,7 +166,7 @@ Event Engine::baseEvent(Thread& t, std::uint32_t probe_id) {
     return ev;
 }
 
-void Engine::emit(Thread& t, Probe& p, Event& ev, bool entry_counted) {
+void Engine::emit(Thread& t, Probe& p, Event& ev, bool entry_counted, bool unreturned) {
     if (!entry_counted)
         p.info.hits++;
     if (!p.filter.insns.empty()) {
@@ -190,13 +190,37 @@ void Engine::emit(Thread& t, Probe& p, Event& ev, bool entry_counted) {
         }
     }
     if (cb_) {
-        p.info.delivered++;
+        if (unreturned)
+            p.info.unreturned++;
+        else
+            p.info.delivered++;
         delivered_now_++;
         if (*cb_)
             (*cb_)(ev);
+    } else if (unreturned) {
+        queued_.emplace_back(Unreturned{std::move(ev)});
     } else {
         queued_.push_back(std::move(ev));
     }
+}
+
+void Engine::endCall(Thread& t) {
+    if (!t.call)
+        return;
+    const Thread::Call c = *t.call;
+    t.call.reset();
+    t.syscall_exit_wanted = false;
+    // Its entry, as strace prints a call cut off by the thread's end ("= ?", no return
+    // value): a hit whose return never came, unreturned.
+    for (auto& p : probes_)
+        if (p->syscall_nr == static_cast<int>(c.nr)) {
+            Event ev = baseEvent(t, p->info.id);
+            ev.ip = c.ip;
+            ev.args = c.args;
+            ev.fetched = c.fetched;
+            ev.syscall = p->plan.get();
+            emit(t, *p, ev, false, true);
+        }
 }
 
 void Engine::missReturns(Thread& t, std::size_t keep) {

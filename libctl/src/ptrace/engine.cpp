@@ -529,10 +529,9 @@ std::size_t Engine::deliverQueued(const EventCallback& cb) {
             on_end_(*end);
             continue;
         }
-        const auto* unreturned = std::get_if<Unreturned>(&q);
-        const Event& ev = unreturned ? unreturned->ev : std::get<Event>(q);
+        const Event& ev = std::get<Event>(q);
         if (Probe* p = probe(ev.probe_id))
-            (unreturned ? p->info.unreturned : p->info.delivered)++;
+            p->info.delivered++;
         n++;
         if (cb)
             cb(ev);
@@ -648,6 +647,7 @@ void Engine::detachAll(const EventCallback& cb) {
         restoreAll(*s);
     for (auto& [tid, t] : threads_) {
         missReturns(t, 0);
+        abandonCall(t);
         if (!t.in_vfork)
             (void)::ptrace(PTRACE_DETACH, tid, nullptr, static_cast<long>(t.inject));
     }

@@ -186,12 +186,14 @@ class Engine {
     void onBreakpoint(Thread& t, user_regs_struct& regs, std::uint64_t addr);
     void stepOver(Thread& t, user_regs_struct& regs, std::uint64_t addr);
     void onSyscallStop(Thread& t, bool seccomp_stop);
-    // `entry_counted`: a uretprobe's return, whose hit its entry counted. `unreturned`: the
-    // entry of a syscall that never returned (endCall), counted unreturned, not delivered.
-    void emit(Thread& t, Probe& p, Event& ev, bool entry_counted = false, bool unreturned = false);
+    // `entry_counted`: a uretprobe's return, whose hit its entry counted.
+    void emit(Thread& t, Probe& p, Event& ev, bool entry_counted = false);
     // The thread ends (killed, or gone with another thread's exec) inside a probed syscall:
-    // no exit stop will come.
+    // no exit stop will come, yet the call ended there.
     void endCall(Thread& t);
+    // The session ends (detach) with the thread inside a probed syscall, which goes on
+    // after it: a hit with no return, unreturned.
+    void abandonCall(Thread& t);
     Event baseEvent(Thread& t, std::uint32_t probe_id);
     void missReturns(Thread& t, std::size_t keep);
     // Drops the pending returns whose saved return address lies below `floor` (popped).
@@ -226,11 +228,7 @@ class Engine {
     std::map<pid_t, int> early_;  // first stops of children whose parent's event is not seen
     std::deque<pid_t> pending_;   // threads with a collected status, in arrival order
     // Events and thread ends produced outside poll() (release, stop), in order.
-    // An Unreturned is endCall's event: handed out, counted unreturned (not delivered).
-    struct Unreturned {
-        Event ev;
-    };
-    std::deque<std::variant<Event, TaskEnd, Unreturned>> queued_;
+    std::deque<std::variant<Event, TaskEnd>> queued_;
     TaskEndCallback on_end_;
     const EventCallback* cb_ = nullptr;
     std::size_t delivered_now_ = 0;

@@ -296,12 +296,14 @@ TEST(AggrBackends, AKilledThreadsCallCountsAlikeOnBothBackends) {
         const std::string b = std::string(" --backend ") + backend;
         itest::Ran c = itest::sh("probectl count syscall:clock_nanosleep" + b + cmd);
         ASSERT_EQ(c.status, 0) << c.out;
-        EXPECT_THAT(c.out, ::testing::ContainsRegex("\nsyscall:clock_nanosleep +1( +0)?\n"));
+        // FILTERED (kernel backend): other processes' sleeps, as the VM's own
+        EXPECT_THAT(c.out, ::testing::ContainsRegex("\nsyscall:clock_nanosleep +1( +[0-9]+)?\n"));
         EXPECT_THAT(c.out, Not(HasSubstr("returned")));
         itest::Ran l = itest::sh("probectl latency syscall:clock_nanosleep" + b + cmd);
         ASSERT_EQ(l.status, 0) << l.out;
         EXPECT_THAT(l.out,
-                    HasSubstr("hits 1, filtered 0, rejected 0, nmissed 0, never returned 0"));
+                    ::testing::ContainsRegex(
+                        "hits 1, filtered [0-9]+, rejected 0, nmissed 0, never returned 0\n"));
         EXPECT_THAT(l.out, HasSubstr("count 1,"));
         itest::Ran s = itest::sh("probectl trace --syscalls=clock_nanosleep -c" + b + cmd);
         ASSERT_EQ(s.status, 0) << s.out;

@@ -285,6 +285,35 @@ TEST(AggrBackends, LatencyShowsTheNeverReturned) {
     }
 }
 
+// A thread SIGKILLed inside a syscall: the call ends with it, through the syscall's return,
+// where the kernel backend records it; the ptrace backend, which sees no exit stop then,
+// reports a return at the thread's end with no value. Both count it, time it, and say no
+// call was left unreturned; trace -c counts it an error (the kernel sees an ERESTART code).
+TEST(AggrBackends, AKilledThreadsCallCountsAlikeOnBothBackends) {
+    const std::string cmd = std::string(" -f -- ") + PT_WORKLOAD_PATH + " killed 300";
+    for (const char* backend : {"kernel", "ptrace"}) {
+        SCOPED_TRACE(backend);
+        const std::string b = std::string(" --backend ") + backend;
+        itest::Ran c = itest::sh("probectl count syscall:clock_nanosleep" + b + cmd);
+        ASSERT_EQ(c.status, 0) << c.out;
+        // FILTERED (kernel backend): other processes' sleeps, as the VM's own
+        EXPECT_THAT(c.out, ::testing::ContainsRegex("\nsyscall:clock_nanosleep +1( +[0-9]+)?\n"));
+        EXPECT_THAT(c.out, Not(HasSubstr("returned")));
+        itest::Ran l = itest::sh("probectl latency syscall:clock_nanosleep" + b + cmd);
+        ASSERT_EQ(l.status, 0) << l.out;
+        EXPECT_THAT(l.out,
+                    ::testing::ContainsRegex(
+                        "hits 1, filtered [0-9]+, rejected 0, nmissed 0, never returned 0\n"));
+        EXPECT_THAT(l.out, HasSubstr("count 1,"));
+        itest::Ran s = itest::sh("probectl trace --syscalls=clock_nanosleep -c" + b + cmd);
+        ASSERT_EQ(s.status, 0) << s.out;
+        const auto t = straceTable(s.out);
+        ASSERT_TRUE(t.count("clock_nanosleep")) << s.out;
+        EXPECT_EQ(t.at("clock_nanosleep").calls, 1u) << s.out;
+        EXPECT_EQ(t.at("clock_nanosleep").errors, 1u) << s.out;
+    }
+}
+
 // A kernel uretprobe where C++ exceptions unwind is refused as trace refuses it, --force adds
 // it; the ptrace backend needs no --force.
 TEST(AggrBackends, ForceAddsUretprobesWhereExceptionsUnwind) {

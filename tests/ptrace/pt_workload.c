@@ -29,11 +29,16 @@
  *                              &ts, &ts), one struct as request and remaining time (as
  *                              coreutils' sleep passes it) asking S.25 s, each cut short after
  *                              100 ms by a handled SIGALRM; prints each request before the call
+ *   pt_workload killed S       a forked child sleeps in clock_nanosleep(CLOCK_REALTIME, 0,
+ *                              {S, 0}, NULL); once it is asleep in it (/proc says so: its
+ *                              tracer saw the entry) it is killed with SIGKILL; exits 0 only if
+ *                              the child died of that
  *
  * noipa keeps each function a real call with its own symbol. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +162,48 @@ static int run_sleeps(long s) {
     return 0;
 }
 
+/* Whether `pid` sleeps (state S) inside syscall `nr`. */
+static int sleeps_in(pid_t pid, long nr) {
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE* f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[len] = 0;
+    const char* end = strrchr(buf, ')');
+    if (!end || end[1] != ' ' || end[2] != 'S')
+        return 0;
+    snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return 0;
+    long got = -1;
+    if (fscanf(f, "%ld", &got) != 1)
+        got = -1;
+    fclose(f);
+    return got == nr;
+}
+
+static int run_killed(long s) {
+    pid_t pid = fork();
+    if (pid < 0)
+        return 2;
+    if (pid == 0) {
+        struct timespec ts = {s, 0};
+        syscall(SYS_clock_nanosleep, CLOCK_REALTIME, 0, &ts, NULL);
+        _exit(3);
+    }
+    while (!sleeps_in(pid, SYS_clock_nanosleep))
+        sched_yield(); /* not a sleep: the only clock_nanosleep is the child's */
+    kill(pid, SIGKILL);
+    int st = 0;
+    if (waitpid(pid, &st, 0) != pid || !WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+        return 4;
+    return 0;
+}
+
 int main(int argc, char** argv) {
     if (argc < 3)
         return 2;
@@ -235,6 +282,8 @@ int main(int argc, char** argv) {
         printf("pt:tick x%ld\n", n);
     } else if (!strcmp(mode, "sleeps")) {
         return run_sleeps(n);
+    } else if (!strcmp(mode, "killed")) {
+        return run_killed(n);
     } else {
         return 2;
     }

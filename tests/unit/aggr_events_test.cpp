@@ -178,6 +178,41 @@ TEST(EventAggregator, ErrnoKeyIsTheFailedCallsRetvalElseZero) {
     EXPECT_EQ(t.totalCount(), 7u);
 }
 
+// A return whose value is not known (the ptrace backend's syscall of a killed thread: no
+// kRecordPartRetval) has its latency, but no retval or errno: not a return of 0 (it was
+// counted as one, a success).
+TEST(EventAggregator, AReturnWithoutItsValueHasNoRetvalNorErrno) {
+    Event ret = hit("x", 1, 0, true);
+    ret.latency_ns = 10;
+    ret.parts &= ~kRecordPartRetval;
+    for (const char* key : {"errno", "retval"}) {
+        SCOPED_TRACE(key);
+        AggrSpec s;
+        s.keys = {key};
+        s.value = AggrValue::Latency;
+        auto a = make(s);
+        a.add(ret);
+        const AggrTable& t = a.table();
+        ASSERT_EQ(t.entries.size(), 1u);
+        ASSERT_EQ(t.entries[0].key.size(), 1u);
+        EXPECT_TRUE(t.entries[0].key[0].faulted);
+        EXPECT_EQ(t.entries[0].sum, 10u);
+    }
+    AggrSpec s;
+    s.value = AggrValue::Arg;
+    s.value_arg = "retval";
+    s.hist = AggrHist::Log2;
+    auto a = make(s);
+    a.add(ret);
+    EXPECT_EQ(a.table().totalCount(), 0u);
+    EXPECT_EQ(a.table().faulted, 1u);
+    AggrSpec lat;
+    lat.value = AggrValue::Latency;
+    auto l = make(lat);
+    l.add(ret);
+    EXPECT_EQ(l.table().totalCount(), 1u);
+}
+
 // hist VALUE with VALUE a task field (the ptrace backend fetches no arguments): as the
 // kernel's hidden argument, from the return's retval.
 TEST(EventAggregator, ValueMayBeATaskField) {

@@ -91,6 +91,34 @@ TEST(Recording, EventsAndSummaryComeBackAsWritten) {
     EXPECT_EQ(r->note(), "");
 }
 
+// A return whose value is not known (Event::parts without kRecordPartRetval: the ptrace
+// backend's syscall of a killed thread) comes back so, not as a return of 0.
+TEST(Recording, AReturnWithoutItsValueComesBackWithout) {
+    const std::string path = testing::TempDir() + "/no-retval.rec";
+    auto w = probectl::recordingWriter(path, 0);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->begin(0, {}).ok());
+    for (bool known : {true, false}) {
+        probectl::Event ev;
+        ev.probe_id = 1;
+        ev.spec = "kretprobe:vfs_read";
+        ev.is_return = true;
+        ev.latency_ns = 5;
+        if (!known)
+            ev.parts &= ~probectl::kRecordPartRetval;
+        ASSERT_TRUE((*w)->event(ev).ok());
+    }
+    ASSERT_TRUE((*w)->flush().ok());
+    auto r = probectl::RecordingReader::open(path);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    const auto got = readAll(*r);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_TRUE(got[0].parts & probectl::kRecordPartRetval);
+    EXPECT_FALSE(got[1].parts & probectl::kRecordPartRetval);
+    EXPECT_TRUE(got[1].is_return);
+    EXPECT_EQ(got[1].latency_ns, 5u);
+}
+
 // Cut at every byte: whole blocks before the cut are read, nothing after, with a note.
 TEST(Recording, CutAnywhereReadsUpToTheLastCompleteBlock) {
     const std::string path = record("/cut.rec", true);

@@ -327,7 +327,9 @@ std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t 
             out += fmt::format("{}: {} hits not counted (map full {}, nested {})\n",
                                shownName(t.spec), t.overflow + t.nested, t.overflow, t.nested);
         // A return probe counts returns: the entries that never came back are not in COUNT,
-        // those entered before the interval and returned in it are.
+        // those entered before the interval and returned in it are. No unreturned call has
+        // an event on either backend (ptrace's syscall of a killed thread is a return, as
+        // the kernel's is), so none is in COUNT through a probe counted at its entry.
         const std::uint64_t before =
             entered_before && i < entered_before->size() ? (*entered_before)[i] : 0;
         if (stats && i < stats->probes.size() && (stats->probes[i].unreturned || before))

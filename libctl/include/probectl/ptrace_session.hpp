@@ -128,8 +128,11 @@ struct PtraceProbe {
     std::uint64_t hits = 0;
     std::uint64_t rejected = 0;   // hits the spec's predicate (`if ...`) rejected
     std::uint64_t delivered = 0;  // events passed to a callback
-    // uretprobe: entries whose return was never seen (the frame was unwound by longjmp or
-    // an exception, the thread died, or the session ended first).
+    // Entries whose return was never seen, with no event: a uretprobe's (the frame was
+    // unwound by longjmp or an exception, the thread died, or the session ended first) and
+    // a syscall's still in progress when the session ended (it goes on after the detach).
+    // A syscall whose thread died inside it is not one: the call ended with the thread,
+    // an event with is_return and no return value (Event::parts without kRecordPartRetval).
     std::uint64_t unreturned = 0;
 };
 

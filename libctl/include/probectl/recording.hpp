@@ -14,10 +14,10 @@
 //     1 probe   (before its first event) u32 id, spec, syscall name ("" if none),
 //               u16 values, each: name, u8 FetchType, u32 array length
 //     2 event   u32 probe id, u64 ts, u32 cpu, pid, tgid, comm, u64 ip, 6 x u64 args,
-//               u64 retval, u64 latency, u8 flags (1 return, 2 syscall returned),
-//               u16 raw values (u8 flags, u32 length, bytes), u16 decoded values (u8 flags:
-//               1 faulted, 2 truncated; then u64, or u32 length + bytes for strings, or
-//               u32 count + u64s for arrays)
+//               u64 retval, u64 latency, u8 flags (1 return, 2 syscall returned, 4 return
+//               value unknown), u16 raw values (u8 flags, u32 length, bytes), u16
+//               decoded values (u8 flags: 1 faulted, 2 truncated; then u64, or u32
+//               length + bytes for strings, or u32 count + u64s for arrays)
 //     4 summary u32 probes, each: u32 id, spec, hits, delivered, dropped, nmissed,
 //               filtered, rejected, unreturned (u64); u64 lost, u64 overruns (tag 3,
 //               written before unreturned was counted, is the same without it)

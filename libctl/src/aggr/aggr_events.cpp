@@ -90,10 +90,17 @@ struct EventAggregator::Impl {
                 v = integer(name, FetchType::U32, e.cpu);
                 break;
             case KeySource::Retval:
-                v = integer(name, FetchType::S64, e.retval);
-                break;
             case KeySource::Errno:
-                v = integer(name, FetchType::S64, detail::isErrno(e.retval) ? e.retval : 0);
+                // A return whose value is not known (the ptrace backend's call of a killed
+                // thread) is not a return of 0.
+                if (!(e.parts & kRecordPartRetval)) {
+                    v.name = name;
+                    v.faulted = true;
+                } else if (source == KeySource::Retval) {
+                    v = integer(name, FetchType::S64, e.retval);
+                } else {
+                    v = integer(name, FetchType::S64, detail::isErrno(e.retval) ? e.retval : 0);
+                }
                 break;
             case KeySource::Arg:
                 if (const FetchedValue* f = findValue(e, name)) {

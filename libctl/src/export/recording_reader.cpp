@@ -181,6 +181,8 @@ struct RecordingReader::Impl {
         const auto flags = cur.get<std::uint8_t>();
         ev.is_return = flags & kEvReturn;
         ev.syscall_returned = flags & kEvSyscallReturned;
+        if (flags & kEvNoRetval)
+            ev.parts &= ~kRecordPartRetval;
         ev.fetched.resize(cur.get<std::uint16_t>());
         for (auto& r : ev.fetched) {
             r.flags = cur.get<std::uint8_t>();

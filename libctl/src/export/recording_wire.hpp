@@ -25,7 +25,9 @@ inline constexpr std::uint32_t kBlockMaxBytes = 64u << 20;
 // skips names it does not know.
 inline constexpr std::uint8_t kTagProbe = 1, kTagEvent = 2, kTagSummary = 3,
                               kTagSummaryUnreturned = 4, kTagSummaryNamed = 5;
-inline constexpr std::uint8_t kEvReturn = 1, kEvSyscallReturned = 2;
+// kEvNoRetval: a return whose value is not known (Event::parts without kRecordPartRetval);
+// readers before it read its retval as 0.
+inline constexpr std::uint8_t kEvReturn = 1, kEvSyscallReturned = 2, kEvNoRetval = 4;
 inline constexpr std::uint8_t kValFaulted = 1, kValTruncated = 2;
 
 inline void putU16(std::string& b, std::uint16_t v) {

@@ -55,8 +55,10 @@ class RecordingWriter final : public TraceWriter {
             putU64(block_, a);
         putU64(block_, ev.retval);
         putU64(block_, ev.latency_ns);
+        const bool no_retval = ev.is_return && !(ev.parts & kRecordPartRetval);
         block_ += static_cast<char>((ev.is_return ? kEvReturn : 0) |
-                                    (ev.syscall_returned ? kEvSyscallReturned : 0));
+                                    (ev.syscall_returned ? kEvSyscallReturned : 0) |
+                                    (no_retval ? kEvNoRetval : 0));
         putU16(block_, static_cast<std::uint16_t>(ev.fetched.size()));
         for (const auto& r : ev.fetched) {
             block_ += static_cast<char>(r.flags);

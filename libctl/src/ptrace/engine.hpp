@@ -188,6 +188,12 @@ class Engine {
     void onSyscallStop(Thread& t, bool seccomp_stop);
     // `entry_counted`: a uretprobe's return, whose hit its entry counted.
     void emit(Thread& t, Probe& p, Event& ev, bool entry_counted = false);
+    // The thread ends (killed, or gone with another thread's exec) inside a probed syscall:
+    // no exit stop will come, yet the call ended there.
+    void endCall(Thread& t);
+    // The session ends (detach) with the thread inside a probed syscall, which goes on
+    // after it: a hit with no return, unreturned.
+    void abandonCall(Thread& t);
     Event baseEvent(Thread& t, std::uint32_t probe_id);
     void missReturns(Thread& t, std::size_t keep);
     // Drops the pending returns whose saved return address lies below `floor` (popped).

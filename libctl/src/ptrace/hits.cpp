@@ -199,6 +199,44 @@ void Engine::emit(Thread& t, Probe& p, Event& ev, bool entry_counted) {
     }
 }
 
+void Engine::endCall(Thread& t) {
+    if (!t.call)
+        return;
+    const Thread::Call c = *t.call;
+    t.call.reset();
+    t.syscall_exit_wanted = false;
+    const std::uint64_t now = monotonicNowNs();
+    // The kernel ended the call as it ended the thread (it leaves through the syscall's
+    // return, where the kernel backend records it, with an ERESTART code or its result):
+    // a return, timed to the end, whose value ptrace never sees (no exit stop with a fatal
+    // signal pending). strace prints it "= ?".
+    for (auto& p : probes_)
+        if (p->syscall_nr == static_cast<int>(c.nr)) {
+            Event ev = baseEvent(t, p->info.id);
+            ev.ip = c.ip;
+            ev.args = c.args;
+            ev.is_return = true;
+            ev.latency_ns = now - c.entry_ns;
+            ev.parts &= ~kRecordPartRetval;
+            ev.fetched = c.fetched;
+            ev.syscall = p->plan.get();
+            emit(t, *p, ev);
+        }
+}
+
+void Engine::abandonCall(Thread& t) {
+    if (!t.call)
+        return;
+    const std::uint64_t nr = t.call->nr;
+    t.call.reset();
+    // As the kernel backend's hits and unreturned count a call still inside at the end.
+    for (auto& p : probes_)
+        if (p->syscall_nr == static_cast<int>(nr)) {
+            p->info.hits++;
+            p->info.unreturned++;
+        }
+}
+
 void Engine::missReturns(Thread& t, std::size_t keep) {
     while (t.returns.size() > keep) {
         const PendingReturn& r = t.returns.back();
@@ -391,6 +429,13 @@ bool isExec(const __ptrace_syscall_info& info) {
     return nr == SYS_execve || nr == SYS_execveat;
 }
 
+// ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND (512..514) and ERESTART_RESTARTBLOCK (516;
+// 515 is ENOIOCTLCMD) of include/linux/errno.h: kernel-internal, turned into EINTR or a
+// restart on the way out.
+bool isRestart(std::int64_t rval) {
+    return (rval <= -512 && rval >= -514) || rval == -516;
+}
+
 }  // namespace
 
 void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
@@ -439,6 +484,14 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
             }
         }
     } else if (info.op == PTRACE_SYSCALL_INFO_EXIT && t.call) {
+        // detachAll's PTRACE_INTERRUPT ends a blocking call with a restart code; after the
+        // detach the kernel restarts it and the thread goes on waiting: not a return, the
+        // call is still in progress (abandonCall). No restart code reaches user space, so
+        // none of these is a return the program sees.
+        if (stopping_ && isRestart(info.exit.rval)) {
+            resume(t);
+            return;
+        }
         const Thread::Call c = *t.call;
         t.call.reset();
         for (auto& p : probes_)

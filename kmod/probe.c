@@ -473,6 +473,9 @@ int probectl_probe_del(u32 id, const struct probectl_caller *caller,
  * @caller: who asks (see probectl_may_change()); NULL skips the check
  * @extack: receives the reason for a refusal
  *
+ * A disable returns once the probe's handlers that passed their live check
+ * before it have finished, as probectl_session_disable() does.
+ *
  * Context: process context, may sleep. Takes probectl_lock.
  * Return: 0; -ENOENT for an unknown id; -EPERM when @caller may not change
  * it; the kind's error (for kprobes the enable_kprobe() error, -EINVAL
@@ -483,6 +486,7 @@ int probectl_probe_set_enabled(u32 id, bool enable,
 			       struct netlink_ext_ack *extack)
 {
 	struct probectl_probe *p;
+	bool stopped = false;
 	int err = 0;
 
 	mutex_lock(&probectl_lock);
@@ -510,9 +514,13 @@ int probectl_probe_set_enabled(u32 id, bool enable,
 	} else {
 		err = probectl_ops(p)->set_enabled(p, false, extack);
 		WRITE_ONCE(p->enabled, false);
+		stopped = true;
 	}
 out:
 	mutex_unlock(&probectl_lock);
+	/* counters read after the reply are final: see probectl_live() */
+	if (stopped)
+		synchronize_rcu();
 	return err;
 }
 
@@ -527,7 +535,13 @@ out:
  * longer saw; so did a flag per probe, when the writer was preempted (or,
  * under TCG, its vCPU descheduled) between two of them.
  *
- * Context: process context, may sleep. Takes probectl_lock.
+ * Returns only once every handler that passed its live check before that
+ * store has finished (one RCU grace period, after probectl_lock is
+ * dropped, for all the probes): the counters and the ring read after it
+ * are final, so a return counted after the caller's PROBE_GET can no
+ * longer show up as a record delivered but also as unreturned.
+ *
+ * Context: process context, may sleep (a doit). Takes probectl_lock.
  * Return: 0 (also when the caller has no session); else the first disarm
  * error, the other probes disarmed all the same.
  */
@@ -535,6 +549,7 @@ int probectl_session_disable(u32 portid, struct netlink_ext_ack *extack)
 {
 	struct probectl_session *s;
 	struct probectl_probe *p;
+	bool stopped = false;
 	unsigned long id;
 	int err = 0, e;
 
@@ -546,6 +561,7 @@ int probectl_session_disable(u32 portid, struct netlink_ext_ack *extack)
 	s = probectl_session_lookup(portid);
 	if (!s)
 		goto out;
+	stopped = true;
 	WRITE_ONCE(s->stopped, true);
 	xa_for_each(&probectl_probes, id, p)
 		if (p->session == s)
@@ -559,6 +575,8 @@ int probectl_session_disable(u32 portid, struct netlink_ext_ack *extack)
 	}
 out:
 	mutex_unlock(&probectl_lock);
+	if (stopped)
+		synchronize_rcu();
 	return err;
 }
 

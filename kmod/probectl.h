@@ -650,6 +650,14 @@ static inline bool probectl_kind_is_user(u32 kind)
 /*
  * Whether @p's hits count: it is enabled, and its session (if any) was not
  * stopped as a whole. Any context.
+ *
+ * Every handler runs with preemption off from this check to its last
+ * counter and record: kprobes, kretprobes and tracepoints are called so
+ * (or, for 6.13+ faultable tracepoints, disable it first themselves), and
+ * uprobe handlers, preemptible task context, disable it themselves. Such a
+ * section is an RCU read side on every kernel probectl supports, so one
+ * synchronize_rcu() after the stores that make this false waits for every
+ * handler that saw it true (probectl_session_disable()).
  */
 static __always_inline bool probectl_live(struct probectl_probe *p)
 {

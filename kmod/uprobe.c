@@ -6,8 +6,9 @@
  * with uretprobe.c.
  *
  * Handlers run in the probed task, preemptible (KERNEL-API.md section 2):
- * the ring buffer reservation disables preemption itself, and counters
- * use this_cpu ops, so the record path is the same as for kprobes.
+ * they disable preemption from their live check to the commit, so the
+ * record path is the same as for kprobes, and so is the wait of a disable
+ * for hits in flight (probectl_live()).
  *
  * Process filters: the consumer's filter() keeps the breakpoint out of
  * processes the session does not trace, and a handler that fires in one
@@ -20,6 +21,7 @@
 #include <linux/namei.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
+#include <linux/preempt.h>
 #include <linux/ptrace.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -68,27 +70,42 @@ static KAPI_UPROBE_FILTER(probectl_uprobe_filter, uc, mm)
 	return probectl_uprobe_wants_mm(p, mm);
 }
 
-static KAPI_UPROBE_HANDLER(probectl_uprobe_handler, uc, regs)
+/* Context: preemption off, see probectl_uprobe_handler(). */
+static void probectl_uprobe_record(struct probectl_probe *p, struct pt_regs *regs)
 {
-	struct probectl_probe *p = container_of(uc, struct probectl_probe, up.uc);
 	struct ring_buffer_event *ev;
 	struct probectl_record *rec;
 	u64 args[PROBECTL_NARGS];
 
-	if (!probectl_admit(p)) {
-		/* not ours to trace here: take the breakpoint out of this mm */
-		if (READ_ONCE(p->enabled) && !probectl_uprobe_wants_mm(p, current->mm))
-			return UPROBE_HANDLER_REMOVE;
-		return 0;
-	}
 	probectl_fetch_args(p, regs, args);
 	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
 		.regs = regs, .args = args, .user = true }, &ev);
 	if (!rec)
-		return 0;
+		return;
 	/* the core rewinds ip to the breakpoint before calling handlers */
 	probectl_record_parts(p, rec, instruction_pointer(regs), args, 0, 0);
 	probectl_record_commit(p, ev);
+}
+
+static KAPI_UPROBE_HANDLER(probectl_uprobe_handler, uc, regs)
+{
+	struct probectl_probe *p = container_of(uc, struct probectl_probe, up.uc);
+	bool admitted;
+
+	/*
+	 * Preemption off from the live check to the commit, as in kprobes:
+	 * a disable's grace period then waits for this hit (probectl_live()).
+	 * Everything in it is nofault and lockless already.
+	 */
+	preempt_disable_notrace();
+	admitted = probectl_admit(p);
+	if (admitted)
+		probectl_uprobe_record(p, regs);
+	preempt_enable_notrace();
+	/* not ours to trace here: take the breakpoint out of this mm */
+	if (!admitted && READ_ONCE(p->enabled) &&
+	    !probectl_uprobe_wants_mm(p, current->mm))
+		return UPROBE_HANDLER_REMOVE;
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 
 #include <linux/bits.h>
 #include <linux/hash.h>
+#include <linux/preempt.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -41,7 +42,7 @@ struct probectl_uret_slot {
 };
 
 struct probectl_uret_table {
-	raw_spinlock_t lock;	/* handlers are preemptible task context */
+	raw_spinlock_t lock;	/* entry and return may run on two CPUs at once */
 	struct probectl_uret_slot slot[PROBECTL_URET_SLOTS];
 };
 
@@ -50,21 +51,14 @@ static unsigned int probectl_uret_hash(pid_t pid, unsigned long sp)
 	return hash_long(sp ^ ((unsigned long)pid << 32), PROBECTL_URET_BITS);
 }
 
-static KAPI_UPROBE_HANDLER(probectl_uret_entry, uc, regs)
+/* Context: preemption off, see probectl_uret_entry(). */
+static void probectl_uret_save(struct probectl_probe *p, struct pt_regs *regs)
 {
-	struct probectl_probe *p = container_of(uc, struct probectl_probe, up.uc);
 	struct probectl_uret_table *t = p->uret;
 	struct probectl_uret_slot *slot, *victim = NULL;
 	unsigned int h, i;
 	unsigned long flags;
 
-	if (!probectl_admit(p)) {
-		if (READ_ONCE(p->enabled) && !probectl_uprobe_wants_mm(p, current->mm))
-			return UPROBE_HANDLER_REMOVE;
-		return 0;
-	}
-	if (!p->session)
-		return 0;	/* persistent: counted, nothing to pair */
 	h = probectl_uret_hash(current->pid, regs->sp);
 	raw_spin_lock_irqsave(&t->lock, flags);
 	for (i = 0; i < PROBECTL_URET_PROBE; i++) {
@@ -81,12 +75,30 @@ static KAPI_UPROBE_HANDLER(probectl_uret_entry, uc, regs)
 	victim->t0 = ktime_get_mono_fast_ns();
 	probectl_fetch_args(p, regs, victim->args);
 	raw_spin_unlock_irqrestore(&t->lock, flags);
+}
+
+static KAPI_UPROBE_HANDLER(probectl_uret_entry, uc, regs)
+{
+	struct probectl_probe *p = container_of(uc, struct probectl_probe, up.uc);
+	bool admitted;
+
+	/* as in probectl_uprobe_handler(): a disable waits for this hit */
+	preempt_disable_notrace();
+	/* false also for persistent probes: counted, nothing to pair */
+	admitted = probectl_admit(p);
+	if (admitted)
+		probectl_uret_save(p, regs);
+	preempt_enable_notrace();
+	if (!admitted && READ_ONCE(p->enabled) &&
+	    !probectl_uprobe_wants_mm(p, current->mm))
+		return UPROBE_HANDLER_REMOVE;
 	return 0;
 }
 
-static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
+/* Context: preemption off, see probectl_uret_return(). */
+static void probectl_uret_record(struct probectl_probe *p, unsigned long func,
+				 struct pt_regs *regs)
 {
-	struct probectl_probe *p = container_of(uc, struct probectl_probe, up.uc);
 	struct probectl_uret_table *t = p->uret;
 	unsigned long sp = regs->sp - sizeof(unsigned long);
 	struct probectl_uret_slot *slot, found = {};
@@ -97,7 +109,7 @@ static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
 
 	/* the entry handler saved nothing for calls the process filter skipped */
 	if (!p->session || !probectl_live(p) || !probectl_session_admits(p->session))
-		return 0;
+		return;
 	h = probectl_uret_hash(current->pid, sp);
 	raw_spin_lock_irqsave(&t->lock, flags);
 	for (i = 0; i < PROBECTL_URET_PROBE; i++) {
@@ -111,18 +123,28 @@ static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
 	raw_spin_unlock_irqrestore(&t->lock, flags);
 	if (!found.pid) {
 		atomic64_inc(&p->unpaired);
-		return 0;
+		return;
 	}
 	this_cpu_inc(p->stats->returned);
 	rec = probectl_record_begin(p, &(struct probectl_fetch_ctx){
 		.regs = regs, .args = found.args, .retval = regs_return_value(regs),
 		.user = true, .t0 = found.t0 }, &ev);
 	if (!rec)
-		return 0;
+		return;
 	rec->flags |= PROBECTL_RECORD_F_RETURN;
 	probectl_record_parts(p, rec, func, found.args, regs_return_value(regs),
 			      rec->timestamp_ns - found.t0);
 	probectl_record_commit(p, ev);
+}
+
+static KAPI_URETPROBE_HANDLER(probectl_uret_return, uc, func, regs)
+{
+	struct probectl_probe *p = container_of(uc, struct probectl_probe, up.uc);
+
+	/* as in probectl_uprobe_handler(): a disable waits for this return */
+	preempt_disable_notrace();
+	probectl_uret_record(p, func, regs);
+	preempt_enable_notrace();
 	return 0;
 }
 

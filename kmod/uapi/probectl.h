@@ -145,7 +145,9 @@ enum probectl_cmd {
 	 * probe-id, every probe of the sender's session: all of them stop
 	 * counting hits first, then each is disarmed, so probes on one code
 	 * path stop together (disarming a kprobe patches text and takes
-	 * milliseconds). Without a session, nothing to do.
+	 * milliseconds). Returns once every hit that began before it has
+	 * finished (one RCU grace period), so the counters and records read
+	 * after it are final. Without a session, nothing to do.
 	 */
 	PROBECTL_CMD_PROBE_DISABLE,
 	/*

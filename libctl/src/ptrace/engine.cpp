@@ -361,6 +361,7 @@ void Engine::handle(Thread& t, const Stop& stop) {
 
 void Engine::onExit(Thread& t, int status) {
     missReturns(t, 0);
+    missCall(t);
     if (t.tid == command_.pid())
         command_.reaped(status);
     // Ends of what is reported: not of the held command before its exec (probectl's own
@@ -456,6 +457,7 @@ void Engine::forgetThreadsOf(pid_t tgid, pid_t keep) {
     for (pid_t tid : gone) {
         auto& t = threads_.at(tid);
         missReturns(t, 0);
+        missCall(t);
         if (t.space)
             t.space->threads.erase(tid);
         threads_.erase(tid);
@@ -479,6 +481,7 @@ void Engine::onExec(Thread& reported) {
             threads_.erase(it);
             Thread& leader = threads_.at(tid);
             missReturns(leader, 0);
+            missCall(leader);
             if (leader.space)
                 leader.space->threads.erase(tid);
             leader = std::move(moved);
@@ -644,6 +647,7 @@ void Engine::detachAll(const EventCallback& cb) {
         restoreAll(*s);
     for (auto& [tid, t] : threads_) {
         missReturns(t, 0);
+        missCall(t);
         if (!t.in_vfork)
             (void)::ptrace(PTRACE_DETACH, tid, nullptr, static_cast<long>(t.inject));
     }
@@ -723,9 +727,10 @@ SessionStats Engine::stats() const {
         ps.spec = p->info.spec;
         ps.hits = p->info.hits;
         ps.delivered = p->info.delivered;
-        ps.dropped = p->info.hits - p->info.rejected - p->info.delivered - p->info.unreturned;
+        // As the kernel's: a call still inside is unreturned, not dropped.
+        ps.unreturned = p->info.unreturned + callsInFlight(p->info.id);
+        ps.dropped = p->info.hits - p->info.rejected - p->info.delivered - ps.unreturned;
         ps.rejected = p->info.rejected;
-        ps.unreturned = p->info.unreturned;
         s.probes.push_back(ps);
     }
     s.notes = replacedFileNotes(files_);

@@ -212,6 +212,22 @@ void Engine::missReturns(Thread& t, std::size_t keep) {
     }
 }
 
+void Engine::missCall(Thread& t) {
+    if (t.call)
+        for (std::uint32_t id : t.call->counted)
+            if (Probe* p = probe(id))
+                p->info.unreturned++;
+    t.call.reset();
+}
+
+std::uint64_t Engine::callsInFlight(std::uint32_t id) const {
+    std::uint64_t n = 0;
+    for (const auto& [tid, t] : threads_)
+        if (t.call)
+            n += std::count(t.call->counted.begin(), t.call->counted.end(), id);
+    return n;
+}
+
 void Engine::dropUnwound(Thread& t, std::uint64_t floor) {
     std::size_t keep = t.returns.size();
     while (keep > 0 && t.returns[keep - 1].sp_after - 8 < floor)
@@ -408,7 +424,7 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
             info.op == PTRACE_SYSCALL_INFO_ENTRY ? info.entry.nr : info.seccomp.nr;
         const auto* args =
             info.op == PTRACE_SYSCALL_INFO_ENTRY ? info.entry.args : info.seccomp.args;
-        t.call.reset();
+        missCall(t);  // an entry without the exit of the call before: none will come
         if (traced_syscalls_.count(nr)) {
             Thread::Call c;
             c.nr = nr;
@@ -434,15 +450,33 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
                         emit(t, *p, ev);
                     }
             } else {
+                // The hit is the entry, as the kernel backend counts it; the event waits for
+                // the exit.
+                for (auto& p : probes_)
+                    if (p->syscall_nr == static_cast<int>(nr)) {
+                        p->info.hits++;
+                        c.counted.push_back(p->info.id);
+                    }
                 t.call = c;
                 t.syscall_exit_wanted = seccomp_stop;
             }
         }
     } else if (info.op == PTRACE_SYSCALL_INFO_EXIT && t.call) {
+        // -ERESTARTSYS .. -ERESTART_RESTARTBLOCK while stopping: the stop's own interrupt
+        // broke the call off, and the kernel restarts it once we detach. The program never
+        // sees that return: the call is still in progress, unreturned as the kernel
+        // backend's is at its end.
+        if (stopping_ && info.exit.rval <= -512 && info.exit.rval >= -516) {
+            missCall(t);
+            resume(t);
+            return;
+        }
         const Thread::Call c = *t.call;
         t.call.reset();
         for (auto& p : probes_)
-            if (p->syscall_nr == static_cast<int>(c.nr)) {
+            // A probe added while the call was in progress saw no entry: no return either,
+            // as a kernel return probe registered mid-call.
+            if (std::find(c.counted.begin(), c.counted.end(), p->info.id) != c.counted.end()) {
                 Event ev = baseEvent(t, p->info.id);
                 ev.ip = c.ip;
                 ev.args = c.args;
@@ -459,7 +493,7 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
                     for (std::size_t i = p->plan->entry_args; i < p->plan->hints.size(); ++i)
                         ev.fetched.push_back(readPlanValue(t.tid, p->plan->hints[i], c.args));
                 }
-                emit(t, *p, ev);
+                emit(t, *p, ev, true);
             }
     }
     resume(t);

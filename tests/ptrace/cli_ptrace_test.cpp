@@ -257,8 +257,9 @@ TEST(CliPtrace, ExitAndExitGroupNeverReturnSaidByTheGlob) {
         << by_retval.err;
     EXPECT_EQ(countLines(by_retval.err, "refused by"), 0u) << by_retval.err;
     EXPECT_EQ(countLines(by_retval.err,
-                         "  exit_group: never returns: syscall:exit_group: $retval "
-                         "needs a call that returns"),
+                         "  exit_group: syscall:exit_group: exit_group never returns (the "
+                         "task ends in it), so it has no $retval: key by another field, or "
+                         "leave it out"),
               1u)
         << by_retval.err;
     EXPECT_EQ(countLines(by_retval.err, "syscall:exit_group  hits"), 0u) << by_retval.err;
@@ -276,8 +277,8 @@ TEST(CliPtrace, ExitAndExitGroupNeverReturnSaidByTheGlob) {
         aggr(runLatency, {"--backend=ptrace", "syscall:exit_group", "--", kWorkload, "calls", "1"});
     EXPECT_EQ(alone.rc, 2) << alone.err;
     EXPECT_EQ(countLines(alone.err,
-                         "syscall:exit_group: latency needs a call that returns: "
-                         "exit_group never returns (the task ends in it)"),
+                         "syscall:exit_group: exit_group never returns (the task ends in it), "
+                         "so it has no latency: count or trace it instead, or leave it out"),
               1u)
         << alone.err;
 }

@@ -295,15 +295,15 @@ TEST(EventAggregator, SyscallsThatNeverReturnHaveNoLatency) {
     ASSERT_FALSE(a);
     EXPECT_TRUE(a.error().usage);
     EXPECT_EQ(a.error().message,
-              "syscall:exit_group: latency needs a call that returns: exit_group never returns "
-              "(the task ends in it)");
+              "syscall:exit_group: exit_group never returns (the task ends in it), so it has no "
+              "latency: count or trace it instead, or leave it out");
     AggrSpec by_errno;
     by_errno.keys = {"comm", "errno"};
     auto e = EventAggregator::create(by_errno, "syscall:exit");
     ASSERT_FALSE(e);
     EXPECT_EQ(e.error().message,
-              "syscall:exit: $errno needs a call that returns: exit never returns (the task "
-              "ends in it)");
+              "syscall:exit: exit never returns (the task ends in it), so it has no $errno: key "
+              "by another field, or leave it out");
     EXPECT_TRUE(EventAggregator::create(AggrSpec{}, "syscall:exit_group"));
     EXPECT_TRUE(EventAggregator::create(lat, "syscall:getppid"));
 }

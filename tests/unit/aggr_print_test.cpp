@@ -389,5 +389,25 @@ TEST(IntervalClock, MillisecondsOnlyForSubSecondIntervals) {
     EXPECT_EQ(intervalClock(tm, 250, 0), "14:03:27");
 }
 
+// count --by of a syscall counts each call at its return, as hist and latency do: its header
+// says "never returned" as theirs, where it had no such clause (seen failing). exit and
+// exit_group, whose hit is their entry, have none.
+TEST(AggrPrint, CountByOfASyscallSaysTheCallsNeverReturned) {
+    AggrTable t = table("syscall:getppid", 1, 3);
+    t.key_names = {"comm"};
+    t.entries[0].key.resize(1);
+    t.entries[0].key[0].type = FetchType::String;
+    t.entries[0].key[0].str = "app";
+    SessionStats stats;
+    stats.probes = {probe(1, 3)};
+    EXPECT_THAT(printed(options(AggrMode::Count, {"syscall:getppid", "--by", "comm"}), {t}, stats),
+                HasSubstr("syscall:getppid  hits 3, filtered 0, rejected 0, nmissed 0, never "
+                          "returned 0\n"));
+    t.spec = "syscall:exit_group";
+    EXPECT_THAT(
+        printed(options(AggrMode::Count, {"syscall:exit_group", "--by", "comm"}), {t}, stats),
+        HasSubstr("syscall:exit_group  hits 3, filtered 0, rejected 0, nmissed 0\n"));
+}
+
 }  // namespace
 }  // namespace probectl::cli

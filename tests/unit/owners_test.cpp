@@ -1,14 +1,19 @@
 // probectl list's OWNER: a generic-netlink socket's port id back to its process, through
 // /proc/net/netlink and /proc/PID/fd, on this host's own socket.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/netlink.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 
 #include "format.hpp"
@@ -87,4 +92,35 @@ TEST(ProbeOwners, AnOwnersCommIsQuotedWhenNotPlain) {
     std::ostringstream js;
     printProbeList(js, {p}, true, owners);
     EXPECT_NE(js.str().find("\"owner_comm\":\"ev\\nil\\u001b[2J\""), std::string::npos) << js.str();
+}
+
+// The owner ended while list read its comm: the read fails with ESRCH, which libstdc++'s
+// filebuf throws through istreambuf_iterator ("basic_filebuf::underflow error reading the
+// file: No such process", the end of probectl list). A proc tree made here whose PID/comm
+// is a dead process's comm, reopened through /proc/self/fd (seen failing: it threw). The
+// owner is still found, its comm unknown.
+TEST(ProbeOwners, AnOwnerEndingWhileItsCommIsReadDoesNotThrow) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    const int comm = ::open(("/proc/" + std::to_string(child) + "/comm").c_str(), O_RDONLY);
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    ASSERT_GE(comm, 0);
+    const std::string proc = testing::TempDir() + "/owners-proc";
+    const std::string dir = proc + "/" + std::to_string(child);
+    std::filesystem::remove_all(proc);
+    std::filesystem::create_directories(dir + "/fd");
+    std::filesystem::create_symlink("socket:[4242]", dir + "/fd/3");
+    std::filesystem::create_symlink("/proc/self/fd/" + std::to_string(comm), dir + "/comm");
+    std::map<std::uint32_t, ProbeOwner> owners;
+    EXPECT_NO_THROW(owners = probeOwners({{7, 4242}}, proc));
+    ::close(comm);
+    std::filesystem::remove_all(proc);
+    ASSERT_EQ(owners.count(7), 1u);
+    EXPECT_EQ(owners.at(7).pid, child);
+    EXPECT_EQ(owners.at(7).comm, "");
 }

@@ -220,6 +220,20 @@ TEST(Recording, CutInsideTheHeaderIsSaid) {
     EXPECT_THAT(r.error().message, HasSubstr("is not a probectl recording"));
 }
 
+// An empty file said "not a probectl recording": it says it is empty, naming it (seen
+// failing).
+TEST(Recording, AnEmptyFileIsSaidEmpty) {
+    const std::string path = testing::TempDir() + "/empty.rec";
+    std::ofstream(path, std::ios::trunc).close();
+    auto r = probectl::RecordingReader::open(path);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().err, EBADMSG);
+    EXPECT_EQ(r.error().message, path +
+                                     " is empty (0 bytes): no recording in it; `probectl "
+                                     "record -o " +
+                                     path + "` writes one");
+}
+
 TEST(Recording, NotARecording) {
     const std::string path = testing::TempDir() + "/not.rec";
     std::ofstream(path) << "hello, this is not a recording but long enough to be a header...";

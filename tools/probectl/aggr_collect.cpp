@@ -113,7 +113,7 @@ Result<std::vector<AggrTable>> AggrCollector::tables(bool clear, const SessionSt
                                          [&](const ProbeStats& s) { return s.id == p.id; });
             if (!shown && ps != now.probes.end() && ps->removed_by) {
                 removed_shown_.push_back(p.id);
-                removed_new_.emplace_back(p.id, p.spec);
+                removed_new_.push_back(*ps);
             }
         }
         return out;
@@ -147,14 +147,42 @@ Result<SessionStats> AggrCollector::stats() {
     return s;
 }
 
+namespace {
+
+// The start of every note on probe `id`'s removal, the session's and ours.
+std::string removedPrefix(std::uint32_t id, const std::string& spec) {
+    return fmt::format("probe {} ({}) was removed by another client", id, spec);
+}
+
+// Who removed it, as the session's note says it: `probectl remove` has usually exited by now.
+std::string remover(const ProbeStats& p) {
+    if (!p.removed_by_pid)
+        return fmt::format("netlink port {}", p.removed_by);
+    if (p.removed_by_comm.empty())
+        return fmt::format("pid {}", p.removed_by_pid);
+    return fmt::format("pid {} ({})", p.removed_by_pid, p.removed_by_comm);
+}
+
+}  // namespace
+
 std::vector<std::string> AggrCollector::takeRemovedNotes(bool clear) {
     std::vector<std::string> out;
-    for (const auto& [id, spec] : removed_new_)
-        out.push_back(fmt::format(
-            "probe {} ({}) was removed by another client: its table above ends at the removal{}",
-            id, spec, clear ? "; the next read-outs leave it out" : ""));
+    for (const ProbeStats& p : removed_new_) {
+        removed_said_.push_back(removedPrefix(p.id, p.spec));
+        out.push_back(fmt::format("{}, {}: its table above ends at the removal{}",
+                                  removed_said_.back(), remover(p),
+                                  clear ? "; the next read-outs leave it out" : ""));
+    }
     removed_new_.clear();
     return out;
+}
+
+std::vector<std::string> AggrCollector::notSaidYet(std::vector<std::string> notes) const {
+    std::erase_if(notes, [&](const std::string& n) {
+        return std::any_of(removed_said_.begin(), removed_said_.end(),
+                           [&](const std::string& said) { return n.starts_with(said); });
+    });
+    return notes;
 }
 
 }  // namespace probectl::cli

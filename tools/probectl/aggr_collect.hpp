@@ -39,8 +39,11 @@ class AggrCollector {
     // The counters now (between intervals), in the same order.
     Result<SessionStats> stats();
     // One warning for each removed probe whose last table tables() has just shown (each said
-    // once): with `clear`, that the next read-outs leave it out.
+    // once), naming the remover: with `clear`, that the next read-outs leave it out.
     std::vector<std::string> takeRemovedNotes(bool clear);
+    // `notes` (the session's at the end) less those on a removal takeRemovedNotes() said:
+    // one warning per removed probe.
+    std::vector<std::string> notSaidYet(std::vector<std::string> notes) const;
 
   private:
     AggrCollector(Tracer& tracer, const AggrSpec& spec, SnapshotStacks* snapshots)
@@ -52,9 +55,10 @@ class AggrCollector {
     Tracer* tracer_;
     AggrSpec spec_;
     SnapshotStacks* snapshots_;
-    std::vector<std::pair<std::uint32_t, EventAggregator>> events_;   // by probe id
-    std::vector<std::uint32_t> removed_shown_;                        // ids
-    std::vector<std::pair<std::uint32_t, std::string>> removed_new_;  // id, spec: not said yet
+    std::vector<std::pair<std::uint32_t, EventAggregator>> events_;  // by probe id
+    std::vector<std::uint32_t> removed_shown_;                       // ids
+    std::vector<ProbeStats> removed_new_;                            // not said yet
+    std::vector<std::string> removed_said_;  // "probe ID (SPEC) was removed": said
 };
 
 }  // namespace probectl::cli

@@ -12,6 +12,7 @@
 #include "probectl/flame_svg.hpp"
 #include "probectl/probe_kinds.hpp"
 #include "probectl/strace_format.hpp"
+#include "probectl/syscall_probe.hpp"
 
 namespace probectl::cli {
 
@@ -32,14 +33,18 @@ std::uint64_t enteredBefore(const AggrReadout& r, std::size_t i) {
     return i < r.entered_before.size() ? r.entered_before[i] : 0;
 }
 
-// Whether the probe waits for returns (a kretprobe or uretprobe; any latency probe; hist of
-// a syscall, whose value is taken at its return as latency's is) or knows of entries that
-// never came back or came back from before the interval.
+// Whether the probe waits for returns (a kretprobe or uretprobe; any latency probe; count
+// or hist of a syscall but exit and exit_group, counted at its return as latency's is) or
+// knows of entries that never came back or came back from before the interval.
 bool pairsReturns(const AggrCliOptions& o, const AggrReadout& r, std::size_t i) {
     const AggrTable& t = r.tables[i];
-    const KindInfo* kind = findKind(std::string_view(t.spec).substr(0, t.spec.find(':')));
-    return o.mode == AggrMode::Latency || (kind && kind->is_return) ||
-           (o.mode == AggrMode::Hist && kind && kind->kind == SpecKind::Syscall) ||
+    const std::string_view spec = t.spec;
+    const KindInfo* kind = findKind(spec.substr(0, spec.find(':')));
+    // "syscall:NAME [ARGS...]"
+    const std::string_view name = spec.substr(spec.find(':') + 1);
+    const bool returning_syscall = kind && kind->kind == SpecKind::Syscall &&
+                                   !syscallNeverReturns(name.substr(0, name.find(' ')));
+    return o.mode == AggrMode::Latency || (kind && kind->is_return) || returning_syscall ||
            r.stats.probes[i].unreturned || enteredBefore(r, i);
 }
 

@@ -606,7 +606,8 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
                 printNow(*stats, o.interval > 0 ? wallClock(o.interval) : std::string(), false);
             !r)
             rc = runtimeError(io, cmd, r.error());
-    for (const auto& note : stats->notes)
+    // A removal said at its read-out is not said again.
+    for (const auto& note : o.interval > 0 ? collector->notSaidYet(stats->notes) : stats->notes)
         io.err << fmt::format("probectl {}: warning: {}\n", cmd, note);
     if (no_probe_left)
         io.err << fmt::format(

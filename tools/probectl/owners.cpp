@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <sstream>
+
+#include "probectl/proc_maps.hpp"
 
 namespace probectl::cli {
 
@@ -74,9 +74,9 @@ std::map<std::uint32_t, ProbeOwner> probeOwners(const std::map<std::uint32_t, un
                 continue;
             ProbeOwner o;
             o.pid = static_cast<pid_t>(std::strtol(e->d_name, nullptr, 10));
-            // The whole comm but the kernel's final newline: a comm may hold its own.
-            std::ifstream comm(base + "/comm");
-            o.comm.assign(std::istreambuf_iterator<char>(comm), {});
+            // The whole comm but the kernel's final newline: a comm may hold its own. Not
+            // a stream: the owner may end while its comm is read (readProcFile).
+            o.comm = readProcFile(base + "/comm").value_or("");
             if (o.comm.ends_with('\n'))
                 o.comm.pop_back();
             out[it->second] = o;

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +72,12 @@ class ProcMaps {
 
 // Whether the file name (no directory) is library `name` by the rules of filesNamed.
 bool libraryNameMatches(std::string_view file_name, std::string_view name);
+
+// A /proc text file whole (/proc/PID/stat, comm, ...): nullopt when it cannot be opened;
+// what was read before a read error. read(2), not a stream: a process that ends while its
+// file is read fails the read with ESRCH, which libstdc++'s filebuf throws through
+// istreambuf_iterator.
+std::optional<std::string> readProcFile(const std::string& path);
 
 }  // namespace probectl
 #pragma GCC visibility pop

@@ -124,7 +124,7 @@ struct PtraceProbe {
     std::uint32_t id = 0;  // 1, 2, ... in the order added
     std::string spec;      // text as given
     SpecKind kind = SpecKind::Uprobe;
-    // hits (uretprobe: entries), each an event unless rejected or unreturned
+    // hits (uretprobe, syscall: entries), each an event unless rejected or unreturned
     std::uint64_t hits = 0;
     std::uint64_t rejected = 0;   // hits the spec's predicate (`if ...`) rejected
     std::uint64_t delivered = 0;  // events passed to a callback

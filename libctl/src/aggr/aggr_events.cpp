@@ -175,9 +175,7 @@ Result<EventAggregator> EventAggregator::create(const AggrSpec& spec, std::strin
                     what = "$" + k;
             if (!what.empty())
                 return usage(
-                    fmt::format("{}: {} needs a call that returns: {} never returns "
-                                "(the task ends in it)",
-                                probe_spec, what, parsed->symbol));
+                    fmt::format("{}: {}", probe_spec, detail::neverReturns(parsed->symbol, what)));
         }
         const bool at_return = parsed->kind == SpecKind::Kretprobe ||
                                parsed->kind == SpecKind::Uretprobe ||

@@ -47,8 +47,7 @@ std::string needsReturn(const std::string& name, const ProbeRequest& req) {
     const std::string_view sym = req.symbol;
     if ((req.flags & kProbeFlagSyscall) && sym.starts_with(kSyscallWrapperPrefix) &&
         syscallNeverReturns(sym.substr(kSyscallWrapperPrefix.size())))
-        return fmt::format("{} needs a call that returns: {} never returns (the task ends in it)",
-                           name, sym.substr(kSyscallWrapperPrefix.size()));
+        return detail::neverReturns(sym.substr(kSyscallWrapperPrefix.size()), name);
     return needsReturn(name);
 }
 

@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "probectl/aggr.hpp"
 
@@ -44,6 +46,14 @@ inline Result<void> checkHistogram(const AggrSpec& spec) {
         return makeError(EINVAL, fmt::format("a linear histogram has at most {} steps, not {}",
                                              kAggrMaxLinear, steps));
     return {};
+}
+
+// exit or exit_group (`syscall`) asked for `what` ("latency", "$retval", "$errno"), which
+// only a return has: the reason once, and what to do. The caller puts the spec before it.
+inline std::string neverReturns(std::string_view syscall, std::string_view what) {
+    return fmt::format("{} never returns (the task ends in it), so it has no {}: {}", syscall, what,
+                       what == "latency" ? "count or trace it instead, or leave it out"
+                                         : "key by another field, or leave it out");
 }
 
 }  // namespace probectl::detail

@@ -232,6 +232,12 @@ Result<RecordingReader> RecordingReader::open(const std::string& path) {
     const auto got = static_cast<std::size_t>(impl->in.gcount());
     // A file that ends inside a header that starts right was cut, not some other file.
     const std::size_t magic = std::min(got, sizeof(kMagic) - 1);
+    // An empty file is no other file either: a record that wrote nothing (killed before its
+    // header, or the file truncated since).
+    if (got == 0)
+        return makeError(EBADMSG, fmt::format("{} is empty (0 bytes): no recording in it; "
+                                              "`probectl record -o {}` writes one",
+                                              path, path));
     if (got > 0 && got < sizeof(head) && std::memcmp(head, kMagic, magic) == 0)
         return makeError(EBADMSG, fmt::format("{}: recording cut short in its header ({} of {} "
                                               "bytes): it holds nothing to read",

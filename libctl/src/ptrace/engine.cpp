@@ -647,7 +647,7 @@ void Engine::detachAll(const EventCallback& cb) {
         restoreAll(*s);
     for (auto& [tid, t] : threads_) {
         missReturns(t, 0);
-        abandonCall(t);
+        missCall(t);
         if (!t.in_vfork)
             (void)::ptrace(PTRACE_DETACH, tid, nullptr, static_cast<long>(t.inject));
     }
@@ -727,9 +727,10 @@ SessionStats Engine::stats() const {
         ps.spec = p->info.spec;
         ps.hits = p->info.hits;
         ps.delivered = p->info.delivered;
-        ps.dropped = p->info.hits - p->info.rejected - p->info.delivered - p->info.unreturned;
+        // As the kernel's: a call still inside is unreturned, not dropped.
+        ps.unreturned = p->info.unreturned + callsInFlight(p->info.id);
+        ps.dropped = p->info.hits - p->info.rejected - p->info.delivered - ps.unreturned;
         ps.rejected = p->info.rejected;
-        ps.unreturned = p->info.unreturned;
         s.probes.push_back(ps);
     }
     s.notes = replacedFileNotes(files_);

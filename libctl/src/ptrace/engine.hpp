@@ -126,6 +126,9 @@ struct Thread {
         std::uint64_t ip = 0;
         std::uint64_t entry_ns = 0;
         std::vector<Event::RawValue> fetched;  // the plan's entry values, per probe order
+        // The probes whose hit the entry counted, as the kernel's counts a call at its entry:
+        // an interval's read-out sees a call in progress as a hit not returned yet.
+        std::vector<std::uint32_t> counted;
     };
     std::optional<Call> call;
     std::vector<PendingReturn> returns;  // innermost last
@@ -186,16 +189,18 @@ class Engine {
     void onBreakpoint(Thread& t, user_regs_struct& regs, std::uint64_t addr);
     void stepOver(Thread& t, user_regs_struct& regs, std::uint64_t addr);
     void onSyscallStop(Thread& t, bool seccomp_stop);
-    // `entry_counted`: a uretprobe's return, whose hit its entry counted.
+    // `entry_counted`: a uretprobe's return or a syscall's exit, whose hit its entry counted.
     void emit(Thread& t, Probe& p, Event& ev, bool entry_counted = false);
     // The thread ends (killed, or gone with another thread's exec) inside a probed syscall:
     // no exit stop will come, yet the call ended there.
     void endCall(Thread& t);
-    // The session ends (detach) with the thread inside a probed syscall, which goes on
-    // after it: a hit with no return, unreturned.
-    void abandonCall(Thread& t);
     Event baseEvent(Thread& t, std::uint32_t probe_id);
     void missReturns(Thread& t, std::size_t keep);
+    // The thread's syscall in progress will not return to us (detached, or a new entry came
+    // without its exit): unreturned for each probe that counted its entry.
+    void missCall(Thread& t);
+    // The calls of probe `id` entered and not returned yet, over every thread.
+    std::uint64_t callsInFlight(std::uint32_t id) const;
     // Drops the pending returns whose saved return address lies below `floor` (popped).
     void dropUnwound(Thread& t, std::uint64_t floor);
 

@@ -210,9 +210,9 @@ void Engine::endCall(Thread& t) {
     // return, where the kernel backend records it, with an ERESTART code or its result):
     // a return, timed to the end, whose value ptrace never sees (no exit stop with a fatal
     // signal pending). strace prints it "= ?".
-    for (auto& p : probes_)
-        if (p->syscall_nr == static_cast<int>(c.nr)) {
-            Event ev = baseEvent(t, p->info.id);
+    for (std::uint32_t id : c.counted)
+        if (Probe* p = probe(id)) {
+            Event ev = baseEvent(t, id);
             ev.ip = c.ip;
             ev.args = c.args;
             ev.is_return = true;
@@ -220,20 +220,7 @@ void Engine::endCall(Thread& t) {
             ev.parts &= ~kRecordPartRetval;
             ev.fetched = c.fetched;
             ev.syscall = p->plan.get();
-            emit(t, *p, ev);
-        }
-}
-
-void Engine::abandonCall(Thread& t) {
-    if (!t.call)
-        return;
-    const std::uint64_t nr = t.call->nr;
-    t.call.reset();
-    // As the kernel backend's hits and unreturned count a call still inside at the end.
-    for (auto& p : probes_)
-        if (p->syscall_nr == static_cast<int>(nr)) {
-            p->info.hits++;
-            p->info.unreturned++;
+            emit(t, *p, ev, true);
         }
 }
 
@@ -248,6 +235,22 @@ void Engine::missReturns(Thread& t, std::size_t keep) {
                     it->second.returns--;
         t.returns.pop_back();
     }
+}
+
+void Engine::missCall(Thread& t) {
+    if (t.call)
+        for (std::uint32_t id : t.call->counted)
+            if (Probe* p = probe(id))
+                p->info.unreturned++;
+    t.call.reset();
+}
+
+std::uint64_t Engine::callsInFlight(std::uint32_t id) const {
+    std::uint64_t n = 0;
+    for (const auto& [tid, t] : threads_)
+        if (t.call)
+            n += std::count(t.call->counted.begin(), t.call->counted.end(), id);
+    return n;
 }
 
 void Engine::dropUnwound(Thread& t, std::uint64_t floor) {
@@ -453,7 +456,7 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
             info.op == PTRACE_SYSCALL_INFO_ENTRY ? info.entry.nr : info.seccomp.nr;
         const auto* args =
             info.op == PTRACE_SYSCALL_INFO_ENTRY ? info.entry.args : info.seccomp.args;
-        t.call.reset();
+        missCall(t);  // an entry without the exit of the call before: none will come
         if (traced_syscalls_.count(nr)) {
             Thread::Call c;
             c.nr = nr;
@@ -479,6 +482,13 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
                         emit(t, *p, ev);
                     }
             } else {
+                // The hit is the entry, as the kernel backend counts it; the event waits for
+                // the exit.
+                for (auto& p : probes_)
+                    if (p->syscall_nr == static_cast<int>(nr)) {
+                        p->info.hits++;
+                        c.counted.push_back(p->info.id);
+                    }
                 t.call = c;
                 t.syscall_exit_wanted = seccomp_stop;
             }
@@ -486,16 +496,19 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
     } else if (info.op == PTRACE_SYSCALL_INFO_EXIT && t.call) {
         // detachAll's PTRACE_INTERRUPT ends a blocking call with a restart code; after the
         // detach the kernel restarts it and the thread goes on waiting: not a return, the
-        // call is still in progress (abandonCall). No restart code reaches user space, so
-        // none of these is a return the program sees.
+        // call is still in progress, unreturned as the kernel backend's is at its end. No
+        // restart code reaches user space, so none of these is a return the program sees.
         if (stopping_ && isRestart(info.exit.rval)) {
+            missCall(t);
             resume(t);
             return;
         }
         const Thread::Call c = *t.call;
         t.call.reset();
         for (auto& p : probes_)
-            if (p->syscall_nr == static_cast<int>(c.nr)) {
+            // A probe added while the call was in progress saw no entry: no return either,
+            // as a kernel return probe registered mid-call.
+            if (std::find(c.counted.begin(), c.counted.end(), p->info.id) != c.counted.end()) {
                 Event ev = baseEvent(t, p->info.id);
                 ev.ip = c.ip;
                 ev.args = c.args;
@@ -512,7 +525,7 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
                     for (std::size_t i = p->plan->entry_args; i < p->plan->hints.size(); ++i)
                         ev.fetched.push_back(readPlanValue(t.tid, p->plan->hints[i], c.args));
                 }
-                emit(t, *p, ev);
+                emit(t, *p, ev, true);
             }
     }
     resume(t);

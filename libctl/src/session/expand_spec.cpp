@@ -325,9 +325,14 @@ std::string AttachReport::summary() const {
 
 std::string AttachReport::details() const {
     std::string s;
-    for (const SkippedName& n : skipped)
-        s += fmt::format("  {}: {}{}\n", n.name, n.reason,
-                         n.detail.empty() ? std::string() : ": " + n.detail);
+    for (const SkippedName& n : skipped) {
+        // The refusal of exit and exit_group says "never returns" itself: once is enough.
+        if (n.reason == kNeverReturns && !n.detail.empty())
+            s += fmt::format("  {}: {}\n", n.name, n.detail);
+        else
+            s += fmt::format("  {}: {}{}\n", n.name, n.reason,
+                             n.detail.empty() ? std::string() : ": " + n.detail);
+    }
     return s;
 }
 

@@ -1,7 +1,9 @@
 // /proc/PID/maps parsing (format in proc_maps.hpp).
 #include "probectl/proc_maps.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -54,6 +56,18 @@ bool parseLine(std::string_view s, ProcMapping* m) {
 }
 
 }  // namespace
+
+std::optional<std::string> readProcFile(const std::string& path) {
+    std::string out;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return std::nullopt;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+        out.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    return out;
+}
 
 bool libraryNameMatches(std::string_view file, std::string_view name) {
     if (file == name)

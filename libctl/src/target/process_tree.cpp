@@ -13,24 +13,11 @@
 #include <sstream>
 #include <string>
 
+#include "probectl/proc_maps.hpp"
+
 namespace probectl {
 
 namespace {
-
-// A /proc text file whole (nullopt: no such file; what was read before a read error). read(2),
-// not a stream: a process that ends while its file is read fails the read with ESRCH, which
-// libstdc++'s filebuf throws through istreambuf_iterator.
-std::optional<std::string> readProc(const std::string& path) {
-    std::string out;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return std::nullopt;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
-        out.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    return out;
-}
 
 // Children of every thread of `tgid` (a thread's children file lists the processes that
 // thread forked); false when the kernel has no children files (CONFIG_PROC_CHILDREN).
@@ -43,7 +30,7 @@ bool childrenFiles(pid_t tgid, std::vector<pid_t>& out) {
     while (dirent* e = ::readdir(d)) {
         if (e->d_name[0] == '.')
             continue;
-        const auto children = readProc(task + "/" + e->d_name + "/children");
+        const auto children = readProcFile(task + "/" + e->d_name + "/children");
         if (!children)
             continue;
         have = true;
@@ -65,7 +52,8 @@ std::multimap<pid_t, pid_t> childrenByParent() {
         const pid_t pid = static_cast<pid_t>(std::atol(e->d_name));
         if (pid <= 0)
             continue;
-        const std::string stat = readProc(std::string("/proc/") + e->d_name + "/stat").value_or("");
+        const std::string stat =
+            readProcFile(std::string("/proc/") + e->d_name + "/stat").value_or("");
         const std::size_t paren = stat.rfind(')');
         if (paren == std::string::npos)
             continue;
@@ -113,7 +101,7 @@ namespace {
 
 // Gone, or a zombie (field 3 of /proc/PID/stat).
 bool ended(pid_t pid) {
-    const std::string stat = readProc("/proc/" + std::to_string(pid) + "/stat").value_or("");
+    const std::string stat = readProcFile("/proc/" + std::to_string(pid) + "/stat").value_or("");
     const std::size_t paren = stat.rfind(')');
     return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z' ||
            stat[paren + 2] == 'X';

@@ -614,6 +614,42 @@ TEST(AggrCli, CountTableAndJsonAgree) {
         EXPECT_EQ(e["count"], 10);
 }
 
+// A glob's keyed maps share max_map_kb: each is made for the keys an even share holds (a
+// note says how many), and a key beyond is counted as map full, so the counts still add up
+// to the hits. With 1 KiB for 3 probes a map of 2 integer keys fits (304 bytes on 2 CPUs);
+// before, each asked for 1024 keys (155 KiB) and the glob attached none.
+TEST(AggrCli, GlobMapsShareMaxMapKbAndCountWhatDoesNotFit) {
+    itest::ModuleParam lim("max_map_kb", "1");
+    ASSERT_TRUE(lim.ok()) << "max_map_kb";
+    itest::Ran r =
+        itest::sh("probectl count 'uprobe:" + itest::aggrTarget() +
+                  ":ag_* k=$arg1:s64' --by k -- " + itest::aggrTarget() + " keys 20 2>&1");
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(": attached ([0-9]+) of \\1\n"))) << r.out;
+    EXPECT_NE(r.out.find("probes share the module's max_map_kb (1 KiB): each map holds up to "),
+              std::string::npos)
+        << r.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        r.out, m,
+        std::regex("([0-9]+) keys \\(capacity ([0-9]+)\\); map full: ([0-9]+) hits with new keys")))
+        << r.out;
+    const auto keys = std::stoul(m[1]), cap = std::stoul(m[2]), full = std::stoul(m[3]);
+    EXPECT_EQ(keys, cap) << r.out;
+    EXPECT_GE(cap, 1u) << r.out;
+    EXPECT_LT(cap, 20u) << r.out;
+    // keys 0..19, then 0 again: the first `cap` are held (0 twice), the rest map full
+    EXPECT_EQ(full, 20 - cap) << r.out;
+
+    // A size given is asked as given, and its refusal names the limit and the option.
+    itest::Ran given = itest::sh("probectl count 'uprobe:" + itest::aggrTarget() +
+                                 ":ag_* k=$arg1:s64' --by k --max-entries 1024 -- " +
+                                 itest::aggrTarget() + " keys 20 2>&1");
+    EXPECT_NE(given.status, 0) << given.out;
+    EXPECT_NE(given.out.find("over the module's max_map_kb limit"), std::string::npos) << given.out;
+    EXPECT_NE(given.out.find("--max-entries"), std::string::npos) << given.out;
+}
+
 TEST(AggrCli, HistPrintsBpftraceBuckets) {
     const std::string out = run("probectl hist 'uprobe:" + itest::aggrTarget() +
                                 ":ag_val v=$arg2:u64' v -- " + itest::aggrTarget() + " values 8");

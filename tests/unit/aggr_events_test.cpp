@@ -253,6 +253,14 @@ TEST(EventAggregator, MapFullCountsNewKeysAsOverflow) {
     EXPECT_EQ(t.capacity, 2u);
 }
 
+// As the kernel's map (prepareAggregation): one key without keys, the default with some.
+TEST(EventAggregator, CapacityIsOneWithoutKeys) {
+    AggrSpec s;
+    EXPECT_EQ(make(s).table().capacity, 1u);
+    s.keys = {"pid"};
+    EXPECT_EQ(make(s).table().capacity, kAggrDefaultEntries);
+}
+
 TEST(EventAggregator, FaultedValueIsCountedApartAndMissingKeyIsAFaultedPart) {
     AggrSpec s;
     s.keys = {"name"};

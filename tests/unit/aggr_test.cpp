@@ -1,6 +1,11 @@
 // Aggregation in libctl without a kernel: requests built from AggrSpec, the bucket rules of
 // kmod/aggr.c, decoding of AGGR_ENTRIES payloads, and the table/histogram/JSON printers.
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include <gtest/gtest.h>
@@ -172,6 +177,124 @@ TEST(AggrRequest, TaskKeysBecomeHiddenFetchArguments) {
     EXPECT_EQ(req.aggr->hist, AggrHist::Log2);
     EXPECT_EQ(req.aggr->flags, 0);
     EXPECT_GT(req.fetch.size(), (*prog)[0].insns.size());  // $comm's program appended
+}
+
+// A map without keys holds one key, always: it is made for one (the kernel's default 1024
+// held 1023 unused values per CPU, 2.2 MiB for a latency map on 2 CPUs, and a syscall:* glob
+// outgrew max_map_kb). A size the user gave is sent as given; a keyed map gets the default.
+TEST(AggrRequest, KeylessMapIsMadeForOneKeyUnlessASizeIsGiven) {
+    auto capacity = [](const AggrSpec& a) -> std::uint32_t {
+        ProbeRequest req;
+        req.kind = ProbeKind::Kretprobe;
+        std::vector<FetchArg> args;
+        EXPECT_TRUE(prepareAggregation(a, req, args));
+        return req.aggr ? req.aggr->max_entries : 0;
+    };
+    AggrSpec lat;
+    lat.value = AggrValue::Latency;
+    lat.hist = AggrHist::Log2;
+    EXPECT_EQ(capacity(lat), 1u);
+    AggrSpec count;
+    EXPECT_EQ(capacity(count), 1u);
+    lat.max_entries = 500;
+    EXPECT_EQ(capacity(lat), 500u);
+    AggrSpec keyed = count;
+    keyed.keys = {"comm"};
+    EXPECT_EQ(capacity(keyed), kAggrDefaultEntries);
+    keyed.max_entries = 7;
+    EXPECT_EQ(capacity(keyed), 7u);
+}
+
+// The module's charge for a map (kmod/aggr.c: slots, keys, two banks of per-CPU values): a
+// latency map (log2, 560-byte values) of 1024 keys on 2 CPUs is 2.2 MiB, of its one key 2.2 KiB.
+TEST(AggrBudget, MapBytesAreTheModulesCharge) {
+    probectl::AggrMapSize lat;
+    lat.val_size = 32 + 66 * 8;
+    EXPECT_EQ(probectl::aggrMapBytes(lat, 1024, 2), 2048u * 4 + 1024 * 8 + 2u * 2 * 1024 * 560);
+    EXPECT_EQ(probectl::aggrMapBytes(lat, 1024, 2), 2310144u);
+    EXPECT_EQ(probectl::aggrMapBytes(lat, 1, 2), 2u * 4 + 8 + 2 * 2 * 560);
+    EXPECT_EQ(probectl::aggrMapBytes(lat, 3, 1), 8u * 4 + 3 * 8 + 2 * 3 * 560);  // 8 slots
+
+    ProbeRequest req;
+    req.kind = ProbeKind::Kretprobe;
+    std::vector<FetchArg> args;
+    AggrSpec a;
+    a.keys = {"comm", "pid"};
+    a.value = AggrValue::Latency;
+    a.hist = AggrHist::Log2;
+    ASSERT_TRUE(prepareAggregation(a, req, args));
+    const auto m = probectl::aggrMapSize(req, args);
+    EXPECT_EQ(m.key_size, 8u + 32 + 8);
+    EXPECT_EQ(m.val_size, 32u + 66 * 8);
+    a.hist = AggrHist::Linear;
+    a.lin_min = 0;
+    a.lin_max = 10;
+    a.lin_step = 3;  // 4 steps, the last short, one bucket below and one above
+    req = ProbeRequest{};
+    req.kind = ProbeKind::Kretprobe;
+    args.clear();
+    ASSERT_TRUE(prepareAggregation(a, req, args));
+    EXPECT_EQ(probectl::aggrMapSize(req, args).val_size, 32u + 6 * 8);
+}
+
+// Each of a glob's maps gets the most keys that fit its share, and the shares together fit
+// the budget: 361 syscalls' latency by comm in a VM of 1 GiB (a 122 MiB budget), where 54
+// default maps were all that fit.
+TEST(AggrBudget, EntriesWithinAShareFitTogether) {
+    probectl::AggrMapSize m;
+    m.key_size = 40;
+    m.val_size = 560;
+    for (std::uint64_t bytes :
+         {0ull, 100ull, 2256ull, 5000ull, 346000ull, 2310144ull, 1ull << 40}) {
+        SCOPED_TRACE(bytes);
+        const std::uint32_t n = probectl::aggrEntriesWithin(m, bytes, 1024, 2);
+        if (n) {
+            EXPECT_LE(probectl::aggrMapBytes(m, n, 2), bytes);
+        }
+        if (n < 1024) {
+            EXPECT_GT(probectl::aggrMapBytes(m, n + 1, 2), bytes);
+        }
+    }
+    EXPECT_EQ(probectl::aggrEntriesWithin(m, 100, 1024, 2), 0u);
+    EXPECT_EQ(probectl::aggrEntriesWithin(m, 1ull << 40, 1024, 2), 1024u);
+
+    probectl::AggrBudget b;
+    b.limit_bytes = 122ull << 20;
+    b.ncpus = 2;
+    const std::uint64_t share = probectl::aggrShare(b, 361);
+    const std::uint32_t n = probectl::aggrEntriesWithin(m, share, 1024, b.ncpus);
+    EXPECT_GT(n, 100u);
+    EXPECT_LT(n, 1024u);
+    EXPECT_LE(361 * probectl::aggrMapBytes(m, n, b.ncpus), b.limit_bytes);
+    EXPECT_GT(361 * probectl::aggrMapBytes(m, 1024, b.ncpus), b.limit_bytes);
+}
+
+// The budget as the module reads it: max_map_kb, its 0 an eighth of RAM; possible CPUs from
+// their list.
+TEST(AggrBudget, ReadFromSysfs) {
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("aggr_budget_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir / "module/probectl/parameters");
+    std::filesystem::create_directories(dir / "devices/system/cpu");
+    auto put = [&](const std::string& path, const std::string& text) {
+        std::ofstream(dir / path) << text;
+    };
+    EXPECT_FALSE(probectl::readAggrBudget(dir.string()));  // no module
+    put("module/probectl/parameters/max_map_kb", "1024\n");
+    put("devices/system/cpu/possible", "0-1\n");
+    auto b = probectl::readAggrBudget(dir.string());
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->limit_bytes, 1024u * 1024);
+    EXPECT_EQ(b->ncpus, 2u);
+    put("devices/system/cpu/possible", "0,2-3,5\n");
+    put("module/probectl/parameters/max_map_kb", "0\n");
+    b = probectl::readAggrBudget(dir.string());
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->ncpus, 4u);
+    struct sysinfo si {};
+    ASSERT_EQ(sysinfo(&si), 0);
+    EXPECT_EQ(b->limit_bytes, static_cast<std::uint64_t>(si.totalram) * si.mem_unit / 8);
+    std::filesystem::remove_all(dir);
 }
 
 TEST(AggrRequest, SignedValuesAndErrors) {

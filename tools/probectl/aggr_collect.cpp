@@ -2,27 +2,74 @@
 #include "aggr_collect.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "open_tracer.hpp"
+#include "probectl/expand.hpp"
 #include "probectl/fetch_program.hpp"
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/ptrace_session.hpp"
 
 namespace probectl::cli {
 
-Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o) {
+MapShare mapShareFor(const AggrCliOptions& o, pid_t pid) {
+    MapShare share;
+    if (o.backend == "ptrace" || o.ustack == "dwarf" || o.aggr.max_entries || o.aggr.keys.empty())
+        return share;
+    SpecExpander expander(pid);
+    std::set<std::string> seen;  // attachSpecs adds a spec given twice once
+    for (const ProbeSpec& s : o.specs) {
+        if (!seen.insert(s.str()).second)
+            continue;
+        auto x = expander.expand(s);
+        share.probes += x ? x->specs.size() : 1;
+    }
+    if (share.probes < 2)
+        return share;
+    auto budget = readAggrBudget();
+    if (!budget)
+        return share;  // the kernel's refusals name the limit
+    share.limit_bytes = budget->limit_bytes;
+    share.bytes = aggrShare(*budget, share.probes);
+    share.ncpus = budget->ncpus;
+    return share;
+}
+
+std::string mapShareNote(const MapShare& share) {
+    return fmt::format(
+        "probectl: note: {} probes share the module's max_map_kb ({} KiB): each map holds up to "
+        "{} keys, not {}; hits with a key beyond are counted as map full (--max-entries N asks "
+        "for N keys a map)",
+        share.probes, share.limit_bytes / 1024, share.smallest, kAggrDefaultEntries);
+}
+
+Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o, MapShare* share) {
     const AggrSpec spec = o.aggr;
     // --ustack=dwarf: no map in the kernel, every hit is recorded with its snapshot.
     const bool dwarf = o.ustack == "dwarf";
     const std::uint32_t bytes = o.stack_size ? o.stack_size : kUstackSnapshotDefault;
     return openTracerFor(
         o, o.seccomp,
-        [spec, dwarf, bytes](SessionOptions& so) {
-            so.prepare = [spec, dwarf, bytes](ProbeRequest& req, std::vector<FetchArg>& fetch) {
-                if (!dwarf)
-                    return prepareAggregation(spec, req, fetch);
+        [spec, dwarf, bytes, share](SessionOptions& so) {
+            so.prepare = [spec, dwarf, bytes, share](ProbeRequest& req,
+                                                     std::vector<FetchArg>& fetch) {
+                if (!dwarf) {
+                    auto r = prepareAggregation(spec, req, fetch);
+                    if (r && share && share->bytes && !spec.max_entries && req.aggr &&
+                        req.aggr->nkeys) {
+                        // Not even one key fits: asked as is, the kernel's refusal says why.
+                        const std::uint32_t n =
+                            aggrEntriesWithin(aggrMapSize(req, fetch), share->bytes,
+                                              req.aggr->max_entries, share->ncpus);
+                        if (n && n < req.aggr->max_entries) {
+                            req.aggr->max_entries = n;
+                            share->smallest = share->smallest ? std::min(share->smallest, n) : n;
+                        }
+                    }
+                    return r;
+                }
                 // Only for its refusals (an unknown key, retval not at a return): the events
                 // are aggregated here by the same keys.
                 ProbeRequest checked = req;

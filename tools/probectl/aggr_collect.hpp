@@ -4,6 +4,10 @@
 // the same tables for the same workload.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,8 +21,31 @@
 
 namespace probectl::cli {
 
-// The backend o.backend names on o's target, its probes set to aggregate o.aggr.
-Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o);
+// Many keyed maps sized to fit the module's max_map_kb together (a glob over every syscall):
+// a map o.aggr gives no --max-entries is made for at most the keys that fit in `bytes`, with
+// `ncpus` possible CPUs (0 bytes: as asked). `smallest`: the fewest keys a map was given where
+// the default did not fit (0: none).
+struct MapShare {
+    std::uint64_t bytes = 0;
+    std::uint32_t ncpus = 0;
+    std::size_t probes = 0;
+    std::uint64_t limit_bytes = 0;
+    std::uint32_t smallest = 0;
+};
+
+// The even share of the module's map budget each of the kernel backend's probes for o.specs
+// (globs expanded as attachSpecs will: `pid` resolves user paths) gets when the default map
+// of o.aggr's keys would not fit them all; none (bytes 0) for one probe, a given
+// --max-entries, no keys (a map of one key), the ptrace backend or --ustack=dwarf.
+MapShare mapShareFor(const AggrCliOptions& o, pid_t pid);
+
+// The backend o.backend names on o's target, its probes set to aggregate o.aggr; their maps
+// sized by `share` (set before the specs are attached) when it has bytes.
+Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o, MapShare* share = nullptr);
+
+// The note on stderr when `share` made maps smaller than the default: how many keys, why,
+// and what to change.
+std::string mapShareNote(const MapShare& share);
 
 class AggrCollector {
   public:

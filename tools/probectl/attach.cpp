@@ -70,7 +70,11 @@ Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& sp
             // -v lists what a glob refused also when it refused everything.
             if (verbose)
                 err << expander.failedDetails();
-            return std::move(r).error();
+            Error e = std::move(r).error();
+            // The maps' size is the user's too: said where the refusal is the whole answer.
+            if (max_entries && e.message.find("(limit: max_map_kb)") != std::string::npos)
+                e.message += "; or lower --max-entries (each probe's map)";
+            return e;
         }
         n += r->ids.size();
         for (const std::string& note : r->notes)

@@ -181,5 +181,37 @@ std::string formatAggrHist(const AggrTable& t, std::size_t top = 0);
 // buckets are left out.
 nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top = 0);
 
+// Map memory, as probectl.ko charges it to its max_map_kb limit (kmod/aggr.c,
+// kmod/limits.c): a table of 4-byte slots (a power of two, at least twice the keys), the keys
+// once, and each key's value (count, sum, min, max and the histogram's 8-byte buckets) per
+// possible CPU, twice (a second bank for clearing reads). A log2 latency map of 1024 keys on
+// 2 CPUs: 8 KiB + 8 KiB + 2 * 2 * 1024 * 560 bytes = 2.2 MiB.
+struct AggrMapSize {
+    std::uint32_t key_size = 8;   // the fault mask, then 8 bytes an integer, kAggrStrLen a string
+    std::uint32_t val_size = 32;  // AggrTotals, then 8 bytes a histogram bucket
+};
+// The key and value sizes of the map `req` asks for (req.aggr set, sent with `args`).
+AggrMapSize aggrMapSize(const ProbeRequest& req, const std::vector<FetchArg>& args);
+// The bytes of such a map made for `entries` keys with `ncpus` possible CPUs.
+std::uint64_t aggrMapBytes(const AggrMapSize& m, std::uint32_t entries, std::uint32_t ncpus);
+// The most keys, at most `want`, whose map takes at most `bytes`; 0 when not even one fits.
+std::uint32_t aggrEntriesWithin(const AggrMapSize& m, std::uint64_t bytes, std::uint32_t want,
+                                std::uint32_t ncpus);
+
+// What a session may hold in maps (the module's max_map_kb, its 0 meaning an eighth of RAM)
+// and the possible CPUs each map's values are kept for, read under `sys` (/sys). ENOENT
+// when the module is not loaded.
+struct AggrBudget {
+    std::uint64_t limit_bytes = 0;
+    std::uint32_t ncpus = 0;
+};
+Result<AggrBudget> readAggrBudget(const std::string& sys = "/sys");
+
+// The bytes of budget each of `probes` maps gets when they share `budget` (an even share;
+// 0 probes: all of it).
+inline std::uint64_t aggrShare(const AggrBudget& budget, std::size_t probes) {
+    return probes ? budget.limit_bytes / probes : budget.limit_bytes;
+}
+
 }  // namespace probectl
 #pragma GCC visibility pop

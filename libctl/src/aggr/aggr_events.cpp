@@ -216,7 +216,7 @@ Result<EventAggregator> EventAggregator::create(const AggrSpec& spec, std::strin
     t.lin_min = spec.lin_min;
     t.lin_max = spec.lin_max;
     t.lin_step = spec.lin_step;
-    t.capacity = spec.max_entries ? spec.max_entries : kAggrDefaultEntries;
+    t.capacity = detail::mapCapacity(spec);
     impl->nbuckets = bucketCount(t);
     return EventAggregator(std::move(impl));
 }

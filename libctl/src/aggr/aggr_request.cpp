@@ -160,7 +160,7 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
     if (auto clash = keyBytesClash(spec.keys, own))
         return makeError(EINVAL, *clash);
     AggrMapSpec a;
-    a.max_entries = spec.max_entries;
+    a.max_entries = detail::mapCapacity(spec);
     std::string err;
     // A syscall's stack goes in among the entry reads, moving the values after it: placed
     // first, so that the indexes the other keys get stay where they are.

@@ -494,8 +494,9 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         return runtimeError(io, cmd, collector.error());
     const EventCallback onEvent = collector->callback();
     RunLoop loop(tracer, o.command, o.duration, [&] { return signals.caught(); });
-    if (!o.follow)
-        loop.watchPids(o.pids);
+    // With -f the ptrace backend ends once nothing is traced any more: it sees every fork.
+    if (!o.follow || tracer.backend() == "kernel")
+        loop.watchPids(o.pids, o.follow);
     const std::uint64_t t0 = loop.t0();
     if (started)
         if (auto r = started(t0); !r)

@@ -1,7 +1,10 @@
 // HeldCommand: the command of `trace -- CMD`, for both backends. It is forked and held
 // before exec (blocked on a pipe) until the tracer has armed its probes, so its first
 // instruction is already traced; it dies with the tracer (PR_SET_PDEATHSIG(SIGKILL), which
-// survives exec), so a SIGKILLed probectl does not leave it running.
+// survives exec), so a SIGKILLed probectl does not leave it running. spawn() makes the
+// calling process a child subreaper (PR_SET_CHILD_SUBREAPER): the command's orphans (what
+// it daemonises, what it leaves when it ends) become its children rather than init's, so
+// that Tracer::killCommand finds them, and the caller reaps them (the tracers do).
 //
 // Two ways to let it go: release() for a tracer that is not its ptrace tracer (the kernel
 // backend: waits until the exec happened or failed), or start() then execResult() for one

@@ -114,13 +114,19 @@ class Tracer {
     // After stop(): SIGTERM, up to grace_ms to exit, then SIGKILL; its wait status (the
     // one it ended with if it had already ended). nullopt without a command.
     virtual std::optional<int> terminateCommand(int grace_ms = 1000) = 0;
-    // Before stop(), for a run that must leave nothing behind (the command outlived a stop
-    // signal): SIGKILL to the held command and every process descended from it (traced with
-    // follow or not: none may run on after probectl). Their ends are seen as any other end
-    // (commandStatus(), task ends); true when they come through poll(), done() telling when
-    // the last one did (the ptrace backend), false when the call waited for the descendants
-    // itself. This one kills the command alone. Nothing without a running command.
+    // For a run that must leave nothing behind (the command, or what it started, outlived
+    // a stop signal): SIGKILL to the held command if it runs and to every process under
+    // this one (traced with follow or not: none may run on after probectl). HeldCommand
+    // makes this process the subreaper of the command's orphans, so what the command left
+    // when it ended, and a process it daemonised, are found there too: a program that holds
+    // a command should have no other children. Before stop() the ends are seen as any other
+    // end (commandStatus(), task ends); true when they come through poll(), done() telling
+    // when the last one did (the ptrace backend), false when the call waited for them
+    // itself. This one kills the command alone. Nothing without a command.
     virtual bool killCommand();
+    // Whether a process the held command started still runs (not the command itself): a
+    // descendant of this process other than the command, as killCommand() finds them.
+    bool commandLeftRunning() const;
 
   protected:
     Tracer() = default;

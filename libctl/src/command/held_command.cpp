@@ -219,6 +219,10 @@ Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
         args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
 
+    // The command's orphans (a daemonised grandchild, what a killed command leaves) become
+    // this process's children rather than init's: still found when the run kills what the
+    // command started (Tracer::killCommand), and never mistaken for someone else's.
+    (void)::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) {

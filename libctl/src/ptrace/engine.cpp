@@ -676,25 +676,31 @@ std::optional<int> Engine::terminateCommand(int grace_ms) {
 }
 
 bool Engine::killCommand() {
-    if (command_.pid() <= 0 || detached_ || threads_.empty())
+    if (command_.pid() <= 0)
         return false;
+    // Every process under probectl is the command's (HeldCommand made probectl the
+    // subreaper of its orphans), untraced (no -f, or after detachAll) or traced.
+    if (detached_ || threads_.empty()) {
+        killTree(::getpid(), 2000);
+        // Detached, no wait loop of ours reaps them any more.
+        if (detached_)
+            reapChildren(command_.pid());
+        return false;
+    }
     killing_ = true;
-    // Untraced descendants too (no -f), while they are still the command's to find: a
-    // process left behind would run on after probectl. Only they are waited for here: a
-    // traced one ends through this engine's own stops.
-    std::set<pid_t> traced;
-    for (const auto& [tid, t] : threads_)
-        traced.insert(t.tgid);
-    std::vector<pid_t> untraced;
-    for (pid_t d : descendantsOf(command_.pid()))
-        if (!traced.contains(d)) {
-            ::kill(d, SIGKILL);
-            untraced.push_back(d);
-        }
-    waitEnded(untraced, 2000);
+    // The untraced ones as the kernel backend kills a tree: stopped until no new one shows,
+    // then killed and waited for. The traced are spared there (a SIGSTOP would be a signal
+    // stop of ours to handle) and killed below: they end through this engine's own stops.
+    const pid_t self = static_cast<pid_t>(::gettid());
+    const auto traced = [self](pid_t pid) { return tracerOf(pid) == self; };
+    killTree(::getpid(), 2000, traced);
     for (const auto& [tid, t] : threads_)
         if (t.from_command && t.report)
             ::kill(t.tgid, SIGKILL);
+    // A traced process ran during that pass and may have forked an untraced child after the
+    // last look: now that every process has SIGKILL pending, none can fork again, and what
+    // it forked is found.
+    killTree(::getpid(), 2000, traced);
     return true;
 }
 

@@ -529,7 +529,13 @@ pid_t Session::commandPid() const {
 }
 
 std::optional<int> Session::commandStatus() const {
-    return impl_->command.tryWait();
+    const auto status = impl_->command.tryWait();
+    // The command's orphans are this process's children (HeldCommand::spawn): reaped here
+    // as they end, since nothing else here waits for them (the ptrace backend's wait loop
+    // does).
+    if (impl_->command.pid() > 0)
+        reapChildren(impl_->command.pid());
+    return status;
 }
 
 std::optional<int> Session::terminateCommand(int grace_ms) {
@@ -539,10 +545,13 @@ std::optional<int> Session::terminateCommand(int grace_ms) {
 }
 
 bool Session::killCommand() {
-    if (impl_->command.pid() <= 0 || impl_->command.tryWait())
+    if (impl_->command.pid() <= 0)
         return false;
-    // The whole tree, -f or not: a descendant left behind would run on after probectl.
-    killTree(impl_->command.pid(), 2000);
+    // The whole tree, -f or not, and what the command left when it ended: every process
+    // under this one is the command's (HeldCommand made this process the subreaper of its
+    // orphans). A process left behind would run on after probectl.
+    killTree(::getpid(), 2000);
+    reapChildren(impl_->command.pid());
     return false;
 }
 

@@ -758,9 +758,11 @@ TEST(Cli, ACommandForkingAllTheTimeLeavesNoProcessBehind) {
             kill(p, SIGTERM);
             EXPECT_EQ(endOf(p), "killed by signal 15");
             const std::string out = itest::readFile(log);
-            EXPECT_EQ(processesRunning(forked).size(), 0u)
-                << "processes of the command outlived probectl\n"
-                << out.substr(0, 2000);
+            std::string left;
+            for (pid_t l : processesRunning(forked))
+                left += itest::readFile("/proc/" + std::to_string(l) + "/stat") + "\n";
+            EXPECT_EQ(left, "") << "processes of the command outlived probectl\n"
+                                << out.substr(0, 2000);
             killAll(forked);
         }
     }

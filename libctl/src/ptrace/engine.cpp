@@ -694,13 +694,19 @@ bool Engine::killCommand() {
     const pid_t self = static_cast<pid_t>(::gettid());
     const auto traced = [self](pid_t pid) { return tracerOf(pid) == self; };
     killTree(::getpid(), 2000, traced);
+    std::vector<pid_t> killed;
     for (const auto& [tid, t] : threads_)
-        if (t.from_command && t.report)
+        if (t.from_command && t.report) {
             ::kill(t.tgid, SIGKILL);
-    // A traced process ran during that pass and may have forked an untraced child after the
-    // last look: now that every process has SIGKILL pending, none can fork again, and what
-    // it forked is found.
-    killTree(::getpid(), 2000, traced);
+            killed.push_back(t.tgid);
+        }
+    // The traced ran during that pass and may have forked after its last look: an untraced
+    // child, or a traced one this engine has not seen yet (its parent's fork event never
+    // comes once the parent is killed; detached at stop, it would run on). Once they have
+    // ended, their forks are done and their children listed under probectl (the subreaper):
+    // all of those are stopped and killed, traced or not.
+    waitEnded(killed, 2000);
+    killTree(::getpid(), 2000);
     return true;
 }
 

@@ -123,6 +123,33 @@ pid_t tracerOf(pid_t pid) {
     return at == std::string::npos ? 0 : static_cast<pid_t>(std::atol(status.c_str() + at + 11));
 }
 
+namespace {
+
+// Field 3 of /proc/PID/stat, '\0' once it is gone.
+char stateOf(pid_t pid) {
+    const std::string stat = readProc("/proc/" + std::to_string(pid) + "/stat").value_or("");
+    const std::size_t paren = stat.rfind(')');
+    return paren == std::string::npos || paren + 2 >= stat.size() ? '\0' : stat[paren + 2];
+}
+
+// Returns once each of `pids` is stopped (or traced-stopped) or ended, or after `wait_ms`.
+// A SIGSTOP does not abort a fork already under way: its child joins the children list
+// only when the fork completes, maybe after the sender's next look. A stopped process is
+// back from its fork, so its children are all listed then.
+void waitStopped(std::vector<pid_t> pids, int wait_ms) {
+    for (int waited = 0; waited < wait_ms; ++waited) {
+        std::erase_if(pids, [](pid_t p) {
+            const char s = stateOf(p);
+            return s == '\0' || s == 'T' || s == 't' || s == 'Z' || s == 'X';
+        });
+        if (pids.empty())
+            return;
+        ::usleep(1000);
+    }
+}
+
+}  // namespace
+
 void killTree(pid_t root, int wait_ms, const std::function<bool(pid_t)>& spare) {
     const bool self = root == ::getpid();
     const auto spared = [&](pid_t p) { return spare && spare(p); };
@@ -131,8 +158,10 @@ void killTree(pid_t root, int wait_ms, const std::function<bool(pid_t)>& spare) 
     if (!self && !spared(root)) {
         ::kill(root, SIGSTOP);
         tree.push_back(root);
+        waitStopped({root}, 1000);
     }
     for (int round = 0; round < 64; ++round) {
+        std::vector<pid_t> stopping;
         bool grew = false;
         for (pid_t d : descendantsOf(root)) {
             if (std::find(seen.begin(), seen.end(), d) != seen.end())
@@ -143,9 +172,12 @@ void killTree(pid_t root, int wait_ms, const std::function<bool(pid_t)>& spare) 
                 continue;
             ::kill(d, SIGSTOP);
             tree.push_back(d);
+            stopping.push_back(d);
         }
         if (!grew)
             break;
+        // Bounded: one in uninterruptible sleep stops late (it forks nothing meanwhile).
+        waitStopped(std::move(stopping), 1000);
     }
     for (pid_t p : tree)
         ::kill(p, SIGKILL);

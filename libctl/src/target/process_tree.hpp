@@ -14,8 +14,8 @@ namespace probectl {
 // SIGKILL to `root` and to every descendant of it but the ones `spare` picks (this process
 // too when `root` is it: a held command's subreaper, HeldCommand::spawn, finds the
 // command's orphans among its own descendants). Each is stopped first (SIGSTOP), parents
-// first, until no new one shows (a stopped process forks no child the kill would miss),
-// then all die together. The spared (processes this one traces, which its tracer ends
+// first, and looked at again once it has stopped, until no new one shows (a stopped
+// process forks no child the kill would miss), then all die together. The spared (processes this one traces, which its tracer ends
 // through their stops: a SIGSTOP would be a signal stop it has to handle) are not stopped,
 // killed or waited for, but what is under them is. Returns once the killed are gone or
 // zombies (not the caller's to reap), or after `wait_ms`; `root` is left for its parent to

@@ -507,7 +507,7 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
                                       has_command ? tracer.commandPid() : 0, o.pids),
                           kernel ? "" : " with ptrace",
                           endsWhen(o.duration > 0 ? o.duration_text : std::string(), has_command,
-                                   o.follow ? 0 : o.pids.size()));
+                                   o.pids.size(), o.follow));
     if (has_command && loop.signalBeforeStart())
         return loop.notStarted(io, cmd);
     if (auto r = tracer.start(); !r)

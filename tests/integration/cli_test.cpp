@@ -819,6 +819,13 @@ TEST(Cli, CountOfAPidEndsWhenItAndWhatItForkedExited) {
             close(go_child[1]);
             EXPECT_EQ(endWithin30s(p), "exited with status 0");
             const std::string out = itest::readFile(log);
+            if (backend == "kernel") {
+                EXPECT_THAT(out, HasSubstr(follow ? fmt::format("pid {} and the 1 process it "
+                                                                "forked exited\n",
+                                                                parent)
+                                                  : fmt::format("pid {} exited\n", parent)))
+                    << out;
+            }
             // The parent's 3 calls, and with -f the child's 5.
             EXPECT_TRUE(std::regex_search(
                 out, std::regex("syscall:getppid\\s+" + std::string(follow ? "8" : "3") + "\\b")))

@@ -210,9 +210,10 @@ int RunLoop::finish(Io& io, int rc) {
         io.err << fmt::format("{} {} exited\n", pids_.size() == 1 ? "pid" : "pids",
                               fmt::join(pids_, ", "));
     else if (pids_gone_)
-        io.err << fmt::format("{} {} and the {} process{} forked exited\n",
+        io.err << fmt::format("{} {} and the {} process{} {} forked exited\n",
                               pids_.size() == 1 ? "pid" : "pids", fmt::join(pids_, ", "),
-                              forked_.size(), forked_.size() == 1 ? " it" : "es they");
+                              forked_.size(), forked_.size() == 1 ? "" : "es",
+                              pids_.size() == 1 ? "it" : "they");
     const RunEnd end = runEnd(rc, !command_.empty(), own, signal_);
     setExitSignal(end.signal);
     return end.code;

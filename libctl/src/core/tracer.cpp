@@ -44,7 +44,7 @@ bool Tracer::commandLeftRunning() const {
     const pid_t pid = commandPid();
     if (pid <= 0)
         return false;
-    for (pid_t d : descendantsOf(::getpid()))
+    for (pid_t d : descendantsOf(adoptsOrphans() ? ::getpid() : pid))
         if (d != pid && !processEnded(d))
             return true;
     return false;

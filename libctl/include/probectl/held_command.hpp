@@ -49,7 +49,8 @@ class HeldCommand {
     // must not inherit until exec. Errors: EINVAL (empty argv), ENOENT ("command not found
     // in PATH", or a path that does not exist), EACCES (not executable), errno of
     // pipe/fork, ECHILD (the child died before parking: the parent died meanwhile).
-    // `adopt_orphans`: makes the calling process a child subreaper first (see above).
+    // `adopt_orphans`: makes the calling process a child subreaper first (see above; errno
+    // of prctl when that fails).
     static Result<HeldCommand> spawn(const std::vector<std::string>& argv,
                                      bool adopt_orphans = false);
     // The file spawn() would run for `name` (execvp's PATH search; a name with a '/' as it

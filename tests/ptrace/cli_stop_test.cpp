@@ -1,5 +1,6 @@
 // The probectl binary with --backend=ptrace, stopped by a signal while its command ignores
 // it: what is left running afterwards and what the trace says of the command's end.
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -43,6 +45,47 @@ pid_t descendantNamed(pid_t root, const std::string& comm) {
         if (slurp("/proc/" + std::to_string(d) + "/comm") == comm + "\n")
             return d;
     return -1;
+}
+
+// Every process whose command line is `argv` (a unique sleep's "sleep\0N\0"), anyone's child.
+std::vector<pid_t> processesRunning(const std::vector<std::string>& argv) {
+    std::string want;
+    for (const auto& a : argv)
+        want += a + '\0';
+    std::vector<pid_t> out;
+    DIR* d = ::opendir("/proc");
+    if (!d)
+        return out;
+    while (dirent* e = ::readdir(d)) {
+        const pid_t pid = static_cast<pid_t>(std::atol(e->d_name));
+        if (pid > 0 && slurp(std::string("/proc/") + e->d_name + "/cmdline") == want &&
+            running(pid))
+            out.push_back(pid);
+    }
+    ::closedir(d);
+    return out;
+}
+
+// Kills what a failed check left running, until none is left (a loop may still fork).
+void killAll(const std::vector<std::string>& argv) {
+    for (int round = 0; round < 100; ++round) {
+        const auto left = processesRunning(argv);
+        if (left.empty())
+            return;
+        for (pid_t p : left)
+            ::kill(p, SIGKILL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+// Waits until a process runs `argv` (false after 30 s: the command did not get there).
+bool waitRunning(const std::vector<std::string>& argv) {
+    for (int i = 0; i < 3000; i++) {
+        if (!processesRunning(argv).empty())
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
 }
 
 // `probectl ARGS...` with stdout and stderr in `log`, the stop signals at their defaults.
@@ -115,6 +158,94 @@ TEST(CliStop, ACommandIgnoringTheStopSignalIsKilledWithWhatItTraced) {
             if (running(sleeper))
                 ::kill(sleeper, SIGKILL);
         }
+    }
+}
+
+// The command dies of the stop signal (sh does not catch SIGTERM) while a process it forked
+// runs on: a second later that one is killed too, traced (-f) or not, as when the command
+// ignores the signal; probectl still dies of the command's signal. Seen failing before: the
+// run ended with the command and the background sleep ran on (with -f, detached).
+TEST(CliStop, ACommandDyingOfTheStopSignalTakesItsProcessesWithIt) {
+    const std::string log = testing::TempDir() + "/cli-stop-died.log";
+    const std::vector<std::string> bg = {"sleep", "3022"}, fg = {"sleep", "3023"};
+    for (const bool follow : {false, true}) {
+        SCOPED_TRACE(follow ? "-f" : "no -f");
+        std::vector<std::string> args = {"trace", "--backend=ptrace", "--syscalls=wait4"};
+        if (follow)
+            args.push_back("-f");
+        args.insert(args.end(), {"--", "sh", "-c", "sleep 3022 & sleep 3023; :"});
+        const pid_t p = startProbectl(args, log);
+        ASSERT_GT(p, 0);
+        ASSERT_TRUE(waitRunning(bg) && waitRunning(fg)) << slurp(log);
+        ::kill(p, SIGTERM);
+        int st = 0;
+        ASSERT_EQ(::waitpid(p, &st, 0), p);
+        const std::string out = slurp(log);
+        EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) << st << "\n" << out;
+        EXPECT_NE(out.find("'sh' killed by signal 15 (Terminated)\n"), std::string::npos) << out;
+        EXPECT_TRUE(processesRunning(bg).empty()) << "the background sleep outlived probectl\n"
+                                                  << out;
+        killAll(bg);
+        killAll(fg);
+    }
+}
+
+// A process the command daemonised (its parent, a subshell, exited at once: it is nobody's
+// descendant any more) is killed with the command that ignored the stop signal: probectl is
+// the command's subreaper, so the orphan is probectl's child, found and killed. Seen failing
+// before: re-parented to init, the sleep ran on.
+TEST(CliStop, ADaemonisedGrandchildIsKilledWithTheCommand) {
+    const std::string log = testing::TempDir() + "/cli-stop-daemon.log";
+    const std::vector<std::string> daemon = {"sleep", "3024"}, fg = {"sleep", "3025"};
+    for (const bool follow : {false, true}) {
+        SCOPED_TRACE(follow ? "-f" : "no -f");
+        std::vector<std::string> args = {"trace", "--backend=ptrace", "--syscalls=wait4"};
+        if (follow)
+            args.push_back("-f");
+        args.insert(args.end(),
+                    {"--", "sh", "-c", "trap '' TERM INT; (sleep 3024 &); sleep 3025; :"});
+        const pid_t p = startProbectl(args, log);
+        ASSERT_GT(p, 0);
+        ASSERT_TRUE(waitRunning(daemon) && waitRunning(fg)) << slurp(log);
+        ::kill(p, SIGINT);
+        int st = 0;
+        ASSERT_EQ(::waitpid(p, &st, 0), p);
+        const std::string out = slurp(log);
+        EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT) << st << "\n" << out;
+        EXPECT_TRUE(processesRunning(fg).empty()) << out;
+        EXPECT_TRUE(processesRunning(daemon).empty()) << "the daemon outlived probectl\n" << out;
+        killAll(daemon);
+        killAll(fg);
+    }
+}
+
+// A command that ignores the stop signal and forks all the time: the kill finds the processes
+// it forks while its tree is being killed too (the untraced ones are stopped first, as the
+// kernel backend's tree kill does, and what the traced command forked before its own kill is
+// found after it). Seen failing before without -f: sleeps forked between the look at the
+// command's children and its kill ran on.
+TEST(CliStop, ACommandForkingAllTheTimeLeavesNoProcessBehind) {
+    const std::string log = testing::TempDir() + "/cli-stop-forking.log";
+    const std::vector<std::string> forked = {"sleep", "3026"};
+    for (const bool follow : {false, true}) {
+        SCOPED_TRACE(follow ? "-f" : "no -f");
+        std::vector<std::string> args = {"trace", "--backend=ptrace", "--syscalls=wait4"};
+        if (follow)
+            args.push_back("-f");
+        args.insert(args.end(), {"--", "sh", "-c",
+                                 "trap '' TERM INT; sh -c 'while :; do sleep 3026 & done'; :"});
+        const pid_t p = startProbectl(args, log);
+        ASSERT_GT(p, 0);
+        ASSERT_TRUE(waitRunning(forked)) << slurp(log);
+        ::kill(p, SIGTERM);
+        int st = 0;
+        ASSERT_EQ(::waitpid(p, &st, 0), p);
+        const std::string out = slurp(log);
+        EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) << st << "\n" << out;
+        EXPECT_EQ(processesRunning(forked).size(), 0u)
+            << "processes of the command outlived probectl\n"
+            << out.substr(0, 2000);
+        killAll(forked);
     }
 }
 

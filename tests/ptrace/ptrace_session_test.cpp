@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "probectl/proc_maps.hpp"
+#include "probectl/process_tree.hpp"
 #include "probectl/ptrace_session.hpp"
 #include "probectl/syscall_meta.hpp"
 #include "probectl/user_target.hpp"
@@ -39,6 +41,13 @@ PtraceSessionOptions attachTo(pid_t pid) {
     PtraceSessionOptions o;
     o.tgids = {static_cast<std::uint32_t>(pid)};
     return o;
+}
+
+// PR_GET_CHILD_SUBREAPER of this process.
+int prctlSubreaper() {
+    int on = -1;
+    (void)::prctl(PR_GET_CHILD_SUBREAPER, &on, 0, 0, 0);
+    return on;
 }
 
 PtraceSessionOptions runCommand(std::vector<std::string> argv) {
@@ -121,6 +130,81 @@ TEST(PtraceSession, OpenNeedsSomethingToTrace) {
     auto sc = PtraceSession::open(o);
     ASSERT_FALSE(sc);
     EXPECT_EQ(sc.error().err, EINVAL);
+}
+
+// A child of the embedding program's own: `sleep SECONDS`, forked before any command.
+pid_t forkSleep(const char* seconds) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        execlp("sleep", "sleep", seconds, static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    return pid;
+}
+
+// Polls until `pid` has a descendant (bounded: the command forks it at once).
+std::vector<pid_t> waitDescendants(pid_t pid) {
+    for (int i = 0; i < 5000; ++i) {
+        if (auto d = descendantsOf(pid); !d.empty())
+            return d;
+        usleep(1000);
+    }
+    return {};
+}
+
+// A program that embeds libctl and has children of its own: killCommand() takes the
+// command and what is under it, never the caller's other children, and the caller is not
+// made a subreaper behind its back.
+TEST(HeldCommandOrphans, KillCommandSparesTheCallersOwnChildrenByDefault) {
+    const pid_t own = forkSleep("3031");
+    ASSERT_GT(own, 0);
+    {
+        auto s = PtraceSession::open(runCommand({"sh", "-c", "sleep 3032 & wait"}));
+        ASSERT_TRUE(s) << s.error().describe();
+        ASSERT_TRUE(s->start());
+        const auto under = waitDescendants(s->commandPid());
+        ASSERT_EQ(under.size(), 1u);
+        EXPECT_EQ(prctlSubreaper(), 0);
+        EXPECT_TRUE(s->commandLeftRunning());
+        s->killCommand();
+        while (!s->done())
+            ASSERT_TRUE(s->poll(100, [](const Event&) {}));
+        EXPECT_TRUE(processEnded(under[0])) << "the command's child outlived killCommand";
+        EXPECT_FALSE(processEnded(own)) << "killCommand killed a child of the caller's own";
+        EXPECT_FALSE(s->commandLeftRunning());
+    }
+    ::kill(own, SIGKILL);
+    int st = 0;
+    EXPECT_EQ(::waitpid(own, &st, 0), own);
+}
+
+// With adopt_orphans (the probectl CLI's choice) this process becomes the subreaper of the
+// command's orphans, and killCommand() finds and kills one the command daemonised.
+TEST(HeldCommandOrphans, AdoptingOrphansKillsWhatTheCommandDaemonised) {
+    auto o = runCommand({"sh", "-c", "(sleep 3035 &); exec sleep 3036"});
+    o.adopt_orphans = true;
+    auto s = PtraceSession::open(o);
+    ASSERT_TRUE(s) << s.error().describe();
+    EXPECT_TRUE(s->adoptsOrphans());
+    EXPECT_EQ(prctlSubreaper(), 1);
+    ASSERT_TRUE(s->start());
+    // The subshell has exited (sh waits for it) and its child is now this process's.
+    pid_t daemon = 0;
+    for (int i = 0; i < 5000 && daemon == 0; ++i) {
+        ASSERT_TRUE(s->poll(1, [](const Event&) {}));
+        if (!descendantsOf(s->commandPid()).empty())
+            continue;
+        for (pid_t d : descendantsOf(getpid()))
+            if (d != s->commandPid())
+                daemon = d;
+    }
+    ASSERT_GT(daemon, 0);
+    EXPECT_TRUE(s->commandLeftRunning());
+    s->killCommand();
+    while (!s->done())
+        ASSERT_TRUE(s->poll(100, [](const Event&) {}));
+    EXPECT_TRUE(processEnded(daemon)) << "the daemonised grandchild outlived killCommand";
+    EXPECT_FALSE(s->commandLeftRunning());
 }
 
 // The unit tests' PIE fixture: fx_work(i) for i = 0..N-1 returns 2*i + 1.

@@ -1070,6 +1070,9 @@ TEST(AggrCliOptions, DurationAsTraceReadsIt) {
             << "--top " << top;
     EXPECT_EQ(cli::endsWhen("500ms", false), "Ends after 500ms or on Ctrl-C.");
     EXPECT_EQ(cli::endsWhen("", true), "Ends when the command exits or on Ctrl-C.");
+    // -p PID -f ends once PID and what it forked exited.
+    EXPECT_EQ(cli::endsWhen("", false, 1, true),
+              "Ends when the process and what it forks exit or on Ctrl-C.");
     for (const char* bad : {"1e30", "inf", "100000000h", "0", "-1"})
         EXPECT_FALSE(
             cli::parseAggrOptions(cli::AggrMode::Count, {"kprobe:vfs_read", "--duration", bad}))

@@ -3,6 +3,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,6 +51,24 @@ TEST(HeldCommand, RunsOnlyAfterRelease) {
     unlink(marker.c_str());
     rmdir(dir);
     EXPECT_EQ(HeldCommand::describeStatus(st), "exited with status 0");
+}
+
+// Becoming the subreaper of the command's orphans is the caller's choice: a program that
+// embeds libctl is not made one by spawning a command.
+TEST(HeldCommand, AdoptsOrphansOnlyWhenAsked) {
+    int on = -1;
+    {
+        auto c = HeldCommand::spawn({"true"});
+        ASSERT_TRUE(c) << c.error().describe();
+        EXPECT_FALSE(c->adoptsOrphans());
+        ASSERT_EQ(prctl(PR_GET_CHILD_SUBREAPER, &on, 0, 0, 0), 0);
+        EXPECT_EQ(on, 0);
+    }
+    auto c = HeldCommand::spawn({"true"}, true);
+    ASSERT_TRUE(c) << c.error().describe();
+    EXPECT_TRUE(c->adoptsOrphans());
+    ASSERT_EQ(prctl(PR_GET_CHILD_SUBREAPER, &on, 0, 0, 0), 0);
+    EXPECT_EQ(on, 1);
 }
 
 // A command that cannot be found fails before anything forks, so a tracer reports it

@@ -499,8 +499,9 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         return runtimeError(io, cmd, collector.error());
     const EventCallback onEvent = collector->callback();
     RunLoop loop(tracer, o.command, o.duration, [&] { return signals.caught(); });
-    if (!o.follow)
-        loop.watchPids(o.pids);
+    // With -f the ptrace backend ends once nothing is traced any more: it sees every fork.
+    if (!o.follow || tracer.backend() == "kernel")
+        loop.watchPids(o.pids, o.follow);
     const std::uint64_t t0 = loop.t0();
     if (started)
         if (auto r = started(t0); !r)
@@ -511,7 +512,7 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
                                       has_command ? tracer.commandPid() : 0, o.pids),
                           kernel ? "" : " with ptrace",
                           endsWhen(o.duration > 0 ? o.duration_text : std::string(), has_command,
-                                   o.follow ? 0 : o.pids.size()));
+                                   o.pids.size(), o.follow));
     if (has_command && loop.signalBeforeStart())
         return loop.notStarted(io, cmd);
     if (auto r = tracer.start(); !r)

@@ -24,6 +24,9 @@ Options onTarget(const O& o) {
     so.tgids = o.pids;
     so.follow = o.follow;
     so.command = o.command;
+    // probectl has no children but the command: a stopped run kills every process under
+    // it, the command's orphans too (a daemon it started, what it left when it ended).
+    so.adopt_orphans = true;
     // Library names resolve as the one traced process sees them.
     so.resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
     return so;

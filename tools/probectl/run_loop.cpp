@@ -18,6 +18,7 @@
 
 #include "format.hpp"
 #include "probectl/held_command.hpp"
+#include "probectl/process_tree.hpp"
 #include "probectl/strace_format.hpp"
 
 namespace probectl::cli {
@@ -87,6 +88,31 @@ void dieOf(int sig) {
     ::raise(sig);
 }
 
+void RunLoop::watchPids(const std::vector<std::uint32_t>& pids, bool follow) {
+    pids_ = pids;
+    follow_ = follow;
+    if (follow_)
+        addDescendants();
+}
+
+void RunLoop::addDescendants() {
+    std::vector<std::uint32_t> alive;
+    for (auto p : pids_)
+        alive.push_back(p);
+    for (auto p : forked_)
+        alive.push_back(p);
+    for (auto p : alive) {
+        if (exited(p))
+            continue;
+        for (pid_t d : descendantsOf(static_cast<pid_t>(p)))
+            if (std::find(pids_.begin(), pids_.end(), static_cast<std::uint32_t>(d)) ==
+                    pids_.end() &&
+                std::find(forked_.begin(), forked_.end(), static_cast<std::uint32_t>(d)) ==
+                    forked_.end())
+                forked_.push_back(static_cast<std::uint32_t>(d));
+    }
+}
+
 int RunLoop::signalBeforeStart() {
     if (!signal_)
         signal_ = caught_();
@@ -104,7 +130,10 @@ bool RunLoop::shouldStop() {
                 status_ = tracer_.commandStatus();
             if (command_.empty() && !pids_.empty() && now >= next_pid_check_) {
                 next_pid_check_ = now + 100'000'000;
-                pids_gone_ = std::all_of(pids_.begin(), pids_.end(), exited);
+                if (follow_)
+                    addDescendants();
+                pids_gone_ = std::all_of(pids_.begin(), pids_.end(), exited) &&
+                             std::all_of(forked_.begin(), forked_.end(), exited);
             }
             return status_.has_value() || pids_gone_;
         }
@@ -129,12 +158,21 @@ bool RunLoop::shouldStop() {
     if (!status_)
         status_ = tracer_.commandStatus();
     if (!killed_) {
-        if (status_ || now < grace_end_)
-            return status_.has_value();
-        // It outlived the grace (it ignores the signal): killed now, with every process it
-        // made that is traced, while still traced, so that the trace tells their ends and
-        // none is left running after probectl.
-        killed_ = ended_by_us_ = true;
+        if (!status_ && now < grace_end_)
+            return false;
+        // The command ended by the signal: the run ends with it unless it left processes
+        // running (sh's background job); those get the rest of the grace, as the command did.
+        if (status_ && !tracer_.commandLeftRunning())
+            return true;
+        if (now < grace_end_)
+            return false;
+        // It, or what it started, outlived the grace (it ignores the signal): killed now,
+        // every process of it, while still traced, so that the trace tells their ends and
+        // none is left running after probectl (a tool that gives up on its command leaves
+        // no part of it behind).
+        killed_ = true;
+        if (!status_)
+            ended_by_us_ = true;
         kill_ends_polled_ = tracer_.killCommand();
         kill_end_ = monotonicNs() + kKillWaitNs;
         return false;
@@ -156,12 +194,26 @@ int RunLoop::finish(Io& io, int rc) {
         if (!outlived && !ended_by_us_)
             own = status;
     }
+    // The run ended with the command within the grace (the ptrace backend without -f:
+    // nothing was traced any more) while processes it started run on: as in shouldStop(),
+    // the rest of the grace, then they are killed.
+    if (!command_.empty() && grace_end_ && !killed_ && status_) {
+        while (monotonicNs() < grace_end_ && tracer_.commandLeftRunning())
+            ::usleep(10000);
+        if (tracer_.commandLeftRunning())
+            (void)tracer_.killCommand();
+    }
     if (status)
         io.err << fmt::format("{} {}\n", shownQuoted(command_[0]),
                               HeldCommand::describeStatus(*status));
-    if (pids_gone_)
+    if (pids_gone_ && forked_.empty())
         io.err << fmt::format("{} {} exited\n", pids_.size() == 1 ? "pid" : "pids",
                               fmt::join(pids_, ", "));
+    else if (pids_gone_)
+        io.err << fmt::format("{} {} and the {} process{} {} forked exited\n",
+                              pids_.size() == 1 ? "pid" : "pids", fmt::join(pids_, ", "),
+                              forked_.size(), forked_.size() == 1 ? "" : "es",
+                              pids_.size() == 1 ? "it" : "they");
     const RunEnd end = runEnd(rc, !command_.empty(), own, signal_);
     setExitSignal(end.signal);
     return end.code;

@@ -26,10 +26,12 @@ class RunLoop {
     // (0 without --duration).
     std::uint64_t t0() const { return t0_; }
 
-    // -p PIDs without -f and without a command: the run also ends once every one of them has
-    // exited (strace -p and perf trace -p do the same). With -f their children may live on,
-    // which only the kernel's session knows: those runs end on the deadline or a signal.
-    void watchPids(const std::vector<std::uint32_t>& pids) { pids_ = pids; }
+    // -p PIDs without a command: the run also ends once every one of them has exited
+    // (strace -p and perf trace -p do the same); with `follow` (-f) once the processes they
+    // forked exited too, as strace -f -p ends when nothing is traced any more. Those are
+    // found in /proc every check (their descendants then, and the ones running at the call):
+    // a process forked and orphaned between two checks (100 ms) is not waited for.
+    void watchPids(const std::vector<std::uint32_t>& pids, bool follow);
 
     // True once a signal came or the deadline passed (a held command gets the signal, or
     // SIGTERM at the deadline, and is traced while it ends by it, so that the calls it
@@ -75,6 +77,9 @@ class RunLoop {
     std::uint64_t deadline_ = 0;
     std::optional<int> status_;
     std::vector<std::uint32_t> pids_;
+    bool follow_ = false;
+    std::vector<std::uint32_t> forked_;  // descendants of pids_ seen (watchPids with follow)
+    void addDescendants();
     std::uint64_t next_pid_check_ = 0;
     bool pids_gone_ = false;
 };

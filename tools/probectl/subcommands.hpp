@@ -93,9 +93,10 @@ std::string durationError(const std::string& text, std::string_view option = "--
 // --duration (as written), on Ctrl-C.
 std::string traceEnd(const TraceOptions& o);
 // The banner's end: "Ends after 2s or on Ctrl-C." etc.; `duration_text` as the user wrote
-// --duration, empty without one.
+// --duration, empty without one; `watched_pids` -p PIDs, with `follow` (-f) waited for with
+// what they fork.
 std::string endsWhen(const std::string& duration_text, bool has_command,
-                     std::size_t watched_pids = 0);
+                     std::size_t watched_pids = 0, bool follow = false);
 // ESRCH "no process PID" for the first of `pids` that does not exist (-p of a typo'd pid
 // must not trace nothing in silence).
 std::optional<Error> missingProcess(const std::vector<std::uint32_t>& pids);

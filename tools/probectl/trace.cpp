@@ -152,17 +152,20 @@ void uniquePids(std::vector<std::uint32_t>& pids) {
     pids = std::move(seen);
 }
 
-std::string endsWhen(const std::string& duration_text, bool has_command, std::size_t watched_pids) {
+std::string endsWhen(const std::string& duration_text, bool has_command, std::size_t watched_pids,
+                     bool follow) {
     // As written, with the unit plain seconds leave out.
     const bool plain =
         !duration_text.empty() && std::isdigit(static_cast<unsigned char>(duration_text.back()));
     const std::string after = duration_text.empty()
                                   ? std::string()
                                   : fmt::format("after {}{}", duration_text, plain ? "s" : "");
-    const char* ender = has_command         ? "the command exits"
-                        : watched_pids == 1 ? "the process exits"
-                        : watched_pids > 1  ? "the processes exit"
-                                            : nullptr;
+    const char* ender = has_command                   ? "the command exits"
+                        : watched_pids == 1 && follow ? "the process and what it forks exit"
+                        : watched_pids == 1           ? "the process exits"
+                        : watched_pids > 1 && follow  ? "the processes and what they fork exit"
+                        : watched_pids > 1            ? "the processes exit"
+                                                      : nullptr;
     if (ender)
         return after.empty() ? fmt::format("Ends when {} or on Ctrl-C.", ender)
                              : fmt::format("Ends when {}, {} or on Ctrl-C.", ender, after);
@@ -171,7 +174,7 @@ std::string endsWhen(const std::string& duration_text, bool has_command, std::si
 
 std::string traceEnd(const TraceOptions& o) {
     return endsWhen(o.duration > 0 ? o.duration_text : std::string(), !o.command.empty(),
-                    o.follow ? 0 : o.pids.size());
+                    o.pids.size(), o.follow);
 }
 
 std::string traceTarget(const std::string& command, pid_t child_pid,

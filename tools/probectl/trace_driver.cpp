@@ -98,8 +98,9 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     // traced from the first probe's arming on: time 0 is then, or its first events would
     // print before 0.
     RunLoop loop(tracer, o.command, o.duration, caught_signal);
-    if (!o.follow)
-        loop.watchPids(o.pids);
+    // With -f the ptrace backend ends once nothing is traced any more: it sees every fork.
+    if (!o.follow || tracer.backend() == "kernel")
+        loop.watchPids(o.pids, o.follow);
     const bool has_command = !o.command.empty();
     const std::uint64_t t0 = has_command ? loop.t0() : arming;
     const std::string via =

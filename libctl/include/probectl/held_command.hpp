@@ -3,6 +3,14 @@
 // instruction is already traced; it dies with the tracer (PR_SET_PDEATHSIG(SIGKILL), which
 // survives exec), so a SIGKILLed probectl does not leave it running.
 //
+// Adopting orphans (spawn's `adopt_orphans`, opt-in: SessionOptions / PtraceSessionOptions
+// adopt_orphans): the calling process becomes a child subreaper (PR_SET_CHILD_SUBREAPER,
+// for the rest of its life), so the command's orphans (what it daemonises, what it leaves
+// when it ends) become its children rather than init's. Tracer::killCommand then kills
+// every process under the caller, so the caller must have no children of its own besides
+// the command (the probectl CLI); the tracers reap the adopted ones. Without it no prctl is
+// done and killCommand takes the command and its descendants only.
+//
 // Two ways to let it go: release() for a tracer that is not its ptrace tracer (the kernel
 // backend: waits until the exec happened or failed), or start() then execResult() for one
 // that is (the ptrace backend: the child stops on its way to exec, so the tracer must keep
@@ -41,7 +49,10 @@ class HeldCommand {
     // must not inherit until exec. Errors: EINVAL (empty argv), ENOENT ("command not found
     // in PATH", or a path that does not exist), EACCES (not executable), errno of
     // pipe/fork, ECHILD (the child died before parking: the parent died meanwhile).
-    static Result<HeldCommand> spawn(const std::vector<std::string>& argv);
+    // `adopt_orphans`: makes the calling process a child subreaper first (see above; errno
+    // of prctl when that fails).
+    static Result<HeldCommand> spawn(const std::vector<std::string>& argv,
+                                     bool adopt_orphans = false);
     // The file spawn() would run for `name` (execvp's PATH search; a name with a '/' as it
     // is). Errors: ENOENT, EACCES, as spawn().
     static Result<std::string> findCommand(const std::string& name);
@@ -55,6 +66,8 @@ class HeldCommand {
     ~HeldCommand();
 
     pid_t pid() const { return pid_; }
+    // Spawned with adopt_orphans: the command's orphans are the caller's children.
+    bool adoptsOrphans() const { return adopt_orphans_; }
     // Spawned and neither start()ed nor release()d.
     bool held() const { return go_fd_ >= 0; }
 
@@ -98,6 +111,7 @@ class HeldCommand {
     int err_fd_ = -1;  // read end (O_NONBLOCK): errno from the child, EOF on exec
     std::optional<int> status_;
     std::string name_;
+    bool adopt_orphans_ = false;
 };
 
 }  // namespace probectl

@@ -92,6 +92,12 @@ struct PtraceSessionOptions {
     // A command to start (argv[0] looked up in PATH). It is forked and held before exec
     // (HeldCommand) until release(), so the probes are in place for its first instruction.
     std::vector<std::string> command;
+    // Adopt the command's orphans (HeldCommand::spawn's adopt_orphans): this process
+    // becomes a child subreaper for the rest of its life, and killCommand() kills every
+    // process under it, the caller's other children included. For a program whose only
+    // child is the command (the probectl CLI). Off: killCommand() takes the command and
+    // its descendants, and a process the command daemonised runs on.
+    bool adopt_orphans = false;
     // Also trace what the traced processes fork (fork, vfork, clone without CLONE_THREAD)
     // from now on, and what those exec (strace -f). Threads are always traced. Without it,
     // a forked child gets the original bytes back in its copy of memory and is detached.

@@ -47,6 +47,12 @@ struct SessionOptions {
     // start() (HeldCommand), its tgid appended to `tgids`, so its first instruction is
     // already traced. It dies with this process; destroying the Session kills it.
     std::vector<std::string> command;
+    // Adopt the command's orphans (HeldCommand::spawn's adopt_orphans): this process
+    // becomes a child subreaper for the rest of its life, and killCommand() kills every
+    // process under it, the caller's other children included. For a program whose only
+    // child is the command (the probectl CLI). Off: killCommand() takes the command and
+    // its descendants, and a process the command daemonised runs on.
+    bool adopt_orphans = false;
     // Task match (Client::setSessionMatch), on top of `tgids`: a hit counts only when its
     // task's tgid is in `match_pids`, its thread id in `match_tids`, its uid (initial user
     // namespace) in `match_uids` (each when non-empty) and its comm matches the glob

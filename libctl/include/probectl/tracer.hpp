@@ -114,18 +114,33 @@ class Tracer {
     // After stop(): SIGTERM, up to grace_ms to exit, then SIGKILL; its wait status (the
     // one it ended with if it had already ended). nullopt without a command.
     virtual std::optional<int> terminateCommand(int grace_ms = 1000) = 0;
-    // Before stop(), for a run that must leave nothing behind (the command outlived a stop
-    // signal): SIGKILL to the held command and every process descended from it (traced with
-    // follow or not: none may run on after probectl). Their ends are seen as any other end
-    // (commandStatus(), task ends); true when they come through poll(), done() telling when
-    // the last one did (the ptrace backend), false when the call waited for the descendants
-    // itself. This one kills the command alone. Nothing without a running command.
+    // For a run that must leave nothing behind (the command, or what it started, outlived
+    // a stop signal): SIGKILL to the held command if it runs and to every process under it
+    // (traced with follow or not: none may run on after the tracer). With adoptsOrphans()
+    // (the backend's adopt_orphans option) every process under this one instead: this
+    // process is then the subreaper of the command's orphans, so what the command left
+    // when it ended, and a process it daemonised, are found there too, and so would be any
+    // other child of the caller's (the option is for a program whose only child is the
+    // command). Without it, a process the command orphaned (reparented to init) is not
+    // found. Before stop() the ends are seen as any other end (commandStatus(), task
+    // ends); true when they come through poll(), done() telling when the last one did (the
+    // ptrace backend), false when the call waited for them itself. This one kills the
+    // command alone. Nothing without a command.
     virtual bool killCommand();
+    // Whether a process the held command started still runs (not the command itself), as
+    // killCommand() finds them: a descendant of the command, or with adoptsOrphans() of
+    // this process.
+    bool commandLeftRunning() const;
+    // The held command was spawned adopting its orphans (HeldCommand::spawn): this process
+    // is a child subreaper, and killCommand() takes every process under it.
+    bool adoptsOrphans() const { return adopts_orphans_; }
 
   protected:
     Tracer() = default;
     // For the backends' add(): a note for takeNotes().
     void addNote(std::string note) { notes_.push_back(std::move(note)); }
+    // For the backends' open(): the command was spawned with adopt_orphans.
+    void setAdoptsOrphans(bool on) { adopts_orphans_ = on; }
     Tracer(const Tracer&) = default;
     Tracer(Tracer&&) = default;
     Tracer& operator=(const Tracer&) = default;
@@ -133,6 +148,7 @@ class Tracer {
 
   private:
     std::vector<std::string> notes_;
+    bool adopts_orphans_ = false;
 };
 
 }  // namespace probectl

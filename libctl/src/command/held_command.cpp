@@ -196,7 +196,7 @@ Result<std::string> HeldCommand::findCommand(const std::string& name) {
     return resolveCommand(name);
 }
 
-Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
+Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv, bool adopt_orphans) {
     if (argv.empty())
         return makeError(EINVAL, "no command to run");
     auto path = resolveCommand(argv[0]);
@@ -219,6 +219,14 @@ Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
         args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
 
+    // Only when asked: the command's orphans (a daemonised grandchild, what a killed
+    // command leaves) become this process's children rather than init's, still found when
+    // the run kills what the command started (Tracer::killCommand). An embedding program
+    // with children of its own must not become one behind its back.
+    if (adopt_orphans && ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+        return makeError(errno,
+                         "prctl(PR_SET_CHILD_SUBREAPER) to adopt the command's "
+                         "orphans failed");
     const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) {
@@ -247,6 +255,7 @@ Result<HeldCommand> HeldCommand::spawn(const std::vector<std::string>& argv) {
     c.go_fd_ = go[1];
     c.err_fd_ = err[0];
     c.name_ = argv[0];
+    c.adopt_orphans_ = adopt_orphans;
     return c;
 }
 
@@ -255,7 +264,8 @@ HeldCommand::HeldCommand(HeldCommand&& o) noexcept
       go_fd_(o.go_fd_),
       err_fd_(o.err_fd_),
       status_(o.status_),
-      name_(std::move(o.name_)) {
+      name_(std::move(o.name_)),
+      adopt_orphans_(o.adopt_orphans_) {
     o.pid_ = -1;
     o.go_fd_ = o.err_fd_ = -1;
     o.status_.reset();
@@ -270,6 +280,7 @@ HeldCommand& HeldCommand::operator=(HeldCommand&& o) noexcept {
         err_fd_ = o.err_fd_;
         status_ = o.status_;
         name_ = std::move(o.name_);
+        adopt_orphans_ = o.adopt_orphans_;
         o.pid_ = -1;
         o.go_fd_ = o.err_fd_ = -1;
         o.status_.reset();

@@ -3,10 +3,12 @@
 
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 
 #include "probectl/session.hpp"  // SessionStats
+#include "target/process_tree.hpp"
 
 namespace probectl {
 
@@ -35,6 +37,16 @@ bool Tracer::killCommand() {
         ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
         info.si_pid == 0)
         ::kill(pid, SIGKILL);
+    return false;
+}
+
+bool Tracer::commandLeftRunning() const {
+    const pid_t pid = commandPid();
+    if (pid <= 0)
+        return false;
+    for (pid_t d : descendantsOf(adoptsOrphans() ? ::getpid() : pid))
+        if (d != pid && !processEnded(d))
+            return true;
     return false;
 }
 

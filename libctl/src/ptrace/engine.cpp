@@ -231,7 +231,7 @@ Result<void> Engine::attach(pid_t tgid) {
 }
 
 Result<void> Engine::spawnCommand() {
-    auto c = HeldCommand::spawn(options_.command);
+    auto c = HeldCommand::spawn(options_.command, options_.adopt_orphans);
     if (!c)
         return std::move(c).error();
     // EXITKILL: the command dies with the tracer, as the kernel backend's does (and it
@@ -680,25 +680,51 @@ std::optional<int> Engine::terminateCommand(int grace_ms) {
 }
 
 bool Engine::killCommand() {
-    if (command_.pid() <= 0 || detached_ || threads_.empty())
+    if (command_.pid() <= 0)
         return false;
+    // Adopting orphans, every process under this one is the command's (HeldCommand made it
+    // the subreaper of its orphans), untraced (no -f, or after detachAll) or traced.
+    // Otherwise the command's own tree, while its pid is still its own (not reaped).
+    const bool adopted = command_.adoptsOrphans();
+    const pid_t root = adopted ? ::getpid() : command_.status() ? 0 : command_.pid();
+    if (detached_ || threads_.empty()) {
+        if (root > 0)
+            killTree(root, 2000);
+        // Detached, no wait loop of ours reaps them any more.
+        if (detached_ && adopted)
+            reapChildren(command_.pid());
+        return false;
+    }
     killing_ = true;
-    // Untraced descendants too (no -f), while they are still the command's to find: a
-    // process left behind would run on after probectl. Only they are waited for here: a
-    // traced one ends through this engine's own stops.
-    std::set<pid_t> traced;
+    // The untraced ones as the kernel backend kills a tree: stopped until no new one shows,
+    // then killed and waited for. The traced are spared there (a SIGSTOP would be a signal
+    // stop of ours to handle) and killed below: they end through this engine's own stops.
+    // Not adopting, the last pass below finds nothing (what the killed command forked went
+    // to init): a fork child attached but not seen yet (no wait since) is killed here, so
+    // only the processes this engine knows are spared.
+    const pid_t self = static_cast<pid_t>(::gettid());
+    std::set<pid_t> known;
     for (const auto& [tid, t] : threads_)
-        traced.insert(t.tgid);
-    std::vector<pid_t> untraced;
-    for (pid_t d : descendantsOf(command_.pid()))
-        if (!traced.contains(d)) {
-            ::kill(d, SIGKILL);
-            untraced.push_back(d);
-        }
-    waitEnded(untraced, 2000);
+        known.insert(t.tgid);
+    const auto traced = [&](pid_t pid) {
+        return adopted ? tracerOf(pid) == self : known.contains(pid);
+    };
+    if (root > 0)
+        killTree(root, 2000, traced);
+    std::vector<pid_t> killed;
     for (const auto& [tid, t] : threads_)
-        if (t.from_command && t.report)
+        if (t.from_command && t.report) {
             ::kill(t.tgid, SIGKILL);
+            killed.push_back(t.tgid);
+        }
+    // The traced ran during that pass and may have forked after its last look: an untraced
+    // child, or a traced one this engine has not seen yet (its parent's fork event never
+    // comes once the parent is killed; detached at stop, it would run on). Once they have
+    // ended, their forks are done and their children listed under the subreaper: all of
+    // those are stopped and killed, traced or not. Not adopted, they went to init.
+    waitEnded(killed, 2000);
+    if (adopted)
+        killTree(::getpid(), 2000);
     return true;
 }
 

@@ -154,10 +154,11 @@ class Engine {
     void watchEnds(TaskEndCallback cb) { on_end_ = std::move(cb); }
     std::optional<int> commandStatus() const { return command_.status(); }
     pid_t commandPid() const { return command_.pid(); }
+    bool adoptsOrphans() const { return command_.adoptsOrphans(); }
     std::optional<int> terminateCommand(int grace_ms);
-    // Tracer::killCommand: SIGKILL to every reported process of the command's (the command,
-    // and with follow its descendants); their ends come through poll. False when nothing
-    // is traced any more.
+    // Tracer::killCommand: SIGKILL to the command and every process under it (under this
+    // process when the command adopts its orphans); the traced ones' ends come through
+    // poll. False when nothing is traced any more.
     bool killCommand();
     const std::vector<PtraceProbe>& probeInfo();
     std::vector<pid_t> threadIds() const;

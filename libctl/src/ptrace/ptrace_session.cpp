@@ -15,7 +15,9 @@ struct PtraceSession::Impl {
     std::optional<SessionStats> final_stats;
 };
 
-PtraceSession::PtraceSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PtraceSession::PtraceSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+    setAdoptsOrphans(impl_->engine.adoptsOrphans());
+}
 PtraceSession::PtraceSession(PtraceSession&&) noexcept = default;
 PtraceSession& PtraceSession::operator=(PtraceSession&&) noexcept = default;
 

@@ -200,7 +200,9 @@ struct Session::Impl {
     }
 };
 
-Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+    setAdoptsOrphans(impl_->command.adoptsOrphans());
+}
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() {
@@ -218,7 +220,7 @@ Result<Session> Session::open(SessionOptions options) {
     HeldCommand command;
     detail::StepTimer opening("session: fork, connect, filter");
     if (!options.command.empty()) {
-        auto held = HeldCommand::spawn(options.command);
+        auto held = HeldCommand::spawn(options.command, options.adopt_orphans);
         if (!held)
             return std::move(held).error();
         command = std::move(*held);
@@ -529,7 +531,13 @@ pid_t Session::commandPid() const {
 }
 
 std::optional<int> Session::commandStatus() const {
-    return impl_->command.tryWait();
+    const auto status = impl_->command.tryWait();
+    // Adopted, the command's orphans are this process's children (HeldCommand::spawn):
+    // reaped here as they end, since nothing else here waits for them (the ptrace backend's
+    // wait loop does). Not adopted, this process's other children are not ours to reap.
+    if (impl_->command.pid() > 0 && adoptsOrphans())
+        reapChildren(impl_->command.pid());
+    return status;
 }
 
 std::optional<int> Session::terminateCommand(int grace_ms) {
@@ -539,10 +547,18 @@ std::optional<int> Session::terminateCommand(int grace_ms) {
 }
 
 bool Session::killCommand() {
-    if (impl_->command.pid() <= 0 || impl_->command.tryWait())
+    if (impl_->command.pid() <= 0)
         return false;
-    // The whole tree, -f or not: a descendant left behind would run on after probectl.
-    killTree(impl_->command.pid(), 2000);
+    // The whole tree, -f or not: a process left behind would run on after probectl.
+    if (adoptsOrphans()) {
+        // And what the command left when it ended: every process under this one is the
+        // command's (HeldCommand made this process the subreaper of its orphans).
+        killTree(::getpid(), 2000);
+        reapChildren(impl_->command.pid());
+    } else if (!impl_->command.tryWait()) {
+        // Not reaped, so the pid is still the command's.
+        killTree(impl_->command.pid(), 2000);
+    }
     return false;
 }
 

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,40 +98,104 @@ std::vector<pid_t> descendantsOf(pid_t tgid) {
     return out;
 }
 
-namespace {
-
-// Gone, or a zombie (field 3 of /proc/PID/stat).
-bool ended(pid_t pid) {
+bool processEnded(pid_t pid) {
     const std::string stat = readProcFile("/proc/" + std::to_string(pid) + "/stat").value_or("");
     const std::size_t paren = stat.rfind(')');
     return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z' ||
            stat[paren + 2] == 'X';
 }
 
+pid_t tracerOf(pid_t pid) {
+    const std::string status =
+        readProcFile("/proc/" + std::to_string(pid) + "/status").value_or("");
+    const std::size_t at = status.find("\nTracerPid:");
+    return at == std::string::npos ? 0 : static_cast<pid_t>(std::atol(status.c_str() + at + 11));
+}
+
+namespace {
+
+// Field 3 of /proc/PID/stat, '\0' once it is gone.
+char stateOf(pid_t pid) {
+    const std::string stat = readProcFile("/proc/" + std::to_string(pid) + "/stat").value_or("");
+    const std::size_t paren = stat.rfind(')');
+    return paren == std::string::npos || paren + 2 >= stat.size() ? '\0' : stat[paren + 2];
+}
+
+// Returns once each of `pids` is stopped (or traced-stopped) or ended, or after `wait_ms`.
+// A SIGSTOP does not abort a fork already under way: its child joins the children list
+// only when the fork completes, maybe after the sender's next look. A stopped process is
+// back from its fork, so its children are all listed then.
+void waitStopped(std::vector<pid_t> pids, int wait_ms) {
+    for (int waited = 0; waited < wait_ms; ++waited) {
+        std::erase_if(pids, [](pid_t p) {
+            const char s = stateOf(p);
+            return s == '\0' || s == 'T' || s == 't' || s == 'Z' || s == 'X';
+        });
+        if (pids.empty())
+            return;
+        ::usleep(1000);
+    }
+}
+
 }  // namespace
 
-void killTree(pid_t tgid, int wait_ms) {
-    std::vector<pid_t> tree{tgid};
-    ::kill(tgid, SIGSTOP);
+void killTree(pid_t root, int wait_ms, const std::function<bool(pid_t)>& spare) {
+    const bool self = root == ::getpid();
+    const auto spared = [&](pid_t p) { return spare && spare(p); };
+    std::vector<pid_t> tree;  // what is stopped here, then killed and waited for
+    std::vector<pid_t> seen;  // the spared too, so that each is asked about once
+    if (!self && !spared(root)) {
+        ::kill(root, SIGSTOP);
+        tree.push_back(root);
+        waitStopped({root}, 1000);
+    }
     for (int round = 0; round < 64; ++round) {
+        std::vector<pid_t> stopping;
         bool grew = false;
-        for (pid_t d : descendantsOf(tgid))
-            if (std::find(tree.begin(), tree.end(), d) == tree.end()) {
-                ::kill(d, SIGSTOP);
-                tree.push_back(d);
-                grew = true;
-            }
+        for (pid_t d : descendantsOf(root)) {
+            if (std::find(seen.begin(), seen.end(), d) != seen.end())
+                continue;
+            seen.push_back(d);
+            grew = true;
+            if (spared(d))
+                continue;
+            ::kill(d, SIGSTOP);
+            tree.push_back(d);
+            stopping.push_back(d);
+        }
         if (!grew)
             break;
+        // Bounded: one in uninterruptible sleep stops late (it forks nothing meanwhile).
+        waitStopped(std::move(stopping), 1000);
     }
     for (pid_t p : tree)
         ::kill(p, SIGKILL);
-    waitEnded(std::vector<pid_t>(tree.begin() + 1, tree.end()), wait_ms);
+    // `root` is its parent's to reap: only what is under it is waited for.
+    if (!tree.empty() && tree.front() == root)
+        tree.erase(tree.begin());
+    waitEnded(tree, wait_ms);
+}
+
+void reapChildren(pid_t keep) {
+    for (;;) {
+        siginfo_t info{};
+        if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0)
+            return;
+        if (info.si_pid != keep) {
+            (void)::waitpid(info.si_pid, nullptr, WNOHANG);
+            continue;
+        }
+        // The ended `keep` comes first each time: the others one by one.
+        for (pid_t c : descendantsOf(::getpid()))
+            if (c != keep && processEnded(c))
+                (void)::waitpid(c, nullptr, WNOHANG);
+        return;
+    }
 }
 
 void waitEnded(const std::vector<pid_t>& pids, int wait_ms) {
     for (int waited = 0; waited < wait_ms; ++waited) {
-        if (std::all_of(pids.begin(), pids.end(), ended))
+        if (std::all_of(pids.begin(), pids.end(), processEnded))
             return;
         ::usleep(1000);
     }

@@ -517,5 +517,16 @@ TEST(CliPtrace, CallOfAKilledThreadEndsWithIt) {
     }
 }
 
+// A thread (not the process's first) killed inside its first traced call, as the process
+// _exits: its event is made once /proc has no trace of it. Seen failing before: COMM "" in
+// count --by comm and in trace's line, where strace names the thread.
+TEST(CliPtrace, AThreadKilledInItsFirstCallKeepsItsComm) {
+    auto c = aggrRun(runCount, {"--backend=ptrace", "-f", "syscall:clock_nanosleep", "--by", "comm",
+                                "--", kWorkload, "killed-thread", "300"});
+    ASSERT_EQ(c.rc, 0) << c.err;
+    EXPECT_TRUE(std::regex_search(c.err, std::regex("\npt_workload +1\n"))) << c.err;
+    EXPECT_EQ(c.err.find("\"\""), std::string::npos) << c.err;
+}
+
 }  // namespace
 }  // namespace probectl::cli

@@ -33,6 +33,9 @@
  *                              {S, 0}, NULL); once it is asleep in it (/proc says so: its
  *                              tracer saw the entry) it is killed with SIGKILL; exits 0 only if
  *                              the child died of that
+ *   pt_workload killed-thread S  a second thread sleeps in clock_nanosleep(CLOCK_REALTIME, 0,
+ *                              {S, 0}, NULL); once it is asleep in it, the process _exits
+ *                              (status 0), which kills that thread inside its call
  *
  * noipa keeps each function a real call with its own symbol. */
 #define _GNU_SOURCE
@@ -204,6 +207,28 @@ static int run_killed(long s) {
     return 0;
 }
 
+static void* killed_sleeper(void* arg) {
+    struct timespec ts = {(long)arg, 0};
+    syscall(SYS_clock_nanosleep, CLOCK_REALTIME, 0, &ts, NULL);
+    return NULL;
+}
+
+static int run_killed_thread(long s) {
+    pthread_t th;
+    if (pthread_create(&th, NULL, killed_sleeper, (void*)s) != 0)
+        return 2;
+    /* The thread's tid is not pthread_t: find the task other than this one. */
+    for (;;) {
+        char path[64];
+        for (pid_t tid = getpid() + 1; tid < getpid() + 64; tid++) {
+            snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)getpid(), (int)tid);
+            if (access(path, F_OK) == 0 && sleeps_in(tid, SYS_clock_nanosleep))
+                _exit(0);
+        }
+        sched_yield();
+    }
+}
+
 int main(int argc, char** argv) {
     if (argc < 3)
         return 2;
@@ -284,6 +309,8 @@ int main(int argc, char** argv) {
         return run_sleeps(n);
     } else if (!strcmp(mode, "killed")) {
         return run_killed(n);
+    } else if (!strcmp(mode, "killed-thread")) {
+        return run_killed_thread(n);
     } else {
         return 2;
     }

@@ -463,6 +463,11 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
             std::copy(args, args + kEventArgs, c.args.begin());
             c.ip = info.instruction_pointer;
             c.entry_ns = now;
+            // A thread killed inside its first traced call has no /proc left to name it
+            // when its event is made (endCall): its comm is read while it still runs.
+            if (t.comm.empty())
+                if (auto comm = readComm(t.tid))
+                    t.comm = std::move(*comm);
             // Every probe of one syscall has the same plan: read its entry memory once.
             for (auto& p : probes_)
                 if (p->syscall_nr == static_cast<int>(nr) && p->plan) {

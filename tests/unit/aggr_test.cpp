@@ -12,6 +12,7 @@
 
 #include "aggr/aggr_rules.hpp"
 #include "aggr_cli.hpp"
+#include "aggr_collect.hpp"
 #include "aggr_print.hpp"
 #include "probectl/aggr.hpp"
 #include "probectl/aggr_events.hpp"
@@ -1149,4 +1150,17 @@ TEST(AggrCliOptions, EachStackKeyMistakeHasItsOwnMessage) {
                    {"kprobe:vfs_read", "--by", "ustack", "--format", "chrome", "-o", "x.json"}),
               "--by ustack --format chrome: counter tracks have no stacks; stacks are printed as "
               "text, json, folded or svg");
+}
+
+// "each map holds up to 1 keys" was said when the share held one key a map.
+TEST(AggrBudget, ShareNoteSaysOneKeyInTheSingular) {
+    cli::MapShare share;
+    share.probes = 361;
+    share.limit_bytes = 1024 * 1024;
+    share.smallest = 1;
+    EXPECT_NE(cli::mapShareNote(share).find("each map holds up to 1 key, not 1024;"),
+              std::string::npos)
+        << cli::mapShareNote(share);
+    share.smallest = 153;
+    EXPECT_NE(cli::mapShareNote(share).find("up to 153 keys, not"), std::string::npos);
 }

@@ -40,9 +40,10 @@ MapShare mapShareFor(const AggrCliOptions& o, pid_t pid) {
 std::string mapShareNote(const MapShare& share) {
     return fmt::format(
         "probectl: note: {} probes share the module's max_map_kb ({} KiB): each map holds up to "
-        "{} keys, not {}; hits with a key beyond are counted as map full (--max-entries N asks "
-        "for N keys a map)",
-        share.probes, share.limit_bytes / 1024, share.smallest, kAggrDefaultEntries);
+        "{} key{}, not {}; hits with a key beyond are counted as map full (--max-entries N "
+        "asks for N keys a map)",
+        share.probes, share.limit_bytes / 1024, share.smallest, share.smallest == 1 ? "" : "s",
+        kAggrDefaultEntries);
 }
 
 Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o, MapShare* share) {

@@ -202,15 +202,6 @@ std::string removedPrefix(std::uint32_t id, const std::string& spec) {
     return fmt::format("probe {} ({}) was removed by another client", id, spec);
 }
 
-// Who removed it, as the session's note says it: `probectl remove` has usually exited by now.
-std::string remover(const ProbeStats& p) {
-    if (!p.removed_by_pid)
-        return fmt::format("netlink port {}", p.removed_by);
-    if (p.removed_by_comm.empty())
-        return fmt::format("pid {}", p.removed_by_pid);
-    return fmt::format("pid {} ({})", p.removed_by_pid, p.removed_by_comm);
-}
-
 }  // namespace
 
 std::vector<std::string> AggrCollector::takeRemovedNotes(bool clear) {
@@ -218,7 +209,7 @@ std::vector<std::string> AggrCollector::takeRemovedNotes(bool clear) {
     for (const ProbeStats& p : removed_new_) {
         removed_said_.push_back(removedPrefix(p.id, p.spec));
         out.push_back(fmt::format("{}, {}: its table above ends at the removal{}",
-                                  removed_said_.back(), remover(p),
+                                  removed_said_.back(), probeRemover(p),
                                   clear ? "; the next read-outs leave it out" : ""));
     }
     removed_new_.clear();

@@ -113,6 +113,10 @@ struct ProbeStats {
     std::string removed_by_comm{};
 };
 
+// Who removed probe p (removed_by set), as notes name it: "pid 123 (probectl)", "pid 123"
+// without a comm, "netlink port 456" from a module that does not report the pid.
+std::string probeRemover(const ProbeStats& p);
+
 struct SessionStats {
     std::vector<ProbeStats> probes;  // in the order the probes were added
     std::uint64_t lost = 0;          // sum of PROBECTL_A_LOST over the session

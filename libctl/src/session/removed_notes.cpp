@@ -4,19 +4,15 @@
 
 namespace probectl {
 
-namespace {
-
 // `probectl remove` has usually exited by the time the owner reads this, so the kernel's
 // record of it is all there is to name it by.
-std::string remover(const ProbeStats& p) {
+std::string probeRemover(const ProbeStats& p) {
     if (!p.removed_by_pid)
         return fmt::format("netlink port {}", p.removed_by);
     if (p.removed_by_comm.empty())
         return fmt::format("pid {}", p.removed_by_pid);
     return fmt::format("pid {} ({})", p.removed_by_pid, p.removed_by_comm);
 }
-
-}  // namespace
 
 std::vector<std::string> removedProbeNotes(const std::vector<ProbeStats>& probes) {
     std::vector<std::string> notes;
@@ -25,7 +21,7 @@ std::vector<std::string> removedProbeNotes(const std::vector<ProbeStats>& probes
             notes.push_back(fmt::format(
                 "probe {} ({}) was removed by another client, {}, during the trace: its "
                 "counters (and table) are those at its removal, and hits after it were not seen",
-                p.id, p.spec, remover(p)));
+                p.id, p.spec, probeRemover(p)));
     return notes;
 }
 

@@ -319,6 +319,50 @@ TEST(AggrBackends, AKilledThreadsCallCountsAlikeOnBothBackends) {
     }
 }
 
+// -p on a process already inside a syscall (a read on a pipe, which the ptrace backend's
+// attach interrupts and the kernel restarts from its entry; a sleep, which it resumes as
+// restart_syscall): the kernel backend never sees that call (its probe did not exist at
+// the entry), so it is no hit, and its return none; the next call is. The same on both.
+TEST(AggrBackends, ACallInProgressAtAttachIsNoHitOnBothBackends) {
+    // The workload blocked in `nr`, probectl attached (its banner), then `wake` ends the call
+    // and the workload makes one more (pt_workload blocked-read 1, blocked-sleep 1).
+    auto run = [](const std::string& probectl, const char* mode, int nr, const char* wake) {
+        return itest::sh(fmt::format(
+            "d=$(mktemp -d); mkfifo $d/in; {w} {mode} 1 < $d/in & w=$!; exec 3>$d/in; "
+            "i=0; until [ \"$(cut -d' ' -f1 /proc/$w/syscall)\" = {nr} ] && "
+            "grep -q '^State:.*S' /proc/$w/status; do i=$((i+1)); [ $i -lt 6000 ] || exit 90; "
+            "sleep 0.01; done; "
+            "{probectl} -p $w > $d/log 2>&1 & p=$!; "
+            "i=0; until grep -q ' in pid ' $d/log; do i=$((i+1)); [ $i -lt 6000 ] || exit 91; "
+            "sleep 0.01; done; "
+            "{wake}; exec 3>&-; wait $w; ws=$?; wait $p; ps=$?; cat $d/log; rm -r $d; "
+            "[ $ws = 0 ] && exit $ps; exit 92",
+            fmt::arg("w", PT_WORKLOAD_PATH), fmt::arg("mode", mode), fmt::arg("nr", nr),
+            fmt::arg("probectl", probectl), fmt::arg("wake", wake)));
+    };
+    for (const char* backend : {"kernel", "ptrace"}) {
+        SCOPED_TRACE(backend);
+        const std::string b = std::string(" --backend ") + backend;
+        itest::Ran c =
+            run("probectl count syscall:read --by retval" + b, "blocked-read", 0, "printf xy >&3");
+        ASSERT_EQ(c.status, 0) << c.out;
+        // the later read alone: 1 byte, once
+        EXPECT_THAT(c.out, ::testing::ContainsRegex("\nRETVAL +COUNT\n1 +1\n")) << c.out;
+        EXPECT_THAT(c.out, ::testing::ContainsRegex(
+                               "syscall:read +hits 1, filtered [0-9]+, rejected 0, nmissed 0, "
+                               "never returned 0\n"))
+            << c.out;
+        itest::Ran s = run("probectl trace -c --syscalls=clock_nanosleep,restart_syscall" + b,
+                           "blocked-sleep", 230, "kill -USR1 $w");
+        ASSERT_EQ(s.status, 0) << s.out;
+        const auto t = straceTable(s.out);
+        ASSERT_EQ(t.size(), 1u) << s.out;
+        ASSERT_TRUE(t.count("clock_nanosleep")) << s.out;
+        EXPECT_EQ(t.at("clock_nanosleep").calls, 1u) << s.out;
+        EXPECT_EQ(t.at("clock_nanosleep").errors, 0u) << s.out;
+    }
+}
+
 // A kernel uretprobe where C++ exceptions unwind is refused as trace refuses it, --force adds
 // it; the ptrace backend needs no --force.
 TEST(AggrBackends, ForceAddsUretprobesWhereExceptionsUnwind) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -523,13 +524,127 @@ TEST(CliPtrace, CallOfAKilledThreadEndsWithIt) {
         auto h = aggrRun(runHist, with({"syscall:clock_nanosleep", "retval"}));
         ASSERT_EQ(h.rc, 0) << h.err;
         EXPECT_EQ(countLines(h.err, "never returned 0"), 1u) << h.err;
-        EXPECT_EQ(countLines(h.err, "1 hits whose retval could not be read"), 1u) << h.err;
+        EXPECT_EQ(countLines(h.err, "1 return whose retval is not known"), 1u) << h.err;
+        EXPECT_EQ(countLines(h.err, "could not be read"), 0u) << h.err;
         EXPECT_EQ(countLines(h.err, "[0]"), 0u) << h.err;
         auto s = trace(with({"--syscalls=clock_nanosleep", "-c"}));
         ASSERT_EQ(s.rc, 0) << s.err;
         // calls 1, errors 1
         EXPECT_TRUE(std::regex_search(s.err, std::regex(" 1 +1 clock_nanosleep\n"))) << s.err;
     }
+}
+
+// The killed thread's call above keyed by its return value: ptrace never saw the value, so
+// the key says it is not known, "?" in text and null in JSON, as the trace line's "= ?";
+// not <fault>, which says a memory read failed. Seen failing before: RETVAL and ERRNO
+// "<fault>", hist retval "1 hits whose retval could not be read".
+TEST(CliPtrace, AKilledCallsRetvalKeyIsUnknownNotAFault) {
+    auto with = [](std::vector<std::string> args) {
+        args.insert(args.begin(), {"--backend=ptrace", "-f", "syscall:clock_nanosleep"});
+        for (const char* a : {"--", kWorkload.c_str(), "killed", "300"})
+            args.emplace_back(a);
+        return args;
+    };
+    for (const char* key : {"retval", "errno"}) {
+        SCOPED_TRACE(key);
+        auto c = aggrRun(runCount, with({"--by", key}));
+        ASSERT_EQ(c.rc, 0) << c.err;
+        const std::string all = c.out + c.err;
+        EXPECT_EQ(all.find("<fault>"), std::string::npos) << all;
+        std::string upper(key);
+        for (char& ch : upper)
+            ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        EXPECT_TRUE(std::regex_search(all, std::regex("\n" + upper + " +COUNT\n\\? +1\n"))) << all;
+        auto j = aggrRun(runCount, with({"--by", key, "--format", "json"}));
+        ASSERT_EQ(j.rc, 0) << j.err;
+        EXPECT_NE(
+            (j.out + j.err)
+                .find(fmt::format("\"entries\":[{{\"key\":{{\"{}\":null}},\"count\":1}}]", key)),
+            std::string::npos)
+            << j.out << j.err;
+        auto l = aggrRun(runLatency, with({"--by", key}));
+        ASSERT_EQ(l.rc, 0) << l.err;
+        EXPECT_EQ((l.out + l.err).find("<fault>"), std::string::npos) << l.out << l.err;
+        EXPECT_NE((l.out + l.err).find("key: " + std::string(key) + "\n@[?]:\n"), std::string::npos)
+            << l.out << l.err;
+    }
+    auto h = aggrRun(runHist, with({"retval", "--format", "json"}));
+    ASSERT_EQ(h.rc, 0) << h.err;
+    EXPECT_NE((h.out + h.err).find("\"faulted\":0,\"unknown\":1"), std::string::npos)
+        << h.out << h.err;
+}
+
+// The killed thread's call as an event: a return, timed to the thread's end, whose value is
+// not known. JSON has its latency_ns and retval null (the recording's "value unknown"), on
+// a live trace and from a recording alike; the event line says why there is no value, "= ?
+// (killed)" (strace's "= ?" is followed by its "+++ killed by SIGKILL +++" line, which an
+// event line has not). Seen failing before: neither retval nor latency_ns in JSON, and the
+// text "= ?" alone.
+TEST(CliPtrace, AKilledCallsEventHasLatencyAndNoValue) {
+    const std::vector<std::string> cmd = {"--", kWorkload, "killed", "300"};
+    auto checkJson = [](const std::string& text) {
+        std::size_t events = 0;
+        std::istringstream in(text);
+        for (std::string line; std::getline(in, line);) {
+            if (line.find("\"type\":\"event\"") == std::string::npos)
+                continue;
+            events++;
+            EXPECT_NE(line.find(",\"retval\":null,"), std::string::npos) << line;
+            EXPECT_TRUE(std::regex_search(line, std::regex(",\"latency_ns\":[1-9][0-9]*,")))
+                << line;
+            EXPECT_NE(line.find("NULL) = ? (killed)\""), std::string::npos) << line;
+        }
+        EXPECT_EQ(events, 1u) << text;
+    };
+    std::vector<std::string> args = {"--backend=ptrace", "-f", "syscall:clock_nanosleep"};
+    auto json = args;
+    json.insert(json.end(), {"--format", "json"});
+    json.insert(json.end(), cmd.begin(), cmd.end());
+    auto j = trace(json);
+    ASSERT_EQ(j.rc, 0) << j.err;
+    checkJson(j.out + j.err);
+
+    auto text = args;
+    text.insert(text.end(), cmd.begin(), cmd.end());
+    auto t = trace(text);
+    ASSERT_EQ(t.rc, 0) << t.err;
+    EXPECT_EQ(countLines(t.err, "{tv_sec=300, tv_nsec=0}, NULL) = ? (killed)"), 1u) << t.err;
+
+    const std::string rec = testing::TempDir() + "/cli-ptrace-killed.rec";
+    auto r = args;
+    r.insert(r.end(), {"-o", rec});
+    r.insert(r.end(), cmd.begin(), cmd.end());
+    std::ostringstream rout, rerr;
+    Io rio{rout, rerr};
+    ASSERT_EQ(runRecord(r, rio), 0) << rerr.str();
+    std::ostringstream out, err;
+    Io io{out, err};
+    ASSERT_EQ(runReport({"--format", "json", rec}, io), 0) << err.str();
+    checkJson(out.str());
+    std::ostringstream tout, terr;
+    Io tio{tout, terr};
+    ASSERT_EQ(runReport({rec}, tio), 0) << terr.str();
+    EXPECT_EQ(countLines(tout.str(), "NULL) = ? (killed)"), 1u) << tout.str();
+    std::filesystem::remove(rec);
+}
+
+// A thread blocked in a traced read while another thread's breakpoints stop the process:
+// each stop's PTRACE_INTERRUPT ends the read with -ERESTARTSYS and the kernel restarts it,
+// unseen by the program and by the kernel backend (one call, one return). The ptrace
+// backend shows the one read too, no ERESTARTSYS return of it. Seen failing before: a
+// "read(...) = ? ERESTARTSYS" line per breakpoint hit, each restart a hit of its own.
+TEST(CliPtrace, OwnStopsDoNotSplitABlockedCall) {
+    auto r = trace({"--backend=ptrace", "syscall:read", "uprobe:" + kWorkload + ":pt_add", "--",
+                    kWorkload, "read-under-calls", "20"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(countLines(r.err, "ERESTART"), 0u) << r.err;
+    EXPECT_EQ(countLines(r.err, ", \"x\", 1) = 1"), 1u) << r.err;
+    EXPECT_EQ(countLines(r.err, " arg1=0x"), 20u) << r.err;
+    // hits, delivered, dropped, nmissed, filtered, rejected, unreturned: as many reads as lines
+    const std::size_t reads = countLines(r.err, "  read(");
+    EXPECT_TRUE(std::regex_search(
+        r.err, std::regex(fmt::format("\nsyscall:read +{0} +{0} +0 +0 +0 +0 +0\n", reads))))
+        << r.err;
 }
 
 // A thread (not the process's first) killed inside its first traced call, as the process

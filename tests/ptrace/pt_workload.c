@@ -36,6 +36,14 @@
  *   pt_workload killed-thread S  a second thread sleeps in clock_nanosleep(CLOCK_REALTIME, 0,
  *                              {S, 0}, NULL); once it is asleep in it, the process _exits
  *                              (status 0), which kills that thread inside its call
+ *   pt_workload blocked-read N   read(0, buf, 1): blocks until the test writes a byte or
+ *                              closes stdin (a pipe), then N more one-byte reads of stdin
+ *   pt_workload blocked-sleep N  clock_nanosleep(CLOCK_REALTIME, 0, {300, 0}, NULL) until a
+ *                              SIGUSR1 (handled, no SA_RESTART) cuts it short (EINTR), then N
+ *                              clock_nanosleep of {0, 0}; exits 3 if the first ran its time
+ *   pt_workload read-under-calls N  a second thread blocks in read(2) on a pipe; once it
+ *                              sleeps in it, pt_add(i, 0) for i = 1..N here, then one byte
+ *                              into the pipe, which the thread's read returns (1)
  *
  * noipa keeps each function a real call with its own symbol. */
 #define _GNU_SOURCE
@@ -229,6 +237,58 @@ static int run_killed_thread(long s) {
     }
 }
 
+static void on_usr1(int sig) {
+    (void)sig;
+}
+
+static int run_blocked_sleep(long n) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_usr1; /* no SA_RESTART: the sleep returns EINTR */
+    if (sigaction(SIGUSR1, &sa, NULL))
+        return 2;
+    struct timespec ts = {300, 0};
+    if (syscall(SYS_clock_nanosleep, CLOCK_REALTIME, 0, &ts, NULL) == 0)
+        return 3;
+    for (long i = 0; i < n; ++i) {
+        struct timespec zero = {0, 0};
+        syscall(SYS_clock_nanosleep, CLOCK_REALTIME, 0, &zero, NULL);
+    }
+    return 0;
+}
+
+static int g_pipe[2];
+
+static void* pipe_reader(void* arg) {
+    char c = 0;
+    (void)arg;
+    return (void*)(long)syscall(SYS_read, g_pipe[0], &c, 1);
+}
+
+static int run_read_under_calls(long n) {
+    pthread_t th;
+    if (pipe(g_pipe) != 0 || pthread_create(&th, NULL, pipe_reader, NULL) != 0)
+        return 2;
+    for (;;) {
+        char path[64];
+        int found = 0;
+        for (pid_t tid = getpid() + 1; tid < getpid() + 64 && !found; tid++) {
+            snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)getpid(), (int)tid);
+            found = access(path, F_OK) == 0 && sleeps_in(tid, SYS_read);
+        }
+        if (found)
+            break;
+        sched_yield();
+    }
+    for (long i = 1; i <= n; ++i)
+        pt_add(i, 0);
+    if (write(g_pipe[1], "x", 1) != 1)
+        return 2;
+    void* got = NULL;
+    pthread_join(th, &got);
+    return (long)got == 1 ? 0 : 4;
+}
+
 int main(int argc, char** argv) {
     if (argc < 3)
         return 2;
@@ -311,6 +371,15 @@ int main(int argc, char** argv) {
         return run_killed(n);
     } else if (!strcmp(mode, "killed-thread")) {
         return run_killed_thread(n);
+    } else if (!strcmp(mode, "blocked-read")) {
+        char c;
+        for (long i = 0; i <= n; ++i)
+            if (syscall(SYS_read, 0, &c, 1) < 0)
+                return 3;
+    } else if (!strcmp(mode, "blocked-sleep")) {
+        return run_blocked_sleep(n);
+    } else if (!strcmp(mode, "read-under-calls")) {
+        return run_read_under_calls(n);
     } else {
         return 2;
     }

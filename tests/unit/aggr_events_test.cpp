@@ -180,7 +180,8 @@ TEST(EventAggregator, ErrnoKeyIsTheFailedCallsRetvalElseZero) {
 
 // A return whose value is not known (the ptrace backend's syscall of a killed thread: no
 // kRecordPartRetval) has its latency, but no retval or errno: not a return of 0 (it was
-// counted as one, a success).
+// counted as one, a success), nor a read that faulted (it was keyed <fault>, and as a
+// value counted in `faulted`): its key part is unknown ("?"), its value counted apart.
 TEST(EventAggregator, AReturnWithoutItsValueHasNoRetvalNorErrno) {
     Event ret = hit("x", 1, 0, true);
     ret.latency_ns = 10;
@@ -195,7 +196,10 @@ TEST(EventAggregator, AReturnWithoutItsValueHasNoRetvalNorErrno) {
         const AggrTable& t = a.table();
         ASSERT_EQ(t.entries.size(), 1u);
         ASSERT_EQ(t.entries[0].key.size(), 1u);
-        EXPECT_TRUE(t.entries[0].key[0].faulted);
+        EXPECT_TRUE(t.entries[0].key[0].unknown);
+        EXPECT_FALSE(t.entries[0].key[0].faulted);
+        EXPECT_EQ(formatAggrKey(t, t.entries[0]), "?");
+        EXPECT_EQ(aggrJson(t)["entries"][0]["key"][key], nullptr);
         EXPECT_EQ(t.entries[0].sum, 10u);
     }
     AggrSpec s;
@@ -205,7 +209,8 @@ TEST(EventAggregator, AReturnWithoutItsValueHasNoRetvalNorErrno) {
     auto a = make(s);
     a.add(ret);
     EXPECT_EQ(a.table().totalCount(), 0u);
-    EXPECT_EQ(a.table().faulted, 1u);
+    EXPECT_EQ(a.table().faulted, 0u);
+    EXPECT_EQ(a.table().unknown, 1u);
     AggrSpec lat;
     lat.value = AggrValue::Latency;
     auto l = make(lat);

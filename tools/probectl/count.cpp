@@ -963,7 +963,10 @@ record per event, nothing dropped), read when the command exits, on --duration o
 Ctrl-C. Without --by, one table of every probe and its count, highest first. With
 --by, one table per probe with a row per key: task fields (comm pid tid uid cpu,
 retval and errno for return probes: errno is the return value when it is -4095..-1,
-else 0) or the probe's own fetch arguments by NAME, integers or strings. A hit whose
+else 0) or the probe's own fetch arguments by NAME, integers or strings. A return whose
+value is not known keys retval and errno as ? (JSON null): with --backend ptrace, a
+syscall whose thread was killed inside it (ptrace sees no exit stop then; the kernel
+backend keys it by the ERESTART code it returned, -516 for a sleep). A hit whose
 key is new while the map is full is not counted but reported ("map full"); the table
 ends with the number of keys held.
 --by kstack counts per kernel stack (kprobe, kretprobe, tracepoint and syscall specs, a

@@ -41,7 +41,9 @@ std::vector<SyscallRow> syscallRows(const std::vector<AggrTable>& tables) {
         for (const AggrEntry& e : t.entries) {
             r.calls += e.count;
             r.ns += e.sum;
-            if (!e.key.empty() && (e.key[0].faulted || e.key[0].raw != 0))
+            // A call whose value is not known (ptrace: its thread killed inside it) is an
+            // error, as the kernel backend sees it: it returned an ERESTART code.
+            if (!e.key.empty() && (e.key[0].faulted || e.key[0].unknown || e.key[0].raw != 0))
                 r.errors += e.count;
         }
         if (r.calls)

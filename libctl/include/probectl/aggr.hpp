@@ -95,11 +95,14 @@ struct AggrTable {
     AggrHist hist = AggrHist::None;
     bool is_signed = false;
     std::int64_t lin_min = 0, lin_max = 0, lin_step = 0;
-    std::uint32_t keys = 0;          // distinct keys the kernel holds
-    std::uint32_t capacity = 0;      // distinct keys the map can hold
-    std::uint64_t overflow = 0;      // hits with a new key while the map was full
-    std::uint64_t nested = 0;        // hits skipped: the map was busy on their CPU
-    std::uint64_t faulted = 0;       // hits whose value could not be read
+    std::uint32_t keys = 0;      // distinct keys the kernel holds
+    std::uint32_t capacity = 0;  // distinct keys the map can hold
+    std::uint64_t overflow = 0;  // hits with a new key while the map was full
+    std::uint64_t nested = 0;    // hits skipped: the map was busy on their CPU
+    std::uint64_t faulted = 0;   // hits whose value could not be read
+    // Returns whose value ($retval, errno) is not known: with the ptrace backend, a call whose
+    // thread was killed inside it (it sees no exit stop). Only aggregated events have these.
+    std::uint64_t unknown = 0;
     std::vector<AggrEntry> entries;  // equal keys merged; kernel order
     // A kernel map's read: the probe's counters read with the map's, at the moment a
     // clearing read switched banks, so that they count the hits `entries` hold but for those
@@ -145,7 +148,7 @@ std::size_t bucketOf(const AggrTable& t, std::uint64_t v);
 std::vector<const AggrEntry*> sortedEntries(const AggrTable& t, std::size_t top = 0);
 
 // A key of `t` as text: "ls, 123" (strings unquoted, "..." after one cut to the key's 31
-// bytes, <fault> for a faulted part, AggrKeyReading's forms); "" without keys.
+// bytes, <fault> for a faulted part, ? for one not known, AggrKeyReading's forms); "" without keys.
 std::string formatAggrKey(const AggrTable& t, const AggrEntry& e);
 // Part `i` (key_names[i]) of a key of `t`, as formatAggrKey shows it.
 std::string formatAggrKeyPart(const AggrTable& t, std::size_t i, const FetchedValue& v);
@@ -167,8 +170,8 @@ std::optional<std::uint64_t> aggrAvgValue(const AggrTable& t, const AggrEntry& e
 std::string formatAggrValue(const AggrTable& t, std::uint64_t raw);
 
 // One table, a row per key: the key columns, COUNT, and with a value SUM AVG MIN MAX; then
-// a line with the distinct keys and, when non-zero, the map-full, nested and faulted
-// counts.
+// a line with the distinct keys and, when non-zero, the map-full, nested, faulted and
+// unknown counts.
 std::string formatAggrTable(const AggrTable& t, std::size_t top = 0);
 // bpftrace-style histograms, one per key ("@[KEY]:" then "[lo, hi)  count |@@@@|" lines
 // from the first to the last non-empty bucket), each followed by its count/avg/min/max;
@@ -176,7 +179,8 @@ std::string formatAggrTable(const AggrTable& t, std::size_t top = 0);
 std::string formatAggrHist(const AggrTable& t, std::size_t top = 0);
 // {"type":"aggregation","probe":..,"keys":[..],"value":..,"entries":[{"key":{..},"count":..,
 // "sum","min","max","avg", "hist":[{"min":..,"max":..,"count":..}]}], "omitted" (the keys
-// `top` left out of entries), "keys_held", "capacity", "overflow", "nested", "faulted"}. Buckets
+// `top` left out of entries), "keys_held", "capacity", "overflow", "nested", "faulted", "unknown"}.
+// A key part whose value is not known (FetchedValue::unknown) is null, as a faulted one is. Buckets
 // follow bpftrace's hist JSON: the open-ended ones lack "min" (below) or "max" (above); empty
 // buckets are left out.
 nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top = 0);

@@ -78,6 +78,17 @@ struct Event {
     bool syscall_returned = false;
 };
 
+// A return whose value is not known: a return event without kRecordPartRetval. With the
+// ptrace backend, a syscall whose thread was killed inside it (SIGKILL, the process's exit
+// or another thread's exec): ptrace sees no exit stop then, so no value, while the kernel
+// backend sees the ERESTART code the call returned. Its latency is known (to the thread's
+// end). Text "= ? (killed)" on an event line (kReturnUnknownNote), JSON "retval": null, and
+// the recording format's "value unknown" flag.
+inline bool returnValueUnknown(const Event& ev) {
+    return ev.is_return && !(ev.parts & kRecordPartRetval);
+}
+inline constexpr const char* kReturnUnknownNote = " (killed)";
+
 using EventCallback = std::function<void(const Event&)>;
 // Called with the number of records the kernel lost for this socket (PROBECTL_A_LOST),
 // once per EVENTS message that carries a non-zero count.

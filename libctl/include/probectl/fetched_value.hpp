@@ -29,6 +29,10 @@ struct FetchedValue {
     std::string str;                   // string types
     bool truncated = false;            // string stopped at the fetch bound
     bool faulted = false;              // the read faulted: no value
+    // No value to read: an aggregation key or value of $retval (retval, errno) for a return
+    // whose value is not known (Event::parts without kRecordPartRetval: with the ptrace
+    // backend, a call whose thread was killed inside it). Text "?", JSON null.
+    bool unknown = false;
     // A user stack snapshot (FetchSource::Kind::UStackSnapshot): registers then stack bytes
     // as the kernel stored them; `truncated`: the stack may go on above them.
     std::vector<std::uint8_t> snapshot;
@@ -40,7 +44,7 @@ struct FetchedValue {
 // An integer of type `t` stored in the low bytes of `raw`, sign-extended when t is s*.
 std::int64_t fetchedSigned(FetchType t, std::uint64_t raw);
 
-// The value alone: "3", "-100", "0x80000", "\"/etc/passwd\"", "{1,2}", "<fault>".
+// The value alone: "3", "-100", "0x80000", "\"/etc/passwd\"", "{1,2}", "<fault>", "?" (unknown).
 std::string formatFetchedValue(const FetchedValue& v);
 
 // "name=value name=value ...", in order; "" for no values.

@@ -92,10 +92,10 @@ struct EventAggregator::Impl {
             case KeySource::Retval:
             case KeySource::Errno:
                 // A return whose value is not known (the ptrace backend's call of a killed
-                // thread) is not a return of 0.
+                // thread) is not a return of 0, nor a read that faulted.
                 if (!(e.parts & kRecordPartRetval)) {
                     v.name = name;
-                    v.faulted = true;
+                    v.unknown = true;
                 } else if (source == KeySource::Retval) {
                     v = integer(name, FetchType::S64, e.retval);
                 } else {
@@ -118,14 +118,14 @@ struct EventAggregator::Impl {
     // keeps it: at most kAggrStrLen - 1 bytes).
     FetchedValue keyPart(const Event& e, std::size_t k, std::string& bytes) const {
         FetchedValue v = field(e, sources[k], table.key_names[k]);
-        const bool str = !v.faulted && isStringType(v.type);
+        const bool str = !v.faulted && !v.unknown && isStringType(v.type);
         if (str && v.str.size() > kAggrStrLen - 1) {
             v.str.resize(kAggrStrLen - 1);
             v.truncated = true;
         }
         v.truncated = str && v.truncated;
-        bytes.push_back(v.faulted ? '\1' : v.truncated ? '\2' : '\0');
-        if (v.faulted)
+        bytes.push_back(v.faulted ? '\1' : v.unknown ? '\3' : v.truncated ? '\2' : '\0');
+        if (v.faulted || v.unknown)
             return v;
         if (isStringType(v.type)) {
             bytes += v.str;
@@ -235,6 +235,10 @@ void EventAggregator::add(const Event& e) {
         if (!v && m.value_source != KeySource::Arg) {
             task = Impl::field(e, m.value_source, t.value_name);
             v = &task;
+        }
+        if (v && v->unknown) {
+            t.unknown++;
+            return;
         }
         if (!v || v->faulted || isStringType(v->type) || v->array_len) {
             t.faulted++;

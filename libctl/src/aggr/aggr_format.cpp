@@ -37,11 +37,11 @@ std::string sortText(const FetchedValue& v) {
 }
 
 std::string keyPart(const AggrTable& t, std::size_t i, const FetchedValue& v) {
-    if (!v.faulted && isStringType(v.type))
+    if (!v.faulted && !v.unknown && isStringType(v.type))
         return keyString(v);
     std::string s = formatFetchedValue(v);
     const auto reading = i < t.key_readings.size() ? t.key_readings[i] : AggrKeyReading::Plain;
-    if (v.faulted || v.array_len || reading == AggrKeyReading::Plain)
+    if (v.faulted || v.unknown || v.array_len || reading == AggrKeyReading::Plain)
         return s;
     if (reading == AggrKeyReading::Retval) {
         if (const auto s32 = int32Reading(v.raw))
@@ -168,6 +168,9 @@ std::string countersLine(const AggrTable& t) {
         s += fmt::format("; {} nested hits skipped", t.nested);
     if (t.faulted)
         s += fmt::format("; {} hits whose {} could not be read", t.faulted, t.value_name);
+    if (t.unknown)
+        s += fmt::format("; {} {} whose {} is not known (a thread killed inside the call)",
+                         t.unknown, t.unknown == 1 ? "return" : "returns", t.value_name);
     if (const auto n = unknownSums(t))
         s += fmt::format("; {} {} of {} not known ({}): values too far apart for a 64-bit sum", n,
                          n == 1 ? "sum" : "sums", t.value_name, kUnknownSum);
@@ -181,7 +184,7 @@ nlohmann::ordered_json jsonNumber(const AggrTable& t, std::uint64_t raw) {
 }
 
 nlohmann::ordered_json jsonKeyPart(const FetchedValue& v) {
-    if (v.faulted)
+    if (v.faulted || v.unknown)
         return nullptr;
     if (isStringType(v.type))
         return v.str;
@@ -199,6 +202,10 @@ namespace {
 bool keyPartLess(const FetchedValue& a, const FetchedValue& b) {
     if (a.faulted != b.faulted)
         return b.faulted;
+    if (a.unknown != b.unknown)
+        return b.unknown;
+    if (a.faulted || a.unknown)
+        return false;
     if (isStringType(a.type) || isStringType(b.type) || a.array_len || b.array_len)
         return sortText(a) < sortText(b);
     if (isSignedType(a.type))
@@ -443,6 +450,7 @@ nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top) {
     j["overflow"] = t.overflow;
     j["nested"] = t.nested;
     j["faulted"] = t.faulted;
+    j["unknown"] = t.unknown;
     return j;
 }
 

@@ -52,6 +52,8 @@ std::string_view syscallText(const Event& ev, std::string& scratch) {
     so.align = false;  // a field, not a column: JSON's "syscall" is unpadded too
     scratch = formatSyscall(syscallRecord(ev, *ev.syscall, ev.syscall_returned),
                             systemSyscallTable().find(ev.syscall->name), so);
+    if (returnValueUnknown(ev))
+        scratch += kReturnUnknownNote;
     return scratch;
 }
 

@@ -29,8 +29,9 @@ struct Field {
     enum class Kind { Unsigned, Signed, Hex, String, Fault };
     std::string_view name;
     Kind kind = Kind::Unsigned;
-    std::uint64_t u = 0;         // Unsigned, Hex; Signed as two's complement
-    std::string_view str;        // String (arrays: their text, "{1,2}"); Fault: "<fault>"
+    std::uint64_t u = 0;   // Unsigned, Hex; Signed as two's complement
+    std::string_view str;  // String (arrays: their text, "{1,2}"); Fault: "<fault>", or "?" for
+                           // a value not known (retval)
     Kind type = Kind::Unsigned;  // the kind of the value when it is not faulted
     std::int64_t s() const { return static_cast<std::int64_t>(u); }
 };
@@ -60,7 +61,11 @@ void forEachField(const Event& ev, std::string& scratch, F&& f) {
             f(Field{kArgNames[i], Field::Kind::Hex, ev.args[i], {}, Field::Kind::Hex});
     }
     if (isSlice(ev)) {
-        f(Field{"retval", Field::Kind::Signed, ev.retval, {}, Field::Kind::Signed});
+        // A return whose value is not known (returnValueUnknown) has none, not 0.
+        if (returnValueUnknown(ev))
+            f(Field{"retval", Field::Kind::Fault, 0, "?", Field::Kind::Signed});
+        else
+            f(Field{"retval", Field::Kind::Signed, ev.retval, {}, Field::Kind::Signed});
         f(Field{"latency_ns", Field::Kind::Unsigned, ev.latency_ns, {}, Field::Kind::Unsigned});
     }
 }

@@ -73,7 +73,7 @@ void addBytes(Json& j) {
 }  // namespace
 
 nlohmann::ordered_json fetchedValueToJson(const FetchedValue& v) {
-    if (v.faulted)
+    if (v.faulted || v.unknown)
         return nullptr;
     if (v.isSnapshot())
         return v.snapshot.size();

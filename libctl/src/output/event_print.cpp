@@ -296,22 +296,34 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
         // every syscall line.
         printValues(p, values);
         std::optional<std::int64_t> ret;
+        const bool unknown = returnValueUnknown(ev);
         if (ev.syscall_returned) {
             ret = static_cast<std::int64_t>(ev.retval);
             p.s64(Show::Json, "retval", {}, *ret);
+        } else if (unknown) {
+            p.null(Show::Json, "retval", {});
         }
-        p.str(Show::Text, {}, " {}", straceReturn(ev.syscall->name, ret));
-        if (ev.syscall_returned)
+        p.str(Show::Text, {}, " {}",
+              straceReturn(ev.syscall->name, ret) + (unknown ? kReturnUnknownNote : ""));
+        if (ev.syscall_returned || unknown)
             printLatency(p, " lat={}", ev.latency_ns);
     } else if (ev.syscall) {
         // The strace line shows the values in text; JSON has them as args too.
         if (!values.empty() && p.json())
             printValues(p, values);
+        // A return without a value (a killed thread's call) was timed all the same.
+        const bool unknown = returnValueUnknown(ev);
         if (ev.syscall_returned) {
             p.s64(Show::Json, "retval", {}, static_cast<std::int64_t>(ev.retval));
             p.u64(Show::Json, "latency_ns", {}, ev.latency_ns);
+        } else if (unknown) {
+            p.null(Show::Json, "retval", {});
+            p.u64(Show::Json, "latency_ns", {}, ev.latency_ns);
         }
-        p.str(Show::Any, "syscall", "  {}", formatSyscallEvent(ev, false));
+        // strace's own lines (printStraceLine) keep its "= ?": its "+++ killed by ... +++"
+        // line follows there; an event line says why itself.
+        p.str(Show::Any, "syscall", "  {}",
+              formatSyscallEvent(ev, false) + (unknown ? kReturnUnknownNote : ""));
         if (p.json())
             printSyscallArgs(p, ev);
     } else if (!values.empty()) {

@@ -36,6 +36,8 @@ std::int64_t fetchedSigned(FetchType t, std::uint64_t raw) {
 void appendFetchedValue(std::string& out, const FetchedValue& v) {
     if (v.faulted) {
         out += "<fault>";
+    } else if (v.unknown) {
+        out += '?';
     } else if (v.isSnapshot()) {
         fmt::format_to(std::back_inserter(out), "<user stack snapshot of {} bytes>",
                        v.snapshot.size());

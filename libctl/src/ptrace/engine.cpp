@@ -129,8 +129,10 @@ void Engine::collect(Thread& t) {
         pending_.push_back(t.tid);
         return;
     }
-    if (s.kind == StopKind::Interrupt)
+    if (s.kind == StopKind::Interrupt) {
+        noteInterruptedCall(t);
         return;
+    }
     if (s.kind == StopKind::GroupStop) {
         t.in_group_stop = true;
         return;
@@ -316,6 +318,7 @@ void Engine::handle(Thread& t, const Stop& stop) {
             return;
         case StopKind::Interrupt:
             t.in_group_stop = false;
+            noteInterruptedCall(t);
             resume(t);
             return;
         case StopKind::GroupStop:
@@ -352,6 +355,9 @@ void Engine::handle(Thread& t, const Stop& stop) {
             } else {
                 if (stop.sig() == SIGCHLD)
                     noteUntracedChild(t);
+                // A signal after an ERESTART exit: the call returned (a handler runs, or it
+                // is restarted as a new call), as the kernel backend sees it.
+                releaseHeld(t);
                 t.inject = stop.sig();
                 resume(t);
             }

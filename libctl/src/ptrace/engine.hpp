@@ -127,8 +127,21 @@ struct Thread {
         std::uint64_t entry_ns = 0;
         std::vector<Event::RawValue> fetched;  // the plan's entry values, per probe order
         // The probes whose hit the entry counted, as the kernel's counts a call at its entry:
-        // an interval's read-out sees a call in progress as a hit not returned yet.
+        // an interval's read-out sees a call in progress as a hit not returned yet. Empty
+        // for a call entered before we traced the thread (noteInterruptedCall): no hit, and
+        // its return none either, as a kernel return probe never sees a call entered
+        // before it was armed.
         std::vector<std::uint32_t> counted;
+        // Its exit stop said ERESTART*: interrupted (by a signal, or by our own
+        // PTRACE_INTERRUPT, which the kernel backend never sends), the kernel restarts it
+        // from `restart_ip` as syscall `restart_nr` (the same, or restart_syscall) unless a
+        // signal handler runs first. Its return events wait in `held` until the thread's
+        // next stop says which: the restarted entry (the same call going on, no hit: the
+        // program and the kernel backend saw no return) or a signal (a return the kernel
+        // backend saw too).
+        std::optional<std::uint64_t> restart_nr;
+        std::uint64_t restart_ip = 0;
+        std::vector<Event> held;
     };
     std::optional<Call> call;
     std::vector<PendingReturn> returns;  // innermost last
@@ -200,6 +213,12 @@ class Engine {
     // The thread's syscall in progress will not return to us (detached, or a new entry came
     // without its exit): unreturned for each probe that counted its entry.
     void missCall(Thread& t);
+    // An interrupt stop (PTRACE_INTERRUPT: attaching, placing probes, stepping over one)
+    // caught the thread inside a syscall we saw no entry of, which it ended with ERESTART*:
+    // remembered as a call without hits, so that its restarted entry is no hit either.
+    void noteInterruptedCall(Thread& t);
+    // The thread's held ERESTART returns (Call::held) are returns after all: emitted.
+    void releaseHeld(Thread& t);
     // The calls of probe `id` entered and not returned yet, over every thread.
     std::uint64_t callsInFlight(std::uint32_t id) const;
     // Drops the pending returns whose saved return address lies below `floor` (popped).

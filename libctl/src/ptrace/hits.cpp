@@ -200,6 +200,11 @@ void Engine::emit(Thread& t, Probe& p, Event& ev, bool entry_counted) {
 }
 
 void Engine::endCall(Thread& t) {
+    if (t.call && t.call->restart_nr) {
+        // Killed after its ERESTART exit: that was its return.
+        releaseHeld(t);
+        return;
+    }
     if (!t.call)
         return;
     const Thread::Call c = *t.call;
@@ -235,6 +240,17 @@ void Engine::missReturns(Thread& t, std::size_t keep) {
                     it->second.returns--;
         t.returns.pop_back();
     }
+}
+
+void Engine::releaseHeld(Thread& t) {
+    if (!t.call || !t.call->restart_nr)
+        return;
+    std::vector<Event> held = std::move(t.call->held);
+    t.call.reset();
+    t.syscall_exit_wanted = false;
+    for (Event& ev : held)
+        if (Probe* p = probe(ev.probe_id))
+            emit(t, *p, ev, true);
 }
 
 void Engine::missCall(Thread& t) {
@@ -439,7 +455,34 @@ bool isRestart(std::int64_t rval) {
     return (rval <= -512 && rval >= -514) || rval == -516;
 }
 
+// The syscall the kernel runs when it restarts one that ended with `rval` (an ERESTART
+// code): the same again, or restart_syscall for ERESTART_RESTARTBLOCK (arch/x86's
+// arch_do_signal_or_restart).
+std::uint64_t restartedAs(std::uint64_t nr, std::int64_t rval) {
+    return rval == -516 ? SYS_restart_syscall : nr;
+}
+
 }  // namespace
+
+void Engine::noteInterruptedCall(Thread& t) {
+    if (stopping_ || t.call || !t.report || t.before_exec || traced_syscalls_.empty())
+        return;
+    // At the interrupt stop the kernel has not restarted the call yet: orig_rax is its
+    // number, rax its ERESTART code, rip past its syscall instruction.
+    auto regs = getRegs(t.tid);
+    if (!regs)
+        return;
+    const auto nr = static_cast<std::int64_t>(regs->orig_rax);
+    const auto rval = static_cast<std::int64_t>(regs->rax);
+    if (nr < 0 || !isRestart(rval))
+        return;
+    Thread::Call c;
+    c.nr = static_cast<std::uint64_t>(nr);
+    c.ip = regs->rip;
+    c.restart_nr = restartedAs(c.nr, rval);
+    c.restart_ip = regs->rip;
+    t.call = std::move(c);
+}
 
 void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
     __ptrace_syscall_info info{};
@@ -456,6 +499,18 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
             info.op == PTRACE_SYSCALL_INFO_ENTRY ? info.entry.nr : info.seccomp.nr;
         const auto* args =
             info.op == PTRACE_SYSCALL_INFO_ENTRY ? info.entry.args : info.seccomp.args;
+        if (t.call && t.call->restart_nr) {
+            if (*t.call->restart_nr == nr && t.call->restart_ip == info.instruction_pointer) {
+                // The kernel restarting the interrupted call: the same call goes on, entry
+                // time and hits unchanged, its return still to come.
+                t.call->restart_nr.reset();
+                t.call->held.clear();
+                t.syscall_exit_wanted = options_.seccomp;
+                resume(t);
+                return;
+            }
+            releaseHeld(t);  // not restarted: its ERESTART exit was its return
+        }
         missCall(t);  // an entry without the exit of the call before: none will come
         if (traced_syscalls_.count(nr)) {
             Thread::Call c;
@@ -508,6 +563,12 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
             resume(t);
             return;
         }
+        // Any other ERESTART exit is held until the thread's next stop tells whether the
+        // kernel restarts the call (Thread::Call::held): an interrupt of ours (placing
+        // probes, stepping over one in another thread, attaching) restarts it unseen by
+        // the program and by the kernel backend.
+        const bool restarting = isRestart(info.exit.rval);
+        std::vector<Event> held;
         const Thread::Call c = *t.call;
         t.call.reset();
         for (auto& p : probes_)
@@ -530,8 +591,22 @@ void Engine::onSyscallStop(Thread& t, bool seccomp_stop) {
                     for (std::size_t i = p->plan->entry_args; i < p->plan->hints.size(); ++i)
                         ev.fetched.push_back(readPlanValue(t.tid, p->plan->hints[i], c.args));
                 }
-                emit(t, *p, ev, true);
+                if (restarting)
+                    held.push_back(std::move(ev));
+                else
+                    emit(t, *p, ev, true);
             }
+        if (restarting) {
+            Thread::Call r = c;
+            r.restart_nr = restartedAs(c.nr, info.exit.rval);
+            r.restart_ip = info.instruction_pointer;
+            r.held = std::move(held);
+            t.call = std::move(r);
+            // seccomp mode: the filter stops the restarted call if it traces its number;
+            // restart_syscall it does not trace is seen by its entry stop.
+            t.syscall_exit_wanted =
+                options_.seccomp && !traced_syscalls_.count(*t.call->restart_nr);
+        }
     }
     resume(t);
 }

@@ -165,6 +165,20 @@ static inline void kapi_uprobe_unregister_sync(void)
 #endif
 
 /*
+ * sched_process_exit's probe: 6.16 gave the tracepoint a group_dead
+ * argument (commit 3e816361e94a, "sched/tracepoints: Move and extend the
+ * sched_process_exit() tracepoint"). track.c checks the prototype against
+ * the kernel's with check_trace_callback_type_sched_process_exit().
+ */
+#if KAPI_GE(6, 16)
+#define KAPI_PROCESS_EXIT_PROBE(fn, data, p)				\
+	void fn(void *data, struct task_struct *p, bool kapi_group_dead)
+#else
+#define KAPI_PROCESS_EXIT_PROBE(fn, data, p)				\
+	void fn(void *data, struct task_struct *p)
+#endif
+
+/*
  * The unbound system workqueue: system_dfl_wq from 6.17, and queueing on its old name
  * system_unbound_wq logs a deprecation notice on later kernels.
  */

@@ -390,6 +390,32 @@ int probectl_nl_session_set_doit(struct sk_buff *skb, struct genl_info *info)
 					   info->extack);
 }
 
+int probectl_nl_session_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *reply;
+	u32 live, procs;
+	void *hdr;
+	int err;
+
+	err = probectl_session_get_filter(info->snd_portid, &live, &procs,
+					  info->extack);
+	if (err)
+		return err;
+	reply = genlmsg_new(2 * nla_total_size(sizeof(u32)), GFP_KERNEL);
+	if (!reply)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(reply, info, &probectl_genl_family, 0,
+				PROBECTL_CMD_SESSION_GET);
+	if (!hdr ||
+	    nla_put_u32(reply, PROBECTL_A_SESSION_LIVE, live) ||
+	    nla_put_u32(reply, PROBECTL_A_SESSION_PROCS, procs)) {
+		nlmsg_free(reply);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(reply, hdr);
+	return genlmsg_reply(reply, info);
+}
+
 int probectl_nl_session_match_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct probectl_match *m = probectl_match_parse(info->attrs, info->extack);

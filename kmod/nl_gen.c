@@ -149,6 +149,12 @@ const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 		.policy		= probectl_maps_get_dump_nl_policy,
 		.maxattr	= PROBECTL_A_MAPS_SEQ,
 	},
+	{
+		.cmd		= PROBECTL_CMD_SESSION_GET,
+		.doit		= probectl_nl_session_get_doit,
+		.policy		= probectl_no_request_nl_policy,
+		.maxattr	= PROBECTL_A_MAX,
+	},
 };
 
 /* PROBE_GET order; members of struct probectl_probe_info. */

@@ -868,6 +868,44 @@ out:
 }
 
 /**
+ * probectl_session_get_filter() - how many processes the caller's tgid
+ * filter holds, and how many of them have not exited.
+ * @portid: the caller
+ * @live: receives the count of living ones
+ * @procs: receives the count of all
+ * @extack: receives the reason for a refusal
+ *
+ * Context: process context, may sleep. Takes probectl_lock.
+ * Return: 0, -ENOENT without a filter, -EOPNOTSUPP when this kernel has
+ * no exit tracepoint to count them by.
+ */
+int probectl_session_get_filter(u32 portid, u32 *live, u32 *procs,
+				struct netlink_ext_ack *extack)
+{
+	struct probectl_session *s;
+	int err = 0;
+
+	if (!probectl_track_exits_available()) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "cannot count living processes: this kernel has no sched_process_exit tracepoint");
+		return -EOPNOTSUPP;
+	}
+	mutex_lock(&probectl_lock);
+	s = probectl_session_lookup(portid);
+	if (!s || !READ_ONCE(s->filtering)) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "no tgid filter: this socket's session has none (SESSION_SET sets one)");
+		err = -ENOENT;
+		goto out;
+	}
+	*live = READ_ONCE(s->live);
+	*procs = READ_ONCE(s->procs);
+out:
+	mutex_unlock(&probectl_lock);
+	return err;
+}
+
+/**
  * probectl_session_set_match() - replace the task match of the caller's session.
  * @portid: the caller
  * @sk: the caller's socket (held by a session this creates)

@@ -18,7 +18,8 @@
  * only lock the drain work takes, so cancel_delayed_work_sync() under
  * probectl_lock cannot deadlock. Probe handlers take no lock at all, except
  * uretprobe handlers (task context), which take their probe's pairing
- * table lock. The fork tracepoint takes a session's tgids xa_lock.
+ * table lock. The fork and exit tracepoints (track.c) take a session's
+ * tgids xa_lock, which nothing takes in interrupt context.
  */
 #ifndef PROBECTL_INTERNAL_H
 #define PROBECTL_INTERNAL_H
@@ -118,6 +119,14 @@ struct probectl_session {
 	 * list, and is freed only after a grace period.
 	 */
 	struct xarray tgids;
+	/*
+	 * Of @tgids: @procs entries, @live of them processes that have not
+	 * exited, told by each entry's value (PROBECTL_TGID_LIVE or
+	 * PROBECTL_TGID_EXITED, track.c). Written with the entries, under
+	 * the xarray's lock; SESSION_GET reads them with READ_ONCE.
+	 */
+	unsigned int procs;
+	unsigned int live;
 	/*
 	 * One tgid known to be in @tgids (U32_MAX: none), checked before
 	 * the xarray: set while the filter is a single process, cleared
@@ -356,6 +365,8 @@ int probectl_probe_explain_error(const struct probectl_probe *p, int err,
 int probectl_session_set_filter(u32 portid, struct sock *sk,
 				const u32 *tgids, unsigned int n, u32 flags,
 				struct netlink_ext_ack *extack);
+int probectl_session_get_filter(u32 portid, u32 *live, u32 *procs,
+				struct netlink_ext_ack *extack);
 struct probectl_match;
 int probectl_session_set_match(u32 portid, struct sock *sk, struct probectl_match *m,
 			       struct netlink_ext_ack *extack);
@@ -413,6 +424,10 @@ void probectl_track_exit(void);
 bool probectl_track_available(void);
 void probectl_track_add(struct probectl_session *s);
 void probectl_track_del(struct probectl_session *s);
+bool probectl_track_exits_available(void);
+int probectl_track_join(struct probectl_session *s, u32 tgid, gfp_t gfp);
+void probectl_track_leave(struct probectl_session *s, u32 tgid);
+void probectl_track_check_alive(struct probectl_session *s, u32 tgid);
 
 /* fetch.c */
 void probectl_fetch_args(const struct probectl_probe *p, struct pt_regs *regs,

@@ -772,7 +772,9 @@ err_free:
  *
  * The new ids are added before the old ones are erased, so a handler
  * racing with this sees a superset of one of the two filters, never a
- * process that is in both filtered out.
+ * process that is in both filtered out. Following is set, and the session
+ * put on the tracking list, before the first id joins: a fork or an exit
+ * of a process of the new filter is seen from the moment it is in it.
  *
  * Context: process context; caller holds probectl_lock.
  * Return: 0, or -ENOMEM (the session then keeps what was added so far).
@@ -789,9 +791,11 @@ int probectl_session_replace_filter(struct probectl_session *s,
 	WRITE_ONCE(s->tgid_hint, U32_MAX);
 	if (!n)
 		WRITE_ONCE(s->filtering, false);
+	WRITE_ONCE(s->follow, n && (flags & PROBECTL_SESSION_F_FOLLOW));
+	if (n)
+		probectl_track_add(s);
 	for (i = 0; i < n; i++) {
-		err = xa_err(xa_store(&s->tgids, tgids[i], xa_mk_value(1),
-				      GFP_KERNEL));
+		err = probectl_track_join(s, tgids[i], GFP_KERNEL);
 		if (err)
 			return err;
 	}
@@ -799,9 +803,11 @@ int probectl_session_replace_filter(struct probectl_session *s,
 		for (i = 0; i < n && tgids[i] != tgid; i++)
 			;
 		if (i == n)
-			xa_erase(&s->tgids, tgid);
+			probectl_track_leave(s, tgid);
 	}
-	WRITE_ONCE(s->follow, n && (flags & PROBECTL_SESSION_F_FOLLOW));
+	/* the ones that exited before the exit tracepoint could see them */
+	for (i = 0; i < n; i++)
+		probectl_track_check_alive(s, tgids[i]);
 	if (n == 1) {
 		WRITE_ONCE(s->tgid_hint, tgids[0]);
 		/* a fork that erased it meanwhile (pid reuse) saw the hint or is seen here */
@@ -809,12 +815,10 @@ int probectl_session_replace_filter(struct probectl_session *s,
 		if (!xa_load(&s->tgids, tgids[0]))
 			cmpxchg(&s->tgid_hint, tgids[0], U32_MAX);
 	}
-	if (n) {
+	if (n)
 		WRITE_ONCE(s->filtering, true);
-		probectl_track_add(s);
-	} else {
+	else
 		probectl_track_del(s);
-	}
 	return 0;
 }
 

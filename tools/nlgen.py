@@ -47,7 +47,8 @@ MARK = 'generated from %s by tools/nlgen.py -- do not edit' % SPEC
 # libctl: the struct each decoded reply fills; members are named after the
 # attribute without its "probe-" prefix.
 CXX_REPLIES = {'probe-get': 'ProbeInfo', 'probe-add': 'AddedProbe', 'aggr-get': 'AggrReply',
-               'stack-get': 'StackReply', 'maps-get': 'MapsReply'}
+               'stack-get': 'StackReply', 'maps-get': 'MapsReply',
+               'session-get': 'SessionReply'}
 
 POLICY_TYPES = {'u8': 'NLA_U8', 'u16': 'NLA_U16', 'u32': 'NLA_U32', 'u64': 'NLA_U64',
                 's32': 'NLA_S32', 's64': 'NLA_S64', 'string': 'NLA_NUL_STRING',

@@ -227,6 +227,14 @@ enum probectl_cmd {
 	 * whose session captures no user stacks.
 	 */
 	PROBECTL_CMD_MAPS_GET,
+	/*
+	 * do: The sender's tgid filter: how many processes it holds and how
+	 * many of them have not exited, counted by the module as they fork and
+	 * exit (sched_process_fork and sched_process_exit), so a process forked
+	 * and orphaned in between two reads is not missed. ENOENT without a
+	 * filter (no session, or session-set removed it).
+	 */
+	PROBECTL_CMD_SESSION_GET,
 	__PROBECTL_CMD_MAX,
 };
 #define PROBECTL_CMD_MAX (__PROBECTL_CMD_MAX - 1)
@@ -453,6 +461,19 @@ enum probectl_attr {
 	 * let go.
 	 */
 	PROBECTL_A_MAPS_SEQ,
+	/*
+	 * u32: session-get: processes in the tgid filter that have not exited
+	 * (their last thread has begun to exit; a zombie has exited). A process
+	 * that the follow flag adds joins before it first runs, so once this is
+	 * 0 with the follow flag it stays 0: nothing traced is left to fork.
+	 */
+	PROBECTL_A_SESSION_LIVE,
+	/*
+	 * u32: session-get: processes in the tgid filter, living or exited:
+	 * those session-set gave and those that joined it by a followed fork (a
+	 * tgid that a process outside the filter reuses leaves it).
+	 */
+	PROBECTL_A_SESSION_PROCS,
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)

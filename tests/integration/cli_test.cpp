@@ -834,3 +834,96 @@ TEST(Cli, CountOfAPidEndsWhenItAndWhatItForkedExited) {
         }
     }
 }
+
+// count -p PID -f ends only once the processes PID forked exited, a daemon among them: PID
+// forks a child that double-forks a grandchild and exits at once (far within the 100 ms
+// between two checks of the run's end), then PID exits; the grandchild, re-parented away
+// from PID, makes its calls and exits only later. Its calls are in the count and the run
+// ends after it. Seen failing before on the kernel backend: the run looked for PID's
+// descendants in /proc, missed the grandchild orphaned between two looks and ended while it
+// was still traced (count 8 of 13, "pid N exited").
+TEST(Cli, CountOfAPidWaitsForTheDaemonItForked) {
+    const std::string log = "/tmp/cli-count-pid-daemon.log";
+    for (const std::string backend : {"kernel", "ptrace"}) {
+        SCOPED_TRACE(backend);
+        int go[2], gate[2], ready[2];
+        ASSERT_EQ(pipe(go), 0);
+        ASSERT_EQ(pipe(gate), 0);
+        ASSERT_EQ(pipe(ready), 0);
+        const pid_t parent = fork();
+        if (parent == 0) {
+            close(go[1]);
+            close(gate[1]);
+            close(ready[0]);
+            char c;
+            if (read(go[0], &c, 1) != 1)
+                _exit(1);
+            for (int i = 0; i < 3; i++)
+                getppid();
+            const pid_t child = fork();
+            if (child == 0) {
+                if (fork() == 0) {
+                    // The grandchild: 5 calls, then (its parent gone, and PID too) 5 more
+                    // once the test lets it go, and out.
+                    for (int i = 0; i < 5; i++)
+                        getppid();
+                    const pid_t self = getpid();
+                    if (write(ready[1], &self, sizeof self) != sizeof self ||
+                        read(gate[0], &c, 1) != 1)
+                        _exit(1);
+                    for (int i = 0; i < 5; i++)
+                        getppid();
+                    _exit(0);
+                }
+                _exit(0);
+            }
+            waitpid(child, nullptr, 0);
+            _exit(0);
+        }
+        ASSERT_GT(parent, 0);
+        close(go[0]);
+        close(gate[0]);
+        close(ready[1]);
+        const pid_t p = startProbectl(
+            {"count", "syscall:getppid", "--backend", backend, "-p", std::to_string(parent), "-f"},
+            log);
+        ASSERT_GT(p, 0);
+        ASSERT_THAT(itest::readFile(log), HasSubstr("Aggregating ")) << itest::readFile(log);
+        ASSERT_EQ(write(go[1], "x", 1), 1);
+        pid_t grandchild = 0;
+        ASSERT_EQ(read(ready[0], &grandchild, sizeof grandchild),
+                  static_cast<ssize_t>(sizeof grandchild));
+        int st = 0;
+        ASSERT_EQ(waitpid(parent, &st, 0), parent);
+        // PID and the child are gone, the grandchild waits at its gate: the run must not end
+        // by itself now. Five of its 100 ms checks to do it wrongly; its end is looked for
+        // again below.
+        bool ended_early = false;
+        for (int i = 0; i < 50 && !ended_early; i++) {
+            ended_early = waitpid(p, &st, WNOHANG) == p;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        EXPECT_FALSE(ended_early) << "the run ended while the grandchild was still traced\n"
+                                  << itest::readFile(log);
+        ASSERT_EQ(write(gate[1], "x", 1), 1);
+        close(go[1]);
+        close(gate[1]);
+        close(ready[0]);
+        if (!ended_early) {
+            EXPECT_EQ(endWithin30s(p), "exited with status 0");
+        }
+        // The grandchild is nobody's here unless this process is a subreaper: reaped if so.
+        for (int i = 0; i < 3000 && kill(grandchild, 0) == 0; i++) {
+            waitpid(grandchild, nullptr, WNOHANG);
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        const std::string out = itest::readFile(log);
+        if (backend == "kernel") {
+            EXPECT_THAT(out, HasSubstr(fmt::format("pid {} and the 2 processes it forked exited\n",
+                                                   parent)))
+                << out;
+        }
+        // PID's 3 calls, and the grandchild's 5 + 5.
+        EXPECT_TRUE(std::regex_search(out, std::regex("syscall:getppid\\s+13\\b"))) << out;
+    }
+}

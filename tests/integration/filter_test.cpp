@@ -413,3 +413,68 @@ TEST(SessionFilter, ReusedPidLeavesTheFilter) {
         EXPECT_GE(st->probes.at(0).filtered, 10u);
     }
 }
+
+// The module counts the processes of a session's tgid filter as they fork and exit
+// (SESSION_GET): one given that never lived is counted exited at once; with follow, a child
+// that double-forks and exits leaves its orphaned child counted living, until that one exits
+// too. Without a filter there is nothing to count.
+TEST(SessionFilter, TheModuleCountsLivingProcesses) {
+    auto plain = Session::open();
+    ASSERT_TRUE(plain) << why(plain);
+    auto none = plain->tracedProcesses();
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().err, ENOENT) << none.error().describe();
+
+    int go[2], gate[2], ready[2];
+    ASSERT_EQ(pipe(go), 0);
+    ASSERT_EQ(pipe(gate), 0);
+    ASSERT_EQ(pipe(ready), 0);
+    const pid_t child = fork();
+    if (child == 0) {
+        char c;
+        if (read(go[0], &c, 1) != 1)
+            _exit(1);
+        if (fork() == 0) {
+            const pid_t self = getpid();
+            if (write(ready[1], &self, sizeof self) != sizeof self || read(gate[0], &c, 1) != 1)
+                _exit(1);
+            _exit(0);
+        }
+        _exit(0);
+    }
+    ASSERT_GT(child, 0);
+    close(go[0]);
+    close(gate[0]);
+    close(ready[1]);
+    SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(deadPid()), static_cast<std::uint32_t>(child)};
+    o.follow = true;
+    auto s = Session::open(o);
+    ASSERT_TRUE(s) << why(s);
+    auto n = s->tracedProcesses();
+    ASSERT_TRUE(n) << why(n);
+    EXPECT_EQ(n->live, 1u);
+    EXPECT_EQ(n->total, 2u);
+    ASSERT_EQ(write(go[1], "x", 1), 1);
+    pid_t grandchild = 0;
+    ASSERT_EQ(read(ready[0], &grandchild, sizeof grandchild),
+              static_cast<ssize_t>(sizeof grandchild));
+    ASSERT_EQ(waitpid(child, nullptr, 0), child);
+    n = s->tracedProcesses();
+    ASSERT_TRUE(n) << why(n);
+    EXPECT_EQ(n->live, 1u) << "the orphaned grandchild " << grandchild << " still lives";
+    EXPECT_EQ(n->total, 3u);
+    ASSERT_EQ(write(gate[1], "x", 1), 1);
+    // Its exit is counted before its parent can reap it: wait for the count itself.
+    for (int i = 0; i < 3000 && n && n->live != 0; i++) {
+        waitpid(grandchild, nullptr, WNOHANG);  // if this process is its subreaper
+        usleep(10000);
+        n = s->tracedProcesses();
+    }
+    ASSERT_TRUE(n) << why(n);
+    EXPECT_EQ(n->live, 0u);
+    EXPECT_EQ(n->total, 3u);
+    close(go[1]);
+    close(gate[1]);
+    close(ready[0]);
+}

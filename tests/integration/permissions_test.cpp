@@ -44,6 +44,8 @@ std::string unprivilegedChecks() {
     expectEperm("flush", flush ? 0 : flush.error().err);
     auto filter = c->setSessionTgids({1});
     expectEperm("session-set", filter ? 0 : filter.error().err);
+    auto counts = c->getSessionFilter();
+    expectEperm("session-get", counts ? 0 : counts.error().err);
     auto del = c->removeProbe(1);
     expectEperm("remove", del ? 0 : del.error().err);
     size_t records = 0;

@@ -60,6 +60,17 @@ class FakeTracer : public Tracer {
         return std::size_t{0};
     }
     bool done() const override { return false; }
+    // As probectl.ko counts its filter: each read gives the next count (the last one stays);
+    // none given: the ptrace backend's EOPNOTSUPP.
+    Result<TracedProcesses> tracedProcesses() override {
+        if (counts.empty())
+            return Tracer::tracedProcesses();
+        ++count_reads;
+        const TracedProcesses c = counts.front();
+        if (counts.size() > 1)
+            counts.pop_front();
+        return c;
+    }
     Result<SessionStats> stop(const EventCallback& cb) override {
         ++stops;
         for (const auto& ev : held)
@@ -109,6 +120,8 @@ class FakeTracer : public Tracer {
     bool sees_ends = false;
     std::deque<TaskEnd> ends;
     TaskEndCallback on_end;
+    std::deque<TracedProcesses> counts;
+    int count_reads = 0;
 };
 
 struct Run {
@@ -319,6 +332,25 @@ TEST(StopSignals, SighupUnlessIgnored) {
     ASSERT_EQ(::sigaction(SIGHUP, &ign, nullptr), 0);
     EXPECT_EQ(stopSignals(), (std::vector<int>{SIGINT, SIGTERM}));
     ::sigaction(SIGHUP, &old, nullptr);
+}
+
+// -p PID -f ends when the backend's count of the processes it traces says none lives, not by
+// what /proc shows (PID is this test, alive throughout): a process forked and orphaned between
+// two looks at /proc is counted by the module. The end line names how many PID forked.
+TEST(TraceDriver, APidTraceWithFollowEndsWhenTheTracerCountsNoneLiving) {
+    FakeTracer t;
+    t.counts = {{2, 2}, {1, 3}, {0, 3}};
+    const std::string self = std::to_string(::getpid());
+    auto r = drive(t, {"syscall:getppid", "-p", self, "-f"});
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(t.count_reads, 3);
+    EXPECT_THAT(r.err, HasSubstr("pid " + self + " and the 2 processes it forked exited\n"));
+    // Without -f the same count ends it: PID alone.
+    FakeTracer alone;
+    alone.counts = {{1, 1}, {0, 1}};
+    r = drive(alone, {"syscall:getppid", "-p", self});
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_THAT(r.err, HasSubstr("pid " + self + " exited\n"));
 }
 
 // --duration is a time-bounded trace the user asked for: 0, though the command is terminated.

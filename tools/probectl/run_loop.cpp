@@ -91,8 +91,24 @@ void dieOf(int sig) {
 void RunLoop::watchPids(const std::vector<std::uint32_t>& pids, bool follow) {
     pids_ = pids;
     follow_ = follow;
+    counted_ = !pids_.empty() && tracer_.tracedProcesses().ok();
+    if (follow_ && !counted_)
+        addDescendants();
+}
+
+bool RunLoop::watchedExited() {
+    if (counted_) {
+        if (auto t = tracer_.tracedProcesses()) {
+            forked_count_ = t->total > pids_.size() ? t->total - pids_.size() : 0;
+            return t->live == 0;
+        }
+        counted_ = false;  // the count failed: /proc from now on
+    }
     if (follow_)
         addDescendants();
+    forked_count_ = forked_.size();
+    return std::all_of(pids_.begin(), pids_.end(), exited) &&
+           std::all_of(forked_.begin(), forked_.end(), exited);
 }
 
 void RunLoop::addDescendants() {
@@ -130,10 +146,7 @@ bool RunLoop::shouldStop() {
                 status_ = tracer_.commandStatus();
             if (command_.empty() && !pids_.empty() && now >= next_pid_check_) {
                 next_pid_check_ = now + 100'000'000;
-                if (follow_)
-                    addDescendants();
-                pids_gone_ = std::all_of(pids_.begin(), pids_.end(), exited) &&
-                             std::all_of(forked_.begin(), forked_.end(), exited);
+                pids_gone_ = watchedExited();
             }
             return status_.has_value() || pids_gone_;
         }
@@ -206,13 +219,13 @@ int RunLoop::finish(Io& io, int rc) {
     if (status)
         io.err << fmt::format("{} {}\n", shownQuoted(command_[0]),
                               HeldCommand::describeStatus(*status));
-    if (pids_gone_ && forked_.empty())
+    if (pids_gone_ && forked_count_ == 0)
         io.err << fmt::format("{} {} exited\n", pids_.size() == 1 ? "pid" : "pids",
                               fmt::join(pids_, ", "));
     else if (pids_gone_)
         io.err << fmt::format("{} {} and the {} process{} {} forked exited\n",
                               pids_.size() == 1 ? "pid" : "pids", fmt::join(pids_, ", "),
-                              forked_.size(), forked_.size() == 1 ? "" : "es",
+                              forked_count_, forked_count_ == 1 ? "" : "es",
                               pids_.size() == 1 ? "it" : "they");
     const RunEnd end = runEnd(rc, !command_.empty(), own, signal_);
     setExitSignal(end.signal);

@@ -28,9 +28,13 @@ class RunLoop {
 
     // -p PIDs without a command: the run also ends once every one of them has exited
     // (strace -p and perf trace -p do the same); with `follow` (-f) once the processes they
-    // forked exited too, as strace -f -p ends when nothing is traced any more. Those are
-    // found in /proc every check (their descendants then, and the ones running at the call):
-    // a process forked and orphaned between two checks (100 ms) is not waited for.
+    // forked exited too, as strace -f -p ends when nothing is traced any more. Checked every
+    // 100 ms with the backend's count (Tracer::tracedProcesses: probectl.ko counts the
+    // processes of its filter as they fork and exit, so a process forked and orphaned
+    // between two checks is waited for too). A backend that does not count them (the
+    // ptrace backend without -f; with -f its done() ends the run) is checked in /proc:
+    // the pids, and with `follow` (an older module) their descendants at each check, which
+    // misses a process forked and orphaned in between.
     void watchPids(const std::vector<std::uint32_t>& pids, bool follow);
 
     // True once a signal came or the deadline passed (a held command gets the signal, or
@@ -78,8 +82,11 @@ class RunLoop {
     std::optional<int> status_;
     std::vector<std::uint32_t> pids_;
     bool follow_ = false;
-    std::vector<std::uint32_t> forked_;  // descendants of pids_ seen (watchPids with follow)
+    bool counted_ = false;               // the tracer counts the processes (tracedProcesses)
+    std::size_t forked_count_ = 0;       // processes traced besides pids_ (with follow)
+    std::vector<std::uint32_t> forked_;  // descendants of pids_ seen in /proc (not counted_)
     void addDescendants();
+    bool watchedExited();
     std::uint64_t next_pid_check_ = 0;
     bool pids_gone_ = false;
 };

@@ -120,6 +120,13 @@ struct AddedProbe {
     std::uint64_t addr = 0;  // kernel address registered (0 if it did not say; 0 for uprobes)
 };
 
+// SESSION_GET reply: the tgid filter's processes as the module counts them (a process joins
+// at its followed fork, before it runs, and is counted exited once its last thread exits).
+struct SessionReply {
+    std::uint32_t session_live = 0;   // not exited yet
+    std::uint32_t session_procs = 0;  // living or exited: given by SESSION_SET or followed
+};
+
 // One PROBE_GET dump entry. Counters are totals since the probe was added.
 struct ProbeInfo {
     std::uint32_t id = 0;
@@ -217,6 +224,10 @@ class Client {
     // kernel without the sched_process_fork tracepoint). Uprobes are armed only in the
     // filtered processes' address spaces.
     Result<void> setSessionTgids(const std::vector<std::uint32_t>& tgids, bool follow = false);
+    // SESSION_GET: how many processes the tgid filter holds and how many of them have not
+    // exited. Errors: ENOENT without a filter, EOPNOTSUPP from a kernel without the
+    // sched_process_exit tracepoint or a module older than the command (kernel extack).
+    Result<SessionReply> getSessionFilter();
     // SESSION_MATCH: replaces the task match. A hit of this socket's probes counts only when
     // its task is in every non-empty list (`pids`: tgids, `tids`: thread ids, `uids`: uids in
     // the initial user namespace) and its comm matches the glob `comm` ("" = any);

@@ -1,6 +1,8 @@
 // The processes descended from a process now, from /proc: what -p PID -f traces besides PID
 // (following forks from attach time on misses the children that exist already), and what a
-// run of -p PID -f waits for before it ends.
+// run of -p PID -f waits for before it ends when the backend does not count them itself
+// (Tracer::tracedProcesses; a look at /proc misses a process forked and orphaned since the
+// last one).
 #pragma once
 
 #include <sys/types.h>

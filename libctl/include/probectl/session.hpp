@@ -178,6 +178,8 @@ class Session : public Tracer {
     Result<std::size_t> consumeViews(const EventViewCallback& cb);
     // run(): Tracer::run (never done() on its own).
     bool done() const override { return false; }
+    // The tgid filter's processes as the module counts them (Client::getSessionFilter).
+    Result<TracedProcesses> tracedProcesses() override;
 
     // Releases options.command (HeldCommand::release); nothing to do without one.
     Result<void> start() override;

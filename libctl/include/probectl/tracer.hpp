@@ -46,6 +46,13 @@ struct TaskEnd {
 };
 using TaskEndCallback = std::function<void(const TaskEnd&)>;
 
+// The processes a trace limited to processes covers (the pids it was opened with, the held
+// command, and with follow what they forked), as its backend counts them.
+struct TracedProcesses {
+    std::uint32_t live = 0;   // not exited yet
+    std::uint32_t total = 0;  // living or exited
+};
+
 class Tracer {
   public:
     virtual ~Tracer() = default;
@@ -105,6 +112,16 @@ class Tracer {
         (void)cb;
         return false;
     }
+
+    // How many processes the trace covers and how many of them still live, counted where
+    // the processes are followed, so a fork is never missed: probectl.ko counts its
+    // session's tgid filter, which a followed fork joins before the child runs (a process
+    // forked and orphaned between two looks at /proc would be missed there). With follow,
+    // live is 0 only once nothing traced is left to fork. Errors: ENOENT for a trace of
+    // every process, EOPNOTSUPP from a backend that does not count them (the ptrace
+    // backend, whose done() tells when it traces nothing any more; a module without
+    // SESSION_GET).
+    virtual Result<TracedProcesses> tracedProcesses();
 
     // The held command's pid, -1 without one.
     virtual pid_t commandPid() const = 0;

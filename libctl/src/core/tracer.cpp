@@ -7,6 +7,8 @@
 
 #include <cerrno>
 
+#include <fmt/format.h>
+
 #include "probectl/session.hpp"  // SessionStats
 #include "target/process_tree.hpp"
 
@@ -48,6 +50,12 @@ bool Tracer::commandLeftRunning() const {
         if (d != pid && !processEnded(d))
             return true;
     return false;
+}
+
+Result<TracedProcesses> Tracer::tracedProcesses() {
+    return makeError(
+        EOPNOTSUPP,
+        fmt::format("the {} backend does not count the processes it traces", backend()));
 }
 
 std::vector<std::string> Tracer::takeNotes() {

@@ -64,6 +64,10 @@ inline constexpr auto kMapsGetReply = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_MAPS_UNPINNED, "maps-unpinned", &MapsReply::maps_unpinned),
     attr<NlType::Binary>(PROBECTL_A_MAPS_TEXT, "maps-text", &MapsReply::maps_text));
 
+inline constexpr auto kSessionGetReply = std::make_tuple(
+    attr<NlType::U32>(PROBECTL_A_SESSION_LIVE, "session-live", &SessionReply::session_live),
+    attr<NlType::U32>(PROBECTL_A_SESSION_PROCS, "session-procs", &SessionReply::session_procs));
+
 // The probe counters (ProbeInfo members), in PROBE_GET order.
 inline constexpr auto kProbeCounters = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_PROBE_HITS, "hits", &ProbeInfo::hits),

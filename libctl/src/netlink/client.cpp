@@ -660,6 +660,28 @@ Result<void> Client::setSessionTgids(const std::vector<std::uint32_t>& tgids, bo
     });
 }
 
+Result<SessionReply> Client::getSessionFilter() {
+    const std::string context = "read the tgid filter";
+    MsgPtr m = impl_->newCommand(PROBECTL_CMD_SESSION_GET);
+    if (!m)
+        return makeError(ENOMEM, context + ": cannot build message");
+    SessionReply out;
+    bool got = false;
+    auto r = impl_->transact(m.get(), context, [&](const nlmsghdr* h) -> Result<void> {
+        nlattr* tb[PROBECTL_A_MAX + 1] = {};
+        if (genlmsg_parse(const_cast<nlmsghdr*>(h), 0, tb, PROBECTL_A_MAX, nullptr) < 0)
+            return makeError(EBADMSG, context + ": malformed reply");
+        got |= tb[PROBECTL_A_SESSION_LIVE] != nullptr;
+        decodeAll(detail::kSessionGetReply, tb, out);
+        return {};
+    });
+    if (!r)
+        return r.error();
+    if (!got)
+        return makeError(EPROTO, context + ": the kernel acked without a SESSION_LIVE reply");
+    return out;
+}
+
 Result<void> Client::flush() {
     // The kernel sends only what fits in our receive buffer and answers EAGAIN when records
     // remain; the ack wait has meanwhile queued what it sent, so the buffer is empty again.

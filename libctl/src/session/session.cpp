@@ -456,6 +456,13 @@ Result<void> Session::setTgids(const std::vector<std::uint32_t>& tgids, bool fol
     return r;
 }
 
+Result<TracedProcesses> Session::tracedProcesses() {
+    auto r = impl_->client.getSessionFilter();
+    if (!r)
+        return std::move(r).error();
+    return TracedProcesses{r->session_live, r->session_procs};
+}
+
 Result<std::size_t> Session::pollViews(int timeout_ms, const EventViewCallback& cb) {
     if (impl_->command_fd >= 0 && timeout_ms != 0) {
         // Wait for records or the command's end, whichever comes first; the timeout stays

@@ -904,6 +904,11 @@ TEST(ExitCodes, OneRuleWhicheverLayerFindsTheMistake) {
         // the system refuses: files, symbols
         {"report", {"/nonexistent/x.rec"}, kExitRuntime, "cannot read /nonexistent/x.rec"},
         {"report",
+         {"/dev/null"},
+         kExitRuntime,
+         "/dev/null is a character device and read nothing (0 bytes): no recording in it; give "
+         "the file that `probectl record -o FILE` wrote"},
+        {"report",
          {"/"},
          kExitRuntime,
          "/ is a directory: a recording is one file, the one `probectl record -o FILE` writes"},

@@ -709,6 +709,10 @@ TEST(AggrCli, NotEvenOneKeyFitsSaysWhyAndWhatToDo) {
     EXPECT_NE(one.out.find("raise the module parameter max_map_kb to "), std::string::npos)
         << one.out;
     EXPECT_EQ(one.out.find("trace fewer probes"), std::string::npos) << one.out;
+    // No --max-entries was given: lowering it is no advice here (it was added to every
+    // max_map_kb refusal of these commands).
+    EXPECT_EQ(glob.out.find("--max-entries"), std::string::npos) << glob.out;
+    EXPECT_EQ(one.out.find("--max-entries"), std::string::npos) << one.out;
 }
 
 // The share note counted the probes the specs expand to, refused ones too: "12 probes share"

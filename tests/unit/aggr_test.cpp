@@ -1210,14 +1210,15 @@ TEST(AggrBudget, NotEvenOneKeyNamesTheCauseAndTheWayOut) {
               "not even one key fits the map: 361 probes share the module's max_map_kb (512 "
               "KiB), 1452 bytes each, and one key of this map needs 2272 bytes (2 possible CPUs) "
               "(limit: max_map_kb); trace fewer probes, raise the module parameter max_map_kb to "
-              "801 or more (echo 801 > /sys/module/probectl/parameters/max_map_kb), or use fewer "
-              "or smaller keys (an integer key takes 8 bytes, a string 32)");
+              "801 or more (at 801 each map holds one key: echo 801 > "
+              "/sys/module/probectl/parameters/max_map_kb), or use fewer or smaller keys (an "
+              "integer key takes 8 bytes, a string 32)");
     share.probes = 1;
     share.limit_bytes = share.bytes = 1024;
     EXPECT_EQ(cli::mapShareRefusal(share, 2272).message,
               "not even one key fits the map: the module's max_map_kb is 1 KiB and one key of "
               "this map needs 2272 bytes (2 possible CPUs) (limit: max_map_kb); raise the module "
-              "parameter max_map_kb to 3 or more (echo 3 > "
+              "parameter max_map_kb to 3 or more (at 3 the map holds one key: echo 3 > "
               "/sys/module/probectl/parameters/max_map_kb), or use fewer or smaller keys (an "
               "integer key takes 8 bytes, a string 32)");
 }

@@ -64,9 +64,9 @@ std::string mapShareNote(const MapShare& share) {
 Error mapShareRefusal(const MapShare& share, std::uint64_t one_key) {
     const std::uint64_t need_kb = (one_key * share.probes + 1023) / 1024;
     const std::string raise = fmt::format(
-        "raise the module parameter max_map_kb to {} or more (echo {} > "
+        "raise the module parameter max_map_kb to {} or more (at {} {} one key: echo {} > "
         "/sys/module/probectl/parameters/max_map_kb)",
-        need_kb, need_kb);
+        need_kb, need_kb, share.probes == 1 ? "the map holds" : "each map holds", need_kb);
     const std::string keys = "use fewer or smaller keys (an integer key takes 8 bytes, a string " +
                              std::to_string(kAggrStrLen) + ")";
     const std::string one = fmt::format("one key of this map needs {} bytes ({} possible CPU{})",

@@ -487,9 +487,10 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
     // The module is loaded now: its budget can be read.
     share = mapShareFor(o, resolve_pid);
-    // trace -c runs here too: it has no --max-entries.
-    auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err,
-                         std::string_view(cmd) != "trace", [&] { return signals.caught() != 0; });
+    // Lowering --max-entries is advice only where it was given: without it a keyed map is made
+    // to fit its share (or refused, saying what to do), and a map without keys holds one.
+    auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err, o.aggr.max_entries != 0,
+                         [&] { return signals.caught() != 0; });
     if (!n)
         return runtimeError(io, cmd, kernel ? privilegeError(n.error(), cmd, true) : n.error());
     share.attached = *n;

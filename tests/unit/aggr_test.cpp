@@ -1156,6 +1156,7 @@ TEST(AggrCliOptions, EachStackKeyMistakeHasItsOwnMessage) {
 TEST(AggrBudget, ShareNoteSaysOneKeyInTheSingular) {
     cli::MapShare share;
     share.probes = 361;
+    share.attached = 361;
     share.limit_bytes = 1024 * 1024;
     share.smallest = 1;
     EXPECT_NE(cli::mapShareNote(share).find("each map holds up to 1 key, not 1024;"),
@@ -1163,4 +1164,61 @@ TEST(AggrBudget, ShareNoteSaysOneKeyInTheSingular) {
         << cli::mapShareNote(share);
     share.smallest = 153;
     EXPECT_NE(cli::mapShareNote(share).find("up to 153 keys, not"), std::string::npos);
+}
+
+// The note said "361 probes share the module's max_map_kb" when 359 were attached (latency
+// refuses exit and exit_group after the share is made): it says how many the maps were sized
+// for and how many attached. One probe whose default map does not fit is sized down too.
+TEST(AggrBudget, ShareNoteCountsTheProbesAttached) {
+    cli::MapShare share;
+    share.probes = 361;
+    share.attached = 359;
+    share.limit_bytes = 1024 * 1024;
+    share.smallest = 2;
+    EXPECT_EQ(cli::mapShareNote(share),
+              "probectl: note: the maps were sized for the 361 probes asked for to share the "
+              "module's max_map_kb (1024 KiB); 359 of them attached, each map holding up to 2 "
+              "keys, not 1024; hits with a key beyond are counted as map full (--max-entries N "
+              "asks for N keys a map)");
+    share.attached = 361;
+    EXPECT_EQ(cli::mapShareNote(share).find("probectl: note: 361 probes share the module's "
+                                            "max_map_kb (1024 KiB): each map holds up to 2 keys, "
+                                            "not 1024;"),
+              0u)
+        << cli::mapShareNote(share);
+    share.probes = share.attached = 1;
+    share.smallest = 40;
+    EXPECT_EQ(cli::mapShareNote(share).find("probectl: note: a map of 1024 keys does not fit the "
+                                            "module's max_map_kb (1024 KiB): the probe's map "
+                                            "holds up to 40 keys;"),
+              0u)
+        << cli::mapShareNote(share);
+}
+
+// Not even one key in a map's share: refused with the cause (the probes, the budget, the bytes
+// a key needs) and what to do, where the kernel's refusal named a map of 1024 keys.
+TEST(AggrBudget, NotEvenOneKeyNamesTheCauseAndTheWayOut) {
+    cli::MapShare share;
+    share.probes = 361;
+    share.limit_bytes = 512 * 1024;
+    share.bytes = share.limit_bytes / share.probes;
+    share.ncpus = 2;
+    Error e = cli::mapShareRefusal(share, 2272);
+    EXPECT_EQ(e.err, ENOSPC);
+    EXPECT_FALSE(e.usage);
+    EXPECT_EQ(e.message,
+              "not even one key fits the map: 361 probes share the module's max_map_kb (512 "
+              "KiB), 1452 bytes each, and one key of this map needs 2272 bytes (2 possible CPUs) "
+              "(limit: max_map_kb); trace fewer probes, raise the module parameter max_map_kb to "
+              "801 or more (at 801 each map holds one key: echo 801 > "
+              "/sys/module/probectl/parameters/max_map_kb), or use fewer or smaller keys (an "
+              "integer key takes 8 bytes, a string 32)");
+    share.probes = 1;
+    share.limit_bytes = share.bytes = 1024;
+    EXPECT_EQ(cli::mapShareRefusal(share, 2272).message,
+              "not even one key fits the map: the module's max_map_kb is 1 KiB and one key of "
+              "this map needs 2272 bytes (2 possible CPUs) (limit: max_map_kb); raise the module "
+              "parameter max_map_kb to 3 or more (at 3 the map holds one key: echo 3 > "
+              "/sys/module/probectl/parameters/max_map_kb), or use fewer or smaller keys (an "
+              "integer key takes 8 bytes, a string 32)");
 }

@@ -527,6 +527,31 @@ TEST(CommandUsage, EmptySpecListsEveryKind) {
     }
 }
 
+// `hist 'syscall:exit_group r=$retval' r` said "$retval only in return probes (kretprobe:,
+// uretprobe:, syscall:)", a syscall: probe's refusal naming syscall: (seen failing). Every
+// command that takes the spec says the call never returns, as a usage error.
+TEST(CommandUsage, RetvalOfExitSaysItNeverReturns) {
+    for (const char* call : {"exit_group", "exit"}) {
+        const std::string spec = fmt::format("syscall:{} r=$retval", call);
+        for (const auto& [name, args] :
+             std::vector<std::pair<std::string, std::vector<std::string>>>{
+                 {"hist", {spec, "r"}},
+                 {"count", {spec, "--by", "r"}},
+                 {"latency", {spec}},
+                 {"trace", {spec}},
+                 {"record", {spec, "-o", "x.rec"}}}) {
+            CmdRun r = runCommand(name, args);
+            EXPECT_EQ(r.rc, kExitUsage) << name << ": " << r.err;
+            EXPECT_THAT(r.err, HasSubstr(fmt::format("{} never returns (the task ends in it), so "
+                                                     "it has no $retval",
+                                                     call)))
+                << name << ": " << r.err;
+            EXPECT_THAT(r.err, Not(HasSubstr("only available in return probes")))
+                << name << ": " << r.err;
+        }
+    }
+}
+
 // folded and svg are count's stack formats: hist and latency list only their own formats
 // (they listed folded and svg, then refused them with count's usage).
 TEST(CommandUsage, HistAndLatencyListOnlyTheirFormats) {
@@ -878,6 +903,11 @@ TEST(ExitCodes, OneRuleWhicheverLayerFindsTheMistake) {
         {"resolve", {"kprobe:foo+"}, kExitUsage, "expected an offset after '+'"},
         // the system refuses: files, symbols
         {"report", {"/nonexistent/x.rec"}, kExitRuntime, "cannot read /nonexistent/x.rec"},
+        {"report",
+         {"/dev/null"},
+         kExitRuntime,
+         "/dev/null is a character device and read nothing (0 bytes): no recording in it; give "
+         "the file that `probectl record -o FILE` wrote"},
         {"report",
          {"/"},
          kExitRuntime,

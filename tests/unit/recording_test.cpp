@@ -240,6 +240,28 @@ TEST(Recording, NotARecording) {
     auto r = probectl::RecordingReader::open(path);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().err, EBADMSG);
+    EXPECT_EQ(r.error().message,
+              path +
+                  " is not a probectl recording (a recording starts with the bytes "
+                  "\"PRBCTLR\"); give the file that `probectl record -o FILE` wrote");
+}
+
+// `report /dev/null` said "/dev/null is empty (0 bytes): no recording in it; `probectl record
+// -o /dev/null` writes one", advice that records into nothing (seen failing). A file that is
+// no regular file is named as what it is, with no advice to record into it.
+TEST(Recording, ADeviceIsNamedAsOne) {
+    auto null = probectl::RecordingReader::open("/dev/null");
+    ASSERT_FALSE(null.ok());
+    EXPECT_EQ(null.error().err, EBADMSG);
+    EXPECT_EQ(null.error().message,
+              "/dev/null is a character device and read nothing (0 bytes): no recording in it; "
+              "give the file that `probectl record -o FILE` wrote");
+    auto zero = probectl::RecordingReader::open("/dev/zero");
+    ASSERT_FALSE(zero.ok());
+    EXPECT_EQ(zero.error().message,
+              "/dev/zero is a character device whose bytes are not a probectl recording (a "
+              "recording starts with the bytes \"PRBCTLR\"); give the file that `probectl record "
+              "-o FILE` wrote");
 }
 
 // A directory (say, a --format ctf output) is named as one, with what a recording is.

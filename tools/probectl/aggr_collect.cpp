@@ -2,6 +2,7 @@
 #include "aggr_collect.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <set>
 
 #include <fmt/format.h>
@@ -26,7 +27,7 @@ MapShare mapShareFor(const AggrCliOptions& o, pid_t pid) {
         auto x = expander.expand(s);
         share.probes += x ? x->specs.size() : 1;
     }
-    if (share.probes < 2)
+    if (share.probes == 0)
         return share;
     auto budget = readAggrBudget();
     if (!budget)
@@ -38,12 +39,49 @@ MapShare mapShareFor(const AggrCliOptions& o, pid_t pid) {
 }
 
 std::string mapShareNote(const MapShare& share) {
+    const std::string keys =
+        fmt::format("{} key{}", share.smallest, share.smallest == 1 ? "" : "s");
+    const std::string rest =
+        "hits with a key beyond are counted as map full (--max-entries N asks for N keys a map)";
+    if (share.probes == 1 && share.attached <= 1)
+        return fmt::format(
+            "probectl: note: a map of {} keys does not fit the module's max_map_kb ({} KiB): the "
+            "probe's map holds up to {}; {}",
+            kAggrDefaultEntries, share.limit_bytes / 1024, keys, rest);
+    // A spec may attach more probes than it counted as (a function's inlined copies).
+    if (share.attached >= share.probes)
+        return fmt::format(
+            "probectl: note: {} probes share the module's max_map_kb ({} KiB): each map holds up "
+            "to {}, not {}; {}",
+            share.attached, share.limit_bytes / 1024, keys, kAggrDefaultEntries, rest);
+    // Sized before attaching: some of the probes counted were refused since.
     return fmt::format(
-        "probectl: note: {} probes share the module's max_map_kb ({} KiB): each map holds up to "
-        "{} key{}, not {}; hits with a key beyond are counted as map full (--max-entries N "
-        "asks for N keys a map)",
-        share.probes, share.limit_bytes / 1024, share.smallest, share.smallest == 1 ? "" : "s",
-        kAggrDefaultEntries);
+        "probectl: note: the maps were sized for the {} probes asked for to share the module's "
+        "max_map_kb ({} KiB); {} of them attached, each map holding up to {}, not {}; {}",
+        share.probes, share.limit_bytes / 1024, share.attached, keys, kAggrDefaultEntries, rest);
+}
+
+Error mapShareRefusal(const MapShare& share, std::uint64_t one_key) {
+    const std::uint64_t need_kb = (one_key * share.probes + 1023) / 1024;
+    const std::string raise = fmt::format(
+        "raise the module parameter max_map_kb to {} or more (at {} {} one key: echo {} > "
+        "/sys/module/probectl/parameters/max_map_kb)",
+        need_kb, need_kb, share.probes == 1 ? "the map holds" : "each map holds", need_kb);
+    const std::string keys = "use fewer or smaller keys (an integer key takes 8 bytes, a string " +
+                             std::to_string(kAggrStrLen) + ")";
+    const std::string one = fmt::format("one key of this map needs {} bytes ({} possible CPU{})",
+                                        one_key, share.ncpus, share.ncpus == 1 ? "" : "s");
+    if (share.probes == 1)
+        return makeError(ENOSPC,
+                         fmt::format("not even one key fits the map: the module's max_map_kb is "
+                                     "{} KiB and {} (limit: max_map_kb); {}, or {}",
+                                     share.limit_bytes / 1024, one, raise, keys));
+    return makeError(
+        ENOSPC,
+        fmt::format("not even one key fits the map: {} probes share the module's max_map_kb "
+                    "({} KiB), {} bytes each, and {} (limit: max_map_kb); trace fewer probes, "
+                    "{}, or {}",
+                    share.probes, share.limit_bytes / 1024, share.bytes, one, raise, keys));
 }
 
 Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o, MapShare* share) {
@@ -55,16 +93,19 @@ Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o, MapShare
         o, o.seccomp,
         [spec, dwarf, bytes, share](SessionOptions& so) {
             so.prepare = [spec, dwarf, bytes, share](ProbeRequest& req,
-                                                     std::vector<FetchArg>& fetch) {
+                                                     std::vector<FetchArg>& fetch) -> Result<void> {
                 if (!dwarf) {
                     auto r = prepareAggregation(spec, req, fetch);
                     if (r && share && share->bytes && !spec.max_entries && req.aggr &&
                         req.aggr->nkeys) {
-                        // Not even one key fits: asked as is, the kernel's refusal says why.
-                        const std::uint32_t n =
-                            aggrEntriesWithin(aggrMapSize(req, fetch), share->bytes,
-                                              req.aggr->max_entries, share->ncpus);
-                        if (n && n < req.aggr->max_entries) {
+                        const AggrMapSize size = aggrMapSize(req, fetch);
+                        const std::uint32_t n = aggrEntriesWithin(
+                            size, share->bytes, req.aggr->max_entries, share->ncpus);
+                        // Not even one key fits: refused here, with the cause and what to
+                        // do (asked as is, the kernel's refusal named a map of 1024 keys).
+                        if (n == 0)
+                            return mapShareRefusal(*share, aggrMapBytes(size, 1, share->ncpus));
+                        if (n < req.aggr->max_entries) {
                             req.aggr->max_entries = n;
                             share->smallest = share->smallest ? std::min(share->smallest, n) : n;
                         }

@@ -21,30 +21,41 @@
 
 namespace probectl::cli {
 
-// Many keyed maps sized to fit the module's max_map_kb together (a glob over every syscall):
-// a map o.aggr gives no --max-entries is made for at most the keys that fit in `bytes`, with
-// `ncpus` possible CPUs (0 bytes: as asked). `smallest`: the fewest keys a map was given where
-// the default did not fit (0: none).
+// Keyed maps sized to fit the module's max_map_kb together (a glob over every syscall, or one
+// probe whose default map is larger than the limit): a map o.aggr gives no --max-entries is
+// made for at most the keys that fit in `bytes`, with `ncpus` possible CPUs (0 bytes: as
+// asked); one where not even one key fits is refused (mapShareRefusal). `probes`: how many
+// the specs expand to, whose maps share `limit_bytes`; `attached`: how many of them were
+// attached (set after attaching; the others were refused). `smallest`: the fewest keys a map
+// was given where the default did not fit (0: none).
 struct MapShare {
     std::uint64_t bytes = 0;
     std::uint32_t ncpus = 0;
     std::size_t probes = 0;
+    std::size_t attached = 0;
     std::uint64_t limit_bytes = 0;
     std::uint32_t smallest = 0;
 };
 
 // The even share of the module's map budget each of the kernel backend's probes for o.specs
-// (globs expanded as attachSpecs will: `pid` resolves user paths) gets when the default map
-// of o.aggr's keys would not fit them all; none (bytes 0) for one probe, a given
-// --max-entries, no keys (a map of one key), the ptrace backend or --ustack=dwarf.
+// (globs expanded as attachSpecs will: `pid` resolves user paths) gets; none (bytes 0) for a
+// given --max-entries, no keys (a map of one key), the ptrace backend or --ustack=dwarf.
 MapShare mapShareFor(const AggrCliOptions& o, pid_t pid);
+
+// The refusal of a map of which not even one key fits in `share.bytes`: `one_key` bytes (with
+// `share.ncpus` possible CPUs) for a key, more than an even share of max_map_kb among
+// share.probes. Names the cause and what to do: fewer probes, a larger max_map_kb (and how
+// large), fewer or smaller keys. The text holds "(limit: max_map_kb)", which a glob's summary
+// counts as "over the module's max_map_kb limit".
+Error mapShareRefusal(const MapShare& share, std::uint64_t one_key);
 
 // The backend o.backend names on o's target, its probes set to aggregate o.aggr; their maps
 // sized by `share` (set before the specs are attached) when it has bytes.
 Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o, MapShare* share = nullptr);
 
 // The note on stderr when `share` made maps smaller than the default: how many keys, why,
-// and what to change.
+// and what to change. It counts the probes attached (share.attached) and, when specs were
+// refused after the share was made, also the probes the maps were sized for.
 std::string mapShareNote(const MapShare& share);
 
 class AggrCollector {

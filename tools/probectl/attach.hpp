@@ -21,7 +21,8 @@
 namespace probectl::cli {
 
 // The number of probes added. Errors: the first spec that attached nothing. `max_entries`:
-// the command has --max-entries (count, hist, latency), which sizes each probe's map.
+// --max-entries was given (count, hist, latency), which sizes each probe's map as asked, so a
+// refusal over max_map_kb also suggests lowering it.
 // `stop`, asked before each spec and between a glob's names: true (a stop signal came) ends
 // the attaching there, with a note; the probes added so far are counted, and the caller ends
 // the run as the signal says.

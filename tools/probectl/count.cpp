@@ -487,13 +487,15 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
     // The module is loaded now: its budget can be read.
     share = mapShareFor(o, resolve_pid);
-    // trace -c runs here too: it has no --max-entries.
-    auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err,
-                         std::string_view(cmd) != "trace", [&] { return signals.caught() != 0; });
-    if (share.smallest)
-        io.err << mapShareNote(share) << '\n';
+    // Lowering --max-entries is advice only where it was given: without it a keyed map is made
+    // to fit its share (or refused, saying what to do), and a map without keys holds one.
+    auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err, o.aggr.max_entries != 0,
+                         [&] { return signals.caught() != 0; });
     if (!n)
         return runtimeError(io, cmd, kernel ? privilegeError(n.error(), cmd, true) : n.error());
+    share.attached = *n;
+    if (share.smallest)
+        io.err << mapShareNote(share) << '\n';
     auto collector = AggrCollector::create(tracer, o.aggr, snapshots);
     if (!collector)
         return runtimeError(io, cmd, collector.error());
@@ -680,8 +682,8 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
         ("max-entries", bounded<std::uint32_t>(o ? &o->aggr.max_entries : nullptr,
                                                "max-entries", 1, kAggrMaxEntries)
              ->value_name("N"), "distinct keys each probe's map holds (at most 65536; default: 1 without --by, "
-         "else 1024, or what an even share of max_map_kb holds when a glob's maps of 1024 "
-         "would not fit); hits with new keys beyond it are counted as map full")
+         "else 1024, or what an even share of max_map_kb holds when the maps of 1024 (a glob's, "
+         "or one) would not fit); hits with new keys beyond it are counted as map full")
         ("format", po::value<std::string>(o ? &o->format : nullptr)->value_name("FMT"),
          "text (default); json: one object per probe (a key string that is not UTF-8 also "
          "has NAME_bytes, its bytes in hex); folded (count --by kstack or ustack): "
@@ -1003,7 +1005,8 @@ A glob in the name (kprobe:vfs_*, kretprobe:GLOB, syscall:GLOB, tracepoint:SUBSY
 uprobe:PATH:GLOB, uretprobe:PATH:GLOB) adds one probe per matching name, each with
 its own map (without --by made for its one key; with --by and no --max-entries, for
 the keys an even share of the module's max_map_kb holds when the default 1024 would
-not fit them all, said in a note). Names that cannot be probed (blacklisted, data, duplicate; exit and
+not fit them all, said in a note; one probe's map too). A probe whose share holds not
+even one key is refused, saying the bytes a key needs and what to change. Names that cannot be probed (blacklisted, data, duplicate; exit and
 exit_group, which never return, for latency, $retval or $errno; refused by probectl
 or by the kernel) are skipped and summed up in one line on stderr ("attached 8 of 9;
 1 refused: 1 blacklisted"); -v lists them with why. Only a glob that attaches nothing fails.

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/never_returns.hpp"
 #include "probectl/aggr.hpp"
 
 namespace probectl::detail {
@@ -62,7 +63,7 @@ inline Result<void> checkHistogram(const AggrSpec& spec) {
 // exit or exit_group (`syscall`) asked for `what` ("latency", "$retval", "$errno"), which
 // only a return has: the reason once, and what to do. The caller puts the spec before it.
 inline std::string neverReturns(std::string_view syscall, std::string_view what) {
-    return fmt::format("{} never returns (the task ends in it), so it has no {}: {}", syscall, what,
+    return fmt::format("{}: {}", neverReturnsReason(syscall, what),
                        what == "latency" ? "count or trace it instead, or leave it out"
                                          : "key by another field, or leave it out");
 }

@@ -1,5 +1,6 @@
 // The recording reader (layout: probectl/recording.hpp): one block in memory at a time.
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -217,6 +218,27 @@ struct RecordingReader::Impl {
     }
 };
 
+namespace {
+
+// What `path` is when it is no regular file ("a character device"); "" for a regular file,
+// or when stat fails (the read that follows says what failed).
+std::string notRegularFile(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode))
+        return "";
+    if (S_ISCHR(st.st_mode))
+        return "a character device";
+    if (S_ISBLK(st.st_mode))
+        return "a block device";
+    if (S_ISFIFO(st.st_mode))
+        return "a pipe";
+    if (S_ISSOCK(st.st_mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+}  // namespace
+
 Result<RecordingReader> RecordingReader::open(const std::string& path) {
     // A directory opens as a stream that reads nothing: say what it is, not "not a recording".
     if (std::error_code ec; std::filesystem::is_directory(path, ec))
@@ -234,6 +256,14 @@ Result<RecordingReader> RecordingReader::open(const std::string& path) {
     const std::size_t magic = std::min(got, sizeof(kMagic) - 1);
     // An empty file is no other file either: a record that wrote nothing (killed before its
     // header, or the file truncated since).
+    // A device, pipe or socket (/dev/null) is no file `record -o` could fill again: it is
+    // named as what it is, and the advice is to give the recording instead.
+    const std::string kind = notRegularFile(path);
+    if (got == 0 && !kind.empty())
+        return makeError(EBADMSG, fmt::format("{} is {} and read nothing (0 bytes): no recording "
+                                              "in it; give the file that `probectl record -o "
+                                              "FILE` wrote",
+                                              path, kind));
     if (got == 0)
         return makeError(EBADMSG, fmt::format("{} is empty (0 bytes): no recording in it; "
                                               "`probectl record -o {}` writes one",
@@ -243,7 +273,12 @@ Result<RecordingReader> RecordingReader::open(const std::string& path) {
                                               "bytes): it holds nothing to read",
                                               path, got, sizeof(head)));
     if (got != sizeof(head) || std::memcmp(head, kMagic, sizeof(kMagic) - 1) != 0)
-        return makeError(EBADMSG, fmt::format("{} is not a probectl recording", path));
+        return makeError(
+            EBADMSG,
+            fmt::format("{} is {}not a probectl recording (a recording starts with the bytes "
+                        "\"{}\"); give the file that `probectl record -o FILE` wrote",
+                        path, kind.empty() ? std::string() : kind + " whose bytes are ",
+                        std::string_view(kMagic, sizeof(kMagic) - 1)));
     const int version = head[sizeof(kMagic) - 1];
     if (version < 1 || version > kMagic[sizeof(kMagic) - 1])
         return makeError(EPROTONOSUPPORT,

@@ -1,6 +1,8 @@
 // Fetch-argument parser: a hand-written scanner so every error knows its column.
 #include "probectl/fetch_spec.hpp"
 
+#include "core/never_returns.hpp"
+#include "fetch/parse_for_spec.hpp"
 #include "fetch/scanner.hpp"
 #include "output/json_text.hpp"
 #include "probectl/fetch_program.hpp"
@@ -89,8 +91,9 @@ std::optional<std::pair<X86Reg, bool>> lookupRegister(std::string_view name) {
 // Parses the argument occupying input[begin, end).
 class ArgParser : Scanner {
   public:
-    ArgParser(std::string_view input, std::size_t begin, std::size_t end, const FetchOptions& o)
-        : Scanner(input, begin, end), opts_(o) {}
+    ArgParser(std::string_view input, std::size_t begin, std::size_t end, const FetchOptions& o,
+              std::string_view never_returns = {})
+        : Scanner(input, begin, end), opts_(o), never_returns_(never_returns) {}
 
     Result<FetchArg, SpecError> run(std::size_t position) {
         FetchArg arg;
@@ -331,9 +334,11 @@ class ArgParser : Scanner {
             if (!atEnd() && isIdentChar(peek()))
                 break;
             if (k == K::Retval && !opts_.is_return)
-                return fail(dollar,
-                            "$retval is only available in return probes (kretprobe:, "
-                            "uretprobe:, syscall:)");
+                return fail(dollar, !never_returns_.empty()
+                                        ? detail::neverReturnsRetval(never_returns_)
+                                        : std::string("$retval is only available in return "
+                                                      "probes (kretprobe:, uretprobe:, "
+                                                      "syscall:)"));
             node.kind = k;
             return std::make_shared<const FetchSource>(std::move(node));
         }
@@ -395,6 +400,7 @@ class ArgParser : Scanner {
     }
 
     const FetchOptions& opts_;
+    std::string_view never_returns_;  // detail::parseFetchArgsOf
 };
 
 }  // namespace
@@ -544,6 +550,13 @@ std::optional<std::string> bytesFieldClash(const std::vector<FetchArg>& args, co
 
 Result<std::vector<FetchArg>, SpecError> parseFetchArgs(std::string_view input, std::size_t begin,
                                                         const FetchOptions& opts) {
+    return detail::parseFetchArgsOf(input, begin, opts, {});
+}
+
+Result<std::vector<FetchArg>, SpecError> detail::parseFetchArgsOf(std::string_view input,
+                                                                  std::size_t begin,
+                                                                  const FetchOptions& opts,
+                                                                  std::string_view never_returns) {
     std::vector<FetchArg> args;
     std::size_t i = begin;
     while (true) {
@@ -557,7 +570,7 @@ Result<std::vector<FetchArg>, SpecError> parseFetchArgs(std::string_view input, 
         if (args.size() == kFetchMaxArgs)
             return SpecError{fmt::format("too many fetch arguments (max {})", kFetchMaxArgs), i + 1,
                              std::string(input)};
-        auto arg = ArgParser(input, i, end, opts).run(args.size() + 1);
+        auto arg = ArgParser(input, i, end, opts, never_returns).run(args.size() + 1);
         if (!arg.ok())
             return std::move(arg).error();
         for (const auto& prev : args)

@@ -2,6 +2,8 @@
 // validator and the reference evaluator.
 #include "probectl/predicate.hpp"
 
+#include "core/never_returns.hpp"
+#include "fetch/parse_for_spec.hpp"
 #include "fetch/scanner.hpp"
 
 #include <fmt/format.h>
@@ -37,8 +39,8 @@ bool hasGlobChar(std::string_view s) {
 class Parser : Scanner {
   public:
     Parser(std::string_view input, std::size_t begin, const std::vector<FetchArg>& args,
-           const PredicateOptions& opts)
-        : Scanner(input, begin), args_(args), opts_(opts) {}
+           const PredicateOptions& opts, std::string_view never_returns)
+        : Scanner(input, begin), args_(args), opts_(opts), never_returns_(never_returns) {}
 
     Result<PredicateNodePtr, SpecError> run() {
         auto t = next();
@@ -423,9 +425,11 @@ class Parser : Scanner {
                                                    "probes, and fetched names)",
                                                    name_only));
             if (node.field == PredicateFieldKind::Retval && !opts_.is_return)
-                return fail(field.pos,
-                            "$retval is only available in return probes (kretprobe:, "
-                            "uretprobe:, syscall:)");
+                return fail(field.pos, !never_returns_.empty()
+                                           ? detail::neverReturnsRetval(never_returns_)
+                                           : std::string("$retval is only available in return "
+                                                         "probes (kretprobe:, uretprobe:, "
+                                                         "syscall:)"));
             field_is_string = node.field == PredicateFieldKind::Comm;
             node.width = field_is_string ? 0 : 4;
             if (node.field == PredicateFieldKind::Retval) {
@@ -543,6 +547,7 @@ class Parser : Scanner {
 
     const std::vector<FetchArg>& args_;
     PredicateOptions opts_;
+    std::string_view never_returns_;  // detail::parsePredicateOf
     Token tok_;
 };
 
@@ -718,8 +723,20 @@ Result<PredicateNodePtr, SpecError> parsePredicate(std::string_view input,
                                                    const std::vector<FetchArg>& args,
                                                    std::size_t begin,
                                                    const PredicateOptions& opts) {
-    return Parser(input, begin, args, opts).run();
+    return Parser(input, begin, args, opts, {}).run();
 }
+
+namespace detail {
+
+Result<PredicateNodePtr, SpecError> parsePredicateOf(std::string_view input,
+                                                     const std::vector<FetchArg>& args,
+                                                     std::size_t begin,
+                                                     const PredicateOptions& opts,
+                                                     std::string_view never_returns) {
+    return Parser(input, begin, args, opts, never_returns).run();
+}
+
+}  // namespace detail
 
 Result<FilterProgram> compilePredicate(const PredicateNode& root) {
     Compiler c;

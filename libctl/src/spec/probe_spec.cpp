@@ -3,6 +3,7 @@
 #include "probectl/predicate.hpp"
 #include "probectl/syscall_probe.hpp"
 
+#include "fetch/parse_for_spec.hpp"
 #include "fetch/scanner.hpp"
 
 #include <fmt/format.h>
@@ -128,6 +129,20 @@ bool isSymbolChar(char c) {
 }
 bool isGlobChar(char c) {
     return c == '*' || c == '?' || c == '[';
+}
+// A syscall: spec of exit or exit_group: its name (for the refusal of $retval), else "".
+std::string neverReturningSyscall(const ProbeSpec& spec) {
+    return spec.kind == SpecKind::Syscall && syscallNeverReturns(spec.symbol) ? spec.symbol
+                                                                              : std::string();
+}
+// parsePredicate for `spec`: $retval at its return, and refused for exit and exit_group in
+// words of their own.
+Result<PredicateNodePtr, SpecError> parseSpecPredicate(std::string_view input,
+                                                       const std::vector<FetchArg>& args,
+                                                       const ProbeSpec& spec) {
+    return detail::parsePredicateOf(input, args, spec.predicate_begin,
+                                    PredicateOptions{firesAtReturn(spec)},
+                                    neverReturningSyscall(spec));
 }
 class Parser : Scanner {
   public:
@@ -264,9 +279,7 @@ class Parser : Scanner {
             // only a predicate: type-check it now, except usdt (arguments come from its note)
             // and tracepoints (arguments and types come from BTF when the probe is added)
             if (!spec.predicate.empty() && kindInfo(spec.kind).predicate_at_parse)
-                if (auto r = parsePredicate(s_, {}, spec.predicate_begin,
-                                            PredicateOptions{firesAtReturn(spec)});
-                    !r)
+                if (auto r = parseSpecPredicate(s_, {}, spec); !r)
                     return std::move(r).error();
             return {};
         }
@@ -282,7 +295,7 @@ class Parser : Scanner {
         opts.at_function_entry = opts.is_return || info.family == KindFamily::Syscall ||
                                  (spec.offset == 0 && spec.user_addr == UserAddrKind::None &&
                                   !(spec.has_addr && !isUserSpace(spec.kind)));
-        auto args = parseFetchArgs(args_text, pos_, opts);
+        auto args = detail::parseFetchArgsOf(args_text, pos_, opts, neverReturningSyscall(spec));
         if (!args.ok()) {
             SpecError e = std::move(args).error();
             e.input = std::string(s_);  // the whole spec, predicate included
@@ -290,9 +303,7 @@ class Parser : Scanner {
         }
         spec.fetch_args = std::move(*args);
         if (!spec.predicate.empty() && info.predicate_at_parse)
-            if (auto r = parsePredicate(s_, spec.fetch_args, spec.predicate_begin,
-                                        PredicateOptions{firesAtReturn(spec)});
-                !r)
+            if (auto r = parseSpecPredicate(s_, spec.fetch_args, spec); !r)
                 return std::move(r).error();
         return {};
     }

@@ -37,11 +37,13 @@ bool processAlive(pid_t pid) {
 // defaults (as in a terminal: a shell's background job would ignore SIGINT, and so would its
 // CMD); returns once its banner is there, or at once without `banner`.
 pid_t startProbectl(const std::vector<std::string>& args, const std::string& log,
-                    bool banner = true) {
+                    bool banner = true, bool own_group = false) {
     // Not the child's O_TRUNC alone: until it ran, the previous run's banner was still there.
     ::unlink(log.c_str());
     const pid_t pid = fork();
     if (pid == 0) {
+        if (own_group)
+            setpgid(0, 0);
         const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(fd, STDOUT_FILENO);
         dup2(fd, STDERR_FILENO);
@@ -704,6 +706,30 @@ TEST(Cli, ACommandDyingOfTheStopSignalTakesItsProcessesWithIt) {
             killAll(bg);
             killAll(fg);
         }
+    }
+}
+
+// A terminal's Ctrl-C: SIGINT to the whole process group. The command (sh execs its last
+// command, the sleep) dies of it before probectl can pass it on, while its background job,
+// which ignores SIGINT, runs on: it is killed a second later, on both backends. Seen failing
+// before: probectl ended at once and the background sleep ran on.
+TEST(Cli, CtrlCToTheWholeGroupTakesTheBackgroundJobToo) {
+    const std::string log = "/tmp/cli-stop-ctrlc.log";
+    const std::vector<std::string> bg = {"sleep", "3042"}, fg = {"sleep", "3043"};
+    for (const std::string backend : {"kernel", "ptrace"}) {
+        SCOPED_TRACE(backend);
+        const pid_t p = startProbectl({"count", "--backend", backend, "syscall:getppid", "--", "sh",
+                                       "-c", "sleep 3042 & sleep 3043"},
+                                      log, true, true);
+        ASSERT_GT(p, 0);
+        ASSERT_TRUE(waitRunning(bg) && waitRunning(fg)) << itest::readFile(log);
+        kill(-p, SIGINT);
+        EXPECT_EQ(endOf(p), "killed by signal 2");
+        const std::string out = itest::readFile(log);
+        EXPECT_TRUE(processesRunning(bg).empty()) << "the background sleep outlived probectl\n"
+                                                  << out;
+        killAll(bg);
+        killAll(fg);
     }
 }
 

@@ -90,9 +90,12 @@ bool waitRunning(const std::vector<std::string>& argv) {
 }
 
 // `probectl ARGS...` with stdout and stderr in `log`, the stop signals at their defaults.
-pid_t startProbectl(const std::vector<std::string>& args, const std::string& log) {
+pid_t startProbectl(const std::vector<std::string>& args, const std::string& log,
+                    bool own_group = false) {
     const pid_t pid = ::fork();
     if (pid == 0) {
+        if (own_group)
+            ::setpgid(0, 0);
         const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         ::dup2(fd, STDOUT_FILENO);
         ::dup2(fd, STDERR_FILENO);
@@ -184,6 +187,35 @@ TEST(CliStop, ACommandDyingOfTheStopSignalTakesItsProcessesWithIt) {
         const std::string out = slurp(log);
         EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) << st << "\n" << out;
         EXPECT_NE(out.find("'sh' killed by signal 15 (Terminated)\n"), std::string::npos) << out;
+        EXPECT_TRUE(processesRunning(bg).empty()) << "the background sleep outlived probectl\n"
+                                                  << out;
+        killAll(bg);
+        killAll(fg);
+    }
+}
+
+// A terminal's Ctrl-C: SIGINT to probectl's whole process group, the command and its
+// background job included (a non-interactive sh's background job ignores SIGINT). The command
+// dies of it before probectl can pass it on; the background job is still killed a second
+// later. Seen failing before: probectl ended at once and the background sleep ran on.
+TEST(CliStop, CtrlCToTheWholeGroupTakesTheBackgroundJobToo) {
+    const std::string log = testing::TempDir() + "/cli-stop-ctrlc.log";
+    const std::vector<std::string> bg = {"sleep", "3040"}, fg = {"sleep", "3041"};
+    // A probe the command never hits: nothing stops it on its way to dying of SIGINT.
+    for (const std::string cmd : {"count", "trace"}) {
+        SCOPED_TRACE(cmd);
+        // sh execs its last command: the command is the sleep, which SIGINT ends at once.
+        const std::vector<std::string> args = {
+            cmd,  "--backend=ptrace",       "syscall:getppid", "--", "sh",
+            "-c", "sleep 3040 & sleep 3041"};
+        const pid_t p = startProbectl(args, log, true);
+        ASSERT_GT(p, 0);
+        ASSERT_TRUE(waitRunning(bg) && waitRunning(fg)) << slurp(log);
+        ::kill(-p, SIGINT);
+        int st = 0;
+        ASSERT_EQ(::waitpid(p, &st, 0), p);
+        const std::string out = slurp(log);
+        EXPECT_NE(out.find("'sh' killed by signal 2 (Interrupt)\n"), std::string::npos) << out;
         EXPECT_TRUE(processesRunning(bg).empty()) << "the background sleep outlived probectl\n"
                                                   << out;
         killAll(bg);

@@ -156,8 +156,15 @@ bool RunLoop::shouldStop() {
         // untraced while the probes were disabled and drained. --duration ends it with
         // SIGTERM the same way.
         const pid_t pid = command_.empty() ? 0 : tracer_.commandPid();
-        if (!runningChild(pid))
-            return true;
+        if (!runningChild(pid)) {
+            // A terminal's Ctrl-C reaches the command's whole group: the command may have
+            // died of it already while its background job (which ignores SIGINT) runs on.
+            // That job gets the grace the command would have had, then is killed.
+            if (command_.empty() || !tracer_.commandLeftRunning())
+                return true;
+            grace_end_ = now + kStopGraceNs;
+            return false;
+        }
         ::kill(pid, signal_ ? signal_ : SIGTERM);
         ended_by_us_ = !signal_;
         // Traced on while it ends by the signal: the calls the signal interrupts return
@@ -195,6 +202,10 @@ bool RunLoop::shouldStop() {
 }
 
 int RunLoop::finish(Io& io, int rc) {
+    // The run can end with the command (the ptrace backend's done()) before the loop saw
+    // the stop signal that ended both: a terminal's Ctrl-C reaches the whole group.
+    if (!signal_ && !command_.empty())
+        signal_ = caught_();
     std::optional<int> status = status_;
     // How it ended unless probectl had to end it.
     std::optional<int> own = ended_by_us_ ? std::nullopt : status_;
@@ -210,8 +221,9 @@ int RunLoop::finish(Io& io, int rc) {
     // The run ended with the command within the grace (the ptrace backend without -f:
     // nothing was traced any more) while processes it started run on: as in shouldStop(),
     // the rest of the grace, then they are killed.
-    if (!command_.empty() && grace_end_ && !killed_ && status_) {
-        while (monotonicNs() < grace_end_ && tracer_.commandLeftRunning())
+    if (!command_.empty() && (grace_end_ || signal_) && !killed_ && status) {
+        const std::uint64_t end = grace_end_ ? grace_end_ : monotonicNs() + kStopGraceNs;
+        while (monotonicNs() < end && tracer_.commandLeftRunning())
             ::usleep(10000);
         if (tracer_.commandLeftRunning())
             (void)tracer_.killCommand();

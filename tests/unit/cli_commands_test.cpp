@@ -5,9 +5,12 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +19,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include "aggr_cli.hpp"
@@ -756,6 +760,32 @@ TEST(CommandTable, CountOfAMissingProcessFails) {
     CmdRun r = runCommand("count", {"kprobe:vfs_read", "-p", "4194303", "--duration", "1"});
     EXPECT_EQ(r.rc, 1) << r.err;
     EXPECT_THAT(r.err, HasSubstr("no process 4194303"));
+}
+
+// -p of a thread's id: the kernel backend traced nothing of it and ptrace its whole process
+// under the thread's id. Refused on both, naming the process to give instead.
+TEST(CommandTable, APidThatIsAThreadIsRefusedWithItsProcess) {
+    std::atomic<pid_t> tid{0};
+    std::atomic<bool> done{false};
+    std::thread t([&] {
+        tid = static_cast<pid_t>(::syscall(SYS_gettid));
+        while (!done)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    });
+    while (!tid)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const std::string want = fmt::format(
+        "-p {0}: {0} is a thread of process {1}, not a process; "
+        "use -p {1}",
+        tid.load(), ::getpid());
+    for (const std::string cmd : {"count", "trace"}) {
+        CmdRun r = runCommand(cmd, {"--backend=ptrace", "syscall:getppid", "-p",
+                                    std::to_string(tid.load()), "--duration", "1"});
+        EXPECT_EQ(r.rc, 1) << cmd << ": " << r.err;
+        EXPECT_THAT(r.err, HasSubstr(want)) << cmd;
+    }
+    done = true;
+    t.join();
 }
 
 // The conversion's progress goes to stderr only when it is a terminal, and not over a text

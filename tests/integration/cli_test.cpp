@@ -211,7 +211,10 @@ TEST(Cli, ACommandIgnoringTheStopSignalIsKilledWithWhatItTraced) {
             const std::string out = itest::readFile(log);
             EXPECT_FALSE(running(sh)) << "the command outlived probectl\n" << out;
             EXPECT_THAT(out, HasSubstr("+++ killed by SIGKILL +++\n")) << out;
-            EXPECT_THAT(out, HasSubstr("'sh' killed by signal 9 (Killed)\n")) << out;
+            EXPECT_THAT(out, HasSubstr(fmt::format("'sh' killed by signal 9 (Killed) by "
+                                                   "probectl: it outlived SIG{} by 1 s\n",
+                                                   sigabbrev_np(sig))))
+                << out;
             // Traced (-f) or not, a process of the command outliving probectl would run on.
             EXPECT_FALSE(running(looping)) << "a process of the command outlived probectl\n" << out;
             if (running(looping))
@@ -754,7 +757,9 @@ TEST(Cli, ADaemonisedGrandchildIsKilledWithTheCommand) {
             kill(p, SIGINT);
             EXPECT_EQ(endOf(p), "killed by signal 2");
             const std::string out = itest::readFile(log);
-            EXPECT_THAT(out, HasSubstr("'sh' killed by signal 9 (Killed)\n")) << out;
+            EXPECT_THAT(out, HasSubstr("'sh' killed by signal 9 (Killed) by probectl: it "
+                                       "outlived SIGINT by 1 s\n"))
+                << out;
             EXPECT_TRUE(processesRunning(fg).empty()) << out;
             EXPECT_TRUE(processesRunning(daemon).empty()) << "the daemon outlived probectl\n"
                                                           << out;

@@ -252,7 +252,9 @@ TEST(TraceDriver, ACommandThatOutlivesTheStopSignalEndsTheRunByIt) {
     auto r = drive(t, {"syscall:getppid", "--", "stubborn"}, SIGINT);
     EXPECT_EQ(r.rc, 128 + SIGINT);
     EXPECT_EQ(r.dies_of, SIGINT);
-    EXPECT_THAT(r.err, HasSubstr("'stubborn' killed by signal 9"));
+    // Said who killed it and why: "killed by signal 9" alone read as the signal probectl got.
+    EXPECT_THAT(r.err, HasSubstr("'stubborn' killed by signal 9 (Killed) by probectl: it "
+                                 "outlived SIGINT by 1 s\n"));
 }
 
 // A stop signal while the probes were still being added: the command is not released to run

@@ -209,12 +209,15 @@ int RunLoop::finish(Io& io, int rc) {
     std::optional<int> status = status_;
     // How it ended unless probectl had to end it.
     std::optional<int> own = ended_by_us_ ? std::nullopt : status_;
+    bool killed_by_us = killed_;
     if (!command_.empty() && !status) {
         // --duration ends it as asked; a stop signal gives it up to a second to end by it,
         // passed already when it was forwarded while the command was traced.
         const int grace_ms = grace_end_ ? 0 : static_cast<int>(kStopGraceNs / 1'000'000);
         const bool outlived = !signal_ || outlives(tracer_.commandPid(), grace_ms);
         status = tracer_.terminateCommand(grace_end_ ? 0 : grace_ms);
+        killed_by_us = killed_by_us ||
+                       (outlived && status && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL);
         if (!outlived && !ended_by_us_)
             own = status;
     }
@@ -228,9 +231,16 @@ int RunLoop::finish(Io& io, int rc) {
         if (tracer_.commandLeftRunning())
             (void)tracer_.killCommand();
     }
-    if (status)
-        io.err << fmt::format("{} {}\n", shownQuoted(command_[0]),
-                              HeldCommand::describeStatus(*status));
+    if (status) {
+        // Not the signal probectl was stopped by: it came from probectl, after the grace.
+        const int sent = signal_ ? signal_ : SIGTERM;
+        const bool ours = killed_by_us && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL;
+        io.err << fmt::format("{} {}{}\n", shownQuoted(command_[0]),
+                              HeldCommand::describeStatus(*status),
+                              ours ? fmt::format(" by probectl: it outlived SIG{} by {} s",
+                                                 sigabbrev_np(sent), kStopGraceNs / 1'000'000'000)
+                                   : "");
+    }
     if (pids_gone_ && forked_count_ == 0)
         io.err << fmt::format("{} {} exited\n", pids_.size() == 1 ? "pid" : "pids",
                               fmt::join(pids_, ", "));

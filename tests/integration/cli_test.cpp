@@ -736,6 +736,33 @@ TEST(Cli, CtrlCToTheWholeGroupTakesTheBackgroundJobToo) {
     }
 }
 
+// -f and a command that leaves a daemon behind, on both backends: the run ends with the
+// command, so the daemon's later hits are not traced; said with -f, not without (it was never
+// traced). Before: nothing said so (the kernel backend counted 0 of a daemon's 1000 calls).
+TEST(Cli, AFollowedDaemonOutlivingTheCommandIsSaid) {
+    const std::string log = "/tmp/cli-outlived.log";
+    const std::vector<std::string> daemon = {"sleep", "3044"};
+    for (const std::string backend : {"kernel", "ptrace"}) {
+        for (const bool follow : {true, false}) {
+            SCOPED_TRACE(backend + (follow ? " -f" : ""));
+            std::vector<std::string> args = {"count", "--backend", backend, "syscall:getppid"};
+            if (follow)
+                args.push_back("-f");
+            args.insert(args.end(), {"--", "sh", "-c", "(sleep 3044 &); :"});
+            const pid_t p = startProbectl(args, log, false);
+            ASSERT_GT(p, 0);
+            EXPECT_EQ(endOf(p), "exited with status 0");
+            const std::string out = itest::readFile(log);
+            EXPECT_EQ(out.find("probectl: note: processes the command started still run (a "
+                               "daemon, a background job): -f traced them until the command "
+                               "exited, not after\n") != std::string::npos,
+                      follow)
+                << out;
+            killAll(daemon);
+        }
+    }
+}
+
 // A process the command daemonised (its parent, a subshell, exited at once: it is nobody's
 // descendant any more) is killed with the command that ignored the stop signal, on both
 // backends: probectl is the command's subreaper, so the orphan is probectl's child, found

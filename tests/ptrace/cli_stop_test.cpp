@@ -227,6 +227,33 @@ TEST(CliStop, CtrlCToTheWholeGroupTakesTheBackgroundJobToo) {
     }
 }
 
+// -f and a command that leaves a daemon behind: the run ends with the command, so the
+// daemon's later hits are not traced; said with -f (strace -f would follow it), not without
+// (it was never traced). Before: nothing said so.
+TEST(CliStop, AFollowedDaemonOutlivingTheCommandIsSaid) {
+    const std::string log = testing::TempDir() + "/cli-stop-outlived.log";
+    const std::vector<std::string> daemon = {"sleep", "3044"};
+    const std::string note =
+        "probectl: note: processes the command started still run (a daemon, "
+        "a background job): -f traced them until the command exited, not "
+        "after\n";
+    for (const bool follow : {true, false}) {
+        SCOPED_TRACE(follow ? "-f" : "no -f");
+        std::vector<std::string> args = {"trace", "--backend=ptrace", "syscall:getppid"};
+        if (follow)
+            args.push_back("-f");
+        args.insert(args.end(), {"--", "sh", "-c", "(sleep 3044 &); :"});
+        const pid_t p = startProbectl(args, log);
+        ASSERT_GT(p, 0);
+        int st = 0;
+        ASSERT_EQ(::waitpid(p, &st, 0), p);
+        const std::string out = slurp(log);
+        EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st << "\n" << out;
+        EXPECT_EQ(out.find(note) != std::string::npos, follow) << out;
+        killAll(daemon);
+    }
+}
+
 // A process the command daemonised (its parent, a subshell, exited at once: it is nobody's
 // descendant any more) is killed with the command that ignored the stop signal: probectl is
 // the command's subreaper, so the orphan is probectl's child, found and killed. Seen failing

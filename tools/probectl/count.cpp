@@ -501,6 +501,7 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         return runtimeError(io, cmd, collector.error());
     const EventCallback onEvent = collector->callback();
     RunLoop loop(tracer, o.command, o.duration, [&] { return signals.caught(); });
+    loop.followCommand(o.follow);
     // With -f the ptrace backend ends once nothing is traced any more: it sees every fork.
     if (!o.follow || tracer.backend() == "kernel")
         loop.watchPids(o.pids, o.follow);

@@ -241,6 +241,12 @@ int RunLoop::finish(Io& io, int rc) {
                                                  sigabbrev_np(sent), kStopGraceNs / 1'000'000'000)
                                    : "");
     }
+    // The command ended on its own while -f followed processes it started that run on:
+    // their hits from now on are not traced, said rather than lost in silence.
+    if (follow_command_ && !command_.empty() && status_ && !signal_ && !ended_by_us_ && !killed_ &&
+        tracer_.commandLeftRunning())
+        io.err << "probectl: note: processes the command started still run (a daemon, a "
+                  "background job): -f traced them until the command exited, not after\n";
     if (pids_gone_ && forked_count_ == 0)
         io.err << fmt::format("{} {} exited\n", pids_.size() == 1 ? "pid" : "pids",
                               fmt::join(pids_, ", "));

@@ -37,6 +37,10 @@ class RunLoop {
     // misses a process forked and orphaned in between.
     void watchPids(const std::vector<std::uint32_t>& pids, bool follow);
 
+    // -- CMD with -f: the run still ends when the command does; processes it started that
+    // run on (a daemon) are then no longer traced, which finish() says.
+    void followCommand(bool follow) { follow_command_ = follow; }
+
     // True once a signal came or the deadline passed (a held command gets the signal, or
     // SIGTERM at the deadline, and is traced while it ends by it, so that the calls it
     // interrupted are traced returning; after a second it is killed with every traced
@@ -82,6 +86,7 @@ class RunLoop {
     std::optional<int> status_;
     std::vector<std::uint32_t> pids_;
     bool follow_ = false;
+    bool follow_command_ = false;
     bool counted_ = false;               // the tracer counts the processes (tracedProcesses)
     std::size_t forked_count_ = 0;       // processes traced besides pids_ (with follow)
     std::vector<std::uint32_t> forked_;  // descendants of pids_ seen in /proc (not counted_)

@@ -98,6 +98,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     // traced from the first probe's arming on: time 0 is then, or its first events would
     // print before 0.
     RunLoop loop(tracer, o.command, o.duration, caught_signal);
+    loop.followCommand(o.follow);
     // With -f the ptrace backend ends once nothing is traced any more: it sees every fork.
     if (!o.follow || tracer.backend() == "kernel")
         loop.watchPids(o.pids, o.follow);

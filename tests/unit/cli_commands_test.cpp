@@ -358,6 +358,9 @@ TEST(CommandUsage, NegativeNumbersAreUsageErrors) {
              {"trace", {"syscall:openat", "-p", "-5"}, "'-p/--attach' is invalid: " + pid},
              {"trace", {"syscall:openat", "--attach=-5"}, "'-p/--attach' is invalid: " + pid},
              {"count", {"syscall:openat", "-p", "-1"}, "'-p/--attach' is invalid: " + pid},
+             // Not a number: the same words (it had no hint at all).
+             {"trace", {"syscall:openat", "-p", "abc"}, "'-p/--attach' is invalid: " + pid},
+             {"count", {"syscall:openat", "-p", "1x"}, "'-p/--attach' is invalid: " + pid},
              {"resolve", {"uprobe:/bin/true:main", "-p", "-1"}, "'-p/--pid' is invalid: " + pid},
              {"bench",
               {"--attach", "-1"},

@@ -132,6 +132,16 @@ Parsed<bool> parseCommandLine(const std::vector<std::string>& args,
         if (std::string negative = negativeUnsigned(parsed); !negative.empty())
             return UsageError{withShortNames(negative, desc)};
         po::notify(vm);
+    } catch (const po::validation_error& e) {
+        // Not a number at all ("-p abc"): the same words as a negative one.
+        std::string text = e.what();
+        std::string name = e.get_option_name();
+        name.erase(0, name.find_first_not_of('-'));
+        const po::option_description* d = desc.find_nothrow(name, false);
+        if (e.kind() == po::validation_error::invalid_option_value && d &&
+            d->semantic()->name() == "PID")
+            text += ": it takes a process id (1 or more)";
+        return UsageError{withShortNames(text, desc)};
     } catch (const po::error& e) {
         return UsageError{withShortNames(e.what(), desc)};
     }

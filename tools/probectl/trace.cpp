@@ -13,7 +13,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <ext/stdio_filebuf.h>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -22,6 +21,7 @@
 #include "output_file.hpp"
 #include "probectl/kernel_stacks.hpp"
 #include "probectl/probe_kinds.hpp"
+#include "probectl/process_tree.hpp"
 #include "probectl/strace_format.hpp"
 #include "probectl/syscall_probe.hpp"
 #include "record_parts.hpp"
@@ -138,23 +138,15 @@ std::string durationError(const std::string& text, std::string_view option) {
         option == "--duration" ? "to trace until Ctrl-C" : "for one table at the end");
 }
 
-// The Tgid line of /proc/ID/status (0 when unreadable): a thread's id is no process id,
-// though kill(2) and /proc take it.
-std::uint32_t tgidOf(std::uint32_t id) {
-    std::ifstream status(fmt::format("/proc/{}/status", id));
-    for (std::string line; std::getline(status, line);)
-        if (line.starts_with("Tgid:"))
-            return static_cast<std::uint32_t>(std::strtoul(line.c_str() + 5, nullptr, 10));
-    return 0;
-}
-
 std::optional<Error> missingProcess(const std::vector<std::uint32_t>& pids) {
     for (auto pid : pids) {
         if (::kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH)
             return makeError(ESRCH, fmt::format("no process {}", pid));
         // The kernel backend filters by process and saw nothing of a thread's id, where
         // ptrace attached its whole process: neither is what -p TID asked.
-        if (const std::uint32_t tgid = tgidOf(pid); tgid && tgid != pid)
+        // A thread's id is no process id, though kill(2) and /proc take it.
+        if (const auto tgid = static_cast<std::uint32_t>(processOf(static_cast<pid_t>(pid)));
+            tgid && tgid != pid)
             return makeError(ESRCH, fmt::format("-p {0}: {0} is a thread of process {1}, not a "
                                                 "process; use -p {1} (every thread of it is "
                                                 "traced), with --tid {0} for this thread's hits "

@@ -22,5 +22,9 @@ std::vector<pid_t> descendantsOf(pid_t tgid);
 // Gone, or a zombie (field 3 of /proc/PID/stat).
 bool processEnded(pid_t pid);
 
+// The process (thread group) thread `tid` belongs to, from /proc/TID/status "Tgid:"; `tid`
+// itself for a process's main thread; 0 when unreadable (gone).
+pid_t processOf(pid_t tid);
+
 }  // namespace probectl
 #pragma GCC visibility pop

@@ -403,7 +403,7 @@ void Engine::onNewChild(Thread& parent, int event) {
         resume(parent);
         return;
     }
-    const pid_t child_tgid = event == PTRACE_EVENT_CLONE ? readTgid(child) : child;
+    const pid_t child_tgid = event == PTRACE_EVENT_CLONE ? processOf(child) : child;
     if (event == PTRACE_EVENT_CLONE && child_tgid == parent.tgid) {
         Thread& c = addThread(child, parent.tgid, parent.space, parent.report, parent.from_command);
         c.state = Thread::State::Stopped;

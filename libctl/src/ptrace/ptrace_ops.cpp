@@ -119,15 +119,6 @@ bool sigtrapPending(pid_t tid) {
     return false;
 }
 
-pid_t readTgid(pid_t tid) {
-    std::ifstream f(fmt::format("/proc/{}/status", tid));
-    std::string line;
-    while (std::getline(f, line))
-        if (line.rfind("Tgid:", 0) == 0)
-            return static_cast<pid_t>(std::stol(line.substr(5)));
-    return 0;
-}
-
 std::uint64_t monotonicNowNs() {
     timespec ts{};
     clock_gettime(CLOCK_MONOTONIC, &ts);

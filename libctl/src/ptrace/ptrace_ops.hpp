@@ -55,8 +55,6 @@ std::optional<std::string> readComm(pid_t tid);
 std::uint32_t readUid(pid_t tid);
 // Whether SIGTRAP is pending for the thread itself (/proc/TID/status SigPnd, proc(5)).
 bool sigtrapPending(pid_t tid);
-// Tgid of a thread (/proc/TID/status "Tgid:"), 0 when unreadable.
-pid_t readTgid(pid_t tid);
 
 // CLOCK_MONOTONIC, ns: the clock of Event::timestamp_ns.
 std::uint64_t monotonicNowNs();

@@ -105,6 +105,13 @@ bool processEnded(pid_t pid) {
            stat[paren + 2] == 'X';
 }
 
+pid_t processOf(pid_t tid) {
+    const std::string status =
+        readProcFile("/proc/" + std::to_string(tid) + "/status").value_or("");
+    const std::size_t at = status.find("\nTgid:");
+    return at == std::string::npos ? 0 : static_cast<pid_t>(std::atol(status.c_str() + at + 6));
+}
+
 pid_t tracerOf(pid_t pid) {
     const std::string status =
         readProcFile("/proc/" + std::to_string(pid) + "/status").value_or("");

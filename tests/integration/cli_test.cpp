@@ -21,6 +21,7 @@
 #include "itest_util.hpp"
 #include "probectl/client.hpp"
 #include "probectl/session.hpp"
+#include "proc_watch.hpp"
 
 using itest::Ran;
 using itest::sh;
@@ -113,54 +114,10 @@ bool childInSyscall(pid_t parent, const std::string& comm, int nr) {
     return sc >> now && now == nr;
 }
 
-// Running: neither gone nor a zombie (/proc/PID/stat's state).
-bool running(pid_t pid) {
-    const std::string stat = itest::readFile("/proc/" + std::to_string(pid) + "/stat");
-    const auto close = stat.rfind(')');
-    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z' &&
-           stat[close + 2] != 'X';
-}
-
-// Every running process whose command line is `argv` ("sleep\0N\0": a unique sleep),
-// whoever's child it is now.
-std::vector<pid_t> processesRunning(const std::vector<std::string>& argv) {
-    std::string want;
-    for (const auto& a : argv)
-        want += a + '\0';
-    std::vector<pid_t> out;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-        const std::string pid = e.path().filename().string();
-        if (pid.find_first_not_of("0123456789") != std::string::npos)
-            continue;
-        if (itest::readFile("/proc/" + pid + "/cmdline") == want &&
-            running(static_cast<pid_t>(std::stol(pid))))
-            out.push_back(static_cast<pid_t>(std::stol(pid)));
-    }
-    return out;
-}
-
-// Waits until a process runs `argv` (false after 30 s).
-bool waitRunning(const std::vector<std::string>& argv) {
-    for (int i = 0; i < 3000; i++) {
-        if (!processesRunning(argv).empty())
-            return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
-}
-
-// Kills what a failed check left running, until none is left (a loop may still fork).
-void killAll(const std::vector<std::string>& argv) {
-    for (int round = 0; round < 100; ++round) {
-        const auto left = processesRunning(argv);
-        if (left.empty())
-            return;
-        for (pid_t p : left)
-            kill(p, SIGKILL);
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-}
+using procwatch::killAll;
+using procwatch::processesRunning;
+using procwatch::running;
+using procwatch::waitRunning;
 
 // How `pid` ended, or "running" if it did not within 30 s (then it is killed).
 std::string endWithin30s(pid_t pid) {

@@ -19,26 +19,17 @@
 #include <thread>
 #include <vector>
 
+#include "proc_watch.hpp"
 #include "target/process_tree.hpp"
 
 namespace {
 
-std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-// Field 3 of /proc/PID/stat ('Z': a zombie), '\0' once it is gone.
-char stateOf(pid_t pid) {
-    const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
-    const auto paren = stat.rfind(')');
-    return paren == std::string::npos || paren + 2 >= stat.size() ? '\0' : stat[paren + 2];
-}
-
-bool running(pid_t pid) {
-    const char s = stateOf(pid);
-    return s != '\0' && s != 'Z' && s != 'X';
-}
+using procwatch::killAll;
+using procwatch::processesRunning;
+using procwatch::running;
+using procwatch::slurp;
+using procwatch::stateOf;
+using procwatch::waitRunning;
 
 // A descendant of `root` whose comm is `comm` (-1: none).
 pid_t descendantNamed(pid_t root, const std::string& comm) {
@@ -46,47 +37,6 @@ pid_t descendantNamed(pid_t root, const std::string& comm) {
         if (slurp("/proc/" + std::to_string(d) + "/comm") == comm + "\n")
             return d;
     return -1;
-}
-
-// Every process whose command line is `argv` (a unique sleep's "sleep\0N\0"), anyone's child.
-std::vector<pid_t> processesRunning(const std::vector<std::string>& argv) {
-    std::string want;
-    for (const auto& a : argv)
-        want += a + '\0';
-    std::vector<pid_t> out;
-    DIR* d = ::opendir("/proc");
-    if (!d)
-        return out;
-    while (dirent* e = ::readdir(d)) {
-        const pid_t pid = static_cast<pid_t>(std::atol(e->d_name));
-        if (pid > 0 && slurp(std::string("/proc/") + e->d_name + "/cmdline") == want &&
-            running(pid))
-            out.push_back(pid);
-    }
-    ::closedir(d);
-    return out;
-}
-
-// Kills what a failed check left running, until none is left (a loop may still fork).
-void killAll(const std::vector<std::string>& argv) {
-    for (int round = 0; round < 100; ++round) {
-        const auto left = processesRunning(argv);
-        if (left.empty())
-            return;
-        for (pid_t p : left)
-            ::kill(p, SIGKILL);
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-}
-
-// Waits until a process runs `argv` (false after 30 s: the command did not get there).
-bool waitRunning(const std::vector<std::string>& argv) {
-    for (int i = 0; i < 3000; i++) {
-        if (!processesRunning(argv).empty())
-            return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
 }
 
 // `probectl ARGS...` with stdout and stderr in `log`, the stop signals at their defaults.

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "itest_util.hpp"
+#include "probectl/client.hpp"
 #include "probectl/session.hpp"
 #include "uapi/probectl.h"
 
@@ -477,4 +478,38 @@ TEST(SessionFilter, TheModuleCountsLivingProcesses) {
     close(go[1]);
     close(gate[1]);
     close(ready[0]);
+}
+
+// SESSION_ADD adds to the tgid filter and keeps what it holds, past PROBECTL_MAX_TGIDS (libctl
+// sends that many per message); without a filter there is nothing to add to.
+TEST(SessionFilter, AddKeepsWhatTheFilterHolds) {
+    auto c = itest::connectOrDie();
+    auto r = c.addSessionTgids({static_cast<std::uint32_t>(deadPid())});
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, ENOENT) << r.error().describe();
+    r = c.addSessionTgids({});
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, EINVAL) << r.error().describe();
+
+    ASSERT_TRUE(c.setSessionTgids({static_cast<std::uint32_t>(getpid())}));
+    std::vector<std::uint32_t> dead;
+    for (std::size_t i = 0; i < PROBECTL_MAX_TGIDS + 6; i++)
+        dead.push_back(static_cast<std::uint32_t>(deadPid()));
+    r = c.addSessionTgids(dead);
+    ASSERT_TRUE(r) << r.error().describe();
+    auto n = c.getSessionFilter();
+    ASSERT_TRUE(n) << n.error().describe();
+    EXPECT_EQ(n->session_live, 1u) << "this process";
+    EXPECT_EQ(n->session_procs, 1u + dead.size());
+    // Added again: nothing changes.
+    ASSERT_TRUE(c.addSessionTgids({static_cast<std::uint32_t>(getpid()), dead[0]}));
+    n = c.getSessionFilter();
+    ASSERT_TRUE(n) << n.error().describe();
+    EXPECT_EQ(n->session_live, 1u);
+    EXPECT_EQ(n->session_procs, 1u + dead.size());
+    // A SESSION_SET replaces it all.
+    ASSERT_TRUE(c.setSessionTgids({static_cast<std::uint32_t>(getpid())}));
+    n = c.getSessionFilter();
+    ASSERT_TRUE(n) << n.error().describe();
+    EXPECT_EQ(n->session_procs, 1u);
 }

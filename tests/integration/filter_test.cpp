@@ -2,8 +2,9 @@
 // exactly the matching calls of known workloads on every probe kind, with the rejected ones
 // counted (delivered + dropped + rejected == hits); the session's task match (--pid, --tid,
 // --uid, --comm) counts what it skips as filtered, and a filtered pid handed to a new process
-// leaves the filter; crafted bad predicates are refused with messages (the suite checks the
-// kernel log stays clean).
+// leaves the filter; the tgid filter counts its living processes, SESSION_ADD adds to it, and a
+// process forked while a following session opens stays in it; crafted bad predicates are
+// refused with messages (the suite checks the kernel log stays clean).
 #include <sys/wait.h>
 #include <unistd.h>
 

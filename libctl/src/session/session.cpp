@@ -254,9 +254,22 @@ Result<Session> Session::open(SessionOptions options) {
         if (test_hooks::afterReadingChildrenOnOpen)
             test_hooks::afterReadingChildrenOnOpen();
         if (!children.empty()) {
-            if (auto r = impl->client.addSessionTgids(children); !r)
+            std::vector<std::uint32_t> all = impl->options.tgids;
+            all.insert(all.end(), children.begin(), children.end());
+            auto r = impl->client.addSessionTgids(children);
+            if (!r && r.error().err == EOPNOTSUPP) {
+                // A module older than SESSION_ADD: the whole list set again, as before it,
+                // which drops what was forked since the read; the end of the run says so.
+                r = impl->client.setSessionTgids(all, true);
+                if (r)
+                    impl->start_notes.emplace_back(
+                        "the loaded probectl.ko has no SESSION_ADD, so a process forked while "
+                        "the trace started may have been left out of it: load the probectl.ko "
+                        "of this release");
+            }
+            if (!r)
                 return r.error();
-            impl->options.tgids.insert(impl->options.tgids.end(), children.begin(), children.end());
+            impl->options.tgids = std::move(all);
         }
     }
     const SessionOptions& o = impl->options;

@@ -390,6 +390,22 @@ int probectl_nl_session_set_doit(struct sk_buff *skb, struct genl_info *info)
 					   info->extack);
 }
 
+int probectl_nl_session_add_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *a = info->attrs[PROBECTL_A_SESSION_TGIDS];
+
+	if (probectl_missing(info, PROBECTL_A_SESSION_TGIDS))
+		return -EINVAL;
+	if (!nla_len(a) || nla_len(a) % sizeof(u32)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a,
+				    "SESSION_TGIDS length must be a multiple of 4, and not 0");
+		return -EINVAL;
+	}
+	return probectl_session_add_tgids(info->snd_portid, nla_data(a),
+					  nla_len(a) / sizeof(u32),
+					  info->extack);
+}
+
 int probectl_nl_session_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *reply;

@@ -79,6 +79,10 @@ static const struct nla_policy probectl_maps_get_dump_nl_policy[PROBECTL_A_MAPS_
 	[PROBECTL_A_MAPS_SEQ] = NLA_POLICY_MIN(NLA_U32, 1),
 };
 
+static const struct nla_policy probectl_session_add_do_nl_policy[PROBECTL_A_SESSION_TGIDS + 1] = {
+	[PROBECTL_A_SESSION_TGIDS] = { .type = NLA_BINARY, .len = PROBECTL_MAX_TGIDS * 4, },
+};
+
 /* Sorted by command; every op refuses the attributes it does not take. */
 const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 	{
@@ -154,6 +158,12 @@ const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS] = {
 		.doit		= probectl_nl_session_get_doit,
 		.policy		= probectl_no_request_nl_policy,
 		.maxattr	= PROBECTL_A_MAX,
+	},
+	{
+		.cmd		= PROBECTL_CMD_SESSION_ADD,
+		.doit		= probectl_nl_session_add_doit,
+		.policy		= probectl_session_add_do_nl_policy,
+		.maxattr	= PROBECTL_A_SESSION_TGIDS,
 	},
 };
 

@@ -7,7 +7,7 @@
 
 #include "uapi/probectl.h"
 
-#define PROBECTL_NL_N_OPS 12
+#define PROBECTL_NL_N_OPS 13
 extern const struct genl_ops probectl_nl_ops[PROBECTL_NL_N_OPS];
 
 /* A probe counter: its u64 attribute, and where probectl_probe_info has it. */
@@ -33,5 +33,6 @@ int probectl_nl_stack_get_dumpit(struct sk_buff *skb, struct netlink_callback *c
 int probectl_nl_maps_get_done(struct netlink_callback *cb);
 int probectl_nl_maps_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int probectl_nl_session_get_doit(struct sk_buff *skb, struct genl_info *info);
+int probectl_nl_session_add_doit(struct sk_buff *skb, struct genl_info *info);
 
 #endif /* PROBECTL_NL_GEN_H */

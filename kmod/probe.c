@@ -868,6 +868,45 @@ out:
 }
 
 /**
+ * probectl_session_add_tgids() - add tgids to the caller's tgid filter.
+ * @portid: the caller
+ * @tgids: thread-group ids to add
+ * @n: how many, at least 1
+ * @extack: receives the reason for a refusal
+ *
+ * Unlike probectl_session_set_filter(), keeps the processes the filter
+ * holds: a process that a followed fork added since SESSION_SET stays.
+ *
+ * Context: process context, may sleep. Takes probectl_lock.
+ * Return: 0, -ENOENT without a filter to add to, or -ENOMEM.
+ */
+int probectl_session_add_tgids(u32 portid, const u32 *tgids, unsigned int n,
+			       struct netlink_ext_ack *extack)
+{
+	struct probectl_session *s;
+	int err;
+
+	mutex_lock(&probectl_lock);
+	if (probectl_shutting_down) {
+		err = probectl_refuse_shutdown(extack);
+		goto out;
+	}
+	s = probectl_session_lookup(portid);
+	if (!s || !READ_ONCE(s->filtering)) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "no tgid filter to add to: SESSION_SET sets one");
+		err = -ENOENT;
+		goto out;
+	}
+	err = probectl_session_add_filter(s, tgids, n);
+	if (err)
+		NL_SET_ERR_MSG_MOD(extack, "out of memory for the tgid filter");
+out:
+	mutex_unlock(&probectl_lock);
+	return err;
+}
+
+/**
  * probectl_session_get_filter() - how many processes the caller's tgid
  * filter holds, and how many of them have not exited.
  * @portid: the caller

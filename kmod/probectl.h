@@ -365,6 +365,8 @@ int probectl_probe_explain_error(const struct probectl_probe *p, int err,
 int probectl_session_set_filter(u32 portid, struct sock *sk,
 				const u32 *tgids, unsigned int n, u32 flags,
 				struct netlink_ext_ack *extack);
+int probectl_session_add_tgids(u32 portid, const u32 *tgids, unsigned int n,
+			       struct netlink_ext_ack *extack);
 int probectl_session_get_filter(u32 portid, u32 *live, u32 *procs,
 				struct netlink_ext_ack *extack);
 struct probectl_match;
@@ -389,6 +391,8 @@ void probectl_session_kick_all(void);
 bool probectl_session_exists(u32 portid);	/* any context, no lock */
 int probectl_session_replace_filter(struct probectl_session *s,
 				    const u32 *tgids, unsigned int n, u32 flags);
+int probectl_session_add_filter(struct probectl_session *s,
+				const u32 *tgids, unsigned int n);
 void probectl_session_probe_added(struct probectl_session *s);
 void probectl_session_probe_removed(struct probectl_session *s);
 

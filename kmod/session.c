@@ -823,6 +823,38 @@ int probectl_session_replace_filter(struct probectl_session *s,
 }
 
 /**
+ * probectl_session_add_filter() - add tgids to a session's tgid filter.
+ * @s: the session, filtering (on the tracking list)
+ * @tgids: thread-group ids to add
+ * @n: how many, at least 1
+ *
+ * The filter keeps what it holds, those followed forks added meanwhile
+ * included, and its follow setting; ids it holds already stay as they are
+ * (an exited one is marked exited again by the check below). The single
+ * tgid hint stays right: its tgid is still in the filter.
+ *
+ * Context: process context; caller holds probectl_lock.
+ * Return: 0, or -ENOMEM (the session then keeps what was added so far).
+ */
+int probectl_session_add_filter(struct probectl_session *s,
+				const u32 *tgids, unsigned int n)
+{
+	unsigned int i;
+	int err;
+
+	lockdep_assert_held(&probectl_lock);
+	for (i = 0; i < n; i++) {
+		err = probectl_track_join(s, tgids[i], GFP_KERNEL);
+		if (err)
+			return err;
+	}
+	/* the ones that exited before the exit tracepoint could see them */
+	for (i = 0; i < n; i++)
+		probectl_track_check_alive(s, tgids[i]);
+	return 0;
+}
+
+/**
  * probectl_session_detach() - make a session unreachable by its portid.
  * @s: the session, whose socket closed
  *

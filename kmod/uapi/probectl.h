@@ -37,7 +37,11 @@
 #define PROBECTL_PATH_MAX	4096	/* uprobe file path length including the NUL (PATH_MAX). */
 #define PROBECTL_LABEL_MAX	256	/* probe-label length including the NUL. */
 #define PROBECTL_COMM_LEN	16	/* TASK_COMM_LEN. */
-#define PROBECTL_MAX_TGIDS	64	/* Thread-group ids in one session filter. */
+/*
+ * Thread-group ids in one session-set or session-add request (a filter holds
+ * more when session-add or followed forks add them).
+ */
+#define PROBECTL_MAX_TGIDS	64
 /* KRETPROBE_MAXACTIVE_MAX of the kernel's trace_kprobe.c. */
 #define PROBECTL_MAXACTIVE_MAX	4096
 #define PROBECTL_NARGS	6	/* x86-64 SysV and syscall argument registers recorded per event. */
@@ -152,9 +156,10 @@ enum probectl_cmd {
 	PROBECTL_CMD_PROBE_DISABLE,
 	/*
 	 * do: Set the tgid filter of the sender's session (created if needed);
-	 * applies to all its probes. Empty or absent removes the filter. With
-	 * the follow flag, processes forked by filtered processes join the
-	 * filter.
+	 * applies to all its probes. It replaces the filter the session has,
+	 * processes that followed forks added included; session-add adds to it
+	 * instead. Empty or absent removes the filter. With the follow flag,
+	 * processes forked by filtered processes join the filter.
 	 */
 	PROBECTL_CMD_SESSION_SET,
 	/*
@@ -235,6 +240,16 @@ enum probectl_cmd {
 	 * filter (no session, or session-set removed it).
 	 */
 	PROBECTL_CMD_SESSION_GET,
+	/*
+	 * do: Add tgids to the tgid filter of the sender's session, which keeps
+	 * the ones it holds, those followed forks added included, and its
+	 * follow flag. Following a process and its existing children takes this
+	 * second step: session-set with the follow flag first, so no fork from
+	 * then on is missed, then session-add with the children read from /proc
+	 * (a second session-set would drop the processes forked in between).
+	 * ENOENT without a filter (session-set sets one).
+	 */
+	PROBECTL_CMD_SESSION_ADD,
 	__PROBECTL_CMD_MAX,
 };
 #define PROBECTL_CMD_MAX (__PROBECTL_CMD_MAX - 1)
@@ -470,8 +485,9 @@ enum probectl_attr {
 	PROBECTL_A_SESSION_LIVE,
 	/*
 	 * u32: session-get: processes in the tgid filter, living or exited:
-	 * those session-set gave and those that joined it by a followed fork (a
-	 * tgid that a process outside the filter reuses leaves it).
+	 * those session-set and session-add gave and those that joined it by a
+	 * followed fork (a tgid that a process outside the filter reuses leaves
+	 * it).
 	 */
 	PROBECTL_A_SESSION_PROCS,
 	__PROBECTL_A_MAX,

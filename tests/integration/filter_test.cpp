@@ -2,8 +2,9 @@
 // exactly the matching calls of known workloads on every probe kind, with the rejected ones
 // counted (delivered + dropped + rejected == hits); the session's task match (--pid, --tid,
 // --uid, --comm) counts what it skips as filtered, and a filtered pid handed to a new process
-// leaves the filter; crafted bad predicates are refused with messages (the suite checks the
-// kernel log stays clean).
+// leaves the filter; the tgid filter counts its living processes, SESSION_ADD adds to it, and a
+// process forked while a following session opens stays in it; crafted bad predicates are
+// refused with messages (the suite checks the kernel log stays clean).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,7 +15,9 @@
 #include <gtest/gtest.h>
 
 #include "itest_util.hpp"
+#include "probectl/client.hpp"
 #include "probectl/session.hpp"
+#include "session/open_test_hook.hpp"
 #include "uapi/probectl.h"
 
 using itest::why;
@@ -477,4 +480,136 @@ TEST(SessionFilter, TheModuleCountsLivingProcesses) {
     close(go[1]);
     close(gate[1]);
     close(ready[0]);
+}
+
+namespace {
+
+// A child of the caller that waits at `gate` (until its write end is closed everywhere),
+// calls getppid once and exits.
+pid_t gatedCaller(int gate) {
+    const pid_t p = ::fork();
+    if (p == 0) {
+        char c;
+        while (::read(gate, &c, 1) > 0) {
+        }
+        ::getppid();
+        ::_exit(0);
+    }
+    return p;
+}
+
+}  // namespace
+
+// A followed process's fork while the session opens stays followed. Session::open with follow
+// sets the tgid filter, reads the children the process has from /proc and adds them; a child
+// it forks after that read (the test hook of Session::open has it fork one there) is in the
+// filter only because the module followed the fork, and must stay: counted living, its call
+// recorded like the others'. Seen failing before SESSION_ADD: the children read were put in
+// with a second SESSION_SET, which replaced the filter and dropped that child (2 living of
+// 2, its call filtered).
+TEST(SessionFilter, FollowKeepsAProcessForkedWhileTheSessionOpens) {
+    int cmd[2], ready[2], gate[2];
+    ASSERT_EQ(pipe(cmd), 0);
+    ASSERT_EQ(pipe(ready), 0);
+    ASSERT_EQ(pipe(gate), 0);
+    const pid_t parent = fork();
+    if (parent == 0) {
+        // The followed process: one child now, one more per byte on `cmd` (each pid sent
+        // back on `ready`); at `cmd`'s end, its own call once the gate opens.
+        close(cmd[1]);
+        close(ready[0]);
+        close(gate[1]);
+        std::vector<pid_t> kids;
+        char c = 0;
+        do {
+            const pid_t kid = gatedCaller(gate[0]);
+            if (kid < 0 || write(ready[1], &kid, sizeof kid) != sizeof kid)
+                _exit(1);
+            kids.push_back(kid);
+        } while (read(cmd[0], &c, 1) == 1);
+        while (read(gate[0], &c, 1) > 0) {
+        }
+        getppid();
+        int bad = 0;
+        for (pid_t kid : kids) {
+            int st = 0;
+            bad |= waitpid(kid, &st, 0) != kid || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+        }
+        _exit(bad);
+    }
+    ASSERT_GT(parent, 0);
+    close(cmd[0]);
+    close(ready[1]);
+    close(gate[0]);
+    pid_t first = 0, late = 0;
+    ASSERT_EQ(read(ready[0], &first, sizeof first), static_cast<ssize_t>(sizeof first));
+
+    probectl::test_hooks::afterReadingChildrenOnOpen = [&] {
+        if (write(cmd[1], "f", 1) != 1 ||
+            read(ready[0], &late, sizeof late) != static_cast<ssize_t>(sizeof late))
+            late = -1;
+    };
+    SessionOptions o;
+    o.tgids = {static_cast<std::uint32_t>(parent)};
+    o.follow = true;
+    auto s = Session::open(o);
+    probectl::test_hooks::afterReadingChildrenOnOpen = nullptr;
+    ASSERT_TRUE(s) << why(s);
+    ASSERT_GT(late, 0) << "the hook of Session::open did not run, or the fork failed";
+    auto n = s->tracedProcesses();
+    ASSERT_TRUE(n) << why(n);
+    EXPECT_EQ(n->live, 3u) << "pid " << parent << ", its child " << first << " and the child "
+                           << late << " it forked while the session opened";
+    EXPECT_EQ(n->total, 3u);
+
+    ASSERT_TRUE(s->add("syscall:getppid"));
+    close(cmd[1]);
+    close(gate[1]);
+    int st = 0;
+    ASSERT_EQ(waitpid(parent, &st, 0), parent);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st;
+    close(ready[0]);
+    std::vector<pid_t> callers;
+    auto stats = s->stop([&](const Event& e) { callers.push_back(e.tgid); });
+    ASSERT_TRUE(stats) << why(stats);
+    std::sort(callers.begin(), callers.end());
+    std::vector<pid_t> want = {parent, first, late};
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(callers, want) << "the one call of each of pid " << parent << ", " << first << " and "
+                             << late << " (forked while the session opened)";
+    EXPECT_EQ(stats->probes.at(0).hits, 3u);
+}
+
+// SESSION_ADD adds to the tgid filter and keeps what it holds, past PROBECTL_MAX_TGIDS (libctl
+// sends that many per message); without a filter there is nothing to add to.
+TEST(SessionFilter, AddKeepsWhatTheFilterHolds) {
+    auto c = itest::connectOrDie();
+    auto r = c.addSessionTgids({static_cast<std::uint32_t>(deadPid())});
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, ENOENT) << r.error().describe();
+    r = c.addSessionTgids({});
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, EINVAL) << r.error().describe();
+
+    ASSERT_TRUE(c.setSessionTgids({static_cast<std::uint32_t>(getpid())}));
+    std::vector<std::uint32_t> dead;
+    for (std::size_t i = 0; i < PROBECTL_MAX_TGIDS + 6; i++)
+        dead.push_back(static_cast<std::uint32_t>(deadPid()));
+    r = c.addSessionTgids(dead);
+    ASSERT_TRUE(r) << r.error().describe();
+    auto n = c.getSessionFilter();
+    ASSERT_TRUE(n) << n.error().describe();
+    EXPECT_EQ(n->session_live, 1u) << "this process";
+    EXPECT_EQ(n->session_procs, 1u + dead.size());
+    // Added again: nothing changes.
+    ASSERT_TRUE(c.addSessionTgids({static_cast<std::uint32_t>(getpid()), dead[0]}));
+    n = c.getSessionFilter();
+    ASSERT_TRUE(n) << n.error().describe();
+    EXPECT_EQ(n->session_live, 1u);
+    EXPECT_EQ(n->session_procs, 1u + dead.size());
+    // A SESSION_SET replaces it all.
+    ASSERT_TRUE(c.setSessionTgids({static_cast<std::uint32_t>(getpid())}));
+    n = c.getSessionFilter();
+    ASSERT_TRUE(n) << n.error().describe();
+    EXPECT_EQ(n->session_procs, 1u);
 }

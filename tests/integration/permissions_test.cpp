@@ -44,6 +44,8 @@ std::string unprivilegedChecks() {
     expectEperm("flush", flush ? 0 : flush.error().err);
     auto filter = c->setSessionTgids({1});
     expectEperm("session-set", filter ? 0 : filter.error().err);
+    auto added = c->addSessionTgids({1});
+    expectEperm("session-add", added ? 0 : added.error().err);
     auto counts = c->getSessionFilter();
     expectEperm("session-get", counts ? 0 : counts.error().err);
     auto del = c->removeProbe(1);

@@ -124,7 +124,8 @@ struct AddedProbe {
 // at its followed fork, before it runs, and is counted exited once its last thread exits).
 struct SessionReply {
     std::uint32_t session_live = 0;   // not exited yet
-    std::uint32_t session_procs = 0;  // living or exited: given by SESSION_SET or followed
+    std::uint32_t session_procs = 0;  // living or exited: given by SESSION_SET or SESSION_ADD,
+                                      // or followed
 };
 
 // One PROBE_GET dump entry. Counters are totals since the probe was added.
@@ -223,7 +224,16 @@ class Client {
     // on join the filter, across exec (EINVAL locally with an empty list; EOPNOTSUPP from a
     // kernel without the sched_process_fork tracepoint). Uprobes are armed only in the
     // filtered processes' address spaces.
+    // It replaces the filter, processes that followed forks added included: to add processes
+    // to a filter, addSessionTgids().
     Result<void> setSessionTgids(const std::vector<std::uint32_t>& tgids, bool follow = false);
+    // SESSION_ADD: `tgids` join the tgid filter, which keeps the processes it holds (those
+    // followed forks added since SESSION_SET too) and its follow setting. How to follow a
+    // process and the children it has: setSessionTgids({pid}, true), then the children read
+    // from /proc added with this, so one forked in between stays followed. Any number of ids
+    // (sent PROBECTL_MAX_TGIDS per message). Errors: EINVAL locally for an empty list, ENOENT
+    // without a filter, EOPNOTSUPP from a module older than the command (kernel extack).
+    Result<void> addSessionTgids(const std::vector<std::uint32_t>& tgids);
     // SESSION_GET: how many processes the tgid filter holds and how many of them have not
     // exited. Errors: ENOENT without a filter, EOPNOTSUPP from a kernel without the
     // sched_process_exit tracepoint or a module older than the command (kernel extack).

@@ -40,8 +40,12 @@ struct SessionOptions {
     // Only these processes (thread-group ids) produce records; empty = every process.
     // At most PROBECTL_MAX_TGIDS. Set before any probe is added, so no stray records.
     std::vector<std::uint32_t> tgids;
-    // Processes that the filtered ones fork from now on are traced too (strace -f). Needs
-    // a non-empty `tgids` (or a `command`).
+    // Processes that the filtered ones fork from now on are traced too (strace -f), and so
+    // are their descendants running already: open() sets the filter with follow first, then
+    // adds the descendants it reads from /proc (Client::addSessionTgids), so a process forked
+    // in between stays traced (against a probectl.ko without SESSION_ADD they are set again
+    // with the filter, which may drop it: stats().notes says so). Needs a non-empty `tgids`
+    // (or a `command`).
     bool follow = false;
     // A command to trace (argv[0] looked up in PATH): forked and held before exec until
     // start() (HeldCommand), its tgid appended to `tgids`, so its first instruction is

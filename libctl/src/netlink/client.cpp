@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -658,6 +659,21 @@ Result<void> Client::setSessionTgids(const std::vector<std::uint32_t>& tgids, bo
             r = nla_put_u32(m, PROBECTL_A_SESSION_FLAGS, PROBECTL_SESSION_F_FOLLOW);
         return r;
     });
+}
+
+Result<void> Client::addSessionTgids(const std::vector<std::uint32_t>& tgids) {
+    if (tgids.empty())
+        return makeError(EINVAL, "add to the tgid filter: no tgids to add");
+    for (std::size_t at = 0; at < tgids.size(); at += PROBECTL_MAX_TGIDS) {
+        const std::size_t n = std::min<std::size_t>(PROBECTL_MAX_TGIDS, tgids.size() - at);
+        auto r = impl_->simple(PROBECTL_CMD_SESSION_ADD, "add to the tgid filter", [&](nl_msg* m) {
+            return nla_put(m, PROBECTL_A_SESSION_TGIDS, static_cast<int>(n * sizeof(std::uint32_t)),
+                           tgids.data() + at);
+        });
+        if (!r)
+            return r;
+    }
+    return {};
 }
 
 Result<SessionReply> Client::getSessionFilter() {

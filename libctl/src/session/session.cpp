@@ -18,6 +18,7 @@
 #include "probectl/proc_maps.hpp"
 #include "probectl/tracepoints.hpp"
 #include "probectl/user_target.hpp"
+#include "session/open_test_hook.hpp"
 #include "session/removed_notes.hpp"
 #include "session/resolve_spec.hpp"
 #include "target/file_identity.hpp"
@@ -237,15 +238,36 @@ Result<Session> Session::open(SessionOptions options) {
         if (auto r = impl->client.setSessionTgids(impl->options.tgids, impl->options.follow); !r)
             return r.error();
     // Following covers forks from now on; the children the traced processes have already
-    // (read after the filter is set, so none forked in between is missed) join it too.
+    // (read after the filter is set, so none forked before the read is missed) are added to
+    // it. Added, not set: a second SESSION_SET would replace the filter, dropping the
+    // processes forked between the read and it, which only the module's following put in.
     if (impl->options.follow && !impl->options.tgids.empty()) {
-        std::vector<std::uint32_t> all = impl->options.tgids;
+        std::vector<std::uint32_t> children;
+        const auto known = [&](std::uint32_t id) {
+            return std::ranges::find(impl->options.tgids, id) != impl->options.tgids.end() ||
+                   std::ranges::find(children, id) != children.end();
+        };
         for (std::uint32_t tgid : impl->options.tgids)
             for (pid_t d : descendantsOf(static_cast<pid_t>(tgid)))
-                if (std::find(all.begin(), all.end(), static_cast<std::uint32_t>(d)) == all.end())
-                    all.push_back(static_cast<std::uint32_t>(d));
-        if (all.size() > impl->options.tgids.size()) {
-            if (auto r = impl->client.setSessionTgids(all, true); !r)
+                if (!known(static_cast<std::uint32_t>(d)))
+                    children.push_back(static_cast<std::uint32_t>(d));
+        if (test_hooks::afterReadingChildrenOnOpen)
+            test_hooks::afterReadingChildrenOnOpen();
+        if (!children.empty()) {
+            std::vector<std::uint32_t> all = impl->options.tgids;
+            all.insert(all.end(), children.begin(), children.end());
+            auto r = impl->client.addSessionTgids(children);
+            if (!r && r.error().err == EOPNOTSUPP) {
+                // A module older than SESSION_ADD: the whole list set again, as before it,
+                // which drops what was forked since the read; the end of the run says so.
+                r = impl->client.setSessionTgids(all, true);
+                if (r)
+                    impl->start_notes.emplace_back(
+                        "the loaded probectl.ko has no SESSION_ADD, so a process forked while "
+                        "the trace started may have been left out of it: load the probectl.ko "
+                        "of this release");
+            }
+            if (!r)
                 return r.error();
             impl->options.tgids = std::move(all);
         }

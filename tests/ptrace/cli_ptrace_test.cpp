@@ -74,6 +74,16 @@ TEST(CliPtrace, UprobeAndUretprobeLinesAndSummary) {
     EXPECT_EQ(countLines(r.err, entry + " "), 7u) << r.err;  // 6 events + summary row
 }
 
+// count through a library unloaded and loaded again at the same address
+// (tests/integration/workloads/redlopen_target.c): 7 calls in each copy, 14 in all.
+TEST(CliPtrace, CountSeesALibraryLoadedAgain) {
+    const std::string probe = std::string("uprobe:") + FX_DLOPEN_LIB_PATH + ":lib_calls_back";
+    auto r = aggr(runCount, {"--backend=ptrace", probe, "--", FX_REDLOPEN_PATH, FX_DLOPEN_LIB_PATH,
+                             "7", "again"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex(" +14\n"))) << r.err;
+}
+
 TEST(CliPtrace, CommandExitStatusIsPassedOn) {
     auto r = trace({"--backend=ptrace", "syscall:getppid", "--", kWorkload, "bad-mode", "1"});
     EXPECT_EQ(r.rc, 2) << r.err;

@@ -534,7 +534,7 @@ TEST(PtraceSession, SharedLibraryLoadedAfterExecIsProbed) {
 }
 
 // The library's lib_calls_back() probed while the workload unloads and loads it again
-// (tests/integration/workloads/redlopen_target.c): the probe's events and their addresses.
+// (tests/ptrace/redlopen.c): the probe's events and their addresses.
 std::vector<std::uint64_t> redlopenHits(const char* mode) {
     auto t = traceCommand({FX_REDLOPEN_PATH, FX_DLOPEN_LIB_PATH, "7", mode},
                           {spec("uprobe", FX_DLOPEN_LIB_PATH, "lib_calls_back")});

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Workload for probes in a library that goes away and comes back: calls
+ * Host workload for probes in a library that goes away and comes back: calls
  * lib_calls_back() of LIBRARY (dlopen_lib) N times, unloads it, loads it
  * again and calls it N more times (2N calls in all).
  *
- *   redlopen_target LIBRARY N again|moved|munmap
+ *   redlopen LIBRARY N again|moved|munmap
  *
  * again:  dlclose() then dlopen(); prints "same address" or "moved".
  * moved:  dlclose(), then a page of our own where lib_calls_back was, so the
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	if (argc != 4 || (strcmp(argv[3], "again") && strcmp(argv[3], "moved") &&
 			  strcmp(argv[3], "munmap"))) {
 		fprintf(stderr,
-			"usage: redlopen_target LIBRARY N again|moved|munmap\n");
+			"usage: redlopen LIBRARY N again|moved|munmap\n");
 		return 2;
 	}
 	n = atoi(argv[2]);

@@ -74,6 +74,16 @@ TEST(CliPtrace, UprobeAndUretprobeLinesAndSummary) {
     EXPECT_EQ(countLines(r.err, entry + " "), 7u) << r.err;  // 6 events + summary row
 }
 
+// count through a library unloaded and loaded again at the same address
+// (tests/ptrace/redlopen.c): 7 calls in each copy, 14 in all.
+TEST(CliPtrace, CountSeesALibraryLoadedAgain) {
+    const std::string probe = std::string("uprobe:") + FX_DLOPEN_LIB_PATH + ":lib_calls_back";
+    auto r = aggr(runCount, {"--backend=ptrace", probe, "--", FX_REDLOPEN_PATH, FX_DLOPEN_LIB_PATH,
+                             "7", "again"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex(" +14\n"))) << r.err;
+}
+
 TEST(CliPtrace, CommandExitStatusIsPassedOn) {
     auto r = trace({"--backend=ptrace", "syscall:getppid", "--", kWorkload, "bad-mode", "1"});
     EXPECT_EQ(r.rc, 2) << r.err;
@@ -163,6 +173,32 @@ Run report(std::vector<std::string> args) {
     r.out = out.str();
     r.err = err.str();
     return r;
+}
+
+// Probes named by their whole location where it holds a space (was: cut at the first one).
+// A const method (fx_cxx: fx::Counter::add(long) const, 3 calls) names chrome events
+// "...:'fx::Counter::add(long) const'", not "...:'fx::Counter::add(long)", the non-const
+// name; a USDT probe in a path with a space names its text lines (which show its values)
+// by the whole quoted path.
+TEST(CliPtrace, LocationWithSpacesNamesEventsWhole) {
+    const std::string dir = testing::TempDir() + "/ptrace-spaced/my dir";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string location =
+        std::string("uprobe:") + FX_CXX_PATH + ":'fx::Counter::add(long) const'";
+    auto c = trace({"--backend=ptrace", location, "--format", "chrome", "-o", dir + "/t.json", "--",
+                    FX_CXX_PATH, "3"});
+    ASSERT_EQ(c.rc, 0) << c.err;
+    const std::string chrome = slurp(dir + "/t.json");
+    EXPECT_EQ(occurrences(chrome, "\"name\":\"" + location + "\""), 3u) << chrome;
+
+    const std::string copy = dir + "/pt_workload";
+    std::filesystem::copy_file(kWorkload, copy);
+    const std::string tick = "usdt:'" + copy + "':pt:tick";
+    auto r = trace({"--backend=ptrace", tick + " if arg1 >= 2", "--", copy, "usdt", "3"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(countLines(r.err, tick + "  arg1=2 arg2=4 arg3=6"), 1u) << r.err;
+    EXPECT_EQ(countLines(r.err, tick + "  arg1=3 arg2=9 arg3=9"), 1u) << r.err;
 }
 
 // A syscall event of the ptrace backend is a slice in the timeline formats, as the kernel

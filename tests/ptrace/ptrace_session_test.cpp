@@ -533,6 +533,68 @@ TEST(PtraceSession, SharedLibraryLoadedAfterExecIsProbed) {
     }
 }
 
+// The library's lib_calls_back() probed while the workload unloads and loads it again
+// (tests/ptrace/redlopen.c): the probe's events and their addresses.
+std::vector<std::uint64_t> redlopenHits(const char* mode) {
+    auto t = traceCommand({FX_REDLOPEN_PATH, FX_DLOPEN_LIB_PATH, "7", mode},
+                          {spec("uprobe", FX_DLOPEN_LIB_PATH, "lib_calls_back")});
+    EXPECT_TRUE(WIFEXITED(t.status) && WEXITSTATUS(t.status) == 0) << mode << " " << t.status;
+    std::vector<std::uint64_t> ips;
+    for (const Event& ev : t.events)
+        ips.push_back(ev.ip);
+    return ips;
+}
+
+// Loaded again at the same address, the library is a new mapping: the int3 written into
+// the first one is gone with it, and the probe is placed again (was: 7 hits of 14, the
+// second copy taken for "already placed").
+TEST(PtraceSession, LibraryLoadedAgainAtTheSameAddressIsProbedAgain) {
+    const auto ips = redlopenHits("again");
+    ASSERT_EQ(ips.size(), 14u);
+    EXPECT_EQ(ips.front(), ips.back()) << "the workload did not load the library at the same "
+                                          "address twice: this test does not test that case";
+}
+
+TEST(PtraceSession, LibraryLoadedAgainElsewhereIsProbedThere) {
+    const auto ips = redlopenHits("moved");
+    ASSERT_EQ(ips.size(), 14u);
+    EXPECT_NE(ips.front(), ips.back());
+    EXPECT_EQ(std::count(ips.begin(), ips.end(), ips.front()), 7);
+}
+
+// A mapping with our int3 replaced by the program's own memory, with no dynamic linker
+// event in between: on detach, the saved byte must not be written into the new page (was:
+// the workload found its page changed, exit 3).
+TEST(PtraceSession, DetachLeavesAReplacedMappingAlone) {
+    PtraceSessionOptions o;
+    o.command = {FX_REDLOPEN_PATH, FX_DLOPEN_LIB_PATH, "3", "munmap"};
+    auto s = PtraceSession::open(o);
+    ASSERT_TRUE(s) << s.error().describe();
+    ASSERT_TRUE(s->add(spec("uprobe", FX_DLOPEN_LIB_PATH, "lib_calls_back")));
+    auto ready = s->add(spec("uprobe", FX_REDLOPEN_PATH, "page_replaced"));
+    ASSERT_TRUE(ready) << ready.error().describe();
+    ASSERT_TRUE(s->release());
+    std::uint64_t calls = 0;
+    bool replaced = false;
+    auto cb = [&](const Event& ev) {
+        if (ev.probe_id == *ready)
+            replaced = true;
+        else
+            ++calls;
+    };
+    while (!replaced && !s->commandStatus())
+        ASSERT_TRUE(s->poll(1000, cb));
+    ASSERT_TRUE(replaced);
+    EXPECT_EQ(calls, 6u);
+    ASSERT_TRUE(s->stop(cb));
+    ASSERT_EQ(::kill(s->commandPid(), SIGUSR1), 0);
+    siginfo_t si{};
+    ASSERT_EQ(waitid(P_PID, static_cast<id_t>(s->commandPid()), &si, WEXITED | WNOWAIT), 0);
+    auto ws = s->terminateCommand(1000);
+    ASSERT_TRUE(ws);
+    EXPECT_TRUE(WIFEXITED(*ws) && WEXITSTATUS(*ws) == 0) << *ws;
+}
+
 TEST(PtraceSession, StopWhileCommandRunsDetachesAndCommandFinishes) {
     PtraceSessionOptions o;
     o.command = {kWorkload, "threads", "3", "200000"};

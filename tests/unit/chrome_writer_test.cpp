@@ -254,3 +254,17 @@ TEST(ChromeWriter, APtraceSyscallIsASlice) {
     EXPECT_EQ(x[0]["args"]["retval"], 169);
     EXPECT_EQ(x[0]["args"]["latency_ns"], 100);
 }
+
+// The name is the spec's whole location, spaces in quoted fields included, not the text
+// up to its first space ("uprobe:'/opt/my").
+TEST(ChromeWriter, NameIsTheWholeLocation) {
+    std::ostringstream out;
+    auto w = probectl::chromeTraceWriter(out);
+    ASSERT_TRUE(w->begin(1'000'000'000, probectl::TraceClocks::now()).ok());
+    ASSERT_TRUE(w->event(exporttest::spaced()).ok());
+    ASSERT_TRUE(w->finish({}).ok());
+    auto i = ofPhase(json::parse(out.str()), "i");
+    ASSERT_EQ(i.size(), 1u);
+    EXPECT_EQ(i[0]["name"], exporttest::kSpacedName);
+    EXPECT_EQ(i[0]["args"]["k"], 3);
+}

@@ -121,3 +121,14 @@ TEST(CtfWriter, RefusesADirectoryWithFilesInIt) {
     ASSERT_FALSE(w.ok());
     EXPECT_EQ(w.error().err, EEXIST);
 }
+
+TEST(CtfWriter, EventNameIsTheWholeLocation) {
+    const std::string dir = writeCtf({exporttest::spaced()}, "/ctf-spaced", {});
+    int status = -1;
+    const std::string out = babeltrace(dir, &status);
+    ASSERT_EQ(status, 0) << out;
+    const auto lines = eventLines(out);
+    ASSERT_EQ(lines.size(), 1u) << out;
+    EXPECT_THAT(lines[0], HasSubstr(std::string(exporttest::kSpacedName) + ":")) << out;
+    EXPECT_THAT(lines[0], HasSubstr("k = 3")) << out;
+}

@@ -231,3 +231,15 @@ TEST(PerfettoWriter, APtraceSyscallIsASlice) {
     // call (a string), retval, latency_ns
     EXPECT_EQ(values, (std::vector<std::string>{"", "169", "100"}));
 }
+
+TEST(PerfettoWriter, EventNameIsTheWholeLocation) {
+    const Node t = decode(writeTrace({exporttest::spaced()}, "/spaced.pftrace"));
+    std::vector<std::string> names;
+    for (const Node* p : t.all("packet"))
+        if (const Node* in = p->get("interned_data"))
+            for (const Node* n : in->all("event_names"))
+                names.push_back(n->str("name"));
+    // protoc's text format escapes the quotes
+    EXPECT_EQ(names,
+              std::vector<std::string>{"\"uprobe:\\'/opt/my app/cv\\':\\'A::get(int) const\\'\""});
+}

@@ -88,6 +88,16 @@ TEST(PrinterEvent, KprobeWithFetchArgs) {
               "\"args\":{\"dfd\":-100,\"path\":\"/etc/hostname\"}}");
 }
 
+// With fetch arguments the line names the probe by its whole location: a quoted path or
+// symbol keeps its spaces (was cut at the first: "'A::get(int)", the non-const overload).
+TEST(PrinterEvent, FetchArgsAfterALocationWithSpaces) {
+    Event e = base("uprobe:'/opt/my app/cv':'A::get(int) const' k=$arg2:s32");
+    e.values.push_back(fetched("k", FetchType::S32, 3));
+    EXPECT_EQ(text(e),
+              "    0.250000 [001] worker               301 "
+              "uprobe:'/opt/my app/cv':'A::get(int) const'  k=3");
+}
+
 // The text columns are built without runtime format strings: the same widths as
 // printEventHeader's, a comm padded by display width, an event before t0 negative.
 TEST(PrinterEvent, TextColumnsKeepTheirWidths) {

@@ -334,3 +334,29 @@ TEST(ProbeSpec, TracepointFetchArguments) {
     auto again = goodSpec(s.str());
     EXPECT_EQ(again.str(), s.str());
 }
+
+// specLocation: the location the parser reads, quote-aware, for the names of text lines and
+// exported events; parsing it alone gives the same location as parsing the whole spec.
+TEST(ProbeSpec, LocationEndsAtTheFirstSpaceOutsideQuotes) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"kprobe:do_sys_openat2 dfd=$arg1:s32", "kprobe:do_sys_openat2"},
+        {"uprobe:./cv:'A::get(int) const' k=$arg2:s32", "uprobe:./cv:'A::get(int) const'"},
+        {"uprobe:\"/opt/my app/cv\":main if $pid == 1", "uprobe:\"/opt/my app/cv\":main"},
+        {"uprobe:'/a b':\"ns::f(char const&)\"+0x4\tx=%di:u64",
+         "uprobe:'/a b':\"ns::f(char const&)\"+0x4"},
+        // a quote inside a bare PATH is a character of it, not the start of a field
+        {"uprobe:/tmp/it's/x:main k=$arg1", "uprobe:/tmp/it's/x:main"},
+        {"usdt:'/opt/my app/x':prov:tick", "usdt:'/opt/my app/x':prov:tick"},
+        {"syscall:openat", "syscall:openat"},
+    };
+    for (const auto& [text, location] : cases) {
+        EXPECT_EQ(specLocation(text), location) << text;
+        auto whole = parseProbeSpec(text);
+        auto alone = parseProbeSpec(specLocation(text));
+        ASSERT_TRUE(whole.ok()) << text << ": " << whole.error().message;
+        ASSERT_TRUE(alone.ok()) << text << ": " << alone.error().message;
+        EXPECT_EQ(alone->locationStr(), whole->locationStr()) << text;
+    }
+    EXPECT_EQ(specLocation(""), "");
+    EXPECT_EQ(specLocation("uprobe:'/unterminated x"), "uprobe:'/unterminated x");
+}

@@ -68,6 +68,22 @@ inline probectl::Event fetched(std::uint32_t tgid, std::uint32_t tid, std::uint6
     return ev;
 }
 
+// A probe whose location holds spaces (a const method in a quoted path with a space),
+// with a fetch argument after it: its event name is the whole location.
+inline constexpr std::string_view kSpacedSpec =
+    "uprobe:'/opt/my app/cv':'A::get(int) const' k=$arg2:s32";
+inline constexpr std::string_view kSpacedName = "uprobe:'/opt/my app/cv':'A::get(int) const'";
+
+inline probectl::Event spaced() {
+    probectl::Event ev = entry(100, 100, 1'000'000'100, kSpacedSpec);
+    probectl::FetchedValue k;
+    k.name = "k";
+    k.type = probectl::FetchType::S32;
+    k.raw = 3;
+    ev.values.push_back(k);
+    return ev;
+}
+
 // The run the tests write: 100 tgid with threads 100 and 101, 200 with thread 200.
 inline std::vector<probectl::Event> sampleRun() {
     return {

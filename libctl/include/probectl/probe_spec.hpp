@@ -115,6 +115,12 @@ struct ProbeSpec {
 // Parses one spec. Never touches the system (resolution is KernelSymbols' job).
 Result<ProbeSpec, SpecError> parseProbeSpec(std::string_view text);
 
+// The location at the start of spec text, as parseProbeSpec reads it: up to the first space
+// or tab outside a quoted field, so "uprobe:/x:'A::get(int) const' k=$arg2:s32" gives
+// "uprobe:/x:'A::get(int) const'" (what names the probe in text lines and exported events).
+// Allocation-free; the text need not be a valid spec (then: up to its first such space).
+std::string_view specLocation(std::string_view text);
+
 // Whether the location is a shell glob (* ? [...]) over names: kprobe:, kretprobe:,
 // syscall:, uprobe:PATH:, uretprobe:PATH: and a tracepoint's EVENT. It names many probes;
 // expandSpec (expand.hpp) turns it into one spec per name.

@@ -1,5 +1,6 @@
 #include "export/export_fields.hpp"
 
+#include "probectl/probe_spec.hpp"
 #include "probectl/strace_format.hpp"
 #include "probectl/syscall_probe.hpp"
 
@@ -10,7 +11,7 @@ std::string_view eventName(const Event& ev, std::string& scratch) {
         scratch = "probe#" + std::to_string(ev.probe_id);
         return scratch;
     }
-    return ev.spec.substr(0, ev.spec.find(' '));
+    return specLocation(ev.spec);
 }
 
 std::string_view eventKind(const Event& ev) {

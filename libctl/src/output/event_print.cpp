@@ -9,6 +9,7 @@
 #include "output/append_text.hpp"
 #include "probectl/event_json.hpp"
 #include "probectl/event_print.hpp"
+#include "probectl/probe_spec.hpp"
 #include "probectl/syscall_probe.hpp"
 
 namespace probectl {
@@ -286,9 +287,7 @@ void printEvent(Printer& p, const Event& ev, const EventFormat& f) {
         // With fetch arguments the spec's location names the probe in text and the values
         // replace the raw registers.
         std::string& line = textLine();
-        appendTextColumns(line, ev, f,
-                          values.empty() ? std::string_view(ev.spec)
-                                         : std::string_view(ev.spec).substr(0, ev.spec.find(' ')));
+        appendTextColumns(line, ev, f, values.empty() ? ev.spec : specLocation(ev.spec));
         p.text(line);
     }
     if (ev.syscall && !values.empty()) {

@@ -27,6 +27,7 @@
 #include "probectl/held_command.hpp"
 #include "probectl/predicate.hpp"
 #include "probectl/probe_spec.hpp"
+#include "probectl/proc_maps.hpp"
 #include "probectl/ptrace_session.hpp"
 #include "probectl/result.hpp"
 #include "probectl/syscall_probe.hpp"
@@ -225,6 +226,19 @@ class Engine {
     void dropUnwound(Thread& t, std::uint64_t floor);
 
     // placement.cpp: probes -> addresses in a space
+    // Where each site of each probe is in `maps`: an int3 (semaphore=false) or a USDT
+    // semaphore to raise.
+    struct Placement {
+        std::uint32_t probe_id = 0;
+        std::size_t site = 0;  // index in the probe's sites
+        std::uint64_t addr = 0;
+        bool semaphore = false;
+    };
+    std::vector<Placement> placements(const ProcMaps& maps) const;
+    // Drops what the space's memory no longer holds: int3s gone with their mapping, and
+    // placements (int3 entries, semaphore raises) no longer in `wanted`, without writing
+    // anything back.
+    void forgetUnmapped(Space& s, const std::vector<Placement>& wanted);
     void placeAll(Space& s);
     Result<void> insert(Space& s, std::uint64_t addr, std::uint32_t probe_id);
     void removeUnneeded(Space& s);

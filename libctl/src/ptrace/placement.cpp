@@ -5,6 +5,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "core/x86.hpp"
@@ -139,42 +140,93 @@ Result<void> Engine::insert(Space& s, std::uint64_t addr, std::uint32_t probe_id
     return {};
 }
 
+std::vector<Engine::Placement> Engine::placements(const ProcMaps& maps) const {
+    std::vector<Placement> out;
+    for (const auto& p : probes_) {
+        for (std::size_t i = 0; i < p->sites.size(); i++) {
+            const Site& site = p->sites[i];
+            for (const auto& m : maps.mappings()) {
+                if (!sameFile(m, site))
+                    continue;
+                if (m.executable() && m.holdsFileOffset(site.file_offset))
+                    out.push_back({p->info.id, i, m.address(site.file_offset), false});
+                // The semaphore lives in the writable data mapping of the same file.
+                if (site.semaphore_offset && m.writable() &&
+                    m.holdsFileOffset(site.semaphore_offset))
+                    out.push_back({p->info.id, i, m.address(site.semaphore_offset), true});
+            }
+        }
+    }
+    return out;
+}
+
+void Engine::forgetUnmapped(Space& s, const std::vector<Placement>& wanted) {
+    // An int3 no longer in memory went with its mapping (dlclose, munmap), maybe replaced
+    // since (the library loaded again, even at the same address): the byte saved from the
+    // old mapping is not the new one's to restore, and the new mapping gets its own.
+    std::set<std::uint64_t> gone;
+    for (auto it = s.bps.begin(); it != s.bps.end();) {
+        std::uint8_t b = 0;
+        if (s.mem.read(it->first, &b, 1) && b == kInt3) {
+            ++it;
+            continue;
+        }
+        gone.insert(it->first);
+        it = s.bps.erase(it);
+    }
+    // A placement whose file is no longer mapped there: its entry (or semaphore raise) goes,
+    // and the byte is not written back (what is at that address now is not that file).
+    std::set<std::pair<std::uint32_t, std::uint64_t>> still;
+    for (const Placement& w : wanted)
+        still.insert({w.probe_id, w.addr});
+    for (auto it = s.placed.begin(); it != s.placed.end();) {
+        const auto [id, addr] = *it;
+        if (!gone.count(addr) && still.count(*it)) {
+            ++it;
+            continue;
+        }
+        if (auto bp = s.bps.find(addr); bp != s.bps.end()) {
+            auto& e = bp->second.entries;
+            if (auto at = std::find(e.begin(), e.end(), id); at != e.end())
+                e.erase(at);
+            if (!bp->second.needed())
+                s.bps.erase(bp);
+        } else if (auto sem = s.semaphores.find(addr); sem != s.semaphores.end()) {
+            if (--sem->second == 0)
+                s.semaphores.erase(sem);
+        }
+        s.site_at.erase(*it);
+        it = s.placed.erase(it);
+    }
+}
+
 void Engine::placeAll(Space& s) {
     if (!s.mem.valid())
         return;
     auto maps = ProcMaps::read(s.id);
     if (!maps)
         return;
-    for (const auto& p : probes_) {
-        for (std::size_t i = 0; i < p->sites.size(); i++) {
-            const Site& site = p->sites[i];
-            for (const auto& m : maps->mappings()) {
-                if (!sameFile(m, site))
-                    continue;
-                if (m.executable() && m.holdsFileOffset(site.file_offset)) {
-                    const std::uint64_t addr = m.address(site.file_offset);
-                    if (!s.placed.count({p->info.id, addr}) && insert(s, addr, p->info.id)) {
-                        s.placed.insert({p->info.id, addr});
-                        if (!site.fetch.empty())
-                            s.site_at[{p->info.id, addr}] = i;
-                    }
-                }
-                // The semaphore lives in the writable data mapping of the same file.
-                if (site.semaphore_offset && m.writable() &&
-                    m.holdsFileOffset(site.semaphore_offset)) {
-                    const std::uint64_t addr = m.address(site.semaphore_offset);
-                    if (s.placed.count({p->info.id, addr}))
-                        continue;
-                    std::uint16_t v = 0;
-                    if (!s.mem.read(addr, &v, sizeof(v)))
-                        continue;
-                    ++v;
-                    if (s.mem.write(addr, &v, sizeof(v))) {
-                        s.semaphores[addr]++;
-                        s.placed.insert({p->info.id, addr});
-                    }
-                }
+    const std::vector<Placement> wanted = placements(*maps);
+    forgetUnmapped(s, wanted);
+    for (const Placement& w : wanted) {
+        const std::pair<std::uint32_t, std::uint64_t> key{w.probe_id, w.addr};
+        if (s.placed.count(key))
+            continue;
+        if (!w.semaphore) {
+            if (insert(s, w.addr, w.probe_id)) {
+                s.placed.insert(key);
+                if (!probe(w.probe_id)->sites[w.site].fetch.empty())
+                    s.site_at[key] = w.site;
             }
+            continue;
+        }
+        std::uint16_t v = 0;
+        if (!s.mem.read(w.addr, &v, sizeof(v)))
+            continue;
+        ++v;
+        if (s.mem.write(w.addr, &v, sizeof(v))) {
+            s.semaphores[w.addr]++;
+            s.placed.insert(key);
         }
     }
 }
@@ -203,6 +255,10 @@ void Engine::adjustSemaphores(Space& s, int delta) {
 
 void Engine::restoreAll(Space& s) {
     if (s.mem.valid()) {
+        // Only where our bytes still are: a mapping replaced since the last look (munmap
+        // then mmap, no dynamic linker event) is the program's, not ours to write.
+        if (auto maps = ProcMaps::read(s.id))
+            forgetUnmapped(s, placements(*maps));
         for (const auto& [addr, bp] : s.bps)
             (void)s.mem.write(addr, &bp.orig, 1);
         adjustSemaphores(s, -1);

@@ -546,6 +546,30 @@ Result<ProbeSpec, SpecError> parseProbeSpec(std::string_view text) {
     return Parser(text).run();
 }
 
+std::string_view specLocation(std::string_view text) {
+    // The grammar's fields are separated by ':'; one that starts with a quote runs to the
+    // matching quote whatever it holds (spaces, ':'), and a quote elsewhere (in a bare PATH)
+    // is an ordinary character. The location ends at the first space outside a field's quote.
+    std::size_t i = 0;
+    bool field_start = true;
+    while (i < text.size()) {
+        const char c = text[i];
+        if (field_start && (c == '\'' || c == '"')) {
+            const std::size_t close = text.find(c, i + 1);
+            if (close == std::string_view::npos)
+                return text;
+            i = close + 1;
+            field_start = false;
+            continue;
+        }
+        if (c == ' ' || c == '\t')
+            break;
+        field_start = c == ':';
+        ++i;
+    }
+    return text.substr(0, i);
+}
+
 bool hasGlob(const ProbeSpec& spec) {
     if (spec.kind == SpecKind::Usdt || spec.has_addr)
         return false;

@@ -142,12 +142,15 @@ pid_t forkSleep(const char* seconds) {
     return pid;
 }
 
-// Polls until `pid` has a descendant (bounded: the command forks it at once).
-std::vector<pid_t> waitDescendants(pid_t pid) {
-    for (int i = 0; i < 5000; ++i) {
-        if (auto d = descendantsOf(pid); !d.empty())
+// Runs the session until the command has a descendant (bounded: it forks one at once). The
+// session is polled meanwhile, so a command stopped for its tracer goes on; 30 s, since a
+// loaded machine took more than the 5 s this waited before.
+std::vector<pid_t> waitDescendants(PtraceSession& s) {
+    for (int i = 0; i < 30000; ++i) {
+        if (auto d = descendantsOf(s.commandPid()); !d.empty())
             return d;
-        usleep(1000);
+        if (!s.poll(1, [](const Event&) {}))
+            return {};
     }
     return {};
 }
@@ -162,7 +165,7 @@ TEST(HeldCommandOrphans, KillCommandSparesTheCallersOwnChildrenByDefault) {
         auto s = PtraceSession::open(runCommand({"sh", "-c", "sleep 3032 & wait"}));
         ASSERT_TRUE(s) << s.error().describe();
         ASSERT_TRUE(s->start());
-        const auto under = waitDescendants(s->commandPid());
+        const auto under = waitDescendants(*s);
         ASSERT_EQ(under.size(), 1u);
         EXPECT_EQ(prctlSubreaper(), 0);
         EXPECT_TRUE(s->commandLeftRunning());

@@ -390,6 +390,41 @@ TEST(CliPtrace, UsdtArgumentsInLinesCountsAndPredicates) {
         << err.str();
 }
 
+// The COUNT of a count table's row for `probe` ("" when no row has it).
+std::string rowCount(const std::string& table, const std::string& probe) {
+    std::istringstream in(table);
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with(probe + " ")) {
+            const auto last = line.find_last_of(' ');
+            return line.substr(last + 1);
+        }
+    return "";
+}
+
+// Overloads that differ in a pointer's const, fx::g(char*) called 3 times and
+// fx::g(const char*) 4 times: each signature counts its own function, and a glob's rows name
+// them as written, not mangled. Read as a glob, 'fx::g(char*)' attached both ("attached 2 of
+// 2", rows _ZN2fx1gEPKc 4 and _ZN2fx1gEPc 3), and 'fx::g(const char*)' matched nothing.
+TEST(CliPtrace, CxxSignaturesWithAPointerCountTheirOwnFunction) {
+    const std::string bin = FX_CXX_PATH;
+    const std::pair<std::string, std::string> cases[] = {
+        {"fx::g(char*)", "3"}, {"fx::g(const char*)", "4"}, {"fx::g(char const *)", "4"}};
+    for (const auto& [name, count] : cases) {
+        const std::string spec = "uprobe:" + bin + ":'" + name + "'";
+        auto r = aggr(runCount, {"--backend=ptrace", spec, "--", bin, "3"});
+        ASSERT_EQ(r.rc, 0) << name << "\n" << r.err;
+        EXPECT_EQ(r.err.find("attached 2"), std::string::npos) << name << "\n" << r.err;
+        EXPECT_EQ(r.err.find("_ZN"), std::string::npos) << name << "\n" << r.err;
+        EXPECT_EQ(rowCount(r.err, spec), count) << name << "\n" << r.err;
+    }
+    const std::string glob = "uprobe:" + bin + ":'fx::g*'";
+    auto g = aggr(runCount, {"--backend=ptrace", glob, "--", bin, "3"});
+    ASSERT_EQ(g.rc, 0) << g.err;
+    EXPECT_EQ(g.err.find("_ZN"), std::string::npos) << g.err;
+    EXPECT_EQ(rowCount(g.err, "uprobe:" + bin + ":'fx::g(char*)'"), "3") << g.err;
+    EXPECT_EQ(rowCount(g.err, "uprobe:" + bin + ":'fx::g(char const*)'"), "4") << g.err;
+}
+
 TEST(CliPtrace, UstackDwarfNestedInlinedAndTailCallFrames) {
     auto nested = trace({"--backend=ptrace", "uprobe:" FX_INLINE_NESTED_PATH ":leaf",
                          "--ustack=dwarf", "--", FX_INLINE_NESTED_PATH, "1"});

@@ -234,6 +234,16 @@ TEST(AddOptions, AGlobIsRefusedWithTheCommandThatListsItsMatches) {
     }
 }
 
+// A C++ signature with a pointer that names a function of the file is one probe, no glob.
+TEST(AddOptions, ACxxSignatureWithAPointerIsOneProbe) {
+    const std::string spec = std::string("uprobe:") + FX_CXX_PATH + ":'fx::g(const char*)'";
+    auto o = parseAddOptions({spec, "--persist"});
+    ASSERT_TRUE(o) << o.error().message;
+    auto g = parseAddOptions({std::string("uprobe:") + FX_CXX_PATH + ":'fx::g(*)'"});
+    ASSERT_FALSE(g);
+    EXPECT_THAT(g.error().message, HasSubstr("add takes one probe, not a glob"));
+}
+
 TEST(RemoveOptions, IdsOrAll) {
     auto o = parseRemoveOptions({"3", "5"});
     ASSERT_TRUE(o);

@@ -175,6 +175,45 @@ TEST(ElfResolver, CxxNamesMangledAndDemangled) {
     EXPECT_TRUE(elf.functionsNamed("twice").empty()) << "no match on a partial name";
 }
 
+// One spelling of a C++ name: blanks only between two words, cv-qualifiers after the type
+// they qualify, as the demangler writes them.
+TEST(ElfResolver, NormalizeCxxName) {
+    EXPECT_EQ(normalizeCxxName("ns::g(const char *)"), "ns::g(char const*)");
+    EXPECT_EQ(normalizeCxxName("ns::g(char const*)"), "ns::g(char const*)");
+    EXPECT_EQ(normalizeCxxName("f(const char* const, int &)"), "f(char const*const,int&)");
+    EXPECT_EQ(normalizeCxxName("f(const std::vector<const char*> &)"),
+              "f(std::vector<char const*>const&)");
+    EXPECT_EQ(normalizeCxxName("f(std::vector<char const*, std::allocator<char const*> > const&)"),
+              "f(std::vector<char const*,std::allocator<char const*>>const&)");
+    EXPECT_EQ(normalizeCxxName("f(const unsigned long *)"), "f(unsigned long const*)");
+    EXPECT_EQ(normalizeCxxName("A::get(int) const"), "A::get(int)const");
+    EXPECT_EQ(normalizeCxxName("(anonymous namespace)::f(int)"), "(anonymous namespace)::f(int)");
+    EXPECT_EQ(normalizeCxxName("main"), "main");
+    EXPECT_EQ(cxxNameKey("ns::g(char const*)"), "ns::g");
+    EXPECT_EQ(cxxNameKey("char const*sum<char const*>(char const*)"), "sum");
+    EXPECT_EQ(cxxNameKey("(anonymous namespace)::f(int)"), "");
+}
+
+// Overloads that differ in a pointer's const: each signature names its own function, in the
+// demangler's spelling ("fx::g(char const*)") and as people write it ("fx::g(const char *)").
+// "fx::g(const char*)" found nothing.
+TEST(ElfResolver, CxxPointerOverloadsBySignature) {
+    auto elf = openOk(FX_CXX_PATH);
+    const ElfSymbol* m = one(elf, "fx::g(char*)");
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->name, "_ZN2fx1gEPc");
+    const ElfSymbol* c = one(elf, "fx::g(char const*)");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->name, "_ZN2fx1gEPKc");
+    for (const char* written :
+         {"fx::g(const char*)", "fx::g(const char *)", "fx::g( const  char* )",
+          "fx::g(char const *)", "fx :: g(const char*)"})
+        EXPECT_EQ(one(elf, written), c) << written;
+    EXPECT_EQ(one(elf, "fx::g(char *)"), m);
+    EXPECT_EQ(elf.functionsNamed("fx::g").size(), 2u) << "two overloads";
+    EXPECT_EQ(one(elf, "sum<long>(long,long)"), one(elf, "sum<long>")) << "blanks after ','";
+}
+
 // A function template's demangled name carries its return type ("int sum<int>(int, int)"):
 // it is found, as a plain function is, by its name with or without the parameters. Neither
 // "sum<int>" nor a glob found it.

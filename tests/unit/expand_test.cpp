@@ -396,17 +396,74 @@ TEST(Expand, UserGlobMatchesCxxTemplateFunctions) {
     EXPECT_EQ(names("'fx::Counter::*'"), (std::set<std::string>{"fx::Counter::add(long) const"}));
 }
 
-// A readable name with * ? or [ (a pointer parameter, operator[]) would be expanded as a glob
-// again, and refused: such a function keeps its symbol as its name.
-TEST(Expand, UserGlobKeepsTheSymbolOfANameThatReadsAsAGlob) {
+// A C++ function whose readable name has a '*' (a pointer parameter) is named by it too, not
+// by its mangled symbol (a table's row read "_ZN2fx5firstEPKc"): that name is the function,
+// no glob.
+TEST(Expand, UserGlobNamesPointerParametersReadably) {
     SpecExpander x(0, nullptr);
     const std::string path = FX_CXX_PATH;
     auto e = x.expand(*parseProbeSpec("uprobe:" + path + ":'fx::fi*'"));
     ASSERT_TRUE(e.ok()) << e.error().describe();
     ASSERT_EQ(e->specs.size(), 1u);
-    EXPECT_EQ(e->specs[0].symbol, "_ZN2fx5firstEPKc");
-    EXPECT_EQ(e->specs[0].text, "uprobe:" + path + ":_ZN2fx5firstEPKc");
-    EXPECT_FALSE(hasGlob(e->specs[0]));
+    EXPECT_EQ(e->specs[0].symbol, "fx::first(char const*)");
+    EXPECT_EQ(e->specs[0].text, "uprobe:" + path + ":'fx::first(char const*)'");
+    auto again = x.expand(e->specs[0]);
+    ASSERT_TRUE(again.ok()) << again.error().describe();
+    EXPECT_TRUE(again->exact);
+    ASSERT_EQ(again->specs.size(), 1u);
+    EXPECT_EQ(again->specs[0].text, e->specs[0].text);
+
+    auto g = x.expand(*parseProbeSpec("uprobe:" + path + ":'fx::g*'"));
+    ASSERT_TRUE(g.ok()) << g.error().describe();
+    std::set<std::string> names;
+    for (const auto& s : g->specs)
+        names.insert(s.symbol);
+    EXPECT_EQ(names, (std::set<std::string>{"fx::g(char*)", "fx::g(char const*)"}));
+}
+
+// A name that names a function exactly is that function, though it has a '*': read as a
+// glob, "fx::g(char*)" probed g(char const*) too, and "fx::g(const char*)", as people write
+// it, matched nothing. Without an exact match it is still a glob.
+TEST(Expand, UserCxxSignatureWithAPointerIsOneFunction) {
+    SpecExpander x(0, nullptr);
+    const std::string path = FX_CXX_PATH;
+    auto elf = ElfResolver::open(path);
+    ASSERT_TRUE(elf.ok());
+    const std::pair<const char*, const char*> cases[] = {
+        {"fx::g(char*)", "_ZN2fx1gEPc"},
+        {"fx::g(char *)", "_ZN2fx1gEPc"},
+        {"fx::g(const char*)", "_ZN2fx1gEPKc"},
+        {"fx::g(char const*)", "_ZN2fx1gEPKc"},
+    };
+    for (const auto& [name, symbol] : cases) {
+        const std::string text = "uprobe:" + path + ":'" + name + "'";
+        auto e = x.expand(*parseProbeSpec(text));
+        ASSERT_TRUE(e.ok()) << name << ": " << e.error().describe();
+        EXPECT_TRUE(e->exact) << name;
+        ASSERT_EQ(e->specs.size(), 1u) << name;
+        EXPECT_EQ(e->specs[0].text, text) << "the spec as written";
+        auto t = resolveUserSpec(e->specs[0]);
+        ASSERT_TRUE(t.ok()) << name << ": " << t.error().message;
+        const auto want = elf->functionsNamed(symbol);
+        ASSERT_EQ(want.size(), 1u);
+        EXPECT_EQ(t->vaddr, want[0]->value) << name;
+    }
+    auto glob = x.expand(*parseProbeSpec("uprobe:" + path + ":'fx::g(*)'"));
+    ASSERT_TRUE(glob.ok()) << glob.error().describe();
+    EXPECT_FALSE(glob->exact);
+    EXPECT_EQ(glob->specs.size(), 2u);
+    // +OFFSET: on the function it names; a glob still takes none.
+    auto off_spec = parseProbeSpec("uprobe:" + path + ":'fx::g(char*)'+1");
+    ASSERT_TRUE(off_spec.ok()) << off_spec.error().message;
+    auto off = x.expand(*off_spec);
+    ASSERT_TRUE(off.ok()) << off.error().describe();
+    EXPECT_TRUE(off->exact);
+    auto bad_spec = parseProbeSpec("uprobe:" + path + ":'fx::g(*)'+1");
+    ASSERT_TRUE(bad_spec.ok()) << bad_spec.error().message;
+    auto bad = x.expand(*bad_spec);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("a glob takes no +OFFSET"), std::string::npos)
+        << bad.error().message;
 }
 
 // The readable name of an expanded C++ function resolves to the function the glob matched:
@@ -431,7 +488,7 @@ TEST(Expand, UserGlobNamesResolveToTheSymbolTheyName) {
         ASSERT_TRUE(mangled.ok()) << fns[0]->name;
         EXPECT_EQ(readable->file_offset, mangled->file_offset) << s.text;
     }
-    EXPECT_EQ(cxx, 10u);  // 11 C++ functions, one of them under two names (D1, D2)
+    EXPECT_EQ(cxx, 12u);  // 13 C++ functions, one of them under two names (D1, D2)
 }
 
 // Names of one address are one function: a glob probed each (memcpy and __memcpy, a local

@@ -14,6 +14,7 @@
 #include "kernel/resolve_by_name.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/session.hpp"
+#include "readelf_util.hpp"
 #include "session/resolve_spec.hpp"
 #include "uapi/probectl.h"
 
@@ -77,6 +78,39 @@ ResolveContext ptraceContext() {
     ctx.backend = ResolveBackend::Ptrace;
     ctx.symbols = [] { return static_cast<const KernelSymbols*>(nullptr); };
     return ctx;
+}
+
+// The file offset readelf gives fx_cxx's function `symbol`.
+std::uint64_t cxxFixtureOffset(const std::string& symbol) {
+    for (const auto& s : test::readelfSymbols(FX_CXX_PATH))
+        if (s.name == symbol)
+            return test::expectedOffset(test::readelfLoads(FX_CXX_PATH), s.value).value();
+    ADD_FAILURE() << symbol << " not in " << FX_CXX_PATH;
+    return 0;
+}
+
+// A C++ signature with a pointer names the function it spells, on both backends: it was
+// refused as a glob ("expand it first").
+TEST(ResolveRequest, CxxSignatureWithAPointerIsTheFunctionItNames) {
+    const std::string p = FX_CXX_PATH;
+    const std::uint64_t m = cxxFixtureOffset("_ZN2fx1gEPc");
+    const std::uint64_t c = cxxFixtureOffset("_ZN2fx1gEPKc");
+    const std::pair<std::string, std::uint64_t> cases[] = {
+        {"fx::g(char*)", m}, {"fx::g(char *)", m}, {"fx::g(const char*)", c}};
+    for (const auto& [name, off] : cases) {
+        const ProbeSpec s = spec("uprobe:" + p + ":'" + name + "'");
+        auto k = Session::resolveRequest(s);
+        ASSERT_TRUE(k) << name << ": " << k.error().message;
+        EXPECT_EQ(k->file_offset, off) << name;
+        auto t = resolveSpec(s, ptraceContext());
+        ASSERT_TRUE(t) << name << ": " << t.error().message;
+        ASSERT_EQ(t->size(), 1u) << name;
+        EXPECT_EQ(t->front().res.request.file_offset, off) << name;
+    }
+    // No function of that name: a glob, which a single probe's resolution refuses.
+    auto g = Session::resolveRequest(spec("uprobe:" + p + ":'fx::g(c*)'"));
+    ASSERT_FALSE(g);
+    EXPECT_THAT(g.error().message, HasSubstr("a glob names many probes"));
 }
 
 TEST(ResolvePtrace, ReachesOnlyUserSpaceAndSyscalls) {

@@ -229,6 +229,22 @@ TEST(UserTarget, CxxByMangledAndDemangledName) {
               "fx::Counter::add(long) const");
 }
 
+// A '*' of a C++ signature is a pointer when the file has a function of that name: the spec
+// was refused as a glob ("expand it first").
+TEST(UserTarget, CxxSignatureWithAPointerIsNoGlob) {
+    const std::string p = FX_CXX_PATH;
+    auto [mv, moff] = readelfFunction(p, "_ZN2fx1gEPc");
+    auto [cv, coff] = readelfFunction(p, "_ZN2fx1gEPKc");
+    const auto m = goodTarget("uprobe:" + p + ":'fx::g(char*)'");
+    EXPECT_EQ(m.file_offset, moff);
+    EXPECT_EQ(m.symbol, "fx::g(char*)");
+    for (const char* written : {"fx::g(const char*)", "fx::g(char const*)"}) {
+        const auto c = goodTarget("uprobe:" + p + ":'" + written + "'");
+        EXPECT_EQ(c.file_offset, coff) << written;
+        EXPECT_EQ(c.symbol, "fx::g(char const*)") << written;
+    }
+}
+
 // uprobe:BIN:'sum<int>' finds the function template "int sum<int>(int, int)": its demangled
 // name carries the return type, and the lookup never matched it.
 TEST(UserTarget, CxxTemplateFunctionByName) {

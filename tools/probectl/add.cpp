@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "probectl/client.hpp"
+#include "probectl/expand.hpp"
 #include "probectl/session.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
@@ -47,7 +48,15 @@ Parsed<AddOptions> parseAddOptions(const std::vector<std::string>& args) {
             "counts hits and delivers no records, so values have nowhere to go; use probectl "
             "trace, count or hist for them, and add '{}' to count hits",
             o->spec.text, o->spec.locationStr())};
-    if (hasGlob(o->spec)) {
+    // A uprobe's C++ signature with a pointer ("ns::g(char*)") names one function when the
+    // file has a function of that name (SpecExpander reads the file to tell).
+    auto exact = [&] {
+        if (!isUserSpace(o->spec.kind))
+            return false;
+        auto x = SpecExpander().expand(o->spec);
+        return x.ok() && x->exact;
+    };
+    if (hasGlob(o->spec) && !exact()) {
         const SpecKind k = o->spec.kind;
         std::string list;
         if (k == SpecKind::Kprobe || k == SpecKind::Kretprobe)

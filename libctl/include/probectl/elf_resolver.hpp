@@ -182,5 +182,16 @@ std::string withoutParameters(std::string_view demangled);
 // "int sum<int>(int, int)" -> "sum<int>(int, int)"; other names are returned unchanged.
 std::string withoutReturnType(std::string_view demangled);
 
+// A C++ name in one spelling, so that names written differently compare equal: blanks only
+// between two words, and a type's leading cv-qualifiers after it, as the demangler writes
+// them ("ns::f(const char *, std::vector<int> &)" -> "ns::f(char const*,std::vector<int>&)").
+std::string normalizeCxxName(std::string_view name);
+// Whether a demangled name, or a form of it functionsNamed accepts (without a template's
+// return type; without the parameters unless `has_params`), is `want` (normalizeCxxName's).
+bool cxxNameMatches(std::string_view demangled, std::string_view want, bool has_params);
+// The scoped identifier every name cxxNameMatches accepts contains, from a normalized name:
+// "ns::f" of "ns::f(char const*)", "sum" of "char const*sum<char const*>" ("" when none).
+std::string_view cxxNameKey(std::string_view normalized);
+
 }  // namespace probectl
 #pragma GCC visibility pop

@@ -46,6 +46,9 @@ struct SkippedName {
 struct Expansion {
     std::vector<ProbeSpec> specs;      // one per name to probe, in name order
     std::vector<SkippedName> skipped;  // matched but not to probe
+    // The spec's name has glob characters but names a function exactly (a C++ signature
+    // with a pointer, "ns::g(char*)"): it is that one function, `specs` the spec itself.
+    bool exact = false;
     std::size_t matched() const { return specs.size() + skipped.size(); }
 };
 

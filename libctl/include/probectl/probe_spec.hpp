@@ -123,7 +123,9 @@ std::string_view specLocation(std::string_view text);
 
 // Whether the location is a shell glob (* ? [...]) over names: kprobe:, kretprobe:,
 // syscall:, uprobe:PATH:, uretprobe:PATH: and a tracepoint's EVENT. It names many probes;
-// expandSpec (expand.hpp) turns it into one spec per name.
+// expandSpec (expand.hpp) turns it into one spec per name. A uprobe:/uretprobe: name that
+// names a function of the file exactly is that function, not a glob ("ns::g(char*)"): only
+// SpecExpander and resolveSpec, which read the file, can tell.
 bool hasGlob(const ProbeSpec& spec);
 
 // Whether the spec's probe fires at a return, where $retval exists: kretprobe, uretprobe,

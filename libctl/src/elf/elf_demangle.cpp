@@ -2,9 +2,11 @@
 // the short form users type without a parameter list.
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <memory>
+#include <vector>
 
 #include "probectl/elf_resolver.hpp"
 #include "probectl/glob.hpp"
@@ -107,6 +109,104 @@ std::string withoutReturnType(std::string_view d) {
             start = i + 1;
     }
     return name.substr(start) + std::string(rest) + std::string(tail);
+}
+
+namespace {
+
+bool isWordChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
+
+bool isCv(std::string_view t) {
+    return t == "const" || t == "volatile";
+}
+
+// Tokens of a C++ name: words (identifiers, numbers), "::", and single punctuation.
+std::vector<std::string_view> cxxTokens(std::string_view s) {
+    std::vector<std::string_view> out;
+    for (std::size_t i = 0; i < s.size();) {
+        if (std::isspace(static_cast<unsigned char>(s[i]))) {
+            ++i;
+        } else if (isWordChar(s[i])) {
+            std::size_t j = i;
+            while (j < s.size() && isWordChar(s[j]))
+                ++j;
+            out.push_back(s.substr(i, j - i));
+            i = j;
+        } else if (s.substr(i).starts_with("::")) {
+            out.push_back(s.substr(i, 2));
+            i += 2;
+        } else {
+            out.push_back(s.substr(i, 1));
+            ++i;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string normalizeCxxName(std::string_view name) {
+    std::vector<std::string_view> t = cxxTokens(name);
+    // "const T" -> "T const" where a type starts (the name's start, after '(' ',' '<'): the
+    // demangler writes every cv-qualifier after what it qualifies ("char const*").
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (!(i == 0 || t[i - 1] == "(" || t[i - 1] == "," || t[i - 1] == "<") || !isCv(t[i]))
+            continue;
+        std::size_t j = i;
+        while (j < t.size() && isCv(t[j]))
+            ++j;
+        // The type's words, scopes and template arguments, up to its declarator (* & [ ( )
+        // or the end of the parameter).
+        std::size_t k = j;
+        while (k < t.size()) {
+            if (t[k] == "<") {
+                int depth = 0;
+                for (; k < t.size(); ++k) {
+                    if (t[k] == "<")
+                        ++depth;
+                    else if (t[k] == ">" && --depth == 0)
+                        break;
+                }
+                if (k < t.size())
+                    ++k;
+            } else if (t[k] == "::" || (isWordChar(t[k][0]) && !isCv(t[k]))) {
+                ++k;
+            } else {
+                break;
+            }
+        }
+        if (k == j)
+            continue;
+        std::rotate(t.begin() + i, t.begin() + j, t.begin() + k);
+    }
+    // One spelling of the blanks: one space between two words ("unsigned long",
+    // "char const"), none elsewhere ("char const*", "f(int,long)", "vector<pair<int,int>>").
+    std::string out;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (i > 0 && isWordChar(t[i - 1].back()) && isWordChar(t[i][0]))
+            out += ' ';
+        out += t[i];
+    }
+    return out;
+}
+
+bool cxxNameMatches(std::string_view demangled, std::string_view want, bool has_params) {
+    if (normalizeCxxName(demangled) == want)
+        return true;
+    const std::string plain = withoutReturnType(demangled);
+    if (normalizeCxxName(plain) == want)
+        return true;
+    return !has_params && (normalizeCxxName(withoutParameters(demangled)) == want ||
+                           normalizeCxxName(withoutParameters(plain)) == want);
+}
+
+std::string_view cxxNameKey(std::string_view normalized) {
+    const std::string_view head = normalized.substr(0, normalized.find_first_of("(<"));
+    std::size_t start = head.size();
+    while (start > 0 && (isWordChar(head[start - 1]) || head[start - 1] == ':'))
+        --start;
+    return head.substr(start);
 }
 
 bool ElfSymbol::matchesGlob(std::string_view glob) const {

@@ -70,18 +70,19 @@ std::vector<const ElfSymbol*> ElfResolver::functionsNamed(std::string_view name)
         want_version = name.substr(at + (want_hidden ? 1 : 2));
     }
     const bool has_params = base.find('(') != std::string_view::npos;
+    // C++ names compare in one spelling of blanks and cv-qualifiers: "f(const char *)" is the
+    // demangler's "f(char const*)".
+    const std::string want = normalizeCxxName(base);
+    const std::string_view key = cxxNameKey(want);
     std::vector<const ElfSymbol*> out;
     for (const auto& s : symbols_) {
         if (!s.isFunction())
             continue;
-        // Every C++ form below is a part of the demangled name: most symbols go no further.
+        // Every C++ form compared is spelled with the name's last scoped identifier before
+        // its parameters or template arguments: most symbols go no further.
         bool match = s.name == base || s.demangled == base;
-        if (!match && s.demangled != s.name && s.demangled.find(base) != std::string::npos) {
-            const std::string plain = withoutReturnType(s.demangled);
-            match = plain == base;
-            if (!match && !has_params)
-                match = withoutParameters(s.demangled) == base || withoutParameters(plain) == base;
-        }
+        if (!match && s.demangled != s.name && s.demangled.find(key) != std::string::npos)
+            match = cxxNameMatches(s.demangled, want, has_params);
         if (!match)
             continue;
         if (want_version.empty() ? s.hidden_version

@@ -23,6 +23,9 @@ struct Want {
     std::string_view name;
     const std::vector<std::string>& linkages;
     bool has_params = name.find('(') != std::string_view::npos;
+    // The name in normalizeCxxName's spelling, and the identifier every match contains.
+    std::string normalized = normalizeCxxName(name);
+    std::string_view key = cxxNameKey(normalized);
 };
 
 // Whether the subprogram `die`, called `qualified` with its scopes, is the wanted function.
@@ -43,13 +46,11 @@ bool named(Dwarf_Die* die, std::string_view qualified, const Want& w) {
         return false;
     // The forms ElfResolver::functionsNamed accepts of a demangled ELF name.
     const std::string d = demangle(linkage);
-    if (d.find(w.name) == std::string::npos)
-        return false;
     if (d == w.name)
         return true;
-    const std::string plain = withoutReturnType(d);
-    return plain == w.name || (!w.has_params && (withoutParameters(d) == w.name ||
-                                                 withoutParameters(plain) == w.name));
+    if (d.find(w.key) == std::string::npos)
+        return false;
+    return cxxNameMatches(d, w.normalized, w.has_params);
 }
 
 // The subprogram an inlined copy is of: its DW_AT_abstract_origin.

@@ -232,13 +232,12 @@ Result<Expansion> tracepoints(const ProbeSpec& spec, const Tracepoints& tps) {
 
 // A C++ function is named as a user writes it ("ns::f(int)", quoted in the spec text), not
 // by its mangled symbol, when that name means this function alone; else by the symbol. A
-// name with * ? [ (pointer parameters, operator[]) would be read as a glob again.
+// name with * ? [ (a pointer parameter, operator[]) is that function too: a name that
+// names a function exactly is no glob (userFunctions).
 std::string userSpecName(const ElfResolver& elf, const ElfSymbol& s) {
     if (s.demangled == s.name)
         return s.name;
     std::string readable = withoutReturnType(s.demangled);
-    if (readable.find_first_of("*?[") != std::string::npos)
-        return s.name;
     const auto named = elf.functionsNamed(readable);
     if (named.size() == 1 && named[0]->value == s.value)
         return readable;
@@ -257,6 +256,18 @@ Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
     auto elf = ElfResolver::open(file->path, eo);
     if (!elf)
         return makeError(elf.error().err, fmt::format("{}: {}", spec.text, elf.error().message));
+    // A C++ signature with a pointer ("ns::g(char*)") or operator[] names the function it
+    // spells: read as a glob, "ns::g(char*)" also matched "ns::g(char const*)".
+    if (!elf->functionsNamed(spec.symbol).empty()) {
+        Expansion x;
+        x.exact = true;
+        x.specs.push_back(spec);
+        return x;
+    }
+    if (spec.offset != 0)
+        return makeError(EINVAL, fmt::format("{}: a glob takes no +OFFSET, and no function of {} "
+                                             "is named '{}'",
+                                             spec.text, file->path, spec.symbol));
     std::vector<Candidate> cands;
     std::set<std::string_view> seen;
     for (const ElfSymbol& s : elf->symbols()) {
@@ -422,7 +433,7 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
         return std::move(x).error();
     AttachReport r;
     r.spec = spec.text.empty() ? spec.str() : spec.text;
-    r.glob = hasGlob(spec);
+    r.glob = hasGlob(spec) && !x->exact;
     r.matched = x->matched();
     r.skipped = std::move(x->skipped);
     if (!r.glob) {

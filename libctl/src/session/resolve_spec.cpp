@@ -234,6 +234,16 @@ std::optional<Error> ptraceRefusal(const ProbeSpec& spec) {
 
 Result<std::vector<ResolvedProbe>> resolveSpec(const ProbeSpec& spec, const ResolveContext& ctx) {
     if (hasGlob(spec)) {
+        // A name that names a function exactly is that function, glob characters or not: a
+        // C++ signature with a pointer ("ns::g(char*)") or operator[].
+        if (kindInfo(spec.kind).family == KindFamily::UserElf) {
+            if (ctx.backend == ResolveBackend::Ptrace)
+                if (auto e = ptraceRefusal(spec))
+                    return *e;
+            auto exact = userElf(spec, ctx);
+            if (exact || exact.error().err != ENOENT)
+                return exact;
+        }
         Error e = makeError(EINVAL, fmt::format("{}: a glob names many probes: expand it first "
                                                 "(SpecExpander, expand.hpp)",
                                                 spec.text));

@@ -485,7 +485,9 @@ class Parser : Scanner {
                 return fail(pos_, fmt::format("{}: probes the function's return; it takes no "
                                               "+OFFSET",
                                               toString(spec.kind)));
-            if (hasGlob(spec))
+            // A C++ signature's '*' is a pointer when the file has a function of that name
+            // (decided once the file is read: SpecExpander, resolveSpec).
+            if (hasGlob(spec) && spec.symbol.find('(') == std::string::npos)
                 return fail(pos_, "a glob takes no +OFFSET");
             ++pos_;
             if (atEnd())

@@ -276,7 +276,7 @@ def cxx(s):
     out += ['', '// The probe counters (ProbeInfo members), in PROBE_GET order.',
             'inline constexpr auto kProbeCounters = std::make_tuple(']
     out += [',\n'.join('    attr<NlType::U64>(%s, "%s", &ProbeInfo::%s)'
-                       % (s.attr_c(n), n.removeprefix('probe-'),
+                       % (s.attr_c(n), n.removeprefix('probe-').replace('-', '_'),
                           n.removeprefix('probe-').replace('-', '_'))
                        for n in s.counters()) + ');']
     out += ['', '}  // namespace probectl::detail']

@@ -81,6 +81,6 @@ inline constexpr auto kProbeCounters = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_PROBE_FILTERED, "filtered", &ProbeInfo::filtered),
     attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "rejected", &ProbeInfo::rejected),
     attr<NlType::U64>(PROBECTL_A_PROBE_UNRETURNED, "unreturned", &ProbeInfo::unreturned),
-    attr<NlType::U64>(PROBECTL_A_PROBE_DEPTH_SKIPPED, "depth-skipped", &ProbeInfo::depth_skipped));
+    attr<NlType::U64>(PROBECTL_A_PROBE_DEPTH_SKIPPED, "depth_skipped", &ProbeInfo::depth_skipped));
 
 }  // namespace probectl::detail

@@ -66,7 +66,7 @@ static long (*volatile pc_nest_ptr)(long) = pc_nest;
 /* n calls nested n deep; returns n */
 __attribute__((noipa)) long pc_nest(long n)
 {
-	return n <= 0 ? 0 : 1 + pc_nest_ptr(n - 1);
+	return n <= 1 ? n : 1 + pc_nest_ptr(n - 1);
 }
 
 static long calls(long n)

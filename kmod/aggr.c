@@ -859,7 +859,7 @@ static void probectl_aggr_merge(const struct probectl_aggr *a, u8 **vals, u32 id
 
 /* A probe's counters as one AGGR_GET reports them. */
 struct probectl_aggr_counts {
-	u64 hits, filtered, rejected;
+	u64 hits, filtered, rejected, depth_skipped;
 	u64 overflow, nested, faulted;
 };
 
@@ -879,6 +879,7 @@ static void probectl_aggr_count(const struct probectl_aggr *a,
 		n->hits = final->hits;
 		n->filtered = final->filtered;
 		n->rejected = final->rejected;
+		n->depth_skipped = final->depth_skipped;
 	}
 	for_each_possible_cpu(cpu) {
 		const struct probectl_aggr_pcpu *c = per_cpu_ptr(a->pcpu, cpu);
@@ -889,6 +890,7 @@ static void probectl_aggr_count(const struct probectl_aggr *a,
 			n->hits += READ_ONCE(pc->hits);
 			n->filtered += READ_ONCE(pc->filtered);
 			n->rejected += READ_ONCE(pc->rejected);
+			n->depth_skipped += READ_ONCE(pc->depth_skipped);
 		}
 		n->overflow += READ_ONCE(c->overflow);
 		n->nested += READ_ONCE(c->nested);
@@ -963,7 +965,9 @@ static int probectl_aggr_fill_map(struct probectl_aggr *a, struct probectl_probe
 	if (begin &&
 	    (nla_put_u64_64bit(skb, PROBECTL_A_PROBE_HITS, c.hits, PROBECTL_A_PAD) ||
 	     nla_put_u64_64bit(skb, PROBECTL_A_PROBE_FILTERED, c.filtered, PROBECTL_A_PAD) ||
-	     nla_put_u64_64bit(skb, PROBECTL_A_PROBE_REJECTED, c.rejected, PROBECTL_A_PAD)))
+	     nla_put_u64_64bit(skb, PROBECTL_A_PROBE_REJECTED, c.rejected, PROBECTL_A_PAD) ||
+	     nla_put_u64_64bit(skb, PROBECTL_A_PROBE_DEPTH_SKIPPED, c.depth_skipped,
+			       PROBECTL_A_PAD)))
 		return -EMSGSIZE;
 	room = skb_tailroom(skb) > 64 ? (skb_tailroom(skb) - 64) / esize : 0;
 	for (s = *cursor; s < a->nslots && n < room; s++) {

@@ -153,6 +153,34 @@ static inline void kapi_uprobe_unregister_sync(void)
 }
 
 /*
+ * The uretprobe nesting limit. On every target (6.1, 6.12, 7.2) the core
+ * runs all consumers' entry handlers first and only then decides, in
+ * prepare_uretprobe(), whether to hijack the return: it skips it (logging
+ * "omit uretprobe due to nestedness limit") when current->utask->depth,
+ * the task's pending return instances, is at MAX_URETPROBE_DEPTH (64 in
+ * <linux/uprobes.h> on all three). Entry handlers see that depth before
+ * this call's instance is added, so depth >= limit there means the kernel
+ * will not probe this call's return. Where the header lacks either,
+ * KAPI_URETPROBE_DEPTH_MAX is 0: the module reports the limit unknown and
+ * counts such calls as never returned.
+ */
+#if defined(CONFIG_UPROBES) && defined(MAX_URETPROBE_DEPTH)
+#define KAPI_URETPROBE_DEPTH_MAX	MAX_URETPROBE_DEPTH
+static inline bool kapi_uretprobe_depth_full(void)
+{
+	struct uprobe_task *utask = current->utask;
+
+	return utask && READ_ONCE(utask->depth) >= MAX_URETPROBE_DEPTH;
+}
+#else
+#define KAPI_URETPROBE_DEPTH_MAX	0
+static inline bool kapi_uretprobe_depth_full(void)
+{
+	return false;
+}
+#endif
+
+/*
  * kCFI (CONFIG_CFI_CLANG, renamed CONFIG_CFI in 6.18) checks the type hash
  * of every indirect call: the tracepoint iterator calling probectl's
  * generic six-word probe through another prototype would trap. None of

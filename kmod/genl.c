@@ -560,6 +560,8 @@ static int probectl_nl_fill_probe(struct sk_buff *skb,
 	    nla_put_u32(skb, PROBECTL_A_PROBE_OWNER, info->owner) ||
 	    nla_put_u32(skb, PROBECTL_A_PROBE_FLAGS, info->flags) ||
 	    nla_put_u32(skb, PROBECTL_A_PROBE_MAXACTIVE, info->maxactive) ||
+	    (info->depth_limit &&
+	     nla_put_u32(skb, PROBECTL_A_PROBE_DEPTH_LIMIT, info->depth_limit)) ||
 	    probectl_nl_put_counters(skb, info) ||
 	    (info->label[0] &&
 	     nla_put_string(skb, PROBECTL_A_PROBE_LABEL, info->label)) ||

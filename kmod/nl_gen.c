@@ -175,4 +175,5 @@ const struct probectl_nl_counter probectl_nl_counters[PROBECTL_NL_N_COUNTERS] = 
 	{ PROBECTL_A_PROBE_FILTERED, offsetof(struct probectl_probe_info, filtered) },
 	{ PROBECTL_A_PROBE_REJECTED, offsetof(struct probectl_probe_info, rejected) },
 	{ PROBECTL_A_PROBE_UNRETURNED, offsetof(struct probectl_probe_info, unreturned) },
+	{ PROBECTL_A_PROBE_DEPTH_SKIPPED, offsetof(struct probectl_probe_info, depth_skipped) },
 };

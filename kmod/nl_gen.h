@@ -16,7 +16,7 @@ struct probectl_nl_counter {
 	u16 offset;
 };
 
-#define PROBECTL_NL_N_COUNTERS 6
+#define PROBECTL_NL_N_COUNTERS 7
 extern const struct probectl_nl_counter probectl_nl_counters[PROBECTL_NL_N_COUNTERS];
 
 int probectl_nl_probe_add_doit(struct sk_buff *skb, struct genl_info *info);

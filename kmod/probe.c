@@ -592,7 +592,7 @@ void probectl_probe_snapshot(struct probectl_probe *p,
 			     struct probectl_probe_info *info)
 {
 	const struct probectl_kind_ops *ops = probectl_ops(p);
-	u64 returned = 0;
+	u64 returned = 0, gone;
 	int cpu;
 
 	lockdep_assert_held(&probectl_lock);
@@ -620,13 +620,18 @@ void probectl_probe_snapshot(struct probectl_probe *p,
 		info->filtered += READ_ONCE(c->filtered);
 		info->rejected += READ_ONCE(c->rejected);
 		returned += READ_ONCE(c->returned);
+		info->depth_skipped += READ_ONCE(c->depth_skipped);
 	}
+	if (p->kind == PROBECTL_KIND_URETPROBE)
+		info->depth_limit = KAPI_URETPROBE_DEPTH_MAX;
 	/*
 	 * Only return probes pair an entry with a return; persistent probes
-	 * record nothing, so none of their calls has one either.
+	 * record nothing, so none of their calls has one either. Entries
+	 * whose return the kernel did not probe are counted apart.
 	 */
-	if (p->session && probectl_kind_returns(p->kind) && returned < info->hits)
-		info->unreturned = info->hits - returned;
+	gone = returned + info->depth_skipped;
+	if (p->session && probectl_kind_returns(p->kind) && gone < info->hits)
+		info->unreturned = info->hits - gone;
 	info->dropped += atomic64_read(&p->undelivered);
 }
 

@@ -192,6 +192,8 @@ struct probectl_counters {
 	u64 filtered;	/* process filter: tgids or task match; not in hits */
 	u64 rejected;	/* the probe's predicate; within hits */
 	u64 returned;	/* return probes: returns that reached the record step */
+	/* uretprobe: admitted entries whose return the kernel will not probe */
+	u64 depth_skipped;
 };
 
 struct probectl_probe {
@@ -326,7 +328,9 @@ struct probectl_probe_info {
 	u64 dropped;
 	u64 filtered;
 	u64 rejected;
-	u64 unreturned;	/* return probes: hits - returned */
+	u64 unreturned;	/* return probes: hits - returned - depth_skipped */
+	u64 depth_skipped;	/* uretprobe: nested beyond the core's limit */
+	u32 depth_limit;	/* uretprobe: that limit, 0 if unknown */
 	char symbol[PROBECTL_SYMBOL_MAX];
 	char *path;		/* kmalloc'ed copy, caller frees; NULL if none */
 	char label[PROBECTL_LABEL_MAX];

@@ -13,7 +13,9 @@
  * Entries live in a small open-addressing table per probe; when a bucket
  * run is full the oldest entry is replaced and its return will count as
  * unpaired (reported as nmissed). Entries never paired are reported as
- * unreturned (hits minus the returns counted in the stats).
+ * unreturned (hits minus the returns counted in the stats), except those
+ * the kernel gives no return probe because the thread is nested deeper
+ * than its uretprobe limit: counted as depth_skipped.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -86,7 +88,14 @@ static KAPI_UPROBE_HANDLER(probectl_uret_entry, uc, regs)
 	preempt_disable_notrace();
 	/* false also for persistent probes: counted, nothing to pair */
 	admitted = probectl_admit(p);
-	if (admitted)
+	/*
+	 * Nested too deep, the core will not hijack this call's return
+	 * (see kapi_uretprobe_depth_full()): counted apart, not saved, so
+	 * that it neither counts as never returned nor takes a slot.
+	 */
+	if (admitted && kapi_uretprobe_depth_full())
+		this_cpu_inc(p->stats->depth_skipped);
+	else if (admitted)
 		probectl_uret_save(p, regs);
 	preempt_enable_notrace();
 	if (!admitted && READ_ONCE(p->enabled) &&

@@ -276,7 +276,7 @@ def cxx(s):
     out += ['', '// The probe counters (ProbeInfo members), in PROBE_GET order.',
             'inline constexpr auto kProbeCounters = std::make_tuple(']
     out += [',\n'.join('    attr<NlType::U64>(%s, "%s", &ProbeInfo::%s)'
-                       % (s.attr_c(n), n.removeprefix('probe-'),
+                       % (s.attr_c(n), n.removeprefix('probe-').replace('-', '_'),
                           n.removeprefix('probe-').replace('-', '_'))
                        for n in s.counters()) + ');']
     out += ['', '}  // namespace probectl::detail']
@@ -444,14 +444,15 @@ class Uapi:
 
 def counters_hpp(s):
     """The probe counters once for libctl and the CLI: X-macros over member names."""
-    kernel = [n.removeprefix('probe-') for n in s.counters()]
+    kernel = [n.removeprefix('probe-').replace('-', '_') for n in s.counters()]
     shown, docs = [], {}
     for c in s.y['counters']:
-        name = c if isinstance(c, str) else c['name']
+        attr = c if isinstance(c, str) else c['name']
+        name = attr.replace('-', '_')
         if isinstance(c, str):
             if name not in kernel:
-                sys.exit('nlgen: counters: %s is no counter attribute' % name)
-            docs[name] = s.attrs['probe-' + name].get('doc', '')
+                sys.exit('nlgen: counters: %s is no counter attribute' % attr)
+            docs[name] = s.attrs['probe-' + attr].get('doc', '')
         else:
             docs[name] = c['doc']
         shown.append(name)

@@ -189,16 +189,16 @@ enum probectl_cmd {
 	/*
 	 * dump: Read a probe's aggregation map: messages with the map's
 	 * counters and as many whole entries as fit, merged over CPUs. The
-	 * first message also has the probe's probe-hits, probe-filtered and
-	 * probe-rejected. All these counters are read together, for a clearing
-	 * read just before the map switches banks, so that they count the hits
-	 * its entries hold, but for hits in flight at that moment (at most one
-	 * per thread; on other CPUs, those in the few instructions between the
-	 * read and the switch). EINVAL for a probe without a map, ENOENT for an
-	 * unknown id. The map of a probe that another client removed (probe-get
-	 * flag removed) stays with its session, holding the hits up to the
-	 * removal: its owner alone reads (and clears) it by the probe's id
-	 * until the owner's socket closes.
+	 * first message also has the probe's probe-hits, probe-filtered,
+	 * probe-rejected and probe-depth-skipped. All these counters are read
+	 * together, for a clearing read just before the map switches banks, so
+	 * that they count the hits its entries hold, but for hits in flight at
+	 * that moment (at most one per thread; on other CPUs, those in the few
+	 * instructions between the read and the switch). EINVAL for a probe
+	 * without a map, ENOENT for an unknown id. The map of a probe that
+	 * another client removed (probe-get flag removed) stays with its
+	 * session, holding the hits up to the removal: its owner alone reads
+	 * (and clears) it by the probe's id until the owner's socket closes.
 	 */
 	PROBECTL_CMD_AGGR_GET,
 	/*
@@ -392,8 +392,8 @@ enum probectl_attr {
 	 * u64: Return probes: entries (counted in probe-hits) whose return was
 	 * never recorded: left by longjmp or an exception, ended by the
 	 * thread's exit, still running when read, or (uretprobes) pushed out of
-	 * the pairing table. hits = delivered + dropped + rejected +
-	 * unreturned.
+	 * the pairing table. hits = delivered + dropped + rejected + unreturned
+	 * (+ probe-depth-skipped for uretprobes).
 	 */
 	PROBECTL_A_PROBE_UNRETURNED,
 	/*
@@ -490,6 +490,21 @@ enum probectl_attr {
 	 * it).
 	 */
 	PROBECTL_A_SESSION_PROCS,
+	/*
+	 * u64: uretprobes: entries (counted in probe-hits) whose return the
+	 * kernel did not probe because the thread was nested deeper than its
+	 * uretprobe limit (probe-depth-limit pending returns, the core's
+	 * MAX_URETPROBE_DEPTH): not in probe-unreturned, no record. hits =
+	 * delivered + dropped + rejected + unreturned + depth-skipped.
+	 */
+	PROBECTL_A_PROBE_DEPTH_SKIPPED,
+	/*
+	 * u32: uretprobes: the kernel's uretprobe nesting limit that
+	 * probe-depth-skipped counts against. Absent when the module cannot
+	 * read the nesting depth on this kernel: such returns then count in
+	 * probe-unreturned.
+	 */
+	PROBECTL_A_PROBE_DEPTH_LIMIT,
 	__PROBECTL_A_MAX,
 };
 #define PROBECTL_A_MAX (__PROBECTL_A_MAX - 1)

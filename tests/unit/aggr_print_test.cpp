@@ -130,6 +130,27 @@ TEST(AggrPrint, TopKeepsTheHeaviestStacksInFoldedAndSvg) {
     EXPECT_THAT(svg, HasSubstr("top 2 stacks"));
 }
 
+// A kernel uretprobe's calls nested past the kernel's limit have no return probe: said apart
+// from those that never returned, with the limit when the module reported it.
+TEST(AggrPrint, ReturnsNotProbedPastTheNestingLimitAreSaidApart) {
+    SessionStats stats;
+    stats.probes = {probe(1, 100, 0)};
+    stats.probes[0].depth_skipped = 36;
+    stats.probes[0].depth_limit = 64;
+    auto latency = options(AggrMode::Latency, {"uretprobe:/bin/true:main"});
+    const std::string why =
+        "; 36 returns not probed: nesting deeper than the kernel's uretprobe limit";
+    EXPECT_THAT(printed(latency, {table("uretprobe:/bin/true:main", 1, 64)}, stats),
+                HasSubstr("nmissed 0, never returned 0" + why + " of 64\n"));
+    auto plain = options(AggrMode::Count, {"uretprobe:/bin/true:main"});
+    EXPECT_THAT(
+        printed(plain, {table("uretprobe:/bin/true:main", 1, 64)}, stats),
+        HasSubstr("uretprobe:/bin/true:main: never returned 0 (not counted)" + why + " of 64\n"));
+    stats.probes[0].depth_limit = 0;
+    EXPECT_THAT(printed(latency, {table("uretprobe:/bin/true:main", 1, 64)}, stats),
+                HasSubstr("never returned 0" + why + "\n"));
+}
+
 // count on a return probe counts returns: the entries that never returned are said, in the
 // header as latency says them, and under the table of probes (only when there are some).
 TEST(AggrPrint, CountOfAReturnProbeSaysTheEntriesThatNeverReturned) {

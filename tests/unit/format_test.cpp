@@ -240,13 +240,14 @@ TEST(ProbeList, Columns) {
     EXPECT_EQ(
         os.str(),
         "ID  KIND       LOCATION            ADDRESS                  OWNER  PERSISTENT  "
-        "ENABLED  HITS  NMISSED  DROPPED  FILTERED  REJECTED  UNRETURNED  SPEC\n"
+        "ENABLED  HITS  NMISSED  DROPPED  FILTERED  REJECTED  UNRETURNED  DEPTH_SKIPPED  SPEC\n"
         " 1  syscall    __x64_sys_getppid   0xffffffff81001000        1234  no          "
-        "yes         7        0        0         0         2           0  -\n"
+        "yes         7        0        0         0         2           0              0  -\n"
         "12  kretprobe  0xffffffff81001400  0xffffffff81001400  persistent  yes         "
-        "no          0        0        3         0         0           0  -\n"
+        "no          0        0        3         0         0           0              0  -\n"
         "13  kprobe     vfs_read+0x4        -                            -  no          "
-        "no          0        0        0         0         0           0  kprobe:vfs_read+4\n");
+        "no          0        0        0         0         0           0              0  "
+        "kprobe:vfs_read+4\n");
 }
 
 // KIND is how the spec was written: a kprobe on a syscall's wrapper reads the syscall's

@@ -276,9 +276,10 @@ TEST(PrinterSummary, TextAndJsonCarryTheSameNumbers) {
     EXPECT_EQ(line,
               "{\"type\":\"summary\",\"probes\":[{\"id\":1,\"probe\":\"syscall:getppid\","
               "\"hits\":1000,\"delivered\":990,\"dropped\":4,\"nmissed\":1,\"filtered\":12,"
-              "\"rejected\":6,\"unreturned\":0},{\"id\":2,\"probe\":\"kprobe:vfs_read\","
+              "\"rejected\":6,\"unreturned\":0,\"depth_skipped\":0},{\"id\":2,\"probe\":"
+              "\"kprobe:vfs_read\","
               "\"hits\":5,\"delivered\":5,\"dropped\":0,\"nmissed\":0,\"filtered\":0,"
-              "\"rejected\":0,\"unreturned\":0}],"
+              "\"rejected\":0,\"unreturned\":0,\"depth_skipped\":0}],"
               "\"lost\":3,\"overruns\":2}");
     const json j = json::parse(line);
     for (std::size_t i = 0; i < s.probes.size(); ++i)
@@ -297,6 +298,30 @@ TEST(PrinterSummary, ColumnsFollowTheCounterList) {
               "kprobe:x     2            5\n"
               "lost records: 0 (session), receive-buffer overruns: 0\n");
     EXPECT_EQ(json::parse(json_os.str())["probes"][0]["new_counter"], 5);
+}
+
+// DEPTH_SKIPPED is a text column only when some probe has one; JSON always has the key.
+TEST(PrinterSummary, DepthSkippedColumnOnlyWhenSomeProbeHasOne) {
+    std::vector<ProbeCounters> none = {
+        {1, "uretprobe:/t:f", {{"hits", 3}, {"unreturned", 0}, {"depth_skipped", 0}}}};
+    std::vector<ProbeCounters> some = {
+        {1, "uretprobe:/t:f", {{"hits", 100}, {"unreturned", 0}, {"depth_skipped", 36}}}};
+    std::ostringstream a, b, j;
+    printSummary(*makeTextPrinter(a), none, 0, 0);
+    printSummary(*makeTextPrinter(b), some, 0, 0);
+    printSummary(*makeJsonPrinter(j), none, 0, 0);
+    EXPECT_EQ(a.str(),
+              "PROBE           HITS  UNRETURNED\n"
+              "uretprobe:/t:f     3           0\n"
+              "lost records: 0 (session), receive-buffer overruns: 0\n");
+    EXPECT_EQ(b.str(),
+              "PROBE           HITS  UNRETURNED  DEPTH_SKIPPED\n"
+              "uretprobe:/t:f   100           0             36\n"
+              "DEPTH_SKIPPED: uretprobe calls whose return the kernel did not probe: the thread "
+              "was nested deeper than the kernel's uretprobe limit (not in UNRETURNED; the "
+              "ptrace backend has no such limit)\n"
+              "lost records: 0 (session), receive-buffer overruns: 0\n");
+    EXPECT_EQ(json::parse(j.str())["probes"][0]["depth_skipped"], 0);
 }
 
 TEST(PrinterList, JsonRowsMatchTheTable) {
@@ -321,11 +346,13 @@ TEST(PrinterList, JsonRowsMatchTheTable) {
               "{\"type\":\"list\",\"probes\":[{\"id\":1,\"kind\":\"syscall\","
               "\"location\":\"__x64_sys_getppid\",\"address\":\"0xffffffff81001000\","
               "\"owner\":1234,\"persistent\":false,\"enabled\":true,\"hits\":7,\"nmissed\":0,"
-              "\"dropped\":0,\"filtered\":0,\"rejected\":2,\"unreturned\":0,\"spec\":null},{\"id\":"
+              "\"dropped\":0,\"filtered\":0,\"rejected\":2,\"unreturned\":0,\"depth_skipped\":0,"
+              "\"spec\":null},{\"id\":"
               "13,\"kind\":\"kprobe\","
               "\"location\":\"vfs_read+0x4\",\"address\":null,\"owner\":null,"
               "\"persistent\":true,\"enabled\":false,\"hits\":0,\"nmissed\":0,\"dropped\":0,"
-              "\"filtered\":0,\"rejected\":0,\"unreturned\":0,\"spec\":\"kprobe:vfs_read+4\"}]}\n");
+              "\"filtered\":0,\"rejected\":0,\"unreturned\":0,\"depth_skipped\":0,"
+              "\"spec\":\"kprobe:vfs_read+4\"}]}\n");
     EXPECT_EQ(json::parse(os.str())["probes"].size(), 2u);
     std::ostringstream empty;
     cli::printProbeList(empty, {}, true);

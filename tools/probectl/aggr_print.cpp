@@ -33,6 +33,16 @@ std::uint64_t enteredBefore(const AggrReadout& r, std::size_t i) {
     return i < r.entered_before.size() ? r.entered_before[i] : 0;
 }
 
+// Kernel uretprobe calls whose return the kernel did not probe, the thread nested deeper than
+// its uretprobe limit: not in "never returned", no row or bucket. "" when there are none.
+std::string depthSkippedText(const ProbeStats& ps) {
+    if (!ps.depth_skipped)
+        return "";
+    return fmt::format(
+        "; {} returns not probed: nesting deeper than the kernel's uretprobe limit{}",
+        ps.depth_skipped, ps.depth_limit ? fmt::format(" of {}", ps.depth_limit) : std::string());
+}
+
 // Whether the probe waits for returns (a kretprobe or uretprobe; any latency probe; count
 // or hist of a syscall but exit and exit_group, counted at its return as latency's is) or
 // knows of entries that never came back or came back from before the interval.
@@ -45,7 +55,7 @@ bool pairsReturns(const AggrCliOptions& o, const AggrReadout& r, std::size_t i) 
     const bool returning_syscall = kind && kind->kind == SpecKind::Syscall &&
                                    !syscallNeverReturns(name.substr(0, name.find(' ')));
     return o.mode == AggrMode::Latency || (kind && kind->is_return) || returning_syscall ||
-           r.stats.probes[i].unreturned || enteredBefore(r, i);
+           r.stats.probes[i].unreturned || r.stats.probes[i].depth_skipped || enteredBefore(r, i);
 }
 
 // The calls that were entered but never returned (longjmp, an exception, the thread's exit,
@@ -60,8 +70,8 @@ std::string unreturnedText(const AggrCliOptions& o, const AggrReadout& r, std::s
     std::string before;
     if (i < r.entered_before.size())
         before = fmt::format(", entered before {}", r.entered_before[i]);
-    return fmt::format("{}, {} {}", before, r.more ? "not returned yet" : "never returned",
-                       ps.unreturned);
+    return fmt::format("{}, {} {}{}", before, r.more ? "not returned yet" : "never returned",
+                       ps.unreturned, depthSkippedText(ps));
 }
 
 // With --interval, which span the header's counters are of (the tables' too).
@@ -202,6 +212,7 @@ std::string jsonLines(const AggrCliOptions& o, const AggrReadout& r, const Stack
         if (i < r.entered_before.size())
             j["entered_before"] = r.entered_before[i];
         j["unreturned"] = ps.unreturned;
+        j["depth_skipped"] = ps.depth_skipped;
         if (o.interval > 0)
             j["final"] = !r.more;
         out += toJsonLine(j) + '\n';
@@ -337,11 +348,13 @@ std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t 
         // the kernel's is), so none is in COUNT through a probe counted at its entry.
         const std::uint64_t before =
             entered_before && i < entered_before->size() ? (*entered_before)[i] : 0;
-        if (stats && i < stats->probes.size() && (stats->probes[i].unreturned || before))
+        if (stats && i < stats->probes.size() &&
+            (stats->probes[i].unreturned || stats->probes[i].depth_skipped || before))
             out += fmt::format(
-                "{}: {} {} (not counted){}\n", shownName(t.spec),
+                "{}: {} {} (not counted){}{}\n", shownName(t.spec),
                 more ? "not returned yet" : "never returned", stats->probes[i].unreturned,
-                before ? fmt::format("; entered before this interval {}", before) : "");
+                before ? fmt::format("; entered before this interval {}", before) : "",
+                depthSkippedText(stats->probes[i]));
     }
     return out;
 }

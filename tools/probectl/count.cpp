@@ -169,7 +169,9 @@ void unreturnedOfTheRead(const AggrCliOptions& o, const std::vector<AggrTable>& 
                     t.totalCount() + t.overflow + t.nested + t.faulted + ps.rejected;
                 std::uint64_t& sum = returned[t.probe_id];
                 sum = clear ? sum + now : now;
-                ps.unreturned = t.read_counts->hits > sum ? t.read_counts->hits - sum : 0;
+                // entries whose return the kernel did not probe (nesting limit): not pending
+                const std::uint64_t gone = sum + t.read_counts->depth_skipped;
+                ps.unreturned = t.read_counts->hits > gone ? t.read_counts->hits - gone : 0;
             }
     }
 }
@@ -222,6 +224,7 @@ void countersOfTheRead(std::vector<AggrTable>& tables, SessionStats& shown,
                 ps.hits = less(now.probe.hits, was.probe.hits);
                 ps.filtered = less(now.probe.filtered, was.probe.filtered);
                 ps.rejected = less(now.probe.rejected, was.probe.rejected);
+                ps.depth_skipped = less(now.probe.depth_skipped, was.probe.depth_skipped);
             }
     }
 }

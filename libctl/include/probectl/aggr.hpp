@@ -109,7 +109,7 @@ struct AggrTable {
     // in flight (one per thread, and on other CPUs those between the read and the switch).
     // Unset for events aggregated in user space.
     struct ProbeCounts {
-        std::uint64_t hits = 0, filtered = 0, rejected = 0;
+        std::uint64_t hits = 0, filtered = 0, rejected = 0, depth_skipped = 0;
     };
     std::optional<ProbeCounts> read_counts;
 

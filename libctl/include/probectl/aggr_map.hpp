@@ -67,6 +67,7 @@ struct AggrReply {
     std::uint64_t hits = 0;
     std::uint64_t filtered = 0;
     std::uint64_t rejected = 0;
+    std::uint64_t depth_skipped = 0;
     // Whole entries: aggr_key_size bytes of key, AggrTotals, aggr_buckets u64 buckets.
     std::vector<std::uint8_t> aggr_entries;
 };

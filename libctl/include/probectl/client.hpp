@@ -138,8 +138,11 @@ struct ProbeInfo {
     std::uint32_t maxactive = 0;
     std::uint32_t flags = 0;  // PROBECTL_PROBE_F_*
     std::uint32_t owner = 0;  // netlink portid of the owning socket; 0 when persistent
-    // hits, nmissed, dropped, filtered, rejected, unreturned (counters.hpp)
+    // hits, nmissed, dropped, filtered, rejected, unreturned, depth_skipped (counters.hpp)
     PROBECTL_PROBE_COUNTERS(PROBECTL_COUNTER_MEMBER)
+    // uretprobes: the kernel's uretprobe nesting limit depth_skipped counts against; 0 when
+    // the module cannot read the nesting depth on this kernel (or predates the attribute).
+    std::uint32_t depth_limit = 0;
     std::string path;                  // user kinds: the probed file
     std::uint64_t file_offset = 0;     // user kinds: file offset of the probed instruction
     std::uint64_t ref_ctr_offset = 0;  // USDT semaphore file offset, 0 = none

@@ -13,7 +13,11 @@
 //   unreturned: Return probes: entries (counted in probe-hits) whose return was never recorded:
 //       left by longjmp or an exception, ended by the thread's exit, still running when read,
 //       or (uretprobes) pushed out of the pairing table. hits = delivered + dropped + rejected
-//       + unreturned.
+//       + unreturned (+ probe-depth-skipped for uretprobes).
+//   depth_skipped: uretprobes: entries (counted in probe-hits) whose return the kernel did not
+//       probe because the thread was nested deeper than its uretprobe limit (probe-depth-limit
+//       pending returns, the core's MAX_URETPROBE_DEPTH): not in probe-unreturned, no record.
+//       hits = delivered + dropped + rejected + unreturned + depth-skipped.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +29,8 @@
     X(dropped)                     \
     X(filtered)                    \
     X(rejected)                    \
-    X(unreturned)
+    X(unreturned)                  \
+    X(depth_skipped)
 
 // A trace's counters, in summary order (ProbeStats, the summary).
 #define PROBECTL_TRACE_COUNTERS(X) \
@@ -35,7 +40,8 @@
     X(nmissed)                     \
     X(filtered)                    \
     X(rejected)                    \
-    X(unreturned)
+    X(unreturned)                  \
+    X(depth_skipped)
 
 // The members: PROBECTL_PROBE_COUNTERS(PROBECTL_COUNTER_MEMBER) in a struct.
 #define PROBECTL_COUNTER_MEMBER(name) std::uint64_t name = 0;

@@ -106,9 +106,13 @@ struct SessionProbe {
 struct ProbeStats {
     std::uint32_t id = 0;
     std::string spec;
-    // hits, delivered, dropped, nmissed, filtered, rejected, unreturned (counters.hpp):
-    // hits = delivered + dropped + rejected + unreturned.
+    // hits, delivered, dropped, nmissed, filtered, rejected, unreturned, depth_skipped
+    // (counters.hpp): hits = delivered + dropped + rejected + unreturned + depth_skipped.
+    // depth_skipped: kernel uretprobe entries whose return the kernel did not probe, the
+    // thread being nested deeper than its uretprobe limit (ptrace has no such limit: 0).
     PROBECTL_TRACE_COUNTERS(PROBECTL_COUNTER_MEMBER)
+    // Kernel uretprobes: that limit (ProbeInfo::depth_limit); 0 when not known or not one.
+    std::uint32_t depth_limit = 0;
     // Netlink portid of another client that removed the probe during the session (its
     // counters are those at the removal, as is its aggregation map, which the session keeps);
     // 0 when it was not. The remover's pid and comm when it removed it.

@@ -152,7 +152,7 @@ Result<AggrTable> readAggregation(Client& client, std::uint32_t id, const ProbeR
             t.overflow = m.aggr_overflow;
             t.nested = m.aggr_nested;
             t.faulted = m.aggr_faulted;
-            t.read_counts = AggrTable::ProbeCounts{m.hits, m.filtered, m.rejected};
+            t.read_counts = AggrTable::ProbeCounts{m.hits, m.filtered, m.rejected, m.depth_skipped};
             return {};
         },
         clear);

@@ -30,6 +30,9 @@ inline constexpr auto kProbeGetReply = std::make_tuple(
                       &ProbeInfo::ref_ctr_offset),
     attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "probe-rejected", &ProbeInfo::rejected),
     attr<NlType::U64>(PROBECTL_A_PROBE_UNRETURNED, "probe-unreturned", &ProbeInfo::unreturned),
+    attr<NlType::U64>(PROBECTL_A_PROBE_DEPTH_SKIPPED, "probe-depth-skipped",
+                      &ProbeInfo::depth_skipped),
+    attr<NlType::U32>(PROBECTL_A_PROBE_DEPTH_LIMIT, "probe-depth-limit", &ProbeInfo::depth_limit),
     attr<NlType::String>(PROBECTL_A_PROBE_LABEL, "probe-label", &ProbeInfo::label),
     attr<NlType::U32>(PROBECTL_A_PROBE_REMOVED_BY, "probe-removed-by", &ProbeInfo::removed_by),
     attr<NlType::U32>(PROBECTL_A_PROBE_REMOVED_BY_PID, "probe-removed-by-pid",
@@ -48,6 +51,8 @@ inline constexpr auto kAggrGetReply = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_PROBE_HITS, "probe-hits", &AggrReply::hits),
     attr<NlType::U64>(PROBECTL_A_PROBE_FILTERED, "probe-filtered", &AggrReply::filtered),
     attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "probe-rejected", &AggrReply::rejected),
+    attr<NlType::U64>(PROBECTL_A_PROBE_DEPTH_SKIPPED, "probe-depth-skipped",
+                      &AggrReply::depth_skipped),
     attr<NlType::Binary>(PROBECTL_A_AGGR_ENTRIES, "aggr-entries", &AggrReply::aggr_entries));
 
 inline constexpr auto kStackGetReply = std::make_tuple(
@@ -75,6 +80,7 @@ inline constexpr auto kProbeCounters = std::make_tuple(
     attr<NlType::U64>(PROBECTL_A_PROBE_DROPPED, "dropped", &ProbeInfo::dropped),
     attr<NlType::U64>(PROBECTL_A_PROBE_FILTERED, "filtered", &ProbeInfo::filtered),
     attr<NlType::U64>(PROBECTL_A_PROBE_REJECTED, "rejected", &ProbeInfo::rejected),
-    attr<NlType::U64>(PROBECTL_A_PROBE_UNRETURNED, "unreturned", &ProbeInfo::unreturned));
+    attr<NlType::U64>(PROBECTL_A_PROBE_UNRETURNED, "unreturned", &ProbeInfo::unreturned),
+    attr<NlType::U64>(PROBECTL_A_PROBE_DEPTH_SKIPPED, "depth_skipped", &ProbeInfo::depth_skipped));
 
 }  // namespace probectl::detail

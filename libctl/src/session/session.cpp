@@ -627,6 +627,7 @@ Result<SessionStats> Session::stats() {
 #define PROBECTL_COPY_COUNTER(name) ps.name = it->second->name;
             PROBECTL_PROBE_COUNTERS(PROBECTL_COPY_COUNTER)
 #undef PROBECTL_COPY_COUNTER
+            ps.depth_limit = it->second->depth_limit;
             ps.removed_by = it->second->removed_by;
             ps.removed_by_pid = it->second->removed_by_pid;
             ps.removed_by_comm = it->second->removed_by_comm;
@@ -634,6 +635,17 @@ Result<SessionStats> Session::stats() {
         s.probes.push_back(std::move(ps));
     }
     s.notes = removedProbeNotes(s.probes);
+    // Where the module cannot read the uretprobe nesting depth, the returns the kernel skips
+    // past its limit are in unreturned: say so rather than have them read as left by longjmp.
+    for (const auto& ps : s.probes)
+        if (auto it = by_id.find(ps.id); it != by_id.end() &&
+                                         it->second->kind == ProbeKind::Uretprobe &&
+                                         !it->second->depth_limit && ps.unreturned)
+            s.notes.push_back(fmt::format(
+                "probe {} ({}): the module cannot read the uretprobe nesting depth on this "
+                "kernel: calls nested deeper than the kernel's uretprobe limit (64 on Linux 6.1 "
+                "to 7.2) have no return probe and are counted as never returned",
+                ps.id, ps.spec));
     auto replaced = replacedFileNotes(impl_->files);
     s.notes.insert(s.notes.end(), replaced.begin(), replaced.end());
     s.notes.insert(s.notes.end(), impl_->start_notes.begin(), impl_->start_notes.end());

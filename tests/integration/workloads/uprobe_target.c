@@ -6,6 +6,7 @@
  *
  *   uprobe_target calls N     pc_add(i, 2*i+1) for i = 1..N; prints the sum
  *   uprobe_target fact N      pc_fact(N), recursive: N calls, N returns
+ *   uprobe_target nest N      pc_nest(N), recursive: N calls nested N deep
  *   uprobe_target fork N      N calls here, then a child forks, execs
  *                             itself as "calls N" and the parent waits
  *   uprobe_target libc N      N calls of libc's getppid()
@@ -59,6 +60,15 @@ __attribute__((noipa)) long pc_fact(long n)
 	return n <= 1 ? 1 : n * pc_fact_ptr(n - 1);
 }
 
+long pc_nest(long n);
+static long (*volatile pc_nest_ptr)(long) = pc_nest;
+
+/* n calls nested n deep; returns n */
+__attribute__((noipa)) long pc_nest(long n)
+{
+	return n <= 1 ? n : 1 + pc_nest_ptr(n - 1);
+}
+
 static long calls(long n)
 {
 	long sum = 0;
@@ -104,6 +114,8 @@ int main(int argc, char **argv)
 			DTRACE_PROBE2(pc, tick, i, i * i);
 		}
 		printf("enabled=%ld semaphore=%u\n", enabled, pc_tick_semaphore);
+	} else if (!strcmp(mode, "nest")) {
+		printf("nest=%ld\n", pc_nest(n));
 	} else if (!strcmp(mode, "neg")) {
 		long sum = 0;
 

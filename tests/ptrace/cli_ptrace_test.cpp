@@ -390,6 +390,23 @@ TEST(CliPtrace, UsdtArgumentsInLinesCountsAndPredicates) {
         << err.str();
 }
 
+// A forked child that -f follows reads its USDT site's arguments as its parent would: the
+// child's copy of the parent's breakpoints had lost which sites have arguments, so its
+// hits had none (count --by arg2 found no key to count them by).
+TEST(CliPtrace, UsdtArgumentsInAFollowedChild) {
+    const std::string tick = "usdt:" + kWorkload + ":pt:tick";
+    std::ostringstream out, err;
+    Io io{out, err};
+    ASSERT_EQ(runCount({"--backend=ptrace", tick, "--by", "arg2", "-f", "--", kWorkload,
+                        "usdt-fork", "3"},
+                       io),
+              0)
+        << err.str();
+    EXPECT_NE(err.str().find("ARG2  COUNT\n1         1\n4         1\n9         1\n"),
+              std::string::npos)
+        << err.str();
+}
+
 // The COUNT of a count table's row for `probe` ("" when no row has it).
 std::string rowCount(const std::string& table, const std::string& probe) {
     std::istringstream in(table);

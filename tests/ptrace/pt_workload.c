@@ -13,6 +13,8 @@
  *   pt_workload usdt N         USDT probe pt:tick(i, i*i, 3*i) for i = 1..N, its third
  *                              argument a stack slot whose address escaped (a memory
  *                              operand in the note)
+ *   pt_workload usdt-fork N    the same pt:tick sequence in a forked child (after it, the
+ *                              parent fires nothing); exits 0 only if the child exited 0
  *   pt_workload rename T       raw getppid() under each comm the process takes: once as
  *                              itself, twice renamed "renamed" (PR_SET_NAME), then T threads
  *                              one after another, thread k named "worker<k>" making k+1
@@ -79,6 +81,17 @@ __attribute__((noipa)) long pt_spin(long j) {
 
 __attribute__((noipa)) void pt_touch(long* p) {
     (void)p;
+}
+
+/* pt:tick(i, i*i, 3*i) for i = 1..n, the third a stack slot whose address escaped */
+static int usdt_ticks(long n) {
+    for (long i = 1; i <= n; ++i) {
+        long cell = 3 * i;
+        pt_touch(&cell);
+        DTRACE_PROBE3(pt, tick, i, i * i, cell);
+    }
+    printf("pt:tick x%ld\n", n);
+    return fflush(stdout) == 0 ? 0 : 1;
 }
 
 static long g_n;
@@ -359,12 +372,15 @@ int main(int argc, char** argv) {
     } else if (!strcmp(mode, "spin")) {
         return run_threads(n, spinner, 0);
     } else if (!strcmp(mode, "usdt")) {
-        for (long i = 1; i <= n; ++i) {
-            long cell = 3 * i;
-            pt_touch(&cell);
-            DTRACE_PROBE3(pt, tick, i, i * i, cell);
-        }
-        printf("pt:tick x%ld\n", n);
+        usdt_ticks(n);
+    } else if (!strcmp(mode, "usdt-fork")) {
+        int st;
+        pid_t pid = fork();
+
+        if (pid == 0)
+            _exit(usdt_ticks(n));
+        if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            return 4;
     } else if (!strcmp(mode, "sleeps")) {
         return run_sleeps(n);
     } else if (!strcmp(mode, "killed")) {

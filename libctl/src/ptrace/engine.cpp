@@ -423,6 +423,7 @@ void Engine::onNewChild(Thread& parent, int event) {
         s->bps = ps.bps;
         s->patched = ps.patched;
         s->placed = ps.placed;
+        s->site_at = ps.site_at;  // which of them read arguments (USDT)
         s->semaphores = ps.semaphores;
         Thread& c = addThread(child, child, s, true, parent.from_command);
         c.state = Thread::State::Stopped;

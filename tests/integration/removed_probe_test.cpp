@@ -341,12 +341,14 @@ TEST(RemovedProbe, CountIntervalsSayOnceThatTheProbeWasRemoved) {
 
 // hist --interval once another client removed its only probe: it went on printing empty
 // read-outs (the time of day alone) until a signal; now it ends, saying why. An interval
-// without hits said "1 key" (the key the map still holds) over an empty table.
+// without hits said "1 key" (the key the map still holds) over an empty table; a keyed map
+// (--by comm: a map without keys has no such line).
 TEST(RemovedProbe, IntervalsEndOnceEveryProbeWasRemoved) {
     const std::string target = itest::workload("aggr_target");
     const std::string script =
         "rm -f /tmp/gone.err; probectl hist 'uprobe:" + target +
-        ":ag_val v=$arg2:s64' v --interval 0.3 >/tmp/gone.out 2>/tmp/gone.err & t=$!; id=; "
+        ":ag_val v=$arg2:s64' v --by comm --interval 0.3 >/tmp/gone.out 2>/tmp/gone.err & t=$!; "
+        "id=; "
         "i=0; while { [ -z \"$id\" ] || ! grep -q Aggregating /tmp/gone.err; } && "
         "[ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); "
         "id=$(probectl list | awk '$2 == \"uprobe\" && /ag_val/ { print $1; exit }'); done; " +

@@ -430,5 +430,55 @@ TEST(AggrPrint, CountByOfASyscallSaysTheCallsNeverReturned) {
         HasSubstr("syscall:exit_group  hits 3, filtered 0, rejected 0, nmissed 0\n"));
 }
 
+// latency and hist without --by: each probe's map holds its one key by construction, so the
+// "1 key (capacity 1)" line under every histogram said nothing (`latency 'syscall:*'` printed
+// it for each probe; seen failing). The keyed maps keep it, and a keyless map's losses are
+// still said.
+TEST(AggrPrint, KeylessHistogramsHaveNoKeysLine) {
+    auto latencyTable = [](const std::string& spec, std::uint32_t id) {
+        AggrTable t = table(spec, id, 2);
+        t.value = AggrValue::Latency;
+        t.value_name = "latency";
+        t.hist = AggrHist::Log2;
+        t.keys = 1;
+        t.capacity = 1;
+        t.entries[0].sum = 3000;
+        t.entries[0].min = 1000;
+        t.entries[0].max = 2000;
+        return t;
+    };
+    std::vector<AggrTable> tables = {latencyTable("syscall:read", 1),
+                                     latencyTable("syscall:write", 2)};
+    SessionStats st;
+    st.probes = {probe(1, 2), probe(2, 2)};
+    const std::string text = printed(options(AggrMode::Latency, {"syscall:*"}), tables, st);
+    EXPECT_THAT(text, Not(HasSubstr("key")));
+    EXPECT_THAT(text, Not(HasSubstr("capacity")));
+    // one blank line between the probes, none at the end
+    EXPECT_THAT(text, HasSubstr("max 2us\n\nsyscall:write  hits 2"));
+    EXPECT_THAT(text, Not(HasSubstr("\n\n\n")));
+    EXPECT_EQ(text.substr(text.size() - 2), "s\n");
+    const std::string hist =
+        printed(options(AggrMode::Hist, {"syscall:read", "retval"}), {tables[0]}, st);
+    EXPECT_THAT(hist, Not(HasSubstr("capacity")));
+
+    // Losses are still said, and a map full says its keys.
+    tables[0].nested = 3;
+    tables[1].overflow = 4;
+    const std::string lossy = printed(options(AggrMode::Latency, {"syscall:*"}), tables, st);
+    EXPECT_THAT(lossy, HasSubstr("max 2us\n\n3 nested hits skipped\n"));
+    EXPECT_THAT(lossy, HasSubstr("1 key (capacity 1); map full: 4 hits with new keys not counted"));
+
+    // Keyed: the keys and the capacity inform.
+    AggrTable keyed = latencyTable("syscall:read", 1);
+    keyed.key_names = {"comm"};
+    keyed.capacity = 1024;
+    keyed.entries[0].key.resize(1);
+    keyed.entries[0].key[0].type = FetchType::String;
+    keyed.entries[0].key[0].str = "cat";
+    EXPECT_THAT(printed(options(AggrMode::Latency, {"syscall:read", "--by", "comm"}), {keyed}, st),
+                HasSubstr("max 2us\n\n1 key (capacity 1024)\n"));
+}
+
 }  // namespace
 }  // namespace probectl::cli

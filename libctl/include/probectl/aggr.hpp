@@ -170,12 +170,13 @@ std::optional<std::uint64_t> aggrAvgValue(const AggrTable& t, const AggrEntry& e
 std::string formatAggrValue(const AggrTable& t, std::uint64_t raw);
 
 // One table, a row per key: the key columns, COUNT, and with a value SUM AVG MIN MAX; then
-// a line with the distinct keys and, when non-zero, the map-full, nested, faulted and
-// unknown counts.
+// a line with the distinct keys and the capacity (a keyed map's, or one that was full) and,
+// when non-zero, the map-full, nested, faulted and unknown counts; no line when a map
+// without keys has none of these to say.
 std::string formatAggrTable(const AggrTable& t, std::size_t top = 0);
 // bpftrace-style histograms, one per key ("@[KEY]:" then "[lo, hi)  count |@@@@|" lines
 // from the first to the last non-empty bucket), each followed by its count/avg/min/max;
-// with keys, a first line names them ("keys: comm, pid").
+// with keys, a first line names them ("keys: comm, pid"); then formatAggrTable's last line.
 std::string formatAggrHist(const AggrTable& t, std::size_t top = 0);
 // {"type":"aggregation","probe":..,"keys":[..],"value":..,"entries":[{"key":{..},"count":..,
 // "sum","min","max","avg", "hist":[{"min":..,"max":..,"count":..}]}], "omitted" (the keys

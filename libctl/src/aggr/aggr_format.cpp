@@ -154,27 +154,39 @@ std::size_t unknownSums(const AggrTable& t) {
                       [&](const AggrEntry& e) { return e.count && !aggrSum(t, e); }));
 }
 
+// The line under a table: its keys and the map's capacity, then what it did not count; ""
+// when there is nothing to say. A map without keys holds its one key by construction: its
+// keys and capacity are said only when it could not hold it (map full).
 std::string countersLine(const AggrTable& t) {
-    // A clearing read (--interval) leaves out the keys with no hit since the last, which the
-    // map still holds: the keys of the table, then the map's.
-    const std::size_t shown = t.entries.size();
-    std::string s = shown == t.keys ? fmt::format("{} key{} (capacity {})", shown,
-                                                  shown == 1 ? "" : "s", t.capacity)
-                                    : fmt::format("{} key{} ({} held in the map, capacity {})",
-                                                  shown, shown == 1 ? "" : "s", t.keys, t.capacity);
+    std::vector<std::string> parts;
+    if (!t.key_names.empty() || t.overflow) {
+        // A clearing read (--interval) leaves out the keys with no hit since the last, which
+        // the map still holds: the keys of the table, then the map's.
+        const std::size_t shown = t.entries.size();
+        parts.push_back(
+            shown == t.keys
+                ? fmt::format("{} key{} (capacity {})", shown, shown == 1 ? "" : "s", t.capacity)
+                : fmt::format("{} key{} ({} held in the map, capacity {})", shown,
+                              shown == 1 ? "" : "s", t.keys, t.capacity));
+    }
     if (t.overflow)
-        s += fmt::format("; map full: {} hits with new keys not counted", t.overflow);
+        parts.push_back(fmt::format("map full: {} hits with new keys not counted", t.overflow));
     if (t.nested)
-        s += fmt::format("; {} nested hits skipped", t.nested);
+        parts.push_back(fmt::format("{} nested hits skipped", t.nested));
     if (t.faulted)
-        s += fmt::format("; {} hits whose {} could not be read", t.faulted, t.value_name);
+        parts.push_back(fmt::format("{} hits whose {} could not be read", t.faulted, t.value_name));
     if (t.unknown)
-        s += fmt::format("; {} {} whose {} is not known (a thread killed inside the call)",
-                         t.unknown, t.unknown == 1 ? "return" : "returns", t.value_name);
+        parts.push_back(fmt::format("{} {} whose {} is not known (a thread killed inside the call)",
+                                    t.unknown, t.unknown == 1 ? "return" : "returns",
+                                    t.value_name));
     if (const auto n = unknownSums(t))
-        s += fmt::format("; {} {} of {} not known ({}): values too far apart for a 64-bit sum", n,
-                         n == 1 ? "sum" : "sums", t.value_name, kUnknownSum);
-    return s;
+        parts.push_back(
+            fmt::format("{} {} of {} not known ({}): values too far apart for a 64-bit sum", n,
+                        n == 1 ? "sum" : "sums", t.value_name, kUnknownSum));
+    std::string s;
+    for (const auto& p : parts)
+        s += (s.empty() ? "" : "; ") + p;
+    return s.empty() ? s : s + '\n';
 }
 
 nlohmann::ordered_json jsonNumber(const AggrTable& t, std::uint64_t raw) {
@@ -339,7 +351,7 @@ std::string formatAggrTable(const AggrTable& t, std::size_t top) {
             line.pop_back();
         out += line + '\n';
     }
-    out += countersLine(t) + '\n';
+    out += countersLine(t);
     return out;
 }
 
@@ -352,7 +364,12 @@ std::string formatAggrHist(const AggrTable& t, std::size_t top) {
             out += (i ? ", " : "") + t.key_names[i];
         out += '\n';
     }
+    bool first_entry = true;
     for (const AggrEntry* e : sortedEntries(t, top)) {
+        // a blank line between histograms, and before the counters line
+        if (!first_entry)
+            out += '\n';
+        first_entry = false;
         const std::string key = formatAggrKey(t, *e);
         out += key.empty() ? "@" + t.value_name + ":\n" : fmt::format("@[{}]:\n", key);
         std::size_t first = e->buckets.size(), last = 0;
@@ -370,10 +387,11 @@ std::string formatAggrHist(const AggrTable& t, std::size_t top) {
             out += fmt::format("{:<20}{:>8} |{:<{}}|\n", bucketLabel(t, b), n,
                                std::string(static_cast<std::size_t>(bar), '@'), kBarWidth);
         }
-        out += fmt::format("count {}, avg {}, min {}, max {}\n\n", e->count, avgText(t, *e),
+        out += fmt::format("count {}, avg {}, min {}, max {}\n", e->count, avgText(t, *e),
                            formatAggrValue(t, e->min), formatAggrValue(t, e->max));
     }
-    out += countersLine(t) + '\n';
+    if (const std::string counters = countersLine(t); !counters.empty())
+        out += (first_entry ? "" : "\n") + counters;
     return out;
 }
 

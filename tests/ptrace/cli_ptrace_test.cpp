@@ -746,5 +746,64 @@ TEST(CliPtrace, AThreadKilledInItsFirstCallKeepsItsComm) {
     EXPECT_EQ(c.err.find("\"\""), std::string::npos) << c.err;
 }
 
+// The summary rows whose counters are all 0 ("PROBE  0  0 ...").
+std::size_t zeroRows(const std::string& text) {
+    static const std::regex row("(^|\n)syscall:[a-z0-9_]+( +0){7}(?=\n|$)");
+    return static_cast<std::size_t>(
+        std::distance(std::sregex_iterator(text.begin(), text.end(), row), std::sregex_iterator()));
+}
+
+// trace 'syscall:*' printed some 340 rows of zeros in its end summary, burying the probes that
+// fired (seen failing). As count does, the rows with nothing to say are left out and counted in
+// one line; --zeros lists them, JSON has every probe; record's summary and report's alike.
+TEST(CliPtrace, TraceSummaryLeavesOutProbesWithNoHits) {
+    const std::vector<std::string> cmd = {"--", kWorkload, "calls", "1"};
+    auto args = [&](std::vector<std::string> more) {
+        std::vector<std::string> a = {"--backend=ptrace", "syscall:*"};
+        a.insert(a.end(), more.begin(), more.end());
+        a.insert(a.end(), cmd.begin(), cmd.end());
+        return a;
+    };
+    auto t = trace(args({}));
+    ASSERT_EQ(t.rc, 0) << t.err;
+    EXPECT_EQ(zeroRows(t.err), 0u) << t.err;
+    EXPECT_TRUE(std::regex_search(t.err, std::regex("\n\\(([0-9]{3}) probes with no hits not "
+                                                    "shown; --zeros shows them\\)\n")))
+        << t.err;
+    EXPECT_TRUE(std::regex_search(t.err, std::regex("\nsyscall:execve +1 +1( +0){5}\n"))) << t.err;
+
+    auto z = trace(args({"--zeros"}));
+    ASSERT_EQ(z.rc, 0) << z.err;
+    EXPECT_GT(zeroRows(z.err), 100u) << z.err;
+    EXPECT_EQ(countLines(z.err, "not shown"), 0u) << z.err;
+
+    auto j = trace(args({"--format", "json"}));
+    ASSERT_EQ(j.rc, 0) << j.err;
+    EXPECT_EQ(countLines(j.out + j.err, "\"probe\":\"syscall:readahead\""), 1u);
+    EXPECT_EQ(countLines(j.out + j.err, "not shown"), 0u);
+
+    const std::string rec = testing::TempDir() + "/cli-ptrace-zeros.rec";
+    auto r = args({"-o", rec});
+    std::ostringstream rout, rerr;
+    Io rio{rout, rerr};
+    ASSERT_EQ(runRecord(r, rio), 0) << rerr.str();
+    EXPECT_EQ(zeroRows(rerr.str()), 0u) << rerr.str();
+    EXPECT_EQ(countLines(rerr.str(), "probes with no hits not shown; --zeros shows them"), 1u)
+        << rerr.str();
+    for (const bool zeros : {false, true}) {
+        std::ostringstream out, err;
+        Io io{out, err};
+        std::vector<std::string> a = {rec};
+        if (zeros)
+            a.push_back("--zeros");
+        ASSERT_EQ(runReport(a, io), 0) << err.str();
+        EXPECT_EQ(zeroRows(out.str()) > 100, zeros) << out.str();
+        EXPECT_EQ(countLines(out.str(), "probes with no hits not shown; --zeros shows them"),
+                  zeros ? 0u : 1u)
+            << out.str();
+    }
+    std::filesystem::remove(rec);
+}
+
 }  // namespace
 }  // namespace probectl::cli

@@ -182,6 +182,48 @@ TEST(Summary, TableAndLossWarning) {
     EXPECT_THAT(cs.str(), Not(HasSubstr("REJECTED:")));
 }
 
+// Of several probes, the text summary leaves out the rows whose counters are all 0 and says
+// how many in count's words (trace 'syscall:*' printed some 340 such rows; seen failing); a
+// row with any counter set stays, --zeros keeps them all, one probe is always shown, and JSON
+// has every probe.
+TEST(Summary, RowsWithNothingToSayAreCountedNotShown) {
+    SessionStats s;
+    s.probes.push_back({1, "syscall:read", 5, 5, 0, 0, 0});
+    s.probes.push_back({2, "syscall:readv", 0, 0, 0, 0, 0});
+    s.probes.push_back({3, "syscall:pread64", 0, 0, 0, 0, 3});  // filtered only
+    s.probes.push_back({4, "syscall:preadv", 0, 0, 0, 0, 0});
+    std::ostringstream os;
+    printSummary(os, s);
+    EXPECT_EQ(os.str(),
+              "PROBE            HITS  DELIVERED  DROPPED  NMISSED  FILTERED  REJECTED  "
+              "UNRETURNED\n"
+              "syscall:read        5          5        0        0         0         0  "
+              "         0\n"
+              "syscall:pread64     0          0        0        0         3         0  "
+              "         0\n"
+              "(2 probes with no hits not shown; --zeros shows them)\n"
+              "FILTERED: skipped by the process filter (not in HITS); REJECTED: hits the spec's "
+              "`if` predicate rejected (HITS = DELIVERED + DROPPED + REJECTED + UNRETURNED)\n"
+              "lost records: 0 (session), receive-buffer overruns: 0\n");
+    std::ostringstream all;
+    printSummary(all, s, true);
+    EXPECT_THAT(all.str(), HasSubstr("syscall:readv       0"));
+    EXPECT_THAT(all.str(), HasSubstr("syscall:preadv      0"));
+    EXPECT_THAT(all.str(), Not(HasSubstr("not shown")));
+    auto j = nlohmann::json::parse(formatSummaryJson(s));
+    EXPECT_EQ(j["probes"].size(), 4u);
+    SessionStats one;
+    one.probes.push_back({2, "syscall:readv", 0, 0, 0, 0, 0});
+    std::ostringstream single;
+    printSummary(single, one);
+    EXPECT_THAT(single.str(), HasSubstr("\nsyscall:readv     0"));
+    EXPECT_THAT(single.str(), Not(HasSubstr("not shown")));
+    s.probes.pop_back();
+    std::ostringstream two;
+    printSummary(two, s);
+    EXPECT_THAT(two.str(), HasSubstr("\n(1 probe with no hits not shown; --zeros shows them)\n"));
+}
+
 // Hits a predicate rejects are neither delivered nor lost: no loss warning.
 TEST(Summary, RejectedColumnIsNoLoss) {
     SessionStats s;

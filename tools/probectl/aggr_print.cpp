@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <ctime>
 
+#include "format.hpp"
 #include "output_file.hpp"
 #include "probectl/event_json.hpp"
 #include "probectl/flame_svg.hpp"
@@ -169,10 +170,8 @@ std::string topLine(std::size_t rows, std::size_t top, std::string_view what) {
 }
 
 std::string hiddenLine(std::size_t hidden) {
-    if (!hidden)
-        return "";
-    return fmt::format("({} probe{} with no hits not shown; --zeros shows them)\n", hidden,
-                       hidden == 1 ? "" : "s");
+    const std::string note = hiddenProbesNote(hidden);
+    return note.empty() ? note : note + '\n';
 }
 
 std::string hiddenText(const AggrCliOptions& o, const AggrReadout& r) {

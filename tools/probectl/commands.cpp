@@ -19,7 +19,7 @@ const char* const kTraceHelpHead =
     R"(Usage: probectl trace SPEC... [-p PID]... [-f] [--pid|--tid|--uid LIST] [--comm GLOB]
                       [--maxactive N] [--force] [--format text|json] [-o FILE]
                       [--duration TIME] [-v] [--kstack] [--ustack[=fp|dwarf]] [--stack-depth N]
-                      [--stack-size BYTES]
+                      [--stack-size BYTES] [--zeros]
                       [--backend kernel|ptrace [--seccomp-bpf]] [-- CMD [ARGS...]]
        probectl trace --syscalls=NAME[,NAME...]|all [-c] [OPTIONS] [-- CMD [ARGS...]]
 
@@ -43,7 +43,8 @@ it prints per-probe counters:
   UNRETURNED return probes: entries with no return (longjmp, exception, thread
              exit, still inside at the end): HITS = DELIVERED + DROPPED +
              REJECTED + UNRETURNED
-and a warning whenever anything was lost.
+and a warning whenever anything was lost. Of several probes (a glob's), those whose
+counters are all 0 are left out and counted in one line (--zeros lists them).
 
 With -- CMD, CMD is started held before exec, the probes are added with a filter on
 its pid, then it runs; the trace ends when it exits (if the trace ends first, CMD

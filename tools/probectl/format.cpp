@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <time.h>
 
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 
@@ -49,11 +50,11 @@ void TracePrinter::summary(const SessionStats& stats) {
     } else if (layout_.strace) {
         out_->flush();  // strace's lines only in the output; counters on stderr
         auto err = makeTextPrinter(err_);
-        printSummary(*err, stats);
+        printSummary(*err, stats, layout_.zeros);
     } else {
         out_->text("");  // a blank line between the events and the summary
         out_->endRecord();
-        printSummary(*out_, stats);
+        printSummary(*out_, stats, layout_.zeros);
     }
     out_->flush();
 }
@@ -74,11 +75,29 @@ std::vector<Counter> listCounters(const ProbeInfo& p) {
 
 #undef PROBECTL_COUNTER_ENTRY
 
-void printSummary(Printer& p, const SessionStats& stats) {
+void printSummary(Printer& p, const SessionStats& stats, bool zeros) {
+    // A glob's hundreds of probes that never fired would bury the ones that did (count's
+    // rule); a row with any counter set (filtered, nmissed) has something to say.
+    const bool hide = !zeros && !p.json() && stats.probes.size() > 1;
     std::vector<ProbeCounters> rows;
-    for (const auto& s : stats.probes)
-        rows.push_back({s.id, s.spec, summaryCounters(s)});
-    printSummary(p, rows, stats.lost, stats.overruns);
+    std::size_t hidden = 0;
+    for (const auto& s : stats.probes) {
+        auto counters = summaryCounters(s);
+        if (hide && std::all_of(counters.begin(), counters.end(),
+                                [](const Counter& c) { return c.value == 0; })) {
+            hidden++;
+            continue;
+        }
+        rows.push_back({s.id, s.spec, std::move(counters)});
+    }
+    printSummary(p, rows, stats.lost, stats.overruns, hiddenProbesNote(hidden));
+}
+
+std::string hiddenProbesNote(std::size_t hidden) {
+    if (!hidden)
+        return "";
+    return fmt::format("({} probe{} with no hits not shown; --zeros shows them)", hidden,
+                       hidden == 1 ? "" : "s");
 }
 
 std::string lossWarning(const SessionStats& stats) {
@@ -178,8 +197,8 @@ std::string formatSummaryJson(const SessionStats& stats) {
     return capture(true, [&](Printer& p) { printSummary(p, stats); });
 }
 
-void printSummary(std::ostream& os, const SessionStats& stats) {
-    printSummary(*makeTextPrinter(os), stats);
+void printSummary(std::ostream& os, const SessionStats& stats, bool zeros) {
+    printSummary(*makeTextPrinter(os), stats, zeros);
 }
 
 void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes, bool json,

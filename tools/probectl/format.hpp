@@ -29,6 +29,8 @@ struct TraceLayout {
     // The trace on stderr, not stdout: strace's rule when a traced command shares the
     // terminal (-- CMD without -o), so the command's stdout stays its own.
     bool on_stderr = false;
+    // --zeros: the summary lists the probes with nothing to say too (printSummary).
+    bool zeros = false;
 };
 
 // What a trace driver prints, whatever the backend: the header, each event, the summary.
@@ -68,8 +70,13 @@ std::vector<Counter> summaryCounters(const ProbeStats& p);
 std::vector<Counter> listCounters(const ProbeInfo& p);
 
 // Summary: text (table PROBE HITS DELIVERED DROPPED NMISSED FILTERED REJECTED, lost line)
-// or the JSON summary object (event_json.hpp).
-void printSummary(Printer& p, const SessionStats& stats);
+// or the JSON summary object (event_json.hpp). Of several probes (a glob's), the text leaves
+// out those whose every counter is 0 unless `zeros`, and counts them in a line
+// (hiddenProbesNote); JSON has every probe.
+void printSummary(Printer& p, const SessionStats& stats, bool zeros = false);
+// "(N probes with no hits not shown; --zeros shows them)", "" for 0: the line of trace's
+// summary and of count, hist and latency for the probes they left out.
+std::string hiddenProbesNote(std::size_t hidden);
 // "warning: ..." describing every loss, or "" when nothing was lost.
 std::string lossWarning(const SessionStats& stats);
 
@@ -88,7 +95,7 @@ std::string formatEventJson(const Event& ev);
 std::string formatSummaryJson(const SessionStats& stats);
 std::string formatTraceEvent(const Event& ev, std::uint64_t t0_ns, const TraceLayout& layout);
 std::string eventHeader();
-void printSummary(std::ostream& os, const SessionStats& stats);
+void printSummary(std::ostream& os, const SessionStats& stats, bool zeros = false);
 void printProbeList(std::ostream& os, const std::vector<ProbeInfo>& probes, bool json = false,
                     const ProbeOwners& owners = {});
 

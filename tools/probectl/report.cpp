@@ -68,7 +68,9 @@ po::options_description reportOptionsDescription(ReportOptions* o) {
          "text (default), json, chrome, perfetto or ctf, as trace --format")
         ("output,o", po::value<std::string>(o ? &o->output : nullptr)->value_name("FILE"),
          "write to FILE (a directory for ctf; '-' is stdout for text and json) instead of "
-         "stdout; a write to it that fails (a full disk) removes FILE, incomplete");
+         "stdout; a write to it that fails (a full disk) removes FILE, incomplete")
+        ("zeros", po::bool_switch(o ? &o->zeros : nullptr),
+         "also list the probes with no hits in the summary, as trace --zeros");
     // clang-format on
     return d;
 }
@@ -134,7 +136,9 @@ int runReport(const std::vector<std::string>& args, Io& io) {
                 0, rec->note().empty()
                        ? fmt::format("{}: the recording holds no event and no summary", o.file)
                        : fmt::format("{}: {}: it holds no event to report", o.file, rec->note())));
-    auto sink = openTraceSink(o.format, o.output, recordingLayout(info.flags), io, nullptr);
+    TraceLayout layout = recordingLayout(info.flags);
+    layout.zeros = o.zeros;
+    auto sink = openTraceSink(o.format, o.output, layout, io, nullptr);
     if (!sink)
         return runtimeError(io, kReportCmd, sink.error());
 

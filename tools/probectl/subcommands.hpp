@@ -43,6 +43,7 @@ struct TraceOptions {
     bool verbose = false;               // -v: the names globs skipped
     std::vector<std::string> syscalls;  // --syscalls A,B: syscall:A syscall:B, strace lines
     bool summary_only = false;          // -c: strace -c's table instead of the events
+    bool zeros = false;                 // --zeros: the summary's rows of probes never hit too
     bool kstack = false;                // --kstack: each event's kernel stack
     std::uint32_t stack_depth = 0;      // --stack-depth N (1..127), 0 = the default (64)
     std::string ustack;                 // --ustack[=fp|dwarf]: each event's user stack; "" = none
@@ -56,7 +57,7 @@ struct TraceOptions {
     TraceLayout layout() const {
         return {format == "json", !syscalls.empty() && format != "json",
                 follow || pids.size() + (command.empty() ? 0 : 1) > 1,
-                !command.empty() && output.empty()};
+                !command.empty() && output.empty(), zeros};
     }
 };
 // `cmd` is the command being run (trace, or record: trace --format record).
@@ -112,6 +113,7 @@ struct ReportOptions {
     std::string file;
     std::string format = "text";
     std::string output;
+    bool zeros = false;  // --zeros: the summary's rows of probes never hit too
 };
 boost::program_options::options_description reportOptionsDescription(ReportOptions* o = nullptr);
 int runReport(const std::vector<std::string>& args, Io& io);

@@ -250,6 +250,10 @@ po::options_description traceOptionsDescription(TraceOptions* o) {
          "strace -c's system time), usecs/call, calls, errors (-4095..-1 returned), by "
          "time; kept in probectl.ko's maps, so no call is dropped (ptrace backend: counted "
          "from its events)")
+        ("zeros", po::bool_switch(o ? &o->zeros : nullptr),
+         "also list the probes with no hits in the summary (of several probes, e.g. a "
+         "glob's, those whose counters are all 0 are left out and counted in one line; "
+         "JSON always has every probe)")
         ("kstack", po::bool_switch(o ? &o->kstack : nullptr),
          "print each event's kernel stack under it, one frame per line (SYMBOL+0xOFF "
          "[MODULE], innermost first; JSON: the array \"kstack\"); kprobe, kretprobe, "

@@ -75,7 +75,7 @@ class PrinterSink : public TraceSink {
         out_->flush();
         noteWriteError();
         if (stats && write_errno_ && out_ != &io_.err && (failed || !layout_.strace))
-            printSummary(io_.err, *stats);
+            printSummary(io_.err, *stats, layout_.zeros);
         if (!write_errno_)
             return {};
         if (!file_.isOpen())
@@ -120,10 +120,11 @@ class PrinterSink : public TraceSink {
 // chrome, perfetto, ctf, record: a TraceWriter; the counters table on `summary`, if any.
 class WriterSink : public TraceSink {
   public:
-    WriterSink(std::unique_ptr<TraceWriter> writer, std::ostream* summary, std::string path,
-               bool ctf, bool dir_existed)
+    WriterSink(std::unique_ptr<TraceWriter> writer, std::ostream* summary, bool zeros,
+               std::string path, bool ctf, bool dir_existed)
         : writer_(std::move(writer)),
           summary_(summary),
+          zeros_(zeros),
           path_(std::move(path)),
           ctf_(ctf),
           dir_existed_(dir_existed) {}
@@ -144,7 +145,7 @@ class WriterSink : public TraceSink {
         if (!error_)
             keep(writer_->finish(stats ? *stats : none));
         if (summary_ && stats)
-            printSummary(*summary_, *stats);
+            printSummary(*summary_, *stats, zeros_);
         if (!error_)
             return {};
         writer_.reset();  // its files closed before they are removed
@@ -163,6 +164,7 @@ class WriterSink : public TraceSink {
     }
     std::unique_ptr<TraceWriter> writer_;
     std::ostream* summary_;
+    bool zeros_;
     std::string path_;
     bool ctf_, dir_existed_;
     std::optional<Error> error_;
@@ -191,8 +193,8 @@ Result<std::unique_ptr<TraceSink>> openTraceSink(std::string_view format, const 
                                     : openTraceWriter(format, output);
         if (!w)
             return std::move(w).error();
-        return std::unique_ptr<TraceSink>(
-            new WriterSink(std::move(*w), writer_summary, output, format == "ctf", dir_existed));
+        return std::unique_ptr<TraceSink>(new WriterSink(
+            std::move(*w), writer_summary, layout.zeros, output, format == "ctf", dir_existed));
     }
     TraceLayout l = layout;
     l.json = format == "json";

@@ -79,11 +79,12 @@ struct ProbeCounters {
     std::vector<Counter> counters;
 };
 
-// End-of-trace summary. Text: table PROBE COUNTERS..., a note when something was filtered
-// or rejected, "lost records: N (session), receive-buffer overruns: M". JSON:
-// {"type":"summary","probes":[{"id","probe",counters...}],"lost","overruns"}.
+// End-of-trace summary. Text: table PROBE COUNTERS..., `note` when not empty (a line under
+// the table, such as what rows the caller left out), a note when something was filtered or
+// rejected, "lost records: N (session), receive-buffer overruns: M". JSON:
+// {"type":"summary","probes":[{"id","probe",counters...}],"lost","overruns"} (no `note`).
 void printSummary(Printer& p, const std::vector<ProbeCounters>& probes, std::uint64_t lost,
-                  std::uint64_t overruns);
+                  std::uint64_t overruns, std::string_view note = {});
 
 // The counter columns of a table row (Show::Any, key = name).
 std::vector<Table::Column> counterColumns(const std::vector<Counter>& counters);

@@ -34,7 +34,7 @@ constexpr std::string_view kDepthSkipped = "depth_skipped";
 }  // namespace
 
 void printSummary(Printer& p, const std::vector<ProbeCounters>& probes, std::uint64_t lost,
-                  std::uint64_t overruns) {
+                  std::uint64_t overruns, std::string_view note) {
     bool any_filter = false, any_unreturned = false, any_depth = false;
     for (const auto& probe : probes)
         for (const auto& c : probe.counters) {
@@ -64,6 +64,8 @@ void printSummary(Printer& p, const std::vector<ProbeCounters>& probes, std::uin
         p.endRow();
     }
     p.endTable();
+    if (!note.empty())
+        p.text(fmt::format("\n{}", note));
     if (any_filter)
         p.text(
             fmt::format("\nFILTERED: skipped by the process filter (not in HITS); REJECTED: hits "

@@ -805,5 +805,30 @@ TEST(CliPtrace, TraceSummaryLeavesOutProbesWithNoHits) {
     std::filesystem::remove(rec);
 }
 
+// count --by retval of mmap and brk keyed their addresses in decimal (94478243872768); now in
+// hex, as strace and their event lines print them (seen failing); JSON keeps numbers.
+TEST(CliPtrace, RetvalKeysOfMmapAndBrkAreHex) {
+    const std::vector<std::string> args = {"--backend=ptrace",
+                                           "syscall:mmap",
+                                           "syscall:brk",
+                                           "--by",
+                                           "retval",
+                                           "--",
+                                           kWorkload,
+                                           "calls",
+                                           "1"};
+    auto t = aggr(runCount, args);
+    ASSERT_EQ(t.rc, 0) << t.err;
+    EXPECT_TRUE(std::regex_search(t.err, std::regex("RETVAL +COUNT\n0x[0-9a-f]{6,} +[0-9]+\n")))
+        << t.err;
+    EXPECT_FALSE(std::regex_search(t.err, std::regex("\n[0-9]{9,} +[0-9]+\n"))) << t.err;
+    auto json = args;
+    json.insert(json.begin() + 5, {"--format", "json"});
+    auto j = aggr(runCount, json);
+    ASSERT_EQ(j.rc, 0) << j.err;
+    EXPECT_TRUE(std::regex_search(j.out + j.err, std::regex("\"retval\":[0-9]{9,}\\}")))
+        << j.out << j.err;
+}
+
 }  // namespace
 }  // namespace probectl::cli

@@ -677,6 +677,48 @@ TEST(AggrFormat, TableSortedByCountThenKey) {
               "3 keys (capacity 1024); map full: 5 hits with new keys not counted\n");
 }
 
+// count --by retval of mmap, brk, mremap, shmat printed their addresses in decimal
+// (140737488355328); now in hex as strace prints their return (0x800000000000), in the key's
+// numeric order, an error as the number it is, JSON's key a number still (seen failing).
+// Other syscalls' values stay decimal.
+TEST(AggrFormat, RetvalKeysOfSyscallsReturningAddressesAreHex) {
+    auto table = [](const std::string& spec) {
+        AggrTable t;
+        t.spec = spec;
+        t.key_names = {"retval"};
+        t.key_readings = {AggrKeyReading::Retval};
+        t.keys = 3;
+        t.capacity = 1024;
+        for (std::int64_t r :
+             {std::int64_t{0x800000000000}, std::int64_t{-12}, std::int64_t{0x7f0000001000}}) {
+            FetchedValue k;
+            k.type = FetchType::S64;
+            k.raw = static_cast<std::uint64_t>(r);
+            t.entries.push_back({{k}, 1, 0, 0, 0, {}});
+        }
+        return t;
+    };
+    for (const char* spec : {"syscall:mmap", "syscall:brk", "syscall:mremap", "syscall:shmat",
+                             "syscall:mmap len=$arg2:u64"}) {
+        SCOPED_TRACE(spec);
+        const AggrTable t = table(spec);
+        EXPECT_EQ(formatAggrTable(t),
+                  "RETVAL          COUNT\n"
+                  "-12                 1\n"
+                  "0x7f0000001000      1\n"
+                  "0x800000000000      1\n"
+                  "3 keys (capacity 1024)\n");
+        const auto j = aggrJson(t);
+        EXPECT_EQ(j["entries"][2]["key"]["retval"], 0x800000000000);
+        EXPECT_EQ(j["entries"][0]["key"]["retval"], -12);
+    }
+    EXPECT_EQ(formatAggrKey(table("syscall:read"), table("syscall:read").entries[0]),
+              "140737488355328");
+    // a kretprobe's function is not known to return an address
+    EXPECT_EQ(formatAggrKey(table("kretprobe:brk"), table("kretprobe:brk").entries[0]),
+              "140737488355328");
+}
+
 // latency --by retval: equal counts in the key's numeric order, signed (-11 < -2 < 0 < 10),
 // not the text's ("-11" < "-2" < "0" < "10" only by luck; "10" < "9" as text).
 TEST(AggrFormat, NumericKeysSortAsNumbers) {

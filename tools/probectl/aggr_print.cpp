@@ -51,10 +51,8 @@ bool pairsReturns(const AggrCliOptions& o, const AggrReadout& r, std::size_t i) 
     const AggrTable& t = r.tables[i];
     const std::string_view spec = t.spec;
     const KindInfo* kind = findKind(spec.substr(0, spec.find(':')));
-    // "syscall:NAME [ARGS...]"
-    const std::string_view name = spec.substr(spec.find(':') + 1);
-    const bool returning_syscall = kind && kind->kind == SpecKind::Syscall &&
-                                   !syscallNeverReturns(name.substr(0, name.find(' ')));
+    const std::string_view syscall = specSyscall(spec);
+    const bool returning_syscall = !syscall.empty() && !syscallNeverReturns(syscall);
     return o.mode == AggrMode::Latency || (kind && kind->is_return) || returning_syscall ||
            r.stats.probes[i].unreturned || r.stats.probes[i].depth_skipped || enteredBefore(r, i);
 }

@@ -969,7 +969,8 @@ record per event, nothing dropped), read when the command exits, on --duration o
 Ctrl-C. Without --by, one table of every probe and its count, highest first. With
 --by, one table per probe with a row per key: task fields (comm pid tid uid cpu,
 retval and errno for return probes: errno is the return value when it is -4095..-1,
-else 0) or the probe's own fetch arguments by NAME, integers or strings. A return whose
+else 0; the retval of mmap, mremap, brk and shmat in hex, as strace prints it) or the
+probe's own fetch arguments by NAME, integers or strings. A return whose
 value is not known keys retval and errno as ? (JSON null): with --backend ptrace, a
 syscall whose thread was killed inside it (ptrace sees no exit stop then; the kernel
 backend keys it by the ERESTART code it returned, -516 for a sleep). A hit whose

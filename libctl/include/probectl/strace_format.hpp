@@ -111,6 +111,11 @@ std::string stracePointer(std::uint64_t p);         // "NULL" or "0x7ffc..."
 std::string straceEndLine(int wait_status);
 // "= 3", "= -1 ENOENT (No such file or directory)", "= 0x7f00..." (mmap), "= ?" (nullopt)
 std::string straceReturn(std::string_view syscall, std::optional<std::int64_t> retval);
+// Whether strace prints the return value of `syscall` as an address, in hex: mmap, mremap, brk,
+// shmat (but for an error).
+bool syscallReturnsAddress(std::string_view syscall);
+// A return value that is an address as strace prints it: "0x7f00...", "0" for 0.
+std::string straceAddress(std::uint64_t v);
 
 // What a tracer must read from memory for a syscall so formatSyscall can print it like
 // strace: which argument, and when.

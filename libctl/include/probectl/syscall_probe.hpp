@@ -59,6 +59,10 @@ SyscallPlan syscallPlan(std::string_view name, const SyscallInfo* info);
 // Syscalls whose entry is their only event (they never return to the caller).
 bool syscallNeverReturns(std::string_view name);
 
+// The syscall a spec's text names: "mmap" of "syscall:mmap len=$arg2"; "" for a spec of
+// another kind.
+std::string_view specSyscall(std::string_view spec);
+
 // The record formatSyscall prints for an event of a probe built from `plan`: arguments and
 // return value from the event, memory from Event::fetched where syscallValueIndex puts it (a
 // missing or faulted value leaves the pointer to print; buffers are cut to the count or

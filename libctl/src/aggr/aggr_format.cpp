@@ -11,6 +11,8 @@
 #include "probectl/aggr.hpp"
 #include "probectl/errno_names.hpp"
 #include "probectl/event_print.hpp"
+#include "probectl/strace_format.hpp"
+#include "probectl/syscall_probe.hpp"
 
 namespace probectl {
 
@@ -44,6 +46,9 @@ std::string keyPart(const AggrTable& t, std::size_t i, const FetchedValue& v) {
     if (v.faulted || v.unknown || v.array_len || reading == AggrKeyReading::Plain)
         return s;
     if (reading == AggrKeyReading::Retval) {
+        // mmap's, brk's: an address, in hex as strace prints it (an error stays a number)
+        if (syscallReturnsAddress(specSyscall(t.spec)) && !detail::isErrno(v.raw))
+            return straceAddress(v.raw);
         if (const auto s32 = int32Reading(v.raw))
             s += fmt::format(" (int {})", *s32);
         return s;

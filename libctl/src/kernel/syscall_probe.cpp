@@ -1,4 +1,5 @@
 #include "probectl/syscall_probe.hpp"
+#include "probectl/probe_kinds.hpp"
 #include "uapi/probectl.h"
 
 #include <fmt/format.h>
@@ -78,6 +79,17 @@ FetchArg planArg(const SyscallMemHint& h, std::size_t pos, bool at_entry, bool e
 
 bool syscallNeverReturns(std::string_view name) {
     return name == "exit" || name == "exit_group";
+}
+
+std::string_view specSyscall(std::string_view spec) {
+    const std::size_t colon = spec.find(':');
+    if (colon == std::string_view::npos)
+        return {};
+    const KindInfo* kind = findKind(spec.substr(0, colon));
+    if (!kind || kind->kind != SpecKind::Syscall)
+        return {};
+    const std::string_view rest = spec.substr(colon + 1);
+    return rest.substr(0, rest.find(' '));
 }
 
 SyscallPlan syscallPlan(std::string_view name, const SyscallInfo* info) {

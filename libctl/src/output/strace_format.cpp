@@ -745,9 +745,17 @@ std::string straceReturn(std::string_view syscall, std::optional<std::int64_t> r
                            name.empty() ? fmt::format("errno {}", err) : std::string(name),
                            errnoDescription(err));
     }
-    if (syscall == "mmap" || syscall == "brk" || syscall == "mremap" || syscall == "shmat")
-        return "= " + hexOrZero(static_cast<std::uint64_t>(v));
+    if (syscallReturnsAddress(syscall))
+        return "= " + straceAddress(static_cast<std::uint64_t>(v));
     return fmt::format("= {}", v);
+}
+
+bool syscallReturnsAddress(std::string_view syscall) {
+    return syscall == "mmap" || syscall == "brk" || syscall == "mremap" || syscall == "shmat";
+}
+
+std::string straceAddress(std::uint64_t v) {
+    return hexOrZero(v);
 }
 
 namespace {

@@ -31,6 +31,15 @@ using procwatch::slurp;
 using procwatch::stateOf;
 using procwatch::waitRunning;
 
+// A process that exits between slurp's open and its read fails the read (ESRCH); a
+// directory fails it the same way (EISDIR), on purpose. Threw before, failing
+// Cli.ACommandForkingAllTheTimeLeavesNoProcessBehind in a VM.
+TEST(ProcWatch, AFailedReadReadsAsEmpty) {
+    EXPECT_EQ(slurp("/proc"), "");
+    EXPECT_EQ(slurp("/proc/self/no-such-file"), "");
+    EXPECT_NE(slurp("/proc/self/stat"), "");
+}
+
 // A descendant of `root` whose comm is `comm` (-1: none).
 pid_t descendantNamed(pid_t root, const std::string& comm) {
     for (pid_t d : probectl::descendantsOf(root))

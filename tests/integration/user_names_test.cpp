@@ -22,12 +22,16 @@ std::string cloneTarget() {
     return itest::workload("clone_target");
 }
 
-// The COUNT of a count table's row for `probe` ("" when no row has it).
+// The COUNT of a count table's row for `probe`, the column after it ("" when no row has it).
 std::string rowCount(const std::string& table, const std::string& probe) {
     std::istringstream in(table);
     for (std::string line; std::getline(in, line);)
-        if (line.starts_with(probe + " "))
-            return line.substr(line.find_last_of(' ') + 1);
+        if (line.starts_with(probe + " ")) {
+            std::istringstream row(line.substr(probe.size()));
+            std::string count;
+            row >> count;
+            return count;
+        }
     return "";
 }
 

@@ -192,3 +192,15 @@ TEST(DlopenStacks, ProcessesNotKeptAgainAreCounted) {
     EXPECT_GE(counted, 1u) << text << r.out;
     EXPECT_GE(named, PROBECTL_MM_PIN_AGAIN) << text << r.out;
 }
+
+// count through a library unloaded and loaded again (the ptrace tests' redlopen: dlopen, 7
+// calls, dlclose, dlopen, 7 calls): a kernel uprobe is on the file's inode, so it sees the
+// second copy's calls too, 14 in all.
+TEST(DlopenStacks, CountSeesALibraryLoadedAgain) {
+    const std::string probe = "uprobe:" + library() + ":lib_calls_back";
+    auto r = sh(itest::tablesOnly("probectl count " + probe + " -- " + itest::workload("redlopen") +
+                                  " " + library() + " 7 again"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    // PROBE COUNT FILTERED
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("\n" + probe + " +14 +0\n"))) << r.out;
+}

@@ -3,6 +3,7 @@
 // probing the clone counts every call; stripped files find their symbols in the debug file
 // their .gnu_debuglink names, only when its CRC matches.
 #include <cerrno>
+#include <sstream>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -19,6 +20,19 @@ namespace {
 
 std::string cloneTarget() {
     return itest::workload("clone_target");
+}
+
+// The COUNT of a count table's row for `probe`, the column after it ("" when no row has it).
+std::string rowCount(const std::string& table, const std::string& probe) {
+    std::istringstream in(table);
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with(probe + " ")) {
+            std::istringstream row(line.substr(probe.size()));
+            std::string count;
+            row >> count;
+            return count;
+        }
+    return "";
 }
 
 }  // namespace
@@ -84,4 +98,18 @@ TEST(UserNames, ADebuglinkWithAnotherCrcIsNotUsedAndSaysWhy) {
     EXPECT_EQ(r.error().err, ENOENT) << why(r);
     EXPECT_THAT(r.error().message, HasSubstr(".gnu_debuglink names 'debuglink_stale.debug'"));
     EXPECT_THAT(r.error().message, HasSubstr("not the debug file of this build"));
+}
+
+// C++ operators by name on the kernel backend (workload cxx_names, the unit tests' fx_cxx, N
+// = 3): 'fx::Vec::operator[](unsigned long)' (6 calls) was refused as a glob with an
+// unterminated '['; its const overload (4 calls) is a function of its own.
+TEST(UserNames, CxxOperatorIndexCountsItsOwnCalls) {
+    const std::string t = itest::workload("cxx_names");
+    const std::string plain = "uprobe:" + t + ":'fx::Vec::operator[](unsigned long)'";
+    const std::string konst = "uprobe:" + t + ":'fx::Vec::operator[](unsigned long) const'";
+    auto r = itest::sh(
+        itest::tablesOnly("probectl count \"" + plain + "\" \"" + konst + "\" -- " + t + " 3"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(rowCount(r.out, plain), "6") << r.out;
+    EXPECT_EQ(rowCount(r.out, konst), "4") << r.out;
 }

@@ -442,6 +442,56 @@ TEST(CliPtrace, CxxSignaturesWithAPointerCountTheirOwnFunction) {
     EXPECT_EQ(rowCount(g.err, "uprobe:" + bin + ":'fx::g(char const*)'"), "4") << g.err;
 }
 
+// Operators and integer types as people write them, each counting its own function's calls
+// (tests/unit/fixtures/elf/cxx.cpp, N = 3): 'fx::Vec::operator[](unsigned long)' was refused
+// ("unterminated '['"), 'fx::Vec::operator->*' attached every operator whose name ends in
+// '*', and 'fx::t(unsigned)' matched nothing.
+TEST(CliPtrace, CxxOperatorsAndTypeSpellingsCountTheirOwnFunction) {
+    const std::string bin = FX_CXX_PATH;
+    const std::pair<std::string, std::string> cases[] = {
+        {"fx::Vec::operator[](unsigned long)", "6"},
+        {"fx::Vec::operator[](unsigned long) const", "4"},
+        {"fx::Vec::operator()", "3"},
+        {"fx::Vec::operator<", "4"},
+        {"fx::Vec::operator<<(long)", "5"},
+        {"fx::Vec::operator->*", "7"},
+        {"fx::Vec::operator new[](unsigned long)", "8"},
+        {"fx::Vec::operator delete[]", "8"},
+        {"fx::t(unsigned)", "1"},
+        {"fx::t(long int)", "2"},
+        {"fx::t(short int)", "3"},
+        {"fx::t(long unsigned int)", "4"},
+        {"fx::t(long long int)", "5"},
+        {"fx::t(signed char)", "6"},
+        {"fx::t(char)", "7"},
+    };
+    std::vector<std::string> args = {"--backend=ptrace"};
+    for (const auto& [name, count] : cases)
+        args.push_back("uprobe:" + bin + ":'" + name + "'");
+    args.insert(args.end(), {"--", bin, "3"});
+    auto r = aggr(runCount, args);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.err.find("attached "), std::string::npos) << "no glob\n" << r.err;
+    for (const auto& [name, count] : cases)
+        EXPECT_EQ(rowCount(r.err, "uprobe:" + bin + ":'" + name + "'"), count) << name << "\n"
+                                                                               << r.err;
+}
+
+// A signature of no function whose name has overloads: the error names it and lists them.
+TEST(CliPtrace, CxxSignatureOfNoOverloadListsTheOverloads) {
+    const std::string bin = FX_CXX_PATH;
+    for (const char* name : {"fx::g(int)", "fx::g(int*)"}) {
+        auto r = aggr(runCount,
+                      {"--backend=ptrace", "uprobe:" + bin + ":'" + name + "'", "--", bin, "3"});
+        EXPECT_NE(r.rc, 0) << name;
+        EXPECT_NE(r.err.find(std::string("no function '") + name + "'"), std::string::npos)
+            << name << "\n"
+            << r.err;
+        EXPECT_NE(r.err.find("fx::g(char*), fx::g(char const*)"), std::string::npos) << name << "\n"
+                                                                                     << r.err;
+    }
+}
+
 TEST(CliPtrace, UstackDwarfNestedInlinedAndTailCallFrames) {
     auto nested = trace({"--backend=ptrace", "uprobe:" FX_INLINE_NESTED_PATH ":leaf",
                          "--ustack=dwarf", "--", FX_INLINE_NESTED_PATH, "1"});

@@ -111,3 +111,35 @@ TEST(CliUser, SymbolsListsFunctionsDemangledAndUsdt) {
     EXPECT_EQ(lib.rc, kExitOk) << lib.err;
     EXPECT_THAT(lib.out, HasSubstr("libc.so.6"));
 }
+
+// A name that names a function exactly lists that function, '*' or brackets or not, as a
+// probe spec takes it: 'fx::g(char*)' listed fx::g(char const*) too, and
+// 'fx::Vec::operator[](unsigned long)' was refused as an unterminated '['.
+TEST(CliUser, SymbolsOfAnExactNameListThatFunction) {
+    const std::string cxx = FX_CXX_PATH;
+    CmdRun g = runCommand("symbols", {cxx + ":fx::g(char*)"});
+    ASSERT_EQ(g.rc, kExitOk) << g.err;
+    EXPECT_THAT(g.out, HasSubstr("fx::g(char*)"));
+    EXPECT_THAT(g.out, Not(HasSubstr("fx::g(char const*)")));
+    EXPECT_THAT(g.out, HasSubstr(fmt::format("{:#x}", readelfOffset(cxx, "_ZN2fx1gEPc"))));
+    CmdRun c = runCommand("symbols", {cxx + ":'fx::g(const char *)'"});
+    ASSERT_EQ(c.rc, kExitOk) << c.err;
+    EXPECT_THAT(c.out, HasSubstr("fx::g(char const*)"));
+    EXPECT_THAT(c.out, Not(HasSubstr("fx::g(char*)")));
+    CmdRun op = runCommand("symbols", {cxx + ":fx::Vec::operator[](unsigned long)"});
+    ASSERT_EQ(op.rc, kExitOk) << op.err;
+    EXPECT_THAT(op.out, HasSubstr("fx::Vec::operator[](unsigned long)"));
+    EXPECT_THAT(op.out, Not(HasSubstr("fx::Vec::operator[](unsigned long) const")));
+    CmdRun t = runCommand("symbols", {cxx + ":fx::t(long unsigned int)"});
+    ASSERT_EQ(t.rc, kExitOk) << t.err;
+    EXPECT_THAT(t.out, HasSubstr("fx::t(unsigned long)"));
+    EXPECT_THAT(t.out, Not(HasSubstr("fx::t(long)")));
+    // A glob is still one.
+    CmdRun glob = runCommand("symbols", {cxx + ":fx::g(*)"});
+    ASSERT_EQ(glob.rc, kExitOk) << glob.err;
+    EXPECT_THAT(glob.out, HasSubstr("fx::g(char*)"));
+    EXPECT_THAT(glob.out, HasSubstr("fx::g(char const*)"));
+    CmdRun bad = runCommand("symbols", {cxx + ":fx::nothing[(int)"});
+    EXPECT_EQ(bad.rc, kExitUsage) << bad.err;
+    EXPECT_THAT(bad.err, HasSubstr("unterminated '['"));
+}

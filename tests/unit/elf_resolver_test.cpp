@@ -214,6 +214,92 @@ TEST(ElfResolver, CxxPointerOverloadsBySignature) {
     EXPECT_EQ(one(elf, "sum<long>(long,long)"), one(elf, "sum<long>")) << "blanks after ','";
 }
 
+// The spellings of one builtin integer type are one type, in the demangler's spelling
+// ("unsigned" is "unsigned int", "long unsigned int" is "unsigned long"); signed char is
+// not char. "fx::t(unsigned)" found nothing.
+TEST(ElfResolver, NormalizeCxxNameBuiltinTypes) {
+    const std::pair<const char*, const char*> same[] = {
+        {"f(unsigned)", "f(unsigned int)"},
+        {"f(unsigned int)", "f(unsigned int)"},
+        {"f(int unsigned)", "f(unsigned int)"},
+        {"f(signed)", "f(int)"},
+        {"f(signed int)", "f(int)"},
+        {"f(long int)", "f(long)"},
+        {"f(signed long)", "f(long)"},
+        {"f(short int)", "f(short)"},
+        {"f(unsigned short int)", "f(unsigned short)"},
+        {"f(long unsigned int)", "f(unsigned long)"},
+        {"f(unsigned long int)", "f(unsigned long)"},
+        {"f(long long int)", "f(long long)"},
+        {"f(long int long)", "f(long long)"},
+        {"f(unsigned long long int)", "f(unsigned long long)"},
+        {"f(long double)", "f(long double)"},
+        {"f(char signed)", "f(signed char)"},
+        {"f(unsigned char)", "f(unsigned char)"},
+        {"f(const unsigned *)", "f(unsigned int const*)"},
+        {"f(unsigned const*)", "f(unsigned int const*)"},
+        {"f(std::vector<unsigned>&)", "f(std::vector<unsigned int>&)"},
+        {"A::operator unsigned()", "A::operator unsigned int()"},
+        {"f(char const*)", "f(char const*)"},
+        {"f(const char *)", "f(char const*)"},
+        {"f(long_name, int_t)", "f(long_name,int_t)"},
+    };
+    for (const auto& [written, want] : same)
+        EXPECT_EQ(normalizeCxxName(written), want) << written;
+    EXPECT_NE(normalizeCxxName("f(signed char)"), normalizeCxxName("f(char)"));
+    EXPECT_NE(normalizeCxxName("f(unsigned char)"), normalizeCxxName("f(char)"));
+    EXPECT_NE(normalizeCxxName("f(long)"), normalizeCxxName("f(long long)"));
+}
+
+// Each spelling of an integer type finds the overload of that type, and only it.
+TEST(ElfResolver, CxxOverloadsByIntegerTypeSpellings) {
+    auto elf = openOk(FX_CXX_PATH);
+    const std::pair<const char*, const char*> cases[] = {
+        {"fx::t(unsigned)", "_ZN2fx1tEj"},      {"fx::t(unsigned int)", "_ZN2fx1tEj"},
+        {"fx::t(long int)", "_ZN2fx1tEl"},      {"fx::t(long)", "_ZN2fx1tEl"},
+        {"fx::t(short int)", "_ZN2fx1tEs"},     {"fx::t(long unsigned int)", "_ZN2fx1tEm"},
+        {"fx::t(unsigned long)", "_ZN2fx1tEm"}, {"fx::t(long long int)", "_ZN2fx1tEx"},
+        {"fx::t(signed char)", "_ZN2fx1tEa"},   {"fx::t(char)", "_ZN2fx1tEc"},
+    };
+    for (const auto& [written, symbol] : cases) {
+        const ElfSymbol* s = one(elf, written);
+        ASSERT_TRUE(s) << written;
+        EXPECT_EQ(s->name, symbol) << written;
+    }
+    EXPECT_EQ(elf.functionsNamed("fx::t").size(), 7u) << "seven overloads";
+}
+
+// Operators are found by their names, with the parameters and without, whatever brackets
+// their symbol has: "operator()" is no parameter list, "operator[]" no glob, "operator<" not
+// "operator<<". "fx::Vec::operator()" found nothing.
+TEST(ElfResolver, CxxOperatorsByName) {
+    auto elf = openOk(FX_CXX_PATH);
+    const std::pair<const char*, const char*> cases[] = {
+        {"fx::Vec::operator[](unsigned long)", "_ZN2fx3VecixEm"},
+        {"fx::Vec::operator[](unsigned long) const", "_ZNK2fx3VecixEm"},
+        {"fx::Vec::operator[](unsigned long int)const", "_ZNK2fx3VecixEm"},
+        {"fx::Vec::operator()(int) const", "_ZNK2fx3VecclEi"},
+        {"fx::Vec::operator()", "_ZNK2fx3VecclEi"},
+        {"fx::Vec::operator ()", "_ZNK2fx3VecclEi"},
+        {"fx::Vec::operator<(const fx::Vec&) const", "_ZNK2fx3VecltERKS0_"},
+        {"fx::Vec::operator<", "_ZNK2fx3VecltERKS0_"},
+        {"fx::Vec::operator<<", "_ZN2fx3VeclsEl"},
+        {"fx::Vec::operator<<(long)", "_ZN2fx3VeclsEl"},
+        {"fx::Vec::operator->*", "_ZNK2fx3VecpmEl"},
+        {"fx::Vec::operator->*(long) const", "_ZNK2fx3VecpmEl"},
+        {"fx::Vec::operator new[]", "_ZN2fx3VecnaEm"},
+        {"fx::Vec::operator new[](unsigned long)", "_ZN2fx3VecnaEm"},
+        {"fx::Vec::operator new [](unsigned long)", "_ZN2fx3VecnaEm"},
+        {"fx::Vec::operator delete[](void*)", "_ZN2fx3VecdaEPv"},
+    };
+    for (const auto& [written, symbol] : cases) {
+        const ElfSymbol* s = one(elf, written);
+        ASSERT_TRUE(s) << written;
+        EXPECT_EQ(s->name, symbol) << written;
+    }
+    EXPECT_EQ(elf.functionsNamed("fx::Vec::operator[]").size(), 2u) << "const and not";
+}
+
 // A function template's demangled name carries its return type ("int sum<int>(int, int)"):
 // it is found, as a plain function is, by its name with or without the parameters. Neither
 // "sum<int>" nor a glob found it.

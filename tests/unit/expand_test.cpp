@@ -466,6 +466,48 @@ TEST(Expand, UserCxxSignatureWithAPointerIsOneFunction) {
         << bad.error().message;
 }
 
+// An operator's name is that operator, brackets and '*' or not: 'fx::Vec::operator[](unsigned
+// long)' was refused as a glob ("unterminated '['"), and '->*' read as one. A name spelled
+// with other words for its integer types is the same function.
+TEST(Expand, UserCxxOperatorNamesAreOneFunction) {
+    SpecExpander x(0, nullptr);
+    const std::string path = FX_CXX_PATH;
+    auto elf = ElfResolver::open(path);
+    ASSERT_TRUE(elf.ok());
+    const std::pair<const char*, const char*> cases[] = {
+        {"fx::Vec::operator[](unsigned long)", "_ZN2fx3VecixEm"},
+        {"fx::Vec::operator[](long unsigned int) const", "_ZNK2fx3VecixEm"},
+        {"fx::Vec::operator->*", "_ZNK2fx3VecpmEl"},
+        {"fx::Vec::operator->*(long int) const", "_ZNK2fx3VecpmEl"},
+        {"fx::Vec::operator new[]", "_ZN2fx3VecnaEm"},
+        {"fx::Vec::operator delete[](void *)", "_ZN2fx3VecdaEPv"},
+    };
+    for (const auto& [name, symbol] : cases) {
+        const std::string text = "uprobe:" + path + ":'" + name + "'";
+        auto spec = parseProbeSpec(text);
+        ASSERT_TRUE(spec.ok()) << name << ": " << spec.error().message;
+        auto e = x.expand(*spec);
+        ASSERT_TRUE(e.ok()) << name << ": " << e.error().describe();
+        EXPECT_TRUE(e->exact) << name;
+        ASSERT_EQ(e->specs.size(), 1u) << name;
+        auto t = resolveUserSpec(e->specs[0]);
+        ASSERT_TRUE(t.ok()) << name << ": " << t.error().message;
+        const auto want = elf->functionsNamed(symbol);
+        ASSERT_EQ(want.size(), 1u);
+        EXPECT_EQ(t->vaddr, want[0]->value) << name;
+    }
+    // A glob over them is still one, and a name with an unterminated '[' that names no
+    // function is still refused as a glob.
+    auto glob = x.expand(*parseProbeSpec("uprobe:" + path + ":'fx::Vec::operator*'"));
+    ASSERT_TRUE(glob.ok()) << glob.error().describe();
+    EXPECT_FALSE(glob->exact);
+    EXPECT_EQ(glob->specs.size(), 8u);
+    auto bad = x.expand(*parseProbeSpec("uprobe:" + path + ":'fx::Vec::nothing[](int)'"));
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("unterminated '['"), std::string::npos)
+        << bad.error().message;
+}
+
 // The readable name of an expanded C++ function resolves to the function the glob matched:
 // the same file offset as its mangled symbol.
 TEST(Expand, UserGlobNamesResolveToTheSymbolTheyName) {
@@ -488,7 +530,8 @@ TEST(Expand, UserGlobNamesResolveToTheSymbolTheyName) {
         ASSERT_TRUE(mangled.ok()) << fns[0]->name;
         EXPECT_EQ(readable->file_offset, mangled->file_offset) << s.text;
     }
-    EXPECT_EQ(cxx, 12u);  // 13 C++ functions, one of them under two names (D1, D2)
+    // 29 C++ functions (8 of them fx::Vec's operators), one of them under two names (D1, D2)
+    EXPECT_EQ(cxx, 28u);
 }
 
 // Names of one address are one function: a glob probed each (memcpy and __memcpy, a local

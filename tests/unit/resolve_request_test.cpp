@@ -23,6 +23,7 @@ namespace {
 
 using probectl::test::fixtureText;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 ProbeSpec spec(const std::string& text) {
     auto s = parseProbeSpec(text);
@@ -111,6 +112,53 @@ TEST(ResolveRequest, CxxSignatureWithAPointerIsTheFunctionItNames) {
     auto g = Session::resolveRequest(spec("uprobe:" + p + ":'fx::g(c*)'"));
     ASSERT_FALSE(g);
     EXPECT_THAT(g.error().message, HasSubstr("a glob names many probes"));
+}
+
+// Operators with glob characters in their names, and integer types spelled otherwise than
+// the demangler does, name their function on both backends.
+TEST(ResolveRequest, CxxOperatorsAndTypeSpellingsAreTheFunctionsTheyName) {
+    const std::string p = FX_CXX_PATH;
+    const std::pair<std::string, std::string> cases[] = {
+        {"fx::Vec::operator[](unsigned long)", "_ZN2fx3VecixEm"},
+        {"fx::Vec::operator[](unsigned long) const", "_ZNK2fx3VecixEm"},
+        {"fx::Vec::operator()", "_ZNK2fx3VecclEi"},
+        {"fx::Vec::operator<", "_ZNK2fx3VecltERKS0_"},
+        {"fx::Vec::operator<<(long int)", "_ZN2fx3VeclsEl"},
+        {"fx::Vec::operator->*", "_ZNK2fx3VecpmEl"},
+        {"fx::Vec::operator new[](unsigned long)", "_ZN2fx3VecnaEm"},
+        {"fx::t(unsigned)", "_ZN2fx1tEj"},
+        {"fx::t(long unsigned int)", "_ZN2fx1tEm"},
+        {"fx::t(signed char)", "_ZN2fx1tEa"},
+    };
+    for (const auto& [name, symbol] : cases) {
+        const std::uint64_t off = cxxFixtureOffset(symbol);
+        const ProbeSpec s = spec("uprobe:" + p + ":'" + name + "'");
+        auto k = Session::resolveRequest(s);
+        ASSERT_TRUE(k) << name << ": " << k.error().message;
+        EXPECT_EQ(k->file_offset, off) << name;
+        auto t = resolveSpec(s, ptraceContext());
+        ASSERT_TRUE(t) << name << ": " << t.error().message;
+        ASSERT_EQ(t->size(), 1u) << name;
+        EXPECT_EQ(t->front().res.request.file_offset, off) << name;
+    }
+}
+
+// A signature that names no function, though its function exists: the refusal names the
+// function and lists the overloads there are, as the demangler spells them.
+TEST(ResolveRequest, CxxSignatureOfNoOverloadListsTheOverloads) {
+    const std::string p = FX_CXX_PATH;
+    auto r = Session::resolveRequest(spec("uprobe:" + p + ":'fx::t(double)'"));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().err, ENOENT);
+    EXPECT_THAT(r.error().message, HasSubstr("fx::t(double)"));
+    for (const char* o :
+         {"fx::t(unsigned int)", "fx::t(long)", "fx::t(short)", "fx::t(unsigned long)",
+          "fx::t(long long)", "fx::t(signed char)", "fx::t(char)"})
+        EXPECT_THAT(r.error().message, HasSubstr(o)) << r.error().message;
+    auto op = Session::resolveRequest(spec("uprobe:" + p + ":'fx::Vec::operator[](int)'"));
+    ASSERT_FALSE(op);
+    EXPECT_THAT(op.error().message, HasSubstr("fx::Vec::operator[](unsigned long) const"));
+    EXPECT_THAT(op.error().message, Not(HasSubstr("unterminated")));
 }
 
 TEST(ResolvePtrace, ReachesOnlyUserSpaceAndSyscalls) {

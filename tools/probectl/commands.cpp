@@ -244,7 +244,10 @@ the colon: 'libc:'), lists that binary's functions matching GLOB (all without
 one), demangled: ELF address (as readelf prints it), size, FILE OFFSET (what a
 uprobe registers), type (FUNC, or IFUNC: a resolver, not the function), binding
 and source file of local functions; then its USDT probes: provider:name, file
-offset, semaphore file offset, decoded arguments. No kernel module needed.
+offset, semaphore file offset, decoded arguments. No kernel module needed. A GLOB
+with glob characters or a parameter list that names a function exactly, as a probe
+spec would, lists that function alone: 'ns::g(char*)' not ns::g(char const*) too,
+'V::operator[](unsigned long)' its operator.
 
 With tracepoint:SUBSYS[:EVENT] (globs), lists tracepoints: the spec to trace each,
 vmlinux or its module (module tracepoints cannot be probed), and its arguments as
@@ -259,6 +262,7 @@ Examples:
   probectl symbols 'libc:mall*'
   probectl symbols /usr/bin/python3:
   probectl symbols '/usr/bin/prog:ns::*'
+  probectl symbols '/usr/bin/prog:ns::g(const char*)'
   sudo probectl symbols libssl.so.3:SSL_write -p 1234
   probectl symbols 'tracepoint:sched:*'        # tracepoints, arguments as name:type
   probectl symbols 'tracepoint:*:*fork*'

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <gelf.h>
 
+#include <algorithm>
 #include <ostream>
 
 #include "probectl/elf_resolver.hpp"
@@ -39,6 +40,30 @@ int userSymbols(const SymbolsOptions& o, Io& io) {
     auto elf = ElfResolver::open(file->path, eo);
     if (!elf)
         return runtimeError(io, kSymbolsCmd, elf.error());
+    // A glob or a signature that names a function exactly is that function, as in a probe
+    // spec: "ns::g(char*)", "S::operator[](unsigned long)", "f(long unsigned int)". Any other
+    // bare word still means "contains".
+    std::vector<const ElfSymbol*> exact;
+    if (o.glob.find_first_of("*?[(") != std::string::npos)
+        exact = elf->functionsNamed(o.glob);
+    if (exact.empty()) {
+        if (auto why = globError(o.glob); !why.empty()) {
+            const auto overloads = elf->overloadsOf(o.glob);
+            if (overloads.empty())
+                return usageError(io, kSymbolsCmd, UsageError{why});
+            io.err << fmt::format(
+                "probectl {}: no function '{}' in {}; the functions named '{}' "
+                "take other parameters: {}\n",
+                kSymbolsCmd, o.glob, file->path, withoutParameters(o.glob),
+                fmt::join(overloads, ", "));
+            return kExitRuntime;
+        }
+    }
+    auto listed = [&](const ElfSymbol& s, const std::string& glob) {
+        if (!exact.empty())
+            return std::find(exact.begin(), exact.end(), &s) != exact.end();
+        return s.matchesGlob(glob) || globMatch(glob, s.displayName());
+    };
     const std::string glob = o.glob.empty() ? "*" : globOf(o.glob);
     io.out << fmt::format("file: {} ({}{}; symbols from {})\n", file->path, toString(elf->type()),
                           elf->buildId().empty() ? "" : ", build-id " + elf->buildId(),
@@ -52,7 +77,7 @@ int userSymbols(const SymbolsOptions& o, Io& io) {
              {"NAME", A::Left},
              {"FILE", A::Left}});
     for (const auto& s : elf->symbols()) {
-        if (!s.isFunction() || !(s.matchesGlob(glob) || globMatch(glob, s.displayName())))
+        if (!s.isFunction() || !listed(s, glob))
             continue;
         auto off = elf->fileOffset(s.value);
         t.add({fmt::format("{:#x}", s.value), std::to_string(s.size),
@@ -65,7 +90,7 @@ int userSymbols(const SymbolsOptions& o, Io& io) {
     Table u({{"USDT", A::Left}, {"OFFSET", A::Left}, {"SEMAPHORE", A::Left}, {"ARGS", A::Left}});
     for (const auto& p : elf->usdtProbes()) {
         const std::string name = p.provider + ":" + p.name;
-        if (!globMatch(glob, name) && !globMatch(glob, p.name))
+        if (!exact.empty() || (!globMatch(glob, name) && !globMatch(glob, p.name)))
             continue;
         std::vector<std::string> args;
         for (const auto& a : p.decoded)
@@ -205,8 +230,11 @@ Parsed<SymbolsOptions> parseSymbolsOptions(const std::vector<std::string>& args)
     }
     if (vm.count("pid") && o.pid == 0)
         return UsageError{"-p takes a process id (> 0)"};
-    if (auto why = globError(o.glob); !why.empty())
-        return UsageError{why};
+    // A binary's function may be named exactly with brackets ("S::operator[](int)"):
+    // userSymbols reads the file before it calls the name a bad glob.
+    if (o.elf_path.empty())
+        if (auto why = globError(o.glob); !why.empty())
+            return UsageError{why};
     return o;
 }
 

@@ -149,6 +149,10 @@ class ElfResolver {
     // Without a version, hidden versions (name@VERSION) are left out. Several results mean
     // the name is ambiguous (local functions of different files, C++ overloads).
     std::vector<const ElfSymbol*> functionsNamed(std::string_view name) const;
+    // For a name with a parameter list ("ns::f(double)"): the functions of that name with
+    // any parameters (its overloads), read as the demangler spells them, without a
+    // template's return type ("ns::f(int)", "ns::f(char const*)"); none for other names.
+    std::vector<std::string> overloadsOf(std::string_view signature) const;
     // For an IFUNC symbol: the functions that look like its implementations by glibc's
     // naming convention, __NAME_VARIANT or NAME_VARIANT (__memcpy_avx_unaligned for memcpy),
     // leaving out the resolver itself and other IFUNCs' implementations (__memcpy_chk_*).
@@ -182,9 +186,14 @@ std::string withoutParameters(std::string_view demangled);
 // "int sum<int>(int, int)" -> "sum<int>(int, int)"; other names are returned unchanged.
 std::string withoutReturnType(std::string_view demangled);
 
+// Whether a name has a parameter list: "ns::f(int)" and "S::operator()(int)" have one,
+// "ns::f" and "S::operator()" none (the "()" is the operator's name).
+bool hasParameterList(std::string_view name);
 // A C++ name in one spelling, so that names written differently compare equal: blanks only
-// between two words, and a type's leading cv-qualifiers after it, as the demangler writes
-// them ("ns::f(const char *, std::vector<int> &)" -> "ns::f(char const*,std::vector<int>&)").
+// between two words, a type's leading cv-qualifiers after it, and a builtin type in the
+// words and order the demangler writes ("ns::f(const char *, std::vector<int> &)" ->
+// "ns::f(char const*,std::vector<int>&)", "f(long unsigned int)" -> "f(unsigned long)",
+// "f(unsigned)" -> "f(unsigned int)"; signed char is not char).
 std::string normalizeCxxName(std::string_view name);
 // Whether a demangled name, or a form of it functionsNamed accepts (without a template's
 // return type; without the parameters unless `has_params`), is `want` (normalizeCxxName's).

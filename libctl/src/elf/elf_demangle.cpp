@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "probectl/elf_resolver.hpp"
@@ -144,10 +145,85 @@ std::vector<std::string_view> cxxTokens(std::string_view s) {
     return out;
 }
 
+bool isIntegerWord(std::string_view t) {
+    return t == "signed" || t == "unsigned" || t == "short" || t == "long" || t == "int" ||
+           t == "char" || t == "double";
+}
+
+// The demangler's spelling of a builtin type written with the words `w` in any order
+// ("long unsigned int" -> "unsigned long", "unsigned" -> "unsigned int"; signed char stays
+// apart from char), "" when they name no type ("short char").
+std::string_view builtinTypeSpelling(std::span<const std::string_view> w) {
+    int sign = 0, unsign = 0, shorts = 0, longs = 0, ints = 0, chars = 0, doubles = 0;
+    for (std::string_view x : w) {
+        sign += x == "signed";
+        unsign += x == "unsigned";
+        shorts += x == "short";
+        longs += x == "long";
+        ints += x == "int";
+        chars += x == "char";
+        doubles += x == "double";
+    }
+    if (sign + unsign > 1 || ints > 1 || chars > 1 || doubles > 1 || shorts > 1 || longs > 2)
+        return {};
+    if (chars)
+        return shorts || longs || ints || doubles ? std::string_view()
+               : sign                             ? "signed char"
+               : unsign                           ? "unsigned char"
+                                                  : "char";
+    if (doubles)
+        return sign || unsign || shorts || ints || longs > 1 ? std::string_view()
+               : longs                                       ? "long double"
+                                                             : "double";
+    if (shorts)
+        return longs ? std::string_view() : unsign ? "unsigned short" : "short";
+    if (longs == 2)
+        return unsign ? "unsigned long long" : "long long";
+    if (longs == 1)
+        return unsign ? "unsigned long" : "long";
+    return unsign ? "unsigned int" : "int";
+}
+
 }  // namespace
+
+bool hasParameterList(std::string_view name) {
+    for (std::size_t i = name.find('('); i != std::string_view::npos; i = name.find('(', i + 1)) {
+        // The "()" of "operator()" is the operator's name.
+        std::string_view before = name.substr(0, i);
+        while (!before.empty() && before.back() == ' ')
+            before.remove_suffix(1);
+        const std::size_t close = name.find_first_not_of(' ', i + 1);
+        if (before.ends_with("operator") &&
+            (before.size() == 8 || !isIdentifierChar(before[before.size() - 9])) &&
+            close != std::string_view::npos && name[close] == ')') {
+            i = close;
+            continue;
+        }
+        return true;
+    }
+    return false;
+}
 
 std::string normalizeCxxName(std::string_view name) {
     std::vector<std::string_view> t = cxxTokens(name);
+    // A builtin type in the demangler's words ("unsigned" -> "unsigned int", "long int" ->
+    // "long"), one token.
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (!isIntegerWord(t[i]))
+            continue;
+        std::size_t j = i;
+        while (j < t.size() && isIntegerWord(t[j]))
+            ++j;
+        const std::string_view type =
+            builtinTypeSpelling(std::span<const std::string_view>(t.data() + i, j - i));
+        if (type.empty()) {
+            i = j - 1;
+            continue;
+        }
+        t[i] = type;
+        t.erase(t.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                t.begin() + static_cast<std::ptrdiff_t>(j));
+    }
     // "const T" -> "T const" where a type starts (the name's start, after '(' ',' '<'): the
     // demangler writes every cv-qualifier after what it qualifies ("char const*").
     for (std::size_t i = 0; i < t.size(); ++i) {

@@ -69,7 +69,7 @@ std::vector<const ElfSymbol*> ElfResolver::functionsNamed(std::string_view name)
         want_hidden = !name.substr(at).starts_with("@@");
         want_version = name.substr(at + (want_hidden ? 1 : 2));
     }
-    const bool has_params = base.find('(') != std::string_view::npos;
+    const bool has_params = hasParameterList(base);
     // C++ names compare in one spelling of blanks and cv-qualifiers: "f(const char *)" is the
     // demangler's "f(char const*)".
     const std::string want = normalizeCxxName(base);
@@ -92,6 +92,18 @@ std::vector<const ElfSymbol*> ElfResolver::functionsNamed(std::string_view name)
         if (std::none_of(out.begin(), out.end(),
                          [&](const ElfSymbol* o) { return o->value == s.value; }))
             out.push_back(&s);
+    }
+    return out;
+}
+
+std::vector<std::string> ElfResolver::overloadsOf(std::string_view signature) const {
+    std::vector<std::string> out;
+    if (!hasParameterList(signature))
+        return out;
+    for (const ElfSymbol* s : functionsNamed(withoutParameters(signature))) {
+        std::string n = withoutReturnType(s->demangled);
+        if (std::find(out.begin(), out.end(), n) == out.end())
+            out.push_back(std::move(n));
     }
     return out;
 }

@@ -22,7 +22,7 @@ namespace {
 struct Want {
     std::string_view name;
     const std::vector<std::string>& linkages;
-    bool has_params = name.find('(') != std::string_view::npos;
+    bool has_params = hasParameterList(name);
     // The name in normalizeCxxName's spelling, and the identifier every match contains.
     std::string normalized = normalizeCxxName(name);
     std::string_view key = cxxNameKey(normalized);

@@ -4,6 +4,7 @@
 #include "probectl/expand.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <elf.h>
 #include <algorithm>
@@ -264,6 +265,19 @@ Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
         x.specs.push_back(spec);
         return x;
     }
+    // A C++ signature of no function whose name has overloads ("ns::f(int*)", a glob that
+    // matches none of them, or "S::operator[](int)", no glob at all): those are what was meant.
+    const auto overloads = elf->overloadsOf(spec.symbol);
+    auto noSuchOverload = [&] {
+        return makeError(
+            ENOENT, fmt::format("{}: no function '{}' in {}; the functions named '{}' take "
+                                "other parameters: {}",
+                                spec.text, spec.symbol, file->path, withoutParameters(spec.symbol),
+                                fmt::join(overloads, ", ")));
+    };
+    if (auto e = globError(spec.symbol); !e.empty())
+        return overloads.empty() ? makeError(EINVAL, fmt::format("{}: {}", spec.text, e))
+                                 : noSuchOverload();
     if (spec.offset != 0)
         return makeError(EINVAL, fmt::format("{}: a glob takes no +OFFSET, and no function of {} "
                                              "is named '{}'",
@@ -282,6 +296,8 @@ Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
             c.skip = SkippedName{s.name, "duplicate", ""};
         cands.push_back(std::move(c));
     }
+    if (cands.empty() && !overloads.empty())
+        return noSuchOverload();
     skipAliases(cands);
     return build(spec, std::move(cands), fmt::format("function of {}", file->path));
 }
@@ -388,7 +404,10 @@ Result<Expansion> SpecExpander::expand(const ProbeSpec& spec_in) {
         x.specs.push_back(std::move(spec));
         return x;
     }
-    if (auto e = globError(spec.symbol); !e.empty())
+    // A user-space name may name a function exactly whatever its brackets
+    // ("S::operator[](unsigned long)"): userFunctions reads the file first.
+    if (auto e = globError(spec.symbol);
+        !e.empty() && kindInfo(spec.kind).family != KindFamily::UserElf)
         return makeError(EINVAL, fmt::format("{}: {}", spec.text, e));
     switch (kindInfo(spec.kind).family) {
         case KindFamily::KernelSymbol:

@@ -10,6 +10,7 @@
 
 #include "kernel/resolve_by_name.hpp"
 #include "probectl/fetch_decode.hpp"
+#include "probectl/glob.hpp"
 #include "probectl/predicate.hpp"
 #include "probectl/syscall_meta.hpp"
 #include "probectl/user_target.hpp"
@@ -241,7 +242,8 @@ Result<std::vector<ResolvedProbe>> resolveSpec(const ProbeSpec& spec, const Reso
                 if (auto e = ptraceRefusal(spec))
                     return *e;
             auto exact = userElf(spec, ctx);
-            if (exact || exact.error().err != ENOENT)
+            // A name that is no valid glob ("S::operator[](int)") is a name of no function.
+            if (exact || exact.error().err != ENOENT || !globError(spec.symbol).empty())
                 return exact;
         }
         Error e = makeError(EINVAL, fmt::format("{}: a glob names many probes: expand it first "

@@ -125,7 +125,7 @@ static const char *probectl_fetch_check_addr(const struct probectl_fetch_insn *i
 	unsigned int base = probectl_fetch_addr_base(in);
 
 	if (in->operand >> 16 || in->offset)
-		return "load-addr: reserved operand bits or offset not 0";
+		return "load-addr: offset or upper bits set";
 	if (base != PROBECTL_FETCH_ADDR_NO_BASE && base >= nregs)
 		return "load-addr: bad base register";
 	if (probectl_fetch_addr_index(in) >= nregs)

@@ -108,6 +108,31 @@ static bool probectl_fetch_size_ok(u8 size)
 	return size == 1 || size == 2 || size == 4 || size == 8;
 }
 
+/* The registers of load-addr: bytes 0 and 1 of its operand. */
+static unsigned int probectl_fetch_addr_base(const struct probectl_fetch_insn *in)
+{
+	return in->operand & 0xff;
+}
+
+static unsigned int probectl_fetch_addr_index(const struct probectl_fetch_insn *in)
+{
+	return (in->operand >> 8) & 0xff;
+}
+
+static const char *probectl_fetch_check_addr(const struct probectl_fetch_insn *in)
+{
+	const unsigned int nregs = sizeof(struct pt_regs) / sizeof(long);
+	unsigned int base = probectl_fetch_addr_base(in);
+
+	if (in->operand >> 16 || in->offset)
+		return "load-addr: offset or upper bits set";
+	if (base != PROBECTL_FETCH_ADDR_NO_BASE && base >= nregs)
+		return "load-addr: bad base register";
+	if (probectl_fetch_addr_index(in) >= nregs)
+		return "load-addr: bad index register";
+	return probectl_fetch_size_ok(in->size) ? NULL : "load-addr: scale not 1, 2, 4, 8";
+}
+
 /* One instruction at position @pos of an argument's program. */
 static const char *probectl_fetch_check_insn(const struct probectl_fetch_insn *in,
 					     unsigned int pos, bool loaded,
@@ -183,6 +208,10 @@ static const char *probectl_fetch_check_insn(const struct probectl_fetch_insn *i
 			return "a load that is not first";
 		return in->operand <= PROBECTL_FETCH_EXEC_ARGS ?
 		       NULL : "exec argument out of 0.." __stringify(PROBECTL_FETCH_EXEC_ARGS);
+	case PROBECTL_FETCH_LOAD_ADDR:
+		if (pos)
+			return "a load that is not first";
+		return probectl_fetch_check_addr(in);
 	}
 	return "unknown opcode";
 }
@@ -476,6 +505,12 @@ static u64 probectl_fetch_load(const struct probectl_fetch_insn *in,
 					  probectl_mm_pin(ctx->pins));
 	case PROBECTL_FETCH_LOAD_EXEC:
 		return probectl_fetch_exec(in->operand, ctx, fault);
+	case PROBECTL_FETCH_LOAD_ADDR:
+		/* validated: both are words of pt_regs, or no base */
+		r = ((unsigned long *)regs)[probectl_fetch_addr_index(in)] * in->size;
+		if (probectl_fetch_addr_base(in) != PROBECTL_FETCH_ADDR_NO_BASE)
+			r += ((unsigned long *)regs)[probectl_fetch_addr_base(in)];
+		return r;
 	}
 	return 0;
 }

@@ -462,12 +462,12 @@ struct probectl_fetch_ctx {
 	struct probectl_mm_pins *pins;
 };
 
-/* Loads start a fetch program; load-[ku]stack came after the stores. */
+/* Loads start a fetch program; load-[ku]stack and later came after the stores. */
 static inline bool probectl_fetch_is_load(u8 op)
 {
 	return (op >= PROBECTL_FETCH_LOAD_ARG && op < PROBECTL_FETCH_DEREF) ||
 	       op == PROBECTL_FETCH_LOAD_KSTACK || op == PROBECTL_FETCH_LOAD_USTACK ||
-	       op == PROBECTL_FETCH_LOAD_EXEC;
+	       op == PROBECTL_FETCH_LOAD_EXEC || op == PROBECTL_FETCH_LOAD_ADDR;
 }
 
 /* Stores end a fetch program, one per fetch argument. */

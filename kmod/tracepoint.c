@@ -108,9 +108,10 @@ static int probectl_tp_check_fetch(const struct probectl_probe *p,
 		const struct probectl_fetch_insn *in = &p->fetch[i];
 
 		if (in->op == PROBECTL_FETCH_LOAD_REG ||
-		    in->op == PROBECTL_FETCH_LOAD_STACK) {
+		    in->op == PROBECTL_FETCH_LOAD_STACK ||
+		    in->op == PROBECTL_FETCH_LOAD_ADDR) {
 			kapi_set_err_msg_fmt_mod(extack,
-						 "PROBE_FETCH arg %u: no %%REG/$stackN at a tracepoint",
+						 "PROBE_FETCH arg %u: no %%REG, $stackN or load-addr at a tracepoint",
 						 arg);
 			return -EINVAL;
 		}

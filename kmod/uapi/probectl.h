@@ -62,6 +62,8 @@
  * argv string; a string that begins beyond them is a fault.
  */
 #define PROBECTL_FETCH_EXEC_SCAN	32768
+/* load-addr's base register byte when the operand has no base. */
+#define PROBECTL_FETCH_ADDR_NO_BASE	255
 #define PROBECTL_FILTER_MAX_INSNS	32	/* Instructions of one probe's predicate. */
 /* Booleans a predicate keeps on its stack at once. */
 #define PROBECTL_FILTER_MAX_STACK	8
@@ -585,6 +587,19 @@ enum probectl_fetch_op {
 	 * strings) and a successful one has copied them to the new program.
 	 */
 	PROBECTL_FETCH_LOAD_EXEC,
+	/*
+	 * acc = base + index * size: the address of a memory operand with an
+	 * index register (x86 "disp(%base,%index,scale)", which USDT notes
+	 * carry for array elements; the displacement is the next deref's
+	 * offset). operand bits 0..7: the base's word index in struct pt_regs,
+	 * or fetch-addr-no-base for none; bits 8..15: the index's word index;
+	 * bits 16..31 zero. size: the scale, 1, 2, 4 or 8; offset 0. Both
+	 * registers are read whole (64 bits) and the sum wraps, as the CPU's
+	 * address arithmetic does. At a uprobe the ip word is the probed
+	 * instruction's address, so base ip counts from the probe site. Not at
+	 * tracepoints (no registers).
+	 */
+	PROBECTL_FETCH_LOAD_ADDR,
 	__PROBECTL_FETCH_OP_MAX,
 };
 

@@ -17,8 +17,10 @@
 using itest::why;
 using itest::Workload;
 using probectl::Event;
+using probectl::fetchAddrOperand;
 using probectl::FetchInsn;
 using probectl::FetchOpcode;
+using probectl::kFetchAddrNoBase;
 using probectl::Session;
 
 namespace {
@@ -222,6 +224,25 @@ TEST(FetchErrors, KernelRefusesCraftedPrograms) {
         {{{op(FetchOpcode::LoadPid), 4, 0, 0, 0},
           {op(FetchOpcode::StoreUstackSnapshot), 0, 0, 0, 64}},
          "ustack snapshot after a load"},
+        // load-addr: registers of pt_regs (the base also none), a scale, nothing else.
+        {{{op(FetchOpcode::LoadAddr), 8, 0, 0, fetchAddrOperand(21, 10)},
+          {op(FetchOpcode::StoreInt), 8, 0, 0, 0}},
+         "load-addr: bad base register"},
+        {{{op(FetchOpcode::LoadAddr), 8, 0, 0, fetchAddrOperand(kFetchAddrNoBase, 21)},
+          {op(FetchOpcode::StoreInt), 8, 0, 0, 0}},
+         "load-addr: bad index register"},
+        {{{op(FetchOpcode::LoadAddr), 3, 0, 0, fetchAddrOperand(16, 10)},
+          {op(FetchOpcode::StoreInt), 8, 0, 0, 0}},
+         "load-addr: scale not 1, 2, 4, 8"},
+        {{{op(FetchOpcode::LoadAddr), 8, 0, 4, fetchAddrOperand(16, 10)},
+          {op(FetchOpcode::StoreInt), 8, 0, 0, 0}},
+         "load-addr: offset or upper bits set"},
+        {{{op(FetchOpcode::LoadAddr), 8, 0, 0, 1u << 16}, {op(FetchOpcode::StoreInt), 8, 0, 0, 0}},
+         "load-addr: offset or upper bits set"},
+        {{{op(FetchOpcode::LoadPid), 4, 0, 0, 0},
+          {op(FetchOpcode::LoadAddr), 8, 0, 0, fetchAddrOperand(16, 10)},
+          {op(FetchOpcode::StoreInt), 8, 0, 0, 0}},
+         "a load that is not first"},
         // Two snapshots and their registers overflow a record.
         {{{op(FetchOpcode::StoreUstackSnapshot), 0, 0, 0, 3584},
           {op(FetchOpcode::StoreUstackSnapshot), 0, 0, 0, 3584}},

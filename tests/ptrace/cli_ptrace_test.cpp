@@ -17,6 +17,7 @@
 #include "aggr_cli.hpp"
 #include "pt_fixtures.hpp"
 #include "subcommands.hpp"
+#include "usdt_operands_expect.hpp"
 
 namespace probectl::cli {
 namespace {
@@ -405,6 +406,49 @@ TEST(CliPtrace, UsdtArgumentsInAFollowedChild) {
     EXPECT_NE(err.str().find("ARG2  COUNT\n1         1\n4         1\n9         1\n"),
               std::string::npos)
         << err.str();
+}
+
+// USDT arguments gcc writes as array elements with an index register ("(%rbx,%r13,8)",
+// "table(,%r14,8)", "shorts(%rbx,%rbx)") and as globals by symbol ("glob(%rip)",
+// "4+pair(%rip)"), in a PIE, a non-PIE and a shared library (usdt_operands.c; the unit test
+// UsdtNotes.SymbolOperandsResolve checks the notes still hold these forms): every hit's
+// arguments are the values the program computed, in trace's lines and as count's keys.
+// These operands made the whole probe unusable ("index registers are not supported").
+TEST(CliPtrace, UsdtIndexAndSymbolOperands) {
+    constexpr int kN = 8;
+    struct Target {
+        std::string file, command;
+    };
+    const Target targets[] = {{FX_USDT_OPS_PATH, FX_USDT_OPS_PATH},
+                              {FX_USDT_OPS_NOPIE_PATH, FX_USDT_OPS_NOPIE_PATH},
+                              {FX_USDT_OPS_LIB_PATH, FX_USDT_OPS_LIBUSER_PATH}};
+    for (const auto& t : targets) {
+        SCOPED_TRACE(t.file);
+        std::vector<std::string> args = {"--backend=ptrace"};
+        for (const char* probe : {"elem", "cellb", "exact"})
+            args.push_back("usdt:" + t.file + ":uo:" + probe);
+        args.insert(args.end(), {"--", t.command, std::to_string(kN)});
+        auto r = trace(args);
+        ASSERT_EQ(r.rc, 0) << r.err;
+        for (const char* probe : {"elem", "cellb", "exact"}) {
+            EXPECT_EQ(countLines(r.err, std::string("uo:") + probe + "  arg1="),
+                      static_cast<std::size_t>(kN))
+                << probe << "\n"
+                << r.err;
+            for (int i = 0; i < kN; i++)
+                EXPECT_EQ(uofx::countLinesEnding(
+                              r.err, std::string("uo:") + probe + "  " + uofx::argsText(probe, i)),
+                          1u)
+                    << probe << " hit " << i << ": want " << uofx::argsText(probe, i) << "\n"
+                    << r.err;
+        }
+        EXPECT_EQ(r.err.find("<fault>"), std::string::npos) << r.err;
+        // count --by arg2 of uo:elem: table[i], an array element by index register.
+        auto c = aggr(runCount, {"--backend=ptrace", "usdt:" + t.file + ":uo:elem", "--by", "arg2",
+                                 "--", t.command, std::to_string(kN)});
+        ASSERT_EQ(c.rc, 0) << c.err;
+        EXPECT_EQ(uofx::parseCountTable(c.err), uofx::argCounts("elem", 2, kN)) << c.err;
+    }
 }
 
 // The COUNT of a count table's row for `probe` ("" when no row has it).

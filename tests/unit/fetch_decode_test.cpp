@@ -111,3 +111,80 @@ TEST(UsdtFetch, RegisterThePtRegsDoNotHoldIsRefused) {
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message.find("8@%xmm0"), std::string::npos) << r.error().message;
 }
+
+// "8@(%r9,%rax,8) -4@16(%rbx,%rcx,4) 8@(,%rax,8)": the address is load-addr (base + index
+// * scale), the displacement the dereference's; no base is kFetchAddrNoBase.
+TEST(UsdtFetch, IndexRegistersLoadTheAddress) {
+    std::vector<UsdtArg> in;
+    for (const char* text : {"8@(%r9,%rax,8)", "-4@16(%rbx,%rcx,4)", "8@(,%rax,8)"}) {
+        auto a = parseUsdtArg(text);
+        ASSERT_TRUE(a) << a.error().message;
+        in.push_back(*a);
+    }
+    auto r = usdtFetch(in);
+    ASSERT_TRUE(r) << r.error().message;
+    auto reg = [](X86Reg x) { return static_cast<std::uint8_t>(x); };
+    const std::vector<FetchInsn> want = {
+        {opByte(FetchOpcode::LoadAddr), 8, 0, 0,
+         fetchAddrOperand(reg(X86Reg::R9), reg(X86Reg::Ax))},
+        {opByte(FetchOpcode::Deref), 8, kFetchFlagUser, 0, 0},
+        {opByte(FetchOpcode::StoreInt), 8, 0, 0, 0},
+        {opByte(FetchOpcode::LoadAddr), 4, 0, 0,
+         fetchAddrOperand(reg(X86Reg::Bx), reg(X86Reg::Cx))},
+        {opByte(FetchOpcode::Deref), 4, kFetchFlagUser, 16, 0},
+        {opByte(FetchOpcode::StoreInt), 4, 0, 0, 0},
+        {opByte(FetchOpcode::LoadAddr), 8, 0, 0,
+         fetchAddrOperand(kFetchAddrNoBase, reg(X86Reg::Ax))},
+        {opByte(FetchOpcode::Deref), 8, kFetchFlagUser, 0, 0},
+        {opByte(FetchOpcode::StoreInt), 8, 0, 0, 0},
+    };
+    EXPECT_EQ(r->insns, want);
+    for (std::size_t i = 0; i < 3; i++)
+        EXPECT_TRUE(validateFetchProgram(std::span(r->insns).subspan(3 * i, 3))) << i;
+    EXPECT_EQ(toString(r->insns[0]), "load.addr r9+ax*8");
+    EXPECT_EQ(toString(r->insns[6]), "load.addr 0+ax*8");
+}
+
+// A resolved symbol counts from the probe site (ip) whatever the base as written: none, or
+// %rip; with another base (non-PIE) its address is the displacement.
+TEST(UsdtFetch, SymbolsCountFromTheProbeSite) {
+    auto glob = parseUsdtArg("-4@glob+4(%rip)");
+    auto table = parseUsdtArg("8@table-8(,%rbp,8)");
+    auto shorts = parseUsdtArg("-2@shorts(%rbx,%rbx)");
+    ASSERT_TRUE(glob && table && shorts);
+    // What ElfResolver sets (UsdtNotes.SymbolOperandsResolve checks it does).
+    glob->symbol_address = 0x4014;
+    glob->ip_relative = true;
+    glob->offset = 0x4014 - 0x1200;
+    table->symbol_address = 0x4038;
+    table->ip_relative = true;
+    table->offset = 0x4038 - 0x1200;
+    shorts->symbol_address = 0x404060;
+    shorts->offset = 0x404060;
+    auto r = usdtFetch({*glob, *table, *shorts});
+    ASSERT_TRUE(r) << r.error().message;
+    auto reg = [](X86Reg x) { return static_cast<std::uint8_t>(x); };
+    const std::vector<FetchInsn> want = {
+        {opByte(FetchOpcode::LoadReg), 8, 0, 0, reg(X86Reg::Ip)},
+        {opByte(FetchOpcode::Deref), 4, kFetchFlagUser, 0x4014 - 0x1200, 0},
+        {opByte(FetchOpcode::StoreInt), 4, 0, 0, 0},
+        {opByte(FetchOpcode::LoadAddr), 8, 0, 0,
+         fetchAddrOperand(reg(X86Reg::Ip), reg(X86Reg::Bp))},
+        {opByte(FetchOpcode::Deref), 8, kFetchFlagUser, 0x4038 - 0x1200, 0},
+        {opByte(FetchOpcode::StoreInt), 8, 0, 0, 0},
+        {opByte(FetchOpcode::LoadAddr), 1, 0, 0,
+         fetchAddrOperand(reg(X86Reg::Bx), reg(X86Reg::Bx))},
+        {opByte(FetchOpcode::Deref), 2, kFetchFlagUser, 0x404060, 0},
+        {opByte(FetchOpcode::StoreInt), 2, 0, 0, 0},
+    };
+    EXPECT_EQ(r->insns, want);
+}
+
+TEST(UsdtFetch, UnresolvedSymbolIsRefused) {
+    auto a = parseUsdtArg("4@glob(%rip)");
+    ASSERT_TRUE(a);
+    auto r = usdtFetch({*a});
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("symbol 'glob'"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("4@glob(%rip)"), std::string::npos) << r.error().message;
+}

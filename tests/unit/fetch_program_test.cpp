@@ -154,6 +154,22 @@ TEST(FetchProgram, ValidatorRejectsCraftedPrograms) {
     EXPECT_THAT(invalid({op(O::StoreComm, 0, 0, 0, 4096)}), HasSubstr("comm store operand"));
     EXPECT_THAT(invalid({op(O::LoadArg, 8, 8, 0, 1), op(O::StoreInt, 8)}),
                 HasSubstr("unknown flags 0x8"));
+    // load-addr: two registers of pt_regs (the base also none), a scale, no offset.
+    EXPECT_TRUE(validateFetchProgram(
+        std::vector<FetchInsn>{op(O::LoadAddr, 8, 0, 0, fetchAddrOperand(kFetchAddrNoBase, 10)),
+                               op(O::Deref, 8), op(O::StoreInt, 8)}));
+    EXPECT_TRUE(validateFetchProgram(std::vector<FetchInsn>{
+        op(O::LoadAddr, 1, 0, 0, fetchAddrOperand(16, 20)), op(O::StoreInt, 8)}));
+    EXPECT_THAT(invalid({op(O::LoadAddr, 8, 0, 0, fetchAddrOperand(21, 10)), op(O::StoreInt, 8)}),
+                HasSubstr("address registers 21 and 10"));
+    EXPECT_THAT(invalid({op(O::LoadAddr, 8, 0, 0, fetchAddrOperand(1, 21)), op(O::StoreInt, 8)}),
+                HasSubstr("address registers 1 and 21"));
+    EXPECT_THAT(invalid({op(O::LoadAddr, 3, 0, 0, fetchAddrOperand(1, 2)), op(O::StoreInt, 8)}),
+                HasSubstr("load size 3"));
+    EXPECT_THAT(invalid({op(O::LoadAddr, 8, 0, 8, fetchAddrOperand(1, 2)), op(O::StoreInt, 8)}),
+                HasSubstr("no offset"));
+    EXPECT_THAT(invalid({op(O::LoadAddr, 8, 0, 0, 1u << 16), op(O::StoreInt, 8)}),
+                HasSubstr("only two registers"));
     // The function-entry flag belongs to $ustack alone.
     EXPECT_THAT(invalid({op(O::LoadArg, 8, kFetchFlagFuncEntry, 0, 1), op(O::StoreInt, 8)}),
                 HasSubstr("a load takes no flags"));

@@ -108,3 +108,95 @@ TEST(UsdtNotes, SemaphorePageSharedWithAnEarlierWritableSegment) {
         EXPECT_TRUE(saw_sem);
     }
 }
+
+namespace {
+
+// readelf -Ws's value of a defined symbol `name` (0 when none).
+std::uint64_t readelfSymbolValue(const std::string& file, const std::string& name) {
+    for (const auto& s : readelfSymbols(file))
+        if (s.name == name && s.ndx != "UND")
+            return s.value;
+    return 0;
+}
+
+}  // namespace
+
+// The operands gcc -O2 writes for array elements and globals (usdt_operands.c): each symbol
+// resolves to readelf's address plus its addend, counted from the probe site when there is
+// no base or it is %rip (PIE, non-PIE, shared library alike), absolute beside another base
+// (non-PIE only). The notes must keep holding these forms, or the tests on both backends
+// that read them would stop covering them.
+TEST(UsdtNotes, SymbolOperandsResolve) {
+    struct Want {
+        const char* path;
+        bool index_with_base = false, ip_symbol = false, indexed_symbol = false,
+             based_symbol = false;
+    };
+    const Want files[] = {{FX_USDT_OPS_PATH, true, true, false, false},
+                          {FX_USDT_OPS_NOPIE_PATH, true, true, true, true},
+                          {FX_USDT_OPS_LIB_PATH, true, true, false, false}};
+    for (const auto& want : files) {
+        SCOPED_TRACE(want.path);
+        auto elf = ElfResolver::open(want.path);
+        ASSERT_TRUE(elf) << elf.error().message;
+        Want saw{want.path};
+        std::size_t probes = 0;
+        for (const auto& p : elf->usdtProbes()) {
+            if (p.provider != "uo")
+                continue;
+            probes++;
+            SCOPED_TRACE(p.name + ": " + p.args);
+            ASSERT_TRUE(p.args_error.empty()) << p.args_error;
+            for (const auto& a : p.decoded) {
+                SCOPED_TRACE(a.text);
+                if (!a.index.empty() && !a.reg.empty())
+                    saw.index_with_base = true;
+                if (a.symbol.empty())
+                    continue;
+                const std::uint64_t sym = readelfSymbolValue(want.path, a.symbol);
+                ASSERT_NE(sym, 0u);
+                EXPECT_EQ(a.symbol_address, sym + a.symbol_addend);
+                if (a.reg.empty() || a.reg == "rip") {
+                    EXPECT_TRUE(a.ip_relative);
+                    EXPECT_EQ(a.offset, static_cast<std::int64_t>(a.symbol_address - p.pc));
+                    saw.ip_symbol |= a.reg == "rip";
+                    saw.indexed_symbol |= !a.index.empty();
+                } else {
+                    EXPECT_FALSE(a.ip_relative);
+                    EXPECT_EQ(elf->type(), ElfResolver::Type::Executable);
+                    EXPECT_EQ(a.offset, static_cast<std::int64_t>(a.symbol_address));
+                    saw.based_symbol = true;
+                }
+            }
+        }
+        EXPECT_EQ(probes, 3u) << "uo:elem, uo:cellb, uo:exact";
+        EXPECT_TRUE(saw.index_with_base) << "no (%base,%index,scale) operand";
+        EXPECT_TRUE(saw.ip_symbol) << "no SYMBOL(%rip) operand";
+        EXPECT_EQ(saw.indexed_symbol, want.indexed_symbol) << "SYMBOL(,%index,scale)";
+        EXPECT_EQ(saw.based_symbol, want.based_symbol) << "SYMBOL(%base,%index)";
+    }
+}
+
+// Stripped to .dynsym, the file has no symbol for its hidden globals: a probe with one
+// says which symbol and why; the probes without one keep working.
+TEST(UsdtNotes, SymbolNotInTheSymbolTable) {
+    auto elf = ElfResolver::open(FX_USDT_OPS_STRIPPED_PATH);
+    ASSERT_TRUE(elf) << elf.error().message;
+    bool saw_elem = false, saw_cellb = false;
+    for (const auto& p : elf->usdtProbes()) {
+        if (p.name == "elem") {
+            saw_elem = true;
+            EXPECT_TRUE(p.decoded.empty());
+            EXPECT_THAT(p.args_error, testing::HasSubstr("symbol 'glob' is not in"));
+            EXPECT_THAT(p.args_error, testing::HasSubstr("-4@glob(%rip)"));
+            EXPECT_THAT(p.args_error, testing::HasSubstr("stripped"));
+            EXPECT_THAT(p.args_error, testing::HasSubstr("argument 3"));
+        } else if (p.name == "cellb") {
+            saw_cellb = true;
+            EXPECT_TRUE(p.args_error.empty()) << p.args_error;
+            EXPECT_EQ(p.decoded.size(), 1u);
+        }
+    }
+    EXPECT_TRUE(saw_elem);
+    EXPECT_TRUE(saw_cellb);
+}

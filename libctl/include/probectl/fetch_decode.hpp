@@ -30,8 +30,11 @@ void decodeFetchedValue(FetchedValue& out, const FetchArg& arg, std::span<const 
 // A USDT probe's arguments as fetch arguments arg1..argN (types s8..s64 or u8..u64 from
 // the spec's N@ size and sign) with one program each, concatenated in order, for
 // ProbeRequest::fetch: registers are loaded, memory operands read from user memory at
-// register + displacement, constants loaded as immediates. Errors (EINVAL, naming the
-// argument): a register the kernel's pt_regs does not hold.
+// base + index * scale + displacement (LoadAddr with an index register; base ip for a
+// symbol counted from the probe site, UsdtArg::ip_relative), constants loaded as
+// immediates. Errors (EINVAL, naming the argument): a register the kernel's pt_regs does
+// not hold, a symbol not resolved (UsdtArg::symbol_address 0), a displacement beyond 32
+// bits.
 struct UsdtFetch {
     std::vector<FetchArg> args;
     std::vector<FetchInsn> insns;

@@ -66,7 +66,20 @@ enum class FetchOpcode : std::uint8_t {
     // the new program once an exec replaced the address space; read again at a kretprobe's
     // return when it faulted at entry (PROBECTL_FETCH_V_REREAD)
     LoadExec = 18,
+    // acc = base + index * size: a memory operand's address with an index register, as USDT
+    // notes write array elements ("disp(%base,%index,scale)"; the displacement goes in the
+    // Deref after it). operand = base X86Reg | index X86Reg << 8, the base kFetchAddrNoBase
+    // when there is none; size = the scale (1, 2, 4, 8). At a uprobe, base Ip is the probed
+    // instruction's address (fetchAddrOperand)
+    LoadAddr = 19,
 };
+
+// LoadAddr's base register byte when the operand has none (PROBECTL_FETCH_ADDR_NO_BASE).
+inline constexpr std::uint8_t kFetchAddrNoBase = 255;
+// LoadAddr's operand: the base register (kFetchAddrNoBase for none) and the index register.
+constexpr std::uint32_t fetchAddrOperand(std::uint8_t base, std::uint8_t index) {
+    return base | static_cast<std::uint32_t>(index) << 8;
+}
 
 inline constexpr std::uint16_t kFetchFlagUser = 1u << 0;  // user memory (PROBECTL_FETCH_F_USER)
 // LoadRetval: the value when it is an errno (-4095..-1), else 0 (PROBECTL_FETCH_F_ERRNO)
@@ -124,11 +137,12 @@ Result<std::vector<FetchProgram>> compileFetchArgs(const std::vector<FetchArg>& 
 // (EINVAL, message names the instruction index and the rule): empty or longer than
 // kFetchMaxInsns, unknown opcode, a Load not first, more than one Load, a Deref before any
 // Load, Deref/StoreInt/StoreArray size not 1/2/4/8, Load sizes other than documented,
-// LoadArg operand outside 1..6, LoadReg operand >= kX86RegCount, LoadStack operand above
-// kFetchMaxStackN, StoreString bound outside kFetchMinString..kFetchMaxString, StoreArray
-// count outside 1..kFetchMaxArray, StoreComm with a Load before it or operand != 16, more
-// than kFetchMaxDepth Derefs, unknown flags, the last instruction not a Store or a Store
-// before the end.
+// LoadArg operand outside 1..6, LoadReg operand >= kX86RegCount, LoadAddr registers
+// >= kX86RegCount (the base may be kFetchAddrNoBase), a scale other than 1/2/4/8 or an
+// offset, LoadStack operand above kFetchMaxStackN, StoreString bound outside
+// kFetchMinString..kFetchMaxString, StoreArray count outside 1..kFetchMaxArray, StoreComm
+// with a Load before it or operand != 16, more than kFetchMaxDepth Derefs, unknown flags,
+// the last instruction not a Store or a Store before the end.
 Result<void> validateFetchProgram(std::span<const FetchInsn> insns);
 
 // One instruction as text, for debugging and test failure messages: "deref.u s4 +0x10".

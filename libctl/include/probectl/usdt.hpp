@@ -15,8 +15,11 @@
 // holds it (the writable data segment).
 //
 // args is a space-separated list of GNU assembler operands with a size prefix, e.g.
-//   -4@%edi   8@-8(%rbp)   4@$5   8@%rax   -2@16(%rsp)
-// where N@ means an N-byte unsigned value and -N@ a signed one.
+//   -4@%edi   8@-8(%rbp)   4@$5   8@%rax   -2@16(%rsp)   8@(%rbx,%rax,8)   -4@glob(%rip)
+// where N@ means an N-byte unsigned value and -N@ a signed one. gcc writes array elements
+// with an index register ("(%r12,%rbp,8)", "table(,%rbp,8)" in non-PIE code) and globals
+// by their symbol ("glob(%rip)", "4+pair(%rip)"): the symbol's address is the file's symbol
+// table's, moved with the file's load bias.
 #pragma once
 
 #include <cstdint>
@@ -33,28 +36,53 @@ namespace probectl {
 struct UsdtArg {
     enum class Kind {
         Register,  // the value of register `reg` (%edi)
-        Memory,    // `size` bytes at address reg + offset (-8(%rbp))
+        // `size` bytes at address reg + index * scale + offset: -8(%rbp), 16(%rbx,%rcx,4),
+        // (,%rax,8); with a symbol, glob(%rip) and table(,%rax,8) (see `symbol`)
+        Memory,
         Constant,  // the immediate `value` ($5)
     };
     Kind kind = Kind::Register;
     unsigned size = 8;       // bytes: 1, 2, 4 or 8
     bool is_signed = false;  // -N@ in the spec
     // Register and Memory: the 64-bit x86-64 register holding the value or base address,
-    // without '%' ("rdi", "rbp", "r8", "rip"), whatever width the spec named ("%edi").
+    // without '%' ("rdi", "rbp", "r8", "rip"), whatever width the spec named ("%edi"); ""
+    // for a memory operand without a base ("(,%rax,8)").
     std::string reg;
     unsigned reg_bits = 64;   // width of the register as written: 64, 32, 16 or 8
-    std::int64_t offset = 0;  // Memory: displacement added to reg
+    std::int64_t offset = 0;  // Memory: displacement added to reg (with a symbol: see below)
     std::int64_t value = 0;   // Constant
     std::string text;         // the spec as written: "-4@%edi"
+    // Memory: the 64-bit index register ("rax" of (%rbx,%rax,8)), "" for none, and what it
+    // is multiplied by (1, 2, 4 or 8).
+    std::string index;
+    unsigned scale = 1;
+    // Memory: the symbol of a symbolic displacement, "" for none: "glob" of glob+4(%rip) or
+    // 4+glob(%rip), "table" of table(,%rax,8); symbol_addend is the number beside it (4).
+    // parseUsdtArg leaves offset at the addend; ElfResolver (reading the notes) looks the
+    // symbol up in the file's symbol table and sets symbol_address (its ELF address plus
+    // the addend; 0 until then) and offset:
+    //  - ip_relative: no base or %rip: the address counts from the probe site, at the site's
+    //    runtime address (a uprobe's ip) + offset (+ index * scale), offset being
+    //    symbol_address less the site's ELF address; right whatever the load bias (PIE,
+    //    shared library, non-PIE);
+    //  - a base register other than %rip (non-PIE files only, where ELF addresses are
+    //    runtime addresses): offset = symbol_address.
+    std::string symbol;
+    std::int64_t symbol_addend = 0;
+    std::uint64_t symbol_address = 0;
+    bool ip_relative = false;
 
     // "s32 %rdi", "u64 -0x8(%rbp)", "s32 $5": type then source, as `probectl symbols` shows.
     std::string str() const;
 };
 
 // Decodes one argument spec ("-4@%edi"). A missing N@ prefix (old notes) means 8 bytes,
-// unsigned. Errors (EINVAL, the message quotes the argument): sizes other than 1/2/4/8,
-// unknown registers, the high-byte registers %ah..%dh, index/scale operands
-// ("8@(%rax,%rbx,8)"), symbolic displacements ("8@counter(%rip)"), anything else.
+// unsigned. A symbol is left for the file's symbol table (UsdtProbe::decoded has it
+// resolved). Errors (EINVAL, the message quotes the argument): sizes other than 1/2/4/8,
+// unknown registers, the high-byte registers %ah..%dh, a base or index register that is not
+// 64-bit, %rsp or %rip as the index, %rip with an index, scales other than 1/2/4/8,
+// segment registers ("%fs:0x28"), displacements that are not NUMBER, SYMBOL, SYMBOL+-NUMBER
+// or NUMBER+SYMBOL ("sym@GOTPCREL(%rip)"), anything else.
 Result<UsdtArg> parseUsdtArg(std::string_view text);
 // Decodes a whole args string (space-separated). An error names the argument by number
 // (1-based) and quotes it.
@@ -75,9 +103,11 @@ struct UsdtProbe {
     // raises the semaphore in the first writable mapping of that page, the RELRO one, before
     // the dynamic loader makes it read-only: the program then reads its own as 0.
     bool semaphore_page_shared = false;
-    std::string args;              // the argument specs as in the note
-    std::vector<UsdtArg> decoded;  // args decoded; empty when args_error is set
-    std::string args_error;        // why args did not decode ("" when they did)
+    std::string args;  // the argument specs as in the note
+    // args decoded, symbols resolved (UsdtArg::symbol); empty when args_error is set
+    std::vector<UsdtArg> decoded;
+    // why args did not decode or a symbol did not resolve ("" when they did)
+    std::string args_error;
 };
 
 }  // namespace probectl

@@ -41,7 +41,9 @@ static_assert(static_cast<int>(FetchOpcode::LoadUstack) == PROBECTL_FETCH_LOAD_U
 static_assert(static_cast<int>(FetchOpcode::StoreUstackSnapshot) ==
               PROBECTL_FETCH_STORE_USTACK_SNAPSHOT);
 static_assert(static_cast<int>(FetchOpcode::LoadExec) == PROBECTL_FETCH_LOAD_EXEC);
-static_assert(static_cast<int>(FetchOpcode::LoadExec) + 1 == __PROBECTL_FETCH_OP_MAX);
+static_assert(static_cast<int>(FetchOpcode::LoadAddr) == PROBECTL_FETCH_LOAD_ADDR);
+static_assert(static_cast<int>(FetchOpcode::LoadAddr) + 1 == __PROBECTL_FETCH_OP_MAX);
+static_assert(kFetchAddrNoBase == PROBECTL_FETCH_ADDR_NO_BASE);
 static_assert(kUstackSnapshotMax == PROBECTL_USTACK_SNAPSHOT_MAX);
 static_assert(kUstackSnapshotDefault == PROBECTL_USTACK_SNAPSHOT_DEFAULT);
 static_assert(kUstackRegsBytes == sizeof(struct probectl_ustack_regs));

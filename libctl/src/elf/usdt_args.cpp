@@ -1,5 +1,6 @@
-// USDT argument specs ("-4@%edi", "8@-8(%rbp)", "4@$5"): GNU as AT&T operands behind the
-// N@ size prefix that <sys/sdt.h> emits (STAP_PROBE_ASM_OPERANDS, "%n[...]@%[...]").
+// USDT argument specs ("-4@%edi", "8@-8(%rbp)", "4@$5", "8@(%rbx,%rax,8)", "-4@glob(%rip)"):
+// GNU as AT&T operands behind the N@ size prefix that <sys/sdt.h> emits
+// (STAP_PROBE_ASM_OPERANDS, "%n[...]@%[...]").
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -81,6 +82,101 @@ Result<const RegName*> reg(std::string_view text, std::string_view operand) {
     return bad(text, fmt::format("unknown x86-64 register %{}", name));
 }
 
+bool symbolStart(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '$';
+}
+
+bool symbolChar(char c) {
+    return symbolStart(c) || (c >= '0' && c <= '9');
+}
+
+// An assembler symbol filling all of `s` ("glob", "counter.0", "_ZN2ns1vE").
+bool isSymbol(std::string_view s) {
+    if (s.empty() || !symbolStart(s[0]))
+        return false;
+    for (char c : s)
+        if (!symbolChar(c))
+            return false;
+    return true;
+}
+
+struct Displacement {
+    std::int64_t number = 0;
+    std::string symbol;
+};
+
+// DISP of DISP(...): NUMBER, SYMBOL, SYMBOL+NUMBER, SYMBOL-NUMBER or NUMBER+SYMBOL (gcc
+// writes "pair+4" in non-PIE code and "4+pair" in PIE code).
+std::optional<Displacement> displacement(std::string_view s) {
+    if (auto v = integer(s))
+        return Displacement{*v, {}};
+    if (isSymbol(s))
+        return Displacement{0, std::string(s)};
+    // SYMBOL+-NUMBER: the first + or - after the symbol's first character
+    if (auto at = s.find_first_of("+-", 1);
+        at != std::string_view::npos && isSymbol(s.substr(0, at))) {
+        if (auto v = integer(s.substr(at)))
+            return Displacement{*v, std::string(s.substr(0, at))};
+    }
+    // NUMBER+SYMBOL
+    if (auto at = s.rfind('+');
+        at != std::string_view::npos && at > 0 && isSymbol(s.substr(at + 1))) {
+        if (auto v = integer(s.substr(0, at)))
+            return Displacement{*v, std::string(s.substr(at + 1))};
+    }
+    return std::nullopt;
+}
+
+std::string signedHex(std::int64_t v) {
+    return v < 0 ? fmt::format("-{:#x}", 0 - static_cast<std::uint64_t>(v))
+                 : fmt::format("{:#x}", v);
+}
+
+// (BASE), (BASE,INDEX), (BASE,INDEX,SCALE), (,INDEX) or (,INDEX,SCALE) into `a`.
+Result<void> memoryRegisters(std::string_view text, std::string_view inside, UsdtArg& a) {
+    std::vector<std::string_view> parts;
+    for (std::size_t from = 0;;) {
+        const auto comma = inside.find(',', from);
+        parts.push_back(
+            inside.substr(from, comma == std::string_view::npos ? comma : comma - from));
+        if (comma == std::string_view::npos)
+            break;
+        from = comma + 1;
+    }
+    if (parts.size() > 3)
+        return bad(text, fmt::format("'({})' has more than BASE,INDEX,SCALE", inside));
+    if (!parts[0].empty()) {
+        auto r = reg(text, parts[0]);
+        if (!r)
+            return std::move(r).error();
+        if ((*r)->bits != 64)
+            return bad(text, fmt::format("base register {} is not a 64-bit register", parts[0]));
+        a.reg = std::string((*r)->reg64);
+    } else if (parts.size() == 1) {
+        return bad(text, "'()' names no register");
+    }
+    if (parts.size() == 1)
+        return {};
+    auto r = reg(text, parts[1]);
+    if (!r)
+        return std::move(r).error();
+    if ((*r)->bits != 64)
+        return bad(text, fmt::format("index register {} is not a 64-bit register", parts[1]));
+    if ((*r)->reg64 == "rsp" || (*r)->reg64 == "rip")
+        return bad(text, fmt::format("{} cannot be an index register", parts[1]));
+    if (a.reg == "rip")
+        return bad(text, "%rip cannot be a base with an index register");
+    a.index = std::string((*r)->reg64);
+    a.scale = 1;
+    if (parts.size() == 3) {
+        auto n = integer(parts[2]);
+        if (!n || (*n != 1 && *n != 2 && *n != 4 && *n != 8))
+            return bad(text, fmt::format("scale '{}' is not 1, 2, 4 or 8", parts[2]));
+        a.scale = static_cast<unsigned>(*n);
+    }
+    return {};
+}
+
 }  // namespace
 
 std::string UsdtArg::str() const {
@@ -88,10 +184,17 @@ std::string UsdtArg::str() const {
     switch (kind) {
         case Kind::Register:
             return fmt::format("{} %{}", type, reg);
-        case Kind::Memory:
-            return offset < 0 ? fmt::format("{} -{:#x}(%{})", type,
-                                            0 - static_cast<std::uint64_t>(offset), reg)
-                              : fmt::format("{} {:#x}(%{})", type, offset, reg);
+        case Kind::Memory: {
+            std::string disp = symbol;
+            if (!symbol.empty() && symbol_addend != 0)
+                disp +=
+                    symbol_addend < 0 ? signedHex(symbol_addend) : "+" + signedHex(symbol_addend);
+            else if (symbol.empty() && (offset != 0 || index.empty()))
+                disp = signedHex(offset);
+            const std::string base = reg.empty() ? "" : "%" + reg;
+            return index.empty() ? fmt::format("{} {}({})", type, disp, base)
+                                 : fmt::format("{} {}({},%{},{})", type, disp, base, index, scale);
+        }
         case Kind::Constant:
             return fmt::format("{} ${}", type, value);
     }
@@ -114,6 +217,10 @@ Result<UsdtArg> parseUsdtArg(std::string_view text) {
     }
     if (op.empty())
         return bad(text, "no operand");
+    if (const auto colon = op.find(':'); colon != std::string_view::npos && op[0] == '%')
+        return bad(text, fmt::format("segment register {} (thread-local storage) is not "
+                                     "supported",
+                                     op.substr(0, colon + 1)));
     if (op[0] == '%') {
         auto r = reg(text, op);
         if (!r)
@@ -135,28 +242,22 @@ Result<UsdtArg> parseUsdtArg(std::string_view text) {
     }
     const auto open = op.find('(');
     if (open == std::string_view::npos || !op.ends_with(')'))
-        return bad(text, "expected %REG, $CONSTANT or DISPLACEMENT(%REG)");
-    const std::string_view inside = op.substr(open + 1, op.size() - open - 2);
-    if (inside.find(',') != std::string_view::npos)
-        return bad(text, "index registers (BASE,INDEX,SCALE) are not supported");
+        return bad(text, "expected %REG, $CONSTANT or DISPLACEMENT(%BASE,%INDEX,SCALE)");
     const std::string_view disp = op.substr(0, open);
-    std::int64_t off = 0;
     if (!disp.empty()) {
-        auto v = integer(disp);
-        if (!v)
-            return bad(text, fmt::format("displacement '{}' is not a number (symbol-relative "
-                                         "operands are not supported)",
+        auto d = displacement(disp);
+        if (!d)
+            return bad(text, fmt::format("displacement '{}' is not NUMBER, SYMBOL, SYMBOL+NUMBER "
+                                         "or NUMBER+SYMBOL",
                                          disp));
-        off = *v;
+        a.offset = d->number;
+        a.symbol = std::move(d->symbol);
+        if (!a.symbol.empty())
+            a.symbol_addend = d->number;
     }
-    auto r = reg(text, inside);
-    if (!r)
-        return std::move(r).error();
-    if ((*r)->bits != 64)
-        return bad(text, fmt::format("base register %{} is not a 64-bit register", inside));
     a.kind = UsdtArg::Kind::Memory;
-    a.reg = std::string((*r)->reg64);
-    a.offset = off;
+    if (auto r = memoryRegisters(text, op.substr(open + 1, op.size() - open - 2), a); !r)
+        return std::move(r).error();
     return a;
 }
 

@@ -1,9 +1,12 @@
 // .note.stapsdt -> UsdtProbe: the note layout of <sys/sdt.h> (_SDT_NOTE_NAME "stapsdt",
 // _SDT_NOTE_TYPE 3), read through libelf's note iterator.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gelf.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include <unistd.h>
@@ -43,6 +46,59 @@ bool semaphorePageShared(const ElfResolver& file, const LoadSegment& seg, std::u
             return true;
     }
     return false;
+}
+
+// The symbol of argument `n` (1-based) of probe `p` in the file's symbol table, and the
+// displacement that makes its operand's address right whatever the load bias
+// (UsdtArg::symbol). The error says why not.
+Result<void> resolveSymbol(UsdtArg& a, std::size_t n, const UsdtProbe& p, const ElfResolver& file) {
+    auto fail = [&](const std::string& why) {
+        return makeError(EINVAL,
+                         fmt::format("argument {}: USDT argument '{}': {}", n, a.text, why));
+    };
+    std::vector<const ElfSymbol*> found;
+    for (const ElfSymbol& s : file.symbols())
+        if (s.name == a.symbol && std::none_of(found.begin(), found.end(), [&](const ElfSymbol* f) {
+                return f->value == s.value;
+            }))
+            found.push_back(&s);
+    if (found.empty())
+        return fail(
+            fmt::format("symbol '{}' is not in {}'s symbol table ({}); a file with "
+                        "its .symtab, or its debug file, is needed",
+                        a.symbol, file.path(), file.symbolSource()));
+    if (found.size() > 1) {
+        std::vector<std::string> where;
+        for (const ElfSymbol* f : found)
+            where.push_back(
+                fmt::format("{:#x}{}", f->value, f->file.empty() ? "" : " in " + f->file));
+        return fail(
+            fmt::format("symbol '{}' names {} objects in {} ({}): the operand could "
+                        "mean any of them",
+                        a.symbol, found.size(), file.path(), fmt::join(where, ", ")));
+    }
+    a.symbol_address = found[0]->value + static_cast<std::uint64_t>(a.symbol_addend);
+    std::int64_t disp = 0;
+    if (a.reg.empty() || a.reg == "rip") {
+        // From the probe site: ELF addresses move with the load bias together.
+        disp = static_cast<std::int64_t>(a.symbol_address - p.pc);
+        a.ip_relative = true;
+    } else if (file.type() == ElfResolver::Type::Executable) {
+        disp = static_cast<std::int64_t>(a.symbol_address);
+    } else {
+        return fail(
+            fmt::format("symbol '{}' beside base register %{} in a position-independent "
+                        "file (ET_DYN): its load bias cannot be added",
+                        a.symbol, a.reg));
+    }
+    // The kernel's dereference takes a 32-bit displacement, as the instruction itself does.
+    if (disp < INT32_MIN || disp > INT32_MAX)
+        return fail(fmt::format(
+            "symbol '{}' at {:#x} is beyond a 32-bit displacement from {}", a.symbol,
+            a.symbol_address,
+            a.ip_relative ? fmt::format("the probe site {:#x}", p.pc) : std::string("address 0")));
+    a.offset = disp;
+    return {};
 }
 
 }  // namespace
@@ -130,6 +186,14 @@ Result<std::vector<UsdtProbe>> readUsdtNotes(Elf* elf, const ElfResolver& file) 
             p.decoded = std::move(*a);
         else
             p.args_error = a.error().message;
+        for (std::size_t i = 0; i < p.decoded.size(); i++) {
+            if (p.decoded[i].symbol.empty())
+                continue;
+            if (auto r = resolveSymbol(p.decoded[i], i + 1, p, file); !r) {
+                p.args_error = r.error().message;
+                p.decoded.clear();
+            }
+        }
         out.push_back(std::move(p));
     }
     return out;

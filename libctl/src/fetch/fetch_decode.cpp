@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace probectl {
@@ -111,13 +112,48 @@ Result<UsdtFetch> usdtFetch(const std::vector<UsdtArg>& usdt_args) {
                                  static_cast<std::int32_t>(imm >> 32),
                                  static_cast<std::uint32_t>(imm)});
         } else {
-            const int reg = ptRegsIndex(a.reg);
-            if (reg < 0)
-                return makeError(EINVAL, fmt::format("USDT argument {} ('{}'): register %{} "
-                                                     "cannot be read by the kernel",
-                                                     i + 1, a.text, a.reg));
-            out.insns.push_back({static_cast<std::uint8_t>(FetchOpcode::LoadReg), 8, 0, 0,
-                                 static_cast<std::uint32_t>(reg)});
+            auto regIndex = [&](const std::string& name) -> Result<std::uint8_t> {
+                const int reg = ptRegsIndex(name);
+                if (reg < 0)
+                    return makeError(EINVAL, fmt::format("USDT argument {} ('{}'): register %{} "
+                                                         "cannot be read by the kernel",
+                                                         i + 1, a.text, name));
+                return static_cast<std::uint8_t>(reg);
+            };
+            if (a.kind == UsdtArg::Kind::Memory && !a.symbol.empty() && a.symbol_address == 0)
+                return makeError(EINVAL, fmt::format("USDT argument {} ('{}'): symbol '{}' was "
+                                                     "not looked up in the file's symbol table",
+                                                     i + 1, a.text, a.symbol));
+            if (a.kind == UsdtArg::Kind::Memory && (a.offset < INT32_MIN || a.offset > INT32_MAX))
+                return makeError(EINVAL, fmt::format("USDT argument {} ('{}'): displacement {:#x} "
+                                                     "does not fit in 32 bits",
+                                                     i + 1, a.text, a.offset));
+            // The address's base: ip (the probe site, at a uprobe), a register, or none.
+            const std::string base = a.ip_relative ? std::string("rip") : a.reg;
+            if (a.kind == UsdtArg::Kind::Memory && !a.index.empty()) {
+                auto index = regIndex(a.index);
+                if (!index)
+                    return std::move(index).error();
+                std::uint8_t b = kFetchAddrNoBase;
+                if (!base.empty()) {
+                    auto r = regIndex(base);
+                    if (!r)
+                        return std::move(r).error();
+                    b = *r;
+                }
+                out.insns.push_back({static_cast<std::uint8_t>(FetchOpcode::LoadAddr),
+                                     static_cast<std::uint8_t>(a.scale), 0, 0,
+                                     fetchAddrOperand(b, *index)});
+            } else if (base.empty()) {
+                return makeError(EINVAL, fmt::format("USDT argument {} ('{}'): a memory "
+                                                     "operand without a register",
+                                                     i + 1, a.text));
+            } else {
+                auto r = regIndex(base);
+                if (!r)
+                    return std::move(r).error();
+                out.insns.push_back({static_cast<std::uint8_t>(FetchOpcode::LoadReg), 8, 0, 0, *r});
+            }
             if (a.kind == UsdtArg::Kind::Memory)
                 out.insns.push_back({static_cast<std::uint8_t>(FetchOpcode::Deref), size,
                                      kFetchFlagUser, static_cast<std::int32_t>(a.offset), 0});

@@ -192,6 +192,7 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
             case FetchOpcode::LoadKstack:
             case FetchOpcode::LoadUstack:
             case FetchOpcode::LoadExec:
+            case FetchOpcode::LoadAddr:
             case FetchOpcode::LoadImm: {
                 if (i != 0)
                     return bad(i, "a load must be the first instruction");
@@ -206,7 +207,9 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
                                   op == FetchOpcode::LoadKstack || op == FetchOpcode::LoadUstack;
                 const bool size_ok =
                     task ? in.size == 4
-                         : (in.size == 8 || (op == FetchOpcode::LoadReg && in.size == 4));
+                    : op == FetchOpcode::LoadAddr
+                        ? validWidth(in.size)
+                        : (in.size == 8 || (op == FetchOpcode::LoadReg && in.size == 4));
                 if (!size_ok)
                     return bad(i, fmt::format("load size {} is invalid", in.size));
                 if (op == FetchOpcode::LoadArg && (in.operand < 1 || in.operand > kFetchMaxArgN))
@@ -219,6 +222,14 @@ Result<void> validateFetchProgram(std::span<const FetchInsn> insns) {
                     (in.operand < 1 || in.operand > kStackMaxDepth))
                     return bad(i, fmt::format("stack depth {} is outside 1..{}", in.operand,
                                               kStackMaxDepth));
+                if (op == FetchOpcode::LoadAddr) {
+                    const unsigned base = in.operand & 0xff, index = (in.operand >> 8) & 0xff;
+                    if ((in.operand >> 16) != 0 || in.offset != 0)
+                        return bad(i, "an address load takes no offset and only two registers");
+                    if ((base != kFetchAddrNoBase && base >= kX86RegCount) || index >= kX86RegCount)
+                        return bad(i, fmt::format("address registers {} and {} are outside 0..{}",
+                                                  base, index, kX86RegCount - 1));
+                }
                 if (op == FetchOpcode::LoadExec && in.operand > PROBECTL_FETCH_EXEC_ARGS)
                     return bad(i, fmt::format("exec argument {} is outside 0..{}", in.operand,
                                               PROBECTL_FETCH_EXEC_ARGS));
@@ -319,6 +330,14 @@ std::string toString(const FetchInsn& in) {
                                in.operand);
         case FetchOpcode::LoadExec:
             return fmt::format("load.exec {}", in.operand);
+        case FetchOpcode::LoadAddr: {
+            const unsigned base = in.operand & 0xff, index = (in.operand >> 8) & 0xff;
+            return fmt::format("load.addr {}+{}*{}",
+                               base == kFetchAddrNoBase
+                                   ? std::string("0")
+                                   : std::string(toString(static_cast<X86Reg>(base))),
+                               toString(static_cast<X86Reg>(index)), in.size);
+        }
     }
     return fmt::format("op{}?", in.op);
 }

@@ -13,6 +13,7 @@ bool siteFetchSupported(const std::vector<FetchInsn>& insns) {
         switch (static_cast<FetchOpcode>(in.op)) {
             case FetchOpcode::LoadReg:
             case FetchOpcode::LoadImm:
+            case FetchOpcode::LoadAddr:
             case FetchOpcode::StoreInt:
                 break;
             case FetchOpcode::Deref:
@@ -47,6 +48,14 @@ std::vector<Event::RawValue> runSiteFetch(pid_t tid, const user_regs_struct& reg
                 acc = in.operand | static_cast<std::uint64_t>(static_cast<std::uint32_t>(in.offset))
                                        << 32;
                 break;
+            case FetchOpcode::LoadAddr: {
+                // base + index * scale, as kmod/fetch.c computes it (the sum wraps)
+                const unsigned base = in.operand & 0xff, index = (in.operand >> 8) & 0xff;
+                acc = (index < kWords ? words[index] : 0) * in.size;
+                if (base != kFetchAddrNoBase)
+                    acc += base < kWords ? words[base] : 0;
+                break;
+            }
             case FetchOpcode::Deref: {
                 std::uint64_t v = 0;
                 if (!fault) {

@@ -1,6 +1,7 @@
 // A USDT site's arguments read by the tracer: the fetch programs usdtFetch() builds from
-// the site's note (register, constant, register plus offset in memory), run against a
-// thread stopped at the site, as kmod/fetch.c runs them in the kernel backend.
+// the site's note (register, constant, memory at base + index * scale + offset, the base
+// possibly the site's own address), run against a thread stopped at the site, as
+// kmod/fetch.c runs them in the kernel backend.
 #pragma once
 
 #include <sys/types.h>
@@ -15,8 +16,8 @@
 
 namespace probectl::ptrace {
 
-// Whether every instruction is one runSiteFetch() can run: load-reg, load-imm, a user
-// dereference, store-int. Anything else stays the kernel backend's.
+// Whether every instruction is one runSiteFetch() can run: load-reg, load-imm, load-addr, a
+// user dereference, store-int. Anything else stays the kernel backend's.
 bool siteFetchSupported(const std::vector<FetchInsn>& insns);
 
 // One value per store, in order, as the kernel stores them: the low `size` bytes of the

@@ -622,6 +622,20 @@ class Resolver {
                 "recorded {:#x}, args '{}'\n",
                 p.provider, p.name, i + 1, hits.size(), p.pc, p.base, p.args);
             t.how += segmentStep(*elf_->segmentForAddress(p.pc), p.pc) + "\n";
+            for (std::size_t k = 0; k < p.decoded.size(); k++) {
+                const UsdtArg& a = p.decoded[k];
+                if (a.symbol.empty())
+                    continue;
+                t.how += fmt::format(
+                    "argument {} '{}': {}{} at ELF address {:#x} ({}), read at {}\n", k + 1, a.text,
+                    a.symbol,
+                    a.symbol_addend ? fmt::format("{:+#x}", a.symbol_addend) : std::string(),
+                    a.symbol_address, elf_->symbolSource(),
+                    a.ip_relative ? fmt::format("the probe site's address {:+#x}{}", a.offset,
+                                                a.index.empty() ? "" : " + the index")
+                                  : fmt::format("{:#x} + %{}{}", a.offset, a.reg,
+                                                a.index.empty() ? "" : " + the index"));
+            }
             if (p.semaphore) {
                 t.how += "semaphore: " +
                          segmentStep(*elf_->segmentForAddress(p.semaphore), p.semaphore) +

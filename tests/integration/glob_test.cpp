@@ -374,3 +374,53 @@ TEST(Glob, EverySyscallFitsUnderTheMapLimit) {
         EXPECT_NE(r.out.find("syscall:getppid"), std::string::npos) << r.out;
     }
 }
+
+// vmlinux's init code (vfs_caches_init, vfs_caches_init_early: __init) is freed once the
+// kernel has booted, and the kernel refuses probes there from then on, as ftrace's own
+// kprobe_events shows; kallsyms still lists it as text. `count -v 'kprobe:vfs_*'` tried each
+// and listed it as "refused by the kernel: ... blacklisted or unprobeable", and `resolve`
+// and `symbols` said "yes". They are skipped as init code, and resolve says why.
+TEST(Glob, InitCodeIsSkippedOnEveryKernel) {
+    std::map<std::string, std::uint64_t> addr;
+    std::istringstream k(itest::readFile("/proc/kallsyms"));
+    for (std::string line; std::getline(k, line);) {
+        std::istringstream f(line);
+        std::string a, type, name, module;
+        f >> a >> type >> name >> module;
+        if (module.empty())
+            addr[name] = std::stoull(a, nullptr, 16);
+    }
+    ASSERT_TRUE(addr.count("_sinittext") && addr.count("_einittext"));
+    std::vector<std::string> init;
+    for (const char* name : {"vfs_caches_init", "vfs_caches_init_early"})
+        if (addr.count(name) && addr[name] >= addr["_sinittext"] && addr[name] < addr["_einittext"])
+            init.push_back(name);
+    ASSERT_EQ(init.size(), 2u) << "vfs_caches_init and vfs_caches_init_early in .init.text";
+
+    // The kernel's own verdict, through ftrace: the probe is refused (EINVAL).
+    const auto ftrace = itest::sh(
+        "echo 'p:probectl_itest/init vfs_caches_init' >> /sys/kernel/tracing/kprobe_events");
+    EXPECT_NE(ftrace.status, 0) << ftrace.out;
+    itest::sh("echo '-:probectl_itest/init' >> /sys/kernel/tracing/kprobe_events 2>/dev/null");
+
+    auto r = itest::sh("probectl count -v 'kprobe:vfs_caches_init*' -- true 2>&1");
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("attached 0 of 2; 2 refused: 2 init code"), std::string::npos) << r.out;
+    for (const auto& name : init)
+        EXPECT_NE(r.out.find("  " + name + ": init code: freed after boot\n"), std::string::npos)
+            << name << "\n"
+            << r.out;
+    EXPECT_EQ(r.out.find("refused by the kernel"), std::string::npos) << r.out;
+
+    auto res = itest::sh("probectl resolve kprobe:vfs_caches_init 2>&1");
+    EXPECT_NE(res.status, 0) << res.out;
+    EXPECT_NE(res.out.find("probe-able: no"), std::string::npos) << res.out;
+    EXPECT_NE(res.out.find("'vfs_caches_init' is init code (in the kernel's .init.text), freed "
+                           "after boot: the kernel refuses probes there"),
+              std::string::npos)
+        << res.out;
+    auto sym = itest::sh("probectl symbols 'vfs_caches_init' 2>&1");
+    EXPECT_NE(sym.out.find("no: init code (freed after boot)  vfs_caches_init\n"),
+              std::string::npos)
+        << sym.out;
+}

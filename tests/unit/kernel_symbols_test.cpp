@@ -120,6 +120,38 @@ TEST_F(KernelSymbolsTest, DataSymbolIsNotAFunction) {
     EXPECT_EQ(ks.probeability(*ks.lookup("jiffies_64")[0]), Probeability::NotText);
 }
 
+// A vmlinux function in [_sinittext, _einittext) is init code, which the kernel frees after
+// boot and then refuses to probe (register_kprobe: EINVAL). resolve and symbols said
+// "probe-able: yes" for it, and a trace failed with the kernel's "blacklisted or
+// unprobeable".
+TEST(KernelSymbolsInit, InitTextIsNotProbeable) {
+    auto ks = KernelSymbols::fromText(
+        "ffffffff81000000 T _stext\n"
+        "ffffffff81000100 T vfs_read\n"
+        "ffffffff81000a00 T _etext\n"
+        "ffffffff82000000 T _sinittext\n"
+        "ffffffff82000100 T vfs_caches_init\n"
+        "ffffffff82000200 T _einittext\n"
+        "ffffffffc0001000 t mod_init_fn\t[mymod]\n",
+        "");
+    ASSERT_TRUE(ks.ok());
+    EXPECT_EQ(std::string(toString(ks->probeability(*ks->lookup("vfs_caches_init")[0]))),
+              "no: init code (freed after boot)");
+    EXPECT_EQ(std::string(toString(ks->probeability(*ks->lookup("vfs_read")[0]))), "yes");
+    EXPECT_EQ(std::string(toString(ks->probeability(*ks->lookup("mod_init_fn")[0]))), "yes");
+    for (const char* text :
+         {"kprobe:vfs_caches_init", "kretprobe:vfs_caches_init", "kprobe:0xffffffff82000104"}) {
+        auto r = ks->resolve(*parseProbeSpec(text));
+        ASSERT_FALSE(r) << text;
+        EXPECT_EQ(r.error().err, EINVAL) << text;
+        EXPECT_THAT(r.error().message,
+                    HasSubstr("is init code (in the kernel's .init.text), freed after boot: "
+                              "the kernel refuses probes there"))
+            << text;
+    }
+    EXPECT_TRUE(ks->resolve(*parseProbeSpec("kprobe:vfs_read")));
+}
+
 TEST_F(KernelSymbolsTest, Blacklist) {
     ASSERT_TRUE(ks.blacklisted("do_int3"));
     EXPECT_EQ(ks.blacklisted("do_int3")->start, 0xffffffff81001500ull);

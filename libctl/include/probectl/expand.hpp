@@ -34,6 +34,7 @@ namespace probectl {
 struct SkippedName {
     std::string name;
     // One word class for the summary: "blacklisted", "data", "duplicate", "padding",
+    // "init code" (vmlinux's init text, freed after boot),
     // "ifunc", "alias" (another matched name of the same address is probed), "attached
     // twice" (an earlier spec has it), "never returns" (exit and exit_group, asked for
     // latency, $retval or $errno), "refused by probectl" (its own check of the spec: a

@@ -59,6 +59,7 @@ enum class Probeability {
     Blacklisted,  // in the kprobes blacklist
     NotText,      // data symbol: nothing to execute there
     Padding,      // __pfx_ symbol: NOP padding before a function (kernel >= 6.2), not code
+    InitText,     // vmlinux init code (.init.text): freed after boot, the kernel refuses it
 };
 std::string_view toString(Probeability p);
 
@@ -142,6 +143,9 @@ class KernelSymbols {
     // Blacklist entry by symbol name, or containing `addr` (address ranges only when known).
     std::optional<BlacklistEntry> blacklisted(std::string_view name) const;
     std::optional<BlacklistEntry> blacklistedAddr(std::uint64_t addr) const;
+    // Whether `addr` is in vmlinux's init text, [_sinittext, _einittext): code the kernel
+    // freed after boot and refuses to probe since. False when either bound is unknown.
+    bool inInitText(std::uint64_t addr) const;
 
     // Syscall name -> this kernel's entry symbol: __x64_sys_NAME, else __se_sys_NAME, else
     // sys_NAME (older or non-wrapper kernels). ENOENT with did-you-mean among syscalls.

@@ -85,6 +85,8 @@ std::string_view toString(Probeability p) {
             return "no: not a function";
         case Probeability::Padding:
             return "no: padding before a function";
+        case Probeability::InitText:
+            return "no: init code (freed after boot)";
     }
     return "?";
 }
@@ -599,6 +601,10 @@ std::optional<bool> between(const KernelSymbols& ks, std::uint64_t addr, std::st
 
 }  // namespace
 
+bool KernelSymbols::inInitText(std::uint64_t addr) const {
+    return addr && between(*this, addr, "_sinittext", "_einittext").value_or(false);
+}
+
 Probeability KernelSymbols::probeability(const KernelSymbol& sym) const {
     if (!sym.isFunction())
         return Probeability::NotText;
@@ -610,6 +616,8 @@ Probeability KernelSymbols::probeability(const KernelSymbol& sym) const {
             return Probeability::NotText;
     if (sym.name.starts_with(kPaddingPrefix))
         return Probeability::Padding;
+    if (sym.module.empty() && inInitText(sym.addr))
+        return Probeability::InitText;
     if (blacklisted(sym.name) || blacklistedAddr(sym.addr))
         return Probeability::Blacklisted;
     auto r = resolveFunction(sym.name);

@@ -20,6 +20,15 @@ Error withSpec(const ProbeSpec& spec, const Error& e) {
                      e.extack);
 }
 
+// A location in vmlinux's init text: what it is and why the kernel refuses it (init code is
+// freed once the kernel has booted; register_kprobe accepts it only before).
+std::string initTextRefusal(const std::string& what) {
+    return fmt::format(
+        "{} is init code (in the kernel's .init.text), freed after boot: the "
+        "kernel refuses probes there",
+        what);
+}
+
 // Size of the function at `sym`: distance to the next text symbol, 0 when unknown.
 std::uint64_t functionSize(const KernelSymbols& ks, const KernelSymbol& sym) {
     if (ks.addressesHidden() || sym.addr == 0)
@@ -129,6 +138,9 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
             return withSpec(spec, makeError(EINVAL, fmt::format("{:#x} is in '{}', padding before "
                                                                 "a function, not code",
                                                                 spec.addr, s->name)));
+        if (s->module.empty() && inInitText(spec.addr))
+            return withSpec(spec, makeError(EINVAL, initTextRefusal(fmt::format(
+                                                        "{:#x} (in '{}')", spec.addr, s->name))));
         const std::uint64_t off = spec.addr - s->addr;
         // The kernel treats offset 0, and 4 over an ENDBR (IBT kernels report the entry
         // there), as the function's entry; anything else is refused for a kretprobe.
@@ -194,6 +206,8 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
                                                 spec.offset ? fmt::format("+{:#x}", spec.offset)
                                                             : std::string(),
                                                 bl->symbol)));
+    if (s.module.empty() && inInitText(s.addr))
+        return withSpec(spec, makeError(EINVAL, initTextRefusal(fmt::format("'{}'", name))));
     if (spec.offset != 0) {
         const std::uint64_t size = functionSize(*this, s);
         if (size != 0 && spec.offset >= size)

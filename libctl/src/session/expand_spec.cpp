@@ -138,6 +138,8 @@ std::optional<SkippedName> kernelVerdict(const KernelSymbols& ks, const std::str
             return SkippedName{name, "duplicate", ""};
         case Probeability::NotText:
             return SkippedName{name, "data", ""};
+        case Probeability::InitText:
+            return SkippedName{name, "init code", "freed after boot"};
         case Probeability::Padding:
         case Probeability::Unknown:
             break;

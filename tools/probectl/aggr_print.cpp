@@ -33,8 +33,7 @@ bool quietProbe(const AggrTable& t, const ProbeStats* ps, std::uint64_t entered_
         return false;
     // A map without keys holds its one key, counted or not; a keyed one only the keys hit.
     const bool counted = t.key_names.empty() ? t.totalCount() != 0 : !t.entries.empty();
-    return entered_before == 0 && !counted && !t.overflow && !t.nested && !t.faulted &&
-           !t.unknown;
+    return entered_before == 0 && !counted && !t.overflow && !t.nested && !t.faulted && !t.unknown;
 }
 
 namespace {

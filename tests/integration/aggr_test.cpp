@@ -745,6 +745,40 @@ TEST(AggrCli, ShareNoteCountsTheProbesAttached) {
         << said;
 }
 
+// A spec with several sites (a function the compiler inlined: its out-of-line copy and each
+// inlined one, a probe and a map apiece) was counted as one probe when max_map_kb was shared:
+// its first map took the whole budget and the next site's was refused by the kernel ("maps
+// need ... > 2 KiB"), so the spec attached nothing (seen failing). Each site now gets its
+// share: every map fits, the note counts the probes, and the counts add up to the calls.
+TEST(AggrCli, EverySiteOfASpecGetsItsShareOfMaxMapKb) {
+    itest::ModuleParam lim("max_map_kb", "2");
+    ASSERT_TRUE(lim.ok()) << "max_map_kb";
+    const std::string file = itest::workload("inline_dwarf");
+    itest::Ran r = itest::sh("probectl count 'uprobe:" + file + ":helper' --by comm --zeros -- " +
+                             file + " 9 2>&1");
+    ASSERT_EQ(r.status, 0) << r.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m,
+                                  std::regex("note: ([0-9]+) probes share the module's max_map_kb "
+                                             "\\(2 KiB\\): each map holds up to ([0-9]+) key")))
+        << r.out;
+    const auto probes = std::stoul(m[1]), most = std::stoul(m[2]);
+    EXPECT_GE(probes, 3u) << "the out-of-line copy, twice's and thrice's\n" << r.out;
+    // One table per probe, each map no larger than its share, and every call counted:
+    // helper() runs 2 * 9 + 2 times.
+    std::size_t tables = 0;
+    std::uint64_t calls = 0;
+    const std::regex row("\ninline_dwarf +([0-9]+)\n1 key \\(capacity ([0-9]+)\\)\n");
+    for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), row);
+         it != std::sregex_iterator(); ++it) {
+        tables++;
+        calls += std::stoull((*it)[1]);
+        EXPECT_LE(std::stoul((*it)[2]), most) << r.out;
+    }
+    EXPECT_EQ(tables, probes) << r.out;
+    EXPECT_EQ(calls, 20u) << r.out;
+}
+
 TEST(AggrCli, HistPrintsBpftraceBuckets) {
     const std::string out = run("probectl hist 'uprobe:" + itest::aggrTarget() +
                                 ":ag_val v=$arg2:u64' v -- " + itest::aggrTarget() + " values 8");

@@ -27,6 +27,7 @@ using itest::Ran;
 using itest::sh;
 using itest::Workload;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -618,6 +619,53 @@ TEST(Cli, CountShowsTheHitsTheProcessFilterSkipped) {
         << r.out;
     EXPECT_GE(std::stoull(m[1].str()), 5u) << r.out;
     EXPECT_THAT(r.out, HasSubstr("FILTERED: hits the process filter skipped")) << r.out;
+}
+
+// count syscall:openat --by retval keyed each failed call as a bare -2, where strace -c and
+// the event lines name the error (seen failing): "-2 (ENOENT)", as the errno key prints it.
+// cat fails to open each of its three missing files; the predicate keeps those opens alone
+// (the loader's are not counted). JSON keeps the number and adds the name.
+TEST(Cli, CountByRetvalOfASyscallNamesTheError) {
+    const std::string cmd =
+        "probectl count 'syscall:openat p=+0($arg2):ustring if p ~ \"/probectl-missing-*\"' "
+        "--by retval";
+    const std::string files =
+        " -- cat /probectl-missing-1 /probectl-missing-2 "
+        "/probectl-missing-3 /proc/self/stat";
+    Ran r = sh(itest::tablesOnly(cmd + files));
+    EXPECT_EQ(r.status, 1) << r.out;  // cat's
+    EXPECT_TRUE(std::regex_search(
+        r.out, std::regex("\nRETVAL +COUNT\n-2 \\(ENOENT\\) +3\n1 key \\(capacity [0-9]+\\)\n")))
+        << r.out;
+    Ran j = sh(itest::tablesOnly(cmd + " --format json" + files));
+    EXPECT_THAT(j.out, HasSubstr("\"entries\":[{\"key\":{\"retval\":-2},\"key_errno\":{\"retval\":"
+                                 "\"ENOENT\"},\"count\":3}]"))
+        << j.out;
+}
+
+// Of several probes, one whose every hit the process filter skipped (COUNT 0, FILTERED > 0)
+// was left out as one "with no hits" (seen failing); it was hit, so its row is shown, and its
+// table with --by. A probe nothing hit is still left out.
+TEST(Cli, CountShowsAProbeWhoseHitsWereAllFiltered) {
+    const std::string specs = "probectl count syscall:getppid syscall:acct";
+    const std::string run = " --uid 54321 -- " + itest::workload("getppid_loop") + " 5";
+    Ran r = sh(specs + run);
+    ASSERT_EQ(r.status, 0) << r.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m,
+                                  std::regex("PROBE +COUNT +FILTERED\n"
+                                             "syscall:getppid +0 +([0-9]+)\n")))
+        << r.out;
+    EXPECT_GE(std::stoull(m[1].str()), 5u) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("(1 probe with no hits not shown; --zeros shows them)\n"))
+        << r.out;
+    EXPECT_THAT(r.out, Not(HasSubstr("syscall:acct"))) << r.out;
+    Ran by = sh(specs + " --by pid" + run);
+    ASSERT_EQ(by.status, 0) << by.out;
+    EXPECT_TRUE(std::regex_search(by.out, std::regex("syscall:getppid  hits 0, filtered [0-9]+,")))
+        << by.out;
+    EXPECT_THAT(by.out, HasSubstr("(1 probe with no hits not shown; --zeros shows them)\n"))
+        << by.out;
 }
 
 // count -o FILE -- CMD created an empty FILE when CMD could not be run; trace creates its

@@ -924,5 +924,35 @@ TEST(CliPtrace, RetvalKeysOfMmapAndBrkAreHex) {
         << j.out << j.err;
 }
 
+// count syscall:openat --by retval keyed a failed call as a bare -2, where strace -c and the
+// event lines name the error: it is "-2 (ENOENT)" now, as the errno key prints it, and JSON
+// keeps the number and adds the name (seen failing). The loader's own opens count too: a
+// run with 3 more failed openat has 3 more in that row.
+TEST(CliPtrace, RetvalKeysOfAFailedSyscallNameTheError) {
+    auto enoent = [](const char* n) -> long {
+        auto t = aggr(runCount, {"--backend=ptrace", "syscall:openat", "--by", "retval", "--",
+                                 kWorkload, "missing", n});
+        EXPECT_EQ(t.rc, 0) << t.err;
+        std::smatch m;
+        if (!std::regex_search(t.err, m, std::regex("\n-2 \\(ENOENT\\) +([0-9]+)\n"))) {
+            ADD_FAILURE() << t.err;
+            return -1;
+        }
+        EXPECT_FALSE(std::regex_search(t.err, std::regex("\n-2 +[0-9]+\n"))) << t.err;
+        return std::stol(m[1].str());
+    };
+    const long one = enoent("1"), four = enoent("4");
+    EXPECT_GE(one, 1);
+    EXPECT_EQ(four - one, 3);
+    auto j = aggr(runCount, {"--backend=ptrace", "syscall:openat", "--by", "retval", "--format",
+                             "json", "--", kWorkload, "missing", "2"});
+    ASSERT_EQ(j.rc, 0) << j.err;
+    EXPECT_TRUE(std::regex_search(
+        j.out + j.err,
+        std::regex("\\{\"key\":\\{\"retval\":-2\\},\"key_errno\":\\{\"retval\":\"ENOENT\"\\},"
+                   "\"count\":[0-9]+\\}")))
+        << j.out << j.err;
+}
+
 }  // namespace
 }  // namespace probectl::cli

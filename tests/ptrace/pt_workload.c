@@ -5,6 +5,8 @@
  *   pt_workload fact N         pt_fact(N), recursive: N entries, N returns (n!)
  *   pt_workload syscalls N     N raw getppid(), then openat(AT_FDCWD, PT_MISSING, O_RDONLY)
  *                              (fails with ENOENT)
+ *   pt_workload missing N      N raw openat(AT_FDCWD, PT_MISSING, O_RDONLY) (each fails with
+ *                              ENOENT)
  *   pt_workload threads T N    T threads, thread k calls pt_add(k, j) for j = 0..N-1
  *   pt_workload forks N        pt_add(i, 0) for i = 1..N here, then a forked child does the
  *                              same with pt_add(i, 1); exits 0 only if the child exited 0
@@ -320,6 +322,11 @@ int main(int argc, char** argv) {
             ppid = syscall(SYS_getppid);
         long fd = syscall(SYS_openat, AT_FDCWD, PT_MISSING, O_RDONLY);
         printf("getppid: %ld x%ld openat: %ld\n", ppid, n, fd);
+    } else if (!strcmp(mode, "missing")) {
+        long failed = 0;
+        for (long i = 0; i < n; ++i)
+            failed += syscall(SYS_openat, AT_FDCWD, PT_MISSING, O_RDONLY) < 0;
+        printf("openat failed: %ld of %ld\n", failed, n);
     } else if (!strcmp(mode, "threads")) {
         g_n = argc > 3 ? atol(argv[3]) : 100;
         return run_threads(n, adder, 1);

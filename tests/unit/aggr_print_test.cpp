@@ -6,10 +6,12 @@
 #include <sstream>
 
 #include "aggr_print.hpp"
+#include "format.hpp"
 
 namespace probectl::cli {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -390,6 +392,71 @@ TEST(AggrPrint, AProbeWithACallInFlightIsShown) {
                                 "entered before 1, not returned yet 1 (this interval)\n"));
     EXPECT_THAT(text, HasSubstr("(2 probes with no hits not shown; --zeros shows them)\n"));
     EXPECT_THAT(text, Not(HasSubstr("syscall:write")));
+}
+
+// Of several probes, one whose hits the process filter all skipped (COUNT 0, FILTERED 5)
+// was hit: count without --by left its row out as one "with no hits" (seen failing), and
+// count --by, hist and latency left out its table. So is one whose only hits were lost
+// (nmissed) or whose map was full. Only a probe with nothing in any counter is left out.
+TEST(AggrPrint, AProbeWhoseHitsWereFilteredOrLostIsShown) {
+    std::vector<AggrTable> tables(4);
+    const char* specs[] = {"syscall:getppid", "syscall:acct", "kprobe:vfs_read",
+                           "kprobe:vfs_write"};
+    for (std::uint32_t i = 0; i < 4; i++) {
+        tables[i].spec = specs[i];
+        tables[i].probe_id = i + 1;
+    }
+    tables[3].overflow = 2;  // every key beyond the map: no entry, but hits
+    SessionStats stats;
+    stats.probes = {probe(1, 0), probe(2, 0), probe(3, 0), probe(4, 2)};
+    stats.probes[0].filtered = 5;
+    stats.probes[2].nmissed = 3;
+    const std::vector<std::string> specs_args = {specs[0], specs[1], specs[2],
+                                                 specs[3], "--uid",  "54321"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto a = specs_args;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    const std::string counts = printed(options(AggrMode::Count, specs_args), tables, stats);
+    EXPECT_THAT(counts, ContainsRegex("syscall:getppid +0 +5\n")) << counts;
+    EXPECT_THAT(counts, ContainsRegex("kprobe:vfs_read +0 +0\n")) << counts;
+    EXPECT_THAT(counts, ContainsRegex("kprobe:vfs_write +0 +0\n")) << counts;
+    EXPECT_THAT(counts, Not(HasSubstr("syscall:acct"))) << counts;
+    EXPECT_THAT(counts, HasSubstr("(1 probe with no hits not shown; --zeros shows them)\n"))
+        << counts;
+    for (auto& t : tables)
+        t.key_names = {"pid"};
+    for (const auto mode : {AggrMode::Count, AggrMode::Latency}) {
+        const std::string keyed = printed(options(mode, with({"--by", "pid"})), tables, stats);
+        EXPECT_THAT(keyed, HasSubstr("syscall:getppid  hits 0, filtered 5")) << keyed;
+        EXPECT_THAT(keyed, HasSubstr("kprobe:vfs_read  hits 0, filtered 0, rejected 0, nmissed 3"))
+            << keyed;
+        EXPECT_THAT(keyed, HasSubstr("kprobe:vfs_write  hits 2")) << keyed;
+        EXPECT_THAT(keyed, Not(HasSubstr("syscall:acct"))) << keyed;
+        EXPECT_THAT(keyed, HasSubstr("(1 probe with no hits not shown; --zeros shows them)\n"))
+            << keyed;
+    }
+}
+
+// trace's, record's and report's summary apply the same rule: of several probes, only one
+// whose every counter is 0 is left out; a probe with only filtered hits, or only returns
+// past the uretprobe depth limit, is a row.
+TEST(AggrPrint, TheTraceSummaryLeavesOutOnlyProbesWithEveryCounterZero) {
+    SessionStats stats;
+    stats.probes = {probe(1, 0), probe(2, 0), probe(3, 0)};
+    stats.probes[0].spec = "syscall:getppid";
+    stats.probes[0].filtered = 7;
+    stats.probes[1].spec = "uretprobe:/bin/app:f";
+    stats.probes[1].hits = stats.probes[1].depth_skipped = 2;
+    stats.probes[2].spec = "syscall:acct";
+    std::ostringstream out;
+    printSummary(out, stats);
+    EXPECT_THAT(out.str(), HasSubstr("syscall:getppid")) << out.str();
+    EXPECT_THAT(out.str(), HasSubstr("uretprobe:/bin/app:f")) << out.str();
+    EXPECT_THAT(out.str(), Not(HasSubstr("syscall:acct"))) << out.str();
+    EXPECT_THAT(out.str(), HasSubstr("(1 probe with no hits not shown; --zeros shows them)"))
+        << out.str();
 }
 
 }  // namespace

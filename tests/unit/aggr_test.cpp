@@ -18,6 +18,7 @@
 #include "probectl/aggr_events.hpp"
 #include "probectl/event_json.hpp"
 #include "probectl/fetch_program.hpp"
+#include "probectl/user_target.hpp"
 #include "subcommands.hpp"
 
 using namespace probectl;
@@ -679,7 +680,8 @@ TEST(AggrFormat, TableSortedByCountThenKey) {
 
 // count --by retval of mmap, brk, mremap, shmat printed their addresses in decimal
 // (140737488355328); now in hex as strace prints their return (0x800000000000), in the key's
-// numeric order, an error as the number it is, JSON's key a number still (seen failing).
+// numeric order, an error as the number it is (named, as every syscall's failed retval is),
+// JSON's key a number still (seen failing).
 // Other syscalls' values stay decimal.
 TEST(AggrFormat, RetvalKeysOfSyscallsReturningAddressesAreHex) {
     auto table = [](const std::string& spec) {
@@ -704,7 +706,7 @@ TEST(AggrFormat, RetvalKeysOfSyscallsReturningAddressesAreHex) {
         const AggrTable t = table(spec);
         EXPECT_EQ(formatAggrTable(t),
                   "RETVAL          COUNT\n"
-                  "-12                 1\n"
+                  "-12 (ENOMEM)        1\n"
                   "0x7f0000001000      1\n"
                   "0x800000000000      1\n"
                   "3 keys (capacity 1024)\n");
@@ -717,6 +719,73 @@ TEST(AggrFormat, RetvalKeysOfSyscallsReturningAddressesAreHex) {
     // a kretprobe's function is not known to return an address
     EXPECT_EQ(formatAggrKey(table("kretprobe:brk"), table("kretprobe:brk").entries[0]),
               "140737488355328");
+}
+
+// count syscall:openat --by retval printed a failed call's key as a bare -2, where strace -c
+// and the event line name the error: a syscall's return in -4095..-1 names it as the errno
+// key does, "-2 (ENOENT)", for syscall: probes and kretprobes on a syscall's wrapper (seen
+// failing). The order stays the number's, JSON's key stays the number and each entry adds
+// "key_errno" naming it. Other functions' -2 is no errno: it stays bare.
+TEST(AggrFormat, RetvalKeysOfSyscallsNameTheError) {
+    auto table = [](const std::string& spec) {
+        AggrTable t;
+        t.spec = spec;
+        t.key_names = {"retval"};
+        t.key_readings = {AggrKeyReading::Retval};
+        t.keys = 5;
+        t.capacity = 1024;
+        for (std::int64_t r : {std::int64_t{3}, std::int64_t{-2}, std::int64_t{-13},
+                               std::int64_t{-4095}, std::int64_t{-4096}}) {
+            FetchedValue k;
+            k.type = FetchType::S64;
+            k.raw = static_cast<std::uint64_t>(r);
+            t.entries.push_back({{k}, r == -2 ? 3u : 1u, 0, 0, 0, {}});
+        }
+        return t;
+    };
+    for (const char* spec : {"syscall:openat", "syscall:openat f=$arg2:ustring",
+                             "kretprobe:__x64_sys_openat", "r:__x64_sys_openat"}) {
+        SCOPED_TRACE(spec);
+        const AggrTable t = table(spec);
+        EXPECT_EQ(formatAggrTable(t),
+                  "RETVAL        COUNT\n"
+                  "-2 (ENOENT)       3\n"
+                  "-4096             1\n"
+                  "-4095             1\n"
+                  "-13 (EACCES)      1\n"
+                  "3                 1\n"
+                  "5 keys (capacity 1024)\n");
+        // --top keeps the same order
+        EXPECT_EQ(formatAggrTable(t, 2),
+                  "RETVAL       COUNT\n"
+                  "-2 (ENOENT)      3\n"
+                  "-4096            1\n"
+                  "5 keys (capacity 1024)\n");
+        const auto j = aggrJson(t);
+        EXPECT_EQ(j["entries"][0]["key"]["retval"], -2);
+        EXPECT_EQ(j["entries"][0]["key_errno"]["retval"], "ENOENT");
+        EXPECT_EQ(j["entries"][3]["key_errno"]["retval"], "EACCES");
+        EXPECT_FALSE(j["entries"][1].contains("key_errno")) << j.dump();
+        EXPECT_FALSE(j["entries"][4].contains("key_errno")) << j.dump();
+        EXPECT_EQ(j["entries"][4]["key"]["retval"], 3);
+    }
+    for (const char* spec : {"kretprobe:do_sys_openat2", "uretprobe:/bin/true:main", ""}) {
+        SCOPED_TRACE(spec);
+        const AggrTable t = table(spec);
+        EXPECT_EQ(formatAggrKey(t, t.entries[1]), "-2");
+        EXPECT_FALSE(aggrJson(t)["entries"][0].contains("key_errno"));
+    }
+    // hist and latency print the same key
+    AggrTable h = table("syscall:openat");
+    h.value = AggrValue::Latency;
+    h.value_name = "latency";
+    h.hist = AggrHist::Log2;
+    EXPECT_NE(formatAggrHist(h).find("@[-2 (ENOENT)]:\n"), std::string::npos) << formatAggrHist(h);
+    // the errno key's JSON names it too
+    AggrTable e = table("kretprobe:do_sys_openat2");
+    e.key_names = {"errno"};
+    e.key_readings = {AggrKeyReading::Errno};
+    EXPECT_EQ(aggrJson(e)["entries"][0]["key_errno"]["errno"], "ENOENT");
 }
 
 // latency --by retval: equal counts in the key's numeric order, signed (-11 < -2 < 0 < 10),
@@ -1234,6 +1303,29 @@ TEST(AggrBudget, ShareNoteCountsTheProbesAttached) {
                                             "holds up to 40 keys;"),
               0u)
         << cli::mapShareNote(share);
+}
+
+// A spec with several sites has a probe and a map per site (a function's inlined copies, a
+// USDT probe's sites), but the share of max_map_kb counted it as one: its first map took the
+// whole budget and the next site's was refused (seen failing). Every site counts; a spec
+// given twice counts once, as attachSpecs adds it once.
+TEST(AggrBudget, EverySiteOfASpecCountsInTheShare) {
+    auto spec = [](const std::string& text) {
+        auto s = parseProbeSpec(text);
+        EXPECT_TRUE(s) << text;
+        return s ? *s : ProbeSpec{};
+    };
+    const std::string helper = std::string("uprobe:") + FX_INLINE_PATH + ":helper";
+    const auto sites = resolveUserSpecAll(spec(helper));
+    ASSERT_TRUE(sites) << sites.error().message;
+    ASSERT_GE(sites->size(), 3u) << "the out-of-line copy and the inlined ones";
+    EXPECT_EQ(cli::mapProbesOf({spec(helper)}, 0), sites->size());
+    EXPECT_EQ(cli::mapProbesOf({spec(helper), spec(helper)}, 0), sites->size());
+    EXPECT_EQ(cli::mapProbesOf({spec(helper), spec("kprobe:vfs_read")}, 0), sites->size() + 1);
+    // A return probe has the out-of-line copy alone.
+    EXPECT_EQ(cli::mapProbesOf({spec(std::string("uretprobe:") + FX_INLINE_PATH + ":helper")}, 0),
+              1u);
+    EXPECT_EQ(cli::mapProbesOf({spec(std::string("usdt:") + FX_USDT_PATH + ":fx:plain")}, 0), 1u);
 }
 
 // Not even one key in a map's share: refused with the cause (the probes, the budget, the bytes

@@ -11,22 +11,49 @@
 #include "probectl/expand.hpp"
 #include "probectl/fetch_program.hpp"
 #include "probectl/kernel_stacks.hpp"
+#include "probectl/probe_kinds.hpp"
 #include "probectl/ptrace_session.hpp"
+#include "probectl/user_target.hpp"
 
 namespace probectl::cli {
+
+std::size_t mapProbesOf(const std::vector<ProbeSpec>& specs, pid_t pid) {
+    SpecExpander expander(pid);
+    std::set<std::string> given;      // attachSpecs adds a spec given twice once
+    std::set<std::string> locations;  // a glob skips a name an earlier spec probes
+    std::size_t probes = 0;
+    for (const ProbeSpec& s : specs) {
+        if (!given.insert(s.str()).second)
+            continue;
+        auto x = expander.expand(s);
+        if (!x) {
+            probes++;
+            continue;
+        }
+        const bool glob = hasGlob(s) && !x->exact;
+        for (const ProbeSpec& one : x->specs) {
+            if (!locations.insert(one.locationStr()).second && glob)
+                continue;
+            // Session::add adds a probe, and a map, per site: a USDT probe's every site, a
+            // function's out-of-line and inlined copies.
+            std::size_t sites = 1;
+            if (kindInfo(one.kind).user_space) {
+                UserResolveOptions ro;
+                ro.pid = pid;
+                if (auto all = resolveUserSpecAll(one, ro); all && !all->empty())
+                    sites = all->size();
+            }
+            probes += sites;
+        }
+    }
+    return probes;
+}
 
 MapShare mapShareFor(const AggrCliOptions& o, pid_t pid) {
     MapShare share;
     if (o.backend == "ptrace" || o.ustack == "dwarf" || o.aggr.max_entries || o.aggr.keys.empty())
         return share;
-    SpecExpander expander(pid);
-    std::set<std::string> seen;  // attachSpecs adds a spec given twice once
-    for (const ProbeSpec& s : o.specs) {
-        if (!seen.insert(s.str()).second)
-            continue;
-        auto x = expander.expand(s);
-        share.probes += x ? x->specs.size() : 1;
-    }
+    share.probes = mapProbesOf(o.specs, pid);
     if (share.probes == 0)
         return share;
     auto budget = readAggrBudget();
@@ -48,7 +75,6 @@ std::string mapShareNote(const MapShare& share) {
             "probectl: note: a map of {} keys does not fit the module's max_map_kb ({} KiB): the "
             "probe's map holds up to {}; {}",
             kAggrDefaultEntries, share.limit_bytes / 1024, keys, rest);
-    // A spec may attach more probes than it counted as (a function's inlined copies).
     if (share.attached >= share.probes)
         return fmt::format(
             "probectl: note: {} probes share the module's max_map_kb ({} KiB): each map holds up "

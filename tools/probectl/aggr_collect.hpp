@@ -25,9 +25,9 @@ namespace probectl::cli {
 // probe whose default map is larger than the limit): a map o.aggr gives no --max-entries is
 // made for at most the keys that fit in `bytes`, with `ncpus` possible CPUs (0 bytes: as
 // asked); one where not even one key fits is refused (mapShareRefusal). `probes`: how many
-// the specs expand to, whose maps share `limit_bytes`; `attached`: how many of them were
-// attached (set after attaching; the others were refused). `smallest`: the fewest keys a map
-// was given where the default did not fit (0: none).
+// probes (a map each) the specs expand to, whose maps share `limit_bytes`; `attached`: how
+// many of them were attached (set after attaching; the others were refused). `smallest`: the fewest
+// keys a map was given where the default did not fit (0: none).
 struct MapShare {
     std::uint64_t bytes = 0;
     std::uint32_t ncpus = 0;
@@ -38,9 +38,16 @@ struct MapShare {
 };
 
 // The even share of the module's map budget each of the kernel backend's probes for o.specs
-// (globs expanded as attachSpecs will: `pid` resolves user paths) gets; none (bytes 0) for a
-// given --max-entries, no keys (a map of one key), the ptrace backend or --ustack=dwarf.
+// (mapProbesOf) gets; none (bytes 0) for a given --max-entries, no keys (a map of one key),
+// the ptrace backend or --ustack=dwarf.
 MapShare mapShareFor(const AggrCliOptions& o, pid_t pid);
+
+// The probes, each with a map of its own, that attachSpecs will add for `specs`: a spec
+// given twice once, a glob expanded (without the names an earlier spec probes), and a
+// user-space spec's sites each (a USDT probe's several sites, a function's inlined copies:
+// resolveUserSpecAll, with `pid` resolving paths). A spec that does not resolve counts as
+// one (its attach fails and says why).
+std::size_t mapProbesOf(const std::vector<ProbeSpec>& specs, pid_t pid);
 
 // The refusal of a map of which not even one key fits in `share.bytes`: `one_key` bytes (with
 // `share.ncpus` possible CPUs) for a key, more than an even share of max_map_kb among

@@ -26,6 +26,16 @@ std::string intervalClock(const std::tm& tm, unsigned millis, double interval) {
     return fmt::format("{}.{:03}", buf, millis % 1000);
 }
 
+bool quietProbe(const AggrTable& t, const ProbeStats* ps, std::uint64_t entered_before) {
+    // A hit the process filter skipped (FILTERED), lost (nmissed, dropped) or left
+    // unreturned is a hit all the same: the probe fired, and its row or header says how.
+    if (ps && anyCounterSet(*ps))
+        return false;
+    // A map without keys holds its one key, counted or not; a keyed one only the keys hit.
+    const bool counted = t.key_names.empty() ? t.totalCount() != 0 : !t.entries.empty();
+    return entered_before == 0 && !counted && !t.overflow && !t.nested && !t.faulted && !t.unknown;
+}
+
 namespace {
 
 // The calls entered before this interval that had not returned at the read-out before it;
@@ -154,9 +164,8 @@ std::string foldedOrSvg(const AggrCliOptions& o, const AggrReadout& r, const Sta
 bool shown(const AggrCliOptions& o, const AggrReadout& r, std::size_t i) {
     if (o.zeros || r.tables.size() < 2)
         return true;
-    const bool known = i < r.stats.probes.size();
-    const bool active = known && (r.stats.probes[i].hits != 0 || r.stats.probes[i].unreturned);
-    return active || enteredBefore(r, i) || !r.tables[i].entries.empty();
+    return !quietProbe(r.tables[i], i < r.stats.probes.size() ? &r.stats.probes[i] : nullptr,
+                       enteredBefore(r, i));
 }
 
 std::string topLine(std::size_t rows, std::size_t top, std::string_view what) {
@@ -304,12 +313,14 @@ std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t 
     std::size_t w = 5, hidden = 0;
     for (std::size_t i = 0; i < tables.size(); i++) {
         const AggrTable& t = tables[i];
+        const bool known = stats && i < stats->probes.size();
         // A glob's hundreds of probes that never fired would bury the ones that did.
-        if (!zeros && tables.size() > 1 && t.totalCount() == 0) {
+        if (!zeros && tables.size() > 1 &&
+            quietProbe(t, known ? &stats->probes[i] : nullptr,
+                       entered_before && i < entered_before->size() ? (*entered_before)[i] : 0)) {
             hidden++;
             continue;
         }
-        const bool known = stats && i < stats->probes.size();
         rows.push_back({t.totalCount(), known ? stats->probes[i].filtered : 0, &t});
         w = std::max(w, shownName(t.spec).size());
     }

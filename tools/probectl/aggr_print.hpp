@@ -25,14 +25,20 @@ Result<void> printAggrReadout(const AggrCliOptions& o, const AggrReadout& r, std
                               std::ostream& err, const std::string& out_name,
                               const StackLines* stacks = nullptr);
 
+// Whether a probe's table and counters hold nothing at all: no key, no hit counted, none the
+// process filter skipped (filtered), lost (nmissed, dropped, map full, nested) or still in
+// flight (unreturned, depth_skipped, entered before). Of several probes, the text leaves out
+// only such (--zeros shows them); `ps` may be null (a table without the probe's counters).
+bool quietProbe(const AggrTable& t, const ProbeStats* ps, std::uint64_t entered_before);
+
 // The text `count` prints when no --by keys are given: one row per probe, PROBE COUNT,
 // highest first, then a line for each probe that lost hits, and with `stats` (aligned with
 // the tables) a FILTERED column, with `process_filter` (the run has one) or when the
 // process filter skipped any shown probe's hits, and a line for each whose entries never
 // returned ("not returned yet" when `more` read-outs follow), with `entered_before` (each
 // interval on its own; per table) those of them entered before the interval. Of several
-// probes, those with no hits are left out and counted in one line unless `zeros` (JSON
-// always has every probe).
+// probes, the quiet ones (quietProbe: no hit, none filtered or lost) are left out and counted
+// in one line unless `zeros` (JSON always has every probe).
 std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t top = 0,
                               const SessionStats* stats = nullptr, bool zeros = false,
                               bool process_filter = false, bool more = false,

@@ -496,7 +496,9 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
                          [&] { return signals.caught() != 0; });
     if (!n)
         return runtimeError(io, cmd, kernel ? privilegeError(n.error(), cmd, true) : n.error());
-    share.attached = *n;
+    // The probes, not the specs: a USDT spec's every site has a probe and a map of its own.
+    auto* session = dynamic_cast<Session*>(&tracer);
+    share.attached = session ? session->probes().size() : *n;
     if (share.smallest)
         io.err << mapShareNote(share) << '\n';
     auto collector = AggrCollector::create(tracer, o.aggr, snapshots);
@@ -681,8 +683,8 @@ po::options_description aggrOptionsDescription(AggrMode mode, AggrCliOptions* o)
          "print only the N keys with the most hits (a line, or JSON's \"omitted\", counts "
          "the others; folded and svg: the N heaviest stacks of each probe)")
         ("zeros", po::bool_switch(o ? &o->zeros : nullptr),
-         "without --by: also list the probes with no hits (of several probes, e.g. a glob's, "
-         "they are left out and counted in one line)")
+         "also list the probes with no hits (of several probes, e.g. a glob's, they are left "
+         "out and counted in one line; a probe whose hits were filtered or lost is shown)")
         ("max-entries", bounded<std::uint32_t>(o ? &o->aggr.max_entries : nullptr,
                                                "max-entries", 1, kAggrMaxEntries)
              ->value_name("N"), "distinct keys each probe's map holds (at most 65536; default: 1 without --by, "
@@ -969,7 +971,8 @@ record per event, nothing dropped), read when the command exits, on --duration o
 Ctrl-C. Without --by, one table of every probe and its count, highest first. With
 --by, one table per probe with a row per key: task fields (comm pid tid uid cpu,
 retval and errno for return probes: errno is the return value when it is -4095..-1,
-else 0; the retval of mmap, mremap, brk and shmat in hex, as strace prints it) or the
+else 0, named as -2 (ENOENT), as is a syscall's failed retval; the retval of mmap,
+mremap, brk and shmat in hex, as strace prints it) or the
 probe's own fetch arguments by NAME, integers or strings. A return whose
 value is not known keys retval and errno as ? (JSON null): with --backend ptrace, a
 syscall whose thread was killed inside it (ptrace sees no exit stop then; the kernel

@@ -75,6 +75,12 @@ std::vector<Counter> listCounters(const ProbeInfo& p) {
 
 #undef PROBECTL_COUNTER_ENTRY
 
+bool anyCounterSet(const ProbeStats& p) {
+    const auto counters = summaryCounters(p);
+    return std::any_of(counters.begin(), counters.end(),
+                       [](const Counter& c) { return c.value != 0; });
+}
+
 void printSummary(Printer& p, const SessionStats& stats, bool zeros) {
     // A glob's hundreds of probes that never fired would bury the ones that did (count's
     // rule); a row with any counter set (filtered, nmissed) has something to say.
@@ -82,13 +88,11 @@ void printSummary(Printer& p, const SessionStats& stats, bool zeros) {
     std::vector<ProbeCounters> rows;
     std::size_t hidden = 0;
     for (const auto& s : stats.probes) {
-        auto counters = summaryCounters(s);
-        if (hide && std::all_of(counters.begin(), counters.end(),
-                                [](const Counter& c) { return c.value == 0; })) {
+        if (hide && !anyCounterSet(s)) {
             hidden++;
             continue;
         }
-        rows.push_back({s.id, s.spec, std::move(counters)});
+        rows.push_back({s.id, s.spec, summaryCounters(s)});
     }
     printSummary(p, rows, stats.lost, stats.overruns, hiddenProbesNote(hidden));
 }

@@ -68,6 +68,10 @@ class TracePrinter {
 // The counters of a summary row / list row, in the order their columns show.
 std::vector<Counter> summaryCounters(const ProbeStats& p);
 std::vector<Counter> listCounters(const ProbeInfo& p);
+// Whether any of p's counters (summaryCounters: hits, filtered, dropped, nmissed, ...) is set:
+// the probe was hit, or a hit was skipped or lost there. A text summary or table of several
+// probes leaves out only those of which none is (hiddenProbesNote).
+bool anyCounterSet(const ProbeStats& p);
 
 // Summary: text (table PROBE HITS DELIVERED DROPPED NMISSED FILTERED REJECTED, lost line)
 // or the JSON summary object (event_json.hpp). Of several probes (a glob's), the text leaves

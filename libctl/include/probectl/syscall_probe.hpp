@@ -62,6 +62,10 @@ bool syscallNeverReturns(std::string_view name);
 // The syscall a spec's text names: "mmap" of "syscall:mmap len=$arg2"; "" for a spec of
 // another kind.
 std::string_view specSyscall(std::string_view spec);
+// The syscall whose return a spec's probe sees: specSyscall's, or that of a kretprobe on a
+// syscall's entry function ("openat" of "kretprobe:__x64_sys_openat", and of __ia32_sys_,
+// __se_sys_, __do_sys_); "" for other specs. Its $retval is the call's: -4095..-1 an errno.
+std::string_view specReturnSyscall(std::string_view spec);
 
 // The record formatSyscall prints for an event of a probe built from `plan`: arguments and
 // return value from the event, memory from Event::fetched where syscallValueIndex puts it (a

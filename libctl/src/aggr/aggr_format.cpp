@@ -38,25 +38,40 @@ std::string sortText(const FetchedValue& v) {
     return isStringType(v.type) ? keyString(v) : formatFetchedValue(v);
 }
 
+AggrKeyReading readingOf(const AggrTable& t, std::size_t i) {
+    return i < t.key_readings.size() ? t.key_readings[i] : AggrKeyReading::Plain;
+}
+
+// The errno a key part names: the errno key's value, and a syscall's retval (syscall:NAME, a
+// kretprobe on its wrapper), when it is -4095..-1 and the errno has a name; "" otherwise
+// (another function's -2 is no errno).
+std::string_view keyErrnoName(const AggrTable& t, std::size_t i, const FetchedValue& v) {
+    if (v.faulted || v.unknown || v.array_len || isStringType(v.type) || !detail::isErrno(v.raw))
+        return {};
+    const auto reading = readingOf(t, i);
+    if (reading == AggrKeyReading::Plain ||
+        (reading == AggrKeyReading::Retval && specReturnSyscall(t.spec).empty()))
+        return {};
+    return errnoName(-static_cast<int>(static_cast<std::int64_t>(v.raw)));
+}
+
 std::string keyPart(const AggrTable& t, std::size_t i, const FetchedValue& v) {
     if (!v.faulted && !v.unknown && isStringType(v.type))
         return keyString(v);
     std::string s = formatFetchedValue(v);
-    const auto reading = i < t.key_readings.size() ? t.key_readings[i] : AggrKeyReading::Plain;
+    const auto reading = readingOf(t, i);
     if (v.faulted || v.unknown || v.array_len || reading == AggrKeyReading::Plain)
         return s;
+    // A failed call, named as the errno key names it: "-2 (ENOENT)"
+    if (const auto name = keyErrnoName(t, i, v); !name.empty())
+        return s + fmt::format(" ({})", name);
     if (reading == AggrKeyReading::Retval) {
         // mmap's, brk's: an address, in hex as strace prints it (an error stays a number)
-        if (syscallReturnsAddress(specSyscall(t.spec)) && !detail::isErrno(v.raw))
+        if (syscallReturnsAddress(specReturnSyscall(t.spec)) && !detail::isErrno(v.raw))
             return straceAddress(v.raw);
         if (const auto s32 = int32Reading(v.raw))
             s += fmt::format(" (int {})", *s32);
-        return s;
     }
-    if (detail::isErrno(v.raw))
-        if (const auto name = errnoName(-static_cast<int>(static_cast<std::int64_t>(v.raw)));
-            !name.empty())
-            s += fmt::format(" ({})", name);
     return s;
 }
 
@@ -422,6 +437,13 @@ nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top) {
                 cut.push_back(t.key_names[i]);
         if (!cut.empty())
             o["key_cut"] = cut;
+        // The errno each failed call's key part names ("retval": "ENOENT"), beside the number.
+        auto errnos = nlohmann::ordered_json::object();
+        for (std::size_t i = 0; i < e->key.size() && i < t.key_names.size(); i++)
+            if (const auto name = keyErrnoName(t, i, e->key[i]); !name.empty())
+                errnos[t.key_names[i]] = std::string(name);
+        if (!errnos.empty())
+            o["key_errno"] = errnos;
         o["count"] = e->count;
         if (t.value != AggrValue::None) {
             // the sum as a number when it is known and fits 64 bits of the value's kind;

@@ -92,6 +92,25 @@ std::string_view specSyscall(std::string_view spec) {
     return rest.substr(0, rest.find(' '));
 }
 
+std::string_view specReturnSyscall(std::string_view spec) {
+    if (const auto name = specSyscall(spec); !name.empty())
+        return name;
+    const std::size_t colon = spec.find(':');
+    if (colon == std::string_view::npos)
+        return {};
+    const KindInfo* kind = findKind(spec.substr(0, colon));
+    if (!kind || kind->kind != SpecKind::Kretprobe)
+        return {};
+    std::string_view symbol = spec.substr(colon + 1);
+    symbol = symbol.substr(0, symbol.find(' '));
+    for (const std::string_view prefix :
+         {kSyscallWrapperPrefix, std::string_view("__ia32_sys_"), std::string_view("__se_sys_"),
+          std::string_view("__do_sys_")})
+        if (symbol.size() > prefix.size() && symbol.starts_with(prefix))
+            return symbol.substr(prefix.size());
+    return {};
+}
+
 SyscallPlan syscallPlan(std::string_view name, const SyscallInfo* info) {
     SyscallPlan plan;
     plan.name = std::string(name);

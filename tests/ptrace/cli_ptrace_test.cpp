@@ -125,6 +125,17 @@ TEST(CliPtrace, KernelNameOfASyscallSaysTheNameToUse) {
               "syscall 'uname': use syscall:uname\n");
 }
 
+// A mistyped syscall gets the kernel backend's did-you-mean on this backend too.
+TEST(CliPtrace, UnknownSyscallSaysTheNamesNearIt) {
+    auto r = aggr(runCount, {"--backend=ptrace", "syscall:opnat", "--", "true"});
+    EXPECT_EQ(r.rc, 1) << r.err;
+    EXPECT_NE(withoutNotes(r.err).find("unknown syscall 'opnat'; did you mean: openat"),
+              std::string::npos)
+        << r.err;
+    auto t = trace({"--backend=ptrace", "syscall:getppidd", "--", "true"});
+    EXPECT_NE(t.err.find("did you mean: getppid"), std::string::npos) << t.err;
+}
+
 TEST(CliPtrace, OptionChecks) {
     EXPECT_EQ(trace({"--backend=dtrace", "syscall:getppid", "--", "true"}).rc, 2);
     EXPECT_EQ(trace({"--seccomp-bpf", "syscall:getppid", "--", "true"}).rc, 2);

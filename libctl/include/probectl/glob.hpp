@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 // Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
 #pragma GCC visibility push(default)
@@ -16,6 +17,14 @@ bool globMatch(std::string_view glob, std::string_view text);
 std::string globError(std::string_view glob);
 // Levenshtein distance.
 std::size_t editDistance(std::string_view a, std::string_view b);
+// Did-you-mean for a mistyped name: the candidates holding `word` first, then those within
+// max(2, |word|/3) edits, closest first; at most `max`, duplicates once. Shared by the
+// kernel and ptrace backends so that one typo gets one answer.
+std::vector<std::string> nearNames(std::string_view word,
+                                   const std::vector<std::string_view>& candidates,
+                                   std::size_t max = 5);
+// "; did you mean: a, b?" for nearNames(), or "" when there is none.
+std::string didYouMean(const std::vector<std::string>& names);
 
 }  // namespace probectl
 #pragma GCC visibility pop

@@ -1,6 +1,11 @@
 // Small string-matching helpers for symbol lookup: shell globs and edit distance.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "probectl/glob.hpp"
@@ -118,6 +123,32 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
         }
     }
     return row[b.size()];
+}
+
+std::vector<std::string> nearNames(std::string_view word,
+                                   const std::vector<std::string_view>& candidates,
+                                   std::size_t max) {
+    std::vector<std::pair<std::size_t, std::string_view>> near;
+    const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+    std::set<std::string_view> seen;
+    for (std::string_view n : candidates) {
+        if (!seen.insert(n).second)
+            continue;
+        const bool sub = n.find(word) != std::string_view::npos;
+        const std::size_t d = editDistance(word, n);
+        if (sub || d <= limit)
+            near.emplace_back(sub ? 0 : d, n);
+    }
+    std::sort(near.begin(), near.end());
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < near.size() && i < max; ++i)
+        names.emplace_back(near[i].second);
+    return names;
+}
+
+std::string didYouMean(const std::vector<std::string>& names) {
+    return names.empty() ? std::string()
+                         : fmt::format("; did you mean: {}?", fmt::join(names, ", "));
 }
 
 }  // namespace probectl

@@ -513,29 +513,13 @@ Result<std::string> KernelSymbols::syscallSymbol(std::string_view syscall) const
     }
     // Did-you-mean among syscall names only: suggesting arbitrary kernel functions for a
     // mistyped syscall would be noise.
-    std::vector<std::pair<std::size_t, std::string>> near;
-    const std::size_t limit = std::max<std::size_t>(2, syscall.size() / 3);
-    std::set<std::string> seen;
-    for (const auto& s : symbols()) {
-        if (!s.isFunction() || !s.name.starts_with(kSyscallWrapperPrefix))
-            continue;
-        std::string_view n = std::string_view(s.name).substr(kSyscallWrapperPrefix.size());
-        if (!seen.insert(std::string(n)).second)
-            continue;
-        const bool sub = n.find(syscall) != std::string_view::npos;
-        const std::size_t d = editDistance(syscall, n);
-        if (sub || d <= limit)
-            near.emplace_back(sub ? 0 : d, std::string(n));
-    }
-    std::sort(near.begin(), near.end());
+    std::vector<std::string_view> names;
+    for (const auto& s : symbols())
+        if (s.isFunction() && s.name.starts_with(kSyscallWrapperPrefix))
+            names.push_back(std::string_view(s.name).substr(kSyscallWrapperPrefix.size()));
     std::string msg = fmt::format("unknown syscall '{}' (no __x64_sys_{}, __se_sys_{} or sys_{})",
                                   syscall, syscall, syscall, syscall);
-    if (!near.empty()) {
-        std::vector<std::string> names;
-        for (std::size_t i = 0; i < near.size() && i < 5; ++i)
-            names.push_back(near[i].second);
-        msg += fmt::format("; did you mean: {}?", fmt::join(names, ", "));
-    }
+    msg += didYouMean(nearNames(syscall, names));
     return makeError(ENOENT, std::move(msg));
 }
 

@@ -69,8 +69,14 @@ Result<std::vector<ResolvedProbe>> ptraceSyscall(const ProbeSpec& spec) {
     if (auto misuse = syscallKernelNameMisuse(spec.symbol); !misuse.empty())
         return makeError(0, fmt::format("{}: {}", spec.text, misuse));  // no errno: a wrong name
     const SyscallInfo* info = table.find(spec.symbol);
-    if (!info || info->nr < 0)
-        return makeError(ENOENT, fmt::format("{}: unknown syscall '{}'", spec.text, spec.symbol));
+    if (!info || info->nr < 0) {
+        std::vector<std::string_view> names;
+        for (const SyscallName& n : builtinSyscallNames())
+            if (n.nr >= 0)
+                names.emplace_back(n.name);
+        return makeError(ENOENT, fmt::format("{}: unknown syscall '{}'{}", spec.text, spec.symbol,
+                                             didYouMean(nearNames(spec.symbol, names))));
+    }
     ResolvedProbe p;
     p.syscall_nr = info->nr;
     p.res.symbol = spec.symbol;

@@ -182,7 +182,8 @@ TEST(Tracepoint, UnknownAndRefusedAreNamed) {
                  probectl::FetchInsn{PROBECTL_FETCH_STORE_INT, 8, 0, 0, 0}};
     k = c.addProbe(req);
     ASSERT_FALSE(k.ok());
-    EXPECT_THAT(k.error().extack, HasSubstr("PROBE_FETCH arg 1: no %REG/$stackN"));
+    EXPECT_THAT(k.error().extack,
+                HasSubstr("PROBE_FETCH arg 1: no %REG, $stackN or load-addr at a tracepoint"));
     req.fetch.clear();
     req.offset = 4;
     k = c.addProbe(req);

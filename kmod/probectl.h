@@ -91,7 +91,6 @@ struct probectl_ring_page {
 	struct probectl_record *rec;	/* NULL: none left in the page */
 	u32 off;			/* the event after @rec's */
 	u32 end;			/* end of the page's events */
-	u32 left;			/* records from @rec on */
 };
 
 struct probectl_head {
@@ -423,6 +422,7 @@ struct probectl_record *probectl_ring_page_peek(struct trace_buffer *ring,
 						int cpu,
 						struct probectl_ring_page *pg);
 void probectl_ring_page_consume(struct probectl_ring_page *pg);
+u32 probectl_ring_page_unsent(struct probectl_ring_page *pg);
 void probectl_ring_page_free(struct trace_buffer *ring, int cpu,
 			     struct probectl_ring_page *pg);
 

@@ -94,25 +94,35 @@ static bool probectl_page_seek(struct probectl_ring_page *pg)
 		pg->off += len;
 		if (!rec)
 			continue;
-		if (WARN_ON_ONCE(rec->size < sizeof(*rec) || rec->size > bytes)) {
-			pg->left--;
+		if (WARN_ON_ONCE(rec->size < sizeof(*rec) || rec->size > bytes))
 			continue;
-		}
 		pg->rec = rec;
 		return true;
 	}
 	pg->rec = NULL;
-	pg->left = 0;
 	return false;
 }
 
-/* Records in the page from pg->off on. */
-static u32 probectl_page_count(struct probectl_ring_page *pg)
+/**
+ * probectl_ring_page_unsent() - records of the page not sent yet.
+ * @pg: a CPU's page
+ *
+ * Counted when asked (once per drain round), not as the page is read: the
+ * drain sends most pages whole within the round that read them.
+ *
+ * Context: as probectl_ring_page_peek().
+ * Return: pg->rec and the records after it.
+ */
+u32 probectl_ring_page_unsent(struct probectl_ring_page *pg)
 {
-	struct probectl_page_header *hdr = kapi_rb_read_page_data(pg->page);
+	struct probectl_page_header *hdr;
 	struct probectl_record *rec;
-	u32 off = pg->off, len, bytes, n = 0;
+	u32 off = pg->off, len, bytes, n;
 
+	if (!pg->rec)
+		return 0;
+	hdr = kapi_rb_read_page_data(pg->page);
+	n = 1;
 	while ((len = probectl_page_event(hdr->data, off, pg->end, &rec,
 					  &bytes))) {
 		off += len;
@@ -157,7 +167,6 @@ struct probectl_record *probectl_ring_page_peek(struct trace_buffer *ring,
 				READ_ONCE(hdr->commit) & PROBECTL_PAGE_COMMIT_BYTES,
 				kapi_rb_read_page_size(pg->page) - sizeof(*hdr));
 		pg->off = off;
-		pg->left = probectl_page_count(pg);
 		if (probectl_page_seek(pg))
 			return pg->rec;
 	}
@@ -173,7 +182,6 @@ struct probectl_record *probectl_ring_page_peek(struct trace_buffer *ring,
  */
 void probectl_ring_page_consume(struct probectl_ring_page *pg)
 {
-	pg->left--;
 	probectl_page_seek(pg);
 }
 

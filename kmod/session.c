@@ -219,22 +219,8 @@ static unsigned long probectl_session_unsent(struct probectl_session *s)
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		n += s->head[cpu].page.left;
+		n += probectl_ring_page_unsent(&s->head[cpu].page);
 	return n;
-}
-
-static int probectl_session_oldest_cpu(struct probectl_session *s)
-{
-	u64 best_ts = U64_MAX;
-	int cpu, best = -1;
-
-	for_each_possible_cpu(cpu) {
-		if (s->head[cpu].ts < best_ts) {
-			best_ts = s->head[cpu].ts;
-			best = cpu;
-		}
-	}
-	return best;
 }
 
 /*
@@ -243,15 +229,39 @@ static int probectl_session_oldest_cpu(struct probectl_session *s)
  * @start: a FLUSH after the last hit then sends every record even if the
  * ring's entry count falls short, where the rest would reach the owner
  * from the periodic drain, after it had stopped reading.
+ *
+ * *@until bounds the run the drain may then send from that CPU without
+ * looking at the others again: its records stamped before *@until are
+ * older than every other CPU's next one (ties go to the lower CPU, as
+ * the scan order gives them). One traced thread fills one CPU's ring, so
+ * a run is mostly a page or more, and the scan is paid per run, not per
+ * record.
  */
 static int probectl_session_next(struct probectl_session *s,
-				 unsigned long budget, u64 start)
+				 unsigned long budget, u64 start, u64 *until)
 {
-	int cpu = probectl_session_oldest_cpu(s);
+	u64 best_ts = U64_MAX, bound = U64_MAX, ts;
+	int cpu, best = -1;
 
-	if (cpu < 0 || (!budget && s->head[cpu].ts > start))
+	for_each_possible_cpu(cpu) {
+		ts = s->head[cpu].ts;
+		if (ts == U64_MAX)
+			continue;
+		if (ts < best_ts) {
+			/* the old best is a lower CPU: it wins a tie */
+			if (best >= 0)
+				bound = min(bound, best_ts);
+			best_ts = ts;
+			best = cpu;
+		} else {
+			/* a higher CPU than the best: the best wins a tie */
+			bound = min(bound, ts + 1);
+		}
+	}
+	if (best < 0 || (!budget && best_ts > start))
 		return -1;
-	return cpu;
+	*until = bound;
+	return best;
 }
 
 static const struct probectl_transport *probectl_transport;
@@ -398,12 +408,13 @@ static bool probectl_events_more(struct sock *sk, long reserve, size_t len)
  */
 static int probectl_session_drain(struct probectl_session *s, long reserve)
 {
+	struct probectl_head *h;
 	unsigned long budget;
 	struct sk_buff *msg;
 	unsigned int n;
 	size_t len, cap;
 	void *recs;
-	u64 lost, start;
+	u64 lost, start, until;
 	int cpu, err;
 	bool full;
 
@@ -415,7 +426,7 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 			probectl_session_peek(s, cpu);
 		cap = probectl_batch_cap(s->sk, reserve);
 		if (!cap) {
-			if (probectl_session_next(s, budget, start) >= 0 ||
+			if (probectl_session_next(s, budget, start, &until) >= 0 ||
 			    atomic64_read(&s->lost))
 				return -EAGAIN;
 			return 0;
@@ -425,9 +436,10 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 		n = 0;
 		full = false;
 		for (;;) {
-			cpu = probectl_session_next(s, budget, start);
+			cpu = probectl_session_next(s, budget, start, &until);
 			if (cpu < 0)
 				break;
+			h = &s->head[cpu];
 			if (!msg) {
 				/*
 				 * The ring's records go straight into the message,
@@ -436,23 +448,27 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 				 * message early and starts the next.
 				 */
 				cap = min_t(size_t, cap,
-					    max_t(size_t, s->head[cpu].size,
-						  budget ? budget * s->head[cpu].size :
+					    max_t(size_t, h->size,
+						  budget ? budget * h->size :
 						  PROBECTL_BATCH_BYTES / 4));
 				msg = probectl_transport->open(cap, &recs);
 				if (!msg)
 					return -ENOMEM;	/* they wait in the ring */
 			}
-			if (len + s->head[cpu].size > cap) {
-				full = true;
+			do {
+				if (len + h->size > cap) {
+					full = true;
+					break;
+				}
+				memcpy(recs + len, h->page.rec, h->size);
+				s->batch_ids[n++] = h->probe_id;
+				len += h->size;
+				budget -= !!budget;
+				probectl_ring_page_consume(&h->page);
+				probectl_session_peek(s, cpu);
+			} while (h->ts < until && (budget || h->ts <= start));
+			if (full)
 				break;
-			}
-			memcpy(recs + len, s->head[cpu].page.rec, s->head[cpu].size);
-			s->batch_ids[n++] = s->head[cpu].probe_id;
-			len += s->head[cpu].size;
-			budget -= !!budget;
-			probectl_ring_page_consume(&s->head[cpu].page);
-			probectl_session_peek(s, cpu);
 		}
 		/* the oldest record is bigger than the room left */
 		if (full && !len) {

@@ -174,25 +174,35 @@ struct Session::Impl {
     }
 
     // Each record's view with what the session knows of its probe (spec, syscall plan,
-    // fetch arguments in the spec's order): still no copy.
+    // fetch arguments in the spec's order): still no copy. The last probe's lookups are
+    // kept for the next record (a batch mostly holds one probe's records); the cache lives
+    // as long as one read, within which only an add() from the callback could change the
+    // tables, and that only appends.
     EventViewCallback wrap(const EventViewCallback& cb) {
-        return [this, &cb](const EventView& v) {
+        struct Last {
+            std::uint32_t id = 0;
+            std::size_t probe = SIZE_MAX;  // SIZE_MAX: no probe looked up yet
+            std::string_view spec;
+            const std::vector<std::size_t>* shown = nullptr;
+        };
+        return [this, &cb, last = Last{}](const EventView& v) mutable {
             const std::uint32_t id = v.probeId();
-            auto it = index.find(id);
-            if (it == index.end()) {
-                // A record for a probe we no longer track (removed mid-flight): pass it on.
-                if (cb)
-                    cb(v);
-                return;
-            }
-            SessionProbe& p = probes[it->second];
-            p.delivered++;
-            if (cb) {
+            if (last.probe == SIZE_MAX || last.id != id) {
+                auto it = index.find(id);
+                if (it == index.end()) {
+                    // A record for a probe we no longer track (removed mid-flight): pass it on.
+                    if (cb)
+                        cb(v);
+                    return;
+                }
                 auto s = shown_of.find(id);
-                cb(detail::EventViewAccess::withProbe(v, spec_of[id], p.syscall.get(),
-                                                      &p.fetch_args,
-                                                      s == shown_of.end() ? nullptr : &s->second));
+                last = {id, it->second, spec_of[id], s == shown_of.end() ? nullptr : &s->second};
             }
+            SessionProbe& p = probes[last.probe];
+            p.delivered++;
+            if (cb)
+                cb(detail::EventViewAccess::withProbe(v, last.spec, p.syscall.get(),
+                                                      &p.fetch_args, last.shown));
         };
     }
 

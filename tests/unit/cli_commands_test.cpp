@@ -872,6 +872,38 @@ TEST(CommandTable, LatencyFromARecordingLeavesOutEntryProbes) {
     unlink(path.c_str());
 }
 
+// count --from aggregates in probectl, with no kernel map: its keyed table once ended in
+// "3 keys (capacity 1024)", a capacity no map had. And an entry probe left out of --by
+// retval was said as "$retval needs a return probe", words the user had not typed.
+TEST(CommandTable, CountFromARecordingSaysNoCapacityAndTheOptionTyped) {
+    const std::string path = ::testing::TempDir() + "/count-from.rec";
+    {
+        auto w = probectl::recordingWriter(path, 0);
+        ASSERT_TRUE(w);
+        ASSERT_TRUE((*w)->begin(1, {}));
+        for (const auto& ev : exporttest::sampleRun())
+            ASSERT_TRUE((*w)->event(ev));
+        ASSERT_TRUE((*w)->finish(exporttest::sampleStats()));
+    }
+    CmdRun r = runCommand("count", {"--from", path, "--by", "retval"});
+    EXPECT_EQ(r.rc, kExitOk) << r.err;
+    // The uretprobe's three returns: 7, -2 and 1.
+    EXPECT_THAT(r.out, HasSubstr("\n3 keys\n")) << r.out;
+    EXPECT_THAT(r.out, Not(HasSubstr("capacity"))) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("left out, kprobe:do_sys_openat2: --by retval needs a return "
+                                 "probe (kretprobe:, uretprobe:, syscall:)"))
+        << r.err;
+    EXPECT_THAT(r.err, Not(HasSubstr("$retval"))) << r.err;
+    r = runCommand("count", {"--from", path, "--by", "retval", "--format", "json"});
+    EXPECT_THAT(r.out, HasSubstr("\"keys_held\":3,\"capacity\":null,")) << r.out;
+    // --max-entries asks for a map's rules: its capacity is then said.
+    r = runCommand("count", {"--from", path, "--by", "retval", "--max-entries", "2"});
+    EXPECT_EQ(r.rc, kExitOk) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("2 keys (capacity 2); map full: 1 hits with new keys not counted"))
+        << r.out;
+    unlink(path.c_str());
+}
+
 // Item 9's rule, one table across commands and the layers that find the mistake: the option
 // parser, the command's own checks, the spec-hint layer (a word the shell split off), the
 // spec, fetch-argument and predicate parsers: exit 2 and "Try ... --help"; what the system

@@ -756,6 +756,11 @@ TEST(CommandErrors, PrivilegeErrorSaysSudoOrPtrace) {
     // A file this user may not read is no matter of probectl.ko's privileges.
     const probectl::Error file = probectl::makeError(EACCES, "cannot read /root/app");
     EXPECT_EQ(privilegeError(file, "trace", true).message, file.message);
+    // Nor a CAP_PERFMON caller's refusal of another's probe (remove, enable, disable, which
+    // now say the unprivileged caller's as trace does): root would be the wrong advice.
+    const probectl::Error others = probectl::makeError(
+        EPERM, "remove probe 3: probe 3 is another session's (port 9): needs CAP_SYS_ADMIN");
+    EXPECT_EQ(privilegeError(others, "remove", false).message, others.message);
 }
 
 // count -p of a process that does not exist fails as trace -p does, before the kernel.

@@ -210,7 +210,7 @@ TEST(AggrBackends, RetvalAtAnEntryIsRefusedOnBothBackends) {
                                  ":ag_val --by retval --backend " + backend + " -- " +
                                  itest::aggrTarget() + " values 3");
         EXPECT_EQ(r.status, 2) << r.out;
-        EXPECT_THAT(r.out, HasSubstr("$retval needs a return probe")) << r.out;
+        EXPECT_THAT(r.out, HasSubstr("--by retval needs a return probe")) << r.out;
     }
 }
 

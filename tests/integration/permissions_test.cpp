@@ -157,6 +157,16 @@ std::string unprivilegedCliChecks() {
     const itest::Ran c = itest::sh("probectl count syscall:getppid -- true");
     if (c.status != 1 || c.out.find("sudo") == std::string::npos)
         bad += "count: status " + std::to_string(c.status) + ": " + c.out + "; ";
+    // list, and the commands that change probes, said only the module's refusal.
+    for (const char* cmd :
+         {"list", "add kprobe:do_nanosleep", "remove --all", "enable 1", "disable 1"}) {
+        const itest::Ran r = itest::sh(std::string("probectl ") + cmd);
+        if (r.status != 1 ||
+            r.out.find("needs root (CAP_SYS_ADMIN or CAP_PERFMON)") == std::string::npos ||
+            r.out.find("sudo") == std::string::npos ||
+            r.out.find("--backend=ptrace") != std::string::npos)
+            bad += std::string(cmd) + ": status " + std::to_string(r.status) + ": " + r.out + "; ";
+    }
     // Without tracefs no subsystem is known: never "no tracepoint matches".
     const itest::Ran t = itest::sh("probectl symbols 'tracepoint:sched:*'");
     if (t.out.find("no tracepoint matches") != std::string::npos ||

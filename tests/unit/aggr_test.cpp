@@ -326,12 +326,21 @@ TEST(AggrRequest, SignedValuesAndErrors) {
     k.keys = {"retval"};
     r = prepareAggregation(k, req, args);
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().message.find("$retval needs a return probe"), std::string::npos);
+    EXPECT_NE(r.error().message.find("--by retval needs a return probe"), std::string::npos);
 
     k.keys = {"errno"};
     r = prepareAggregation(k, req, args);
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().message.find("$errno needs a return probe"), std::string::npos);
+    EXPECT_NE(r.error().message.find("--by errno needs a return probe"), std::string::npos);
+
+    // hist's FIELD retval: the value, in the words typed.
+    AggrSpec v;
+    v.value = AggrValue::Arg;
+    v.value_arg = "retval";
+    r = prepareAggregation(v, req, args);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message,
+              "value 'retval' needs a return probe (kretprobe:, uretprobe:, syscall:)");
 
     k.keys = {"bogus"};
     r = prepareAggregation(k, req, args);
@@ -421,7 +430,7 @@ TEST(AggrRequest, ReturnNamesCheckedForEventsAtAnEntry) {
     ASSERT_FALSE(entry);
     EXPECT_TRUE(entry.error().usage);
     EXPECT_EQ(entry.error().message,
-              "$retval needs a return probe (kretprobe:, uretprobe:, syscall:)");
+              "--by retval needs a return probe (kretprobe:, uretprobe:, syscall:)");
     EXPECT_TRUE(checkAggrNames(r, {"retval"}, false));
     AggrSpec lat;
     lat.value = AggrValue::Latency;

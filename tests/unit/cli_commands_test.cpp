@@ -756,6 +756,11 @@ TEST(CommandErrors, PrivilegeErrorSaysSudoOrPtrace) {
     // A file this user may not read is no matter of probectl.ko's privileges.
     const probectl::Error file = probectl::makeError(EACCES, "cannot read /root/app");
     EXPECT_EQ(privilegeError(file, "trace", true).message, file.message);
+    // Nor a CAP_PERFMON caller's refusal of another's probe (remove, enable, disable, which
+    // now say the unprivileged caller's as trace does): root would be the wrong advice.
+    const probectl::Error others = probectl::makeError(
+        EPERM, "remove probe 3: probe 3 is another session's (port 9): needs CAP_SYS_ADMIN");
+    EXPECT_EQ(privilegeError(others, "remove", false).message, others.message);
 }
 
 // count -p of a process that does not exist fails as trace -p does, before the kernel.
@@ -869,6 +874,38 @@ TEST(CommandTable, LatencyFromARecordingLeavesOutEntryProbes) {
     EXPECT_EQ(r.rc, kExitUsage) << r.err;
     EXPECT_THAT(r.err, HasSubstr("kprobe:do_sys_openat2: ")) << r.err;
     EXPECT_THAT(r.err, Not(HasSubstr("left out"))) << r.err;
+    unlink(path.c_str());
+}
+
+// count --from aggregates in probectl, with no kernel map: its keyed table once ended in
+// "3 keys (capacity 1024)", a capacity no map had. And an entry probe left out of --by
+// retval was said as "$retval needs a return probe", words the user had not typed.
+TEST(CommandTable, CountFromARecordingSaysNoCapacityAndTheOptionTyped) {
+    const std::string path = ::testing::TempDir() + "/count-from.rec";
+    {
+        auto w = probectl::recordingWriter(path, 0);
+        ASSERT_TRUE(w);
+        ASSERT_TRUE((*w)->begin(1, {}));
+        for (const auto& ev : exporttest::sampleRun())
+            ASSERT_TRUE((*w)->event(ev));
+        ASSERT_TRUE((*w)->finish(exporttest::sampleStats()));
+    }
+    CmdRun r = runCommand("count", {"--from", path, "--by", "retval"});
+    EXPECT_EQ(r.rc, kExitOk) << r.err;
+    // The uretprobe's three returns: 7, -2 and 1.
+    EXPECT_THAT(r.out, HasSubstr("\n3 keys\n")) << r.out;
+    EXPECT_THAT(r.out, Not(HasSubstr("capacity"))) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("left out, kprobe:do_sys_openat2: --by retval needs a return "
+                                 "probe (kretprobe:, uretprobe:, syscall:)"))
+        << r.err;
+    EXPECT_THAT(r.err, Not(HasSubstr("$retval"))) << r.err;
+    r = runCommand("count", {"--from", path, "--by", "retval", "--format", "json"});
+    EXPECT_THAT(r.out, HasSubstr("\"keys_held\":3,\"capacity\":null,")) << r.out;
+    // --max-entries asks for a map's rules: its capacity is then said.
+    r = runCommand("count", {"--from", path, "--by", "retval", "--max-entries", "2"});
+    EXPECT_EQ(r.rc, kExitOk) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("2 keys (capacity 2); map full: 1 hits with new keys not counted"))
+        << r.out;
     unlink(path.c_str());
 }
 

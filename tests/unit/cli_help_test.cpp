@@ -174,3 +174,27 @@ TEST(MainHelp, HelpOfAnUnknownCommandIsAUsageError) {
     EXPECT_EQ(ok, kExitOk);
     EXPECT_THAT(help, ::testing::HasSubstr("Usage: probectl trace"));
 }
+
+// `probectl --backend=ptrace count ...` said "unknown command '--backend=ptrace'": an option
+// before the command is named, with the command line that puts it after the command.
+TEST(MainHelp, AnOptionBeforeTheCommandIsNamedWithWhereItGoes) {
+    auto [rc, out] = runProbectl("--backend=ptrace count syscall:getppid -- true");
+    EXPECT_EQ(rc, kExitUsage);
+    EXPECT_EQ(out,
+              "probectl: '--backend=ptrace' is an option of a command: put it after the command "
+              "(probectl count --backend=ptrace ...)\nTry 'probectl count --help'.\n");
+    // Every option before the command moves, in the order given, with its value.
+    std::tie(rc, out) = runProbectl("-p 1 -f trace syscall:getppid");
+    EXPECT_EQ(rc, kExitUsage);
+    EXPECT_THAT(out, ::testing::HasSubstr("'-p' is an option of a command: put it after the "
+                                          "command (probectl trace -p 1 -f ...)"));
+    // No command at all: what an option goes after.
+    std::tie(rc, out) = runProbectl("--backend=ptrace");
+    EXPECT_EQ(rc, kExitUsage);
+    EXPECT_EQ(out,
+              "probectl: '--backend=ptrace' is an option of a command: put it after the command "
+              "(probectl COMMAND --backend=ptrace ...)\nTry 'probectl --help'.\n");
+    // A word that is neither stays an unknown command.
+    std::tie(rc, out) = runProbectl("nosuch");
+    EXPECT_THAT(out, ::testing::HasSubstr("unknown command 'nosuch'"));
+}

@@ -303,6 +303,41 @@ TEST(Tracepoints, FindSaysASubsystemDoesNotExist) {
     EXPECT_THAT(e.error().message, HasSubstr("unknown tracepoint 'x'"));
 }
 
+// `tracepoint:sched:nosuch` said only "unknown tracepoint 'nosuch'" when no name was within
+// three edits: the subsystem is known, so its events near the name are named, else all of
+// them when they are few, else how to list them.
+TEST(Tracepoints, AnUnknownEventNamesItsSubsystemsEvents) {
+    Fixture fx;
+    {
+        std::ofstream k(fx.dir / "kallsyms", std::ios::app);
+        for (int i = 0; i < 8; i++) {
+            k << "0000000000000000 D __tracepoint_big_event_" << i << "\n";
+            fs::create_directories(fx.dir / fmt::format("events/big/big_event_{}", i));
+        }
+    }
+    auto t = Tracepoints::load(fx.src);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    auto says = [&](std::string_view text) {
+        auto r = t->find(spec(text));
+        EXPECT_FALSE(r.ok()) << text;
+        EXPECT_EQ(r ? 0 : r.error().err, ENOENT) << text;
+        return r ? std::string() : r.error().message;
+    };
+    EXPECT_EQ(says("tracepoint:demo:nosuch"),
+              "tracepoint:demo:nosuch: unknown tracepoint 'nosuch'; demo has: "
+              "tracepoint:demo:demo_class_a, tracepoint:demo:demo_event");
+    EXPECT_EQ(says("tracepoint:demo:class"),
+              "tracepoint:demo:class: unknown tracepoint 'class'; did you mean "
+              "tracepoint:demo:demo_class_a");
+    EXPECT_EQ(says("tracepoint:big:nosuch"),
+              "tracepoint:big:nosuch: unknown tracepoint 'nosuch'; big has 8 events (list them "
+              "with probectl symbols 'tracepoint:big:*')");
+    // Names within three edits come first, from any subsystem, as before.
+    EXPECT_EQ(says("tracepoint:big:demo_evnt"),
+              "tracepoint:big:demo_evnt: unknown tracepoint 'demo_evnt'; did you mean "
+              "tracepoint:demo:demo_event");
+}
+
 TEST(Tracepoints, MatchGlobs) {
     Fixture fx;
     auto t = Tracepoints::load(fx.src);

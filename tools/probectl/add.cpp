@@ -95,7 +95,7 @@ int runAdd(const std::vector<std::string>& args, Io& io) {
         if (!added) {
             Error e = added.error();
             e.message = fmt::format("{}: {}", o->spec.text, e.message);
-            return runtimeError(io, kAddCmd, e);
+            return runtimeError(io, kAddCmd, privilegeError(e, kAddCmd, false));
         }
         io.out << added->id << '\n';
         if (!o->persist)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <limits>
 #include <map>
 
 #include "probectl/aggr_events.hpp"
@@ -34,13 +35,18 @@ Result<RecordedAggregation> aggregateRecording(const std::string& file, const Ag
     // entries and returns answers latency from its returns. As with a live glob, only a
     // glob whose every probe was left out is an error.
     std::map<std::uint32_t, Error> refused;
+    // The events are counted in probectl's memory, not in a kernel map: no key is turned
+    // away and no capacity is said, unless --max-entries asks for a map's rules.
+    AggrSpec rules = spec;
+    if (!rules.max_entries)
+        rules.max_entries = std::numeric_limits<std::uint32_t>::max();
     auto aggregatorFor = [&](std::uint32_t id,
                              const std::string& text) -> Result<EventAggregator*> {
         if (auto it = by_id.find(id); it != by_id.end())
             return &it->second;
         if (refused.count(id))
             return nullptr;
-        auto a = EventAggregator::create(spec, text);
+        auto a = EventAggregator::create(rules, text);
         if (!a) {
             refused.emplace(id, std::move(a).error());
             return nullptr;
@@ -109,6 +115,8 @@ Result<RecordedAggregation> aggregateRecording(const std::string& file, const Ag
     for (auto& [id, a] : by_id) {
         AggrTable t = a.table();
         t.probe_id = id;
+        if (!spec.max_entries)
+            t.capacity = 0;
         ProbeStats ps;
         ps.id = id;
         ps.spec = t.spec;

@@ -206,9 +206,11 @@ int runtimeError(Io& io, const char* command, const Error& e) {
 }
 
 Error privilegeError(const Error& e, const char* command, bool ptrace_ok) {
-    // Only the module's refusal (its text names the capability), not a file's EACCES.
+    // Only the module's refusal of an unprivileged caller (its text names both
+    // capabilities), not a file's EACCES, nor a CAP_PERFMON caller's of another's probe
+    // ("... needs CAP_SYS_ADMIN"), which says itself what is missing.
     if (e.usage || (e.err != EPERM && e.err != EACCES) ||
-        e.message.find("CAP_") == std::string::npos)
+        e.message.find("CAP_SYS_ADMIN or CAP_PERFMON") == std::string::npos)
         return e;
     return makeError(
         e.err, fmt::format("{} with probectl.ko needs root (CAP_SYS_ADMIN or CAP_PERFMON): run it "

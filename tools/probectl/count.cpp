@@ -1041,9 +1041,10 @@ ui.perfetto.dev or chrome://tracing; with --interval each sample is the interval
 ends at its time (or the total so far with --cumulative). The tables still print.
 
 --from FILE computes the same tables from a recording (probectl record) in user
-space, with the kernel map's rules; SPEC-GLOBs choose its probes by their spec
-text. Probes the aggregation does not apply to are left out with a note; only a
-glob whose every probe is left out fails. Records the recording lost are not in
+space, with the kernel map's rules but no bound on the keys (unless --max-entries
+gives one); SPEC-GLOBs choose its probes by their spec text. Probes the aggregation
+does not apply to are left out with a note; only a glob whose every probe is left
+out fails. Records the recording lost are not in
 the counts (the loss is shown).
 
 Where the tables go (text, json, folded): with -- CMD and no -o on stderr, as strace

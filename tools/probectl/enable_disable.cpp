@@ -49,7 +49,8 @@ int runProbeIdCommand(const char* command, Result<void> (Client::*op)(std::uint3
         return *rc;
     return withClient(io, command, [&](Client& client) -> int {
         if (auto r = (client.*op)(o->id); !r)
-            return runtimeError(io, command, probeIdError(r.error()));
+            return runtimeError(io, command,
+                                privilegeError(probeIdError(r.error()), command, false));
         io.out << fmt::format("{} probe {}\n", done, o->id);
         return kExitOk;
     });

@@ -48,7 +48,7 @@ int runList(const std::vector<std::string>& args, Io& io) {
     return withClient(io, kListCmd, [&](Client& client) -> int {
         auto probes = client.listProbes();
         if (!probes)
-            return runtimeError(io, kListCmd, probes.error());
+            return runtimeError(io, kListCmd, privilegeError(probes.error(), kListCmd, false));
         std::ifstream in("/proc/net/netlink");
         const std::string table((std::istreambuf_iterator<char>(in)), {});
         printProbeList(io.out, *probes, o->format == "json", probeOwners(genlSocketInodes(table)));

@@ -19,6 +19,24 @@ using namespace probectl::cli;
 
 namespace {
 
+// `probectl --backend=ptrace count ...`: options belong to a command and follow its name.
+// Which words of those before it are values depends on the command, so they are not
+// moved silently: the message shows where they go.
+int optionBeforeCommand(int argc, char** argv) {
+    int at = 1;
+    while (at < argc && !findCommand(argv[at]))
+        at++;
+    std::string moved;
+    for (int i = 1; i < at; i++)
+        moved += fmt::format(" {}", argv[i]);
+    std::cerr << fmt::format(
+        "probectl: '{}' is an option of a command: put it after the command (probectl {}{} "
+        "...)\nTry 'probectl {}--help'.\n",
+        argv[1], at < argc ? argv[at] : "COMMAND", moved,
+        at < argc ? fmt::format("{} ", argv[at]) : std::string());
+    return kExitUsage;
+}
+
 int run(int argc, char** argv, Io& io) {
     try {
         if (argc < 2) {
@@ -49,6 +67,8 @@ int run(int argc, char** argv, Io& io) {
             return printVersion(readModuleFacts(), io);
         }
         const Command* cmd = findCommand(name);
+        if (!cmd && name.size() > 1 && name[0] == '-' && name != "--")
+            return optionBeforeCommand(argc, argv);
         if (!cmd) {
             std::cerr << fmt::format("probectl: unknown command '{}'\nTry 'probectl --help'.\n",
                                      name);

@@ -71,7 +71,8 @@ int runRemove(const std::vector<std::string>& args, Io& io) {
         if (o->all) {
             auto list = client.listProbes();
             if (!list)
-                return runtimeError(io, kRemoveCmd, list.error());
+                return runtimeError(io, kRemoveCmd,
+                                    privilegeError(list.error(), kRemoveCmd, false));
             for (const auto& p : *list)
                 ids.push_back(p.id);
             // Silence would not tell "nothing there" from "nothing done".
@@ -82,7 +83,8 @@ int runRemove(const std::vector<std::string>& args, Io& io) {
         for (auto id : ids) {
             auto info = client.getProbe(id);
             if (auto r = client.removeProbe(id); !r)
-                rc = runtimeError(io, kRemoveCmd, probeIdError(r.error()));
+                rc = runtimeError(io, kRemoveCmd,
+                                  privilegeError(probeIdError(r.error()), kRemoveCmd, false));
             else if (info && info->owner && info->owner != client.portid())
                 io.out << fmt::format(
                     "removed probe {}, which {} was tracing: its trace keeps "

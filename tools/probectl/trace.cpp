@@ -465,10 +465,11 @@ int runTraceAs(const std::vector<std::string>& args, Io& io, const char* kCmd) {
         return runtimeError(io, kCmd, *e);
 
     // Both backends decode syscall lines from the same table: say when it lacks arguments
-    // for the syscalls traced (the table reads their formats on first use).
+    // for the syscalls traced (the table reads their formats on first use). -c prints no
+    // arguments: nothing to say there.
     bool any_syscall = false;
     for (const ProbeSpec& s : o.specs)
-        if (s.kind == SpecKind::Syscall) {
+        if (s.kind == SpecKind::Syscall && !o.summary_only) {
             any_syscall = true;
             systemSyscallTable().find(s.symbol);
         }

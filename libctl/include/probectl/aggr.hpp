@@ -95,8 +95,10 @@ struct AggrTable {
     AggrHist hist = AggrHist::None;
     bool is_signed = false;
     std::int64_t lin_min = 0, lin_max = 0, lin_step = 0;
-    std::uint32_t keys = 0;      // distinct keys the kernel holds
-    std::uint32_t capacity = 0;  // distinct keys the map can hold
+    std::uint32_t keys = 0;  // distinct keys the kernel holds
+    // Distinct keys the map can hold; 0 for a table without a map (a recording aggregated
+    // in probectl), which has no bound to say.
+    std::uint32_t capacity = 0;
     std::uint64_t overflow = 0;  // hits with a new key while the map was full
     std::uint64_t nested = 0;    // hits skipped: the map was busy on their CPU
     std::uint64_t faulted = 0;   // hits whose value could not be read
@@ -180,7 +182,8 @@ std::string formatAggrTable(const AggrTable& t, std::size_t top = 0);
 std::string formatAggrHist(const AggrTable& t, std::size_t top = 0);
 // {"type":"aggregation","probe":..,"keys":[..],"value":..,"entries":[{"key":{..},"count":..,
 // "sum","min","max","avg", "hist":[{"min":..,"max":..,"count":..}]}], "omitted" (the keys
-// `top` left out of entries), "keys_held", "capacity", "overflow", "nested", "faulted", "unknown"}.
+// `top` left out of entries), "keys_held", "capacity" (null for a table without a map),
+// "overflow", "nested", "faulted", "unknown"}.
 // A key part whose value is not known (FetchedValue::unknown) is null, as a faulted one is. Buckets
 // follow bpftrace's hist JSON: the open-ended ones lack "min" (below) or "max" (above); empty
 // buckets are left out.

@@ -184,7 +184,8 @@ std::string countersLine(const AggrTable& t) {
         // the map still holds: the keys of the table, then the map's.
         const std::size_t shown = t.entries.size();
         parts.push_back(
-            shown == t.keys
+            t.capacity == 0 ? fmt::format("{} key{}", shown, shown == 1 ? "" : "s")
+            : shown == t.keys
                 ? fmt::format("{} key{} (capacity {})", shown, shown == 1 ? "" : "s", t.capacity)
                 : fmt::format("{} key{} ({} held in the map, capacity {})", shown,
                               shown == 1 ? "" : "s", t.keys, t.capacity));
@@ -491,7 +492,10 @@ nlohmann::ordered_json aggrJson(const AggrTable& t, std::size_t top) {
     // --top's cut, which the text tables say in a line: entries is not every key.
     j["omitted"] = t.entries.size() - shown.size();
     j["keys_held"] = t.keys;
-    j["capacity"] = t.capacity;
+    if (t.capacity)
+        j["capacity"] = t.capacity;
+    else
+        j["capacity"] = nullptr;
     j["overflow"] = t.overflow;
     j["nested"] = t.nested;
     j["faulted"] = t.faulted;

@@ -42,13 +42,20 @@ std::string needsReturn(const std::string& name) {
     return fmt::format("{} needs a return probe (kretprobe:, uretprobe:, syscall:)", name);
 }
 
+// A task key or value as the user wrote it: `--by retval`, or hist's FIELD `retval`.
+std::string asTyped(const std::string& name, bool key) {
+    return key ? "--by " + name : fmt::format("value '{}'", name);
+}
+
 // The same for `req`: a syscall: spec of exit or exit_group is no return probe either.
-std::string needsReturn(const std::string& name, const ProbeRequest& req) {
+// `what` is what the syscall lacks ("$retval", "latency"), `typed` how the user asked for it.
+std::string needsReturn(const std::string& what, const std::string& typed,
+                        const ProbeRequest& req) {
     const std::string_view sym = req.symbol;
     if ((req.flags & kProbeFlagSyscall) && sym.starts_with(kSyscallWrapperPrefix) &&
         syscallNeverReturns(sym.substr(kSyscallWrapperPrefix.size())))
-        return detail::neverReturns(sym.substr(kSyscallWrapperPrefix.size()), name);
-    return needsReturn(name);
+        return detail::neverReturns(sym.substr(kSyscallWrapperPrefix.size()), what);
+    return needsReturn(typed);
 }
 
 // The names a key or value can take; retval and errno only at a return; uid and kstack
@@ -75,9 +82,11 @@ std::string unknownName(const std::string& name, const std::vector<std::string>&
 
 // The index of fetch argument `name`, appending a task field when the spec has no such
 // argument (a syscall's kstack: among the entry reads, detail::insertEntryArg); -1 with
-// `err` set otherwise. `own`: the spec's own argument names, for the error.
+// `err` set otherwise. `own`: the spec's own argument names, for the error; `is_key`: `name`
+// came from --by (else it is the value).
 int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& args,
-             const std::vector<std::string>& own, std::string& err, std::uint32_t stack_depth = 0) {
+             const std::vector<std::string>& own, std::string& err, std::uint32_t stack_depth = 0,
+             bool is_key = true) {
     for (std::size_t i = 0; i < args.size(); i++)
         if (args[i].name == name)
             return static_cast<int>(i);
@@ -85,7 +94,7 @@ int argIndex(const std::string& name, ProbeRequest& req, std::vector<FetchArg>& 
         if (name != key)
             continue;
         if ((name == "retval" || name == "errno") && !isReturn(req)) {
-            err = needsReturn("$" + name, req);
+            err = needsReturn("$" + name, asTyped(name, is_key), req);
             return -1;
         }
         FetchOptions fo;
@@ -148,7 +157,7 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
         return makeError(EINVAL,
                          fmt::format("at most {} keys, not {}", kAggrMaxKeys, spec.keys.size()));
     if (spec.value == AggrValue::Latency && !isReturn(req))
-        return makeError(EINVAL, needsReturn("latency", req));
+        return makeError(EINVAL, needsReturn("latency", "latency", req));
     if (args.empty() && !req.fetch.empty()) {
         // A syscall's strace plan: its values would be fetched for nothing.
         req.fetch.clear();
@@ -178,7 +187,7 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
     }
     a.value = spec.value;
     if (spec.value == AggrValue::Arg) {
-        int i = argIndex(spec.value_arg, req, args, own, err);
+        int i = argIndex(spec.value_arg, req, args, own, err, 0, false);
         if (i < 0)
             return makeError(EINVAL, err);
         if (isStringType(args[i].type) || args[i].array_len)
@@ -237,7 +246,8 @@ Result<void> checkAggrNames(const AggrSpec& spec, const std::vector<std::string>
                                                                                     : "value",
                 knownNames(arg_names, at_return, events)));
         if ((n == "retval" || n == "errno") && !at_return)
-            return usage(needsReturn("$" + n));
+            return usage(needsReturn(
+                asTyped(n, std::find(spec.keys.begin(), spec.keys.end(), n) != spec.keys.end())));
     }
     if (auto clash = keyBytesClash(spec.keys, arg_names))
         return usage(*clash);

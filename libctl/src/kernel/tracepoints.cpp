@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "core/step_timing.hpp"
+#include "probectl/glob.hpp"
 #include "probectl/kernel_symbols.hpp"
 #include "uapi/probectl.h"
 
@@ -409,6 +410,34 @@ std::vector<const TracepointInfo*> Tracepoints::match(std::string_view subsys_gl
     return out;
 }
 
+namespace {
+
+// No tracepoint of any subsystem is within three edits of `name`: the events of `subsys`
+// (which exists) near it, else all of them when they are few, else how to list them.
+std::string subsystemHint(const std::vector<TracepointInfo>& list, const std::string& subsys,
+                          std::string_view name) {
+    std::vector<std::string_view> names;
+    for (const auto& tp : list)
+        if (tp.module.empty() && tp.subsystem == subsys)
+            names.push_back(tp.name);
+    if (names.empty())
+        return {};
+    auto specs = [&](const auto& events) {
+        std::string out;
+        for (const auto& e : events)
+            out += fmt::format("{}tracepoint:{}:{}", out.empty() ? "" : ", ", subsys, e);
+        return out;
+    };
+    if (auto near = nearNames(name, names, 3); !near.empty())
+        return "; did you mean " + specs(near);
+    if (names.size() <= 6)
+        return fmt::format("; {} has: {}", subsys, specs(names));
+    return fmt::format("; {} has {} events (list them with probectl symbols 'tracepoint:{}:*')",
+                       subsys, names.size(), subsys);
+}
+
+}  // namespace
+
 Result<const TracepointInfo*> Tracepoints::find(const ProbeSpec& spec) const {
     const std::string& name = spec.symbol;
     const std::string where = spec.locationStr();
@@ -459,6 +488,8 @@ Result<const TracepointInfo*> Tracepoints::find(const ProbeSpec& spec) const {
         std::string hint;
         for (std::size_t i = 0; i < close.size() && i < 3; i++)
             hint += (i ? ", " : "; did you mean ") + close[i].second;
+        if (hint.empty() && !tracefs_.empty() && spec.subsystem != "*")
+            hint = subsystemHint(list_, spec.subsystem, name);
         return makeError(ENOENT, fmt::format("{}: unknown tracepoint '{}'{}", where, name, hint));
     }
     if (!hit->module.empty())

@@ -271,11 +271,9 @@ Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
     // matches none of them, or "S::operator[](int)", no glob at all): those are what was meant.
     const auto overloads = elf->overloadsOf(spec.symbol);
     auto noSuchOverload = [&] {
-        return makeError(
-            ENOENT, fmt::format("{}: no function '{}' in {}; the functions named '{}' take "
-                                "other parameters: {}",
-                                spec.text, spec.symbol, file->path, withoutParameters(spec.symbol),
-                                fmt::join(overloads, ", ")));
+        return makeError(ENOENT,
+                         fmt::format("{}: {}", spec.text,
+                                     noSuchOverloadMessage(spec.symbol, file->path, overloads)));
     };
     if (auto e = globError(spec.symbol); !e.empty())
         return overloads.empty() ? makeError(EINVAL, fmt::format("{}: {}", spec.text, e))

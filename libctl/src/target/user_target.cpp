@@ -307,10 +307,10 @@ class Resolver {
                                             fmt::join(c, "\n")));
         // A C++ signature of no function whose name has overloads: those are what was meant.
         if (auto o = elf_->overloadsOf(spec_.symbol); !o.empty())
-            return fail(ENOENT, fmt::format("no function '{}' in {} (symbols from {}); the "
-                                            "functions named '{}' take other parameters: {}",
-                                            spec_.symbol, file_.path, elf_->symbolSource(),
-                                            withoutParameters(spec_.symbol), fmt::join(o, ", ")));
+            return fail(ENOENT, noSuchOverloadMessage(spec_.symbol,
+                                                      fmt::format("{} (symbols from {})",
+                                                                  file_.path, elf_->symbolSource()),
+                                                      o));
         std::vector<std::pair<std::size_t, std::string>> close;
         for (const auto& s : elf_->symbols()) {
             if (!s.isFunction())

@@ -17,6 +17,7 @@
 #include "probectl/aggr.hpp"
 #include "probectl/aggr_events.hpp"
 #include "probectl/event_json.hpp"
+#include "probectl/expand.hpp"
 #include "probectl/fetch_program.hpp"
 #include "probectl/user_target.hpp"
 #include "subcommands.hpp"
@@ -1335,6 +1336,43 @@ TEST(AggrBudget, EverySiteOfASpecCountsInTheShare) {
     EXPECT_EQ(cli::mapProbesOf({spec(std::string("uretprobe:") + FX_INLINE_PATH + ":helper")}, 0),
               1u);
     EXPECT_EQ(cli::mapProbesOf({spec(std::string("usdt:") + FX_USDT_PATH + ":fx:plain")}, 0), 1u);
+}
+
+// count --by shares the maps' budget among the probes (mapProbesOf), resolving each spec, then
+// attaches them, which resolved every name of a glob again, the file read anew each time.
+// With one UserResolveCache the attaching asks the file nothing: it gets the answers the
+// sharing got, even once the file is gone.
+TEST(AggrBudget, AttachingReusesTheResolutionsOfTheShare) {
+    const std::string path = ::testing::TempDir() + "aggr-resolve-once";
+    std::filesystem::copy_file(FX_INLINE_PATH, path,
+                               std::filesystem::copy_options::overwrite_existing);
+    auto glob = parseProbeSpec("uprobe:" + path + ":'[ht]*'");
+    ASSERT_TRUE(glob);
+    const std::size_t uncached = cli::mapProbesOf({*glob}, 0);
+    auto cache = std::make_shared<UserResolveCache>();
+    EXPECT_EQ(cli::mapProbesOf({*glob}, 0, cache), uncached);
+    ASSERT_GE(uncached, 5u) << "helper's copies, thrice and twice";
+    std::filesystem::remove(path);
+
+    SpecExpander x(0, nullptr, cache);
+    auto names = x.expand(*glob);
+    ASSERT_TRUE(names) << names.error().message;
+    std::vector<std::string> symbols;
+    std::size_t sites = 0;
+    UserResolveOptions ro;
+    ro.cache = cache;
+    for (const ProbeSpec& s : names->specs) {
+        symbols.push_back(s.symbol);
+        auto all = resolveUserSpecAll(s, ro);
+        ASSERT_TRUE(all) << all.error().message;
+        sites += all->size();
+        auto gone = resolveUserSpecAll(s);
+        ASSERT_FALSE(gone) << "the file is gone";
+        EXPECT_EQ(gone.error().err, ENOENT) << gone.error().message;
+    }
+    EXPECT_EQ(symbols, (std::vector<std::string>{"helper", "thrice", "twice"}));
+    EXPECT_EQ(sites, uncached);
+    EXPECT_FALSE(SpecExpander(0, nullptr).expand(*glob)) << "the file is gone";
 }
 
 // Not even one key in a map's share: refused with the cause (the probes, the budget, the bytes

@@ -112,6 +112,19 @@ TEST(CliUser, SymbolsListsFunctionsDemangledAndUsdt) {
     EXPECT_THAT(lib.out, HasSubstr("libc.so.6"));
 }
 
+// A name no glob can be (an unterminated '[') that names no function, whose name has
+// overloads: the error lists them.
+TEST(CliUser, SymbolsOfASignatureOfNoOverloadListTheOverloads) {
+    const std::string cxx = FX_CXX_PATH;
+    CmdRun c = runCommand("symbols", {cxx + ":fx::Vec::operator[](int)"});
+    EXPECT_EQ(c.rc, kExitRuntime);
+    EXPECT_EQ(c.out, "");
+    EXPECT_EQ(c.err, "probectl symbols: no function 'fx::Vec::operator[](int)' in " + cxx +
+                         "; the functions named 'fx::Vec::operator[]' take other parameters: "
+                         "fx::Vec::operator[](unsigned long), "
+                         "fx::Vec::operator[](unsigned long) const\n");
+}
+
 // A name that names a function exactly lists that function, '*' or brackets or not, as a
 // probe spec takes it: 'fx::g(char*)' listed fx::g(char const*) too, and
 // 'fx::Vec::operator[](unsigned long)' was refused as an unterminated '['.

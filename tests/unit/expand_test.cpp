@@ -399,6 +399,20 @@ TEST(Expand, UserGlobMatchesCxxTemplateFunctions) {
     EXPECT_EQ(names("'fx::Counter::*'"), (std::set<std::string>{"fx::Counter::add(long) const"}));
 }
 
+// A glob-like signature of no function whose name has overloads: the error lists them.
+TEST(Expand, UserSignatureOfNoOverloadListsTheOverloads) {
+    SpecExpander x(0, nullptr);
+    const std::string path = FX_CXX_PATH;
+    const std::string text = "uprobe:" + path + ":'fx::g(int*)'";
+    auto e = x.expand(*parseProbeSpec(text));
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().err, ENOENT);
+    EXPECT_EQ(e.error().message,
+              text + ": no function 'fx::g(int*)' in " + path +
+                  "; the functions named 'fx::g' take other parameters: fx::g(char*), "
+                  "fx::g(char const*)");
+}
+
 // A C++ function whose readable name has a '*' (a pointer parameter) is named by it too, not
 // by its mangled symbol (a table's row read "_ZN2fx5firstEPKc"): that name is the function,
 // no glob.

@@ -52,6 +52,37 @@ Event planEvent(const SyscallPlan& plan, std::array<std::uint64_t, 6> args, std:
 // Read at the return, when the syscall has faulted its memory in (a handler cannot: a
 // string literal on a page never touched printed as a pointer in the VM), except execve's
 // path, whose address means nothing in the new program.
+// The syscall a spec's text names, by its kind (an alias too) and up to the first blank.
+TEST(SpecSyscall, NameOfSyscallSpecsOnly) {
+    EXPECT_EQ(specSyscall("syscall:mmap len=$arg2"), "mmap");
+    EXPECT_EQ(specSyscall("syscall:openat"), "openat");
+    EXPECT_EQ(specSyscall("syscall:"), "");
+    EXPECT_EQ(specSyscall("kprobe:__x64_sys_openat"), "");
+    EXPECT_EQ(specSyscall("kretprobe:__x64_sys_openat"), "");
+    EXPECT_EQ(specSyscall("nosuchkind:openat"), "");
+    EXPECT_EQ(specSyscall("openat"), "");
+    EXPECT_EQ(specSyscall(""), "");
+}
+
+// A kretprobe on a syscall's entry function sees that syscall's return; other kretprobes
+// and other kinds none.
+TEST(SpecSyscall, ReturnSyscallOfSyscallAndWrapperKretprobes) {
+    EXPECT_EQ(specReturnSyscall("syscall:read"), "read");
+    EXPECT_EQ(specReturnSyscall("syscall:mmap len=$arg2"), "mmap");
+    EXPECT_EQ(specReturnSyscall("kretprobe:__x64_sys_openat"), "openat");
+    EXPECT_EQ(specReturnSyscall("kretprobe:__x64_sys_openat r=$retval"), "openat");
+    EXPECT_EQ(specReturnSyscall("r:__x64_sys_close"), "close") << "the kind's alias";
+    EXPECT_EQ(specReturnSyscall("kretprobe:__ia32_sys_read"), "read");
+    EXPECT_EQ(specReturnSyscall("kretprobe:__se_sys_mmap"), "mmap");
+    EXPECT_EQ(specReturnSyscall("kretprobe:__do_sys_brk"), "brk");
+    EXPECT_EQ(specReturnSyscall("kretprobe:__x64_sys_"), "") << "the prefix alone";
+    EXPECT_EQ(specReturnSyscall("kretprobe:vfs_read"), "");
+    EXPECT_EQ(specReturnSyscall("kprobe:__x64_sys_openat"), "") << "an entry sees no return";
+    EXPECT_EQ(specReturnSyscall("uretprobe:/bin/true:__x64_sys_read"), "");
+    EXPECT_EQ(specReturnSyscall("syscall:"), "");
+    EXPECT_EQ(specReturnSyscall("kretprobe"), "");
+}
+
 TEST(SyscallPlan, MemoryReadAtReturnExceptExecvePath) {
     SyscallPlan o = syscallPlan("openat", nullptr);
     ASSERT_EQ(o.args.size(), 1u);

@@ -1,4 +1,7 @@
 // .note.stapsdt of the USDT fixture against readelf -n: sites, base adjustment, semaphores.
+#include <algorithm>
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -199,4 +202,39 @@ TEST(UsdtNotes, SymbolNotInTheSymbolTable) {
     }
     EXPECT_TRUE(saw_elem);
     EXPECT_TRUE(saw_cellb);
+}
+
+// An operand's symbol that two objects are named (a static of that name in each of two
+// files): the probe says so with both addresses, and is not probed; an operand of the same
+// file whose symbol names one object resolves.
+TEST(UsdtNotes, SymbolOfTwoObjectsIsRefused) {
+    const std::string path = FX_USDT_DUPSYM_PATH;
+    auto elf = ElfResolver::open(path);
+    ASSERT_TRUE(elf) << elf.error().message;
+    std::vector<std::uint64_t> dupvars;
+    for (const auto& s : readelfSymbols(path))
+        if (s.name == "dupvar")
+            dupvars.push_back(s.value);
+    ASSERT_EQ(dupvars.size(), 2u);
+    std::sort(dupvars.begin(), dupvars.end());  // the symbols' order, by address
+    bool saw_dup = false, saw_one = false;
+    for (const auto& p : elf->usdtProbes()) {
+        if (p.name == "dupsym") {
+            saw_dup = true;
+            EXPECT_TRUE(p.decoded.empty());
+            EXPECT_EQ(p.args_error,
+                      fmt::format("argument 1: USDT argument '-4@dupvar(%rip)': symbol 'dupvar' "
+                                  "names 2 objects in {} ({:#x} in usdt_dupsym_a.c, {:#x} in "
+                                  "usdt_dupsym_b.c): the operand could mean any of them",
+                                  path, dupvars[0], dupvars[1]));
+        } else if (p.name == "onesym") {
+            saw_one = true;
+            ASSERT_TRUE(p.args_error.empty()) << p.args_error;
+            ASSERT_EQ(p.decoded.size(), 1u);
+            EXPECT_EQ(p.decoded[0].symbol_address, readelfSymbolValue(path, "onevar"));
+            EXPECT_TRUE(p.decoded[0].ip_relative);
+        }
+    }
+    EXPECT_TRUE(saw_dup);
+    EXPECT_TRUE(saw_one);
 }

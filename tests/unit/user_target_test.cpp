@@ -64,6 +64,16 @@ extern "C" __attribute__((noinline, used)) int probectl_user_target_marker(int x
     return x + 42;
 }
 
+// A signature of no function whose name has overloads: the error lists them.
+TEST(UserTarget, SignatureOfNoOverloadListsTheOverloads) {
+    const std::string path = FX_CXX_PATH;
+    const std::string text = "uprobe:" + path + ":'fx::g(int)'";
+    const Error e = badTarget(text, ENOENT);
+    EXPECT_EQ(e.message, text + ": no function 'fx::g(int)' in " + path +
+                             " (symbols from .symtab); the functions named 'fx::g' take other "
+                             "parameters: fx::g(char*), fx::g(char const*)");
+}
+
 TEST(UserTarget, SymbolOffsetsMatchReadelfInEveryLayout) {
     for (const auto& fx : allFixtures()) {
         const std::string name = fx.name;

@@ -17,8 +17,9 @@
 
 namespace probectl::cli {
 
-std::size_t mapProbesOf(const std::vector<ProbeSpec>& specs, pid_t pid) {
-    SpecExpander expander(pid);
+std::size_t mapProbesOf(const std::vector<ProbeSpec>& specs, pid_t pid,
+                        const std::shared_ptr<UserResolveCache>& cache) {
+    SpecExpander expander(pid, nullptr, cache);
     std::set<std::string> given;      // attachSpecs adds a spec given twice once
     std::set<std::string> locations;  // a glob skips a name an earlier spec probes
     std::size_t probes = 0;
@@ -40,6 +41,7 @@ std::size_t mapProbesOf(const std::vector<ProbeSpec>& specs, pid_t pid) {
             if (kindInfo(one.kind).user_space) {
                 UserResolveOptions ro;
                 ro.pid = pid;
+                ro.cache = cache;
                 if (auto all = resolveUserSpecAll(one, ro); all && !all->empty())
                     sites = all->size();
             }
@@ -49,11 +51,12 @@ std::size_t mapProbesOf(const std::vector<ProbeSpec>& specs, pid_t pid) {
     return probes;
 }
 
-MapShare mapShareFor(const AggrCliOptions& o, pid_t pid) {
+MapShare mapShareFor(const AggrCliOptions& o, pid_t pid,
+                     const std::shared_ptr<UserResolveCache>& cache) {
     MapShare share;
     if (o.backend == "ptrace" || o.ustack == "dwarf" || o.aggr.max_entries || o.aggr.keys.empty())
         return share;
-    share.probes = mapProbesOf(o.specs, pid);
+    share.probes = mapProbesOf(o.specs, pid, cache);
     if (share.probes == 0)
         return share;
     auto budget = readAggrBudget();
@@ -110,14 +113,16 @@ Error mapShareRefusal(const MapShare& share, std::uint64_t one_key) {
                     share.probes, share.limit_bytes / 1024, share.bytes, one, raise, keys));
 }
 
-Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o, MapShare* share) {
+Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o, MapShare* share,
+                                               std::shared_ptr<UserResolveCache> cache) {
     const AggrSpec spec = o.aggr;
     // --ustack=dwarf: no map in the kernel, every hit is recorded with its snapshot.
     const bool dwarf = o.ustack == "dwarf";
     const std::uint32_t bytes = o.stack_size ? o.stack_size : kUstackSnapshotDefault;
     return openTracerFor(
         o, o.seccomp,
-        [spec, dwarf, bytes, share](SessionOptions& so) {
+        [spec, dwarf, bytes, share, cache](SessionOptions& so) {
+            so.resolve_cache = cache;
             so.prepare = [spec, dwarf, bytes, share](ProbeRequest& req,
                                                      std::vector<FetchArg>& fetch) -> Result<void> {
                 if (!dwarf) {
@@ -147,7 +152,8 @@ Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o, MapShare
                 return appendUserStackSnapshotArg(req, fetch, bytes);
             };
         },
-        [spec, dwarf, bytes](PtraceSessionOptions& so) {
+        [spec, dwarf, bytes, cache](PtraceSessionOptions& so) {
+            so.resolve_cache = cache;
             if (dwarf)
                 so.ustack_snapshot = bytes;
             // What the events cannot fill is refused per spec, when it is added, as the

@@ -18,6 +18,7 @@
 #include "probectl/session.hpp"
 #include "probectl/snapshot_stacks.hpp"
 #include "probectl/tracer.hpp"
+#include "probectl/user_target.hpp"
 
 namespace probectl::cli {
 
@@ -39,15 +40,18 @@ struct MapShare {
 
 // The even share of the module's map budget each of the kernel backend's probes for o.specs
 // (mapProbesOf) gets; none (bytes 0) for a given --max-entries, no keys (a map of one key),
-// the ptrace backend or --ustack=dwarf.
-MapShare mapShareFor(const AggrCliOptions& o, pid_t pid);
+// the ptrace backend or --ustack=dwarf. `cache` keeps the resolutions for attaching.
+MapShare mapShareFor(const AggrCliOptions& o, pid_t pid,
+                     const std::shared_ptr<UserResolveCache>& cache = nullptr);
 
 // The probes, each with a map of its own, that attachSpecs will add for `specs`: a spec
 // given twice once, a glob expanded (without the names an earlier spec probes), and a
 // user-space spec's sites each (a USDT probe's several sites, a function's inlined copies:
 // resolveUserSpecAll, with `pid` resolving paths). A spec that does not resolve counts as
-// one (its attach fails and says why).
-std::size_t mapProbesOf(const std::vector<ProbeSpec>& specs, pid_t pid);
+// one (its attach fails and says why). `cache`: resolutions to reuse and keep (the attaching
+// asks the same again).
+std::size_t mapProbesOf(const std::vector<ProbeSpec>& specs, pid_t pid,
+                        const std::shared_ptr<UserResolveCache>& cache = nullptr);
 
 // The refusal of a map of which not even one key fits in `share.bytes`: `one_key` bytes (with
 // `share.ncpus` possible CPUs) for a key, more than an even share of max_map_kb among
@@ -57,8 +61,10 @@ std::size_t mapProbesOf(const std::vector<ProbeSpec>& specs, pid_t pid);
 Error mapShareRefusal(const MapShare& share, std::uint64_t one_key);
 
 // The backend o.backend names on o's target, its probes set to aggregate o.aggr; their maps
-// sized by `share` (set before the specs are attached) when it has bytes.
-Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o, MapShare* share = nullptr);
+// sized by `share` (set before the specs are attached) when it has bytes; user-space specs
+// resolved through `cache` when given.
+Result<std::unique_ptr<Tracer>> openAggrTracer(const AggrCliOptions& o, MapShare* share = nullptr,
+                                               std::shared_ptr<UserResolveCache> cache = nullptr);
 
 // The note on stderr when `share` made maps smaller than the default: how many keys, why,
 // and what to change. It counts the probes attached (share.attached) and, when specs were

@@ -42,14 +42,15 @@ std::string attachSummary(const AttachReport& r, bool max_entries) {
 
 Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& specs, pid_t pid,
                                 bool verbose, std::ostream& err, bool max_entries,
-                                const std::function<bool()>& stop) {
+                                const std::function<bool()>& stop,
+                                std::shared_ptr<UserResolveCache> cache) {
     // A spec given again word for word (arguments and predicate too) is added once, and said
     // once: 300 copies once gave 299 identical notes, and every hit 300 times.
     std::map<std::string, std::size_t> given;
     for (const ProbeSpec& spec : specs)
         ++given[spec.str()];
     std::set<std::string> added;
-    SpecExpander expander(pid);
+    SpecExpander expander(pid, nullptr, std::move(cache));
     if (stop)
         expander.stopWhen(stop);
     std::size_t n = 0;

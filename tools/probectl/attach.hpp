@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "probectl/probe_spec.hpp"
 #include "probectl/result.hpp"
 #include "probectl/tracer.hpp"
+#include "probectl/user_target.hpp"
 
 namespace probectl::cli {
 
@@ -25,10 +27,11 @@ namespace probectl::cli {
 // refusal over max_map_kb also suggests lowering it.
 // `stop`, asked before each spec and between a glob's names: true (a stop signal came) ends
 // the attaching there, with a note; the probes added so far are counted, and the caller ends
-// the run as the signal says.
+// the run as the signal says. `cache`: user-space globs' expansions to reuse and keep.
 Result<std::size_t> attachSpecs(Tracer& tracer, const std::vector<ProbeSpec>& specs, pid_t pid,
                                 bool verbose, std::ostream& err, bool max_entries = false,
-                                const std::function<bool()>& stop = {});
+                                const std::function<bool()>& stop = {},
+                                std::shared_ptr<UserResolveCache> cache = nullptr);
 
 // A glob's one-line summary (AttachReport::summary) and, for each refusal over a module
 // limit, what to change to attach more: "...; 51146 over the module's max_map_kb limit;

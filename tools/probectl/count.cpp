@@ -481,7 +481,9 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         return runtimeError(io, cmd, *e);
     const bool kernel = o.backend != "ptrace";
     MapShare share;  // before the tracer: its prepare step writes here
-    auto opened = openAggrTracer(o, &share);
+    // Sizing the maps resolves each spec as attaching it does: once for both.
+    const auto resolved = std::make_shared<UserResolveCache>();
+    auto opened = openAggrTracer(o, &share, resolved);
     if (!opened)
         return runtimeError(io, cmd,
                             kernel ? privilegeError(opened.error(), cmd, true) : opened.error());
@@ -489,11 +491,12 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     BlockedStopSignals signals;
     const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
     // The module is loaded now: its budget can be read.
-    share = mapShareFor(o, resolve_pid);
+    share = mapShareFor(o, resolve_pid, resolved);
     // Lowering --max-entries is advice only where it was given: without it a keyed map is made
     // to fit its share (or refused, saying what to do), and a map without keys holds one.
-    auto n = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err, o.aggr.max_entries != 0,
-                         [&] { return signals.caught() != 0; });
+    auto n = attachSpecs(
+        tracer, o.specs, resolve_pid, o.verbose, io.err, o.aggr.max_entries != 0,
+        [&] { return signals.caught() != 0; }, resolved);
     if (!n)
         return runtimeError(io, cmd, kernel ? privilegeError(n.error(), cmd, true) : n.error());
     // The probes, not the specs: a USDT spec's every site has a probe and a map of its own.

@@ -51,11 +51,8 @@ int userSymbols(const SymbolsOptions& o, Io& io) {
             const auto overloads = elf->overloadsOf(o.glob);
             if (overloads.empty())
                 return usageError(io, kSymbolsCmd, UsageError{why});
-            io.err << fmt::format(
-                "probectl {}: no function '{}' in {}; the functions named '{}' "
-                "take other parameters: {}\n",
-                kSymbolsCmd, o.glob, file->path, withoutParameters(o.glob),
-                fmt::join(overloads, ", "));
+            io.err << fmt::format("probectl {}: {}\n", kSymbolsCmd,
+                                  noSuchOverloadMessage(o.glob, file->path, overloads));
             return kExitRuntime;
         }
     }

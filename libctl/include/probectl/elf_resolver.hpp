@@ -174,6 +174,13 @@ class ElfResolver {
 
 std::string_view toString(ElfResolver::Type t);  // "ET_EXEC", "ET_DYN"
 
+// The answer to a C++ signature of no function whose name has overloads (`overloads`, from
+// ElfResolver::overloadsOf): "no function 'ns::f(int*)' in FILE; the functions named 'ns::f'
+// take other parameters: ns::f(int), ns::f(char const*)". `file` is FILE as the caller
+// names it ("/bin/x", or with "(symbols from .symtab)").
+std::string noSuchOverloadMessage(std::string_view signature, std::string_view file,
+                                  const std::vector<std::string>& overloads);
+
 // Demangles an Itanium C++ ABI name ("_ZN2ns1fEi" -> "ns::f(int)") with the C++ runtime's
 // abi::__cxa_demangle; returns `name` unchanged when it is not a mangled name.
 std::string demangle(std::string_view name);

@@ -25,6 +25,7 @@
 #include "probectl/result.hpp"
 #include "probectl/tracepoints.hpp"
 #include "probectl/tracer.hpp"
+#include "probectl/user_target.hpp"
 
 // Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
 #pragma GCC visibility push(default)
@@ -76,7 +77,9 @@ class SpecExpander {
   public:
     // pid: user-space paths and library names as that process sees them (0: as we do).
     // symbols: a loaded table to use (not owned), or null to load /proc/kallsyms once.
-    explicit SpecExpander(pid_t pid = 0, const KernelSymbols* symbols = nullptr);
+    // cache: where user-space globs' expansions are kept to give again (null: none kept).
+    explicit SpecExpander(pid_t pid = 0, const KernelSymbols* symbols = nullptr,
+                          std::shared_ptr<UserResolveCache> cache = nullptr);
     SpecExpander(SpecExpander&&) noexcept;
     SpecExpander& operator=(SpecExpander&&) noexcept;
     ~SpecExpander();

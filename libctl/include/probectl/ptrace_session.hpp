@@ -81,6 +81,7 @@
 #include "probectl/result.hpp"
 #include "probectl/session.hpp"
 #include "probectl/tracer.hpp"
+#include "probectl/user_target.hpp"
 
 // Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
 #pragma GCC visibility push(default)
@@ -112,6 +113,8 @@ struct PtraceSessionOptions {
     // Library names and paths of uprobe/usdt specs are found as this process sees them
     // (0: as the tracer sees them; see UserResolveOptions::pid).
     pid_t resolve_pid = 0;
+    // Resolutions of user-space specs to reuse and keep (UserResolveCache); null: none.
+    std::shared_ptr<UserResolveCache> resolve_cache;
     // Bytes of user stack (1..kUstackSnapshotMax; 0: none) copied from the stack pointer up
     // at every uprobe, uretprobe and USDT hit, after the registers, into a last value named
     // "ustack" (FetchedValue::snapshot): the layout of the kernel's store-ustack-snapshot,

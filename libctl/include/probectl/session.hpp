@@ -31,6 +31,7 @@
 #include "probectl/result.hpp"
 #include "probectl/syscall_probe.hpp"
 #include "probectl/tracer.hpp"
+#include "probectl/user_target.hpp"
 
 // Everything declared here is libprobectl.so's ABI (the rest of libctl is hidden).
 #pragma GCC visibility push(default)
@@ -69,6 +70,8 @@ struct SessionOptions {
     // User-space specs (uprobe, uretprobe, usdt) name files and libraries as this process
     // sees them (0: as the tracer sees them; see UserResolveOptions::pid).
     pid_t resolve_pid = 0;
+    // Resolutions of user-space specs to reuse and keep (UserResolveCache); null: none.
+    std::shared_ptr<UserResolveCache> resolve_cache;
     // A uretprobe in a file that unwinds exceptions (UserTarget::exception_use) is refused
     // (EINVAL, usage) unless this is set: an exception unwinding through the probed frame
     // would end the traced program (std::terminate).

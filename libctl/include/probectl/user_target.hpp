@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,8 @@
 #pragma GCC visibility push(default)
 namespace probectl {
 
+class UserResolveCache;
+
 struct UserResolveOptions {
     // 0: resolve in this process's view of the filesystem. Otherwise resolve as process
     // `pid` sees things: library names from its /proc/PID/maps (then its ld.so.cache), files
@@ -30,6 +33,29 @@ struct UserResolveOptions {
     // Separate debug files (DIR/.build-id/xx/yyyy.debug) for stripped files; looked up under
     // the process's root when pid is set. "" never looks.
     std::string debug_dir = "/usr/lib/debug";
+    // Where resolveUserSpecAll keeps its answers to give them again (UserResolveCache);
+    // null: every call reads the file.
+    std::shared_ptr<UserResolveCache> cache;
+};
+
+// resolveUserSpecAll's answers, and SpecExpander's expansions of user-space globs, kept for
+// one command to ask again: count --by resolves every name of a glob twice, to share the
+// kernel's map budget among the probes and to attach them, and each answer read the file
+// (symbol table, DWARF) anew. An answer is kept per spec (with its text, which errors quote)
+// and options. A file replaced on disk meanwhile is not noticed: keep one no longer than a
+// command. Safe to share between threads.
+class UserResolveCache {
+  public:
+    UserResolveCache();
+    ~UserResolveCache();
+    UserResolveCache(const UserResolveCache&) = delete;
+    UserResolveCache& operator=(const UserResolveCache&) = delete;
+
+    struct Impl;  // libctl's own
+    Impl& impl() const { return *impl_; }
+
+  private:
+    std::unique_ptr<Impl> impl_;
 };
 
 // One kernel uprobe: what the netlink request needs (path, file_offset, ref_ctr_offset,

@@ -1,5 +1,6 @@
 // ElfResolver queries: address <-> file offset through PT_LOAD, and symbol lookups.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gelf.h>
 
 #include <algorithm>
@@ -106,6 +107,12 @@ std::vector<std::string> ElfResolver::overloadsOf(std::string_view signature) co
             out.push_back(std::move(n));
     }
     return out;
+}
+
+std::string noSuchOverloadMessage(std::string_view signature, std::string_view file,
+                                  const std::vector<std::string>& overloads) {
+    return fmt::format("no function '{}' in {}; the functions named '{}' take other parameters: {}",
+                       signature, file, withoutParameters(signature), fmt::join(overloads, ", "));
 }
 
 std::vector<const ElfSymbol*> ElfResolver::ifuncImplementations(const ElfSymbol& ifunc) const {

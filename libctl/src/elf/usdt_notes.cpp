@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
+#include <unordered_map>
 
 #include <unistd.h>
 
@@ -48,20 +50,44 @@ bool semaphorePageShared(const ElfResolver& file, const LoadSegment& seg, std::u
     return false;
 }
 
+// A file's symbols by name, in table order, indexed on the first lookup: a scan of the
+// whole table per symbol operand made a file with many of them slow to open.
+class SymbolsByName {
+  public:
+    explicit SymbolsByName(const ElfResolver& file) : file_(file) {}
+
+    const std::vector<const ElfSymbol*>& named(std::string_view name) {
+        if (!built_) {
+            for (const ElfSymbol& s : file_.symbols())
+                index_[s.name].push_back(&s);
+            built_ = true;
+        }
+        static const std::vector<const ElfSymbol*> none;
+        const auto it = index_.find(name);
+        return it == index_.end() ? none : it->second;
+    }
+
+  private:
+    const ElfResolver& file_;
+    bool built_ = false;
+    // Keys view the names in file_.symbols(), which outlive the index.
+    std::unordered_map<std::string_view, std::vector<const ElfSymbol*>> index_;
+};
+
 // The symbol of argument `n` (1-based) of probe `p` in the file's symbol table, and the
 // displacement that makes its operand's address right whatever the load bias
 // (UsdtArg::symbol). The error says why not.
-Result<void> resolveSymbol(UsdtArg& a, std::size_t n, const UsdtProbe& p, const ElfResolver& file) {
+Result<void> resolveSymbol(UsdtArg& a, std::size_t n, const UsdtProbe& p, const ElfResolver& file,
+                           SymbolsByName& symbols) {
     auto fail = [&](const std::string& why) {
         return makeError(EINVAL,
                          fmt::format("argument {}: USDT argument '{}': {}", n, a.text, why));
     };
     std::vector<const ElfSymbol*> found;
-    for (const ElfSymbol& s : file.symbols())
-        if (s.name == a.symbol && std::none_of(found.begin(), found.end(), [&](const ElfSymbol* f) {
-                return f->value == s.value;
-            }))
-            found.push_back(&s);
+    for (const ElfSymbol* s : symbols.named(a.symbol))
+        if (std::none_of(found.begin(), found.end(),
+                         [&](const ElfSymbol* f) { return f->value == s->value; }))
+            found.push_back(s);
     if (found.empty())
         return fail(
             fmt::format("symbol '{}' is not in {}'s symbol table ({}); a file with "
@@ -119,6 +145,7 @@ Result<std::vector<UsdtProbe>> readUsdtNotes(Elf* elf, const ElfResolver& file) 
         }
     }
     const std::size_t addr_size = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
+    SymbolsByName symbols(file);
     Elf_Data* data = elf_getdata(notes, nullptr);
     std::size_t off = 0;
     GElf_Nhdr nh;
@@ -189,7 +216,7 @@ Result<std::vector<UsdtProbe>> readUsdtNotes(Elf* elf, const ElfResolver& file) 
         for (std::size_t i = 0; i < p.decoded.size(); i++) {
             if (p.decoded[i].symbol.empty())
                 continue;
-            if (auto r = resolveSymbol(p.decoded[i], i + 1, p, file); !r) {
+            if (auto r = resolveSymbol(p.decoded[i], i + 1, p, file, symbols); !r) {
                 p.args_error = r.error().message;
                 p.decoded.clear();
             }

@@ -75,6 +75,19 @@ FetchArg planArg(const SyscallMemHint& h, std::size_t pos, bool at_entry, bool e
     return std::move(*a);
 }
 
+// The name a spec's text probes ("mmap" of "syscall:mmap len=$arg2") when the text is a
+// spec of kind `want`; "" for any other text.
+std::string_view specNameOfKind(std::string_view spec, SpecKind want) {
+    const std::size_t colon = spec.find(':');
+    if (colon == std::string_view::npos)
+        return {};
+    const KindInfo* kind = findKind(spec.substr(0, colon));
+    if (!kind || kind->kind != want)
+        return {};
+    const std::string_view rest = spec.substr(colon + 1);
+    return rest.substr(0, rest.find(' '));
+}
+
 }  // namespace
 
 bool syscallNeverReturns(std::string_view name) {
@@ -82,27 +95,13 @@ bool syscallNeverReturns(std::string_view name) {
 }
 
 std::string_view specSyscall(std::string_view spec) {
-    const std::size_t colon = spec.find(':');
-    if (colon == std::string_view::npos)
-        return {};
-    const KindInfo* kind = findKind(spec.substr(0, colon));
-    if (!kind || kind->kind != SpecKind::Syscall)
-        return {};
-    const std::string_view rest = spec.substr(colon + 1);
-    return rest.substr(0, rest.find(' '));
+    return specNameOfKind(spec, SpecKind::Syscall);
 }
 
 std::string_view specReturnSyscall(std::string_view spec) {
     if (const auto name = specSyscall(spec); !name.empty())
         return name;
-    const std::size_t colon = spec.find(':');
-    if (colon == std::string_view::npos)
-        return {};
-    const KindInfo* kind = findKind(spec.substr(0, colon));
-    if (!kind || kind->kind != SpecKind::Kretprobe)
-        return {};
-    std::string_view symbol = spec.substr(colon + 1);
-    symbol = symbol.substr(0, symbol.find(' '));
+    const std::string_view symbol = specNameOfKind(spec, SpecKind::Kretprobe);
     for (const std::string_view prefix :
          {kSyscallWrapperPrefix, std::string_view("__ia32_sys_"), std::string_view("__se_sys_"),
           std::string_view("__do_sys_")})

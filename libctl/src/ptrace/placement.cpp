@@ -33,6 +33,7 @@ Result<std::vector<ResolvedProbe>> Engine::resolve(const ProbeSpec& spec) const 
     ctx.backend = ResolveBackend::Ptrace;
     ctx.symbols = [] { return static_cast<const KernelSymbols*>(nullptr); };
     ctx.pid = options_.resolve_pid;
+    ctx.user_cache = options_.resolve_cache;
     return resolveSpec(spec, ctx);
 }
 

@@ -20,6 +20,7 @@
 #include "probectl/syscall_meta.hpp"
 #include "probectl/syscall_probe.hpp"
 #include "probectl/user_target.hpp"
+#include "target/user_resolve_cache.hpp"
 
 namespace probectl {
 
@@ -271,11 +272,9 @@ Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
     // matches none of them, or "S::operator[](int)", no glob at all): those are what was meant.
     const auto overloads = elf->overloadsOf(spec.symbol);
     auto noSuchOverload = [&] {
-        return makeError(
-            ENOENT, fmt::format("{}: no function '{}' in {}; the functions named '{}' take "
-                                "other parameters: {}",
-                                spec.text, spec.symbol, file->path, withoutParameters(spec.symbol),
-                                fmt::join(overloads, ", ")));
+        return makeError(ENOENT,
+                         fmt::format("{}: {}", spec.text,
+                                     noSuchOverloadMessage(spec.symbol, file->path, overloads)));
     };
     if (auto e = globError(spec.symbol); !e.empty())
         return overloads.empty() ? makeError(EINVAL, fmt::format("{}: {}", spec.text, e))
@@ -375,12 +374,15 @@ struct SpecExpander::Impl {
     std::string failed_details;      // failedDetails()
     std::function<bool()> stop;      // stopWhen()
     std::optional<std::set<std::string, std::less<>>> x64_syscalls;
+    std::shared_ptr<UserResolveCache> cache;
 };
 
-SpecExpander::SpecExpander(pid_t pid, const KernelSymbols* symbols)
+SpecExpander::SpecExpander(pid_t pid, const KernelSymbols* symbols,
+                           std::shared_ptr<UserResolveCache> cache)
     : impl_(std::make_unique<Impl>()) {
     impl_->pid = pid;
     impl_->given = symbols;
+    impl_->cache = std::move(cache);
 }
 SpecExpander::SpecExpander(SpecExpander&&) noexcept = default;
 SpecExpander& SpecExpander::operator=(SpecExpander&&) noexcept = default;
@@ -431,7 +433,12 @@ Result<Expansion> SpecExpander::expand(const ProbeSpec& spec_in) {
                                  fmt::format("{}: {}", spec.text, impl_->tps->error().message));
             return tracepoints(spec, **impl_->tps);
         case KindFamily::UserElf:
-            return userFunctions(spec, impl_->pid);
+            if (!impl_->cache)
+                return userFunctions(spec, impl_->pid);
+            return impl_->cache->impl().get<Expansion>(
+                impl_->cache->impl().expansions,
+                userResolveKey(spec, impl_->pid, ElfOpenOptions().debug_dir),
+                [&] { return userFunctions(spec, impl_->pid); });
     }
     return makeError(EINVAL, fmt::format("{}: no glob for this kind", spec.text));
 }

@@ -165,6 +165,7 @@ Result<std::vector<ResolvedProbe>> tracepoint(const ProbeSpec& spec, const Resol
 Result<std::vector<ResolvedProbe>> userElf(const ProbeSpec& spec, const ResolveContext& ctx) {
     UserResolveOptions ro;
     ro.pid = ctx.pid;
+    ro.cache = ctx.user_cache;
     auto targets = resolveUserSpecAll(spec, ro);
     if (!targets)
         return std::move(targets).error();

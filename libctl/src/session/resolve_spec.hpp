@@ -15,6 +15,7 @@
 #include "probectl/probe_spec.hpp"
 #include "probectl/syscall_probe.hpp"
 #include "probectl/tracepoints.hpp"
+#include "probectl/user_target.hpp"
 
 namespace probectl {
 
@@ -30,7 +31,8 @@ struct ResolveContext {
     std::function<const KernelSymbols*()> symbols;
     std::function<Result<const Tracepoints*>()> tracepoints;
     pid_t pid = 0;  // user-space specs resolve as this process sees them (0: as we do)
-    bool uretprobe_despite_exceptions = false;  // SessionOptions' flag
+    std::shared_ptr<UserResolveCache> user_cache;  // their resolutions to reuse (null: none)
+    bool uretprobe_despite_exceptions = false;     // SessionOptions' flag
     // Leave to the kernel the names it resolves alone (resolveByName: syscalls), without
     // reading kallsyms; the caller resolves again without it to explain a refusal.
     bool by_name = false;

@@ -318,6 +318,7 @@ Result<std::uint32_t> Session::add(const ProbeSpec& spec_in) {
         return &**impl_->tracepoints;
     };
     ctx.pid = impl_->options.resolve_pid;
+    ctx.user_cache = impl_->options.resolve_cache;
     ctx.uretprobe_despite_exceptions = impl_->options.uretprobe_despite_exceptions;
     // Every site or none; `by_name`: a site was resolved without kallsyms.
     auto addSites = [&](bool& by_name) -> Result<std::uint32_t> {
@@ -416,6 +417,7 @@ Result<ProbeRequest> Session::resolveRequest(const ProbeSpec& spec_in,
         return &**tracepoints;
     };
     ctx.pid = options.resolve_pid;
+    ctx.user_cache = options.resolve_cache;
     ctx.uretprobe_despite_exceptions = options.uretprobe_despite_exceptions;
     auto sites = resolveSpec(spec, ctx);
     if (!sites)

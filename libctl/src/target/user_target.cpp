@@ -17,6 +17,7 @@
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/proc_maps.hpp"
 #include "probectl/user_target.hpp"
+#include "target/user_resolve_cache.hpp"
 
 namespace probectl {
 
@@ -307,10 +308,10 @@ class Resolver {
                                             fmt::join(c, "\n")));
         // A C++ signature of no function whose name has overloads: those are what was meant.
         if (auto o = elf_->overloadsOf(spec_.symbol); !o.empty())
-            return fail(ENOENT, fmt::format("no function '{}' in {} (symbols from {}); the "
-                                            "functions named '{}' take other parameters: {}",
-                                            spec_.symbol, file_.path, elf_->symbolSource(),
-                                            withoutParameters(spec_.symbol), fmt::join(o, ", ")));
+            return fail(ENOENT, noSuchOverloadMessage(spec_.symbol,
+                                                      fmt::format("{} (symbols from {})",
+                                                                  file_.path, elf_->symbolSource()),
+                                                      o));
         std::vector<std::pair<std::size_t, std::string>> close;
         for (const auto& s : elf_->symbols()) {
             if (!s.isFunction())
@@ -663,9 +664,20 @@ class Resolver {
 
 }  // namespace
 
+UserResolveCache::UserResolveCache() : impl_(std::make_unique<Impl>()) {}
+UserResolveCache::~UserResolveCache() = default;
+
+std::string userResolveKey(const ProbeSpec& spec, pid_t pid, const std::string& debug_dir) {
+    return fmt::format("{}\n{}\n{}\n{}", spec.text, spec.str(), pid, debug_dir);
+}
+
 Result<std::vector<UserTarget>> resolveUserSpecAll(const ProbeSpec& spec,
                                                    const UserResolveOptions& options) {
-    return Resolver(spec, options).run();
+    if (!options.cache)
+        return Resolver(spec, options).run();
+    return options.cache->impl().get<std::vector<UserTarget>>(
+        options.cache->impl().targets, userResolveKey(spec, options.pid, options.debug_dir),
+        [&] { return Resolver(spec, options).run(); });
 }
 
 Result<UserTarget> resolveUserSpec(const ProbeSpec& spec, const UserResolveOptions& options) {

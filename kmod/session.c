@@ -465,7 +465,14 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 				len += h->size;
 				budget -= !!budget;
 				probectl_ring_page_consume(&h->page);
-				probectl_session_peek(s, cpu);
+				if (likely(h->page.rec)) {
+					/* the next record of the same page */
+					h->ts = h->page.rec->timestamp_ns;
+					h->size = h->page.rec->size;
+					h->probe_id = h->page.rec->probe_id;
+				} else {
+					probectl_session_peek(s, cpu);
+				}
 			} while (h->ts < until && (budget || h->ts <= start));
 			if (full)
 				break;

@@ -35,10 +35,9 @@ struct probectl_page_header {
  * padding or time event). 0 when the rest of the page is padding or the
  * event does not fit in @end: both end the page.
  */
-static __always_inline u32 probectl_page_event(unsigned char *data, u32 off,
-						u32 end,
-						struct probectl_record **rec,
-						u32 *rec_bytes)
+static __always_inline u32
+probectl_page_event(unsigned char *data, u32 off, u32 end,
+		    struct probectl_record **rec, u32 *rec_bytes)
 {
 	struct ring_buffer_event *ev = (void *)(data + off);
 	u32 len;

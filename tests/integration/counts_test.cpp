@@ -177,9 +177,9 @@ TEST(Counts, RecordsOfEveryCpuArriveOldestFirst) {
     constexpr int kCalls = 1500;
     Collected got;
     std::string out;
-    auto st = traceWorkload({"kprobe:__x64_sys_getppid"},
-                            {itest::workload("cpus_getppid"), std::to_string(kCalls), "2", "50", "2000"}, got,
-                            &out);
+    auto st = traceWorkload(
+        {"kprobe:__x64_sys_getppid"},
+        {itest::workload("cpus_getppid"), std::to_string(kCalls), "2", "50", "2000"}, got, &out);
     EXPECT_EQ(out, "2\n");
     ASSERT_EQ(st.probes.size(), 1u);
     EXPECT_EQ(st.probes[0].hits, 2u * kCalls);

@@ -201,8 +201,8 @@ struct Session::Impl {
             SessionProbe& p = probes[last.probe];
             p.delivered++;
             if (cb)
-                cb(detail::EventViewAccess::withProbe(v, last.spec, p.syscall.get(),
-                                                      &p.fetch_args, last.shown));
+                cb(detail::EventViewAccess::withProbe(v, last.spec, p.syscall.get(), &p.fetch_args,
+                                                      last.shown));
         };
     }
 

@@ -201,12 +201,13 @@ static void probectl_session_wake_stop(struct probectl_session *s)
 }
 
 /* Oldest unsent record on @cpu, by our timestamp; U64_MAX when none. */
-static void probectl_session_peek(struct probectl_session *s, int cpu)
+static inline void probectl_session_peek(struct probectl_session *s, int cpu)
 {
 	struct probectl_head *h = &s->head[cpu];
 	struct probectl_record *rec;
 
-	rec = probectl_ring_page_peek(s->ring, cpu, &h->page);
+	/* the next record of the same page without the page reader's call */
+	rec = h->page.rec ?: probectl_ring_page_peek(s->ring, cpu, &h->page);
 	h->ts = rec ? rec->timestamp_ns : U64_MAX;
 	h->size = rec ? rec->size : 0;
 	h->probe_id = rec ? rec->probe_id : 0;
@@ -465,14 +466,7 @@ static int probectl_session_drain(struct probectl_session *s, long reserve)
 				len += h->size;
 				budget -= !!budget;
 				probectl_ring_page_consume(&h->page);
-				if (likely(h->page.rec)) {
-					/* the next record of the same page */
-					h->ts = h->page.rec->timestamp_ns;
-					h->size = h->page.rec->size;
-					h->probe_id = h->page.rec->probe_id;
-				} else {
-					probectl_session_peek(s, cpu);
-				}
+				probectl_session_peek(s, cpu);
 			} while (h->ts < until && (budget || h->ts <= start));
 			if (full)
 				break;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace probectl;
@@ -278,6 +279,44 @@ TEST(SyscallMeta, MissingTracefsIsAnnounced) {
     EXPECT_THAT(t.fallbackNote(), HasSubstr("syscall arguments are unknown"));
     EXPECT_THAT(t.fallbackNote(), HasSubstr("is tracefs mounted?"));
     EXPECT_EQ(SyscallTable::fromTracefs(kTracefs)->fallbackNote(), "");
+}
+
+// tracefs is root's alone on most systems: a user who cannot search it is told so, not
+// asked whether tracefs is mounted (the note said that for every cause).
+TEST(SyscallMeta, UnreadableTracefsSaysRootIsNeeded) {
+    const auto root = std::filesystem::temp_directory_path() /
+                      ("probectl-tracefs-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(root / "events/syscalls/sys_enter_read");
+    std::filesystem::permissions(root, std::filesystem::perms::owner_all);
+    // Root searches any directory: the check runs as another user in a child.
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::close(fds[0]);
+        if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0))
+            ::_exit(2);
+        const std::string note = SyscallTable::load(root.string()).fallbackNote() + "\n" +
+                                 SyscallTable::fromTracefs(root.string()).error().message;
+        const bool ok = ::write(fds[1], note.data(), note.size()) ==
+                        static_cast<ssize_t>(note.size());
+        ::_exit(ok ? 0 : 3);
+    }
+    ::close(fds[1]);
+    std::string out;
+    char buf[512];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) > 0;)
+        out.append(buf, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    std::filesystem::remove_all(root);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    EXPECT_THAT(out, HasSubstr("syscall arguments are unknown"));
+    EXPECT_THAT(out, HasSubstr("Permission denied"));
+    EXPECT_THAT(out, HasSubstr("run as root"));
+    EXPECT_THAT(out, ::testing::Not(HasSubstr("is tracefs mounted")));
 }
 
 // Kernel 7.2's syscall events append the user strings they copy as __data_loc fields

@@ -25,6 +25,16 @@ constexpr SyscallName kBuiltinNames[] = {
 #include "syscall_names.inc"
 };
 
+// Why `dir` (tracefs's events/syscalls) cannot be read: tracefs is root's alone on most
+// systems, so a permission error is not a missing mount.
+std::string missingEventsProblem(const std::filesystem::path& dir, const std::error_code& ec) {
+    if (ec == std::errc::permission_denied)
+        return fmt::format("{}: cannot read the syscall trace events ({}): run as root "
+                           "(or with sudo) for syscall arguments",
+                           dir.string(), ec.message());
+    return fmt::format("{}: no syscall trace events (is tracefs mounted?)", dir.string());
+}
+
 struct SyscallRename {
     std::string_view x64, kernel;
 };
@@ -279,8 +289,7 @@ Result<SyscallTable> SyscallTable::fromTracefs(const std::string& tracefs) {
     const fs::path dir = fs::path(tracefs) / "events" / "syscalls";
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
-        return makeError(
-            ENOENT, fmt::format("{}: no syscall trace events (is tracefs mounted?)", dir.string()));
+        return makeError(ec ? ec.value() : ENOENT, missingEventsProblem(dir, ec));
     SyscallTable t = builtin();
     std::vector<fs::path> enters;
     for (const auto& e : fs::directory_iterator(dir, ec))
@@ -409,8 +418,7 @@ SyscallTable SyscallTable::load(const std::string& tracefs) {
     t.lazy_->dir = std::filesystem::path(tracefs) / "events" / "syscalls";
     std::error_code ec;
     if (!std::filesystem::is_directory(t.lazy_->dir, ec)) {
-        t.lazy_->base.problems_.push_back(fmt::format(
-            "{}: no syscall trace events (is tracefs mounted?)", t.lazy_->dir.string()));
+        t.lazy_->base.problems_.push_back(missingEventsProblem(t.lazy_->dir, ec));
         // Nothing to read: every entry stays as builtin() made it.
         std::fill(t.lazy_->loaded.begin(), t.lazy_->loaded.end(), 1);
         t.lazy_->all_loaded = true;

@@ -105,31 +105,24 @@ static bool probectl_page_seek(struct probectl_ring_page *pg)
 }
 
 /**
- * probectl_ring_page_unsent() - records of the page not sent yet.
+ * probectl_ring_page_unsent() - at most how many records of the page are
+ * not sent yet.
  * @pg: a CPU's page
  *
- * Counted when asked (once per drain round), not as the page is read: the
- * drain sends most pages whole within the round that read them.
+ * A bound from the bytes left, not a count: the drain asks once per round
+ * (for its budget), and rounds come far more often than pages, so walking
+ * the rest of the page each time cost as much as sending it. Every event
+ * holding a record takes at least its header and the fixed record.
  *
  * Context: as probectl_ring_page_peek().
- * Return: pg->rec and the records after it.
+ * Return: 0 when none is left, else at least pg->rec and those after it.
  */
 u32 probectl_ring_page_unsent(struct probectl_ring_page *pg)
 {
-	struct probectl_page_header *hdr;
-	struct probectl_record *rec;
-	u32 off = pg->off, len, bytes, n;
-
 	if (!pg->rec)
 		return 0;
-	hdr = kapi_rb_read_page_data(pg->page);
-	n = 1;
-	while ((len = probectl_page_event(hdr->data, off, pg->end, &rec,
-					  &bytes))) {
-		off += len;
-		n += !!rec;
-	}
-	return n;
+	return 1 + (pg->end - pg->off) /
+		   (PROBECTL_EVENT_HDR + sizeof(struct probectl_record));
 }
 
 /**

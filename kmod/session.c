@@ -213,7 +213,10 @@ static inline void probectl_session_peek(struct probectl_session *s, int cpu)
 	h->probe_id = rec ? rec->probe_id : 0;
 }
 
-/* Records taken out of the ring and not sent yet. Under drain_lock. */
+/*
+ * At most how many records were taken out of the ring and not sent yet (a
+ * bound: see probectl_ring_page_unsent()). Under drain_lock.
+ */
 static unsigned long probectl_session_unsent(struct probectl_session *s)
 {
 	unsigned long n = 0;
@@ -393,7 +396,9 @@ static bool probectl_events_more(struct sock *sk, long reserve, size_t len)
 /*
  * Move the records present at the start from the ring to the owner, oldest
  * first across CPUs, in batches of up to PROBECTL_BATCH_BYTES: @budget of
- * them (the ring's count at the start) and, whatever that count says, every
+ * them (the ring's count at the start, plus a bound on those read from it
+ * and not sent: a round may send a few newer ones) and, whatever that
+ * count says, every
  * record stamped before the start, so that a FLUSH after the last hit
  * leaves nothing behind. Both bounds keep a busy probe from holding the
  * drain forever. A failed send ends the round: the receiver is full (or

@@ -97,6 +97,7 @@ class EventView {
     const SyscallPlan* syscall_ = nullptr;
     const std::vector<FetchArg>* fetch_args_ = nullptr;
     const std::vector<std::size_t>* shown_ = nullptr;  // spec order -> record order
+    std::uint32_t fetched_count_ = 0;  // a record's, counted by decodeRecordViews's checks
 };
 
 using EventViewCallback = std::function<void(const EventView&)>;

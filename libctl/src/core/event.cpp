@@ -70,8 +70,13 @@ std::uint32_t recordFlags(const std::byte* p) {
     return RECORD_FIELD(p, flags);
 }
 
-// The checks of one record at `off`; its size when it is whole.
-Result<std::uint32_t> checkRecord(std::span<const std::byte> blob, std::size_t off) {
+struct CheckedRecord {
+    std::uint32_t size;
+    std::uint32_t fetched;  // values after the parts
+};
+
+// The checks of one record at `off`; its size and value count when it is whole.
+Result<CheckedRecord> checkRecord(std::span<const std::byte> blob, std::size_t off) {
     const std::size_t left = blob.size() - off;
     std::uint32_t size = 0;
     if (left < sizeof(size))
@@ -96,7 +101,8 @@ Result<std::uint32_t> checkRecord(std::span<const std::byte> blob, std::size_t o
                                               "of the {}-byte blob",
                                               off, size, blob.size()));
     // Fetched values follow the parts, each 8-byte aligned.
-    for (std::size_t v = values; v < size;) {
+    std::uint32_t fetched = 0;
+    for (std::size_t v = values; v < size; ++fetched) {
         probectl_fetch_value h;
         if (size - v < sizeof(h))
             return makeError(
@@ -110,7 +116,7 @@ Result<std::uint32_t> checkRecord(std::span<const std::byte> blob, std::size_t o
                                                   off, h.len));
         v += align8(h.len);
     }
-    return size;
+    return CheckedRecord{size, fetched};
 }
 
 }  // namespace
@@ -120,13 +126,13 @@ Result<std::size_t> decodeRecordViews(std::span<const std::byte> blob,
     std::size_t off = 0;
     std::size_t n = 0;
     while (off < blob.size()) {
-        auto size = checkRecord(blob, off);
-        if (!size)
-            return std::move(size).error();
+        auto rec = checkRecord(blob, off);
+        if (!rec)
+            return std::move(rec).error();
         if (cb)
-            cb(detail::EventViewAccess::ofRecord(blob.data() + off));
+            cb(detail::EventViewAccess::ofRecord(blob.data() + off, rec->fetched));
         ++n;
-        off += *size;
+        off += rec->size;
     }
     return n;
 }
@@ -212,13 +218,7 @@ bool EventView::syscallReturned() const {
 }
 
 std::size_t EventView::fetchedCount() const {
-    if (event_)
-        return event_->fetched.size();
-    const auto size = RECORD_FIELD(record_, size);
-    std::size_t n = 0;
-    for (std::size_t v = partOffset(recordFlags(record_), 0); v < size; ++n)
-        v += sizeof(probectl_fetch_value) + align8(field<probectl_fetch_value>(record_, v).len);
-    return n;
+    return event_ ? event_->fetched.size() : fetched_count_;
 }
 
 EventView::RawValue EventView::fetched(std::size_t i) const {

@@ -2,6 +2,7 @@
 // probe's context a Session adds, and copied into an Event whose buffers are kept.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -10,10 +11,12 @@
 namespace probectl::detail {
 
 struct EventViewAccess {
-    // `record`: one record decodeRecordViews has checked (size, fetched value headers).
-    static EventView ofRecord(const std::byte* record) {
+    // `record`: one record decodeRecordViews has checked (size, fetched value headers),
+    // which counted its `fetched` values on the way.
+    static EventView ofRecord(const std::byte* record, std::uint32_t fetched) {
         EventView v;
         v.record_ = record;
+        v.fetched_count_ = fetched;
         return v;
     }
     // `v` with its probe's spec, syscall plan and fetch arguments (`shown`, when not null,

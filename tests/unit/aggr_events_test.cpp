@@ -2,6 +2,7 @@
 // capacity, faulted values, return-only values), and aggregating a recording with it.
 #include <limits>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "aggr_cli.hpp"
@@ -381,6 +382,33 @@ TEST(EventAggregator, TheKeysItListsAreTheOnesItTakes) {
     EXPECT_NE(kernel.error().message.find("comm, pid, tid, uid, cpu, kstack, ustack"),
               std::string::npos)
         << kernel.error().message;
+}
+
+// hist's value is summed and bucketed as an integer: a string (comm, a string argument) or a
+// stack was taken, and every hit was then said to be one "whose VALUE could not be read".
+// Refused as the kernel backend refuses it (AggrRequest.HistValueMustBeAnInteger).
+TEST(EventAggregator, HistValueMustBeAnInteger) {
+    auto hist = [](const std::string& value) {
+        AggrSpec s;
+        s.value = AggrValue::Arg;
+        s.value_arg = value;
+        s.hist = AggrHist::Log2;
+        return s;
+    };
+    for (const char* field : {"comm", "name"}) {
+        auto a = EventAggregator::create(hist(field), kSpec);
+        ASSERT_FALSE(a) << field;
+        EXPECT_TRUE(a.error().usage);
+        EXPECT_EQ(a.error().message, fmt::format("{}: value '{}' is not an integer", kSpec, field));
+    }
+    auto u = EventAggregator::create(hist("ustack"), "syscall:getppid");
+    ASSERT_FALSE(u);
+    EXPECT_EQ(u.error().message,
+              "syscall:getppid: value 'ustack' is a stack, not an integer: count --by ustack "
+              "counts the hits of each stack");
+    EXPECT_TRUE(EventAggregator::create(hist("size"), kSpec));
+    EXPECT_TRUE(EventAggregator::create(hist("pid"), kSpec));
+    EXPECT_TRUE(EventAggregator::create(hist("arg2"), "usdt:/bin/x:p:n"));
 }
 
 TEST(EventAggregator, RefusesWhatEventsCannotAnswer) {

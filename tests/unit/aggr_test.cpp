@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "aggr/aggr_rules.hpp"
@@ -362,6 +363,38 @@ TEST(AggrRequest, SignedValuesAndErrors) {
     EXPECT_EQ(r.error().message,
               "exit_group never returns (the task ends in it), so it has no latency: count or "
               "trace it instead, or leave it out");
+}
+
+// hist's value is an integer: a stack's (the task keys kstack and ustack, or an argument
+// of $kstack) fetched value is its id in the stack map, which the kernel summed and
+// bucketed as if it were a number. Strings were refused already.
+TEST(AggrRequest, HistValueMustBeAnInteger) {
+    AggrSpec a;
+    a.value = AggrValue::Arg;
+    a.hist = AggrHist::Log2;
+    for (const char* stack : {"kstack", "ustack", "st"}) {
+        ProbeRequest req;
+        req.kind = ProbeKind::Kprobe;
+        std::vector<FetchArg> args = {arg("st=$kstack")};
+        a.value_arg = stack;
+        auto r = prepareAggregation(a, req, args);
+        ASSERT_FALSE(r) << stack;
+        EXPECT_TRUE(r.error().usage);
+        const std::string by = std::string(stack) == "ustack" ? "ustack" : "kstack";
+        EXPECT_EQ(r.error().message,
+                  fmt::format("value '{}' is a stack, not an integer: count --by {} counts the "
+                              "hits of each stack",
+                              stack, by));
+    }
+    ProbeRequest req;
+    req.kind = ProbeKind::Kprobe;
+    std::vector<FetchArg> none;
+    a.value_arg = "comm";
+    auto c = prepareAggregation(a, req, none);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message, "value 'comm' is not an integer");
+    a.value_arg = "pid";
+    EXPECT_TRUE(prepareAggregation(a, req, none));
 }
 
 // errno is $retval with the kernel's errno flag on its load.

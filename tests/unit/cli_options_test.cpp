@@ -244,6 +244,27 @@ TEST(AddOptions, ACxxSignatureWithAPointerIsOneProbe) {
     EXPECT_THAT(g.error().message, HasSubstr("add takes one probe, not a glob"));
 }
 
+// resolve took a glob for one name: 'kprobe:vfs_*' was an "unknown kernel symbol",
+// 'tracepoint:sched:*' an unknown tracepoint ("did you mean tracepoint:iommu:map") and
+// 'uprobe:libc:str*' no function ("similar: sbrk, stat, ..."), though each matches many.
+TEST(ResolveAndSymbolsOptions, AGlobIsRefusedWithTheCommandThatListsItsMatches) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"kprobe:vfs_*", "`probectl symbols 'vfs_*'` lists its matches"},
+        {"uretprobe:/bin/true:ma?n", "`probectl symbols '/bin/true:ma?n'` lists its matches"},
+        {"tracepoint:sched:*", "`probectl symbols 'tracepoint:sched:*'` lists its matches"},
+        {"syscall:read*", "resolve them one at a time"},
+    };
+    for (const auto& [spec, part] : cases) {
+        auto o = parseResolveOptions({spec});
+        ASSERT_FALSE(o) << spec;
+        EXPECT_THAT(o.error().message, HasSubstr("resolve takes one probe, not a glob")) << spec;
+        EXPECT_THAT(o.error().message, HasSubstr(part)) << spec;
+    }
+    const std::string exact = std::string("uprobe:") + FX_CXX_PATH + ":'fx::g(const char*)'";
+    auto one = parseResolveOptions({exact});
+    EXPECT_TRUE(one) << one.error().message;
+}
+
 TEST(RemoveOptions, IdsOrAll) {
     auto o = parseRemoveOptions({"3", "5"});
     ASSERT_TRUE(o);

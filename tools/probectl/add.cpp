@@ -9,6 +9,7 @@
 #include "probectl/client.hpp"
 #include "probectl/expand.hpp"
 #include "probectl/session.hpp"
+#include "spec_hints.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
 
@@ -48,27 +49,10 @@ Parsed<AddOptions> parseAddOptions(const std::vector<std::string>& args) {
             "counts hits and delivers no records, so values have nowhere to go; use probectl "
             "trace, count or hist for them, and add '{}' to count hits",
             o->spec.text, o->spec.locationStr())};
-    // A uprobe's C++ signature with a pointer ("ns::g(char*)") names one function when the
-    // file has a function of that name (SpecExpander reads the file to tell).
-    auto exact = [&] {
-        if (!isUserSpace(o->spec.kind))
-            return false;
-        auto x = SpecExpander().expand(o->spec);
-        return x.ok() && x->exact;
-    };
-    if (hasGlob(o->spec) && !exact()) {
-        const SpecKind k = o->spec.kind;
-        std::string list;
-        if (k == SpecKind::Kprobe || k == SpecKind::Kretprobe)
-            list = fmt::format("`probectl symbols '{}'` lists its matches; ", o->spec.symbol);
-        else if (k == SpecKind::Uprobe || k == SpecKind::Uretprobe)
-            list = fmt::format("`probectl symbols '{}:{}'` lists its matches; ", o->spec.path,
-                               o->spec.symbol);
-        return UsageError{fmt::format(
-            "'{}': add takes one probe, not a glob: {}add them one at a time, or give the glob "
-            "to trace, count, hist or latency",
-            o->spec.text, list)};
-    }
+    if (auto glob = globRefusal(o->spec, "add",
+                                "add them one at a time, or give the glob to trace, count, hist "
+                                "or latency"))
+        return UsageError{*glob};
     if (!vm.count("maxactive"))
         return o;
     if (auto e = maxactiveError({o->spec}, "kernel"))

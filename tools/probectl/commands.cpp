@@ -205,7 +205,8 @@ const char* const kResolveHelp =
 Shows what SPEC points at without adding anything: symbol, module, address, what
 would be registered, and whether it can be probed, and if not why (unknown symbol,
 with suggestions; several functions of that name; kprobes blacklist; not a
-function). Exit status 1 when it cannot be probed.
+function). Exit status 1 when it cannot be probed. SPEC is one probe: a glob is
+refused (exit 2); probectl symbols lists its matches.
 
 For user-space specs it shows the file the kernel will open, the FILE OFFSET of
 the probed instruction (what a uprobe is registered at), the function, its ELF

@@ -8,6 +8,7 @@
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/tracepoints.hpp"
 #include "probectl/user_target.hpp"
+#include "spec_hints.hpp"
 #include "subcommands.hpp"
 #include "uapi/probectl.h"
 
@@ -161,6 +162,10 @@ Parsed<ResolveOptions> parseResolveOptions(const std::vector<std::string>& args)
         if (!isUserSpace(o->spec.kind))
             return UsageError{"-p applies to uprobe:, uretprobe: and usdt: specs"};
     }
+    // A glob was looked up as one name: "unknown kernel symbol 'vfs_*'".
+    if (o && !o->help)
+        if (auto glob = globRefusal(o->spec, "resolve", "resolve them one at a time"))
+            return UsageError{*glob};
     return o;
 }
 

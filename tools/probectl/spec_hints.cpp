@@ -9,6 +9,7 @@
 #include <array>
 #include <string_view>
 
+#include "probectl/expand.hpp"
 #include "probectl/held_command.hpp"
 #include "probectl/probe_kinds.hpp"
 #include "probectl/probe_spec.hpp"
@@ -96,6 +97,31 @@ std::string syscallUserStackRefusal(std::string_view option, std::string_view sp
             : fmt::format("kprobe:__x64_sys_{} instead: the kernel's wrapper", syscall);
     return fmt::format("{}: '{}': user stacks of syscall: specs are not supported yet (probe {})",
                        option, spec, instead);
+}
+
+std::optional<std::string> globRefusal(const ProbeSpec& spec, std::string_view command,
+                                       std::string_view instead) {
+    if (!hasGlob(spec))
+        return std::nullopt;
+    // A uprobe's C++ signature with a pointer ("ns::g(char*)") names one function when the
+    // file has a function of that name (SpecExpander reads the file to tell).
+    if (isUserSpace(spec.kind)) {
+        auto x = SpecExpander().expand(spec);
+        if (x.ok() && x->exact)
+            return std::nullopt;
+    }
+    std::string list;
+    const SpecKind k = spec.kind;
+    if (k == SpecKind::Kprobe || k == SpecKind::Kretprobe)
+        list = fmt::format("`probectl symbols '{}'` lists its matches; ", spec.symbol);
+    else if (k == SpecKind::Uprobe || k == SpecKind::Uretprobe)
+        list =
+            fmt::format("`probectl symbols '{}:{}'` lists its matches; ", spec.path, spec.symbol);
+    else if (k == SpecKind::Tracepoint)
+        list = fmt::format("`probectl symbols 'tracepoint:{}:{}'` lists its matches; ",
+                           spec.subsystem, spec.symbol);
+    return fmt::format("'{}': {} takes one probe, not a glob: {}{}", spec.text, command, list,
+                       instead);
 }
 
 }  // namespace probectl::cli

@@ -3,8 +3,11 @@
 // an option cannot take.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "probectl/probe_spec.hpp"
 
 namespace probectl::cli {
 
@@ -27,5 +30,11 @@ std::string specTakenAsValueHint(std::string_view option, const std::string& val
 // or on the ptrace backend, which has no kprobes, libc's wrapper (a uprobe).
 std::string syscallUserStackRefusal(std::string_view option, std::string_view spec,
                                     std::string_view syscall, std::string_view backend);
+
+// `command` (add, resolve) takes one probe: the refusal of a glob `spec`, naming the command
+// that lists its matches and `instead` (what to do then); nullopt when `spec` is no glob (a
+// C++ signature with a `*` that names a function of its file is one).
+std::optional<std::string> globRefusal(const ProbeSpec& spec, std::string_view command,
+                                       std::string_view instead);
 
 }  // namespace probectl::cli

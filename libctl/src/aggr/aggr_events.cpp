@@ -182,6 +182,14 @@ Result<EventAggregator> EventAggregator::create(const AggrSpec& spec, std::strin
                                parsed->kind == SpecKind::Syscall;
         if (auto r = checkAggrNames(spec, names, at_return, true); !r)
             return usage(fmt::format("{}: {}", probe_spec, r.error().message));
+        if (spec.value == AggrValue::Arg) {
+            // Every hit would count as one whose value "could not be read".
+            auto own = std::find_if(parsed->fetch_args.begin(), parsed->fetch_args.end(),
+                                    [&](const FetchArg& a) { return a.name == spec.value_arg; });
+            const FetchArg* arg = own != parsed->fetch_args.end() ? &*own : nullptr;
+            if (auto why = detail::notAnIntegerValue(spec.value_arg, arg))
+                return usage(fmt::format("{}: {}", probe_spec, *why));
+        }
     }
     auto impl = std::make_unique<Impl>();
     AggrTable& t = impl->table;

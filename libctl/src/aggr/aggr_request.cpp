@@ -190,8 +190,8 @@ Result<void> checkAndPrepare(const AggrSpec& spec, ProbeRequest& req, std::vecto
         int i = argIndex(spec.value_arg, req, args, own, err, 0, false);
         if (i < 0)
             return makeError(EINVAL, err);
-        if (isStringType(args[i].type) || args[i].array_len)
-            return makeError(EINVAL, fmt::format("value '{}' is not an integer", spec.value_arg));
+        if (auto why = detail::notAnIntegerValue(spec.value_arg, &args[i]))
+            return makeError(EINVAL, *why);
         a.value_arg = static_cast<std::uint8_t>(i);
         if (isSignedType(args[i].type))
             a.flags |= kAggrFlagSigned;

@@ -7,11 +7,13 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/never_returns.hpp"
 #include "probectl/aggr.hpp"
+#include "probectl/fetch_spec.hpp"
 
 namespace probectl::detail {
 
@@ -58,6 +60,24 @@ inline Result<void> checkHistogram(const AggrSpec& spec) {
         return makeError(EINVAL, fmt::format("a linear histogram has at most {} steps, not {}",
                                              kAggrMaxLinear, steps));
     return {};
+}
+
+// hist's value `name` is summed and bucketed as a 64-bit integer; why it cannot be, if so.
+// `arg`: the spec's own argument of that name, else null for a task field. A stack's fetched
+// value is its id in the stack map, no number to histogram.
+inline std::optional<std::string> notAnIntegerValue(const std::string& name, const FetchArg* arg) {
+    using Kind = FetchSource::Kind;
+    const Kind kind = arg && arg->source ? arg->source->kind
+                      : name == "kstack" ? Kind::KStack
+                      : name == "ustack" ? Kind::UStack
+                                         : Kind::Arg;
+    if (kind == Kind::KStack || kind == Kind::UStack || kind == Kind::UStackSnapshot)
+        return fmt::format(
+            "value '{}' is a stack, not an integer: count --by {} counts the hits of each stack",
+            name, kind == Kind::KStack ? "kstack" : "ustack");
+    if (arg ? isStringType(arg->type) || arg->array_len != 0 : name == "comm")
+        return fmt::format("value '{}' is not an integer", name);
+    return std::nullopt;
 }
 
 // exit or exit_group (`syscall`) asked for `what` ("latency", "$retval", "$errno"), which

@@ -18,9 +18,11 @@
 #include "probectl/user_target.hpp"
 #include "readelf_util.hpp"
 
+using probectl::ElfResolver;
 using probectl::hasGlob;
 using probectl::KernelSymbols;
 using probectl::parseProbeSpec;
+using probectl::resolveUserSpec;
 using probectl::SpecExpander;
 
 namespace {

@@ -19,6 +19,7 @@
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/probe_spec.hpp"
 #include "probectl/tracer.hpp"
+#include "probectl/user_target.hpp"
 
 namespace probectl::cli {
 
@@ -74,10 +75,13 @@ int runTraceAs(const std::vector<std::string>& args, Io& io, const char* cmd);
 // command's exit, then the summary. Returns the exit code of runEnd() (run_loop.hpp): the
 // command's own, 128+N when a signal N killed it or a stop signal N ended a command that
 // outlived it (main then dies of N: takeExitSignal()), else 0, or 1 after a runtime error.
+// `resolved`: what the tracer keeps of the user-space files it reads, for the expansions
+// of globs to share.
 class TraceSink;  // trace_sink.hpp
 using SinkOpener = std::function<Result<std::unique_ptr<TraceSink>>()>;
 int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& open_sink,
-             const std::function<int()>& caught_signal);
+             const std::function<int()>& caught_signal,
+             std::shared_ptr<UserResolveCache> resolved = nullptr);
 // --duration's TIME in seconds: a positive number, with an optional unit ms, s, m or h;
 // nullopt when it is none.
 // The ptrace backend traces only the processes it starts or attaches to: nothing system-wide.

@@ -80,11 +80,14 @@ bool takesValue(const po::options_description& desc, const std::string& word) {
     return d && d->semantic()->max_tokens() > 0;
 }
 
-// The backend o.backend names, opened on o's target.
-Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
+// The backend o.backend names, opened on o's target; its user-space resolutions kept in
+// `resolved`.
+Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o,
+                                           const std::shared_ptr<UserResolveCache>& resolved) {
     return openTracerFor(
         o, o.seccomp_bpf,
         [&](SessionOptions& so) {
+            so.resolve_cache = resolved;
             so.prepare = [depth = o.stack_depth, k = o.kstack, u = !o.ustack.empty(),
                           dwarf = o.ustack == "dwarf", bytes = o.stack_size, format = o.format](
                              ProbeRequest& req, std::vector<FetchArg>& args) -> Result<void> {
@@ -101,6 +104,7 @@ Result<std::unique_ptr<Tracer>> openTracer(const TraceOptions& o) {
             };
         },
         [&](PtraceSessionOptions& so) {
+            so.resolve_cache = resolved;
             if (o.ustack == "dwarf")
                 so.ustack_snapshot = o.stack_size ? o.stack_size : kUstackSnapshotDefault;
         });
@@ -479,14 +483,17 @@ int runTraceAs(const std::vector<std::string>& args, Io& io, const char* kCmd) {
 
     if (o.summary_only)
         return runSyscallSummary(o, io);
-    auto tracer = openTracer(o);
+    // A glob's names are expanded, then each resolved by the tracer: from one reading of
+    // each file.
+    const auto resolved = std::make_shared<UserResolveCache>();
+    auto tracer = openTracer(o, resolved);
     if (!tracer)
         return runtimeError(
             io, kCmd,
             o.backend == "kernel" ? privilegeError(tracer.error(), kCmd, true) : tracer.error());
     return runTrace(
         **tracer, o, io, [&] { return openTraceSink(o.format, o.output, o.layout(), io, &io.err); },
-        [&] { return signals.caught(); });
+        [&] { return signals.caught(); }, resolved);
 }
 
 }  // namespace probectl::cli

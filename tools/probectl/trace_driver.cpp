@@ -42,13 +42,15 @@ int tellWhatIsNew(Io& io, const char* cmd, const std::string& told, const Result
 }  // namespace
 
 int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& open_sink,
-             const std::function<int()>& caught_signal) {
+             const std::function<int()>& caught_signal,
+             std::shared_ptr<UserResolveCache> resolved) {
     const char* const kCmd = o.cmd;
     const bool kernel = tracer.backend() == "kernel";
     const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
     const std::uint64_t arming = monotonicNs();
-    auto probes = attachSpecs(tracer, o.specs, resolve_pid, o.verbose, io.err, false,
-                              [&] { return caught_signal() != 0; });
+    auto probes = attachSpecs(
+        tracer, o.specs, resolve_pid, o.verbose, io.err, false,
+        [&] { return caught_signal() != 0; }, std::move(resolved));
     if (!probes)
         return runtimeError(io, kCmd,
                             kernel ? privilegeError(probes.error(), kCmd, true) : probes.error());

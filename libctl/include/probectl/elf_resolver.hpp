@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -159,8 +160,12 @@ class ElfResolver {
     std::vector<const ElfSymbol*> ifuncImplementations(const ElfSymbol& ifunc) const;
 
   private:
-    ElfResolver() = default;
+    ElfResolver();
     friend class ElfReader;
+
+    // functionsNamed's index of the function symbols by name, built on its first call.
+    struct NameIndex;
+    const NameIndex& nameIndex() const;
 
     std::string path_;
     Type type_ = Type::Executable;
@@ -170,6 +175,8 @@ class ElfResolver {
     std::vector<LoadSegment> segments_;
     std::vector<ElfSymbol> symbols_;
     std::vector<UsdtProbe> usdt_;
+    // Shared by copies, whose symbols_ are the same.
+    std::shared_ptr<NameIndex> names_;
 };
 
 std::string_view toString(ElfResolver::Type t);  // "ET_EXEC", "ET_DYN"

@@ -48,7 +48,10 @@ std::string exceptionUse(const std::string& path) {
     auto h = ElfHandle::open(path);
     if (!h)
         return {};
-    Elf* elf = h->get();
+    return exceptionUse(h->get());
+}
+
+std::string exceptionUse(Elf* elf) {
     std::vector<std::string_view> found;
     for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
         GElf_Shdr sh;

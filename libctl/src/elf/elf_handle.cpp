@@ -8,14 +8,33 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 namespace probectl {
+
+namespace {
+
+std::mutex g_opens_mu;
+std::map<std::string, std::size_t, std::less<>> g_opens;
+
+}  // namespace
+
+std::size_t elfOpensOf(const std::string& path) {
+    const std::lock_guard lock(g_opens_mu);
+    const auto it = g_opens.find(path);
+    return it == g_opens.end() ? 0 : it->second;
+}
 
 Result<ElfHandle> ElfHandle::open(const std::string& path) {
     // libelf refuses every call until the caller states the ELF version it understands.
     static const bool initialised = elf_version(EV_CURRENT) != EV_NONE;
     if (!initialised)
         return makeError(ENOEXEC, fmt::format("libelf: {}", elf_errmsg(-1)));
+    {
+        const std::lock_guard lock(g_opens_mu);
+        ++g_opens[path];
+    }
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return makeError(errno, fmt::format("{}: {}", path, std::strerror(errno)));

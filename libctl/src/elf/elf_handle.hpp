@@ -4,6 +4,7 @@
 
 #include <libelf.h>
 
+#include <cstddef>
 #include <string>
 
 #include "probectl/result.hpp"
@@ -31,6 +32,10 @@ class ElfHandle {
     int fd_ = -1;
     Elf* elf_ = nullptr;
 };
+
+// How many times ElfHandle::open opened `path` in this process: for tests that check a
+// command reads a file once however many of its names it resolves.
+std::size_t elfOpensOf(const std::string& path);
 
 // The name of section `scn` ("" when it has none).
 std::string sectionName(Elf* elf, Elf_Scn* scn);

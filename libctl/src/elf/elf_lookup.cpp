@@ -4,7 +4,11 @@
 #include <gelf.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
 
 #include "probectl/elf_resolver.hpp"
 
@@ -60,6 +64,74 @@ const ElfSymbol* ElfResolver::functionAt(std::uint64_t elf_addr) const {
     return best;
 }
 
+namespace {
+
+// normalizeCxxName's word characters: a word of a normalized name is one of the name's own.
+bool isNameWordChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
+
+// The words normalizeCxxName may write that the name did not spell so (builtin types).
+bool isBuiltinTypeWord(std::string_view w) {
+    return w == "signed" || w == "unsigned" || w == "short" || w == "long" || w == "int" ||
+           w == "char" || w == "double";
+}
+
+std::size_t hashOf(std::string_view s) {
+    return std::hash<std::string_view>{}(s);
+}
+
+}  // namespace
+
+// Where functionsNamed looks, so that a glob's N names cost N lookups, not N scans of the
+// table. Every entry is a candidate only (a hash): functionsNamed's own test decides.
+struct ElfResolver::NameIndex {
+    std::once_flag built;
+    // A function by its name and its demangled name.
+    std::unordered_multimap<std::size_t, std::uint32_t> exact;
+    // A C++ function (demangled name != name) by each word of its demangled name: a C++ form
+    // functionsNamed accepts has the wanted function's last identifier among those words.
+    std::unordered_multimap<std::size_t, std::uint32_t> cxx_words;
+    std::vector<std::uint32_t> cxx;  // every C++ function, for a name without such a word
+};
+
+ElfResolver::ElfResolver() : names_(std::make_shared<NameIndex>()) {}
+
+const ElfResolver::NameIndex& ElfResolver::nameIndex() const {
+    std::call_once(names_->built, [this] {
+        NameIndex& x = *names_;
+        std::vector<std::size_t> words;
+        for (std::uint32_t i = 0; i < symbols_.size(); ++i) {
+            const ElfSymbol& s = symbols_[i];
+            if (!s.isFunction())
+                continue;
+            x.exact.emplace(hashOf(s.name), i);
+            if (s.demangled == s.name)
+                continue;
+            x.exact.emplace(hashOf(s.demangled), i);
+            x.cxx.push_back(i);
+            words.clear();
+            const std::string_view d = s.demangled;
+            for (std::size_t a = 0; a < d.size();) {
+                if (!isNameWordChar(d[a])) {
+                    ++a;
+                    continue;
+                }
+                std::size_t b = a;
+                while (b < d.size() && isNameWordChar(d[b]))
+                    ++b;
+                words.push_back(hashOf(d.substr(a, b - a)));
+                a = b;
+            }
+            std::sort(words.begin(), words.end());
+            words.erase(std::unique(words.begin(), words.end()), words.end());
+            for (std::size_t w : words)
+                x.cxx_words.emplace(w, i);
+        }
+    });
+    return *names_;
+}
+
 std::vector<const ElfSymbol*> ElfResolver::functionsNamed(std::string_view name) const {
     std::string_view base = name;
     std::string_view want_version;
@@ -75,8 +147,27 @@ std::vector<const ElfSymbol*> ElfResolver::functionsNamed(std::string_view name)
     // demangler's "f(char const*)".
     const std::string want = normalizeCxxName(base);
     const std::string_view key = cxxNameKey(want);
+    // The symbols that can match, in table order.
+    const NameIndex& index = nameIndex();
+    std::vector<std::uint32_t> candidates;
+    for (auto [it, end] = index.exact.equal_range(hashOf(base)); it != end; ++it)
+        candidates.push_back(it->second);
+    if (!index.cxx.empty()) {
+        // The key's last identifier is a word of every C++ name that matches, unless the
+        // normalizing wrote it (a builtin type) or there is none.
+        const auto colon = key.rfind(':');
+        const std::string_view last = colon == std::string_view::npos ? key : key.substr(colon + 1);
+        if (last.empty() || isBuiltinTypeWord(last))
+            candidates.insert(candidates.end(), index.cxx.begin(), index.cxx.end());
+        else
+            for (auto [it, end] = index.cxx_words.equal_range(hashOf(last)); it != end; ++it)
+                candidates.push_back(it->second);
+    }
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
     std::vector<const ElfSymbol*> out;
-    for (const auto& s : symbols_) {
+    for (std::uint32_t i : candidates) {
+        const ElfSymbol& s = symbols_[i];
         if (!s.isFunction())
             continue;
         // Every C++ form compared is spelled with the name's last scoped identifier before

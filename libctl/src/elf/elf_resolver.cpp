@@ -11,10 +11,12 @@
 #include <bit>
 #include <cerrno>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "elf/debug_link.hpp"
 #include "elf/elf_handle.hpp"
+#include "elf/elf_read.hpp"
 #include "elf/usdt_notes.hpp"
 
 namespace probectl {
@@ -167,6 +169,8 @@ class ElfReader {
                 readTable(h->get(), SHT_SYMTAB, SymbolTable::DebugSymtab);
                 out_.debug_file_ = debug.path;
                 out_.symbol_source_ = ".symtab of " + debug.path;
+                if (keep_debug_)
+                    keep_debug_->emplace(std::move(*h));
             } else {
                 no_debug = debug.path + " has no .symtab";
             }
@@ -193,6 +197,24 @@ class ElfReader {
             return std::move(probes).error();
         out_.usdt_ = std::move(*probes);
         return {};
+    }
+
+    static Result<ElfResolver> read(Elf* elf, const std::string& path,
+                                    const ElfOpenOptions& options,
+                                    std::optional<ElfHandle>* keep_debug) {
+        ElfResolver out;
+        out.path_ = path;
+        ElfReader r(out, elf);
+        r.keep_debug_ = keep_debug;
+        if (auto e = r.header(); !e)
+            return e.error();
+        if (auto e = r.segments(); !e)
+            return e.error();
+        r.buildId();
+        r.symbols(options);
+        if (auto e = r.usdt(); !e)
+            return e.error();
+        return out;
     }
 
   private:
@@ -295,6 +317,7 @@ class ElfReader {
 
     ElfResolver& out_;
     Elf* elf_;
+    std::optional<ElfHandle>* keep_debug_ = nullptr;  // where the debug file's handle stays
     std::map<std::tuple<std::uint64_t, std::string, std::string>, ElfSymbol> merged_;
     std::map<std::size_t, std::string> section_names_;
 };
@@ -303,18 +326,13 @@ Result<ElfResolver> ElfResolver::open(const std::string& path, const ElfOpenOpti
     auto h = ElfHandle::open(path);
     if (!h)
         return std::move(h).error();
-    ElfResolver out;
-    out.path_ = path;
-    ElfReader r(out, h->get());
-    if (auto e = r.header(); !e)
-        return e.error();
-    if (auto e = r.segments(); !e)
-        return e.error();
-    r.buildId();
-    r.symbols(options);
-    if (auto e = r.usdt(); !e)
-        return e.error();
-    return out;
+    return ElfReader::read(h->get(), path, options, nullptr);
+}
+
+Result<ElfResolver> readElfResolver(const ElfHandle& h, const std::string& path,
+                                    const ElfOpenOptions& options,
+                                    std::optional<ElfHandle>& debug) {
+    return ElfReader::read(h.get(), path, options, &debug);
 }
 
 }  // namespace probectl

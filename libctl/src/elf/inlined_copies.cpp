@@ -3,16 +3,17 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "elf/dwarf_attr.hpp"
+#include "elf/elf_handle.hpp"
 #include "probectl/elf_resolver.hpp"
 
 namespace probectl {
@@ -28,11 +29,12 @@ struct Want {
     std::string_view key = cxxNameKey(normalized);
 };
 
-// Whether the subprogram `die`, called `qualified` with its scopes, is the wanted function.
-bool named(Dwarf_Die* die, std::string_view qualified, const Want& w) {
+// Whether the subprogram called `qualified` with its scopes, with DW_AT_linkage_name
+// `linkage` and DW_AT_name `plain_name`, is the wanted function.
+bool namedAs(std::string_view qualified, std::string_view linkage, std::string_view plain_name,
+             const Want& w) {
     if (qualified == w.name)
         return true;
-    const std::string_view linkage = dwarfString(die, DW_AT_linkage_name);
     if (linkage.empty())
         return false;
     if (linkage == w.name ||
@@ -40,7 +42,6 @@ bool named(Dwarf_Die* die, std::string_view qualified, const Want& w) {
         return true;
     // Demangling every declaration of a large C++ file is slow: a name that does not hold
     // DWARF's (up to its template arguments, which DWARF spells its own way) cannot match.
-    const std::string_view plain_name = dwarfString(die, DW_AT_name);
     const std::string_view stem = plain_name.substr(0, plain_name.find('<'));
     if (!stem.empty() && w.name.find(stem) == std::string_view::npos)
         return false;
@@ -51,6 +52,12 @@ bool named(Dwarf_Die* die, std::string_view qualified, const Want& w) {
     if (d.find(w.key) == std::string::npos)
         return false;
     return cxxNameMatches(d, w.normalized, w.has_params);
+}
+
+// Whether the subprogram `die`, called `qualified` with its scopes, is the wanted function.
+bool named(Dwarf_Die* die, std::string_view qualified, const Want& w) {
+    return namedAs(qualified, dwarfString(die, DW_AT_linkage_name), dwarfString(die, DW_AT_name),
+                   w);
 }
 
 // The subprogram an inlined copy is of: its DW_AT_abstract_origin.
@@ -171,16 +178,26 @@ void walk(Dwarf_Die* cu, const std::set<Dwarf_Off>& matched,
     }
 }
 
-// The subprograms of the CU's top level and of its namespaces and classes that are the
-// wanted function (into `matched`, with their qualified names into `qualified`), and whether
-// the CU can hold inlined copies of it: it has such a subprogram (GCC and clang put the
-// abstract instance in each CU that inlines it), or it imports or is a unit shared by others
-// (dwz, LTO), where the origin may be elsewhere. Only these scopes are read: a deep walk of
-// every function body is what makes a large file's DWARF slow.
-bool mayInline(Dwarf_Die* cu, const Want& w, std::set<Dwarf_Off>& matched,
-               std::map<Dwarf_Off, std::string>& qualified) {
-    bool found = dwarf_tag(cu) == DW_TAG_partial_unit;
-    std::vector<Dwarf_Die> abstract;  // subprograms with DW_AT_inline: inlined somewhere
+// What of a unit every search reads: the subprograms of its top level and of its namespaces
+// and classes, with their qualified names; the abstract ones (DW_AT_inline: inlined
+// somewhere); whether it imports or is a unit shared by others (dwz, LTO), where an origin
+// may be elsewhere. Only these scopes are read: a deep walk of every function body is what
+// makes a large file's DWARF slow.
+struct ScopeFunction {
+    Dwarf_Off offset = 0;
+    std::string qualified;
+    std::string_view linkage;  // strings of the DWARF's own sections: valid while it is open
+    std::string_view plain_name;
+};
+struct UnitScopes {
+    Dwarf_Die cu;
+    bool shared = false;
+    std::vector<ScopeFunction> functions;
+    std::vector<Dwarf_Die> abstract;
+};
+
+UnitScopes readScopes(Dwarf_Die* cu) {
+    UnitScopes u{*cu, dwarf_tag(cu) == DW_TAG_partial_unit, {}, {}};
     std::vector<std::pair<Dwarf_Die, std::string>> todo{{*cu, ""}};
     while (!todo.empty()) {
         auto [die, scope] = todo.back();
@@ -193,21 +210,18 @@ bool mayInline(Dwarf_Die* cu, const Want& w, std::set<Dwarf_Off>& matched,
             const std::string_view n = dwarfString(&child, DW_AT_name);
             switch (tag) {
                 case DW_TAG_imported_unit:
-                    found = true;
+                    u.shared = true;
                     break;
                 case DW_TAG_subprogram: {
                     if (dwarf_hasattr(&child, DW_AT_inline))
-                        abstract.push_back(child);
+                        u.abstract.push_back(child);
                     // A definition completing a declaration (DW_AT_specification), or an
                     // instance of an abstract one, takes that one's scope, found where it is.
                     if (dwarf_hasattr(&child, DW_AT_specification) ||
                         dwarf_hasattr(&child, DW_AT_abstract_origin))
                         break;
-                    std::string q = scope + std::string(n);
-                    if (named(&child, q, w)) {
-                        matched.insert(dwarf_dieoffset(&child));
-                        qualified.emplace(dwarf_dieoffset(&child), std::move(q));
-                    }
+                    u.functions.push_back({dwarf_dieoffset(&child), scope + std::string(n),
+                                           dwarfString(&child, DW_AT_linkage_name), n});
                     break;
                 }
                 case DW_TAG_namespace:
@@ -225,40 +239,67 @@ bool mayInline(Dwarf_Die* cu, const Want& w, std::set<Dwarf_Off>& matched,
             }
         } while (dwarf_siblingof(&child, &child) == 0);
     }
-    return found || std::any_of(abstract.begin(), abstract.end(),
-                                [&](const Dwarf_Die& d) { return chainMatched(d, matched); });
+    return u;
+}
+
+// The unit's scope subprograms that are the wanted function (into `matched`, with their
+// qualified names into `qualified`), and whether the unit can hold inlined copies of it: it
+// has such a subprogram (GCC and clang put the abstract instance in each CU that inlines
+// it), or it is shared (UnitScopes).
+bool mayInline(const UnitScopes& u, const Want& w, std::set<Dwarf_Off>& matched,
+               std::map<Dwarf_Off, std::string>& qualified) {
+    for (const ScopeFunction& f : u.functions)
+        if (namedAs(f.qualified, f.linkage, f.plain_name, w)) {
+            matched.insert(f.offset);
+            qualified.emplace(f.offset, f.qualified);
+        }
+    return u.shared || std::any_of(u.abstract.begin(), u.abstract.end(),
+                                   [&](const Dwarf_Die& d) { return chainMatched(d, matched); });
 }
 
 }  // namespace
 
-InlinedSearch findInlinedCopies(const std::string& dwarf_path, std::string_view name,
-                                const std::vector<std::string>& linkage_names) {
+struct InlinedCopyFinder::Units {
+    std::vector<UnitScopes> units;
+};
+
+InlinedCopyFinder::InlinedCopyFinder(Elf* elf, std::string source)
+    : dw_(dwarf_begin_elf(elf, DWARF_C_READ, nullptr)),
+      source_(std::move(source)),
+      units_(std::make_unique<Units>()) {
+    if (!dw_)
+        return;
+    Dwarf_CU* cu = nullptr;
+    Dwarf_Die cudie, subdie;
+    Dwarf_Half version = 0;
+    uint8_t unit_type = 0;
+    while (dwarf_get_units(dw_, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0)
+        units_->units.push_back(readScopes(&cudie));
+}
+
+InlinedCopyFinder::~InlinedCopyFinder() {
+    if (dw_)
+        dwarf_end(dw_);
+}
+
+InlinedSearch InlinedCopyFinder::find(std::string_view name,
+                                      const std::vector<std::string>& linkage_names) const {
     InlinedSearch s;
-    s.source = dwarf_path;
-    const int fd = ::open(dwarf_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return s;
-    Dwarf* dw = dwarf_begin(fd, DWARF_C_READ);
-    if (dw) {
+    s.source = source_;
+    if (dw_) {
         const Want w{name, linkage_names};
         // Every unit's scopes first: an origin may be in a unit that comes later (dwz).
         std::set<Dwarf_Off> matched;
         std::map<Dwarf_Off, std::string> qualified;
         std::vector<Dwarf_Die> units;
-        Dwarf_CU* cu = nullptr;
-        Dwarf_Die cudie, subdie;
-        Dwarf_Half version = 0;
-        uint8_t unit_type = 0;
-        while (dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0) {
+        for (const UnitScopes& u : units_->units) {
             s.has_dwarf = true;
-            if (mayInline(&cudie, w, matched, qualified))
-                units.push_back(cudie);
+            if (mayInline(u, w, matched, qualified))
+                units.push_back(u.cu);
         }
         for (Dwarf_Die& u : units)
             walk(&u, matched, qualified, w, s.copies, s.functions);
-        dwarf_end(dw);
     }
-    ::close(fd);
     std::sort(s.copies.begin(), s.copies.end(),
               [](const InlinedCopy& a, const InlinedCopy& b) { return a.entry < b.entry; });
     s.copies.erase(
@@ -266,6 +307,17 @@ InlinedSearch findInlinedCopies(const std::string& dwarf_path, std::string_view 
                     [](const InlinedCopy& a, const InlinedCopy& b) { return a.entry == b.entry; }),
         s.copies.end());
     return s;
+}
+
+InlinedSearch findInlinedCopies(const std::string& dwarf_path, std::string_view name,
+                                const std::vector<std::string>& linkage_names) {
+    auto h = ElfHandle::open(dwarf_path);
+    if (!h) {
+        InlinedSearch s;
+        s.source = dwarf_path;
+        return s;
+    }
+    return InlinedCopyFinder(h->get(), dwarf_path).find(name, linkage_names);
 }
 
 }  // namespace probectl

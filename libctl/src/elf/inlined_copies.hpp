@@ -3,7 +3,10 @@
 // the out-of-line copy never sees these calls; perf probe and SystemTap probe each copy.
 #pragma once
 
+#include <elfutils/libdw.h>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,5 +44,28 @@ struct InlinedSearch {
 // absent DWARF gives has_dwarf false and no copies.
 InlinedSearch findInlinedCopies(const std::string& dwarf_path, std::string_view name,
                                 const std::vector<std::string>& linkage_names = {});
+
+// findInlinedCopies of one file's DWARF for many names (a glob's): the DWARF is read (its
+// sections decompressed, every unit's scopes and their subprograms' names) once, not per
+// name.
+// One thread at a time.
+class InlinedCopyFinder {
+  public:
+    // `elf`: the file with the DWARF, which the caller keeps open longer than the finder;
+    // `source`: its path, for explanations.
+    InlinedCopyFinder(Elf* elf, std::string source);
+    ~InlinedCopyFinder();
+    InlinedCopyFinder(const InlinedCopyFinder&) = delete;
+    InlinedCopyFinder& operator=(const InlinedCopyFinder&) = delete;
+
+    InlinedSearch find(std::string_view name,
+                       const std::vector<std::string>& linkage_names = {}) const;
+
+  private:
+    struct Units;  // the scopes of every unit, read once
+    Dwarf* dw_ = nullptr;
+    std::string source_;
+    std::unique_ptr<Units> units_;
+};
 
 }  // namespace probectl

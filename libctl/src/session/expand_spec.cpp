@@ -248,18 +248,30 @@ std::string userSpecName(const ElfResolver& elf, const ElfSymbol& s) {
     return s.name;
 }
 
-Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid) {
+// `cache`: where the file is read once for the command (null: read here).
+Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid, UserResolveCache* cache) {
     UserResolveOptions ro;
     ro.pid = pid;
-    auto file = findUserFile(spec.path, ro);
+    auto file = cache ? cache->impl().file(spec.path, ro) : findUserFile(spec.path, ro);
     if (!file)
         return makeError(file.error().err, fmt::format("{}: {}", spec.text, file.error().message));
     ElfOpenOptions eo;
     eo.debug_dir = file->root + eo.debug_dir;
     eo.root = file->root;
-    auto elf = ElfResolver::open(file->path, eo);
-    if (!elf)
-        return makeError(elf.error().err, fmt::format("{}: {}", spec.text, elf.error().message));
+    std::optional<ElfResolver> own;
+    std::shared_ptr<KeptElf> kept;
+    if (cache) {
+        auto k = cache->impl().elf(file->path, eo);
+        if (!k)
+            return makeError(k.error().err, fmt::format("{}: {}", spec.text, k.error().message));
+        kept = std::move(*k);
+    } else {
+        auto e = ElfResolver::open(file->path, eo);
+        if (!e)
+            return makeError(e.error().err, fmt::format("{}: {}", spec.text, e.error().message));
+        own.emplace(std::move(*e));
+    }
+    const ElfResolver* elf = kept ? &kept->elf() : &*own;
     // A C++ signature with a pointer ("ns::g(char*)") or operator[] names the function it
     // spells: read as a glob, "ns::g(char*)" also matched "ns::g(char const*)".
     if (!elf->functionsNamed(spec.symbol).empty()) {
@@ -434,11 +446,11 @@ Result<Expansion> SpecExpander::expand(const ProbeSpec& spec_in) {
             return tracepoints(spec, **impl_->tps);
         case KindFamily::UserElf:
             if (!impl_->cache)
-                return userFunctions(spec, impl_->pid);
+                return userFunctions(spec, impl_->pid, nullptr);
             return impl_->cache->impl().get<Expansion>(
                 impl_->cache->impl().expansions,
                 userResolveKey(spec, impl_->pid, ElfOpenOptions().debug_dir),
-                [&] { return userFunctions(spec, impl_->pid); });
+                [&] { return userFunctions(spec, impl_->pid, impl_->cache.get()); });
     }
     return makeError(EINVAL, fmt::format("{}: no glob for this kind", spec.text));
 }

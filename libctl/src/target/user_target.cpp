@@ -45,7 +45,7 @@ class Resolver {
         if (!isUserSpace(spec_.kind))
             return fail(EINVAL, fmt::format("{} is not a user-space probe ({})",
                                             toString(spec_.kind), kindNames(true)));
-        auto f = findUserFile(spec_.path, o_);
+        auto f = o_.cache ? o_.cache->impl().file(spec_.path, o_) : findUserFile(spec_.path, o_);
         if (!f)
             return fail(f.error().err, f.error().message);
         file_ = std::move(*f);
@@ -55,10 +55,20 @@ class Resolver {
         else
             eo.debug_dir.clear();
         eo.root = file_.root;
-        auto elf = ElfResolver::open(file_.path, eo);
-        if (!elf)
-            return fail(elf.error().err, elf.error().message);
-        elf_.emplace(std::move(*elf));
+        // With a cache, every name of the file is resolved from one reading of it.
+        if (o_.cache) {
+            auto kept = o_.cache->impl().elf(file_.path, eo);
+            if (!kept)
+                return fail(kept.error().err, kept.error().message);
+            kept_ = std::move(*kept);
+            elf_ = &kept_->elf();
+        } else {
+            auto elf = ElfResolver::open(file_.path, eo);
+            if (!elf)
+                return fail(elf.error().err, elf.error().message);
+            own_.emplace(std::move(*elf));
+            elf_ = &*own_;
+        }
 
         if (spec_.kind == SpecKind::Usdt)
             return usdt();
@@ -84,7 +94,7 @@ class Resolver {
         t.file = file_.file;
         t.how = "file: " + file_.how + "\n";
         if (t.is_return) {
-            t.exception_use = exceptionUse(file_.path);
+            t.exception_use = kept_ ? kept_->exceptionUse() : exceptionUse(file_.path);
             if (!t.exception_use.empty())
                 t.how += "exceptions: " + t.exception_use + "\n";
         }
@@ -439,7 +449,8 @@ class Resolver {
         std::vector<std::string> mangled;
         for (const ElfSymbol* s : found)
             mangled.push_back(s->name);
-        const InlinedSearch inl = findInlinedCopies(dwarf, spec_.symbol, mangled);
+        const InlinedSearch inl = kept_ ? kept_->inlinedCopies(spec_.symbol, mangled)
+                                        : findInlinedCopies(dwarf, spec_.symbol, mangled);
         std::string elf_name = spec_.symbol;
         if (found.empty() && inl.functions.size() == 1 && !inl.functions[0].linkage.empty() &&
             !elf_->functionsNamed(inl.functions[0].linkage).empty())
@@ -659,7 +670,9 @@ class Resolver {
     const ProbeSpec& spec_;
     const UserResolveOptions& o_;
     UserFile file_;
-    std::optional<ElfResolver> elf_;
+    const ElfResolver* elf_ = nullptr;  // own_'s, or kept_'s
+    std::optional<ElfResolver> own_;
+    std::shared_ptr<KeptElf> kept_;
 };
 
 }  // namespace

@@ -123,8 +123,9 @@ class SyscallTable {
     // with builtinSyscallNames() for the numbers. Errors: ENOENT (message names the
     // directory) when events/syscalls does not exist (tracefs not mounted, or a kernel
     // without CONFIG_FTRACE_SYSCALLS); EACCES (message says root is needed) when a directory
-    // on the way cannot be searched (tracefs is mode 0700 on most systems). A format that does not parse is skipped and named in
-    // problems() (its syscall keeps name and number); unreadable files (EACCES) are skipped.
+    // on the way cannot be searched (tracefs is mode 0700 on most systems). A format that
+    // does not parse is skipped and named in problems() (its syscall keeps name and number);
+    // unreadable files (EACCES) are skipped.
     static Result<SyscallTable> fromTracefs(const std::string& tracefs = "/sys/kernel/tracing");
 
     // builtin() whose entries read their own two format files from <tracefs>/events/syscalls

@@ -252,26 +252,16 @@ std::string userSpecName(const ElfResolver& elf, const ElfSymbol& s) {
 Result<Expansion> userFunctions(const ProbeSpec& spec, pid_t pid, UserResolveCache* cache) {
     UserResolveOptions ro;
     ro.pid = pid;
-    auto file = cache ? cache->impl().file(spec.path, ro) : findUserFile(spec.path, ro);
+    auto file = findUserFileVia(cache, spec.path, ro);
     if (!file)
         return makeError(file.error().err, fmt::format("{}: {}", spec.text, file.error().message));
     ElfOpenOptions eo;
     eo.debug_dir = file->root + eo.debug_dir;
     eo.root = file->root;
-    std::optional<ElfResolver> own;
-    std::shared_ptr<KeptElf> kept;
-    if (cache) {
-        auto k = cache->impl().elf(file->path, eo);
-        if (!k)
-            return makeError(k.error().err, fmt::format("{}: {}", spec.text, k.error().message));
-        kept = std::move(*k);
-    } else {
-        auto e = ElfResolver::open(file->path, eo);
-        if (!e)
-            return makeError(e.error().err, fmt::format("{}: {}", spec.text, e.error().message));
-        own.emplace(std::move(*e));
-    }
-    const ElfResolver* elf = kept ? &kept->elf() : &*own;
+    auto kept = readKeptElf(cache, file->path, eo);
+    if (!kept)
+        return makeError(kept.error().err, fmt::format("{}: {}", spec.text, kept.error().message));
+    const ElfResolver* elf = &(*kept)->elf();
     // A C++ signature with a pointer ("ns::g(char*)") or operator[] names the function it
     // spells: read as a glob, "ns::g(char*)" also matched "ns::g(char const*)".
     if (!elf->functionsNamed(spec.symbol).empty()) {

@@ -65,4 +65,15 @@ Result<std::shared_ptr<KeptElf>> UserResolveCache::Impl::elf(const std::string& 
     return *slot->elf;
 }
 
+Result<UserFile> findUserFileVia(UserResolveCache* cache, std::string_view path_or_library,
+                                 const UserResolveOptions& options) {
+    return cache ? cache->impl().file(path_or_library, options)
+                 : findUserFile(path_or_library, options);
+}
+
+Result<std::shared_ptr<KeptElf>> readKeptElf(UserResolveCache* cache, const std::string& path,
+                                             const ElfOpenOptions& options) {
+    return cache ? cache->impl().elf(path, options) : KeptElf::open(path, options);
+}
+
 }  // namespace probectl

@@ -44,6 +44,14 @@ class KeptElf {
     std::optional<std::string> exception_use_;
 };
 
+// findUserFile: through `cache` (once per name and process) when there is one.
+Result<UserFile> findUserFileVia(UserResolveCache* cache, std::string_view path_or_library,
+                                 const UserResolveOptions& options);
+// The file `path` read with `options`: through `cache` (once for the command) when there is
+// one, else read now for the caller alone.
+Result<std::shared_ptr<KeptElf>> readKeptElf(UserResolveCache* cache, const std::string& path,
+                                             const ElfOpenOptions& options);
+
 struct UserResolveCache::Impl {
     // The answer kept under `key` in `kept`, else what `make` answers, kept. The lock is not
     // held while `make` reads the file: two threads asking at once both read it.

@@ -45,7 +45,7 @@ class Resolver {
         if (!isUserSpace(spec_.kind))
             return fail(EINVAL, fmt::format("{} is not a user-space probe ({})",
                                             toString(spec_.kind), kindNames(true)));
-        auto f = o_.cache ? o_.cache->impl().file(spec_.path, o_) : findUserFile(spec_.path, o_);
+        auto f = findUserFileVia(o_.cache.get(), spec_.path, o_);
         if (!f)
             return fail(f.error().err, f.error().message);
         file_ = std::move(*f);
@@ -56,19 +56,11 @@ class Resolver {
             eo.debug_dir.clear();
         eo.root = file_.root;
         // With a cache, every name of the file is resolved from one reading of it.
-        if (o_.cache) {
-            auto kept = o_.cache->impl().elf(file_.path, eo);
-            if (!kept)
-                return fail(kept.error().err, kept.error().message);
-            kept_ = std::move(*kept);
-            elf_ = &kept_->elf();
-        } else {
-            auto elf = ElfResolver::open(file_.path, eo);
-            if (!elf)
-                return fail(elf.error().err, elf.error().message);
-            own_.emplace(std::move(*elf));
-            elf_ = &*own_;
-        }
+        auto kept = readKeptElf(o_.cache.get(), file_.path, eo);
+        if (!kept)
+            return fail(kept.error().err, kept.error().message);
+        kept_ = std::move(*kept);
+        elf_ = &kept_->elf();
 
         if (spec_.kind == SpecKind::Usdt)
             return usdt();
@@ -94,7 +86,7 @@ class Resolver {
         t.file = file_.file;
         t.how = "file: " + file_.how + "\n";
         if (t.is_return) {
-            t.exception_use = kept_ ? kept_->exceptionUse() : exceptionUse(file_.path);
+            t.exception_use = kept_->exceptionUse();
             if (!t.exception_use.empty())
                 t.how += "exceptions: " + t.exception_use + "\n";
         }
@@ -442,15 +434,13 @@ class Resolver {
     // A function's entry: its out-of-line copy and every copy the compiler inlined into a
     // caller (DWARF), or a probe would count only the calls that were not inlined.
     Result<std::vector<UserTarget>> functionSites() const {
-        const std::string dwarf = elf_->debugFile().empty() ? file_.path : elf_->debugFile();
         const auto found = elf_->functionsNamed(spec_.symbol);
         // The ELF symbols' mangled names join DWARF's copies to them: the two spell a C++
         // name differently ("tw<long>" and DWARF's "tw<long int>").
         std::vector<std::string> mangled;
         for (const ElfSymbol* s : found)
             mangled.push_back(s->name);
-        const InlinedSearch inl = kept_ ? kept_->inlinedCopies(spec_.symbol, mangled)
-                                        : findInlinedCopies(dwarf, spec_.symbol, mangled);
+        const InlinedSearch inl = kept_->inlinedCopies(spec_.symbol, mangled);
         std::string elf_name = spec_.symbol;
         if (found.empty() && inl.functions.size() == 1 && !inl.functions[0].linkage.empty() &&
             !elf_->functionsNamed(inl.functions[0].linkage).empty())
@@ -670,9 +660,8 @@ class Resolver {
     const ProbeSpec& spec_;
     const UserResolveOptions& o_;
     UserFile file_;
-    const ElfResolver* elf_ = nullptr;  // own_'s, or kept_'s
-    std::optional<ElfResolver> own_;
     std::shared_ptr<KeptElf> kept_;
+    const ElfResolver* elf_ = nullptr;  // kept_'s
 };
 
 }  // namespace

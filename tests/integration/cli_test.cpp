@@ -266,6 +266,8 @@ TEST(Cli, AStopSignalWhileAGlobAttachesEndsTheRun) {
         const std::string out = itest::readFile(log);
         EXPECT_THAT(out, HasSubstr("probectl: note: a stop signal ended the attaching: ")) << out;
         EXPECT_THAT(out, HasSubstr("; stopped: ")) << out;
+        // Not "Ends when the command exits or on Ctrl-C.": the signal has ended it.
+        EXPECT_THAT(out, HasSubstr("Ending now: a stop signal came while attaching.")) << out;
         EXPECT_THAT(out,
                     HasSubstr(fmt::format("SIGINT before the trace began: '{}' was not run", loop)))
             << out;

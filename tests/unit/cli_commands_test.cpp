@@ -1043,3 +1043,14 @@ TEST(CommandUsage, AggregationsTakeTheTaskFilters) {
         EXPECT_THAT(rec.error().message, HasSubstr("--tid, --uid, --comm, --duration"));
     }
 }
+
+// strace -c counts every syscall unasked; `trace -c -- ls` once only said "no probe spec
+// given", with an openat example that -c does not need.
+TEST(CommandUsage, SummaryWithoutSpecsNamesSyscallsAll) {
+    auto o = parseTraceOptions({"-c", "--", "ls"});
+    ASSERT_FALSE(o);
+    EXPECT_THAT(o.error().message, HasSubstr("--syscalls=all"));
+    auto plain = parseTraceOptions({"--", "ls"});
+    ASSERT_FALSE(plain);
+    EXPECT_THAT(plain.error().message, Not(HasSubstr("--syscalls=all")));
+}

@@ -2,6 +2,7 @@
 // into one spec per probeable name, skipping (with the reason) blacklisted, data,
 // duplicate names and leaving __pfx_ padding out; fetch arguments and predicates follow
 // every name.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -17,10 +18,13 @@
 #include "probectl/tracer.hpp"
 #include "probectl/user_target.hpp"
 #include "readelf_util.hpp"
+#include "target/no_dwarf_note.hpp"
 
 using probectl::ElfResolver;
 using probectl::hasGlob;
 using probectl::KernelSymbols;
+using probectl::mergeNoDwarfNotes;
+using probectl::noDwarfNote;
 using probectl::parseProbeSpec;
 using probectl::resolveUserSpec;
 using probectl::SpecExpander;
@@ -663,4 +667,54 @@ TEST(Expand, InitTextIsSkippedAsInitCode) {
     EXPECT_NE(r->details().find("  vfs_caches_init: init code: freed after boot\n"),
               std::string::npos)
         << r->details();
+}
+
+namespace {
+
+// Notes two functions (do_sys_open, do_sys_poll) as static ones of a file without DWARF would.
+class NoDwarfTracer : public CountingTracer {
+  public:
+    probectl::Result<std::uint32_t> add(const probectl::ProbeSpec& s) override {
+        if (s.symbol == "do_sys_open" || s.symbol == "do_sys_poll")
+            addNote(s.text + ": " + noDwarfNote(s.symbol, "/x/app"));
+        else if (s.symbol == "vfs_read")
+            addNote(s.text + ": something else");
+        return CountingTracer::add(s);
+    }
+};
+
+}  // namespace
+
+// A glob over a C program without DWARF printed one long note per static function (its
+// start-up functions alone are five): one note now names them, in the place of the first.
+TEST(Expand, NoDwarfNotesOfAGlobAreOne) {
+    auto ks = KernelSymbols::fromText(kKallsyms, kBlacklist);
+    ASSERT_TRUE(ks.ok());
+    NoDwarfTracer t;
+    SpecExpander x(0, &*ks);
+    auto r = x.attach(t, *parseProbeSpec("kprobe:do_sys*"));
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    ASSERT_EQ(r->notes.size(), 1u) << r->notes.size();
+    EXPECT_EQ(r->notes[0],
+              "kprobe:do_sys*: 'do_sys_open', 'do_sys_poll' are static functions and "
+              "/x/app has no DWARF (.debug_info, nor a debug file with it): calls "
+              "the compiler inlined into callers are not seen. Build with -g or "
+              "install the debug file, and each inlined copy is probed too");
+}
+
+TEST(Expand, MergedNoDwarfNotesKeepTheOthersInOrder) {
+    std::vector<std::string> notes{"a: first",
+                                   "s:f: " + noDwarfNote("f", "/p"),
+                                   "b: middle",
+                                   "s:g: " + noDwarfNote("g", "/p"),
+                                   "s:h: " + noDwarfNote("h", "/q"),
+                                   "s:i: " + noDwarfNote("i", "/p"),
+                                   "s:j: " + noDwarfNote("j", "/p")};
+    mergeNoDwarfNotes(notes, "s:*");
+    ASSERT_EQ(notes.size(), 4u);
+    EXPECT_EQ(notes[0], "a: first");
+    EXPECT_THAT(notes[1], ::testing::StartsWith("s:*: 'f', 'g', 'i' and 1 more are static "
+                                                "functions and /p has no DWARF"));
+    EXPECT_EQ(notes[2], "b: middle");
+    EXPECT_EQ(notes[3], "s:h: " + noDwarfNote("h", "/q")) << "alone of its file: as it was";
 }

@@ -96,4 +96,9 @@ TEST(Error, DescribeNeverRepeatsOrContradicts) {
     EXPECT_EQ(makeError(EINVAL, "uprobe:./a:0x10: with a pid, 0x10 is ambiguous: write off=0x10")
                   .describe(),
               "uprobe:./a:0x10: with a pid, 0x10 is ambiguous: write off=0x10");
+    // A file a uprobe cannot use: once "/tmp: not a regular file (Invalid argument)" and
+    // "/etc/passwd: not an ELF file (Exec format error)".
+    EXPECT_EQ(makeError(EINVAL, "/tmp: not a regular file").describe(), "/tmp: not a regular file");
+    EXPECT_EQ(makeError(ENOEXEC, "/etc/passwd: not an ELF file").describe(),
+              "/etc/passwd: not an ELF file");
 }

@@ -306,6 +306,9 @@ TEST(TraceDriver, AStopSignalWhileAttachingEndsTheAttaching) {
             EXPECT_EQ(t.specs, std::vector<std::string>{"syscall:getppid"});
             EXPECT_THAT(err.str(), HasSubstr("probectl: note: a stop signal ended the attaching: "
                                              "1 probe attached\n"));
+            // The banner said "Hit Ctrl-C to end." after the signal had ended the run.
+            EXPECT_THAT(err.str(), HasSubstr(kEndsNow));
+            EXPECT_THAT(err.str(), Not(HasSubstr("on Ctrl-C"))) << err.str();
             if (command) {
                 EXPECT_EQ(rc, 128 + sig);
                 EXPECT_EQ(t.starts, 0);

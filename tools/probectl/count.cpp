@@ -522,8 +522,10 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
                           traceTarget(has_command ? o.command[0] : std::string(),
                                       has_command ? tracer.commandPid() : 0, o.pids),
                           kernel ? "" : " with ptrace",
-                          endsWhen(o.duration > 0 ? o.duration_text : std::string(), has_command,
-                                   o.pids.size(), o.follow));
+                          signals.caught() != 0
+                              ? kEndsNow
+                              : endsWhen(o.duration > 0 ? o.duration_text : std::string(),
+                                         has_command, o.pids.size(), o.follow));
     if (has_command && loop.signalBeforeStart())
         return loop.notStarted(io, cmd);
     if (auto r = tracer.start(); !r)

@@ -102,6 +102,9 @@ std::string traceEnd(const TraceOptions& o);
 // what they fork.
 std::string endsWhen(const std::string& duration_text, bool has_command,
                      std::size_t watched_pids = 0, bool follow = false);
+// The banner's end once a stop signal came while the probes were attached: the run ends at
+// once, whatever endsWhen() would say.
+inline constexpr const char* kEndsNow = "Ending now: a stop signal came while attaching.";
 // ESRCH "no process PID" for the first of `pids` that does not exist (-p of a typo'd pid
 // must not trace nothing in silence).
 std::optional<Error> missingProcess(const std::vector<std::uint32_t>& pids);

@@ -345,9 +345,15 @@ Parsed<TraceOptions> parseTraceOptions(const std::vector<std::string>& args, con
         }
     }
     o.syscalls = std::move(names);
-    if (all_specs.empty())
+    if (all_specs.empty()) {
+        // strace -c counts every syscall unasked; here that is a choice to make.
+        if (o.summary_only)
+            return UsageError{
+                "no probe spec given: -c counts the syscalls it is given, e.g. "
+                "probectl trace -c --syscalls=all -- ls (every syscall, as strace -c)"};
         return UsageError{"no probe spec given (e.g. probectl trace syscall:openat -- ls)" +
                           specTakenAsValueHint("--ustack", o.ustack)};
+    }
     for (const auto& s : all_specs) {
         auto spec = parseSpecArgument(s, true);
         if (!spec)

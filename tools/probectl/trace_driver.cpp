@@ -111,7 +111,7 @@ int runTrace(Tracer& tracer, const TraceOptions& o, Io& io, const SinkOpener& op
     io.err << fmt::format("Tracing {} probe{}{}{}. {}\n", *probes, *probes == 1 ? "" : "s",
                           traceTarget(has_command ? o.command[0] : std::string(),
                                       has_command ? tracer.commandPid() : 0, o.pids),
-                          via, traceEnd(o));
+                          via, caught_signal() != 0 ? kEndsNow : traceEnd(o));
     sink.begin(t0, TraceClocks::now());
 
     // --ustack: a process's maps are read at its first event, while it (likely) lives; its

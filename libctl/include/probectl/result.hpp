@@ -43,8 +43,8 @@ struct Error {
     // "message (strerror(err))", the form printed by the CLI; just "message" when libc's text
     // would repeat or contradict it: the message holds it already, ends in its own hint
     // (')' or '?'), or comes with the kernel's extack; errnos whose text misleads (EILSEQ,
-    // ENOTUNIQ, ERANGE, EPROTO, EBADMSG; ENOENT when the message says "unknown", "not found"
-    // or "no such"), or the error is a usage error (about the input, not the system).
+    // ENOTUNIQ, ERANGE, EPROTO, EBADMSG, ENOEXEC; ENOENT when the message says "unknown", "not
+    // found" or "no such"), or the error is a usage error (about the input, not the system).
     std::string describe() const;
 };
 

@@ -48,7 +48,13 @@ bool strerrorAddsNothing(int err, const std::string& message, const std::string&
             // ("add probe kprobe:f").
             return containsNoCase(message, " has no ") ||
                    containsNoCase(message, " is ambiguous") ||
-                   containsNoCase(message, " is an IFUNC") || containsNoCase(message, " is data (");
+                   containsNoCase(message, " is an IFUNC") ||
+                   containsNoCase(message, " is data (") ||
+                   containsNoCase(message, ": not a regular file");
+        case ENOEXEC:
+            // Every such refusal says what the file lacks ("not an ELF file", "no PT_LOAD
+            // segment"); "Exec format error" is a vaguer copy of it.
+            return true;
         default:
             return false;
     }

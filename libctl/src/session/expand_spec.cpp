@@ -20,6 +20,7 @@
 #include "probectl/syscall_meta.hpp"
 #include "probectl/syscall_probe.hpp"
 #include "probectl/user_target.hpp"
+#include "target/no_dwarf_note.hpp"
 #include "target/user_resolve_cache.hpp"
 
 namespace probectl {
@@ -518,6 +519,7 @@ Result<AttachReport> SpecExpander::attach(Tracer& tracer, const ProbeSpec& spec)
         for (std::string& n : tracer.takeNotes())
             r.notes.push_back(std::move(n));
     }
+    mergeNoDwarfNotes(r.notes, r.spec);
     // Stopped: nothing is wrong with the glob, the run is ending.
     if (r.ids.empty() && !r.stopped) {
         impl_->failed_details = r.details();

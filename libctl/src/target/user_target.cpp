@@ -17,6 +17,7 @@
 #include "probectl/kernel_symbols.hpp"
 #include "probectl/proc_maps.hpp"
 #include "probectl/user_target.hpp"
+#include "target/no_dwarf_note.hpp"
 #include "target/user_resolve_cache.hpp"
 
 namespace probectl {
@@ -455,7 +456,7 @@ class Resolver {
             if (!t)
                 return std::move(t).error();
             if (!inl.has_dwarf)
-                t->note = noDwarfNote(t->symbol);
+                t->note = noDwarfNoteFor(t->symbol);
             out.push_back(std::move(*t));
         }
         if (inl.copies.empty())
@@ -564,15 +565,10 @@ class Resolver {
 
     // Without DWARF nothing says where a function was inlined; a local (static) function is
     // the usual candidate, so say what it would take to see those calls.
-    std::string noDwarfNote(const std::string& name) const {
+    std::string noDwarfNoteFor(const std::string& name) const {
         for (const ElfSymbol* s : elf_->functionsNamed(spec_.symbol))
             if (s->bind == STB_LOCAL)
-                return fmt::format(
-                    "'{}' is a static function and {} has no DWARF (.debug_info, "
-                    "nor a debug file with it): calls the compiler inlined into "
-                    "callers are not seen. Build with -g or install the debug "
-                    "file, and each inlined copy is probed too",
-                    name, file_.path);
+                return noDwarfNote(name, file_.path);
         return {};
     }
 

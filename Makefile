@@ -139,8 +139,9 @@ unit: user
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # Every kernel's suite runs even when another one failed, two VMs at once on
-# two cores (VM_JOBS=1 for one at a time); each kernel's output is printed
-# whole, in kernels.list order, ending with its "vm-NAME: N passed, N failed".
+# two cores (VM_JOBS=1 for one at a time), each kernel's tests split over two
+# VMs (VM_SHARDS); each kernel's output is printed whole, in kernels.list
+# order, ending with its "vm-NAME: N passed, N failed".
 check-vm: user kmod-all
 	@$(TOP)/tests/vm/suites $(KERNELS)
 

@@ -271,7 +271,8 @@ TEST(RemovedProbe, AKeptMapStaysChargedToItsSession) {
 // The CLI: count --by k of a probe another client removed prints the kept table, exact, and
 // warns that it ends at the removal, naming the remover (probectl remove) by pid and comm.
 // With every probe removed the run ends by itself (a SIGTERM sent as well, as this test
-// once did, could reach probectl as it exited: status 143 on the debug kernel).
+// once did, could reach probectl as it exited: status 143 on the debug kernel). Polled: a
+// background watchdog's sleep would hold the output pipe open for its whole minute.
 TEST(RemovedProbe, CountPrintsTheTableOfARemovedProbe) {
     const std::string target = itest::workload("aggr_target");
     const std::string script =
@@ -280,11 +281,13 @@ TEST(RemovedProbe, CountPrintsTheTableOfARemovedProbe) {
         "while [ -z \"$id\" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); "
         "id=$(probectl list | awk '$2 == \"uprobe\" { print $1; exit }'); done; " +
         target + " values 10 >/dev/null; probectl remove \"$id\" || echo REMOVE FAILED; " + target +
-        " values 8 >/dev/null; (sleep 60; kill $t) & w=$!; wait $t; echo status $?; kill $w; "
-        "cat /tmp/kept.out; echo STDERR; cat /tmp/kept.err";
+        " values 8 >/dev/null; i=0; while kill -0 $t 2>/dev/null && [ $i -lt 600 ]; do "
+        "sleep 0.1; i=$((i+1)); done; kill -0 $t 2>/dev/null && echo STILL RUNNING; kill $t; "
+        "wait $t; echo status $?; cat /tmp/kept.out; echo STDERR; cat /tmp/kept.err";
     auto r = itest::sh(script);
     SCOPED_TRACE(r.out);
     EXPECT_EQ(r.out.find("REMOVE FAILED"), std::string::npos);
+    EXPECT_EQ(r.out.find("STILL RUNNING"), std::string::npos) << "60 s after every probe went";
     EXPECT_NE(r.out.find("status 0"), std::string::npos);
     EXPECT_NE(r.out.find("every probe was removed by another client: nothing left to count, the "
                          "run ends"),

@@ -677,8 +677,6 @@ class NoDwarfTracer : public CountingTracer {
     probectl::Result<std::uint32_t> add(const probectl::ProbeSpec& s) override {
         if (s.symbol == "do_sys_open" || s.symbol == "do_sys_poll")
             addNote(s.text + ": " + noDwarfNote(s.symbol, "/x/app"));
-        else if (s.symbol == "vfs_read")
-            addNote(s.text + ": something else");
         return CountingTracer::add(s);
     }
 };

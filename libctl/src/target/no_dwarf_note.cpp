@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <map>
+#include <utility>
 
 namespace probectl {
 
@@ -22,44 +23,41 @@ std::string noDwarfNote(const std::string& name, const std::string& path) {
 }
 
 void mergeNoDwarfNotes(std::vector<std::string>& notes, const std::string& spec) {
-    struct Group {
-        std::size_t first;  // index in `notes` of its first note
-        std::vector<std::string> names;
-    };
-    std::map<std::string, Group> groups;  // by what follows the name: the file and advice
-    std::vector<bool> merged(notes.size(), false);
+    // Per file (what follows the name: the file and the advice), the index of its first note
+    // and every name.
+    std::map<std::string, std::pair<std::size_t, std::vector<std::string>>> files;
+    std::vector<const std::string*> file_of(notes.size(), nullptr);
     for (std::size_t i = 0; i < notes.size(); i++) {
         const std::string& n = notes[i];
         const std::size_t at = n.find(kIsStatic);
         const std::size_t open = at == std::string::npos ? at : n.rfind('\'', at - 1);
         if (open == std::string::npos)
             continue;
-        auto [g, fresh] = groups.try_emplace(n.substr(at + kIsStatic.size()), Group{i, {}});
-        g->second.names.push_back(n.substr(open + 1, at - open - 1));
-        merged[i] = true;
+        auto it =
+            files.try_emplace(n.substr(at + kIsStatic.size()), i, std::vector<std::string>()).first;
+        it->second.second.push_back(n.substr(open + 1, at - open - 1));
+        file_of[i] = &it->first;
     }
+    constexpr std::size_t kShown = 3;
     std::vector<std::string> out;
     for (std::size_t i = 0; i < notes.size(); i++) {
-        if (!merged[i]) {
+        if (!file_of[i]) {
             out.push_back(std::move(notes[i]));
             continue;
         }
-        for (auto& [rest, g] : groups) {
-            if (g.first != i)
-                continue;
-            if (g.names.size() == 1) {
-                out.push_back(std::move(notes[i]));
-                break;
-            }
-            constexpr std::size_t kShown = 3;
-            std::string names;
-            for (std::size_t k = 0; k < g.names.size() && k < kShown; k++)
-                names += fmt::format("{}'{}'", k == 0 ? "" : ", ", g.names[k]);
-            if (g.names.size() > kShown)
-                names += fmt::format(" and {} more", g.names.size() - kShown);
-            out.push_back(fmt::format("{}: {} are static functions and {}", spec, names, rest));
-            break;
+        const auto& [first, names] = files.at(*file_of[i]);
+        if (first != i)
+            continue;  // said in its file's first note
+        if (names.size() == 1) {
+            out.push_back(std::move(notes[i]));
+            continue;
         }
+        std::string list;
+        for (std::size_t k = 0; k < names.size() && k < kShown; k++)
+            list += fmt::format("{}'{}'", k == 0 ? "" : ", ", names[k]);
+        if (names.size() > kShown)
+            list += fmt::format(" and {} more", names.size() - kShown);
+        out.push_back(fmt::format("{}: {} are static functions and {}", spec, list, *file_of[i]));
     }
     notes = std::move(out);
 }

@@ -286,7 +286,8 @@ TEST(Lifecycle, CountersAreFinalWhenTheStopReturns) {
             << "round " << round << ": a return counted after the stop";
         EXPECT_EQ(end.hits, end.delivered + end.dropped + end.unreturned)
             << "round " << round << ": hits " << end.hits << " delivered " << end.delivered
-            << " dropped " << end.dropped << " unreturned " << end.unreturned;
+            << " dropped " << end.dropped << " unreturned " << end.unreturned << " (session lost "
+            << st->lost << ", socket overruns " << st->overruns << ")";
         // a call inside when the probe stopped is unreturned: at most one per spinner
         EXPECT_LE(end.unreturned, cpus) << "round " << round;
     }

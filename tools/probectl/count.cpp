@@ -79,40 +79,6 @@ std::string intervalError(const std::string& text) {
         text, static_cast<long>(kMaxDurationSec));
 }
 
-// The stop signals (stopSignals()) arrive as pending (blocked here, after the child is
-// spawned so it does not inherit the mask, and before the probes are attached, which takes
-// seconds for a big glob) and are picked up each tick. caught() keeps the first.
-class BlockedStopSignals {
-  public:
-    BlockedStopSignals() {
-        sigemptyset(&set_);
-        for (int sig : stopSignals())
-            sigaddset(&set_, sig);
-        pthread_sigmask(SIG_BLOCK, &set_, &old_);
-    }
-    ~BlockedStopSignals() {
-        while (take())
-            ;
-        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-    }
-    int caught() {
-        if (!first_)
-            first_ = take();
-        return first_;
-    }
-
-  private:
-    int take() {
-        const timespec zero{};
-        const int s = sigtimedwait(&set_, nullptr, &zero);
-        return s > 0 ? s : 0;
-    }
-
-    sigset_t set_{};
-    sigset_t old_{};
-    int first_ = 0;
-};
-
 // The time of day above an interval's tables (intervalClock).
 std::string wallClock(double interval) {
     timespec now{};
@@ -480,7 +446,8 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
     if (auto e = missingProcess(o.pids))
         return runtimeError(io, cmd, *e);
     const bool kernel = o.backend != "ptrace";
-    MapShare share;  // before the tracer: its prepare step writes here
+    BlockedStopSignals signals;  // before the tracer: see the class
+    MapShare share;              // before the tracer: its prepare step writes here
     // Sizing the maps resolves each spec as attaching it does: once for both.
     const auto resolved = std::make_shared<UserResolveCache>();
     auto opened = openAggrTracer(o, &share, resolved);
@@ -488,7 +455,7 @@ int runAggregation(const AggrCliOptions& o, const char* cmd, Io& io, const AggrT
         return runtimeError(io, cmd,
                             kernel ? privilegeError(opened.error(), cmd, true) : opened.error());
     Tracer& tracer = **opened;
-    BlockedStopSignals signals;
+    signals.block();
     const pid_t resolve_pid = o.pids.size() == 1 ? static_cast<pid_t>(o.pids[0]) : 0;
     // The module is loaded now: its budget can be read.
     share = mapShareFor(o, resolve_pid, resolved);

@@ -291,6 +291,39 @@ std::vector<int> stopSignals() {
     return out;
 }
 
+BlockedStopSignals::BlockedStopSignals() {
+    sigemptyset(&set_);
+}
+
+BlockedStopSignals::~BlockedStopSignals() {
+    if (!blocked_)
+        return;
+    while (take())
+        ;
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+}
+
+void BlockedStopSignals::block() {
+    if (blocked_)
+        return;
+    for (int sig : stopSignals())
+        sigaddset(&set_, sig);
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    blocked_ = true;
+}
+
+int BlockedStopSignals::caught() {
+    if (blocked_ && !first_)
+        first_ = take();
+    return first_;
+}
+
+int BlockedStopSignals::take() {
+    const timespec zero{};
+    const int s = sigtimedwait(&set_, nullptr, &zero);
+    return s > 0 ? s : 0;
+}
+
 std::optional<UsageError> splitCommand(const std::vector<std::string>& args,
                                        std::vector<std::string>& mine,
                                        std::vector<std::string>& command) {

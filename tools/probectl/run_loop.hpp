@@ -4,6 +4,8 @@
 // killed by the signal that killed the command (runEnd()).
 #pragma once
 
+#include <signal.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -127,6 +129,30 @@ void dieOf(int sig);
 // is left out when it is ignored already (nohup): the user asked for the run to outlive
 // the terminal.
 std::vector<int> stopSignals();
+
+// The stop signals held pending for a run that polls for them (count, hist, latency): block()
+// blocks them, after the command is spawned (it would inherit the mask) and before the probes
+// are attached (seconds for a big glob); caught() takes one pending and keeps the first (0:
+// none yet). Made before the tracer, so that they stay blocked while it is torn down: one
+// arriving after the run's end is taken there and cannot kill probectl after a complete
+// table. The destructor takes every pending one and restores the mask.
+class BlockedStopSignals {
+  public:
+    BlockedStopSignals();
+    ~BlockedStopSignals();
+    BlockedStopSignals(const BlockedStopSignals&) = delete;
+    BlockedStopSignals& operator=(const BlockedStopSignals&) = delete;
+    void block();
+    int caught();
+
+  private:
+    int take();
+
+    sigset_t set_{};
+    sigset_t old_{};
+    int first_ = 0;
+    bool blocked_ = false;
+};
 
 // Splits a command line at the first "--": what comes before goes to `mine`, what comes after
 // (the command to run, its own options untouched) to `command`. A "--" with nothing after it

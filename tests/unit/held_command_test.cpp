@@ -56,6 +56,15 @@ TEST(HeldCommand, RunsOnlyAfterRelease) {
 // Becoming the subreaper of the command's orphans is the caller's choice: a program that
 // embeds libctl is not made one by spawning a command.
 TEST(HeldCommand, AdoptsOrphansOnlyWhenAsked) {
+    // The attribute is the process's: another test of this binary (the CLI's drivers) may
+    // have set it already. Start from 0 and leave it as found.
+    int was = 0;
+    ASSERT_EQ(prctl(PR_GET_CHILD_SUBREAPER, &was, 0, 0, 0), 0);
+    ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0), 0);
+    struct Restore {
+        int was;
+        ~Restore() { prctl(PR_SET_CHILD_SUBREAPER, was, 0, 0, 0); }
+    } restore{was};
     int on = -1;
     {
         auto c = HeldCommand::spawn({"true"});

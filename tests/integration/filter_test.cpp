@@ -243,6 +243,23 @@ TEST(SessionMatch, CommUidTid) {
     EXPECT_EQ(t.stats.filtered, 15u);
 }
 
+// A comm holds at most 15 bytes: a longer --comm (a program's full name) matched nothing and
+// a run counted every hit as filtered; the session is refused, naming the glob. At the bound
+// (15 bytes and a '*') it opens.
+TEST(SessionMatch, CommGlobLongerThanACommIsRefused) {
+    SessionOptions o;
+    o.match_comm = "averyveryverylongname";
+    auto s = Session::open(o);
+    ASSERT_FALSE(s) << "a comm glob of 21 bytes was accepted";
+    EXPECT_NE(why(s).find("comm glob 'averyveryverylongname' can never match: a task's comm is "
+                          "at most 15 bytes"),
+              std::string::npos)
+        << why(s);
+    o.match_comm = "averyveryverylo*";
+    auto ok = Session::open(o);
+    EXPECT_TRUE(ok) << why(ok);
+}
+
 // --pid without -p: a system-wide session keeps the one process's hits; a uprobe with the
 // match on another pid records nothing although the breakpoint is armed everywhere.
 TEST(SessionMatch, PidListIsAPureFilter) {

@@ -1152,6 +1152,24 @@ TEST(AggrFormat, ProbeCountsShowWhatTheProcessFilterSkipped) {
               "--comm), not in COUNT\n");
 }
 
+// count kretprobe:do_nanosleep --maxactive 2 on 4 sleeping threads printed COUNT 10 of 20
+// calls and nothing else: the missed calls (NMISSED, outside HITS) are said under the table,
+// as the keyed tables' headers and trace's summary say them.
+TEST(AggrFormat, ProbeCountsSayTheMissedHits) {
+    AggrTable a;
+    a.spec = "kretprobe:do_nanosleep";
+    a.entries.push_back({{}, 10, 0, 0, 0, {}});
+    SessionStats stats;
+    stats.probes.resize(1);
+    stats.probes[0].hits = 10;
+    stats.probes[0].nmissed = 10;
+    EXPECT_EQ(cli::formatProbeCounts({a}, 0, &stats),
+              "PROBE                        COUNT\n"
+              "kretprobe:do_nanosleep          10\n"
+              "kretprobe:do_nanosleep: 10 hits missed, not in COUNT (probe reentry, or too few "
+              "kretprobe instances: raise --maxactive)\n");
+}
+
 // count 'kprobe:vfs_*' once printed a row for every function that never ran.
 TEST(AggrFormat, ProbeCountsHideZeroRowsOfSeveral) {
     AggrTable a, b, c;

@@ -79,6 +79,11 @@ TEST(FilterExpr, ParsesAndPrintsCanonically) {
     EXPECT_EQ(goodPredicate("path == \"/etc/*\""), "(path ~ \"/etc/*\")");
     EXPECT_EQ(goodPredicate("path != \"*.so\""), "(path !~ \"*.so\")");
     EXPECT_EQ(goodPredicate("$comm ~ \"ba?h\""), "($comm ~ \"ba?h\")");
+    // At the 15-byte bound a comm can still match (globs count * as nothing, [..] as one).
+    EXPECT_EQ(goodPredicate("$comm == \"averyveryverylo\""), "($comm == \"averyveryverylo\")");
+    EXPECT_EQ(goodPredicate("$comm ~ \"averyveryverylo*\""), "($comm ~ \"averyveryverylo*\")");
+    EXPECT_EQ(goodPredicate("$comm ~ \"[a-z]23456789012345\""),
+              "($comm ~ \"[a-z]23456789012345\")");
     EXPECT_EQ(goodPredicate("$pid == 42 && $uid != 0"), "(($pid == 0x2a) && ($uid != 0x0))");
     // && binds tighter than ||, ! tighter than both.
     EXPECT_EQ(goodPredicate("fd == 1 || fd == 2 && !n"),
@@ -126,6 +131,12 @@ TEST(FilterExpr, ErrorsPointAtTheFault) {
         {"1 == 2", 1, "neither side is a field"},
         {"$comm == cat", 10, "'cat' is no field: string literals need double quotes, \"cat\""},
         {"cat != $comm", 1, "string literals need double quotes"},
+        // A comm has at most 15 bytes: a longer literal or glob would silently match nothing.
+        {"$comm == \"averyveryverylongname\"", 10,
+         "the $comm literal 'averyveryverylongname' can never match: a task's comm is at most "
+         "15 bytes (the kernel keeps the first 15 of a longer name, e.g. 'averyveryverylo')"},
+        {"$comm != \"averyveryverylongnam*\"", 10, "can never match"},
+        {"$comm ~ \"[a-z]234567890123456\"", 9, "can never match"},
         {"$retval < 0", 1, "$retval is only available in return probes"},
         {"$pid:s32 == 1", 1, "only $retval takes a type, not $pid"},
         {"3", 1, "a literal alone is not a test"},

@@ -270,6 +270,15 @@ TEST(ProbeSpec, Usdt) {
     EXPECT_EQ(n.str(), "usdt:libc:setjmp");
 }
 
+// A PATH holding ':' ends at it unless quoted: the error says so, with the quoted spec (it
+// said only "unexpected '/' after the location").
+INSTANTIATE_TEST_SUITE_P(
+    UserPathColon, ProbeSpecErrors,
+    ::testing::Values(BadSpecCase{"uprobe:/tmp/d:c/app:tick", 16,
+                                  "holds ':' must be quoted: \"uprobe:'/tmp/d:c/app':tick\""},
+                      BadSpecCase{"uretprobe:/a:b/c/x:f n=$retval", 15,
+                                  "quoted: \"uretprobe:'/a:b/c/x':f\""}));
+
 INSTANTIATE_TEST_SUITE_P(
     UserGrammar, ProbeSpecErrors,
     ::testing::Values(BadSpecCase{"uprobe:", 8, "expected PATH"},

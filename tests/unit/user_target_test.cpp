@@ -239,6 +239,23 @@ TEST(UserTarget, CxxByMangledAndDemangledName) {
               "fx::Counter::add(long) const");
 }
 
+// A C++ function that exists only as a clone: its demangled names (as the mangled one always
+// did) are refused with the clone and the spec that probes it; they were refused as unknown,
+// with the clone only as a "similar" name.
+TEST(UserTarget, CxxFunctionOnlyClonedNamesItsClones) {
+    const std::string p = FX_CLONE_CXX_PATH;
+    for (const std::string name : {"_ZNK2fx1K1mEi", "'fx::K::m'", "'fx::K::m(int) const'"}) {
+        SCOPED_TRACE(name);
+        auto e = badTarget("uprobe:" + p + ":" + name, ENOENT);
+        EXPECT_THAT(e.message, HasSubstr("only compiler clones of it"));
+        EXPECT_THAT(e.message, HasSubstr(":'fx::K::m(int) const [clone .isra.0]'"));
+    }
+    EXPECT_EQ(goodTarget("uprobe:" + p + ":'fx::K::m(int) const [clone .isra.0]'").symbol,
+              "fx::K::m(int) const [clone .isra.0]");
+    auto other = badTarget("uprobe:" + p + ":'fx::K::n'", ENOENT);
+    EXPECT_THAT(other.message, Not(HasSubstr("only compiler clones")));
+}
+
 // A '*' of a C++ signature is a pointer when the file has a function of that name: the spec
 // was refused as a glob ("expand it first").
 TEST(UserTarget, CxxSignatureWithAPointerIsNoGlob) {

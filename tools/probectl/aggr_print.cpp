@@ -350,6 +350,12 @@ std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t 
         if (t.overflow || t.nested)
             out += fmt::format("{}: {} hits not counted (map full {}, nested {})\n",
                                shownName(t.spec), t.overflow + t.nested, t.overflow, t.nested);
+        // Hits the kernel could not count (outside HITS): a bare COUNT would read as all.
+        if (stats && i < stats->probes.size() && stats->probes[i].nmissed)
+            out += fmt::format(
+                "{}: {} hits missed, not in COUNT (probe reentry, or too few "
+                "kretprobe instances: raise --maxactive)\n",
+                shownName(t.spec), stats->probes[i].nmissed);
         // A return probe counts returns: the entries that never came back are not in COUNT,
         // those entered before the interval and returned in it are. No unreturned call has
         // an event on either backend (ptrace's syscall of a killed thread is a return, as

@@ -10,6 +10,9 @@
 
 #include "probectl/glob.hpp"
 
+#include "core/comm_glob.hpp"
+#include "uapi/probectl.h"
+
 namespace probectl {
 
 namespace {
@@ -151,4 +154,34 @@ std::string didYouMean(const std::vector<std::string>& names) {
                          : fmt::format("; did you mean: {}?", fmt::join(names, ", "));
 }
 
+namespace detail {
+
+std::size_t globMinLength(std::string_view glob) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < glob.size();) {
+        if (glob[i] == '*') {
+            ++i;
+            continue;
+        }
+        ++n;
+        bool matched = false;
+        const std::size_t next =
+            glob[i] == '[' ? matchBracket(glob, i, '\0', matched) : std::string_view::npos;
+        i = next == std::string_view::npos ? i + 1 : next;
+    }
+    return n;
+}
+
+std::string commGlobNeverMatches(std::string_view glob, std::string_view what) {
+    constexpr std::size_t max = PROBECTL_COMM_LEN - 1;
+    if (globMinLength(glob) <= max)
+        return {};
+    return fmt::format(
+        "{} '{}' can never match: a task's comm is at most {} bytes (the kernel "
+        "keeps the first {} of a longer name, e.g. '{}'); give at most {} bytes, "
+        "or end the glob with '*'",
+        what, glob, max, max, glob.substr(0, max), max);
+}
+
+}  // namespace detail
 }  // namespace probectl

@@ -2,6 +2,7 @@
 // validator and the reference evaluator.
 #include "probectl/predicate.hpp"
 
+#include "core/comm_glob.hpp"
 #include "core/never_returns.hpp"
 #include "fetch/parse_for_spec.hpp"
 #include "fetch/scanner.hpp"
@@ -500,6 +501,11 @@ class Parser : Scanner {
                 const std::string why = globError(lit.str);
                 if (!why.empty())
                     return fail(lit.pos, fmt::format("bad glob: {}", why));
+            }
+            if (node.field == PredicateFieldKind::Comm) {
+                const std::string why = detail::commGlobNeverMatches(lit.str, "the $comm literal");
+                if (!why.empty())
+                    return fail(lit.pos, why);
             }
             node.text = lit.str;
             return std::make_shared<const PredicateNode>(std::move(node));

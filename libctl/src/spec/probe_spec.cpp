@@ -470,6 +470,17 @@ class Parser : Scanner {
                                               peekQuoted()));
             if (auto g = name(isUserSymbolChar); !g.ok())
                 return std::move(g).error();
+            if (!atEnd() && peek() == '/') {
+                // PATH held a ':' and ended there ("uprobe:/d:c/app:f": PATH "/d", symbol "c").
+                const std::size_t path_at = s_.find(':') + 1;
+                const std::size_t end = std::min(s_.find_first_of(" \t", pos_), s_.size());
+                const std::string_view loc = s_.substr(path_at, end - path_at);
+                const std::size_t last = loc.rfind(':');
+                return fail(pos_, fmt::format("a PATH that holds ':' must be quoted: "
+                                              "\"{}:'{}':{}\"",
+                                              toString(spec.kind), loc.substr(0, last),
+                                              loc.substr(last + 1)));
+            }
             if (!atEnd() && (peek() == ':' || peek() == '(' || peek() == '<'))
                 // The outer quotes keep the shell from taking the inner ones.
                 return fail(pos_, fmt::format("'{}' in a symbol: quote C++ names, e.g. "

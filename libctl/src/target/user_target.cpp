@@ -348,19 +348,42 @@ class Resolver {
 
     // GCC's clones of the wanted function: NAME.constprop.N, NAME.isra.N, NAME.part.N (the
     // outlined rest of a partly inlined function), NAME.cold (its unlikely code, no entry).
+    // The spec of function `name`, quoted as the grammar needs (a C++ name's ':' and blanks).
+    std::string specOf(const std::string& name) const {
+        ProbeSpec s;
+        s.kind = spec_.kind == SpecKind::Usdt ? SpecKind::Uprobe : spec_.kind;
+        s.path = spec_.path;
+        s.symbol = name;
+        return s.str();
+    }
+
     std::vector<std::string> clones() const {
         std::vector<std::string> out;
         const std::string prefix = spec_.symbol + ".";
+        // A C++ function's clones carry its mangled name ("_ZNK2ns1K1mEi.isra.0"): a demangled
+        // spelling finds them as it finds the function itself.
+        const std::string want = normalizeCxxName(spec_.symbol);
+        const bool has_params = hasParameterList(spec_.symbol);
         for (const auto& s : elf_->symbols()) {
-            if (!s.isFunction() || !s.name.starts_with(prefix))
+            if (!s.isFunction())
                 continue;
-            const std::string_view rest = std::string_view(s.name).substr(prefix.size());
+            std::string_view rest;
+            if (s.name.starts_with(prefix)) {
+                rest = std::string_view(s.name).substr(prefix.size());
+            } else if (const std::size_t dot = s.name.find('.');
+                       s.name.starts_with("_Z") && dot != std::string::npos &&
+                       cxxNameMatches(demangle(std::string_view(s.name).substr(0, dot)), want,
+                                      has_params)) {
+                rest = std::string_view(s.name).substr(dot + 1);
+            } else {
+                continue;
+            }
             const bool cold = rest == "cold" || rest.ends_with(".cold");
             if (!rest.starts_with("constprop") && !rest.starts_with("isra") &&
                 !rest.starts_with("part") && !rest.starts_with("lto_priv") && !cold)
                 continue;
             out.push_back(fmt::format("  {}  (ELF address {:#x}, size {}){}",
-                                      specAt(s.displayName()), s.value, s.size,
+                                      specOf(s.displayName()), s.value, s.size,
                                       cold ? ": its cold part, not an entry" : ""));
         }
         return out;

@@ -346,8 +346,6 @@ class Resolver {
                                  : std::string()));
     }
 
-    // GCC's clones of the wanted function: NAME.constprop.N, NAME.isra.N, NAME.part.N (the
-    // outlined rest of a partly inlined function), NAME.cold (its unlikely code, no entry).
     // The spec of function `name`, quoted as the grammar needs (a C++ name's ':' and blanks).
     std::string specOf(const std::string& name) const {
         ProbeSpec s;
@@ -357,6 +355,8 @@ class Resolver {
         return s.str();
     }
 
+    // GCC's clones of the wanted function: NAME.constprop.N, NAME.isra.N, NAME.part.N (the
+    // outlined rest of a partly inlined function), NAME.cold (its unlikely code, no entry).
     std::vector<std::string> clones() const {
         std::vector<std::string> out;
         const std::string prefix = spec_.symbol + ".";

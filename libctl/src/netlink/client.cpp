@@ -632,9 +632,9 @@ Result<void> Client::setSessionMatch(const std::vector<std::uint32_t>& pids,
         return makeError(EINVAL, fmt::format("set task match: comm glob '{}' is over {} bytes "
                                              "or holds a NUL",
                                              comm, PROBECTL_MATCH_COMM_MAX - 1));
-    if (!comm.empty())
-        if (const std::string why = detail::commGlobNeverMatches(comm, "comm glob"); !why.empty())
-            return makeError(EINVAL, "set task match: " + why);
+    // No glob (no comm filter) needs 0 bytes: nothing to refuse.
+    if (const std::string why = detail::commGlobNeverMatches(comm, "comm glob"); !why.empty())
+        return makeError(EINVAL, "set task match: " + why);
     return impl_->simple(PROBECTL_CMD_SESSION_MATCH, "set task match", [&](nl_msg* m) {
         int r = 0;
         auto ids = [&](int attr, const std::vector<std::uint32_t>& v) {

@@ -1168,6 +1168,19 @@ TEST(AggrFormat, ProbeCountsSayTheMissedHits) {
               "kretprobe:do_nanosleep          10\n"
               "kretprobe:do_nanosleep: 10 hits missed, not in COUNT (probe reentry, or too few "
               "kretprobe instances: raise --maxactive)\n");
+    // --maxactive is no help to a kprobe (reentry only) or a uretprobe (its own table).
+    a.spec = "kprobe:vfs_read";
+    EXPECT_EQ(cli::formatProbeCounts({a}, 0, &stats),
+              "PROBE                 COUNT\n"
+              "kprobe:vfs_read          10\n"
+              "kprobe:vfs_read: 10 hits missed, not in COUNT (probe reentry: the probe fired "
+              "inside another probe's handler on its CPU)\n");
+    a.spec = "uretprobe:/bin/true:main";
+    EXPECT_EQ(cli::formatProbeCounts({a}, 0, &stats),
+              "PROBE                          COUNT\n"
+              "uretprobe:/bin/true:main          10\n"
+              "uretprobe:/bin/true:main: 10 hits missed, not in COUNT (returns whose entry was "
+              "pushed out of the probe's table of calls in flight)\n");
 }
 
 // count 'kprobe:vfs_*' once printed a row for every function that never ran.

@@ -38,6 +38,19 @@ bool quietProbe(const AggrTable& t, const ProbeStats* ps, std::uint64_t entered_
 
 namespace {
 
+// Why a probe of the spec's kind misses hits (its nmissed), and what helps: only
+// kretprobe instances can be raised; a kprobe's misses are reentry alone.
+std::string_view missedCause(std::string_view spec) {
+    const auto colon = spec.find(':');
+    const KindInfo* kind =
+        colon == std::string_view::npos ? nullptr : findKind(spec.substr(0, colon));
+    if (!kind || kind->maxactive)
+        return "probe reentry, or too few kretprobe instances: raise --maxactive";
+    if (kind->kind == SpecKind::Uretprobe)
+        return "returns whose entry was pushed out of the probe's table of calls in flight";
+    return "probe reentry: the probe fired inside another probe's handler on its CPU";
+}
+
 // The calls entered before this interval that had not returned at the read-out before it;
 // 0 when the read-out is not of an interval on its own.
 std::uint64_t enteredBefore(const AggrReadout& r, std::size_t i) {
@@ -352,10 +365,8 @@ std::string formatProbeCounts(const std::vector<AggrTable>& tables, std::size_t 
                                shownName(t.spec), t.overflow + t.nested, t.overflow, t.nested);
         // Hits the kernel could not count (outside HITS): a bare COUNT would read as all.
         if (stats && i < stats->probes.size() && stats->probes[i].nmissed)
-            out += fmt::format(
-                "{}: {} hits missed, not in COUNT (probe reentry, or too few "
-                "kretprobe instances: raise --maxactive)\n",
-                shownName(t.spec), stats->probes[i].nmissed);
+            out += fmt::format("{}: {} hits missed, not in COUNT ({})\n", shownName(t.spec),
+                               stats->probes[i].nmissed, missedCause(t.spec));
         // A return probe counts returns: the entries that never came back are not in COUNT,
         // those entered before the interval and returned in it are. No unreturned call has
         // an event on either backend (ptrace's syscall of a killed thread is a return, as

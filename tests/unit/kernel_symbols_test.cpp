@@ -253,7 +253,9 @@ TEST_F(KernelSymbolsTest, ResolveKprobeByName) {
 TEST_F(KernelSymbolsTest, ResolveOffsetBeyondFunction) {
     auto r = ks.resolve(spec("kprobe:vfs_read+0x80"));  // vfs_write starts at +0x80
     ASSERT_FALSE(r);
-    EXPECT_THAT(r.error().message, HasSubstr("kprobe:vfs_read+0x80: offset 0x80 is beyond"));
+    EXPECT_THAT(r.error().message,
+                HasSubstr("kprobe:vfs_read+0x80: offset 0x80 is beyond 'vfs_read' "
+                          "(128 bytes long)"));
 }
 
 TEST_F(KernelSymbolsTest, ResolveSyscallSetsTheSyscallFlag) {

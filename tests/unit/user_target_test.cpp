@@ -168,6 +168,13 @@ TEST(UserTarget, AddressErrors) {
     auto [value, off] = readelfFunction(p, "fx_work");
     EXPECT_THAT(badTarget(fmt::format("uretprobe:{}:elf={:#x}", p, value + 4), EINVAL).message,
                 HasSubstr("must be at a function's entry"));
+    std::uint64_t size = 0;
+    for (const auto& s : readelfSymbols(p))
+        if (s.name == "fx_work")
+            size = s.size;
+    EXPECT_THAT(
+        badTarget(fmt::format("uprobe:{}:fx_work+{:#x}", p, size), EINVAL).message,
+        HasSubstr(fmt::format("offset {:#x} is beyond 'fx_work' ({} bytes long)", size, size)));
 }
 
 TEST(UserTarget, ProcessAddressInThisProcess) {

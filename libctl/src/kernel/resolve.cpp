@@ -212,8 +212,9 @@ Result<Resolution> KernelSymbols::resolve(const ProbeSpec& spec) const {
         const std::uint64_t size = functionSize(*this, s);
         if (size != 0 && spec.offset >= size)
             return withSpec(spec, makeError(EINVAL, fmt::format("offset {:#x} is beyond '{}' "
-                                                                "({:#x} bytes long)",
-                                                                spec.offset, name, size)));
+                                                                "({} byte{} long)",
+                                                                spec.offset, name, size,
+                                                                size == 1 ? "" : "s")));
     }
     // kprobe on a syscall wrapper: its one argument is the user's pt_regs, so $argN and the
     // record's arguments are the syscall's own, read from there (as for syscall:NAME). Only

@@ -436,8 +436,9 @@ class Resolver {
         if (s.isIfunc())
             return ifunc(s);
         if (s.size != 0 && spec_.offset >= s.size)
-            return fail(EINVAL, fmt::format("offset {:#x} is beyond '{}' ({} bytes long)",
-                                            spec_.offset, s.displayName(), s.size));
+            return fail(EINVAL,
+                        fmt::format("offset {:#x} is beyond '{}' ({} byte{} long)", spec_.offset,
+                                    s.displayName(), s.size, s.size == 1 ? "" : "s"));
         UserTarget t = base();
         t.vaddr = s.value + spec_.offset;
         t.symbol = s.displayName();

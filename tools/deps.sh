@@ -9,7 +9,7 @@ PKGS="build-essential gcc-12 make cmake pkg-config git
 	libgtest-dev libgmock-dev libfmt-dev nlohmann-json3-dev
 	qemu-system-x86 busybox-static cpio gzip pahole kmod debootstrap
 	bc flex bison libelf-dev libssl-dev xz-utils clang-format python3 python3-yaml sparse
-	libdw-dev libcapstone-dev zlib1g-dev systemtap-sdt-dev binutils libc6-dbg clang lld libbpf-dev
+	libdw-dev libcapstone-dev libtracefs-dev libtraceevent-dev zlib1g-dev systemtap-sdt-dev binutils libc6-dbg clang lld libbpf-dev
 	strace ltrace gnuplot-nox scdoc bash-completion dkms protobuf-compiler babeltrace2
 	debhelper dh-dkms lintian libxml2-utils"
 missing=""

@@ -1,6 +1,6 @@
-// probectl bench --throughput in the VM: both searches find a rate at which every record
+// probectl bench in the VM: --throughput's searches find a rate at which every record
 // arrived (probectl's session counters and ftrace's trace_pipe_raw pages counted), and the
-// ring sizes the search sets are put back afterwards.
+// ring sizes the search sets are put back afterwards; the libtracefs reader's row runs.
 #include <regex>
 #include <string>
 
@@ -51,6 +51,21 @@ TEST(BenchThroughput, BothTracersDeliverEveryRecordAtSomeRate) {
     // ftrace rounds a size to whole pages of data (4080 bytes each) once the buffer exists.
     EXPECT_NEAR(std::stod(ftraceKb(itest::readFile(fkb))), std::stod(fkb_before), 4)
         << itest::readFile(fkb);
+}
+
+// ftrace-iterate's reader is libtracefs, loaded with dlopen: the row must run (not be
+// skipped for want of the library in the VM) and see every event of both workloads.
+TEST(BenchRows, LibtracefsReaderSeesEveryEvent) {
+    Ran r =
+        sh("probectl bench -n 500 --threads 1 --tracers ftrace-iterate --attach 0 "
+           "--startup 0 --no-plot -o /tmp/bench-iterate --workload " +
+           itest::workload("bench_workload") + " 2>&1");
+    EXPECT_EQ(r.status, 0) << r.out;
+    for (const char* w : {"calls/1t", "syscalls/1t"}) {
+        const std::regex row(std::string(w) + " +ftrace-iterate +500 +500 +yes ");
+        EXPECT_TRUE(std::regex_search(r.out, row)) << w << " not exact:\n" << r.out;
+    }
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("libtracefs1"))) << "skipped";
 }
 
 }  // namespace

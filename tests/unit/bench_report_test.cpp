@@ -152,7 +152,7 @@ TEST(BenchReport, ExactMeansEveryHitAndEveryRecord) {
 
 TEST(BenchReport, FiguresAreTheIssuesRatios) {
     auto f = bench::figures(sample());
-    ASSERT_EQ(f.size(), 18u);
+    ASSERT_EQ(f.size(), 20u);
     EXPECT_DOUBLE_EQ(f[0].value, 1.1);    // kernel-record / floor
     EXPECT_DOUBLE_EQ(f[1].value, 40.0);   // ptrace / kernel-record
     EXPECT_DOUBLE_EQ(f[2].value, 0.75);   // kernel-record / ftrace
@@ -173,6 +173,22 @@ TEST(BenchReport, EndToEndFiguresCompareTraceWithTracePipe) {
     EXPECT_DOUBLE_EQ(f[6].value, 2.0);  // trace-text / ftrace-pipe
     EXPECT_DOUBLE_EQ(f[7].value, 3.0);  // trace-json / ftrace-pipe
     EXPECT_EQ(f[7].aim, "<= 1.5");
+}
+
+// kernel-record's equal-work pair: ftrace's library reader (ftrace-stream only counts).
+TEST(BenchReport, RecordFiguresAgainstTheLibraryReader) {
+    auto rows = sample();
+    rows.push_back(row("syscalls", "ftrace-iterate", 1020000, 1000, 20000));  // 1000
+    auto f = bench::figures(rows);
+    ASSERT_EQ(f[18].name, "kernel kprobe record / ftrace-iterate");
+    EXPECT_DOUBLE_EQ(f[18].value, 0.3);  // kernel-record 300 / ftrace-iterate 1000
+    EXPECT_EQ(f[18].aim, "<= 1.0");
+    EXPECT_EQ(f[19].name, "kernel uprobe record / ftrace-iterate");
+    EXPECT_TRUE(std::isnan(f[19].value));  // no calls/1t ftrace-iterate row
+    std::ostringstream os;
+    bench::printEqualWork(os);
+    EXPECT_THAT(os.str(), HasSubstr("kernel-record  ~ ftrace-iterate"));
+    EXPECT_THAT(os.str(), HasSubstr("kernel-record  > ftrace-stream"));
 }
 
 TEST(BenchReport, StartUpIsSubtractedFromEndToEndRows) {
@@ -218,7 +234,7 @@ TEST(BenchReport, AggregateFiguresCompareWithCountAndHistTriggers) {
     rows.push_back(row("syscalls", "ftrace-hist", 540000, 1000, 20000, 1000));       // 520
     rows.push_back(row("syscalls", "ftrace-hist-log2", 670000, 1000, 20000, 1000));  // 650
     auto f = bench::figures(rows);
-    ASSERT_EQ(f.size(), 18u);
+    ASSERT_EQ(f.size(), 20u);
     EXPECT_EQ(f[8].num_tracer, "kernel-aggregate");
     EXPECT_EQ(f[8].den_tracer, "kernel-count");
     EXPECT_EQ(f[8].aim, "<= 1.3");
@@ -242,7 +258,7 @@ TEST(BenchReport, StackFiguresCompareWithThePlainRecord) {
     rows.push_back(row("calls", "kernel-ustack", 1660000, 1000, 10000, 1000));        // 1650
     rows.push_back(row("calls", "kernel-ustack-dwarf", 3310000, 1000, 10000, 1000));  // 3300
     auto f = bench::figures(rows);
-    ASSERT_EQ(f.size(), 18u);
+    ASSERT_EQ(f.size(), 20u);
     EXPECT_EQ(f[14].workload, "syscalls/1t");
     EXPECT_EQ(f[14].num_tracer, "kernel-kstack");
     EXPECT_EQ(f[14].den_tracer, "kernel-record");
@@ -373,7 +389,7 @@ TEST(BenchAttach, RatioIsPerProbeAttached) {
 TEST(BenchReport, DeferredRecordComparesWithFtrace) {
     auto rows = sample();  // ftrace (syscalls): 400
     auto f = bench::figures(rows);
-    ASSERT_EQ(f.size(), 18u);
+    ASSERT_EQ(f.size(), 20u);
     EXPECT_EQ(f[17].num_tracer, "kernel-record-deferred");
     EXPECT_TRUE(std::isnan(f[17].value));
     rows.push_back(row("syscalls", "kernel-record-deferred", 120000, 1000, 20000, 1000));  // 100

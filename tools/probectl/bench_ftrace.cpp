@@ -5,7 +5,9 @@
 // ring-buffer reserve fails at once, so what remains is the probe's own trap and dispatch:
 // the cost of a bare probe with an empty handler. "ftrace" leaves the records in the ring
 // until the run ends (deferred); "ftrace-stream" reads every CPU's trace_pipe_raw during the
-// run, as trace-cmd does, which is the work probectl's live delivery does; "ftrace-pipe" is
+// run, as trace-cmd does, counting each page's events; "ftrace-iterate" reads them live
+// with libtracefs, each event parsed and handed to a callback oldest first across CPUs
+// (bench_tracefs.cpp), the work probectl's live delivery does; "ftrace-pipe" is
 // the text reader of trace_pipe (the kernel formats each line) writing to a file, timed
 // end to end like `probectl trace -o FILE` (bench_e2e.cpp).
 #include <fcntl.h>
@@ -26,6 +28,7 @@
 
 #include "bench.hpp"
 #include "bench_throughput.hpp"
+#include "bench_tracefs.hpp"
 #include "probectl/probe_spec.hpp"
 #include "probectl/user_target.hpp"
 
@@ -129,7 +132,7 @@ std::uint64_t ringStat(const std::string& root, const std::string& field) {
     return sum;
 }
 
-enum class Reader { None, Raw, Pipe };
+enum class Reader { None, Raw, Pipe, Iterate };
 
 // Readers of the ring while the workload runs: one thread per CPU on trace_pipe_raw
 // (each page's events counted, then discarded), or one on trace_pipe copying the text to
@@ -288,7 +291,14 @@ Outcome runFtrace(const Workload& w, bool floor, Reader reader = Reader::None,
             return fail(fmt::format("{}: {}", text, std::strerror(errno)));
     }
     std::optional<Readers> readers;
-    if (reader != Reader::None) {
+    std::unique_ptr<TracefsReader> lib;
+    if (reader == Reader::Iterate) {
+        auto r = TracefsReader::open(root, kFtraceGroup, p.name, fetchName(p));
+        if (!r)
+            return skip(r.error().describe());
+        lib = std::move(*r);
+        lib->start();
+    } else if (reader != Reader::None) {
         readers.emplace(root, reader, text_fd);
         if (!readers->ok())
             return skip(
@@ -313,6 +323,8 @@ Outcome runFtrace(const Workload& w, bool floor, Reader reader = Reader::None,
     }
     if (readers)
         readers->stop();
+    if (lib)
+        lib->stop();
     if (text_fd >= 0)
         ::close(text_fd);
     if (!st)
@@ -339,6 +351,11 @@ Outcome runFtrace(const Workload& w, bool floor, Reader reader = Reader::None,
             m.records = readers->events();
             m.lost += readers->missedPages();
             m.lost_detail += fmt::format(", pages after a loss {}", readers->missedPages());
+        }
+        if (reader == Reader::Iterate) {
+            m.records = lib->events();
+            m.lost += lib->missed();
+            m.lost_detail += fmt::format(", events after a loss {}", lib->missed());
         }
     }
     if (reader == Reader::Pipe) {
@@ -473,6 +490,10 @@ Outcome runFtraceHistLog2(const Workload& w) {
 
 Outcome runFtraceStream(const Workload& w) {
     return runFtrace(w, false, Reader::Raw);
+}
+
+Outcome runFtraceIterate(const Workload& w) {
+    return runFtrace(w, false, Reader::Iterate);
 }
 
 Outcome runFtraceStreamRing(const Workload& w, unsigned ring_kb) {

@@ -128,7 +128,8 @@ namespace {
 
 // A session probe with one fetch argument and the workload's tgid as filter, run to the
 // workload's end. Record-streaming: every record is received and checked (counted through
-// its view, as ftrace-stream counts its events) by this process while the workload runs. The session's per-CPU ring (module parameter buffer_kb, read when a
+// its view, as ftrace-iterate hands each parsed event to its callback) by this process
+// while the workload runs. The session's per-CPU ring (module parameter buffer_kb, read when a
 // session is created) is made large enough for every record of the run, as ftrace's
 // buffer_size_kb is for ftrace: under emulation the workload can outrun the 10 ms drain,
 // and the default 256 KiB then drops records (counted: the run shows INEXACT). Each record
@@ -140,8 +141,8 @@ namespace {
 // not symbolized or unwound here, so the rows measure capture and delivery. `deferred`:
 // nothing is read until the workload has ended, as the ftrace row reads its buffer; the
 // module's drain fills the session's 64 KiB socket once and then leaves the records in
-// the ring, so the run costs the handlers, not the delivery. `ring_kb`: the ring is that size per CPU
-// instead (the throughput search's fixed ring, bench_throughput.hpp).
+// the ring, so the run costs the handlers, not the delivery. `ring_kb`: the ring is that size per
+// CPU instead (the throughput search's fixed ring, bench_throughput.hpp).
 enum class Stacks { None, Kernel, User, UserDwarf };
 
 Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stacks::None,
@@ -200,7 +201,8 @@ Outcome sessionRun(const Workload& w, const AggrSpec* aggr, Stacks stacks = Stac
         return fail(id.error().describe());
     // Each record is counted through its view (checked by libctl's decode: size and value
     // headers), with no Event built or allocated: the reader's work per record is then
-    // that of ftrace-stream's, which counts the events in the pages it reads.
+    // that of ftrace-iterate's callback, which reads the event's argument (ftrace-stream
+    // only counts the events in the pages it reads).
     std::uint64_t events = 0;
     auto cb = [&](const EventView& v) {
         if (v.fetchedCount() != 0)

@@ -127,6 +127,10 @@ std::vector<Figure> figures(const std::vector<Row>& rows) {
          "kernel-record", ""},
         {"kernel kprobe record, deferred / ftrace kprobe_events", "syscalls/1t",
          "kernel-record-deferred", "ftrace", "<= 1.0"},
+        {"kernel kprobe record / ftrace-iterate", "syscalls/1t", "kernel-record", "ftrace-iterate",
+         "<= 1.0"},
+        {"kernel uprobe record / ftrace-iterate", "calls/1t", "kernel-record", "ftrace-iterate",
+         "<= 1.0"},
     };
     std::vector<Figure> out;
     for (const auto& d : defs) {
@@ -156,7 +160,10 @@ void printFigures(std::ostream& os, const std::vector<Row>& rows) {
 
 void printEqualWork(std::ostream& os) {
     os << "Equal work (each pair records the same probe, argument and events):\n"
-          "  kernel-record  ~ ftrace-stream  records read live while the workload runs\n"
+          "  kernel-record  ~ ftrace-iterate records read live, each checked and handed to a "
+          "callback, oldest first across CPUs\n"
+          "  kernel-record  > ftrace-stream  ftrace-stream's reader only counts each page's "
+          "events\n"
           "  kernel-record  > ftrace         ftrace defers reading until the run ends\n"
           "  kernel-record-deferred ~ ftrace both read only after the run\n"
           "  kernel-count   ~ floor          no record (floor: a failed reserve, no count)\n"

@@ -23,6 +23,7 @@ Outcome runFtraceHistLog2(const Workload& w);
 Outcome runFtraceFloor(const Workload& w);
 Outcome runFtraceRecord(const Workload& w);
 Outcome runFtraceStream(const Workload& w);
+Outcome runFtraceIterate(const Workload& w);
 Outcome runFtracePipe(const Workload& w);
 Outcome runTraceText(const Workload& w);
 Outcome runTraceJson(const Workload& w);
@@ -66,8 +67,13 @@ const std::vector<Tracer>& tracers() {
         {"ftrace", "kprobe_events/uprobe_events + the same fetch argument (buffer sized for N)",
          runFtraceRecord},
         {"ftrace-stream",
-         "the same ftrace probe, every CPU's trace_pipe_raw read during the run (live, binary)",
+         "the same ftrace probe, every CPU's trace_pipe_raw read during the run (live, binary; "
+         "each page's events counted)",
          runFtraceStream},
+        {"ftrace-iterate",
+         "the same, read live with libtracefs: each event parsed and handed to a callback, "
+         "oldest first across CPUs",
+         runFtraceIterate},
         {"trace-text",
          "probectl trace SPEC -o FILE -- workload: wall time less its start-up (end to end)",
          runTraceText},

@@ -43,10 +43,12 @@ TEST(BenchThroughput, BothTracersDeliverEveryRecordAtSomeRate) {
            "--workload " +
            itest::workload("bench_workload") + " 2>/dev/null");
     EXPECT_EQ(r.status, 0) << r.out;
-    EXPECT_THAT(r.out, HasSubstr("ring 16 KiB per CPU for both"));
+    EXPECT_THAT(r.out, HasSubstr("ring 16 KiB per CPU for each"));
     EXPECT_GT(rateOf(r.out, "kernel-record"), 0) << r.out;
     EXPECT_GT(rateOf(r.out, "ftrace-stream"), 0) << r.out;
+    EXPECT_GT(rateOf(r.out, "ftrace-iterate"), 0) << r.out;
     EXPECT_THAT(r.out, HasSubstr("probectl / ftrace-stream, highest lossless rate: "));
+    EXPECT_THAT(r.out, HasSubstr("probectl / ftrace-iterate, highest lossless rate: "));
     EXPECT_EQ(itest::readFile(kb), kb_before);
     // ftrace rounds a size to whole pages of data (4080 bytes each) once the buffer exists.
     EXPECT_NEAR(std::stod(ftraceKb(itest::readFile(fkb))), std::stod(fkb_before), 4)

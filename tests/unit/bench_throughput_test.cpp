@@ -161,7 +161,7 @@ TEST(BenchThroughput, ReportStatesRatesRingGapAndTheAim) {
     EXPECT_DOUBLE_EQ(bench::throughputRatio(r), 2.0);
     bench::printThroughput(os, r);
     const std::string s = os.str();
-    EXPECT_THAT(s, HasSubstr("ring 64 KiB per CPU for both"));
+    EXPECT_THAT(s, HasSubstr("ring 64 KiB per CPU for each"));
     EXPECT_THAT(s, HasSubstr("4 threads"));
     EXPECT_THAT(s, HasSubstr("N = 20000"));
     EXPECT_THAT(s, HasSubstr("kernel-record       2000000      1500       2"));
@@ -183,6 +183,24 @@ TEST(BenchThroughput, ReportStatesRatesRingGapAndTheAim) {
     EXPECT_THAT(n.str(), HasSubstr("ftrace-stream          none"));
     EXPECT_THAT(n.str(), HasSubstr("skipped: no tracefs"));
     EXPECT_THAT(n.str(), HasSubstr("rate: -  aim >= 1.0 (not both found)"));
+}
+
+// Each ftrace reader gets its own ratio line: the page counter and the library reader.
+TEST(BenchThroughput, EachFtraceReaderHasItsRatio) {
+    auto r = result(10000000, 20000000);
+    bench::RateSearch i{"ftrace-iterate", {}, std::nullopt, {}};
+    bench::Trial iok{0, 5000000, true, {}};  // 4e6 events/s
+    i.trials = {iok};
+    i.best = iok;
+    r.searches.push_back(i);
+    EXPECT_DOUBLE_EQ(bench::throughputRatio(r), 2.0);
+    EXPECT_DOUBLE_EQ(bench::throughputRatio(r, "ftrace-iterate"), 0.5);
+    std::ostringstream os;
+    bench::printThroughput(os, r);
+    EXPECT_THAT(os.str(), HasSubstr("probectl / ftrace-stream, highest lossless rate: 2.00  aim "
+                                    ">= 1.0: met"));
+    EXPECT_THAT(os.str(), HasSubstr("probectl / ftrace-iterate, highest lossless rate: 0.50  "
+                                    "aim >= 1.0: NOT met"));
 }
 
 TEST(BenchThroughput, OptionsDefaultOffAndRingLimits) {

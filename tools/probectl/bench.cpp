@@ -71,13 +71,14 @@ po::options_description benchOptionsDescription(BenchOptions* o) {
                                              kMaxCount, "records per run")
              ->value_name("N"),
          "also find the highest rate at which probectl.ko (kernel-record) and ftrace "
-         "(ftrace-stream) deliver all N records of 4 threads calling getppid with none lost, "
+         "(ftrace-stream, ftrace-iterate) deliver all N records of 4 threads calling getppid "
+         "with none lost, "
          "pacing the threads when unpaced runs lose some (up to 9 runs each; default 0: "
          "skipped)")
         ("throughput-ring", bounded<unsigned>(o ? &o->ring_kb : nullptr, "throughput-ring", 8,
                                               65536, "KiB")
              ->value_name("KB"),
-         "the ring per CPU of both in that search, KiB, 8..65536 (default 64)");
+         "the ring per CPU of each in that search, KiB, 8..65536 (default 64)");
     // clang-format on
     return d;
 }

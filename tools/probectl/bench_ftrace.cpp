@@ -500,6 +500,10 @@ Outcome runFtraceStreamRing(const Workload& w, unsigned ring_kb) {
     return runFtrace(w, false, Reader::Raw, ring_kb);
 }
 
+Outcome runFtraceIterateRing(const Workload& w, unsigned ring_kb) {
+    return runFtrace(w, false, Reader::Iterate, ring_kb);
+}
+
 namespace {
 Outcome ftracePipe(const Workload& w) {
     return runFtrace(w, false, Reader::Pipe);

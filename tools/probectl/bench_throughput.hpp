@@ -57,20 +57,22 @@ struct ThroughputResult {
     std::uint64_t n = 0;
     unsigned threads = kThroughputThreads;
     unsigned ring_kb = 0;
-    std::vector<RateSearch> searches;  // kernel-record, then ftrace-stream
+    std::vector<RateSearch> searches;  // kernel-record, then ftrace-stream, ftrace-iterate
 };
 
-// probectl's best rate over ftrace-stream's; NAN unless both found one.
-double throughputRatio(const ThroughputResult& r);
+// probectl's best rate over `peer`'s (ftrace-stream: a reader that counts each page's
+// events; ftrace-iterate: libtracefs, each event to a callback); NAN unless both found one.
+double throughputRatio(const ThroughputResult& r, const std::string& peer = "ftrace-stream");
 void printThroughput(std::ostream& os, const ThroughputResult& r);
 
-// Runs both searches on `workload` (bench_workload) with rings of ring_kb per CPU.
+// Runs the three searches on `workload` (bench_workload) with rings of ring_kb per CPU.
 ThroughputResult throughputBench(const std::string& workload, std::uint64_t n, unsigned ring_kb);
 
-// The runs (bench_kernel.cpp, bench_ftrace.cpp): kernel-record and ftrace-stream with the
-// ring per CPU set to ring_kb instead of sized for N.
+// The runs (bench_kernel.cpp, bench_ftrace.cpp): kernel-record, ftrace-stream and
+// ftrace-iterate with the ring per CPU set to ring_kb instead of sized for N.
 Outcome runKernelRecordRing(const Workload& w, unsigned ring_kb);
 Outcome runFtraceStreamRing(const Workload& w, unsigned ring_kb);
+Outcome runFtraceIterateRing(const Workload& w, unsigned ring_kb);
 
 // Data events in one page (sub-buffer) read from trace_pipe_raw, and whether the page says
 // events were lost before it (its commit field's missed-events flag). nullopt when the

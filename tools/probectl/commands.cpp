@@ -291,8 +291,9 @@ and --startup time those apart (whole commands around one getppid call: the prog
 strace, probectl trace syscall:, kprobe: on the syscall and on a function only kallsyms
 vets, with the kallsyms cache and without; then probectl's start-up steps; X STRACE
 divides by strace's time). --throughput N finds the highest rate (events/s, 4 threads
-calling getppid under one kprobe, N calls) at which kernel-record and ftrace-stream each
-deliver every record with none lost, both with the same ring per CPU (--throughput-ring,
+calling getppid under one kprobe, N calls) at which kernel-record, ftrace-stream and
+ftrace-iterate each deliver every record with none lost, all with the same ring per CPU
+(--throughput-ring,
 64 KiB unless given): unpaced, then with each thread spinning a gap after every call,
 the gap grown and bisected (at most 8 paced runs per tracer). Under emulation compare
 its ratio within one boot only.

@@ -311,6 +311,67 @@ TEST(SyscallRecord, BuffersCutToCountOrReturnValue) {
     EXPECT_EQ(formatSyscallEvent(bad, false), "read(3, NULL, 16) = -1 EFAULT (Bad address)");
 }
 
+// A string the call writes (readlink's target, getcwd's directory, listxattr's names) is
+// the bytes it wrote: the return value's count of them, and the pointer after a failure or
+// where the call wrote nothing (size 0). The rest of the buffer is what was there before:
+// readlink(..., 3) over an earlier "/tmp/t8/sc" printed "/tmp/t8/sc", as if read whole.
+TEST(SyscallRecord, StringsTheCallWritesAreWhatItWrote) {
+    auto buffer = [](std::string s) {
+        s.resize(64, 'z');  // the fetched buffer: what it wrote, then older bytes
+        return bytes(s);
+    };
+    SyscallInfo rl;
+    rl.name = "readlink";
+    rl.has_args = true;
+    rl.args = {classifySyscallArg("path", "const char *"), classifySyscallArg("buf", "char *"),
+               classifySyscallArg("bufsiz", "int")};
+    SyscallPlan p = syscallPlan("readlink", &rl);
+    Event cut = planEvent(p, {0x5000, 0x6000, 3, 0, 0, 0}, 3,
+                          {cstring("/proc/self/exe"), buffer(std::string("/tmp/t8/sc\0", 11))});
+    EXPECT_EQ(formatSyscallEvent(cut, false), "readlink(\"/proc/self/exe\", \"/tm\", 3) = 3");
+    Event failed = planEvent(p, {0x5000, 0x6000, 10, 0, 0, 0}, -2,
+                             {cstring("/nonexistent"), buffer(std::string("/tmp/t8/sc\0", 11))});
+    EXPECT_EQ(formatSyscallEvent(failed, false),
+              "readlink(\"/nonexistent\", 0x6000, 10) = -1 ENOENT (No such file or directory)");
+
+    SyscallInfo rla;
+    rla.name = "readlinkat";
+    rla.has_args = true;
+    rla.args = {classifySyscallArg("dfd", "int"), classifySyscallArg("pathname", "const char *"),
+                classifySyscallArg("buf", "char *"), classifySyscallArg("bufsiz", "int")};
+    SyscallPlan pa = syscallPlan("readlinkat", &rla);
+    Event at = planEvent(pa, {kPlanAtFdcwd, 0x5000, 0x6000, 200, 0, 0}, 10,
+                         {cstring("/proc/self/exe"), buffer("/tmp/t8/sc")});
+    EXPECT_EQ(formatSyscallEvent(at, false),
+              "readlinkat(AT_FDCWD, \"/proc/self/exe\", \"/tmp/t8/sc\", 200) = 10");
+
+    SyscallInfo cwd;
+    cwd.name = "getcwd";
+    cwd.has_args = true;
+    cwd.args = {classifySyscallArg("buf", "char *"), classifySyscallArg("size", "unsigned long")};
+    SyscallPlan pc = syscallPlan("getcwd", &cwd);
+    Event ok = planEvent(pc, {0x6000, 200, 0, 0, 0, 0}, 8, {cstring("/tmp/t8")});
+    EXPECT_EQ(formatSyscallEvent(ok, false), "getcwd(\"/tmp/t8\", 200) = 8");
+    Event range = planEvent(pc, {0x6000, 2, 0, 0, 0, 0}, -34, {cstring("/tmp/t8")});
+    EXPECT_EQ(formatSyscallEvent(range, false),
+              "getcwd(0x6000, 2) = -1 ERANGE (Numerical result out of range)");
+
+    SyscallInfo lx;
+    lx.name = "listxattr";
+    lx.has_args = true;
+    lx.args = {classifySyscallArg("pathname", "const char *"), classifySyscallArg("list", "char *"),
+               classifySyscallArg("size", "size_t")};
+    SyscallPlan pl = syscallPlan("listxattr", &lx);
+    const std::string names("user.a\0user.b\0", 14);
+    Event list =
+        planEvent(pl, {0x5000, 0x6000, 256, 0, 0, 0}, 14, {cstring("/tmp"), buffer(names)});
+    EXPECT_EQ(formatSyscallEvent(list, false),
+              "listxattr(\"/tmp\", \"user.a\\0user.b\\0\", 256) = 14");
+    // Size 0 asks for the size: nothing is written, strace prints the address.
+    Event size = planEvent(pl, {0x5000, 0x6000, 0, 0, 0, 0}, 14, {cstring("/tmp"), buffer(names)});
+    EXPECT_EQ(formatSyscallEvent(size, false), "listxattr(\"/tmp\", 0x6000, 0) = 14");
+}
+
 // exit_group's only event is its entry: " = ?" like strace.
 TEST(SyscallRecord, NeverReturningCallPrintsQuestionMark) {
     SyscallPlan x = syscallPlan("exit_group", nullptr);

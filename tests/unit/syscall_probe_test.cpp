@@ -372,6 +372,49 @@ TEST(SyscallRecord, StringsTheCallWritesAreWhatItWrote) {
     EXPECT_EQ(formatSyscallEvent(size, false), "listxattr(\"/tmp\", 0x6000, 0) = 14");
 }
 
+// sethostname and setdomainname take a name of `len` bytes, no NUL needed, and syslog's
+// read actions write the returned count of bytes: a NUL-terminated read showed what
+// followed ("vmhostXYZ" for sethostname(buf, 6)) or older data. As strace 6.1 prints
+// them (a name longer than the kernel's 64 bytes is refused, and prints as the pointer).
+TEST(SyscallRecord, CountedNamesAndLogReadsAreTheirBytes) {
+    auto buffer = [](std::string s) {
+        s.resize(64, 'z');
+        return bytes(s);
+    };
+    auto info = [](std::string name, std::vector<SyscallArg> args) {
+        SyscallInfo i;
+        i.name = std::move(name);
+        i.has_args = true;
+        i.args = std::move(args);
+        return i;
+    };
+    const SyscallInfo hn = info(
+        "sethostname", {classifySyscallArg("name", "char *"), classifySyscallArg("len", "int")});
+    SyscallPlan ph = syscallPlan("sethostname", &hn);
+    Event set = planEvent(ph, {0x6000, 6, 0, 0, 0, 0}, 0, {buffer("vmhostXYZ")});
+    EXPECT_EQ(formatSyscallEvent(set, false), "sethostname(\"vmhost\", 6) = 0");
+    Event big = planEvent(ph, {0x6000, 100, 0, 0, 0, 0}, -22, {buffer("vmhostXYZ")});
+    EXPECT_EQ(formatSyscallEvent(big, false),
+              "sethostname(0x6000, 100) = -1 EINVAL (Invalid argument)");
+    const SyscallInfo dn = info(
+        "setdomainname", {classifySyscallArg("name", "char *"), classifySyscallArg("len", "int")});
+    SyscallPlan pd = syscallPlan("setdomainname", &dn);
+    Event dom = planEvent(pd, {0x6000, 2, 0, 0, 0, 0}, 0, {buffer("vmhostXYZ")});
+    EXPECT_EQ(formatSyscallEvent(dom, false), "setdomainname(\"vm\", 2) = 0");
+
+    const SyscallInfo sl =
+        info("syslog", {classifySyscallArg("type", "int"), classifySyscallArg("buf", "char *"),
+                        classifySyscallArg("len", "int")});
+    SyscallPlan ps = syscallPlan("syslog", &sl);
+    Event none = planEvent(ps, {3, 0x6000, 16, 0, 0, 0}, 0, {buffer("vmhostXYZ")});
+    EXPECT_EQ(formatSyscallEvent(none, false), "syslog(3, \"\", 16) = 0");
+    Event some = planEvent(ps, {3, 0x6000, 16, 0, 0, 0}, 4, {buffer("<6>Xstale")});
+    EXPECT_EQ(formatSyscallEvent(some, false), "syslog(3, \"<6>X\", 16) = 4");
+    // Other actions write nothing there: the return value is no count of bytes in it.
+    Event unread = planEvent(ps, {9, 0x6000, 16, 0, 0, 0}, 40, {buffer("stale")});
+    EXPECT_EQ(formatSyscallEvent(unread, false), "syslog(9, 0x6000, 16) = 40");
+}
+
 // exit_group's only event is its entry: " = ?" like strace.
 TEST(SyscallRecord, NeverReturningCallPrintsQuestionMark) {
     SyscallPlan x = syscallPlan("exit_group", nullptr);

@@ -559,6 +559,17 @@ std::vector<StraceArg> straceArgs(const SyscallRecord& r, const SyscallInfo* inf
         return inOrder({path(r, 0), xattrList(r, 1, o), ulong(a[2])});
     if (n == "flistxattr")
         return inOrder({fd(a[0]), xattrList(r, 1, o), ulong(a[2])});
+    // strace prints the address of a name longer than the kernel takes (__NEW_UTS_LEN).
+    if (n == "sethostname" || n == "setdomainname")
+        return inOrder({static_cast<std::uint32_t>(a[1]) > 64 ? stracePointer(a[0])
+                                                              : memArg(r, 0, o.string_limit),
+                        ulong(static_cast<std::uint32_t>(a[1]))});
+    // SYSLOG_ACTION_READ, _READ_ALL, _READ_CLEAR write the buffer; the others do not.
+    if (n == "syslog")
+        return inOrder(
+            {fmt::format("{}", asInt(a[0])),
+             asInt(a[0]) >= 2 && asInt(a[0]) <= 4 ? outBuffer(r, 1, o) : stracePointer(a[1]),
+             fmt::format("{}", asInt(a[2]))});
     if (n == "wait4")
         return inOrder({fmt::format("{}", asInt(a[0])), waitStatusArg(r, 1),
                         names::waitOptions(a[2]), stracePointer(a[3])});
@@ -847,6 +858,11 @@ std::vector<SyscallMemHint> syscallMemHints(std::string_view n, const SyscallInf
     if (n == "listxattr" || n == "llistxattr")
         return {{0, K::Path, 0}, {1, K::OutBuffer, 0}};
     if (n == "flistxattr")
+        return {{1, K::OutBuffer, 0}};
+    // A name of `len` bytes, no NUL needed; syslog's read actions write the returned count.
+    if (n == "sethostname" || n == "setdomainname")
+        return {{0, K::InBuffer, 1}};
+    if (n == "syslog")
         return {{1, K::OutBuffer, 0}};
     // The timeout of the commands that take one; for the others the same register holds a
     // number, whose read is not shown.

@@ -195,6 +195,30 @@ TEST(ReplacedBinary, PidProbesTheFileItRuns) {
     }
 }
 
+// `rm app` while app runs: -p probes the file the process still maps. The path was
+// refused before ("/tmp/removed-app: No such file or directory"), as realpath needs it.
+TEST(ReplacedBinary, PidProbesTheFileItRunsAfterItsRemoval) {
+    const std::string app = "/tmp/removed-app";
+    itest::sh("rm -f " + app + "; cp " + itest::workload("uprobe_target") + " " + app);
+    itest::Workload w({app, "hold", "30", "/dev/null"});
+    w.release();
+    const std::string exe = "/proc/" + std::to_string(w.pid()) + "/exe";
+    for (int i = 0; i < 500 && !sameFile(exe, app); i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(sameFile(exe, app));
+    ASSERT_EQ(itest::sh("rm " + app).status, 0);
+    probectl::UserResolveOptions ro;
+    ro.pid = w.pid();
+    auto t = probectl::resolveUserSpec(*probectl::parseProbeSpec("usdt:" + app + ":pc:hold"), ro);
+    ASSERT_TRUE(t) << why(t);
+    EXPECT_THAT(t->path, HasSubstr("/map_files/"));
+    EXPECT_THAT(t->how, HasSubstr("(deleted)"));
+    for (bool ptrace : {false, true}) {
+        SCOPED_TRACE(ptrace ? "ptrace" : "kernel");
+        EXPECT_GT(tracePid(w.pid(), "usdt:" + app + ":pc:hold", ptrace).hits, 0u);
+    }
+}
+
 // -p PID -f: a child forked before the trace started is traced as well as later ones.
 TEST(FollowChildren, ChildrenExistingAtAttachAreTraced) {
     const std::string t = itest::workload("uprobe_target");

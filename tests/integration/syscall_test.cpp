@@ -300,7 +300,8 @@ namespace {
 
 constexpr const char* kDecodedCalls =
     "umask,mkdir,chmod,fchmodat,access,faccessat,faccessat2,unlinkat,kill,tgkill,tkill,pipe2,"
-    "dup3,lseek,fcntl,socket,arch_prctl,prlimit64,getrlimit,setrlimit,rseq,getrandom,wait4,futex";
+    "dup3,lseek,fcntl,socket,arch_prctl,prlimit64,getrlimit,setrlimit,rseq,getrandom,wait4,futex,"
+    "readlink,readlinkat,getcwd";
 
 // Lines of workloads/decode_args.c from its umask on (ld.so's calls come before), with the
 // run's pids (printed by the workload on stdout) as PID, CHILD1 and CHILD2 and getrandom's
@@ -342,7 +343,7 @@ TEST(Syscalls, DecodedArgumentsAsStrace) {
         sh(std::string("strace -o /tmp/decode-strace.txt -e trace=") + kDecodedCalls + " " + cmd);
     ASSERT_EQ(st.status, 0) << st.out;
     const auto want = decodedLines("/tmp/decode-strace.txt", st.out);
-    ASSERT_EQ(want.size(), 41u) << itest::readFile("/tmp/decode-strace.txt") << st.out;
+    ASSERT_EQ(want.size(), 45u) << itest::readFile("/tmp/decode-strace.txt") << st.out;
     for (const char* backend : {"kernel", "ptrace"}) {
         SCOPED_TRACE(backend);
         Ran pc = sh(std::string("probectl trace --backend=") + backend +

@@ -311,6 +311,110 @@ TEST(SyscallRecord, BuffersCutToCountOrReturnValue) {
     EXPECT_EQ(formatSyscallEvent(bad, false), "read(3, NULL, 16) = -1 EFAULT (Bad address)");
 }
 
+// A string the call writes (readlink's target, getcwd's directory, listxattr's names) is
+// the bytes it wrote: the return value's count of them, and the pointer after a failure or
+// where the call wrote nothing (size 0). The rest of the buffer is what was there before:
+// readlink(..., 3) over an earlier "/tmp/t8/sc" printed "/tmp/t8/sc", as if read whole.
+TEST(SyscallRecord, StringsTheCallWritesAreWhatItWrote) {
+    auto buffer = [](std::string s) {
+        s.resize(64, 'z');  // the fetched buffer: what it wrote, then older bytes
+        return bytes(s);
+    };
+    SyscallInfo rl;
+    rl.name = "readlink";
+    rl.has_args = true;
+    rl.args = {classifySyscallArg("path", "const char *"), classifySyscallArg("buf", "char *"),
+               classifySyscallArg("bufsiz", "int")};
+    SyscallPlan p = syscallPlan("readlink", &rl);
+    Event cut = planEvent(p, {0x5000, 0x6000, 3, 0, 0, 0}, 3,
+                          {cstring("/proc/self/exe"), buffer(std::string("/tmp/t8/sc\0", 11))});
+    EXPECT_EQ(formatSyscallEvent(cut, false), "readlink(\"/proc/self/exe\", \"/tm\", 3) = 3");
+    Event failed = planEvent(p, {0x5000, 0x6000, 10, 0, 0, 0}, -2,
+                             {cstring("/nonexistent"), buffer(std::string("/tmp/t8/sc\0", 11))});
+    EXPECT_EQ(formatSyscallEvent(failed, false),
+              "readlink(\"/nonexistent\", 0x6000, 10) = -1 ENOENT (No such file or directory)");
+
+    SyscallInfo rla;
+    rla.name = "readlinkat";
+    rla.has_args = true;
+    rla.args = {classifySyscallArg("dfd", "int"), classifySyscallArg("pathname", "const char *"),
+                classifySyscallArg("buf", "char *"), classifySyscallArg("bufsiz", "int")};
+    SyscallPlan pa = syscallPlan("readlinkat", &rla);
+    Event at = planEvent(pa, {kPlanAtFdcwd, 0x5000, 0x6000, 200, 0, 0}, 10,
+                         {cstring("/proc/self/exe"), buffer("/tmp/t8/sc")});
+    EXPECT_EQ(formatSyscallEvent(at, false),
+              "readlinkat(AT_FDCWD, \"/proc/self/exe\", \"/tmp/t8/sc\", 200) = 10");
+
+    SyscallInfo cwd;
+    cwd.name = "getcwd";
+    cwd.has_args = true;
+    cwd.args = {classifySyscallArg("buf", "char *"), classifySyscallArg("size", "unsigned long")};
+    SyscallPlan pc = syscallPlan("getcwd", &cwd);
+    Event ok = planEvent(pc, {0x6000, 200, 0, 0, 0, 0}, 8, {cstring("/tmp/t8")});
+    EXPECT_EQ(formatSyscallEvent(ok, false), "getcwd(\"/tmp/t8\", 200) = 8");
+    Event range = planEvent(pc, {0x6000, 2, 0, 0, 0, 0}, -34, {cstring("/tmp/t8")});
+    EXPECT_EQ(formatSyscallEvent(range, false),
+              "getcwd(0x6000, 2) = -1 ERANGE (Numerical result out of range)");
+
+    SyscallInfo lx;
+    lx.name = "listxattr";
+    lx.has_args = true;
+    lx.args = {classifySyscallArg("pathname", "const char *"), classifySyscallArg("list", "char *"),
+               classifySyscallArg("size", "size_t")};
+    SyscallPlan pl = syscallPlan("listxattr", &lx);
+    const std::string names("user.a\0user.b\0", 14);
+    Event list =
+        planEvent(pl, {0x5000, 0x6000, 256, 0, 0, 0}, 14, {cstring("/tmp"), buffer(names)});
+    EXPECT_EQ(formatSyscallEvent(list, false),
+              "listxattr(\"/tmp\", \"user.a\\0user.b\\0\", 256) = 14");
+    // Size 0 asks for the size: nothing is written, strace prints the address.
+    Event size = planEvent(pl, {0x5000, 0x6000, 0, 0, 0, 0}, 14, {cstring("/tmp"), buffer(names)});
+    EXPECT_EQ(formatSyscallEvent(size, false), "listxattr(\"/tmp\", 0x6000, 0) = 14");
+}
+
+// sethostname and setdomainname take a name of `len` bytes, no NUL needed, and syslog's
+// read actions write the returned count of bytes: a NUL-terminated read showed what
+// followed ("vmhostXYZ" for sethostname(buf, 6)) or older data. As strace 6.1 prints
+// them (a name longer than the kernel's 64 bytes is refused, and prints as the pointer).
+TEST(SyscallRecord, CountedNamesAndLogReadsAreTheirBytes) {
+    auto buffer = [](std::string s) {
+        s.resize(64, 'z');
+        return bytes(s);
+    };
+    auto info = [](std::string name, std::vector<SyscallArg> args) {
+        SyscallInfo i;
+        i.name = std::move(name);
+        i.has_args = true;
+        i.args = std::move(args);
+        return i;
+    };
+    const SyscallInfo hn = info(
+        "sethostname", {classifySyscallArg("name", "char *"), classifySyscallArg("len", "int")});
+    SyscallPlan ph = syscallPlan("sethostname", &hn);
+    Event set = planEvent(ph, {0x6000, 6, 0, 0, 0, 0}, 0, {buffer("vmhostXYZ")});
+    EXPECT_EQ(formatSyscallEvent(set, false), "sethostname(\"vmhost\", 6) = 0");
+    Event big = planEvent(ph, {0x6000, 100, 0, 0, 0, 0}, -22, {buffer("vmhostXYZ")});
+    EXPECT_EQ(formatSyscallEvent(big, false),
+              "sethostname(0x6000, 100) = -1 EINVAL (Invalid argument)");
+    const SyscallInfo dn = info(
+        "setdomainname", {classifySyscallArg("name", "char *"), classifySyscallArg("len", "int")});
+    SyscallPlan pd = syscallPlan("setdomainname", &dn);
+    Event dom = planEvent(pd, {0x6000, 2, 0, 0, 0, 0}, 0, {buffer("vmhostXYZ")});
+    EXPECT_EQ(formatSyscallEvent(dom, false), "setdomainname(\"vm\", 2) = 0");
+
+    const SyscallInfo sl =
+        info("syslog", {classifySyscallArg("type", "int"), classifySyscallArg("buf", "char *"),
+                        classifySyscallArg("len", "int")});
+    SyscallPlan ps = syscallPlan("syslog", &sl);
+    Event none = planEvent(ps, {3, 0x6000, 16, 0, 0, 0}, 0, {buffer("vmhostXYZ")});
+    EXPECT_EQ(formatSyscallEvent(none, false), "syslog(3, \"\", 16) = 0");
+    Event some = planEvent(ps, {3, 0x6000, 16, 0, 0, 0}, 4, {buffer("<6>Xstale")});
+    EXPECT_EQ(formatSyscallEvent(some, false), "syslog(3, \"<6>X\", 16) = 4");
+    // Other actions write nothing there: the return value is no count of bytes in it.
+    Event unread = planEvent(ps, {9, 0x6000, 16, 0, 0, 0}, 40, {buffer("stale")});
+    EXPECT_EQ(formatSyscallEvent(unread, false), "syslog(9, 0x6000, 16) = 40");
+}
+
 // exit_group's only event is its entry: " = ?" like strace.
 TEST(SyscallRecord, NeverReturningCallPrintsQuestionMark) {
     SyscallPlan x = syscallPlan("exit_group", nullptr);

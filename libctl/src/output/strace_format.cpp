@@ -147,6 +147,14 @@ std::string outBuffer(const SyscallRecord& r, std::size_t i, const StraceOptions
     return memArg(r, i, o.string_limit);
 }
 
+// listxattr's names: with size 0 the call only returns the size it needs and writes
+// nothing, so strace prints the address.
+std::string xattrList(const SyscallRecord& r, std::size_t i, const StraceOptions& o) {
+    if (r.args[i + 1] == 0 && r.args[i] != 0)
+        return stracePointer(r.args[i]);
+    return outBuffer(r, i, o);
+}
+
 // clock_gettime(2)'s clock ids; others as strace 6.1 prints them, "0x2a /* CLOCK_??? */"
 // (CPU-time clocks of a process or thread, negative, too).
 std::string clockName(std::uint64_t v) {
@@ -540,6 +548,28 @@ std::vector<StraceArg> straceArgs(const SyscallRecord& r, const SyscallInfo* inf
         return archPrctlArgs(r);
     if (n == "getrandom")
         return inOrder({randomBytes(r, o), ulong(a[1]), names::getrandomFlags(a[2])});
+    if (n == "readlink")
+        return inOrder({path(r, 0), outBuffer(r, 1, o), fmt::format("{}", asInt(a[2]))});
+    if (n == "readlinkat")
+        return inOrder(
+            {straceDirFd(a[0]), path(r, 1), outBuffer(r, 2, o), fmt::format("{}", asInt(a[3]))});
+    if (n == "getcwd")
+        return inOrder({returned(r) ? path(r, 0) : stracePointer(a[0]), ulong(a[1])});
+    if (n == "listxattr" || n == "llistxattr")
+        return inOrder({path(r, 0), xattrList(r, 1, o), ulong(a[2])});
+    if (n == "flistxattr")
+        return inOrder({fd(a[0]), xattrList(r, 1, o), ulong(a[2])});
+    // strace prints the address of a name longer than the kernel takes (__NEW_UTS_LEN).
+    if (n == "sethostname" || n == "setdomainname")
+        return inOrder({static_cast<std::uint32_t>(a[1]) > 64 ? stracePointer(a[0])
+                                                              : memArg(r, 0, o.string_limit),
+                        ulong(static_cast<std::uint32_t>(a[1]))});
+    // SYSLOG_ACTION_READ, _READ_ALL, _READ_CLEAR write the buffer; the others do not.
+    if (n == "syslog")
+        return inOrder(
+            {fmt::format("{}", asInt(a[0])),
+             asInt(a[0]) >= 2 && asInt(a[0]) <= 4 ? outBuffer(r, 1, o) : stracePointer(a[1]),
+             fmt::format("{}", asInt(a[2]))});
     if (n == "wait4")
         return inOrder({fmt::format("{}", asInt(a[0])), waitStatusArg(r, 1),
                         names::waitOptions(a[2]), stracePointer(a[3])});
@@ -816,6 +846,24 @@ std::vector<SyscallMemHint> syscallMemHints(std::string_view n, const SyscallInf
         return {{0, K::OutBuffer, 0}};
     if (n == "wait4")
         return {{1, K::Int, 0}};
+    // Strings the call writes: only the bytes it returns the count of are its answer (the
+    // rest of the buffer is older data), and getcwd's, read as a path at the return, only
+    // when it succeeded (formatter).
+    if (n == "readlink")
+        return {{0, K::Path, 0}, {1, K::OutBuffer, 0}};
+    if (n == "readlinkat")
+        return {{1, K::Path, 0}, {2, K::OutBuffer, 0}};
+    if (n == "getcwd")
+        return {{0, K::Path, 0}};
+    if (n == "listxattr" || n == "llistxattr")
+        return {{0, K::Path, 0}, {1, K::OutBuffer, 0}};
+    if (n == "flistxattr")
+        return {{1, K::OutBuffer, 0}};
+    // A name of `len` bytes, no NUL needed; syslog's read actions write the returned count.
+    if (n == "sethostname" || n == "setdomainname")
+        return {{0, K::InBuffer, 1}};
+    if (n == "syslog")
+        return {{1, K::OutBuffer, 0}};
     // The timeout of the commands that take one; for the others the same register holds a
     // number, whose read is not shown.
     if (n == "futex")

@@ -104,10 +104,13 @@ Result<UserFile> findUserFile(std::string_view name, const UserResolveOptions& o
             f.root.clear();  // the path says whose namespace it is in
         if (f.root.empty() && !magic) {
             // The kernel resolves the path in its own context: hand it an absolute one.
+            // A path that is gone (the file removed while a process runs it) stays as given
+            // with a pid: that process's mapping of it is probed (mappedInstead).
             char buf[PATH_MAX];
-            if (!::realpath(p.c_str(), buf))
-                return makeError(errno, fmt::format("{}: {}", p, std::strerror(errno)));
-            p = buf;
+            if (::realpath(p.c_str(), buf))
+                p = buf;
+            else if (const int e = errno; o.pid <= 0 || e != ENOENT)
+                return makeError(e, fmt::format("{}: {}", p, std::strerror(e)));
         }
         f.file = p;
         f.path = f.root + p;

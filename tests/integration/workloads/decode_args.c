@@ -2,9 +2,10 @@
 /*
  * Workload: syscalls whose arguments strace decodes into names (modes, AT_FDCWD, signal
  * names, flags, SEEK_*, socket families, arch_prctl codes, rlimit resources, getrandom
- * flags, wait4 options and statuses, futex operations), each with scalar or path arguments,
- * or memory at a fixed address, so a line of `strace -e trace=...` and of
- * `probectl trace --syscalls=...` can be compared whole (but for getrandom's random bytes).
+ * flags, wait4 options and statuses, futex operations, the strings readlink and getcwd
+ * write), each with scalar or path arguments, or memory at a fixed address, so a line of
+ * `strace -e trace=...` and of `probectl trace --syscalls=...` can be compared whole (but
+ * for getrandom's random bytes).
  * Usage: decode_args DIR. Prints "child=PID child=PID pid=PID tid=TID" last.
  */
 #define _GNU_SOURCE
@@ -94,6 +95,11 @@ int main(int argc, char **argv)
 		FUTEX_OP(FUTEX_OP_ADD, 1, FUTEX_OP_CMP_GT, 0));
 	syscall(SYS_futex, NULL, FUTEX_WAKE | FUTEX_CLOCK_REALTIME, 1, NULL, NULL, 0);
 	syscall(SYS_futex, page, 99, 7, NULL, NULL, 0x1234);
+	/* strings the call writes: the returned count of bytes, the address after a failure */
+	syscall(SYS_readlink, "/proc/self/exe", (char *)(page + 64), 256);
+	syscall(SYS_readlink, "/proc/self/exe", (char *)(page + 64), 3);
+	syscall(SYS_readlinkat, AT_FDCWD, "/nonexistent", (char *)(page + 64), 16);
+	syscall(SYS_getcwd, (char *)(page + 64), 2);
 	printf("child=%d child=%d pid=%d tid=%d\n", (int)child[0], (int)child[1], (int)getpid(),
 	       (int)gettid());
 	return 0;

@@ -178,7 +178,7 @@ INSTANTIATE_TEST_SUITE_P(
 // 'uprobe:libc:malloc size=' in single quotes expanded nothing: no hint says it did.
 TEST(TraceUsage, NoExpansionHintWithoutSignsOfOne) {
     for (const std::string spec :
-         {"uprobe:libc:malloc size=", "kprobe:vfs_read n=+0(", "syscall:openat if"}) {
+         {"uprobe:libc:malloc size=", "kprobe:vfs_read n=+0(", "syscall:openat if", "   "}) {
         auto o = parseTraceOptions({spec});
         ASSERT_FALSE(o) << spec;
         EXPECT_THAT(o.error().message, Not(HasSubstr("expanded by the shell"))) << spec;

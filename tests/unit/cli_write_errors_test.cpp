@@ -367,6 +367,30 @@ TEST(CliWriteErrors, AggrRemovesAnOutputItCouldNotFinish) {
     }
 }
 
+// The tables on a full standard output: said once. The run said it through the tables' own
+// Io, a copy of main()'s, and main() said it again at exit.
+TEST(CliWriteErrors, AggrTablesOnAFullStdoutAreSaidOnce) {
+    const std::vector<std::vector<std::string>> runs = {
+        {"count", "syscall:getppid"},
+        {"count", "syscall:getppid", "--format", "json"},
+        {"hist", "syscall:getppid", "pid"},
+        {"latency", "syscall:getppid"},
+    };
+    for (auto args : runs) {
+        const std::string line = ::testing::PrintToString(args);
+        const std::string name = args[0];
+        args.insert(args.end(), {"--backend", "ptrace", "-o", "-", "--", "true"});
+        const CliRun r = runCli(args, STDOUT_FILENO);
+        EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitRuntime)
+            << line << ": " << r.other;
+        const std::string said =
+            "probectl " + name + ": cannot write standard output (No space left on device)\n";
+        const auto first = r.other.find(said);
+        EXPECT_NE(first, std::string::npos) << line << ": " << r.other;
+        EXPECT_EQ(r.other.find(said, first + 1), std::string::npos) << line << ": " << r.other;
+    }
+}
+
 // probectl catches SIGXFSZ to say EFBIG, but the command it runs keeps the default action:
 // an ignored SIGXFSZ would pass to it through exec.
 TEST(CliWriteErrors, TheTracedCommandKeepsSigxfszDefault) {

@@ -88,6 +88,9 @@ INSTANTIATE_TEST_SUITE_P(
     Grammar, ProbeSpecErrors,
     ::testing::Values(
         BadSpecCase{"", 1, "empty probe spec"}, BadSpecCase{"kprobe", 1, "expected TYPE:LOCATION"},
+        // Only blanks ("$SPEC " with SPEC unset) is as empty as "".
+        BadSpecCase{"   ", 1, "empty probe spec (only blanks)"},
+        BadSpecCase{"\t", 1, "empty probe spec (only blanks)"},
         BadSpecCase{":foo", 1, "expected TYPE:LOCATION"},
         BadSpecCase{"foo:bar", 1, "unknown probe type 'foo'"},
         BadSpecCase{"tracepoint:", 12, "expected the tracepoint's SUBSYS"},

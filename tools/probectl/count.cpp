@@ -247,7 +247,10 @@ std::ostream& tablesStream(const AggrCliOptions& o, Io& io) {
 class TablesOutput {
   public:
     TablesOutput(const AggrCliOptions& o, Io& io)
-        : o_(o), out_{streamOf(io), io.err, io.err_is_tty, isTty(io)} {}
+        : o_(o), io_(io), out_{streamOf(io), io.err, io.err_is_tty, isTty(io)} {}
+    // "cannot write standard output" said through the tables' Io is said for main()'s too,
+    // which would otherwise say it again at exit.
+    ~TablesOutput() { io_.out_error_told = io_.out_error_told || out_.out_error_told; }
     TablesOutput(const TablesOutput&) = delete;
     TablesOutput& operator=(const TablesOutput&) = delete;
 
@@ -275,6 +278,7 @@ class TablesOutput {
     }
 
     const AggrCliOptions& o_;
+    Io& io_;
     OutputFile file_;  // before out_, which may write to it
     Io out_;
 };

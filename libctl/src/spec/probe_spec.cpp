@@ -154,10 +154,11 @@ class Parser : Scanner {
 
         const std::size_t colon = s_.find(':');
         if (colon == std::string_view::npos || colon == 0) {
-            if (s_.empty())
-                return fail(0, fmt::format("empty probe spec (expected TYPE:LOCATION, TYPE one "
+            // Only blanks is what "$SPEC " leaves with SPEC unset: as empty as "".
+            if (s_.find_first_not_of(" \t\n") == std::string_view::npos)
+                return fail(0, fmt::format("empty probe spec{} (expected TYPE:LOCATION, TYPE one "
                                            "of {})",
-                                           kindNames()));
+                                           s_.empty() ? "" : " (only blanks)", kindNames()));
             return fail(0,
                         "expected TYPE:LOCATION, e.g. kprobe:do_sys_openat2 or "
                         "syscall:openat");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -168,24 +169,43 @@ TEST(MountNamespace, CliTracesPidInAnotherNamespace) {
     EXPECT_THAT(r.out, HasSubstr("usdt:" + fx.at + ":pc:hold  arg1=30")) << r.out;
 }
 
+namespace {
+
+// `app`, a fresh copy of uprobe_target, running "hold" once its process maps it; null
+// (after a failed expectation) when it never did.
+std::unique_ptr<itest::Workload> runCopy(const std::string& app) {
+    itest::sh("rm -f " + app + "; cp " + itest::workload("uprobe_target") + " " + app);
+    auto w =
+        std::make_unique<itest::Workload>(std::vector<std::string>{app, "hold", "30", "/dev/null"});
+    w->release();
+    const std::string exe = "/proc/" + std::to_string(w->pid()) + "/exe";
+    for (int i = 0; i < 500 && !sameFile(exe, app); i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(sameFile(exe, app));
+    return sameFile(exe, app) ? std::move(w) : nullptr;
+}
+
+// usdt:APP:pc:hold resolved for process `pid` (-p).
+probectl::Result<probectl::UserTarget> resolveFor(pid_t pid, const std::string& app) {
+    probectl::UserResolveOptions ro;
+    ro.pid = pid;
+    return probectl::resolveUserSpec(*probectl::parseProbeSpec("usdt:" + app + ":pc:hold"), ro);
+}
+
+}  // namespace
+
 // `mv new app` while app runs: -p probes the file the process has mapped (deleted now), not
 // the new file at the path (here one without the probe at all).
 TEST(ReplacedBinary, PidProbesTheFileItRuns) {
     const std::string app = "/tmp/replaced-app";
-    itest::sh("rm -f " + app + "; cp " + itest::workload("uprobe_target") + " " + app);
-    itest::Workload w({app, "hold", "30", "/dev/null"});
-    w.release();
-    const std::string exe = "/proc/" + std::to_string(w.pid()) + "/exe";
-    for (int i = 0; i < 500 && !sameFile(exe, app); i++)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    ASSERT_TRUE(sameFile(exe, app));
+    auto running = runCopy(app);
+    ASSERT_TRUE(running);
+    itest::Workload& w = *running;
     ASSERT_EQ(itest::sh("cp " + itest::workload("unwind_target") + " " + app + ".new && mv " + app +
                         ".new " + app)
                   .status,
               0);
-    probectl::UserResolveOptions ro;
-    ro.pid = w.pid();
-    auto t = probectl::resolveUserSpec(*probectl::parseProbeSpec("usdt:" + app + ":pc:hold"), ro);
+    auto t = resolveFor(w.pid(), app);
     ASSERT_TRUE(t) << why(t);
     EXPECT_THAT(t->path, HasSubstr("/map_files/"));
     EXPECT_THAT(t->how, HasSubstr("(replaced)"));
@@ -199,17 +219,11 @@ TEST(ReplacedBinary, PidProbesTheFileItRuns) {
 // refused before ("/tmp/removed-app: No such file or directory"), as realpath needs it.
 TEST(ReplacedBinary, PidProbesTheFileItRunsAfterItsRemoval) {
     const std::string app = "/tmp/removed-app";
-    itest::sh("rm -f " + app + "; cp " + itest::workload("uprobe_target") + " " + app);
-    itest::Workload w({app, "hold", "30", "/dev/null"});
-    w.release();
-    const std::string exe = "/proc/" + std::to_string(w.pid()) + "/exe";
-    for (int i = 0; i < 500 && !sameFile(exe, app); i++)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    ASSERT_TRUE(sameFile(exe, app));
+    auto running = runCopy(app);
+    ASSERT_TRUE(running);
+    itest::Workload& w = *running;
     ASSERT_EQ(itest::sh("rm " + app).status, 0);
-    probectl::UserResolveOptions ro;
-    ro.pid = w.pid();
-    auto t = probectl::resolveUserSpec(*probectl::parseProbeSpec("usdt:" + app + ":pc:hold"), ro);
+    auto t = resolveFor(w.pid(), app);
     ASSERT_TRUE(t) << why(t);
     EXPECT_THAT(t->path, HasSubstr("/map_files/"));
     EXPECT_THAT(t->how, HasSubstr("(deleted)"));
